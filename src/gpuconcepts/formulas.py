@@ -1,0 +1,597 @@
+r"""The catalogue: every formula of the book, defined once.
+
+Each entry is a :class:`~gpuconcepts.formula.Formula`. Call it with keyword values for
+the exact number, ask ``.latex()`` or ``.equation()`` for the formula, ``.worked(...)``
+for the derivation and ``.vectorized(...)`` for numpy arrays. Each docstring carries the
+post's worked example, which the test-suite runs.
+
+>>> embedding_memory(N=100_000_000, d=128, s=4)
+51200000000
+>>> sorted(CATALOGUE)[:3]
+['attainable_flops', 'attention_bytes', 'attention_decode_bytes']
+
+Counting conventions, stated once:
+
+* **MACs vs FLOPs.** One multiply-accumulate (MAC) is two FLOPs. ``*_macs`` formulas
+  count MACs, ``*_flops`` formulas count FLOPs; ``*_flops = 2 × *_macs`` where both exist.
+* **Traffic model.** ``*_bytes`` is the *minimal* DRAM traffic: every input, weight and
+  output crosses DRAM exactly once, as if caches were perfect. Real kernels move at least
+  this much, so the intensities here are upper bounds.
+* **Forward pass only**, no bias or activation FLOPs (they are lower order).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from gpuconcepts.formula import Formula, product, ratio, total
+from gpuconcepts.symbols import sym
+from gpuconcepts.units import FLOPS_PER_MAC
+
+N, d, s, B, L = (sym(n) for n in ("N", "d", "s", "B", "L"))
+d_in, d_out, d_h = (sym(n) for n in ("d_in", "d_out", "d_h"))
+H_out, W_out, K, C_in, C_out, C = (sym(n) for n in ("H_out", "W_out", "K", "C_in", "C_out", "C"))
+S, F, Q, P, beta, I = (sym(n) for n in ("S", "F", "Q", "P", "beta", "I"))
+
+# -- DLRM ----------------------------------------------------------------------------------
+embedding_memory = Formula(
+    "embedding_memory",
+    product(N, d, s),
+    kind="bytes",
+    lhs=r"\text{Memory}",
+    summary="Memory of a whole embedding table: N rows of d elements of s bytes each.",
+    doc=r"""
+    The post's Q10: 100 million FP32 embeddings of width 128.
+
+    >>> embedding_memory(N=100_000_000, d=128, s=4)
+    51200000000
+    >>> embedding_memory.worked(N=100_000_000, d=128, s=4)
+    'N d s = 100{,}000{,}000 \\times 128 \\times 4 = 51{,}200{,}000{,}000'
+    """,
+)
+
+embedding_payload = Formula(
+    "embedding_payload",
+    product(B, L, d, s),
+    kind="bytes",
+    lhs=r"\text{Payload}",
+    summary="Embedding bytes one batch reads: B samples, L rows each, d elements of s bytes.",
+    doc=r"""
+    The post's Q11: a batch of 2048 samples, one row each, reads 1 MiB.
+
+    >>> embedding_payload(B=2048, L=1, d=128, s=4)
+    1048576
+    >>> embedding_payload.worked(B=2048, L=1, d=128, s=4)
+    'B L d s = 2{,}048 \\times 1 \\times 128 \\times 4 = 1{,}048{,}576'
+    """,
+)
+
+embedding_bag_flops = Formula(
+    "embedding_bag_flops",
+    product(B, L, d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="FLOPs of sum-pooling L looked-up rows per sample: one add per element read.",
+    doc="""
+    >>> embedding_bag_flops(B=2048, L=1, d=128)
+    262144
+    """,
+)
+
+embedding_bag_bytes = Formula(
+    "embedding_bag_bytes",
+    product(s, B, d, total(L, 1)),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of an embedding-bag lookup: L rows read and one pooled row written "
+    "per sample (the 8-byte indices are ignored).",
+    doc="""
+    >>> embedding_bag_bytes(B=2048, L=1, d=128, s=4)
+    2097152
+    """,
+)
+
+embedding_intensity = Formula(
+    "embedding_intensity",
+    ratio(embedding_bag_flops.expr, embedding_bag_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{DLRM}}",
+    summary="Arithmetic intensity of an embedding-bag lookup: embedding_bag_flops / embedding_bag_bytes.",
+    doc="""
+    Traffic model: every looked-up row is read from DRAM once and the pooled row is
+    written once; there is no reuse, so the intensity stays below 1/s whatever the sizes.
+
+    >>> embedding_intensity(B=2048, L=1, d=128, s=4)
+    0.125
+    >>> embedding_intensity(B=2048, L=80, d=128, s=4) < 1 / 4
+    True
+    """,
+)
+
+# -- MLP -----------------------------------------------------------------------------------
+mlp_macs = Formula(
+    "mlp_macs",
+    product(B, d_in, d_out),
+    kind="MACs",
+    lhs=r"\text{MACs}",
+    summary="Multiply-accumulates of a fully connected layer Y = XW on a batch of B rows.",
+    doc=r"""
+    The post's Q12: batch 64, 512 inputs, 256 outputs.
+
+    >>> mlp_macs(B=64, d_in=512, d_out=256)
+    8388608
+    >>> mlp_macs.worked(B=64, d_in=512, d_out=256)
+    'B d_{in} d_{out} = 64 \\times 512 \\times 256 = 8{,}388{,}608'
+    """,
+)
+
+mlp_flops = Formula(
+    "mlp_flops",
+    product(FLOPS_PER_MAC, mlp_macs.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="FLOPs of a fully connected layer: two per multiply-accumulate.",
+    doc=r"""
+    The post's Q12, second half.
+
+    >>> mlp_flops(B=64, d_in=512, d_out=256)
+    16777216
+    >>> mlp_flops.worked(B=64, d_in=512, d_out=256)
+    '2 B d_{in} d_{out} = 2 \\times 64 \\times 512 \\times 256 = 16{,}777{,}216'
+    """,
+)
+
+mlp_weights = Formula(
+    "mlp_weights",
+    product(d_in, d_out),
+    kind="count",
+    lhs=r"\text{Weights}",
+    summary="Weights of a fully connected layer: one per input-output pair.",
+    doc="""
+    The post's 4×4 image fully connected to 3 neurons:
+
+    >>> mlp_weights(d_in=16, d_out=3)
+    48
+    """,
+)
+
+mlp_weight_memory = Formula(
+    "mlp_weight_memory",
+    product(d_in, d_out, s),
+    kind="bytes",
+    lhs=r"\text{Weight Memory}",
+    summary="Bytes of a fully connected layer's weight matrix.",
+    doc=r"""
+    The post's Q13: 1024 × 512 FP32 weights take 2 MiB.
+
+    >>> mlp_weight_memory(d_in=1024, d_out=512, s=4)
+    2097152
+    >>> mlp_weight_memory.worked(d_in=1024, d_out=512, s=4)
+    'd_{in} d_{out} s = 1{,}024 \\times 512 \\times 4 = 2{,}097{,}152'
+    """,
+)
+
+mlp_bytes = Formula(
+    "mlp_bytes",
+    product(s, total(product(B, d_in), product(d_in, d_out), product(B, d_out))),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of a fully connected layer: read X and W once, write Y once.",
+    doc="""
+    >>> mlp_bytes(B=512, d_in=4096, d_out=1024, s=2)
+    13631488
+    """,
+)
+
+mlp_intensity = Formula(
+    "mlp_intensity",
+    ratio(mlp_flops.expr, mlp_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{MLP}}",
+    summary="Arithmetic intensity of a fully connected layer: mlp_flops / mlp_bytes.",
+    doc=r"""
+    Traffic model: X (B × d_in), W (d_in × d_out) and Y (B × d_out) each cross DRAM once.
+    The weights are shared by all B rows, so intensity grows with B until the d_in·d_out
+    weight term stops dominating.
+
+    NVIDIA's performance guide quotes about 315 FLOP/B for a 4096→1024 layer at batch 512
+    in FP16:
+
+    >>> round(mlp_intensity(B=512, d_in=4096, d_out=1024, s=2), 2)
+    315.08
+    >>> mlp_intensity(B=1, d_in=4096, d_out=1024, s=2) < 1
+    True
+    """,
+)
+
+# -- CNN -----------------------------------------------------------------------------------
+conv_macs = Formula(
+    "conv_macs",
+    product(B, H_out, W_out, K**2, C_in, C_out),
+    kind="MACs",
+    lhs=r"\text{MACs}",
+    summary="Multiply-accumulates of a K×K convolution producing a B × C_out × H_out × W_out output.",
+    doc=r"""
+    The post's Q14: a 3×3 conv from 16 to 32 channels on a 32×32 output.
+
+    >>> conv_macs(B=1, H_out=32, W_out=32, K=3, C_in=16, C_out=32)
+    4718592
+    >>> conv_macs.worked(B=1, H_out=32, W_out=32, K=3, C_in=16, C_out=32)
+    'B H_{out} W_{out} K^{2} C_{in} C_{out} = 1 \\times 32 \\times 32 \\times 3^{2} \\times 16 \\times 32 = 4{,}718{,}592'
+    """,
+)
+
+conv_flops = Formula(
+    "conv_flops",
+    product(FLOPS_PER_MAC, conv_macs.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="FLOPs of a dense K×K convolution: two per multiply-accumulate.",
+    doc="""
+    >>> conv_flops(B=1, H_out=32, W_out=32, K=3, C_in=16, C_out=32)
+    9437184
+    """,
+)
+
+conv_weights = Formula(
+    "conv_weights",
+    product(K**2, C_in, C_out),
+    kind="count",
+    lhs=r"\text{Weights}",
+    summary="Weights of a K×K convolution: one filter per (input, output) channel pair, shared "
+    "by every position.",
+    doc="""
+    The post's single 3×3 filter on a one-channel image:
+
+    >>> conv_weights(K=3, C_in=1, C_out=1)
+    9
+    """,
+)
+
+conv_bytes = Formula(
+    "conv_bytes",
+    product(
+        s,
+        total(
+            product(B, H_out, W_out, C_in), product(K**2, C_in, C_out), product(B, H_out, W_out, C_out)
+        ),
+    ),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of a stride-1 'same' convolution: input, filters and output once each.",
+    doc="""
+    With stride 1 and 'same' padding the input map has the output's height and width.
+
+    >>> conv_bytes(B=1, H_out=32, W_out=32, K=3, C_in=16, C_out=32, s=4)
+    215040
+    """,
+)
+
+conv_intensity = Formula(
+    "conv_intensity",
+    ratio(conv_flops.expr, conv_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{CNN}}",
+    summary="Arithmetic intensity of a dense convolution: conv_flops / conv_bytes.",
+    doc="""
+    Traffic model: as :data:`conv_bytes`. Each input pixel is reused K²·C_out times and
+    each filter weight B·H_out·W_out times, which is why dense convolutions are compute-heavy.
+
+    >>> round(conv_intensity(B=1, H_out=32, W_out=32, K=3, C_in=16, C_out=32, s=4), 1)
+    43.9
+    """,
+)
+
+depthwise_conv_macs = Formula(
+    "depthwise_conv_macs",
+    product(B, H_out, W_out, K**2, C),
+    kind="MACs",
+    lhs=r"\text{MACs}",
+    summary="Multiply-accumulates of a depthwise K×K convolution: one filter per channel, "
+    "no mixing across channels.",
+    doc="""
+    >>> depthwise_conv_macs(B=1, H_out=32, W_out=32, K=3, C=32)
+    294912
+    """,
+)
+
+depthwise_conv_flops = Formula(
+    "depthwise_conv_flops",
+    product(FLOPS_PER_MAC, depthwise_conv_macs.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="FLOPs of a depthwise convolution: two per multiply-accumulate.",
+    doc="""
+    >>> depthwise_conv_flops(B=1, H_out=32, W_out=32, K=3, C=32)
+    589824
+    """,
+)
+
+depthwise_conv_bytes = Formula(
+    "depthwise_conv_bytes",
+    product(s, total(product(2, B, H_out, W_out, C), product(K**2, C))),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of a stride-1 'same' depthwise convolution: input and output maps "
+    "once, C small filters.",
+    doc="""
+    >>> depthwise_conv_bytes(B=1, H_out=32, W_out=32, K=3, C=32, s=4)
+    263296
+    """,
+)
+
+depthwise_conv_intensity = Formula(
+    "depthwise_conv_intensity",
+    ratio(depthwise_conv_flops.expr, depthwise_conv_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{depthwise}}",
+    summary="Arithmetic intensity of a depthwise convolution: depthwise_conv_flops / depthwise_conv_bytes.",
+    doc="""
+    Traffic model: as :data:`depthwise_conv_bytes`. Without channel mixing each input pixel
+    is reused only K² times, so the intensity stays below K²/s however large the image.
+
+    >>> round(depthwise_conv_intensity(B=1, H_out=32, W_out=32, K=3, C=32, s=4), 2)
+    2.24
+    """,
+)
+
+# -- RNN -----------------------------------------------------------------------------------
+rnn_macs = Formula(
+    "rnn_macs",
+    product(B, S, total(product(d_in, d_h), d_h**2)),
+    kind="MACs",
+    lhs=r"\text{MACs}",
+    summary="Multiply-accumulates of a vanilla RNN over S steps: W_x x_t plus W_h h_{t-1} per step.",
+    doc=r"""
+    The post's Q15: batch 32, 100 steps, 64 inputs, 128 hidden units.
+
+    >>> rnn_macs(B=32, S=100, d_in=64, d_h=128)
+    78643200
+    >>> rnn_macs.worked(B=32, S=100, d_in=64, d_h=128)
+    'B S \\left(d_{in} d_{h} + d_{h}^{2}\\right) = 32 \\times 100 \\times \\left(64 \\times 128 + 128^{2}\\right) = 78{,}643{,}200'
+    """,
+)
+
+rnn_flops = Formula(
+    "rnn_flops",
+    product(FLOPS_PER_MAC, rnn_macs.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="FLOPs of a vanilla RNN: two per multiply-accumulate (tanh and bias not counted).",
+    doc="""
+    >>> rnn_flops(B=32, S=100, d_in=64, d_h=128)
+    157286400
+    """,
+)
+
+rnn_bytes = Formula(
+    "rnn_bytes",
+    product(s, total(product(B, S, d_in), product(d_in, d_h), d_h**2, product(B, S, d_h))),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of an RNN layer: inputs, both weight matrices and the hidden "
+    "states once each.",
+    doc="""
+    >>> rnn_bytes(B=32, S=100, d_in=64, d_h=128, s=4)
+    2555904
+    """,
+)
+
+rnn_intensity = Formula(
+    "rnn_intensity",
+    ratio(rnn_flops.expr, rnn_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{RNN}}",
+    summary="Arithmetic intensity of an RNN layer: rnn_flops / rnn_bytes.",
+    doc="""
+    Traffic model: as :data:`rnn_bytes`, with the weights staying in cache across all S
+    steps. The intensity can be high, yet the S steps still run one after another: the
+    RNN's limit is the sequential dependency, not the ratio of FLOPs to bytes.
+
+    >>> round(rnn_intensity(B=32, S=100, d_in=64, d_h=128, s=4), 1)
+    61.5
+    """,
+)
+
+# -- Transformer ---------------------------------------------------------------------------
+attention_scores = Formula(
+    "attention_scores",
+    S**2,
+    kind="count",
+    lhs=r"\text{Scores}",
+    summary="Entries of the attention score matrix: every token against every token, per head "
+    "and per sequence.",
+    doc=r"""
+    The post's Q16: doubling 1,000 tokens to 2,000 quadruples the scores.
+
+    >>> attention_scores(S=1000), attention_scores(S=2000)
+    (1000000, 4000000)
+    >>> attention_scores(S=2000) // attention_scores(S=1000)
+    4
+    >>> attention_scores.worked(S=5)
+    'S^{2} = 5^{2} = 25'
+    """,
+)
+
+attention_flops = Formula(
+    "attention_flops",
+    product(4, B, S**2, d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}",
+    summary="Forward FLOPs of full (non-causal) attention: QKᵀ and the weighted sum AV, "
+    "2·B·S²·d each.",
+    doc="""
+    Softmax and scaling are not counted. ``d`` is the model width (heads × head width).
+
+    >>> attention_flops(B=1, S=1000, d=512)
+    2048000000
+    """,
+)
+
+attention_flops_causal = Formula(
+    "attention_flops_causal",
+    product(2, B, S, total(S, 1), d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{causal}}",
+    summary="Forward FLOPs of causal attention: only the S(S+1)/2 scores on or below the "
+    "diagonal are computed, about half of attention_flops.",
+    doc="""
+    >>> attention_flops_causal(B=1, S=1000, d=512)
+    1025024000
+    """,
+)
+
+attention_bytes = Formula(
+    "attention_bytes",
+    product(4, B, S, d, s),
+    kind="bytes",
+    lhs=r"\text{Bytes}",
+    summary="Minimal traffic of fused (flash) attention: read Q, K, V and write the output once; "
+    "the S×S scores never reach DRAM.",
+    doc="""
+    >>> attention_bytes(B=1, S=1000, d=512, s=2)
+    4096000
+    """,
+)
+
+attention_intensity = Formula(
+    "attention_intensity",
+    ratio(attention_flops.expr, attention_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{attn}}",
+    summary="Arithmetic intensity of fused attention prefill: attention_flops / attention_bytes.",
+    doc="""
+    Traffic model: as :data:`attention_bytes`. FLOPs grow with S² and bytes with S, so the
+    intensity grows linearly with S: prefill of long prompts is compute-bound.
+
+    >>> attention_intensity(B=1, S=1000, d=512, s=2)
+    500
+    """,
+)
+
+attention_decode_flops = Formula(
+    "attention_decode_flops",
+    product(4, B, S, d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{decode}}",
+    summary="FLOPs of one decode step: one new query against S cached keys and values.",
+    doc="""
+    >>> attention_decode_flops(B=2, S=1000, d=512)
+    4096000
+    """,
+)
+
+kv_cache_memory = Formula(
+    "kv_cache_memory",
+    product(2, B, S, d, s),
+    kind="bytes",
+    lhs=r"\text{KV Cache}",
+    summary="Bytes of the key and value cache of one attention layer: the 2 is one K and one V "
+    "vector per token.",
+    doc=r"""
+    The post's Q17: batch 2, 1,000 tokens, width 512, FP16 is about 3.91 MiB per layer.
+
+    >>> kv_cache_memory(B=2, S=1000, d=512, s=2)
+    4096000
+    >>> kv_cache_memory.worked(B=2, S=1000, d=512, s=2)
+    '2 B S d s = 2 \\times 2 \\times 1{,}000 \\times 512 \\times 2 = 4{,}096{,}000'
+    """,
+)
+
+attention_decode_bytes = Formula(
+    "attention_decode_bytes",
+    total(kv_cache_memory.expr, product(2, B, d, s)),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{decode}}",
+    summary="Minimal traffic of one decode step: read the whole KV cache, read the query, write "
+    "one output row.",
+    doc="""
+    >>> attention_decode_bytes(B=2, S=1000, d=512, s=2)
+    4100096
+    """,
+)
+
+attention_decode_intensity = Formula(
+    "attention_decode_intensity",
+    ratio(attention_decode_flops.expr, attention_decode_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{decode}}",
+    summary="Arithmetic intensity of one decode step: attention_decode_flops / attention_decode_bytes.",
+    doc="""
+    Traffic model: as :data:`attention_decode_bytes`. Every cached byte is used for one
+    multiply-add and then dropped, so the intensity stays below 2/s: decode is memory-bound.
+
+    >>> round(attention_decode_intensity(B=2, S=1000, d=512, s=2), 3)
+    0.999
+    """,
+)
+
+# -- Roofline ------------------------------------------------------------------------------
+ridge_point = Formula(
+    "ridge_point",
+    ratio(P, beta),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{ridge}}",
+    summary="The intensity at which a machine's compute and bandwidth limits meet.",
+    doc="""
+    H100 SXM: 989 TFLOP/s dense BF16 over 3.35 TB/s.
+
+    >>> round(ridge_point(P=989e12, beta=3.35e12))
+    295
+    """,
+)
+
+roofline_seconds = Formula(
+    "roofline_seconds",
+    sp.Max(ratio(F, P), ratio(Q, beta)),
+    kind="seconds",
+    lhs=r"t_{\text{roofline}}",
+    summary="Roofline lower bound on run time: the slower of doing F FLOPs at P and moving Q bytes at beta.",
+    doc="""
+    >>> roofline_seconds(F=2e12, Q=1e9, P=1e12, beta=1e11)
+    2
+    """,
+)
+
+attainable_flops = Formula(
+    "attainable_flops",
+    sp.Min(P, product(I, beta)),
+    kind="FLOPs",
+    lhs=r"\text{FLOP/s}_{\text{attainable}}",
+    summary="Roofline ceiling in FLOP/s at intensity I: bandwidth-limited below the ridge, "
+    "compute-limited above it.",
+    doc="""
+    >>> attainable_flops(I=10, P=1e12, beta=1e11)
+    1000000000000
+    >>> attainable_flops(I=1, P=1e12, beta=1e11)
+    100000000000
+    """,
+)
+
+CATALOGUE: dict[str, Formula] = {
+    f.name: f for f in globals().copy().values() if isinstance(f, Formula)
+}
+"""Every formula by name."""
+
+__test__ = {name: f.__doc__ for name, f in CATALOGUE.items()}
+
+
+def get(name: str) -> Formula:
+    """The formula called ``name``, with a helpful error listing the names that exist.
+
+    >>> get("mlp_macs").kind
+    'MACs'
+    >>> get("mlp_mac")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: unknown formula 'mlp_mac'; did you mean mlp_macs? (gpuconcepts formulas lists them all)
+    """
+    from difflib import get_close_matches
+
+    from gpuconcepts.errors import GpuConceptsError
+
+    if name in CATALOGUE:
+        return CATALOGUE[name]
+    close = get_close_matches(name, CATALOGUE, n=3)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise GpuConceptsError(f"unknown formula {name!r}; {hint}(gpuconcepts formulas lists them all)")
