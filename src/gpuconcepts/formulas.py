@@ -556,7 +556,7 @@ roofline_seconds = Formula(
 attainable_flops = Formula(
     "attainable_flops",
     sp.Min(P, product(I, beta)),
-    kind="FLOPs",
+    kind="FLOP/s",
     lhs=r"\text{FLOP/s}_{\text{attainable}}",
     summary="Roofline ceiling in FLOP/s at intensity I: bandwidth-limited below the ridge, "
     "compute-limited above it.",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "seconds"]
+Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "seconds"]
 
 FLOPS_PER_MAC = 2
 """A multiply-accumulate is one multiply plus one add: two FLOPs."""
