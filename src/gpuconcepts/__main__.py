@@ -1,0 +1,7 @@
+"""``python -m gpuconcepts`` runs the command line."""
+
+import sys
+
+from gpuconcepts.cli import main
+
+sys.exit(main())
