@@ -32,7 +32,9 @@ def tests(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def lint(session: nox.Session) -> None:
     """ruff (check and format) and mypy --strict on src."""
-    install(session, "-e", ".[kernels]", "ruff", "mypy", "matplotlib", "sp-repo-review", "repo-review")
+    install(
+        session, "-e", ".[kernels]", "ruff", "mypy", "matplotlib", "sp-repo-review", "repo-review"
+    )
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "--strict", "src")
@@ -74,8 +76,14 @@ def bench(session: nox.Session) -> None:
 def audit(session: nox.Session) -> None:
     """pip-audit the pinned constraints for known vulnerabilities."""
     install(session, "pip-audit")
-    session.run("pip-audit", "--strict", "-r", str(ROOT / "conf" / "constraints.txt"), "--no-deps",
-                "--disable-pip")
+    session.run(
+        "pip-audit",
+        "--strict",
+        "-r",
+        str(ROOT / "conf" / "constraints.txt"),
+        "--no-deps",
+        "--disable-pip",
+    )
 
 
 @nox.session(python="3.11")

@@ -37,7 +37,9 @@ def per_call(fn: object, number: int) -> float:
 
 def main() -> None:
     total, bare = import_seconds()
-    print(f"import gpuconcepts        {total:.3f} s wall ({total - bare:.3f} s over a bare interpreter; goal ≤ 0.6 s)")
+    print(
+        f"import gpuconcepts        {total:.3f} s wall ({total - bare:.3f} s over a bare interpreter; goal ≤ 0.6 s)"
+    )
 
     scalar = per_call(lambda: f.embedding_memory(N=100_000_000, d=128, s=4), 2000)
     worked = per_call(lambda: f.embedding_memory.worked(N=100_000_000, d=128, s=4), 200)

@@ -50,8 +50,14 @@ def test_formulas_lists_the_catalogue(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["calc", "mlp_macs", "B=0", "d_in=1", "d_out=1"], "B (batch size) must be positive; got 0"),
-        (["calc", "mlp_macs", "B=2.5", "d_in=1", "d_out=1"], "must be a whole number (it is a count)"),
+        (
+            ["calc", "mlp_macs", "B=0", "d_in=1", "d_out=1"],
+            "B (batch size) must be positive; got 0",
+        ),
+        (
+            ["calc", "mlp_macs", "B=2.5", "d_in=1", "d_out=1"],
+            "must be a whole number (it is a count)",
+        ),
         (["calc", "mlp_macs", "B=two", "d_in=1", "d_out=1"], "B must be a number; got 'two'"),
         (["calc", "mlp_macs", "B=1", "d_in=1"], "missing value for d_out"),
         (["calc", "mlp_macs", "B=1", "d_in=1", "d_out=1", "q=3"], "unknown symbol 'q'"),
@@ -71,7 +77,9 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, message):
 def test_module_entry_point_and_usage_errors():
     run = subprocess.run(
         [sys.executable, "-m", "gpuconcepts", "calc", "attention_scores", "S=2000"],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 0
     assert run.stdout.startswith("4,000,000 count (4 million count)")

@@ -7,7 +7,7 @@ import pytest
 from gpuconcepts import formulas as f
 
 torch = pytest.importorskip("torch")
-from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode
 
 
 def _count(fn) -> int:
@@ -28,7 +28,11 @@ def test_conv2d(B, H, C_in, C_out):
     conv = torch.nn.Conv2d(C_in, C_out, 3, padding=1, bias=False)
     x = torch.randn(B, C_in, H, H)
     macs = f.conv_macs(B=B, H_out=H, W_out=H, K=3, C_in=C_in, C_out=C_out)
-    assert _count(lambda: conv(x)) == 2 * macs == f.conv_flops(B=B, H_out=H, W_out=H, K=3, C_in=C_in, C_out=C_out)
+    assert (
+        _count(lambda: conv(x))
+        == 2 * macs
+        == f.conv_flops(B=B, H_out=H, W_out=H, K=3, C_in=C_in, C_out=C_out)
+    )
 
 
 @pytest.mark.parametrize(("B", "S", "d"), [(2, 128, 64), (1, 33, 8)])

@@ -21,7 +21,11 @@ from gpuconcepts.symbols import SYMBOLS
         (f.mlp_macs, {"B": 64, "d_in": 512, "d_out": 256}, 8_388_608),
         (f.mlp_flops, {"B": 64, "d_in": 512, "d_out": 256}, 16_777_216),
         (f.mlp_weight_memory, {"d_in": 1024, "d_out": 512, "s": 4}, 2_097_152),
-        (f.conv_macs, {"B": 1, "H_out": 32, "W_out": 32, "K": 3, "C_in": 16, "C_out": 32}, 4_718_592),
+        (
+            f.conv_macs,
+            {"B": 1, "H_out": 32, "W_out": 32, "K": 3, "C_in": 16, "C_out": 32},
+            4_718_592,
+        ),
         (f.rnn_macs, {"B": 32, "S": 100, "d_in": 64, "d_h": 128}, 78_643_200),
         (f.attention_scores, {"S": 1000}, 1_000_000),
         (f.attention_scores, {"S": 2000}, 4_000_000),
@@ -103,13 +107,19 @@ def test_ridge_point_of_h100_bf16():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: f.embedding_memory(N=0, d=128, s=4), "N (rows in the embedding table) must be positive; got 0"),
+        (
+            lambda: f.embedding_memory(N=0, d=128, s=4),
+            "N (rows in the embedding table) must be positive; got 0",
+        ),
         (lambda: f.embedding_memory(N=-5, d=128, s=4), "must be positive; got -5"),
         (lambda: f.embedding_memory(N=10, d=128.5, s=4), "d (vector width"),
         (lambda: f.embedding_memory(N=10, d=128, s=-0.5), "s (bytes per element"),
         (lambda: f.embedding_memory(N=10, d=128), "missing value for s"),
         (lambda: f.embedding_memory(N=10, d=128, s=4, x=1), "unknown symbol 'x'"),
-        (lambda: f.embedding_memory(N="10", d=128, s=4), "N (rows in the embedding table) must be a number; got '10' (str)"),
+        (
+            lambda: f.embedding_memory(N="10", d=128, s=4),
+            "N (rows in the embedding table) must be a number; got '10' (str)",
+        ),
         (lambda: f.embedding_memory(N=True, d=128, s=4), "must be a number; got True (bool)"),
         (lambda: f.embedding_memory(N=10, d=128, s=float("nan")), "must be finite"),
         (lambda: f.get("kv_cache"), "unknown formula 'kv_cache'; did you mean kv_cache_memory?"),
@@ -123,7 +133,9 @@ def test_bad_input_names_symbol_and_rule(call, message):
 
 
 def test_float_for_a_count_is_a_type_error():
-    with pytest.raises(TypeError, match=r"d \(vector width.*\) must be a whole number \(it is a count\); got 128.0"):
+    with pytest.raises(
+        TypeError, match=r"d \(vector width.*\) must be a whole number \(it is a count\); got 128.0"
+    ):
         f.embedding_memory(N=10, d=128.0, s=4)
 
 
@@ -135,9 +147,12 @@ def test_vectorized_matches_exact_and_validates():
     want = [f.mlp_intensity(B=int(b), d_in=4096, d_out=1024, s=2) for b in B]
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.all(np.diff(got) > 0)  # more batch, more weight reuse
-    with pytest.raises(GpuConceptsError, match=r"mlp_macs: d_in \(input features of a layer\) must be positive; got 0"):
+    with pytest.raises(
+        GpuConceptsError,
+        match=r"mlp_macs: d_in \(input features of a layer\) must be positive; got 0",
+    ):
         f.mlp_macs.vectorized(B=[1, 2], d_in=[0, 3], d_out=1)
-    with pytest.raises(TypeError, match="B .* must hold whole numbers"):
+    with pytest.raises(TypeError, match=r"B .* must hold whole numbers"):
         f.mlp_macs.vectorized(B=[1.5], d_in=3, d_out=1)
     with pytest.raises(TypeError, match="must be numeric"):
         f.mlp_macs.vectorized(B=["a"], d_in=3, d_out=1)

@@ -13,7 +13,9 @@ elem = st.sampled_from([0.5, 1, 2, 4, 8])
 
 @given(B=size, d_in=size, d_out=size)
 def test_doubling_batch_doubles_mlp_macs(B, d_in, d_out):
-    assert f.mlp_macs(B=2 * B, d_in=d_in, d_out=d_out) == 2 * f.mlp_macs(B=B, d_in=d_in, d_out=d_out)
+    assert f.mlp_macs(B=2 * B, d_in=d_in, d_out=d_out) == 2 * f.mlp_macs(
+        B=B, d_in=d_in, d_out=d_out
+    )
 
 
 @given(B=size, d_in=size, d_out=size, s=elem)
@@ -57,4 +59,6 @@ def test_depthwise_intensity_is_bounded_by_k_squared_over_s(B, H, C, s):
 @given(B=size, L=st.integers(1, 512), d=size, s=elem)
 def test_embedding_lookups_stay_below_one_flop_per_element_byte(B, L, d, s):
     assert f.embedding_intensity(B=B, L=L, d=d, s=s) < 1 / s
-    assert f.embedding_payload(B=2 * B, L=L, d=d, s=s) == 2 * f.embedding_payload(B=B, L=L, d=d, s=s)
+    assert f.embedding_payload(B=2 * B, L=L, d=d, s=s) == 2 * f.embedding_payload(
+        B=B, L=L, d=d, s=s
+    )

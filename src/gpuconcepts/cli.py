@@ -114,19 +114,22 @@ def _cmd_calc(args: argparse.Namespace) -> int:
 def _cmd_profile(args: argparse.Namespace) -> int:
     from gpuconcepts.profile import run_profile
 
-    return run_profile(args.device, args.quick, args.json)
+    status: int = run_profile(args.device, args.quick, args.json)
+    return status
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from gpuconcepts.claims import run_verify
 
-    return run_verify(args.device, args.quick, args.json)
+    status: int = run_verify(args.device, args.quick, args.json)
+    return status
 
 
 def _cmd_hardware(args: argparse.Namespace) -> int:
     from gpuconcepts.hardware import run_hardware
 
-    return run_hardware(args.json)
+    status: int = run_hardware(args.json)
+    return status
 
 
 def build_parser() -> argparse.ArgumentParser:

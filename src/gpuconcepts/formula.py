@@ -51,7 +51,7 @@ def ratio(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
     return sp.Mul(numerator, sp.Pow(denominator, -1, evaluate=False), evaluate=False)
 
 
-class _NumberPrinter(LatexPrinter):
+class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
     """LaTeX printer for substituted expressions: digits grouped with ``{,}``, ``\\times`` between."""
 
     def __init__(self) -> None:
@@ -94,7 +94,9 @@ class Formula:
         self.params: tuple[str, ...] = tuple(dict.fromkeys(written))
         unknown = [p for p in self.params if p not in SYMBOLS]
         if unknown:
-            raise GpuConceptsError(f"{name}: symbols {unknown} are not declared in gpuconcepts.symbols")
+            raise GpuConceptsError(
+                f"{name}: symbols {unknown} are not declared in gpuconcepts.symbols"
+            )
 
     def __repr__(self) -> str:
         return f"Formula({self.name}: {self.equation()})"
@@ -127,7 +129,9 @@ class Formula:
         """
         value = self.exact(**values)
         result = (
-            latex_number(int(value)) if value.is_integer else rf"\approx {latex_number(float(value))}"
+            latex_number(int(value))
+            if value.is_integer
+            else rf"\approx {latex_number(float(value))}"
         )
         equals = "" if result.startswith(r"\approx") else "= "
         return f"{self.latex()} = {self.substituted(**values)} {equals}{result}"
@@ -215,14 +219,18 @@ class Formula:
             exact = value
         else:
             if not np.isfinite(float(value)):
-                raise GpuConceptsError(f"{self.name}: {self._what(name)} must be finite; got {value!r}")
+                raise GpuConceptsError(
+                    f"{self.name}: {self._what(name)} must be finite; got {value!r}"
+                )
             if symbol.is_count:
                 raise GpuConceptsTypeError(
                     f"{self.name}: {self._what(name)} must be a whole number (it is a count); "
                     f"got {value!r} ({type(value).__name__})"
                 )
             # str() keeps the decimal the user wrote: 0.1 becomes 1/10, not 3602879701896397/2**55.
-            exact = Fraction(str(value)) if isinstance(value, float) else Fraction(str(float(value)))
+            exact = Fraction(str(float(value)))
         if exact <= 0:
-            raise GpuConceptsError(f"{self.name}: {self._what(name)} must be positive; got {value!r}")
+            raise GpuConceptsError(
+                f"{self.name}: {self._what(name)} must be positive; got {value!r}"
+            )
         return sp.Rational(exact.numerator, exact.denominator)

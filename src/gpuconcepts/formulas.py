@@ -22,8 +22,11 @@ Counting conventions, stated once:
 
 from __future__ import annotations
 
+from difflib import get_close_matches
+
 import sympy as sp
 
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, product, ratio, total
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import FLOPS_PER_MAC
@@ -253,7 +256,9 @@ conv_bytes = Formula(
     product(
         s,
         total(
-            product(B, H_out, W_out, C_in), product(K**2, C_in, C_out), product(B, H_out, W_out, C_out)
+            product(B, H_out, W_out, C_in),
+            product(K**2, C_in, C_out),
+            product(B, H_out, W_out, C_out),
         ),
     ),
     kind="bytes",
@@ -586,10 +591,6 @@ def get(name: str) -> Formula:
     ...
     gpuconcepts.errors.GpuConceptsError: unknown formula 'mlp_mac'; did you mean mlp_macs? (gpuconcepts formulas lists them all)
     """
-    from difflib import get_close_matches
-
-    from gpuconcepts.errors import GpuConceptsError
-
     if name in CATALOGUE:
         return CATALOGUE[name]
     close = get_close_matches(name, CATALOGUE, n=3)

@@ -148,7 +148,10 @@ QUESTIONS: tuple[Question, ...] = (
         16,
         "Attention cost when the sequence doubles",
         "A Transformer goes from 1,000 to 2,000 tokens: how do the attention scores change?",
-        (_step("attention_scores", 1_000_000, S=1000), _step("attention_scores", 4_000_000, S=2000)),
+        (
+            _step("attention_scores", 1_000_000, S=1000),
+            _step("attention_scores", 4_000_000, S=2000),
+        ),
         post_ratio=4,
     ),
     Question(

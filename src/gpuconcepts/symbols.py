@@ -42,8 +42,12 @@ class Symbol:
 
 _TABLE: tuple[Symbol, ...] = (
     Symbol("N", "rows in the embedding table", "rows", "positive integer"),
-    Symbol("d", "vector width: embedding dimension or model dimension", "elements", "positive integer"),
-    Symbol("s", "bytes per element (4 for FP32, 2 for FP16, 0.5 for 4-bit)", "bytes", "positive real"),
+    Symbol(
+        "d", "vector width: embedding dimension or model dimension", "elements", "positive integer"
+    ),
+    Symbol(
+        "s", "bytes per element (4 for FP32, 2 for FP16, 0.5 for 4-bit)", "bytes", "positive real"
+    ),
     Symbol("B", "batch size", "samples", "positive integer"),
     Symbol("L", "embedding rows looked up per sample", "rows", "positive integer"),
     Symbol("d_in", "input features of a layer", "features", "positive integer"),
@@ -54,13 +58,17 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("K", "kernel (filter) side length", "pixels", "positive integer"),
     Symbol("C_in", "input channels", "channels", "positive integer"),
     Symbol("C_out", "output channels", "channels", "positive integer"),
-    Symbol("C", "channels of a depthwise convolution (input = output)", "channels", "positive integer"),
+    Symbol(
+        "C", "channels of a depthwise convolution (input = output)", "channels", "positive integer"
+    ),
     Symbol("S", "sequence length", "tokens", "positive integer"),
     Symbol("F", "floating-point operations of a kernel", "FLOPs", "positive real"),
     Symbol("Q", "bytes a kernel must move to or from DRAM", "bytes", "positive real"),
     Symbol("P", "peak compute throughput", "FLOP/s", "positive real"),
     Symbol("beta", "peak memory bandwidth", "bytes/s", "positive real"),
-    Symbol("I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"),
+    Symbol(
+        "I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"
+    ),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {
