@@ -1,0 +1,547 @@
+r"""Device choice, timing done right, and the ``Measurement`` value a kernel run produces.
+
+Measuring and reporting are kept apart (the habit of ``torch.utils.benchmark``): the
+timers here return raw per-repetition seconds, and :class:`Measurement` is a plain frozen
+value that knows its own statistics and its place on the roofline.
+
+>>> peaks = Peaks(device="cpu", flops_per_s=100e9, bytes_per_s=10e9, dtype="float32")
+>>> peaks.ridge_point
+10.0
+>>> m = Measurement(workload="mlp", device="cpu", params={"B": 64},
+...                 raw_seconds=(0.011, 0.010, 0.012, 0.010, 0.013),
+...                 flops=1e9, bytes=2e7, peaks=peaks)
+>>> m.seconds, m.intensity, m.bound, m.predicted_seconds
+(0.011, 50.0, 'compute', 0.01)
+>>> round(m.roofline_ratio, 2)
+1.1
+
+Public API (others code against it):
+
+* ``resolve_device(spec="auto") -> "cpu" | "cuda"``; :class:`~gpuconcepts.errors.GpuConceptsError`
+  for an unknown spec or ``"cuda"`` without a GPU.
+* ``device_name(device) -> str``, e.g. ``"cpu (AMD EPYC, 2 threads)"`` or ``"cuda (NVIDIA H200)"``.
+* :class:`Peaks` ``(device, flops_per_s, bytes_per_s, dtype, copy_bytes_per_s=None,
+  triad_bytes_per_s=None)`` with ``.ridge_point`` and ``.to_dict()``.
+* :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, peaks)`` with
+  ``.seconds`` (median), ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s``,
+  ``.intensity``, ``.predicted_seconds``, ``.roofline_ratio`` (measured / predicted),
+  ``.bound`` (``"memory"`` or ``"compute"``) and ``.to_dict()`` (JSON-ready).
+* Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
+  ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
+* Cache and memory sizes: ``cpu_last_level_cache_bytes()``, ``last_level_cache_bytes(device)``,
+  ``flush_buffer_bytes(cache_bytes)``, ``make_flusher(device)``, ``cpu_free_memory_bytes()``,
+  ``free_memory_bytes(device)``.
+
+The CUDA timer takes its events and synchronisation from a small ``CudaBackend`` object,
+so its logic (warm-up, one event pair per repetition, cache flush before each one) is
+unit-tested on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from gpuconcepts import roofline
+from gpuconcepts.errors import GpuConceptsError
+
+Bound = Literal["memory", "compute"]
+
+DEVICES = ("auto", "cpu", "cuda")
+"""Device specs the CLI and :func:`resolve_device` accept."""
+
+NOISE_THRESHOLD = 0.1
+"""A measurement whose IQR exceeds this fraction of its median is flagged ``noisy``."""
+
+
+# -- devices ---------------------------------------------------------------------------------
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is an optional extra
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_device(spec: str = "auto") -> str:
+    """The device a spec names: ``"auto"`` picks CUDA when a GPU is present, else the CPU.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: device 'tpu' is not one of auto, cpu, cuda
+
+    Raises:
+        GpuConceptsError: for an unknown spec, or ``"cuda"`` when no CUDA device is usable.
+    """
+    text = spec.strip().lower()
+    if text not in DEVICES:
+        raise GpuConceptsError(f"device {spec!r} is not one of {', '.join(DEVICES)}")
+    if text == "cpu":
+        return "cpu"
+    if _cuda_available():
+        return "cuda"
+    if text == "cuda":
+        raise GpuConceptsError(
+            "device 'cuda' was asked for, but torch sees no CUDA device "
+            "(no GPU, no driver, or a CPU-only torch build)"
+        )
+    return "cpu"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (falls back to :func:`platform.processor`)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_threads() -> int:
+    """Threads torch uses for CPU kernels (all cores unless the user said otherwise)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is an optional extra
+        return os.cpu_count() or 1
+    return int(torch.get_num_threads())
+
+
+def device_name(device: str) -> str:
+    """A human description of a resolved device.
+
+    >>> device_name("cpu").startswith("cpu (")
+    True
+    """
+    if device == "cpu":
+        return f"cpu ({cpu_model()}, {cpu_threads()} threads)"
+    if device == "cuda":
+        import torch
+
+        return f"cuda ({torch.cuda.get_device_name(torch.cuda.current_device())})"
+    raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")
+
+
+# -- values ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Peaks:
+    """Measured ceilings of one device: compute (large GEMM) and bandwidth (STREAM-like).
+
+    ``bytes_per_s`` is the larger of the copy and triad bandwidths, both kept when known.
+
+    >>> Peaks(device="cuda", flops_per_s=989e12, bytes_per_s=3.35e12, dtype="bfloat16").ridge_point
+    295.2238805970149
+    """
+
+    device: str
+    flops_per_s: float
+    bytes_per_s: float
+    dtype: str
+    copy_bytes_per_s: float | None = None
+    triad_bytes_per_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("flops_per_s", "bytes_per_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise GpuConceptsError(f"Peaks: {name} must be a positive finite number; got {value!r}")
+
+    @property
+    def ridge_point(self) -> float:
+        """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
+        return roofline.ridge(self.flops_per_s, self.bytes_per_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict including the ridge point."""
+        return {
+            "device": self.device,
+            "dtype": self.dtype,
+            "flops_per_s": self.flops_per_s,
+            "bytes_per_s": self.bytes_per_s,
+            "copy_bytes_per_s": self.copy_bytes_per_s,
+            "triad_bytes_per_s": self.triad_bytes_per_s,
+            "ridge_point": self.ridge_point,
+        }
+
+
+def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One timed kernel: its raw repetition times, its counts (from the formulas) and peaks.
+
+    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+    >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7, p)
+    >>> m.bound, m.seconds, m.iqr_seconds, m.predicted_seconds
+    ('memory', 0.003, 0.001, 0.001)
+    >>> m.noisy
+    True
+    """
+
+    workload: str
+    device: str
+    params: Mapping[str, object]
+    raw_seconds: tuple[float, ...]
+    flops: float
+    bytes: float
+    peaks: Peaks = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.raw_seconds:
+            raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
+        bad = [t for t in self.raw_seconds if not (math.isfinite(t) and t > 0)]
+        if bad:
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: every raw time must be positive; got {bad[0]!r}"
+            )
+        if self.flops <= 0 or self.bytes <= 0:
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: flops and bytes must be positive; "
+                f"got flops={self.flops!r}, bytes={self.bytes!r}"
+            )
+
+    @property
+    def seconds(self) -> float:
+        """Median of the repetitions."""
+        return float(statistics.median(self.raw_seconds))
+
+    @property
+    def iqr_seconds(self) -> float:
+        """Interquartile range of the repetitions (0 for a single one)."""
+        low, high = _quartiles(self.raw_seconds)
+        return high - low
+
+    @property
+    def noisy(self) -> bool:
+        """True when the IQR is over 10 % of the median (as torch.utils.benchmark warns)."""
+        return self.iqr_seconds > NOISE_THRESHOLD * self.seconds
+
+    @property
+    def flops_per_s(self) -> float:
+        """Achieved FLOP/s at the median time."""
+        return self.flops / self.seconds
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Achieved bytes/s at the median time (model bytes, see the formulas' traffic model)."""
+        return self.bytes / self.seconds
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, FLOPs per byte."""
+        return self.flops / self.bytes
+
+    @property
+    def predicted_seconds(self) -> float:
+        """Roofline time at this device's measured peaks (``formulas.roofline_seconds``)."""
+        return roofline.predicted_seconds(self.flops, self.bytes, self.peaks)
+
+    @property
+    def roofline_ratio(self) -> float:
+        """Measured over predicted seconds: 1 is on the roof, 2 is half as fast."""
+        return self.seconds / self.predicted_seconds
+
+    @property
+    def bound(self) -> Bound:
+        """``"memory"`` below the ridge point, ``"compute"`` at or above it."""
+        return roofline.classify(self.intensity, self.peaks)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the fields (without peaks) and every derived property."""
+        return {
+            "workload": self.workload,
+            "device": self.device,
+            "params": dict(self.params),
+            "raw_seconds": list(self.raw_seconds),
+            "seconds": self.seconds,
+            "iqr_seconds": self.iqr_seconds,
+            "noisy": self.noisy,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "flops_per_s": self.flops_per_s,
+            "bytes_per_s": self.bytes_per_s,
+            "intensity": self.intensity,
+            "predicted_seconds": self.predicted_seconds,
+            "roofline_ratio": self.roofline_ratio,
+            "bound": self.bound,
+        }
+
+
+# -- cache and memory sizes ------------------------------------------------------------------
+_SIZE_SUFFIX = {"K": 1024, "M": 1024**2, "G": 1024**3}
+DEFAULT_LLC_BYTES = 32 * 1024**2
+"""Fallback last-level cache size when sysfs says nothing (a generous server L3)."""
+
+
+def parse_cache_size(text: str) -> int:
+    """Bytes of a sysfs cache size such as ``32768K``.
+
+    >>> parse_cache_size("32768K"), parse_cache_size("1M"), parse_cache_size("512")
+    (33554432, 1048576, 512)
+    """
+    text = text.strip().upper()
+    if text and text[-1] in _SIZE_SUFFIX:
+        return int(text[:-1]) * _SIZE_SUFFIX[text[-1]]
+    return int(text)
+
+
+def cpu_last_level_cache_bytes(
+    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+) -> int:
+    """Size of the highest-level data/unified cache seen by CPU 0, from sysfs.
+
+    Falls back to :data:`DEFAULT_LLC_BYTES` when sysfs is missing or unreadable.
+    """
+    best: tuple[int, int] | None = None
+    try:
+        for index in sorted(cache_dir.glob("index*")):
+            kind = (index / "type").read_text().strip()
+            if kind == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            size = parse_cache_size((index / "size").read_text())
+            if best is None or (level, size) > best:
+                best = (level, size)
+    except (OSError, ValueError):
+        best = None
+    return best[1] if best else DEFAULT_LLC_BYTES
+
+
+def last_level_cache_bytes(device: str) -> int:
+    """LLC of the CPU (sysfs) or the L2 of the current CUDA device."""
+    if device == "cuda":
+        import torch
+
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return int(props.L2_cache_size)
+    return cpu_last_level_cache_bytes()
+
+
+def flush_buffer_bytes(cache_bytes: int) -> int:
+    """Bytes to write so that nothing of a kernel's data survives in a cache of this size.
+
+    Twice the cache, at least 8 MiB, rounded up to a whole MiB.
+
+    >>> flush_buffer_bytes(50 * 1024**2) // 1024**2
+    100
+    >>> flush_buffer_bytes(1024) // 1024**2
+    8
+    """
+    mib = 1024**2
+    wanted = max(2 * cache_bytes, 8 * mib)
+    return -(-wanted // mib) * mib
+
+
+def make_flusher(device: str) -> Callable[[], None]:
+    """A function that evicts the last-level cache by writing a buffer larger than it."""
+    import torch
+
+    size = flush_buffer_bytes(last_level_cache_bytes(device))
+    buffer = torch.empty(size // 4, dtype=torch.int32, device=device)
+
+    def flush() -> None:
+        buffer.zero_()
+
+    return flush
+
+
+def parse_meminfo(text: str) -> int:
+    """Available bytes from the text of /proc/meminfo (MemAvailable, else MemFree).
+
+    >>> parse_meminfo("MemTotal: 100 kB\\nMemFree: 10 kB\\nMemAvailable: 60 kB\\n")
+    61440
+    """
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            scale = 1024 if len(parts) > 1 and parts[1].lower() == "kb" else 1
+            fields[name.strip()] = int(parts[0]) * scale
+    for key in ("MemAvailable", "MemFree"):
+        if key in fields:
+            return fields[key]
+    raise GpuConceptsError("/proc/meminfo has neither MemAvailable nor MemFree")
+
+
+def cpu_free_memory_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
+    """Available host memory: /proc/meminfo, else ``os.sysconf`` free pages × page size."""
+    try:
+        return parse_meminfo(meminfo.read_text())
+    except (OSError, GpuConceptsError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - non-POSIX
+        return 4 * 1024**3
+
+
+def free_memory_bytes(device: str) -> int:
+    """Free memory of a device: host memory for the CPU, ``torch.cuda.mem_get_info`` for CUDA."""
+    if device == "cuda":
+        import torch
+
+        free, _total = torch.cuda.mem_get_info()
+        return int(free)
+    return cpu_free_memory_bytes()
+
+
+# -- timers ----------------------------------------------------------------------------------
+class EventLike(Protocol):
+    """The part of ``torch.cuda.Event`` the CUDA timer uses."""
+
+    def record(self) -> None: ...
+
+    def elapsed_time(self, end: Any) -> float: ...
+
+
+class CudaBackend(Protocol):
+    """Event factory and synchronisation; the real one wraps ``torch.cuda``, tests use fakes."""
+
+    def event(self) -> EventLike: ...
+
+    def synchronize(self) -> None: ...
+
+
+class TorchCudaBackend:
+    """:class:`CudaBackend` over ``torch.cuda``."""
+
+    def event(self) -> EventLike:
+        import torch
+
+        event: EventLike = torch.cuda.Event(enable_timing=True)
+        return event
+
+    def synchronize(self) -> None:
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def _check_repeats(repeats: int, warmup: int) -> None:
+    if repeats < 1:
+        raise GpuConceptsError(f"repeats must be at least 1; got {repeats}")
+    if warmup < 0:
+        raise GpuConceptsError(f"warmup must be 0 or more; got {warmup}")
+
+
+def calls_per_repetition(estimate_seconds: float, min_rep_seconds: float, cap: int = 1000) -> int:
+    """How many calls one timed repetition holds so it lasts at least ``min_rep_seconds``.
+
+    >>> calls_per_repetition(0.02, 1e-3), calls_per_repetition(1e-5, 1e-3), calls_per_repetition(0, 1)
+    (1, 100, 1000)
+    """
+    if estimate_seconds <= 0:
+        return cap
+    return max(1, min(cap, math.ceil(min_rep_seconds / estimate_seconds)))
+
+
+def time_cpu(
+    fn: Callable[[], object],
+    *,
+    repeats: int = 7,
+    warmup: int = 1,
+    flush: Callable[[], None] | None = None,
+    num_threads: int | None = None,
+    min_rep_seconds: float = 1e-3,
+) -> tuple[float, ...]:
+    """Seconds per call for each of ``repeats`` repetitions, on all CPU threads.
+
+    Uses :class:`torch.utils.benchmark.Timer` with ``num_threads`` set (its default is one
+    thread, which would halve a 2-core result). A repetition of a fast kernel holds several
+    calls (at least ``min_rep_seconds`` in all) and reports their mean. ``flush`` runs
+    before each repetition, outside the timed region; pass it for memory-bound kernels.
+
+    >>> times = time_cpu(lambda: sum(range(100)), repeats=3)
+    >>> len(times), all(t > 0 for t in times)
+    (3, True)
+    """
+    _check_repeats(repeats, warmup)
+    from torch.utils.benchmark import Timer
+
+    threads = num_threads if num_threads is not None else cpu_threads()
+    timer = Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads)
+    estimate = math.inf
+    for _ in range(max(1, warmup)):
+        if flush is not None:
+            flush()
+        start = time.perf_counter()
+        fn()
+        estimate = min(estimate, time.perf_counter() - start)
+    number = 1 if flush is not None else calls_per_repetition(estimate, min_rep_seconds)
+    times = []
+    for _ in range(repeats):
+        if flush is not None:
+            flush()
+        times.append(float(timer.timeit(number).mean))
+    return tuple(times)
+
+
+def time_cuda(
+    fn: Callable[[], object],
+    *,
+    repeats: int = 7,
+    warmup: int = 3,
+    flush: Callable[[], None] | None = None,
+    backend: CudaBackend | None = None,
+) -> tuple[float, ...]:
+    """Seconds of each of ``repeats`` calls, timed with one CUDA event pair per call.
+
+    The triton ``do_bench`` recipe: ``warmup`` untimed calls, then for each repetition
+    ``flush()`` (if given; it writes a buffer larger than L2) *before* the start event, the
+    call between a start and an end event, and one synchronisation at the end before the
+    elapsed times (milliseconds) are read.
+    """
+    _check_repeats(repeats, warmup)
+    cuda = backend if backend is not None else TorchCudaBackend()
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    pairs = []
+    for _ in range(repeats):
+        if flush is not None:
+            flush()
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        fn()
+        end.record()
+        pairs.append((start, end))
+    cuda.synchronize()
+    return tuple(start.elapsed_time(end) / 1000.0 for start, end in pairs)
+
+
+def time_function(
+    fn: Callable[[], object],
+    device: str,
+    *,
+    repeats: int = 7,
+    warmup: int | None = None,
+    flush: bool = False,
+) -> tuple[float, ...]:
+    """Time ``fn`` on a resolved device; ``flush=True`` evicts caches before each repetition.
+
+    >>> len(time_function(lambda: None, "cpu", repeats=2))
+    2
+    """
+    flusher = make_flusher(device) if flush else None
+    if device == "cuda":
+        return time_cuda(fn, repeats=repeats, warmup=3 if warmup is None else warmup, flush=flusher)
+    if device == "cpu":
+        return time_cpu(fn, repeats=repeats, warmup=1 if warmup is None else warmup, flush=flusher)
+    raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")

@@ -1,0 +1,135 @@
+r"""The roofline model: ridge point, predicted time, bound classification, and the plot.
+
+Every number comes from the catalogue (``formulas.ridge_point``, ``roofline_seconds``,
+``attainable_flops``); this module only decides which side of the ridge a kernel sits on
+and draws the picture. matplotlib is imported inside :func:`plot_roofline`.
+
+>>> from gpuconcepts.measure import Peaks
+>>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> ridge(peaks.flops_per_s, peaks.bytes_per_s)
+10.0
+>>> classify(0.25, peaks), classify(10, peaks), classify(60, peaks)
+('memory', 'compute', 'compute')
+>>> predicted_seconds(flops=2e9, bytes=1e8, peaks=peaks)
+0.02
+>>> attainable(1.0, peaks)
+10000000000.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from gpuconcepts import formulas
+
+if TYPE_CHECKING:
+    from gpuconcepts.hardware import GPU
+    from gpuconcepts.measure import Measurement, Peaks
+
+
+def ridge(flops_per_s: float, bytes_per_s: float) -> float:
+    """Ridge point in FLOP/byte: ``formulas.ridge_point(P, beta)``."""
+    return float(formulas.ridge_point(P=flops_per_s, beta=bytes_per_s))
+
+
+def classify(intensity: float, peaks: Peaks) -> Literal["memory", "compute"]:
+    """``"memory"`` when the intensity is below the ridge point, else ``"compute"``."""
+    return "memory" if intensity < peaks.ridge_point else "compute"
+
+
+def predicted_seconds(flops: float, bytes: float, peaks: Peaks) -> float:  # noqa: A002
+    """Roofline lower bound on run time: ``formulas.roofline_seconds(F, Q, P, beta)``."""
+    return float(
+        formulas.roofline_seconds(F=flops, Q=bytes, P=peaks.flops_per_s, beta=peaks.bytes_per_s)
+    )
+
+
+def attainable(intensity: float, peaks: Peaks) -> float:
+    """The roof at an intensity: ``formulas.attainable_flops(I, P, beta)``."""
+    return float(
+        formulas.attainable_flops(I=intensity, P=peaks.flops_per_s, beta=peaks.bytes_per_s)
+    )
+
+
+def _roof_line(
+    ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style: Any
+) -> None:
+    import numpy as np
+
+    ys = formulas.attainable_flops.vectorized(
+        I=xs, P=np.full_like(xs, flops_per_s), beta=np.full_like(xs, bytes_per_s)
+    )
+    ax.loglog(xs, ys, **style)
+
+
+def plot_roofline(
+    peaks: Peaks,
+    measurements: Sequence[Measurement] = (),
+    datasheet: GPU | None = None,
+    ax: Any = None,
+    *,
+    datasheet_dtype: str | None = None,
+) -> Any:
+    """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points.
+
+    Args:
+        peaks: measured peaks of the device the measurements ran on.
+        measurements: kernels to place; each is labelled with its workload name.
+        datasheet: a :class:`gpuconcepts.hardware.GPU` row; its ceiling for ``peaks.dtype``
+            (or ``datasheet_dtype``) is drawn dashed.
+        ax: a matplotlib Axes to draw into; a new Figure is made when None.
+
+    Returns:
+        The matplotlib Figure.
+
+    >>> from gpuconcepts.measure import Peaks
+    >>> fig = plot_roofline(Peaks("cpu", 1e11, 1e10, "float32"))
+    >>> fig.axes[0].get_xlabel()
+    'arithmetic intensity (FLOP/byte)'
+    """
+    if ax is None:
+        # A bare Figure needs no pyplot and no GUI backend: safe under Agg, in threads, in CI.
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7.5, 5), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    import numpy as np
+
+    intensities = [m.intensity for m in measurements] + [peaks.ridge_point]
+    low = min(intensities) / 10
+    high = max(intensities) * 10
+    dtype = datasheet_dtype or peaks.dtype
+    if datasheet is not None and dtype in datasheet.flops_per_s:
+        high = max(high, datasheet.ridge_point(dtype) * 10)
+    xs = np.logspace(np.log10(low), np.log10(high), 200)
+    _roof_line(
+        ax, peaks.flops_per_s, peaks.bytes_per_s, xs, color="black", lw=2,
+        label=f"measured roof ({peaks.dtype}): ridge {peaks.ridge_point:.3g} FLOP/B",
+    )
+    if datasheet is not None and dtype in datasheet.flops_per_s:
+        _roof_line(
+            ax, datasheet.flops_per_s[dtype], datasheet.bytes_per_s, xs, color="grey", ls="--",
+            label=f"{datasheet.name} datasheet ({dtype}): ridge "
+            f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
+        )
+    ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
+    colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}
+    for m in measurements:
+        family = m.workload.split("-", 1)[0]
+        ax.loglog(
+            [m.intensity], [m.flops_per_s], "o", color=colors.get(family, "C7"),
+            markeredgecolor="black",
+        )
+        ax.annotate(
+            m.workload, (m.intensity, m.flops_per_s), textcoords="offset points", xytext=(4, 4),
+            fontsize=7,
+        )
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attained FLOP/s")
+    ax.set_title(f"Roofline on {peaks.device}")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(loc="lower right", fontsize=7)
+    return fig
