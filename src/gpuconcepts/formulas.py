@@ -531,6 +531,47 @@ attention_decode_intensity = Formula(
     """,
 )
 
+# -- Measured peaks (STREAM-like kernels) ----------------------------------------------------
+stream_copy_bytes = Formula(
+    "stream_copy_bytes",
+    product(2, N, d, s),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{copy}}",
+    summary="Traffic of copying an N × d array of s-byte elements: every element is read once "
+    "and written once (STREAM counts both).",
+    doc="""
+    A 128 MiB FP32 array (32768 rows of 1024) moves 256 MiB when copied:
+
+    >>> stream_copy_bytes(N=32768, d=1024, s=4)
+    268435456
+    """,
+)
+
+stream_triad_bytes = Formula(
+    "stream_triad_bytes",
+    product(3, N, d, s),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{triad}}",
+    summary="Traffic of the STREAM triad a = b + q·c on N × d arrays: two reads and one write "
+    "per element.",
+    doc="""
+    >>> stream_triad_bytes(N=32768, d=1024, s=4)
+    402653184
+    """,
+)
+
+stream_triad_flops = Formula(
+    "stream_triad_flops",
+    product(2, N, d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{triad}}",
+    summary="FLOPs of the STREAM triad a = b + q·c: one multiply and one add per element.",
+    doc="""
+    >>> stream_triad_flops(N=32768, d=1024)
+    67108864
+    """,
+)
+
 # -- Roofline ------------------------------------------------------------------------------
 ridge_point = Formula(
     "ridge_point",
