@@ -12,7 +12,7 @@ runs a real torch kernel of the given size, and returns a
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = mlp.linear("cpu", peaks, B=4, d_in=8, d_out=16, repeats=2)
 >>> m.workload, m.flops, m.bytes, m.params["s"]
-('mlp', 1024, 832, 4)
+('mlp', 1024, 896, 4)
 
 Final API
 ---------
@@ -94,5 +94,16 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
 
 from __future__ import annotations
 
-# The implementation lands module by module; the docstring above is the contract.
-__all__: list[str] = []
+from gpuconcepts.kernels._common import default_dtype
+from gpuconcepts.kernels.peaks import measure_peaks
+from gpuconcepts.kernels.presets import device_class, load_presets, load_sweeps
+from gpuconcepts.kernels.suite import profile_all
+
+__all__ = [
+    "default_dtype",
+    "device_class",
+    "load_presets",
+    "load_sweeps",
+    "measure_peaks",
+    "profile_all",
+]

@@ -1,0 +1,108 @@
+"""CNN: a dense K×K convolution and its depthwise form (stride 1, 'same' padding, no bias).
+
+A dense convolution reuses each input pixel K²·C_out times and is compute-bound; the
+depthwise form mixes no channels, reuses each pixel only K² times and is memory-bound.
+
+>>> from gpuconcepts.measure import Peaks
+>>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> m = conv2d("cpu", peaks, B=1, H=8, W=8, C_in=4, C_out=8, repeats=2)
+>>> m.workload, m.flops, m.bytes
+('cnn-conv3x3', 36864, 4224)
+"""
+
+from __future__ import annotations
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
+from gpuconcepts.measure import Measurement, Peaks
+
+
+def _odd(kernel: str, K: int) -> None:
+    if K % 2 == 0:
+        raise GpuConceptsError(f"{kernel}: K must be odd for 'same' padding; got {K}")
+
+
+def conv2d(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    H: int,
+    W: int,
+    C_in: int,
+    C_out: int,
+    K: int = 3,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """Time a dense K×K ``conv2d`` (NCHW); counts ``conv_flops`` and ``conv_bytes``."""
+    import torch
+    import torch.nn.functional as F
+
+    check_sizes("cnn.conv2d", B=B, H=H, W=W, C_in=C_in, C_out=C_out, K=K)
+    _odd("cnn.conv2d", K)
+    dtype = dtype or default_dtype(device)
+    x = tensor((B, C_in, H, W), dtype, device, seed=1)
+    weight = tensor((C_out, C_in, K, K), dtype, device, seed=2)
+    s = x.element_size()
+    flops = formulas.conv_flops(B=B, H_out=H, W_out=W, K=K, C_in=C_in, C_out=C_out)
+    nbytes = formulas.conv_bytes(B=B, H_out=H, W_out=W, K=K, C_in=C_in, C_out=C_out, s=s)
+
+    def fn() -> torch.Tensor:
+        return F.conv2d(x, weight, padding=K // 2)
+
+    return run(
+        f"cnn-conv{K}x{K}",
+        device,
+        peaks,
+        fn,
+        flops=flops,
+        bytes=nbytes,
+        params={"B": B, "H": H, "W": W, "C_in": C_in, "C_out": C_out, "K": K, "s": s},
+        repeats=repeats,
+        flush=flops / nbytes < peaks.ridge_point,
+        dtype=dtype,
+    )
+
+
+def depthwise_conv2d(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    H: int,
+    W: int,
+    C: int,
+    K: int = 3,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """Time a depthwise K×K ``conv2d`` (``groups=C``); counts ``depthwise_conv_*``."""
+    import torch
+    import torch.nn.functional as F
+
+    check_sizes("cnn.depthwise_conv2d", B=B, H=H, W=W, C=C, K=K)
+    _odd("cnn.depthwise_conv2d", K)
+    dtype = dtype or default_dtype(device)
+    x = tensor((B, C, H, W), dtype, device, seed=1)
+    weight = tensor((C, 1, K, K), dtype, device, seed=2)
+    s = x.element_size()
+    flops = formulas.depthwise_conv_flops(B=B, H_out=H, W_out=W, K=K, C=C)
+    nbytes = formulas.depthwise_conv_bytes(B=B, H_out=H, W_out=W, K=K, C=C, s=s)
+
+    def fn() -> torch.Tensor:
+        return F.conv2d(x, weight, padding=K // 2, groups=C)
+
+    return run(
+        f"cnn-depthwise{K}x{K}",
+        device,
+        peaks,
+        fn,
+        flops=flops,
+        bytes=nbytes,
+        params={"B": B, "H": H, "W": W, "C": C, "K": K, "s": s},
+        repeats=repeats,
+        flush=flops / nbytes < peaks.ridge_point,
+        dtype=dtype,
+    )

@@ -1,0 +1,116 @@
+"""DLRM: embedding-bag lookups (random, sequential, hot rows) and the dense MLP part.
+
+The lookups read a few rows of a large table and add them up: about one FLOP per
+element read, so they sit far left of the ridge point, whatever the device.
+
+>>> from gpuconcepts.measure import Peaks
+>>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> m = embedding_lookup("cpu", peaks, N=1000, B=8, L=4, d=16, pattern="random", repeats=2)
+>>> m.workload, m.flops, m.bytes, m.bound
+('dlrm-random', 512, 2560, 'memory')
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
+from gpuconcepts.kernels.mlp import linear
+from gpuconcepts.measure import Measurement, Peaks
+
+Pattern = Literal["random", "sequential", "hot"]
+PATTERNS: tuple[Pattern, ...] = ("random", "sequential", "hot")
+
+HOT_ROWS = 1024
+"""Rows in the hot set of the ``"hot"`` pattern: small enough to stay in any cache."""
+
+
+def lookup_indices(pattern: str, *, N: int, B: int, L: int, device: str, seed: int = 0) -> object:
+    """The B·L row indices of one batch for an access pattern (an int64 tensor).
+
+    ``random``: uniform over all N rows. ``sequential``: consecutive rows (wrapping at N).
+    ``hot``: uniform over the first min(N, 1024) rows.
+
+    >>> lookup_indices("sequential", N=5, B=2, L=4, device="cpu").tolist()
+    [0, 1, 2, 3, 4, 0, 1, 2]
+    """
+    import torch
+
+    generator = torch.Generator(device="cpu").manual_seed(seed)
+    count = B * L
+    if pattern == "random":
+        index = torch.randint(0, N, (count,), generator=generator)
+    elif pattern == "sequential":
+        index = torch.arange(count) % N
+    elif pattern == "hot":
+        index = torch.randint(0, min(N, HOT_ROWS), (count,), generator=generator)
+    else:
+        raise GpuConceptsError(f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}")
+    return index.to(device)
+
+
+def embedding_lookup(
+    device: str,
+    peaks: Peaks,
+    *,
+    N: int,
+    B: int,
+    L: int,
+    d: int,
+    pattern: str = "random",
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """Time ``F.embedding_bag`` (sum of L rows per sample) into an N × d table.
+
+    Counts: ``embedding_bag_flops(B, L, d)`` and ``embedding_bag_bytes(B, L, d, s)``; the
+    caches are flushed before each repetition, so only the ``hot`` pattern finds its rows
+    in cache (and beats the DRAM roofline, which is the point of showing it).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    check_sizes("dlrm.embedding_lookup", N=N, B=B, L=L, d=d)
+    if pattern not in PATTERNS:
+        raise GpuConceptsError(f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}")
+    dtype = dtype or default_dtype(device, "embedding")
+    table = tensor((N, d), dtype, device)
+    index = lookup_indices(pattern, N=N, B=B, L=L, device=device)
+    assert isinstance(index, torch.Tensor)
+    offsets = torch.arange(0, B * L, L, device=device)
+    s = table.element_size()
+
+    def fn() -> torch.Tensor:
+        return F.embedding_bag(index, table, offsets, mode="sum")
+
+    return run(
+        f"dlrm-{pattern}",
+        device,
+        peaks,
+        fn,
+        flops=formulas.embedding_bag_flops(B=B, L=L, d=d),
+        bytes=formulas.embedding_bag_bytes(B=B, L=L, d=d, s=s),
+        params={"N": N, "B": B, "L": L, "d": d, "s": s, "pattern": pattern},
+        repeats=repeats,
+        flush=True,
+        dtype=dtype,
+    )
+
+
+def dense_mlp(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    d_in: int,
+    d_out: int,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """The dense part of DLRM: one fully connected layer, workload ``dlrm-dense``."""
+    return linear(
+        device, peaks, B=B, d_in=d_in, d_out=d_out, dtype=dtype, repeats=repeats,
+        workload="dlrm-dense",
+    )

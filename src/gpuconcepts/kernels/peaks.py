@@ -1,0 +1,130 @@
+r"""Measured peaks: STREAM-like copy and triad bandwidth, and a large GEMM's FLOP/s.
+
+The arrays are at least four times the last-level cache (the L3 of a CPU, the L2 of a
+GPU), so the bandwidth is DRAM's (HBM's) and not the cache's. Copy counts the bytes
+read and the bytes written (``formulas.stream_copy_bytes``), as STREAM does. Each rate
+is taken at the best repetition, as STREAM reports it: a ceiling is the fastest the
+machine was seen to go.
+
+>>> rate = copy_bandwidth("cpu", array_bytes=4 * 1024**2, repeats=2)
+>>> rate > 0
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpuconcepts import formulas
+from gpuconcepts.kernels._common import default_dtype, torch_dtype
+from gpuconcepts.measure import (
+    Peaks,
+    free_memory_bytes,
+    last_level_cache_bytes,
+    time_function,
+)
+
+COLUMNS = 1024
+"""STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
+
+LLC_MULTIPLE = 4
+"""STREAM arrays are at least this many times the last-level cache."""
+
+
+def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> int:
+    """Bytes of one STREAM array: the preset, raised to 4× the cache, capped to fit 3 in half
+    the free memory; a whole number of 1024-element float32 rows.
+
+    >>> stream_array_bytes(128 * 1024**2, 32 * 1024**2, 64 * 1024**3) // 1024**2
+    128
+    >>> stream_array_bytes(64 * 1024**2, 50 * 1024**2, 64 * 1024**3) // 1024**2
+    200
+    >>> stream_array_bytes(2048 * 1024**2, 50 * 1024**2, 3 * 1024**3) // 1024**2
+    512
+    """
+    wanted = max(preset_bytes, LLC_MULTIPLE * cache_bytes)
+    wanted = min(wanted, free_bytes // 6)
+    row = COLUMNS * 4
+    return max(row, wanted // row * row)
+
+
+def _rows(array_bytes: int, s: int) -> int:
+    return max(1, array_bytes // (COLUMNS * s))
+
+
+def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
+    """Bytes/s of ``dst.copy_(src)`` on float32 arrays of ``array_bytes`` (read + write)."""
+    import torch
+
+    rows = _rows(array_bytes, 4)
+    src = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
+    dst = torch.zeros_like(src)
+    times = time_function(lambda: dst.copy_(src), device, repeats=repeats)
+    return formulas.stream_copy_bytes(N=rows, d=COLUMNS, s=src.element_size()) / min(times)
+
+
+def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
+    """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element)."""
+    import torch
+
+    rows = _rows(array_bytes, 4)
+    b = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
+    c = torch.full_like(b, 2.0)
+    a = torch.zeros_like(b)
+    times = time_function(lambda: torch.add(b, c, alpha=3.0, out=a), device, repeats=repeats)
+    return formulas.stream_triad_bytes(N=rows, d=COLUMNS, s=a.element_size()) / min(times)
+
+
+def gemm_flops(device: str, *, n: int, dtype: str | None = None, repeats: int = 5) -> float:
+    """FLOP/s of an n × n × n ``torch.mm`` in ``dtype`` (``formulas.mlp_flops(n, n, n)``)."""
+    import torch
+
+    from gpuconcepts.kernels._common import tensor
+
+    name = dtype or default_dtype(device)
+    a = tensor((n, n), name, device, seed=1)
+    b = tensor((n, n), name, device, seed=2)
+    out = torch.empty((n, n), dtype=torch_dtype(name), device=device)
+    tf32 = name == "tf32"
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        times = time_function(lambda: torch.mm(a, b, out=out), device, repeats=repeats)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    return formulas.mlp_flops(B=n, d_in=n, d_out=n) / min(times)
+
+
+def measure_peaks(
+    device: str,
+    quick: bool = False,
+    *,
+    presets: Mapping[str, Mapping[str, int]] | None = None,
+    repeats: int | None = None,
+) -> Peaks:
+    """Measure a device's compute and bandwidth ceilings.
+
+    Sizes come from the ``peaks`` table of the presets (``gemm_n``, ``stream_mib``);
+    ``bytes_per_s`` is the larger of copy and triad.
+    """
+    if presets is None:
+        from gpuconcepts.kernels.presets import load_presets
+
+        presets = load_presets(device, quick)
+    sizes = presets["peaks"]
+    reps = repeats or max(3, presets.get("timing", {}).get("repeats", 5))
+    array = stream_array_bytes(
+        sizes["stream_mib"] * 1024**2, last_level_cache_bytes(device), free_memory_bytes(device)
+    )
+    copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
+    triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
+    dtype = default_dtype(device)
+    flops = gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps)
+    return Peaks(
+        device=device,
+        flops_per_s=flops,
+        bytes_per_s=max(copy, triad),
+        dtype=dtype,
+        copy_bytes_per_s=copy,
+        triad_bytes_per_s=triad,
+    )

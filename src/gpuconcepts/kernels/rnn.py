@@ -1,0 +1,144 @@
+r"""RNN: ``nn.RNN``, the explicit step loop, and the same FLOPs as one batched GEMM.
+
+All three do ``rnn_flops`` of work on ``rnn_bytes`` of minimal traffic; only the GEMM is
+free of the step-to-step dependency h_t = tanh(W_x x_t + W_h h_{t-1} + b), which is
+what limits the other two.
+
+>>> from gpuconcepts.measure import Peaks
+>>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> ms = [f("cpu", peaks, B=2, S=3, d_in=4, d_h=8, repeats=2)
+...       for f in (rnn_module, step_loop, batched_gemm)]
+>>> [(m.workload, m.flops) for m in ms]
+[('rnn-module', 1152), ('rnn-loop', 1152), ('rnn-gemm', 1152)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gpuconcepts import formulas
+from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
+from gpuconcepts.measure import Measurement, Peaks
+
+
+def _measure(
+    workload: str,
+    device: str,
+    peaks: Peaks,
+    fn: Callable[[], Any],
+    *,
+    B: int,
+    S: int,
+    d_in: int,
+    d_h: int,
+    s: int,
+    dtype: str,
+    repeats: int,
+) -> Measurement:
+    flops = formulas.rnn_flops(B=B, S=S, d_in=d_in, d_h=d_h)
+    nbytes = formulas.rnn_bytes(B=B, S=S, d_in=d_in, d_h=d_h, s=s)
+    return run(
+        workload,
+        device,
+        peaks,
+        fn,
+        flops=flops,
+        bytes=nbytes,
+        params={"B": B, "S": S, "d_in": d_in, "d_h": d_h, "s": s},
+        repeats=repeats,
+        flush=flops / nbytes < peaks.ridge_point,
+        dtype=dtype,
+    )
+
+
+def rnn_module(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    S: int,
+    d_in: int,
+    d_h: int,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps."""
+    import torch
+
+    check_sizes("rnn.rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
+    dtype = dtype or default_dtype(device)
+    x = tensor((B, S, d_in), dtype, device, seed=1)
+    module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
+    return _measure(
+        "rnn-module", device, peaks, lambda: module(x), B=B, S=S, d_in=d_in, d_h=d_h,
+        s=x.element_size(), dtype=dtype, repeats=repeats,
+    )
+
+
+def step_loop(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    S: int,
+    d_in: int,
+    d_h: int,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """Time the explicit loop h_t = tanh(x_t W_x + h_{t-1} W_h + b), one step after another."""
+    import torch
+
+    check_sizes("rnn.step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
+    dtype = dtype or default_dtype(device)
+    x = tensor((S, B, d_in), dtype, device, seed=1)
+    w_x = tensor((d_in, d_h), dtype, device, seed=2)
+    w_h = tensor((d_h, d_h), dtype, device, seed=3)
+    bias = tensor((d_h,), dtype, device, seed=4)
+    out = torch.empty((S, B, d_h), dtype=x.dtype, device=device)
+
+    def fn() -> torch.Tensor:
+        h = torch.zeros((B, d_h), dtype=x.dtype, device=device)
+        for t in range(S):
+            h = torch.tanh(torch.addmm(torch.addmm(bias, x[t], w_x), h, w_h))
+            out[t] = h
+        return out
+
+    return _measure(
+        "rnn-loop", device, peaks, fn, B=B, S=S, d_in=d_in, d_h=d_h, s=x.element_size(),
+        dtype=dtype, repeats=repeats,
+    )
+
+
+def batched_gemm(
+    device: str,
+    peaks: Peaks,
+    *,
+    B: int,
+    S: int,
+    d_in: int,
+    d_h: int,
+    dtype: str | None = None,
+    repeats: int = DEFAULT_REPEATS,
+) -> Measurement:
+    """The RNN's FLOPs as one GEMM: [x_t, h_{t-1}] for all B·S steps at once times [W_x; W_h].
+
+    The previous hidden states are given up front (as if the recurrence were known), so
+    nothing waits: this is the speed the same arithmetic reaches without the dependency.
+    """
+    import torch
+
+    check_sizes("rnn.batched_gemm", B=B, S=S, d_in=d_in, d_h=d_h)
+    dtype = dtype or default_dtype(device)
+    z = tensor((B * S, d_in + d_h), dtype, device, seed=1)
+    w = tensor((d_in + d_h, d_h), dtype, device, seed=2)
+    bias = tensor((d_h,), dtype, device, seed=4)
+
+    def fn() -> torch.Tensor:
+        return torch.tanh(torch.addmm(bias, z, w))
+
+    return _measure(
+        "rnn-gemm", device, peaks, fn, B=B, S=S, d_in=d_in, d_h=d_h, s=z.element_size(),
+        dtype=dtype, repeats=repeats,
+    )
