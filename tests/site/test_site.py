@@ -171,13 +171,14 @@ def test_answers_hidden_until_clicked(answer_page: str, browse: Browse):
 
 def test_search_finds_kv_cache(browse: Browse, site: Site):
     page, visit = browse.open("search.html?q=KV+cache")
-    results = page.locator("#search-results ul.search li")
-    results.first.wait_for(state="visible")
+    summary = page.locator("#search-results p.search-summary")
     page.wait_for_function(
-        "() => /Search finished/.test(document.querySelector('#search-results')?.innerText)"
+        "() => /Search finished|did not match/.test("
+        "document.querySelector('#search-results p.search-summary')?.innerText)"
     )
-    assert results.count() >= 1
-    links = [a.get_attribute("href") or "" for a in page.locator("ul.search li a").all()]
+    results = page.locator("#search-results ul.search li")
+    assert results.count() >= 1, f"search for 'KV cache': {summary.inner_text()}"
+    links = [a.get_attribute("href") or "" for a in results.locator("a").all()]
     targets = {href.split("#")[0].split("?")[0] for href in links}
     assert targets <= set(site.pages), f"search results link to unknown pages: {targets}"
     assert visit.problems == [], visit.problems
