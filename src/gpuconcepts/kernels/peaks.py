@@ -27,6 +27,9 @@ from gpuconcepts.measure import (
 COLUMNS = 1024
 """STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
 
+PEAK_REPEATS = 10
+"""Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
+
 LLC_MULTIPLE = 4
 """STREAM arrays are at least this many times the last-level cache."""
 
@@ -112,7 +115,8 @@ def measure_peaks(
 
         presets = load_presets(device, quick)
     sizes = presets["peaks"]
-    reps = repeats or max(3, presets.get("timing", {}).get("repeats", 5))
+    # A ceiling is the best repetition, so more of them help on a busy machine.
+    reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
     array = stream_array_bytes(
         sizes["stream_mib"] * 1024**2, last_level_cache_bytes(device), free_memory_bytes(device)
     )

@@ -1,0 +1,235 @@
+r"""Datasheet peaks of common GPUs, each with its source, and their ridge points.
+
+FLOP/s are **dense** Tensor Core (or CUDA core, for fp32) peaks: NVIDIA's datasheets
+print the 2:4-sparse figure first, which is twice the dense one; it is never used here.
+Bandwidths are decimal bytes per second (3.35 TB/s = 3.35e12 B/s), as datasheets mean
+them. L2 sizes are the bytes the driver reports (NVIDIA's "50 MB" L2 is 50 MiB).
+
+>>> h100 = GPUS["H100 SXM"]
+>>> round(h100.ridge_point("bf16"))
+295
+>>> h100.flops_per_s["bf16"] / 1e12, h100.bytes_per_s / 1e12
+(989.0, 3.35)
+>>> lookup("NVIDIA H100 80GB HBM3").name
+'H100 SXM'
+>>> lookup("NVIDIA H100 PCIe") is None
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+
+DTYPES = ("fp32", "tf32", "fp16", "bf16")
+"""Dtype keys of :attr:`GPU.flops_per_s`, in table order."""
+
+TORCH_DTYPES = {"float32": "fp32", "tf32": "tf32", "float16": "fp16", "bfloat16": "bf16"}
+"""Kernel dtype names (``gpuconcepts.kernels``) to datasheet keys."""
+
+_T = 1e12
+_MiB = 1024**2
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One datasheet row.
+
+    Attributes:
+        name: short name used as the table key.
+        flops_per_s: dense peak FLOP/s by dtype (``fp32``, ``tf32``, ``fp16``, ``bf16``);
+            a dtype the GPU lacks is absent.
+        bytes_per_s: peak DRAM (HBM/GDDR) bandwidth, decimal bytes per second.
+        l2_bytes: L2 cache size in bytes.
+        memory_bytes: DRAM capacity in bytes (decimal GB as printed).
+        source: the document the figures come from.
+        device_names: regular expressions matched against ``torch.cuda.get_device_name()``.
+    """
+
+    name: str
+    flops_per_s: Mapping[str, float] = field(compare=False)
+    bytes_per_s: float
+    l2_bytes: int
+    memory_bytes: int
+    source: str
+    device_names: tuple[str, ...] = ()
+
+    def ridge_point(self, dtype: str) -> float:
+        """``formulas.ridge_point(P, beta)`` for one dtype (``bf16`` or ``bfloat16``...)."""
+        key = TORCH_DTYPES.get(dtype, dtype)
+        if key not in self.flops_per_s:
+            raise GpuConceptsError(
+                f"{self.name} has no {dtype!r} peak; it lists {', '.join(self.flops_per_s)}"
+            )
+        return float(formulas.ridge_point(P=self.flops_per_s[key], beta=self.bytes_per_s))
+
+    def peak(self, dtype: str) -> float | None:
+        """Dense FLOP/s for a dtype (kernel or datasheet name), or None when not listed."""
+        return self.flops_per_s.get(TORCH_DTYPES.get(dtype, dtype))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the ridge point of every listed dtype."""
+        return {
+            "name": self.name,
+            "flops_per_s": dict(self.flops_per_s),
+            "bytes_per_s": self.bytes_per_s,
+            "l2_bytes": self.l2_bytes,
+            "memory_bytes": self.memory_bytes,
+            "ridge_points": {k: self.ridge_point(k) for k in self.flops_per_s},
+            "source": self.source,
+        }
+
+
+_ROWS = (
+    GPU(
+        "A100 80GB SXM",
+        {"fp32": 19.5 * _T, "tf32": 156 * _T, "fp16": 312 * _T, "bf16": 312 * _T},
+        bytes_per_s=2.039e12,
+        l2_bytes=40 * _MiB,
+        memory_bytes=80 * 10**9,
+        source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column; dense = half the "
+        "sparsity figures); L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper",
+        device_names=(r"A100[- ]SXM4?[- ]80GB",),
+    ),
+    GPU(
+        "H100 SXM",
+        {"fp32": 67 * _T, "tf32": 494.5 * _T, "fp16": 989 * _T, "bf16": 989 * _T},
+        bytes_per_s=3.35e12,
+        l2_bytes=50 * _MiB,
+        memory_bytes=80 * 10**9,
+        source="NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; dense = half the "
+        "sparsity figures); L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
+        device_names=(r"H100 80GB HBM3", r"H100[- ]SXM"),
+    ),
+    GPU(
+        "H200",
+        {"fp32": 67 * _T, "tf32": 494.5 * _T, "fp16": 989 * _T, "bf16": 989 * _T},
+        bytes_per_s=4.8e12,
+        l2_bytes=50 * _MiB,
+        memory_bytes=141 * 10**9,
+        source="NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the "
+        "sparsity figures); L2 as H100 SXM (same GH100 die)",
+        device_names=(r"\bH200\b(?!.*NVL)",),
+    ),
+    GPU(
+        "L4",
+        {"fp32": 30.3 * _T, "tf32": 60 * _T, "fp16": 121 * _T, "bf16": 121 * _T},
+        bytes_per_s=300e9,
+        l2_bytes=48 * _MiB,
+        memory_bytes=24 * 10**9,
+        source="NVIDIA L4 Tensor Core GPU datasheet (dense = half the sparsity figures); "
+        "L2 from the NVIDIA Ada Lovelace GPU Architecture whitepaper (AD104)",
+        device_names=(r"\bL4\b",),
+    ),
+    GPU(
+        "T4",
+        {"fp32": 8.1 * _T, "fp16": 65 * _T},
+        bytes_per_s=320e9,
+        l2_bytes=4 * _MiB,
+        memory_bytes=16 * 10**9,
+        source="NVIDIA T4 Tensor Core GPU datasheet (mixed-precision FP16/FP32 figure; Turing "
+        "has no BF16, TF32 or sparsity); L2 from the NVIDIA Turing GPU Architecture whitepaper",
+        device_names=(r"\bT4\b",),
+    ),
+    GPU(
+        "RTX 4090",
+        {"fp32": 82.6 * _T, "tf32": 82.6 * _T, "fp16": 165.2 * _T, "bf16": 165.2 * _T},
+        bytes_per_s=1.008e12,
+        l2_bytes=72 * _MiB,
+        memory_bytes=24 * 10**9,
+        source="NVIDIA Ada Lovelace GPU Architecture whitepaper, GeForce RTX 4090 column "
+        "(dense, FP32 accumulate)",
+        device_names=(r"RTX 4090(?![ -]?(D\b|Laptop))",),
+    ),
+)
+
+GPUS: dict[str, GPU] = {gpu.name: gpu for gpu in _ROWS}
+"""The datasheet table by short name."""
+
+
+def lookup(device_name: str) -> GPU | None:
+    """The table row for a CUDA device name (``torch.cuda.get_device_name()``), else None.
+
+    >>> lookup("NVIDIA A100-SXM4-80GB").name, lookup("Tesla T4").name, lookup("NVIDIA L4").name
+    ('A100 80GB SXM', 'T4', 'L4')
+    >>> lookup("NVIDIA GeForce RTX 4090").name, lookup("NVIDIA H200").name
+    ('RTX 4090', 'H200')
+    >>> lookup("NVIDIA A100 80GB PCIe") is None
+    True
+    """
+    for gpu in _ROWS:
+        if any(re.search(pattern, device_name, re.IGNORECASE) for pattern in gpu.device_names):
+            return gpu
+    return None
+
+
+def current_gpu() -> GPU | None:
+    """The table row of the current CUDA device, or None without CUDA or for an unknown GPU."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is an optional extra
+        return None
+    if not torch.cuda.is_available():
+        return None
+    return lookup(torch.cuda.get_device_name(torch.cuda.current_device()))
+
+
+def _tera(value: float | None) -> str:
+    return "-" if value is None else f"{value / _T:g}"
+
+
+def table_rows() -> list[list[str]]:
+    """The datasheet table as text cells, header first (what ``gpuconcepts hardware`` prints)."""
+    header = [
+        "GPU", *(f"{d} TFLOP/s" for d in DTYPES), "bandwidth TB/s", "L2 MiB",
+        "ridge bf16/fp16 FLOP/B",
+    ]
+    rows = [header]
+    for gpu in _ROWS:
+        ridge_dtype = "bf16" if "bf16" in gpu.flops_per_s else "fp16"
+        rows.append([
+            gpu.name,
+            *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
+            f"{gpu.bytes_per_s / _T:g}",
+            f"{gpu.l2_bytes // _MiB}",
+            f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
+        ])
+    return rows
+
+
+def format_table(rows: list[list[str]]) -> str:
+    """Align text cells in columns (first column left, the others right).
+
+    >>> print(format_table([["a", "b"], ["long", "1"]]))
+    a     b
+    long  1
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(width) if i == 0 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def run_hardware(as_json: bool) -> int:
+    """Print the datasheet table (or JSON) to stdout; the CLI's ``gpuconcepts hardware``."""
+    if as_json:
+        payload = {"gpus": [gpu.to_dict() for gpu in _ROWS]}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return 0
+    sys.stdout.write(format_table(table_rows()) + "\n\nSources:\n")
+    for gpu in _ROWS:
+        sys.stdout.write(f"  {gpu.name}: {gpu.source}\n")
+    sys.stdout.write("FLOP/s are dense (not 2:4 sparse); bandwidths are decimal (1 TB = 1e12 B).\n")
+    return 0
