@@ -63,7 +63,7 @@ def site(session: nox.Session) -> None:
         session.error("Debian's chromium is needed: apt-get install -y chromium")
     # Playwright drives that chromium; it must never fetch a browser build of its own.
     env = {"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "CHROMIUM": str(chromium)}
-    install(session, "-e", ".[site]", env=env)
+    session.install(*CONSTRAINTS, "-e", ".[site]", env=env)
     session.run("pytest", "-m", "site", "tests/site", *session.posargs, env=env)
 
 

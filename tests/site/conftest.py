@@ -177,7 +177,7 @@ class Site:
     """The built book: its folder and the scan of every page."""
 
     root: Path
-    pages: dict[str, PageScan] = field(default_factory=dict)
+    pages: dict[str, PageScan] = field(default_factory=dict, repr=False)
 
     @property
     def built(self) -> bool:
