@@ -474,33 +474,43 @@ def time_cpu(
 ) -> tuple[float, ...]:
     """Seconds per call for each of ``repeats`` repetitions, on all CPU threads.
 
-    Uses :class:`torch.utils.benchmark.Timer` with ``num_threads`` set (its default is one
-    thread, which would halve a 2-core result). A repetition of a fast kernel holds several
-    calls (at least ``min_rep_seconds`` in all) and reports their mean. ``flush`` runs
-    before each repetition, outside the timed region; pass it for memory-bound kernels.
+    torch runs with ``num_threads`` (default: all of :func:`cpu_threads`) for the whole
+    timing; ``torch.utils.benchmark.Timer`` would default to one thread, halving a 2-core
+    result, and its ``timeit`` runs two untimed calls right before the timed ones, which
+    would undo a cache flush, so the loop here is a plain ``perf_counter`` one.
+    Without ``flush`` a repetition of a fast kernel holds several calls (at least
+    ``min_rep_seconds`` in all) and reports their mean. With ``flush`` (memory-bound
+    kernels) each repetition is exactly one call right after ``flush()``, which is not timed.
 
     >>> times = time_cpu(lambda: sum(range(100)), repeats=3)
     >>> len(times), all(t > 0 for t in times)
     (3, True)
     """
     _check_repeats(repeats, warmup)
-    from torch.utils.benchmark import Timer
+    import torch
 
     threads = num_threads if num_threads is not None else cpu_threads()
-    timer = Timer(stmt="fn()", globals={"fn": fn}, num_threads=threads)
-    estimate = math.inf
-    for _ in range(max(1, warmup)):
-        if flush is not None:
-            flush()
-        start = time.perf_counter()
-        fn()
-        estimate = min(estimate, time.perf_counter() - start)
-    number = 1 if flush is not None else calls_per_repetition(estimate, min_rep_seconds)
-    times = []
-    for _ in range(repeats):
-        if flush is not None:
-            flush()
-        times.append(float(timer.timeit(number).mean))
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        estimate = math.inf
+        for _ in range(max(1, warmup)):
+            if flush is not None:
+                flush()
+            start = time.perf_counter()
+            fn()
+            estimate = min(estimate, time.perf_counter() - start)
+        number = 1 if flush is not None else calls_per_repetition(estimate, min_rep_seconds)
+        times = []
+        for _ in range(repeats):
+            if flush is not None:
+                flush()
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times.append((time.perf_counter() - start) / number)
+    finally:
+        torch.set_num_threads(previous)
     return tuple(times)
 
 

@@ -94,11 +94,6 @@ def _decode_cache(v: Mapping[str, int], s: int) -> float:
     return 2 * cache  # torch.cat holds the old and the new cache for a moment
 
 
-def _prefill(v: Mapping[str, int], s: int) -> float:
-    scores = formulas.attention_scores(S=v["S"]) * v["B"] * v["heads"] * s  # unfused fallback
-    return formulas.attention_bytes(B=v["B"], S=v["S"], d=v["d"], s=s) + scores
-
-
 FOOTPRINTS: dict[tuple[str, str], Footprint] = {
     ("peaks", "stream_mib"): lambda v, _s: 3 * v["stream_mib"] * _MIB,
     ("peaks", "gemm_n"): lambda v, s: formulas.mlp_bytes(
@@ -118,11 +113,16 @@ FOOTPRINTS: dict[tuple[str, str], Footprint] = {
     ("rnn", "B"): lambda v, s: 2 * formulas.rnn_bytes(
         B=v["B"], S=v["S"], d_in=v["d_in"], d_h=v["d_h"], s=s
     ),
-    ("transformer_prefill", "B"): _prefill,
+    ("transformer_prefill", "B"): lambda v, s: 2 * formulas.attention_bytes(
+        B=v["B"], S=v["S"], d=v["d"], s=s
+    ),
     ("transformer_decode", "B"): _decode_cache,
 }
 """(table, the size halved to fit) -> memory footprint. Embedding tables are float32 (s=4);
-the footprints assume s=4 everywhere, an upper bound for the 2-byte CUDA dtypes."""
+the footprints assume s=4 everywhere, an upper bound for the 2-byte CUDA dtypes. The factor
+2 leaves room for workspaces (cuDNN, oneDNN) and outputs. Prefill assumes fused attention
+(flash or memory-efficient, what ``scaled_dot_product_attention`` picks on CPU and CUDA),
+which never holds the S×S scores."""
 
 
 def cap_presets(
