@@ -102,16 +102,17 @@ def plot_roofline(
     low = min(intensities) / 10
     high = max(intensities) * 10
     dtype = datasheet_dtype or peaks.dtype
-    if datasheet is not None and dtype in datasheet.flops_per_s:
+    sheet_peak = datasheet.peak(dtype) if datasheet is not None else None
+    if datasheet is not None and sheet_peak is not None:
         high = max(high, datasheet.ridge_point(dtype) * 10)
     xs = np.logspace(np.log10(low), np.log10(high), 200)
     _roof_line(
         ax, peaks.flops_per_s, peaks.bytes_per_s, xs, color="black", lw=2,
         label=f"measured roof ({peaks.dtype}): ridge {peaks.ridge_point:.3g} FLOP/B",
     )
-    if datasheet is not None and dtype in datasheet.flops_per_s:
+    if datasheet is not None and sheet_peak is not None:
         _roof_line(
-            ax, datasheet.flops_per_s[dtype], datasheet.bytes_per_s, xs, color="grey", ls="--",
+            ax, sheet_peak, datasheet.bytes_per_s, xs, color="grey", ls="--",
             label=f"{datasheet.name} datasheet ({dtype}): ridge "
             f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
         )

@@ -1,0 +1,123 @@
+"""gpuconcepts.hardware: the datasheet table, its ridge points, the device lookup, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuconcepts import formulas, hardware
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import GPUS, lookup
+
+
+def test_required_gpus_are_listed() -> None:
+    assert {"A100 80GB SXM", "H100 SXM", "H200", "L4", "T4", "RTX 4090"} <= set(GPUS)
+
+
+def test_h100_bf16_ridge_point_is_about_295() -> None:
+    ridge = GPUS["H100 SXM"].ridge_point("bf16")
+    assert round(ridge) == 295
+    assert ridge == float(formulas.ridge_point(P=989e12, beta=3.35e12))
+    assert GPUS["H100 SXM"].ridge_point("bfloat16") == ridge  # kernel dtype names work too
+
+
+@pytest.mark.parametrize(
+    ("gpu", "dtype", "tflops", "tb_per_s"),
+    [
+        ("A100 80GB SXM", "bf16", 312, 2.039),
+        ("A100 80GB SXM", "tf32", 156, 2.039),
+        ("H100 SXM", "fp16", 989, 3.35),
+        ("H200", "bf16", 989, 4.8),
+        ("L4", "fp16", 121, 0.3),
+        ("T4", "fp16", 65, 0.32),
+        ("RTX 4090", "bf16", 165.2, 1.008),
+    ],
+)
+def test_dense_peaks_and_decimal_bandwidth(gpu: str, dtype: str, tflops: float,
+                                           tb_per_s: float) -> None:
+    row = GPUS[gpu]
+    assert row.flops_per_s[dtype] == pytest.approx(tflops * 1e12)
+    assert row.bytes_per_s == pytest.approx(tb_per_s * 1e12)  # 1 TB = 1e12 bytes, not 2**40
+
+
+def test_no_sparse_figures() -> None:
+    # dense tensor-core peaks are at most ~16x fp32 on these parts; a 2:4-sparse number would
+    # also show up as exactly 1979 or 624 on the Hopper and Ampere rows.
+    assert GPUS["H100 SXM"].flops_per_s["bf16"] != 1979e12
+    assert GPUS["A100 80GB SXM"].flops_per_s["bf16"] != 624e12
+    for row in GPUS.values():
+        for dtype, value in row.flops_per_s.items():
+            assert value <= 16 * row.flops_per_s["fp32"], (row.name, dtype)
+
+
+def test_every_row_has_source_l2_and_ridges() -> None:
+    for row in GPUS.values():
+        assert row.source.startswith("NVIDIA")
+        assert "." not in row.source.split()[0]  # a document name, not a web address
+        assert row.l2_bytes >= 4 * 1024**2
+        data = row.to_dict()
+        assert set(data["ridge_points"]) == set(row.flops_per_s)
+
+
+def test_t4_has_no_bf16() -> None:
+    assert GPUS["T4"].peak("bfloat16") is None
+    assert GPUS["T4"].peak("float16") == 65e12
+    with pytest.raises(GpuConceptsError, match=r"T4 has no 'bf16' peak; it lists fp32, fp16"):
+        GPUS["T4"].ridge_point("bf16")
+
+
+@pytest.mark.parametrize(
+    ("device_name", "expected"),
+    [
+        ("NVIDIA A100-SXM4-80GB", "A100 80GB SXM"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("NVIDIA H200", "H200"),
+        ("NVIDIA L4", "L4"),
+        ("Tesla T4", "T4"),
+        ("NVIDIA GeForce RTX 4090", "RTX 4090"),
+        ("NVIDIA A100-SXM4-40GB", None),
+        ("NVIDIA A100 80GB PCIe", None),
+        ("NVIDIA H100 PCIe", None),
+        ("NVIDIA H200 NVL", None),
+        ("NVIDIA GeForce RTX 4090 D", None),
+        ("NVIDIA L40S", None),
+    ],
+)
+def test_lookup_by_cuda_device_name(device_name: str, expected: str | None) -> None:
+    row = lookup(device_name)
+    assert (row.name if row else None) == expected
+
+
+def test_current_gpu_is_none_without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert hardware.current_gpu() is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda _i: "NVIDIA H200")
+    gpu = hardware.current_gpu()
+    assert gpu is not None and gpu.name == "H200"
+
+
+def test_run_hardware_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hardware.run_hardware(as_json=False) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["GPU", "fp32", "TFLOP/s"]
+    h100 = next(line for line in lines if line.startswith("H100 SXM"))
+    assert h100.split()[-2:] == ["295", "(bf16)"]
+    t4 = next(line for line in lines if line.startswith("T4"))
+    assert t4.split()[-2:] == ["203", "(fp16)"]
+    assert "dense (not 2:4 sparse)" in out
+    for name in GPUS:
+        assert f"  {name}: NVIDIA" in out
+
+
+def test_run_hardware_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert hardware.run_hardware(as_json=True) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row for row in data["gpus"]}
+    assert set(rows) == set(GPUS)
+    assert round(rows["H100 SXM"]["ridge_points"]["bf16"]) == 295
+    assert rows["H200"]["bytes_per_s"] == 4.8e12
