@@ -1,0 +1,125 @@
+"""Sphinx configuration of the gpuconcepts book (MyST-NB, executed, offline).
+
+Sections: project · paths and the cache key · extensions · MyST · MyST-NB execution ·
+HTML theme · notebooks for download and Colab · API reference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
+
+import gpuconcepts  # noqa: E402
+
+# -- Project -----------------------------------------------------------------------------
+project = "gpuconcepts"
+author = "gpuconcepts developers"
+copyright = "gpuconcepts developers"  # noqa: A001
+release = gpuconcepts.__version__
+version = release
+REPOSITORY_URL = "https://github.com/gpuconcepts/gpuconcepts"
+
+# -- Paths and the cache key -------------------------------------------------------------
+# MyST-NB's cache hashes only a notebook's code cells, so editing gpuconcepts would not
+# re-run a cached page. The cache folder is therefore named after a hash of everything the
+# pages execute: the package's sources and the kernel size presets. A change there gives a
+# new folder (every page runs again) and, because nb_execution_cache_path is an "env"
+# setting, tells Sphinx that the configuration changed so every page is read again.
+_INPUTS = sorted(
+    [*(ROOT / "src" / "gpuconcepts").rglob("*.py"), *(ROOT / "conf").glob("*.toml")],
+)
+
+
+def _package_hash() -> str:
+    digest = hashlib.sha256()
+    for path in _INPUTS:
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+PACKAGE_HASH = _package_hash()
+_CACHE_ROOT = DOCS / "_build" / ".jupyter_cache"
+_CACHE = _CACHE_ROOT / PACKAGE_HASH
+if _CACHE_ROOT.is_dir():  # drop caches of older package versions: they can never hit again
+    for stale in _CACHE_ROOT.iterdir():
+        if stale.is_dir() and stale.name != PACKAGE_HASH:
+            shutil.rmtree(stale, ignore_errors=True)
+
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "*.ipynb", "Thumbs.db", ".DS_Store"]
+templates_path: list[str] = []
+html_static_path = ["_static"]
+
+# -- Extensions --------------------------------------------------------------------------
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax served from _static/mathjax: no CDN, works offline
+    "sphinx_copybutton",
+    "sphinx_design",
+]
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# -- MyST --------------------------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+myst_heading_anchors = 3
+myst_dmath_double_inline = True
+
+# -- MyST-NB execution (all execution settings together) ---------------------------------
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(_CACHE)
+nb_execution_raise_on_error = True  # a failing cell stops the build, naming page and cell
+nb_execution_show_tb = True  # and prints the traceback
+nb_execution_allow_errors = False
+nb_execution_timeout = 300  # seconds per cell
+nb_execution_in_temp = False
+nb_merge_streams = True
+nb_render_markdown_format = "myst"  # Markdown outputs may hold tables and math
+nb_render_image_options = {"width": "100%"}
+nb_kernel_rgx_aliases = {".*": "python3"}
+
+# -- HTML theme --------------------------------------------------------------------------
+html_theme = "sphinx_book_theme"
+html_title = "How neural networks load a GPU"
+html_last_updated_fmt = ""
+html_css_files = ["book.css"]
+html_theme_options = {
+    "repository_url": REPOSITORY_URL,
+    "repository_branch": "main",
+    "path_to_docs": "docs",
+    "use_repository_button": True,
+    "use_download_button": True,
+    "use_source_button": False,
+    "use_issues_button": False,
+    "launch_buttons": {"colab_url": "https://colab.research.google.com"},
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+}
+html_context = {"default_mode": "light"}
+
+# -- Notebooks for download and Colab ----------------------------------------------------
+# The download button offers the executed notebook MyST-NB writes for each page. Colab opens
+# files from the repository, so every MyST page also gets a plain .ipynb beside it, made by
+# jupytext from the .md (the single source) with one install cell in front. The build
+# refreshes them; tests/test_docs_notebooks.py fails when a committed one is stale.
+sys.path.insert(0, str(DOCS))
+from _notebooks import write_notebooks  # noqa: E402
+
+write_notebooks(DOCS)
+
+# -- API reference -----------------------------------------------------------------------
+autosummary_generate = False
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"members": True, "show-inheritance": True}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False

@@ -1,0 +1,168 @@
+r"""Small helpers the book's pages use to glue library results into their prose.
+
+The pure functions build Markdown from library objects and are tested here; the ``glue_*``
+functions hand those strings to MyST-NB (imported inside them, so this module stays light).
+
+>>> from gpuconcepts.formulas import mlp_weights
+>>> print(markdown_table(["a", "b"], [[1, "x"], [2, "y|z"]]))
+| a | b |
+| --- | --- |
+| 1 | x |
+| 2 | y\|z |
+>>> print(catalogue_table(["mlp_weights"]))
+| Formula | Equation | Counts |
+| --- | --- | --- |
+| `mlp_weights` | $\text{Weights} = d_{in} d_{out}$ | count |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
+from gpuconcepts.formula import total
+from gpuconcepts.formulas import CATALOGUE, get
+from gpuconcepts.units import describe, plain_number
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from gpuconcepts.formula import Formula, Number
+    from gpuconcepts.measure import Measurement
+
+
+def _model_equations() -> dict[str, str]:
+    r"""The models' defining equations, built in sympy (non-commuting: matrices) and printed.
+
+    >>> print(_model_equations()["rnn_step"].replace("\\", "/"))
+    h_{t} = f{/left(W_{x} x_{t} + W_{h} h_{t-1} + b /right)}
+    """
+    X, W, Y, b, x, y = sp.symbols("X W Y b x y", commutative=False)
+    W_x, W_h, x_t, h_t, h_prev = sp.symbols("W_x W_h x_t h_t h_{t-1}", commutative=False)
+    Q, K_T, V, O = sp.symbols("Q K^{T} V O", commutative=False)
+    d_k = sp.Symbol("d_k", positive=True)
+    f = sp.Function("f")
+    softmax = sp.Function(r"\operatorname{softmax}")
+    equations = {
+        "mlp_layer": sp.Eq(Y, total(X * W, b)),
+        "mlp_neuron": sp.Eq(y, f(total(W * x, b))),
+        "rnn_recurrence": sp.Eq(h_t, f(x_t, h_prev)),
+        "rnn_step": sp.Eq(h_t, f(total(W_x * x_t, W_h * h_prev, b))),
+        "attention": sp.Eq(O, softmax(Q * K_T / sp.sqrt(d_k)) * V),
+    }
+    return {name: str(sp.latex(eq, order="none")) for name, eq in equations.items()}
+
+
+MODEL_EQUATIONS: dict[str, str] = _model_equations()
+"""LaTeX of the models' defining equations (what a layer computes, not what it costs)."""
+
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(value: float, unit: str, digits: int = 3) -> str:
+    """A value with an SI prefix and ``digits`` significant digits: ``12.3 GFLOP/s``.
+
+    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(0.125, "")
+    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '0.125')
+    """
+    if unit == "s" and 0 < abs(value) < 1:
+        for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+            if abs(value) >= scale:
+                return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}"
+        return f"{value:.{digits}g} s"
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}{unit}"
+    return f"{float(f'{value:.{digits}g}'):g} {unit}".rstrip()
+
+
+def sizes(params: Mapping[str, object]) -> str:
+    """Kernel sizes as ``B=64, d_in=512``, skipping the element size ``s`` (shown as dtype)."""
+    return ", ".join(
+        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
+        for k, v in params.items()
+        if k != "s"
+    )
+
+
+def measurement_table(measurements: Iterable[Measurement]) -> str:
+    """Measurements beside the roofline's prediction, as a Markdown table."""
+    return markdown_table(
+        ["Kernel", "Sizes", "Time (median)", "FLOP/s", "Bytes/s", "FLOP/byte", "Roofline time",
+         "Measured / roofline", "Bound"],
+        [
+            [f"`{m.workload}`", sizes(m.params), si(m.seconds, "s"), si(m.flops_per_s, "FLOP/s"),
+             si(m.bytes_per_s, "B/s"), si(m.intensity, ""), si(m.predicted_seconds, "s"),
+             f"{m.roofline_ratio:.1f}×", f"**{m.bound}**"]
+            for m in measurements
+        ],
+    )
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table; ``|`` inside a cell is escaped."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", r"\|")
+
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def catalogue_table(names: Iterable[str] | None = None) -> str:
+    """The formulas named (default: the whole catalogue) as a Markdown table with their LaTeX."""
+    chosen = [get(n) for n in names] if names is not None else list(CATALOGUE.values())
+    return markdown_table(
+        ["Formula", "Equation", "Counts"],
+        [[f"`{f.name}`", f"${f.equation()}$", f.kind] for f in chosen],
+    )
+
+
+def worked_answer(formula: Formula, **values: Number) -> str:
+    r"""A worked answer as Markdown: the derivation as display math, then the value in words.
+
+    >>> from gpuconcepts.formulas import mlp_weight_memory
+    >>> print(worked_answer(mlp_weight_memory, d_in=1024, d_out=512, s=4))
+    $$\text{Weight Memory} = d_{in} d_{out} s = 1{,}024 \times 512 \times 4 = 2{,}097{,}152$$
+    <BLANKLINE>
+    **2,097,152 bytes (2.1 MB, 2 MiB)**
+    """
+    value = formula(**values)
+    return (
+        f"$${formula.lhs} = {formula.worked(**values)}$$\n\n"
+        f"**{describe(value, formula.kind)}**"
+    )
+
+
+def glue_md(name: str, text: str) -> None:
+    """Glue Markdown text under ``name`` for ``{glue:md}`` (inline) or ``{glue:md}`` (block)."""
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    glue(name, Markdown(text), display=False)
+
+
+def glue_math(name: str, latex: str) -> None:
+    """Glue LaTeX under ``name`` for the ``{glue:math}`` directive."""
+    from IPython.display import Math
+    from myst_nb import glue
+
+    glue(name, Math(latex), display=False)
+
+
+def glue_figure(name: str, fig: Figure) -> None:
+    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
+    from io import StringIO
+
+    from IPython.display import SVG
+    from myst_nb import glue
+
+    buffer = StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    glue(name, SVG(buffer.getvalue()), display=False)
