@@ -34,8 +34,9 @@ def test_h100_bf16_ridge_point_is_about_295() -> None:
         ("RTX 4090", "bf16", 165.2, 1.008),
     ],
 )
-def test_dense_peaks_and_decimal_bandwidth(gpu: str, dtype: str, tflops: float,
-                                           tb_per_s: float) -> None:
+def test_dense_peaks_and_decimal_bandwidth(
+    gpu: str, dtype: str, tflops: float, tb_per_s: float
+) -> None:
     row = GPUS[gpu]
     assert row.flops_per_s[dtype] == pytest.approx(tflops * 1e12)
     assert row.bytes_per_s == pytest.approx(tb_per_s * 1e12)  # 1 TB = 1e12 bytes, not 2**40
@@ -97,7 +98,8 @@ def test_current_gpu_is_none_without_cuda(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda _i: "NVIDIA H200")
     gpu = hardware.current_gpu()
-    assert gpu is not None and gpu.name == "H200"
+    assert gpu is not None
+    assert gpu.name == "H200"
 
 
 def test_run_hardware_table(capsys: pytest.CaptureFixture[str]) -> None:

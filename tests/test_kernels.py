@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpuconcepts import formulas  # noqa: E402
-from gpuconcepts.errors import GpuConceptsError  # noqa: E402
-from gpuconcepts.kernels import (  # noqa: E402
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.kernels import (
     cnn,
     default_dtype,
     device_class,
@@ -27,42 +27,93 @@ from gpuconcepts.kernels import (  # noqa: E402
     rnn,
     transformer,
 )
-from gpuconcepts.measure import Measurement, Peaks  # noqa: E402
+from gpuconcepts.measure import Measurement, Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 R = 2  # repetitions: enough to exercise the statistics, nothing is asserted about time
 
 CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], float, float]] = [
-    ("dlrm-random", dlrm.embedding_lookup, {"N": 100, "B": 4, "L": 3, "d": 8},
-     formulas.embedding_bag_flops(B=4, L=3, d=8), formulas.embedding_bag_bytes(B=4, L=3, d=8, s=4)),
-    ("dlrm-dense", dlrm.dense_mlp, {"B": 4, "d_in": 8, "d_out": 16},
-     formulas.mlp_flops(B=4, d_in=8, d_out=16), formulas.mlp_bytes(B=4, d_in=8, d_out=16, s=4)),
-    ("mlp", mlp.linear, {"B": 3, "d_in": 5, "d_out": 7},
-     formulas.mlp_flops(B=3, d_in=5, d_out=7), formulas.mlp_bytes(B=3, d_in=5, d_out=7, s=4)),
-    ("cnn-conv3x3", cnn.conv2d, {"B": 2, "H": 6, "W": 5, "C_in": 3, "C_out": 4},
-     formulas.conv_flops(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4),
-     formulas.conv_bytes(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4, s=4)),
-    ("cnn-conv5x5", cnn.conv2d, {"B": 1, "H": 7, "W": 7, "C_in": 2, "C_out": 3, "K": 5},
-     formulas.conv_flops(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3),
-     formulas.conv_bytes(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3, s=4)),
-    ("cnn-depthwise3x3", cnn.depthwise_conv2d, {"B": 2, "H": 6, "W": 5, "C": 4},
-     formulas.depthwise_conv_flops(B=2, H_out=6, W_out=5, K=3, C=4),
-     formulas.depthwise_conv_bytes(B=2, H_out=6, W_out=5, K=3, C=4, s=4)),
-    ("rnn-module", rnn.rnn_module, {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-     formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5), formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4)),
-    ("rnn-loop", rnn.step_loop, {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-     formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5), formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4)),
-    ("rnn-gemm", rnn.batched_gemm, {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-     formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5), formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4)),
-    ("transformer-prefill", transformer.prefill, {"B": 2, "S": 8, "d": 12, "heads": 3},
-     formulas.attention_flops(B=2, S=8, d=12), formulas.attention_bytes(B=2, S=8, d=12, s=4)),
+    (
+        "dlrm-random",
+        dlrm.embedding_lookup,
+        {"N": 100, "B": 4, "L": 3, "d": 8},
+        formulas.embedding_bag_flops(B=4, L=3, d=8),
+        formulas.embedding_bag_bytes(B=4, L=3, d=8, s=4),
+    ),
+    (
+        "dlrm-dense",
+        dlrm.dense_mlp,
+        {"B": 4, "d_in": 8, "d_out": 16},
+        formulas.mlp_flops(B=4, d_in=8, d_out=16),
+        formulas.mlp_bytes(B=4, d_in=8, d_out=16, s=4),
+    ),
+    (
+        "mlp",
+        mlp.linear,
+        {"B": 3, "d_in": 5, "d_out": 7},
+        formulas.mlp_flops(B=3, d_in=5, d_out=7),
+        formulas.mlp_bytes(B=3, d_in=5, d_out=7, s=4),
+    ),
+    (
+        "cnn-conv3x3",
+        cnn.conv2d,
+        {"B": 2, "H": 6, "W": 5, "C_in": 3, "C_out": 4},
+        formulas.conv_flops(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4),
+        formulas.conv_bytes(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4, s=4),
+    ),
+    (
+        "cnn-conv5x5",
+        cnn.conv2d,
+        {"B": 1, "H": 7, "W": 7, "C_in": 2, "C_out": 3, "K": 5},
+        formulas.conv_flops(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3),
+        formulas.conv_bytes(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3, s=4),
+    ),
+    (
+        "cnn-depthwise3x3",
+        cnn.depthwise_conv2d,
+        {"B": 2, "H": 6, "W": 5, "C": 4},
+        formulas.depthwise_conv_flops(B=2, H_out=6, W_out=5, K=3, C=4),
+        formulas.depthwise_conv_bytes(B=2, H_out=6, W_out=5, K=3, C=4, s=4),
+    ),
+    (
+        "rnn-module",
+        rnn.rnn_module,
+        {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
+        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+    ),
+    (
+        "rnn-loop",
+        rnn.step_loop,
+        {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
+        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+    ),
+    (
+        "rnn-gemm",
+        rnn.batched_gemm,
+        {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
+        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+    ),
+    (
+        "transformer-prefill",
+        transformer.prefill,
+        {"B": 2, "S": 8, "d": 12, "heads": 3},
+        formulas.attention_flops(B=2, S=8, d=12),
+        formulas.attention_bytes(B=2, S=8, d=12, s=4),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("workload", "kernel", "sizes", "flops", "nbytes"), CASES,
-                         ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("workload", "kernel", "sizes", "flops", "nbytes"), CASES, ids=[c[0] for c in CASES]
+)
 def test_kernel_counts_equal_the_formulas(
-    workload: str, kernel: Callable[..., Measurement], sizes: dict[str, Any], flops: float,
+    workload: str,
+    kernel: Callable[..., Measurement],
+    sizes: dict[str, Any],
+    flops: float,
     nbytes: float,
 ) -> None:
     m = kernel("cpu", PEAKS, repeats=R, **sizes)
@@ -70,7 +121,8 @@ def test_kernel_counts_equal_the_formulas(
     assert m.device == "cpu"
     assert (m.flops, m.bytes) == (flops, nbytes)
     assert len(m.raw_seconds) == R
-    assert m.params["s"] == 4 and m.params["dtype"] == "float32"
+    assert m.params["s"] == 4
+    assert m.params["dtype"] == "float32"
     assert {k: m.params[k] for k in sizes} == sizes
     assert m.bound == ("memory" if flops / nbytes < PEAKS.ridge_point else "compute")
 
@@ -78,7 +130,8 @@ def test_kernel_counts_equal_the_formulas(
 @pytest.mark.parametrize(("dtype", "s"), [("bfloat16", 2), ("float16", 2), ("float32", 4)])
 def test_bytes_per_element_come_from_the_tensor(dtype: str, s: int) -> None:
     m = mlp.linear("cpu", PEAKS, B=2, d_in=4, d_out=8, dtype=dtype, repeats=R)
-    assert m.params["s"] == s and m.params["dtype"] == dtype
+    assert m.params["s"] == s
+    assert m.params["dtype"] == dtype
     assert m.bytes == formulas.mlp_bytes(B=2, d_in=4, d_out=8, s=s)
 
 
@@ -93,8 +146,11 @@ def test_step_loop_computes_the_rnn_recurrence() -> None:
         bias = module.bias_ih_l0 + module.bias_hh_l0
         outs = []
         for t in range(S):
-            h = torch.tanh(torch.addmm(torch.addmm(bias, x[:, t], module.weight_ih_l0.T), h,
-                                       module.weight_hh_l0.T))
+            h = torch.tanh(
+                torch.addmm(
+                    torch.addmm(bias, x[:, t], module.weight_ih_l0.T), h, module.weight_hh_l0.T
+                )
+            )
             outs.append(h)
     torch.testing.assert_close(torch.stack(outs, dim=1), expected)
 
@@ -106,7 +162,8 @@ def test_embedding_patterns(pattern: str) -> None:
     assert m.params["pattern"] == pattern
     assert m.bound == "memory"
     index = dlrm.lookup_indices(pattern, N=5000, B=64, L=32, device="cpu")
-    assert isinstance(index, torch.Tensor) and index.numel() == 64 * 32
+    assert isinstance(index, torch.Tensor)
+    assert index.numel() == 64 * 32
     if pattern == "hot":
         assert int(index.max()) < dlrm.HOT_ROWS
     elif pattern == "sequential":
@@ -137,10 +194,12 @@ def test_decode_cache_grows_exactly_as_kv_cache_memory() -> None:
 
 
 def test_decode_cache_in_half_precision() -> None:
-    result = transformer.decode("cpu", PEAKS, B=1, S_prompt=3, steps=2, d=8, heads=2,
-                                dtype="bfloat16", repeats=R)
+    result = transformer.decode(
+        "cpu", PEAKS, B=1, S_prompt=3, steps=2, d=8, heads=2, dtype="bfloat16", repeats=R
+    )
     assert result.cache_bytes == (
-        formulas.kv_cache_memory(B=1, S=4, d=8, s=2), formulas.kv_cache_memory(B=1, S=5, d=8, s=2)
+        formulas.kv_cache_memory(B=1, S=4, d=8, s=2),
+        formulas.kv_cache_memory(B=1, S=5, d=8, s=2),
     )
 
 
@@ -156,15 +215,23 @@ def test_sweeps_name_each_point() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: mlp.linear("cpu", PEAKS, B=0, d_in=1, d_out=1), "mlp.linear: B must be a positive"),
-        (lambda: mlp.linear("cpu", PEAKS, B=1, d_in=1, d_out=1, dtype="int8"),
-         "dtype 'int8' is not one of float32"),
-        (lambda: cnn.conv2d("cpu", PEAKS, B=1, H=4, W=4, C_in=1, C_out=1, K=2),
-         "K must be odd"),
-        (lambda: transformer.prefill("cpu", PEAKS, B=1, S=4, d=10, heads=3),
-         "d=10 must be a multiple of heads=3"),
-        (lambda: rnn.step_loop("cpu", PEAKS, B=1, S=1, d_in=1, d_h=1, repeats=0),
-         "repeats must be a positive integer"),
+        (
+            lambda: mlp.linear("cpu", PEAKS, B=0, d_in=1, d_out=1),
+            "mlp.linear: B must be a positive",
+        ),
+        (
+            lambda: mlp.linear("cpu", PEAKS, B=1, d_in=1, d_out=1, dtype="int8"),
+            "dtype 'int8' is not one of float32",
+        ),
+        (lambda: cnn.conv2d("cpu", PEAKS, B=1, H=4, W=4, C_in=1, C_out=1, K=2), "K must be odd"),
+        (
+            lambda: transformer.prefill("cpu", PEAKS, B=1, S=4, d=10, heads=3),
+            "d=10 must be a multiple of heads=3",
+        ),
+        (
+            lambda: rnn.step_loop("cpu", PEAKS, B=1, S=1, d_in=1, d_h=1, repeats=0),
+            "repeats must be a positive integer",
+        ),
     ],
 )
 def test_kernel_input_errors(call: Callable[[], object], message: str) -> None:
@@ -190,8 +257,10 @@ def test_stream_arrays_are_at_least_four_caches() -> None:
 def test_measure_peaks_small() -> None:
     sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}}
     p = measure_peaks("cpu", presets=sizes, repeats=2)
-    assert p.device == "cpu" and p.dtype == "float32"
-    assert p.copy_bytes_per_s and p.triad_bytes_per_s
+    assert p.device == "cpu"
+    assert p.dtype == "float32"
+    assert p.copy_bytes_per_s
+    assert p.triad_bytes_per_s
     assert p.bytes_per_s == max(p.copy_bytes_per_s, p.triad_bytes_per_s)
     assert p.flops_per_s > 0
 
@@ -204,7 +273,8 @@ def test_every_device_class_has_every_table(cls: presets.DeviceClass, quick: boo
     assert set(presets.KERNELS) <= set(sizes)
     assert sizes["timing"]["repeats"] >= 1
     sweeps = load_sweeps("cpu", quick, free_bytes=1024**4, device_cls=cls)
-    assert sweeps["mlp_B"] and sweeps["transformer_S"]
+    assert sweeps["mlp_B"]
+    assert sweeps["transformer_S"]
 
 
 def test_quick_cpu_sizes_are_smaller() -> None:
@@ -239,7 +309,9 @@ def test_large_presets_shrink_on_small_free_memory() -> None:
     capped = load_presets("cuda", False, free_bytes=4 * 1024**3, device_cls="cuda-large")
     assert capped["dlrm"]["N"] < full["dlrm"]["N"]
     assert capped["dlrm"]["d"] == full["dlrm"]["d"]  # only the named size shrinks
-    assert formulas.embedding_memory(N=capped["dlrm"]["N"], d=capped["dlrm"]["d"], s=4) <= 2 * 1024**3
+    assert (
+        formulas.embedding_memory(N=capped["dlrm"]["N"], d=capped["dlrm"]["d"], s=4) <= 2 * 1024**3
+    )
 
 
 def test_cap_presets_error_when_nothing_fits() -> None:
@@ -262,7 +334,9 @@ def test_cuda_presets_use_free_gpu_memory(monkeypatch: pytest.MonkeyPatch) -> No
 def test_presets_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "presets.toml"
     bad.write_text("[cpu.timing]\nrepeats = 3\n")
-    with pytest.raises(GpuConceptsError, match=r"device class 'cpu' lacks tables \['peaks', 'dlrm'"):
+    with pytest.raises(
+        GpuConceptsError, match=r"device class 'cpu' lacks tables \['peaks', 'dlrm'"
+    ):
         load_presets("cpu", False, path=bad, free_bytes=1024**3)
     with pytest.raises(GpuConceptsError, match="no table for device class 'cuda-large'"):
         load_presets("cuda", False, path=bad, free_bytes=1024**3, device_cls="cuda-large")
@@ -299,22 +373,43 @@ TINY = {
 
 def test_profile_all_runs_every_workload() -> None:
     lines: list[str] = []
-    ms = profile_all("cpu", True, peaks=PEAKS, progress=lines.append, presets=TINY,
-                     sweeps={"mlp_B": (1, 2), "transformer_S": (4,)})
+    ms = profile_all(
+        "cpu",
+        True,
+        peaks=PEAKS,
+        progress=lines.append,
+        presets=TINY,
+        sweeps={"mlp_B": (1, 2), "transformer_S": (4,)},
+    )
     assert [m.workload for m in ms] == [
-        "dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense", "mlp", "mlp-B1", "mlp-B2",
-        "cnn-conv3x3", "cnn-depthwise3x3", "rnn-module", "rnn-loop", "rnn-gemm",
-        "transformer-prefill", "transformer-prefill-S4", "transformer-decode",
+        "dlrm-random",
+        "dlrm-sequential",
+        "dlrm-hot",
+        "dlrm-dense",
+        "mlp",
+        "mlp-B1",
+        "mlp-B2",
+        "cnn-conv3x3",
+        "cnn-depthwise3x3",
+        "rnn-module",
+        "rnn-loop",
+        "rnn-gemm",
+        "transformer-prefill",
+        "transformer-prefill-S4",
+        "transformer-decode",
     ]
     assert {m.workload.split("-")[0] for m in ms} == {"dlrm", "mlp", "cnn", "rnn", "transformer"}
     assert all(len(m.raw_seconds) == 2 for m in ms)
-    assert len(lines) == 14 and lines[0].startswith("dlrm: embedding_bag, random rows")
+    assert len(lines) == 14
+    assert lines[0].startswith("dlrm: embedding_bag, random rows")
 
 
 def test_profile_all_measures_peaks_when_not_given() -> None:
     lines: list[str] = []
-    ms = profile_all("cpu", True, progress=lines.append, presets=TINY,
-                     sweeps={"mlp_B": (), "transformer_S": ()})
+    ms = profile_all(
+        "cpu", True, progress=lines.append, presets=TINY, sweeps={"mlp_B": (), "transformer_S": ()}
+    )
     assert lines[0] == "peaks: STREAM copy/triad and a 32² GEMM on cpu"
     assert len(ms) == 12
-    assert ms[0].peaks.dtype == "float32" and ms[0].peaks is ms[-1].peaks
+    assert ms[0].peaks.dtype == "float32"
+    assert ms[0].peaks is ms[-1].peaks

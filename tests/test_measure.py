@@ -48,7 +48,8 @@ def test_device_name_cpu_counts_threads() -> None:
     import torch
 
     name = measure.device_name("cpu")
-    assert name.startswith("cpu (") and name.endswith(f"{torch.get_num_threads()} threads)")
+    assert name.startswith("cpu (")
+    assert name.endswith(f"{torch.get_num_threads()} threads)")
     with pytest.raises(GpuConceptsError, match="'tpu' is not a resolved device"):
         measure.device_name("tpu")
 
@@ -68,8 +69,9 @@ def test_peaks_reject_non_positive(bad: float) -> None:
 
 
 def test_measurement_statistics_on_synthetic_times() -> None:
-    m = Measurement("mlp", "cpu", {"B": 1}, (5.0, 1.0, 4.0, 2.0, 3.0), flops=4e11, bytes=1e9,
-                    peaks=PEAKS)
+    m = Measurement(
+        "mlp", "cpu", {"B": 1}, (5.0, 1.0, 4.0, 2.0, 3.0), flops=4e11, bytes=1e9, peaks=PEAKS
+    )
     assert m.seconds == 3.0
     assert m.iqr_seconds == 2.0  # inclusive quartiles of 1..5 are 2 and 4
     assert m.noisy
@@ -99,11 +101,23 @@ def test_measurement_at_the_ridge_is_compute_bound() -> None:
 
 
 def test_measurement_to_dict_is_json_ready() -> None:
-    m = Measurement("rnn-loop", "cpu", {"B": 2, "dtype": "float32"}, (1e-3, 2e-3, 3e-3), 1e6,
-                    1e6, PEAKS)
+    m = Measurement(
+        "rnn-loop", "cpu", {"B": 2, "dtype": "float32"}, (1e-3, 2e-3, 3e-3), 1e6, 1e6, PEAKS
+    )
     data = json.loads(json.dumps(m.to_dict()))
-    for key in ("workload", "seconds", "flops", "bytes", "flops_per_s", "bytes_per_s",
-                "intensity", "predicted_seconds", "bound", "iqr_seconds", "raw_seconds"):
+    for key in (
+        "workload",
+        "seconds",
+        "flops",
+        "bytes",
+        "flops_per_s",
+        "bytes_per_s",
+        "intensity",
+        "predicted_seconds",
+        "bound",
+        "iqr_seconds",
+        "raw_seconds",
+    ):
         assert key in data
     assert data["seconds"] == 2e-3
     assert data["params"] == {"B": 2, "dtype": "float32"}
@@ -204,7 +218,8 @@ class FakeEvent:
         self.clock.log.append("record")
 
     def elapsed_time(self, end: FakeEvent) -> float:
-        assert self.at is not None and end.at is not None
+        assert self.at is not None
+        assert end.at is not None
         assert "synchronize" in self.clock.log, "elapsed time read before synchronising"
         return end.at - self.at
 
@@ -248,9 +263,16 @@ def test_time_cuda_flushes_before_every_repetition_outside_the_events() -> None:
     times = measure.time_cuda(fn, repeats=2, warmup=1, flush=flush, backend=FakeBackend(clock))  # type: ignore[arg-type]
     assert times == (0.005, 0.005)
     assert clock.log == [
-        "fn", "synchronize",
-        "flush", "record", "fn", "record",
-        "flush", "record", "fn", "record",
+        "fn",
+        "synchronize",
+        "flush",
+        "record",
+        "fn",
+        "record",
+        "flush",
+        "record",
+        "fn",
+        "record",
         "synchronize",
     ]
 
@@ -265,12 +287,15 @@ def test_time_function_dispatches_cuda_with_flusher(monkeypatch: pytest.MonkeyPa
     assert flushes == ["cuda"] * 4
 
 
-@pytest.mark.parametrize(("repeats", "warmup", "message"), [(0, 1, "repeats must be at least 1"),
-                                                           (1, -1, "warmup must be 0 or more")])
+@pytest.mark.parametrize(
+    ("repeats", "warmup", "message"),
+    [(0, 1, "repeats must be at least 1"), (1, -1, "warmup must be 0 or more")],
+)
 def test_timers_reject_bad_counts(repeats: int, warmup: int, message: str) -> None:
     with pytest.raises(GpuConceptsError, match=message):
-        measure.time_cuda(lambda: None, repeats=repeats, warmup=warmup,
-                          backend=FakeBackend(FakeClock()))  # type: ignore[arg-type]
+        measure.time_cuda(
+            lambda: None, repeats=repeats, warmup=warmup, backend=FakeBackend(FakeClock())
+        )  # type: ignore[arg-type]
 
 
 def test_time_cpu_uses_all_threads_and_flushes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -280,9 +305,15 @@ def test_time_cpu_uses_all_threads_and_flushes(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(torch, "set_num_threads", lambda n: (seen.append(n), real(n)))
     calls: list[str] = []
     before = torch.get_num_threads()
-    times = measure.time_cpu(lambda: calls.append("fn"), repeats=3, warmup=1, num_threads=1,
-                             flush=lambda: calls.append("flush"))
-    assert len(times) == 3 and all(t > 0 for t in times)
+    times = measure.time_cpu(
+        lambda: calls.append("fn"),
+        repeats=3,
+        warmup=1,
+        num_threads=1,
+        flush=lambda: calls.append("flush"),
+    )
+    assert len(times) == 3
+    assert all(t > 0 for t in times)
     assert seen == [1, before]  # set for the timing, restored after it
     # with a flush, every repetition (and the warm-up) is one call right after one flush
     assert calls == ["flush", "fn"] * 4

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from gpuconcepts import formulas, profile  # noqa: E402
-from gpuconcepts.errors import GpuConceptsError  # noqa: E402
-from gpuconcepts.kernels import presets  # noqa: E402
+from gpuconcepts import formulas, profile
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.kernels import presets
 
 TINY_TOML = """
 [cpu.timing]
@@ -89,26 +89,45 @@ def test_profile_json_structure(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["quick"] is True
     assert data["datasheet"] is None
     peaks = data["peaks"]
-    assert peaks["flops_per_s"] > 0 and peaks["bytes_per_s"] > 0
+    assert peaks["flops_per_s"] > 0
+    assert peaks["bytes_per_s"] > 0
     assert peaks["ridge_point"] == pytest.approx(peaks["flops_per_s"] / peaks["bytes_per_s"])
     names = [m["workload"] for m in data["measurements"]]
     assert names == [
-        "dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense", "mlp", "mlp-B1",
-        "cnn-conv3x3", "cnn-depthwise3x3", "rnn-module", "rnn-loop", "rnn-gemm",
-        "transformer-prefill", "transformer-prefill-S4", "transformer-decode",
+        "dlrm-random",
+        "dlrm-sequential",
+        "dlrm-hot",
+        "dlrm-dense",
+        "mlp",
+        "mlp-B1",
+        "cnn-conv3x3",
+        "cnn-depthwise3x3",
+        "rnn-module",
+        "rnn-loop",
+        "rnn-gemm",
+        "transformer-prefill",
+        "transformer-prefill-S4",
+        "transformer-decode",
     ]
     for m in data["measurements"]:
         assert m["workload"].split("-")[0] in FAMILIES
-        assert m["seconds"] > 0 and len(m["raw_seconds"]) == 2
+        assert m["seconds"] > 0
+        assert len(m["raw_seconds"]) == 2
         assert m["flops_per_s"] == pytest.approx(m["flops"] / m["seconds"])
         assert m["bytes_per_s"] == pytest.approx(m["bytes"] / m["seconds"])
         assert m["intensity"] == pytest.approx(m["flops"] / m["bytes"])
-        assert m["predicted_seconds"] == pytest.approx(float(formulas.roofline_seconds(
-            F=m["flops"], Q=m["bytes"], P=peaks["flops_per_s"], beta=peaks["bytes_per_s"])))
+        assert m["predicted_seconds"] == pytest.approx(
+            float(
+                formulas.roofline_seconds(
+                    F=m["flops"], Q=m["bytes"], P=peaks["flops_per_s"], beta=peaks["bytes_per_s"]
+                )
+            )
+        )
         assert m["bound"] == ("memory" if m["intensity"] < peaks["ridge_point"] else "compute")
     mlp = data["measurements"][4]
     assert (mlp["flops"], mlp["bytes"]) == (
-        formulas.mlp_flops(B=4, d_in=8, d_out=8), formulas.mlp_bytes(B=4, d_in=8, d_out=8, s=4)
+        formulas.mlp_flops(B=4, d_in=8, d_out=8),
+        formulas.mlp_bytes(B=4, d_in=8, d_out=8, s=4),
     )
     # progress went to stderr, one line per step, nothing of it on stdout
     assert "profiling on cpu" in captured.err
@@ -119,16 +138,18 @@ def test_profile_json_structure(capsys: pytest.CaptureFixture[str]) -> None:
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
     assert profile.run_profile("cpu", quick=False, as_json=True) == 0
     names = [m["workload"] for m in json.loads(capsys.readouterr().out)["measurements"]]
-    assert "mlp-B2" in names and "transformer-prefill-S16" in names
+    assert "mlp-B2" in names
+    assert "transformer-prefill-S16" in names
 
 
 def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert profile.run_profile("cpu", quick=True, as_json=False) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("device: cpu (") and out[0].endswith("(quick sizes)")
+    assert out[0].startswith("device: cpu (")
+    assert out[0].endswith("(quick sizes)")
     assert out[1].startswith("peaks: compute ")
     header = next(i for i, line in enumerate(out) if line.startswith("workload"))
-    rows = out[header + 1: header + 15]
+    rows = out[header + 1 : header + 15]
     assert [row.split()[0] for row in rows][:3] == ["dlrm-random", "dlrm-sequential", "dlrm-hot"]
     assert all(row.split()[-1] in {"memory", "compute"} for row in rows)
     assert out[-1].startswith("wall time ")

@@ -48,7 +48,8 @@ def test_plot_roofline_draws_ceilings_and_labelled_points() -> None:
     assert labels == ["dlrm-random", "mlp", "transformer-decode"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert legend == ["measured roof (float32): ridge 5 FLOP/B"]
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xscale() == "log"
+    assert ax.get_yscale() == "log"
     # the roof is flat at the peak on the right of the ridge
     roof = ax.get_lines()[0]
     assert max(roof.get_ydata()) == pytest.approx(2e11)

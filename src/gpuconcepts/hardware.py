@@ -16,6 +16,9 @@ them. L2 sizes are the bytes the driver reports (NVIDIA's "50 MB" L2 is 50 MiB).
 True
 """
 
+# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 import json
@@ -188,19 +191,24 @@ def _tera(value: float | None) -> str:
 def table_rows() -> list[list[str]]:
     """The datasheet table as text cells, header first (what ``gpuconcepts hardware`` prints)."""
     header = [
-        "GPU", *(f"{d} TFLOP/s" for d in DTYPES), "bandwidth TB/s", "L2 MiB",
+        "GPU",
+        *(f"{d} TFLOP/s" for d in DTYPES),
+        "bandwidth TB/s",
+        "L2 MiB",
         "ridge bf16/fp16 FLOP/B",
     ]
     rows = [header]
     for gpu in _ROWS:
         ridge_dtype = "bf16" if "bf16" in gpu.flops_per_s else "fp16"
-        rows.append([
-            gpu.name,
-            *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
-            f"{gpu.bytes_per_s / _T:g}",
-            f"{gpu.l2_bytes // _MiB}",
-            f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
-        ])
+        rows.append(
+            [
+                gpu.name,
+                *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
+                f"{gpu.bytes_per_s / _T:g}",
+                f"{gpu.l2_bytes // _MiB}",
+                f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
+            ]
+        )
     return rows
 
 

@@ -37,6 +37,9 @@ so its logic (warm-up, one event pair per repetition, cache flush before each on
 unit-tested on a machine without a GPU.
 """
 
+# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 import math
@@ -155,7 +158,9 @@ class Peaks:
         for name in ("flops_per_s", "bytes_per_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise GpuConceptsError(f"Peaks: {name} must be a positive finite number; got {value!r}")
+                raise GpuConceptsError(
+                    f"Peaks: {name} must be a positive finite number; got {value!r}"
+                )
 
     @property
     def ridge_point(self) -> float:
@@ -436,7 +441,7 @@ class TorchCudaBackend:
     def event(self) -> EventLike:
         import torch
 
-        event: EventLike = torch.cuda.Event(enable_timing=True)
+        event: EventLike = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
         return event
 
     def synchronize(self) -> None:

@@ -16,6 +16,9 @@ and draws the picture. matplotlib is imported inside :func:`plot_roofline`.
 10000000000.0
 """
 
+# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -38,7 +41,7 @@ def classify(intensity: float, peaks: Peaks) -> Literal["memory", "compute"]:
     return "memory" if intensity < peaks.ridge_point else "compute"
 
 
-def predicted_seconds(flops: float, bytes: float, peaks: Peaks) -> float:  # noqa: A002
+def predicted_seconds(flops: float, bytes: float, peaks: Peaks) -> float:
     """Roofline lower bound on run time: ``formulas.roofline_seconds(F, Q, P, beta)``."""
     return float(
         formulas.roofline_seconds(F=flops, Q=bytes, P=peaks.flops_per_s, beta=peaks.bytes_per_s)
@@ -52,9 +55,7 @@ def attainable(intensity: float, peaks: Peaks) -> float:
     )
 
 
-def _roof_line(
-    ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style: Any
-) -> None:
+def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style: Any) -> None:
     import numpy as np
 
     ys = formulas.attainable_flops.vectorized(
@@ -107,12 +108,22 @@ def plot_roofline(
         high = max(high, datasheet.ridge_point(dtype) * 10)
     xs = np.logspace(np.log10(low), np.log10(high), 200)
     _roof_line(
-        ax, peaks.flops_per_s, peaks.bytes_per_s, xs, color="black", lw=2,
+        ax,
+        peaks.flops_per_s,
+        peaks.bytes_per_s,
+        xs,
+        color="black",
+        lw=2,
         label=f"measured roof ({peaks.dtype}): ridge {peaks.ridge_point:.3g} FLOP/B",
     )
     if datasheet is not None and sheet_peak is not None:
         _roof_line(
-            ax, sheet_peak, datasheet.bytes_per_s, xs, color="grey", ls="--",
+            ax,
+            sheet_peak,
+            datasheet.bytes_per_s,
+            xs,
+            color="grey",
+            ls="--",
             label=f"{datasheet.name} datasheet ({dtype}): ridge "
             f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
         )
@@ -121,11 +132,17 @@ def plot_roofline(
     for m in measurements:
         family = m.workload.split("-", 1)[0]
         ax.loglog(
-            [m.intensity], [m.flops_per_s], "o", color=colors.get(family, "C7"),
+            [m.intensity],
+            [m.flops_per_s],
+            "o",
+            color=colors.get(family, "C7"),
             markeredgecolor="black",
         )
         ax.annotate(
-            m.workload, (m.intensity, m.flops_per_s), textcoords="offset points", xytext=(4, 4),
+            m.workload,
+            (m.intensity, m.flops_per_s),
+            textcoords="offset points",
+            xytext=(4, 4),
             fontsize=7,
         )
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")

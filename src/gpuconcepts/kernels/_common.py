@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+import torch
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement, Peaks, time_function
-
-if TYPE_CHECKING:
-    import torch
 
 Role = Literal["compute", "embedding"]
 
@@ -33,8 +32,6 @@ def default_dtype(device: str, role: Role = "compute") -> str:
 
 def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype of a dtype name (``tf32`` stores float32)."""
-    import torch
-
     table = {
         "float32": torch.float32,
         "tf32": torch.float32,
@@ -46,7 +43,7 @@ def torch_dtype(name: str) -> torch.dtype:
     return table[name]
 
 
-def check_sizes(kernel: str, **sizes: int) -> None:
+def check_sizes(kernel: str, **sizes: object) -> None:
     """Every size must be a positive int; the message names the kernel and the size."""
     for name, value in sizes.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -55,8 +52,6 @@ def check_sizes(kernel: str, **sizes: int) -> None:
 
 def tensor(shape: tuple[int, ...], dtype: str, device: str, seed: int = 0) -> torch.Tensor:
     """A tensor of uniform values in [-1, 1), written to memory (no lazily-zeroed pages)."""
-    import torch
-
     generator = torch.Generator(device=device).manual_seed(seed)
     out = torch.empty(shape, dtype=torch_dtype(dtype), device=device)
     return out.uniform_(-1.0, 1.0, generator=generator)
@@ -69,15 +64,13 @@ def run(
     fn: Callable[[], Any],
     *,
     flops: float,
-    bytes: float,  # noqa: A002
+    bytes: float,
     params: Mapping[str, object],
     repeats: int,
     flush: bool,
     dtype: str,
 ) -> Measurement:
     """Time ``fn`` (no autograd, TF32 only when asked for) and wrap it in a Measurement."""
-    import torch
-
     check_sizes(workload, repeats=repeats)
     tf32 = dtype == "tf32"
     previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32

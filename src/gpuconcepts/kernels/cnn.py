@@ -12,21 +12,17 @@ depthwise form mixes no channels, reuses each pixel only K² times and is memory
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import torch
+import torch.nn.functional as F
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
 from gpuconcepts.measure import Measurement, Peaks
 
-if TYPE_CHECKING:
-    import torch
-
 
 def channels_last(x: torch.Tensor) -> torch.Tensor:
     """NHWC layout: what oneDNN and cuDNN run fastest (6x for depthwise on a CPU)."""
-    import torch
-
     return x.contiguous(memory_format=torch.channels_last)
 
 
@@ -49,8 +45,6 @@ def conv2d(
     repeats: int = DEFAULT_REPEATS,
 ) -> Measurement:
     """Time a dense K×K ``conv2d`` (channels-last); counts ``conv_flops`` and ``conv_bytes``."""
-    import torch
-    import torch.nn.functional as F
 
     check_sizes("cnn.conv2d", B=B, H=H, W=W, C_in=C_in, C_out=C_out, K=K)
     _odd("cnn.conv2d", K)
@@ -91,8 +85,6 @@ def depthwise_conv2d(
     repeats: int = DEFAULT_REPEATS,
 ) -> Measurement:
     """Time a depthwise K×K ``conv2d`` (``groups=C``); counts ``depthwise_conv_*``."""
-    import torch
-    import torch.nn.functional as F
 
     check_sizes("cnn.depthwise_conv2d", B=B, H=H, W=W, C=C, K=K)
     _odd("cnn.depthwise_conv2d", K)

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+import torch
+import torch.nn.functional as F
+
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
@@ -36,8 +39,6 @@ def lookup_indices(pattern: str, *, N: int, B: int, L: int, device: str, seed: i
     >>> lookup_indices("sequential", N=5, B=2, L=4, device="cpu").tolist()
     [0, 1, 2, 3, 4, 0, 1, 2]
     """
-    import torch
-
     generator = torch.Generator(device="cpu").manual_seed(seed)
     count = B * L
     if pattern == "random":
@@ -69,9 +70,6 @@ def embedding_lookup(
     caches are flushed before each repetition, so only the ``hot`` pattern finds its rows
     in cache (and beats the DRAM roofline, which is the point of showing it).
     """
-    import torch
-    import torch.nn.functional as F
-
     check_sizes("dlrm.embedding_lookup", N=N, B=B, L=L, d=d)
     if pattern not in PATTERNS:
         raise GpuConceptsError(f"pattern {pattern!r} is not one of {', '.join(PATTERNS)}")
@@ -111,6 +109,12 @@ def dense_mlp(
 ) -> Measurement:
     """The dense part of DLRM: one fully connected layer, workload ``dlrm-dense``."""
     return linear(
-        device, peaks, B=B, d_in=d_in, d_out=d_out, dtype=dtype, repeats=repeats,
+        device,
+        peaks,
+        B=B,
+        d_in=d_in,
+        d_out=d_out,
+        dtype=dtype,
+        repeats=repeats,
         workload="dlrm-dense",
     )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import torch
+
 from gpuconcepts import formulas
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
 from gpuconcepts.measure import Measurement, Peaks
@@ -34,8 +36,6 @@ def linear(
     Counts: ``mlp_flops(B, d_in, d_out)`` and ``mlp_bytes(B, d_in, d_out, s)``. Caches are
     flushed before each repetition when the layer is memory-bound at the measured peaks.
     """
-    import torch
-
     check_sizes("mlp.linear", B=B, d_in=d_in, d_out=d_out)
     dtype = dtype or default_dtype(device)
     x = tensor((B, d_in), dtype, device, seed=1)
@@ -72,7 +72,13 @@ def batch_sweep(
     """:func:`linear` at each batch size; workloads ``mlp-B<B>``."""
     return [
         linear(
-            device, peaks, B=B, d_in=d_in, d_out=d_out, dtype=dtype, repeats=repeats,
+            device,
+            peaks,
+            B=B,
+            d_in=d_in,
+            d_out=d_out,
+            dtype=dtype,
+            repeats=repeats,
             workload=f"mlp-B{B}",
         )
         for B in batches

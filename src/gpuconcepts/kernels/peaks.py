@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import torch
+
 from gpuconcepts import formulas
-from gpuconcepts.kernels._common import default_dtype, torch_dtype
+from gpuconcepts.kernels._common import default_dtype, tensor, torch_dtype
+from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     Peaks,
     free_memory_bytes,
@@ -57,8 +60,6 @@ def _rows(array_bytes: int, s: int) -> int:
 
 def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     """Bytes/s of ``dst.copy_(src)`` on float32 arrays of ``array_bytes`` (read + write)."""
-    import torch
-
     rows = _rows(array_bytes, 4)
     src = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
     dst = torch.zeros_like(src)
@@ -68,8 +69,6 @@ def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
 
 def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element)."""
-    import torch
-
     rows = _rows(array_bytes, 4)
     b = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
     c = torch.full_like(b, 2.0)
@@ -80,10 +79,6 @@ def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float
 
 def gemm_flops(device: str, *, n: int, dtype: str | None = None, repeats: int = 5) -> float:
     """FLOP/s of an n × n × n ``torch.mm`` in ``dtype`` (``formulas.mlp_flops(n, n, n)``)."""
-    import torch
-
-    from gpuconcepts.kernels._common import tensor
-
     name = dtype or default_dtype(device)
     a = tensor((n, n), name, device, seed=1)
     b = tensor((n, n), name, device, seed=2)
@@ -111,8 +106,6 @@ def measure_peaks(
     ``bytes_per_s`` is the larger of copy and triad.
     """
     if presets is None:
-        from gpuconcepts.kernels.presets import load_presets
-
         presets = load_presets(device, quick)
     sizes = presets["peaks"]
     # A ceiling is the best repetition, so more of them help on a busy machine.

@@ -19,6 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import torch
+
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import free_memory_bytes
@@ -32,8 +34,15 @@ MEMORY_FRACTION = 0.5
 """Share of the free memory one kernel's footprint may take."""
 
 KERNELS = (
-    "peaks", "dlrm", "dlrm_dense", "mlp", "cnn", "cnn_depthwise", "rnn",
-    "transformer_prefill", "transformer_decode",
+    "peaks",
+    "dlrm",
+    "dlrm_dense",
+    "mlp",
+    "cnn",
+    "cnn_depthwise",
+    "rnn",
+    "transformer_prefill",
+    "transformer_decode",
 )
 """Tables every device class must define (besides ``timing`` and ``sweeps``)."""
 
@@ -62,9 +71,9 @@ def device_class(device: str, total_bytes: int | None = None) -> DeviceClass:
     if device != "cuda":
         raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")
     if total_bytes is None:
-        import torch
-
-        total_bytes = int(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
+        total_bytes = int(
+            torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+        )
     return "cuda-small" if total_bytes < SMALL_GPU_BYTES else "cuda-large"
 
 
@@ -104,17 +113,23 @@ FOOTPRINTS: dict[tuple[str, str], Footprint] = {
         B=v["B"], d_in=v["d_in"], d_out=v["d_out"], s=s
     ),
     ("mlp", "B"): lambda v, s: formulas.mlp_bytes(B=v["B"], d_in=v["d_in"], d_out=v["d_out"], s=s),
-    ("cnn", "B"): lambda v, s: 2 * formulas.conv_bytes(
-        B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C_in=v["C_in"], C_out=v["C_out"], s=s
+    ("cnn", "B"): lambda v, s: (
+        2
+        * formulas.conv_bytes(
+            B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C_in=v["C_in"], C_out=v["C_out"], s=s
+        )
     ),
-    ("cnn_depthwise", "B"): lambda v, s: 2 * formulas.depthwise_conv_bytes(
-        B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C=v["C"], s=s
+    ("cnn_depthwise", "B"): lambda v, s: (
+        2
+        * formulas.depthwise_conv_bytes(
+            B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C=v["C"], s=s
+        )
     ),
-    ("rnn", "B"): lambda v, s: 2 * formulas.rnn_bytes(
-        B=v["B"], S=v["S"], d_in=v["d_in"], d_h=v["d_h"], s=s
+    ("rnn", "B"): lambda v, s: (
+        2 * formulas.rnn_bytes(B=v["B"], S=v["S"], d_in=v["d_in"], d_h=v["d_h"], s=s)
     ),
-    ("transformer_prefill", "B"): lambda v, s: 2 * formulas.attention_bytes(
-        B=v["B"], S=v["S"], d=v["d"], s=s
+    ("transformer_prefill", "B"): lambda v, s: (
+        2 * formulas.attention_bytes(B=v["B"], S=v["S"], d=v["d"], s=s)
     ),
     ("transformer_decode", "B"): _decode_cache,
 }

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import torch
+
 from gpuconcepts import formulas
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
 from gpuconcepts.measure import Measurement, Peaks
@@ -64,15 +66,22 @@ def rnn_module(
     repeats: int = DEFAULT_REPEATS,
 ) -> Measurement:
     """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps."""
-    import torch
-
     check_sizes("rnn.rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     x = tensor((B, S, d_in), dtype, device, seed=1)
     module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
     return _measure(
-        "rnn-module", device, peaks, lambda: module(x), B=B, S=S, d_in=d_in, d_h=d_h,
-        s=x.element_size(), dtype=dtype, repeats=repeats,
+        "rnn-module",
+        device,
+        peaks,
+        lambda: module(x),
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
+        s=x.element_size(),
+        dtype=dtype,
+        repeats=repeats,
     )
 
 
@@ -88,8 +97,6 @@ def step_loop(
     repeats: int = DEFAULT_REPEATS,
 ) -> Measurement:
     """Time the explicit loop h_t = tanh(x_t W_x + h_{t-1} W_h + b), one step after another."""
-    import torch
-
     check_sizes("rnn.step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     x = tensor((S, B, d_in), dtype, device, seed=1)
@@ -106,8 +113,17 @@ def step_loop(
         return out
 
     return _measure(
-        "rnn-loop", device, peaks, fn, B=B, S=S, d_in=d_in, d_h=d_h, s=x.element_size(),
-        dtype=dtype, repeats=repeats,
+        "rnn-loop",
+        device,
+        peaks,
+        fn,
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
+        s=x.element_size(),
+        dtype=dtype,
+        repeats=repeats,
     )
 
 
@@ -127,8 +143,6 @@ def batched_gemm(
     The previous hidden states are given up front (as if the recurrence were known), so
     nothing waits: this is the speed the same arithmetic reaches without the dependency.
     """
-    import torch
-
     check_sizes("rnn.batched_gemm", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     z = tensor((B * S, d_in + d_h), dtype, device, seed=1)
@@ -139,6 +153,15 @@ def batched_gemm(
         return torch.tanh(torch.addmm(bias, z, w))
 
     return _measure(
-        "rnn-gemm", device, peaks, fn, B=B, S=S, d_in=d_in, d_h=d_h, s=z.element_size(),
-        dtype=dtype, repeats=repeats,
+        "rnn-gemm",
+        device,
+        peaks,
+        fn,
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
+        s=z.element_size(),
+        dtype=dtype,
+        repeats=repeats,
     )

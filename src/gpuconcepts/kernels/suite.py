@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from gpuconcepts.kernels import cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.kernels.peaks import measure_peaks
@@ -10,6 +11,11 @@ from gpuconcepts.kernels.presets import load_presets, load_sweeps
 from gpuconcepts.measure import Measurement, Peaks
 
 Progress = Callable[[str], None]
+
+
+def _sizes(table: Mapping[str, int]) -> dict[str, Any]:
+    """A preset table as keyword arguments (typed loosely: kernels mix ints and strings)."""
+    return dict(table)
 
 
 def profile_all(
@@ -40,42 +46,60 @@ def profile_all(
 
     for pattern in dlrm.PATTERNS:
         say(f"dlrm: embedding_bag, {pattern} rows {dict(sizes['dlrm'])}")
-        out.append(dlrm.embedding_lookup(device, peaks, pattern=pattern, repeats=reps,
-                                         **sizes["dlrm"]))
+        out.append(
+            dlrm.embedding_lookup(
+                device, peaks, pattern=pattern, repeats=reps, **_sizes(sizes["dlrm"])
+            )
+        )
     say(f"dlrm: dense MLP {dict(sizes['dlrm_dense'])}")
-    out.append(dlrm.dense_mlp(device, peaks, repeats=reps, **sizes["dlrm_dense"]))
+    out.append(dlrm.dense_mlp(device, peaks, repeats=reps, **_sizes(sizes["dlrm_dense"])))
 
     say(f"mlp: nn.Linear {dict(sizes['mlp'])}")
-    out.append(mlp.linear(device, peaks, repeats=reps, **sizes["mlp"]))
+    out.append(mlp.linear(device, peaks, repeats=reps, **_sizes(sizes["mlp"])))
     batches = swept.get("mlp_B", ())
     if batches:
         say(f"mlp: batch sweep B in {list(batches)}")
         out.extend(
-            mlp.batch_sweep(device, peaks, batches=batches, d_in=sizes["mlp"]["d_in"],
-                            d_out=sizes["mlp"]["d_out"], repeats=reps)
+            mlp.batch_sweep(
+                device,
+                peaks,
+                batches=batches,
+                d_in=sizes["mlp"]["d_in"],
+                d_out=sizes["mlp"]["d_out"],
+                repeats=reps,
+            )
         )
 
     say(f"cnn: 3x3 conv2d {dict(sizes['cnn'])}")
-    out.append(cnn.conv2d(device, peaks, repeats=reps, **sizes["cnn"]))
+    out.append(cnn.conv2d(device, peaks, repeats=reps, **_sizes(sizes["cnn"])))
     say(f"cnn: depthwise conv2d {dict(sizes['cnn_depthwise'])}")
-    out.append(cnn.depthwise_conv2d(device, peaks, repeats=reps, **sizes["cnn_depthwise"]))
+    out.append(cnn.depthwise_conv2d(device, peaks, repeats=reps, **_sizes(sizes["cnn_depthwise"])))
 
     for kernel in (rnn.rnn_module, rnn.step_loop, rnn.batched_gemm):
         say(f"rnn: {kernel.__name__} {dict(sizes['rnn'])}")
-        out.append(kernel(device, peaks, repeats=reps, **sizes["rnn"]))
+        out.append(kernel(device, peaks, repeats=reps, **_sizes(sizes["rnn"])))
 
     prefill = dict(sizes["transformer_prefill"])
     say(f"transformer: prefill {prefill}")
-    out.append(transformer.prefill(device, peaks, repeats=reps, **prefill))
+    out.append(transformer.prefill(device, peaks, repeats=reps, **_sizes(prefill)))
     lengths = swept.get("transformer_S", ())
     if lengths:
         say(f"transformer: prefill sweep S in {list(lengths)}")
         out.extend(
-            transformer.prefill_sweep(device, peaks, B=prefill["B"], lengths=lengths,
-                                      d=prefill["d"], heads=prefill["heads"], repeats=reps)
+            transformer.prefill_sweep(
+                device,
+                peaks,
+                B=prefill["B"],
+                lengths=lengths,
+                d=prefill["d"],
+                heads=prefill["heads"],
+                repeats=reps,
+            )
         )
     say(f"transformer: decode {dict(sizes['transformer_decode'])}")
     out.append(
-        transformer.decode(device, peaks, repeats=reps, **sizes["transformer_decode"]).measurement
+        transformer.decode(
+            device, peaks, repeats=reps, **_sizes(sizes["transformer_decode"])
+        ).measurement
     )
     return out

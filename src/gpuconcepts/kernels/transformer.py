@@ -20,6 +20,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import torch
+import torch.nn.functional as F
+
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
@@ -48,9 +51,6 @@ def prefill(
 
     Counts: ``attention_flops(B, S, d)`` and ``attention_bytes(B, S, d, s)``.
     """
-    import torch
-    import torch.nn.functional as F
-
     check_sizes("transformer.prefill", B=B, S=S, d=d, heads=heads)
     width = _head_width("transformer.prefill", d, heads)
     dtype = dtype or default_dtype(device)
@@ -90,7 +90,14 @@ def prefill_sweep(
     """:func:`prefill` at each sequence length; workloads ``transformer-prefill-S<S>``."""
     return [
         prefill(
-            device, peaks, B=B, S=S, d=d, heads=heads, dtype=dtype, repeats=repeats,
+            device,
+            peaks,
+            B=B,
+            S=S,
+            d=d,
+            heads=heads,
+            dtype=dtype,
+            repeats=repeats,
             workload=f"transformer-prefill-S{S}",
         )
         for S in lengths
@@ -142,9 +149,6 @@ def decode(
     S = S_prompt + steps is timed ``repeats`` times with caches flushed; it counts
     ``attention_decode_flops(B, S, d)`` and ``attention_decode_bytes(B, S, d, s)``.
     """
-    import torch
-    import torch.nn.functional as F
-
     check_sizes("transformer.decode", B=B, S_prompt=S_prompt, steps=steps, d=d, heads=heads)
     width = _head_width("transformer.decode", d, heads)
     dtype = dtype or default_dtype(device)
@@ -182,8 +186,15 @@ def decode(
         fn,
         flops=formulas.attention_decode_flops(B=B, S=S, d=d),
         bytes=formulas.attention_decode_bytes(B=B, S=S, d=d, s=s),
-        params={"B": B, "S": S, "S_prompt": S_prompt, "steps": steps, "d": d, "heads": heads,
-                "s": s},
+        params={
+            "B": B,
+            "S": S,
+            "S_prompt": S_prompt,
+            "steps": steps,
+            "d": d,
+            "heads": heads,
+            "s": s,
+        },
         repeats=repeats,
         flush=True,
         dtype=dtype,
