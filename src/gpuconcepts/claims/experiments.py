@@ -1,0 +1,479 @@
+# ruff: noqa: PLC0415
+# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+"""The experiments: sweeps of real kernels on one device, judged into :class:`ClaimResult` values.
+
+Sizes are chosen per device class (:data:`SIZES`): the CPU sizes keep ``--quick`` within
+about two minutes on a 2-core machine; the CUDA sizes are large enough that kernels
+outlast their launch overhead. torch is imported only through :mod:`gpuconcepts.kernels`,
+inside the functions.
+
+>>> sizes_for("cpu", quick=True).mlp_batches[:4]
+(1, 2, 4, 8)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from gpuconcepts.claims.judge import (
+    ROOFLINE_EXPECTATIONS,
+    WeightCounts,
+    judge_attention_doubling,
+    judge_attention_exponent,
+    judge_conv_vs_depthwise,
+    judge_dlrm_lookups,
+    judge_kv_cache,
+    judge_mlp_crossover,
+    judge_mlp_trend,
+    judge_prefill_vs_decode,
+    judge_rnn_batch,
+    judge_rnn_length,
+    judge_rnn_loop_vs_gemm,
+    judge_roofline,
+    judge_weight_sharing,
+)
+from gpuconcepts.claims.result import ClaimResult, ClaimsReport
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import Measurement, Peaks
+
+Progress = Callable[[str], None]
+
+_MIB = 1024**2
+
+
+@dataclass(frozen=True)
+class ClaimSizes:
+    """Every size the experiments use on one device class.
+
+    The DLRM table is given in bytes and turned into rows (``N``) at run time, capped by
+    free memory; the decode run ends at the second-longest prefill length, so prefill and
+    decode are compared at the same S.
+    """
+
+    repeats: int
+    dlrm_table_bytes: int
+    dlrm_B: int
+    dlrm_L: int
+    dlrm_d: int
+    mlp_d: int
+    mlp_batches: tuple[int, ...]
+    cnn_B: int
+    cnn_HW: int
+    cnn_C: int
+    rnn_B: int
+    rnn_d: int
+    rnn_lengths: tuple[int, ...]
+    rnn_S: int
+    rnn_batches: tuple[int, ...]
+    attn_B: int
+    attn_d: int
+    attn_heads: int
+    attn_lengths: tuple[int, ...]
+    decode_steps: int
+
+    def __post_init__(self) -> None:
+        sweeps = {
+            "mlp_batches": self.mlp_batches,
+            "rnn_lengths": self.rnn_lengths,
+            "rnn_batches": self.rnn_batches,
+            "attn_lengths": self.attn_lengths,
+        }
+        for name, values in sweeps.items():
+            if len(values) < 2 or list(values) != sorted(set(values)):
+                raise GpuConceptsError(
+                    f"ClaimSizes.{name} must hold at least two increasing sizes; got {values}"
+                )
+        if self.decode_steps >= self.attn_lengths[-2]:
+            raise GpuConceptsError(
+                f"ClaimSizes.decode_steps ({self.decode_steps}) must be shorter than the "
+                f"second-longest prefill length ({self.attn_lengths[-2]})"
+            )
+
+
+def _powers(low: int, high: int, step: int = 2) -> tuple[int, ...]:
+    out = [low]
+    while out[-1] * step <= high:
+        out.append(out[-1] * step)
+    return tuple(out)
+
+
+SIZES: dict[tuple[str, bool], ClaimSizes] = {
+    ("cpu", True): ClaimSizes(
+        repeats=5,
+        dlrm_table_bytes=256 * _MIB,
+        dlrm_B=2048,
+        dlrm_L=1,
+        dlrm_d=128,
+        mlp_d=1024,
+        mlp_batches=_powers(1, 1024),
+        cnn_B=4,
+        cnn_HW=56,
+        cnn_C=64,
+        rnn_B=8,
+        rnn_d=128,
+        rnn_lengths=_powers(16, 256),
+        rnn_S=128,
+        rnn_batches=(1, 4, 16, 64),
+        attn_B=1,
+        attn_d=256,
+        attn_heads=4,
+        attn_lengths=_powers(128, 2048),
+        decode_steps=16,
+    ),
+    ("cpu", False): ClaimSizes(
+        repeats=7,
+        dlrm_table_bytes=1024 * _MIB,
+        dlrm_B=2048,
+        dlrm_L=1,
+        dlrm_d=128,
+        mlp_d=2048,
+        mlp_batches=_powers(1, 2048),
+        cnn_B=8,
+        cnn_HW=56,
+        cnn_C=64,
+        rnn_B=16,
+        rnn_d=256,
+        rnn_lengths=_powers(32, 1024),
+        rnn_S=256,
+        rnn_batches=(1, 4, 16, 64, 256),
+        attn_B=2,
+        attn_d=512,
+        attn_heads=8,
+        attn_lengths=_powers(256, 4096),
+        decode_steps=32,
+    ),
+    ("cuda", True): ClaimSizes(
+        repeats=10,
+        dlrm_table_bytes=4096 * _MIB,
+        dlrm_B=65536,
+        dlrm_L=1,
+        dlrm_d=128,
+        mlp_d=8192,
+        mlp_batches=_powers(1, 8192),
+        cnn_B=32,
+        cnn_HW=56,
+        cnn_C=256,
+        rnn_B=16,
+        rnn_d=512,
+        rnn_lengths=_powers(32, 1024),
+        rnn_S=256,
+        rnn_batches=(1, 8, 64, 512),
+        attn_B=4,
+        attn_d=1024,
+        attn_heads=16,
+        attn_lengths=_powers(512, 16384),
+        decode_steps=32,
+    ),
+}
+"""Sizes per (device kind, quick). CUDA uses the same sizes with or without ``--quick``
+(only the repetitions change): they take seconds on any recent GPU. On CUDA the DLRM batch
+is 32× the post's 2,048 rows so that one lookup outlasts the kernel launch."""
+SIZES[("cuda", False)] = replace(SIZES[("cuda", True)], repeats=20)
+
+
+def sizes_for(device: str, quick: bool) -> ClaimSizes:
+    """The sizes for a resolved device (``"cpu"`` or ``"cuda"``)."""
+    try:
+        return SIZES[(device, quick)]
+    except KeyError:
+        raise GpuConceptsError(
+            f"device {device!r} is not a resolved device (cpu or cuda)"
+        ) from None
+
+
+# -- CNN weight counting (real modules, no timing) --------------------------------------------
+POST_IMAGE_SIDE = 4
+"""The post's example image is 4×4 pixels (16 inputs)."""
+POST_NEURONS = 3
+"""...fully connected to 3 output neurons."""
+POST_KERNEL = 3
+"""...against one 3×3 filter."""
+
+
+def count_weights(
+    image: int = POST_IMAGE_SIDE, neurons: int = POST_NEURONS, K: int = POST_KERNEL
+) -> WeightCounts:
+    """Build the post's two layers in torch and count their weights, positions and FLOPs.
+
+    >>> c = count_weights()
+    >>> c.linear_weights, c.conv_weights, c.positions
+    (48, 9, 4)
+    """
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    linear = torch.nn.Linear(image * image, neurons, bias=False)
+    conv = torch.nn.Conv2d(1, 1, K, bias=False)
+    pixels = torch.zeros(1, 1, image, image)
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as linear_counter:
+            linear(pixels.flatten(1))
+        with FlopCounterMode(display=False) as conv_counter:
+            out = conv(pixels)
+    return WeightCounts(
+        image=image,
+        neurons=neurons,
+        K=K,
+        linear_weights=sum(p.numel() for p in linear.parameters()),
+        conv_weights=sum(p.numel() for p in conv.parameters()),
+        positions=int(out.shape[-1] * out.shape[-2]),
+        linear_flops=int(linear_counter.get_total_flops()),
+        conv_flops=int(conv_counter.get_total_flops()),
+    )
+
+
+# -- the experiments ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Run:
+    device: str
+    label: str
+    peaks: Peaks
+    sizes: ClaimSizes
+    say: Progress
+
+
+def _element_bytes(dtype: str) -> int:
+    import torch
+
+    from gpuconcepts.kernels._common import torch_dtype
+
+    return int(torch.empty((), dtype=torch_dtype(dtype)).element_size())
+
+
+def _dlrm(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+    from gpuconcepts.kernels import default_dtype, dlrm
+    from gpuconcepts.measure import free_memory_bytes, last_level_cache_bytes
+
+    z = run.sizes
+    s = _element_bytes(default_dtype(run.device, "embedding"))
+    table_bytes = min(z.dlrm_table_bytes, free_memory_bytes(run.device) // 4)
+    N = max(z.dlrm_B * z.dlrm_L, table_bytes // (z.dlrm_d * s))
+    shape = {"N": N, "B": z.dlrm_B, "L": z.dlrm_L, "d": z.dlrm_d}
+    found: dict[str, Measurement] = {}
+    for pattern in ("random", "sequential"):
+        run.say(f"DLRM: embedding_bag, {pattern} rows, {shape}")
+        found[pattern] = dlrm.embedding_lookup(
+            run.device,
+            run.peaks,
+            N=N,
+            B=z.dlrm_B,
+            L=z.dlrm_L,
+            d=z.dlrm_d,
+            pattern=pattern,
+            repeats=z.repeats,
+        )
+    result = judge_dlrm_lookups(
+        found["random"],
+        found["sequential"],
+        cache_bytes=last_level_cache_bytes(run.device),
+        device=run.label,
+    )
+    return [result], {"dlrm-random": found["random"]}
+
+
+def _mlp(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+    from gpuconcepts.kernels import mlp
+
+    z = run.sizes
+    run.say(f"MLP: nn.Linear {z.mlp_d}→{z.mlp_d}, B in {list(z.mlp_batches)}")
+    sweep = mlp.batch_sweep(
+        run.device,
+        run.peaks,
+        batches=z.mlp_batches,
+        d_in=z.mlp_d,
+        d_out=z.mlp_d,
+        repeats=z.repeats,
+    )
+    results = [
+        judge_mlp_trend(sweep, device=run.label),
+        judge_mlp_crossover(sweep, device=run.label),
+    ]
+    return results, {"mlp-small-batch": sweep[0], "mlp-large-batch": sweep[-1]}
+
+
+def _cnn(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+    from gpuconcepts.kernels import cnn
+
+    z = run.sizes
+    run.say("CNN: counting weights of nn.Linear(16, 3) and nn.Conv2d(1, 1, 3)")
+    sharing = judge_weight_sharing(count_weights(), device=run.label)
+    shape = f"{z.cnn_B}×{z.cnn_C}×{z.cnn_HW}×{z.cnn_HW}"
+    run.say(f"CNN: dense and depthwise 3×3 conv2d on {shape}")
+    dense = cnn.conv2d(
+        run.device,
+        run.peaks,
+        B=z.cnn_B,
+        H=z.cnn_HW,
+        W=z.cnn_HW,
+        C_in=z.cnn_C,
+        C_out=z.cnn_C,
+        K=3,
+        repeats=z.repeats,
+    )
+    depthwise = cnn.depthwise_conv2d(
+        run.device, run.peaks, B=z.cnn_B, H=z.cnn_HW, W=z.cnn_HW, C=z.cnn_C, K=3, repeats=z.repeats
+    )
+    results = [sharing, judge_conv_vs_depthwise(dense, depthwise, device=run.label)]
+    return results, {"cnn-conv3x3": dense, "cnn-depthwise3x3": depthwise}
+
+
+def _rnn(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+    from gpuconcepts.kernels import rnn
+
+    z = run.sizes
+    d, reps = z.rnn_d, z.repeats
+    run.say(f"RNN: nn.RNN B={z.rnn_B}, d={d}, S in {list(z.rnn_lengths)}")
+    by_length = [
+        rnn.rnn_module(run.device, run.peaks, B=z.rnn_B, S=S, d_in=d, d_h=d, repeats=reps)
+        for S in z.rnn_lengths
+    ]
+    run.say(f"RNN: step loop against one GEMM, B={z.rnn_B}, S={z.rnn_S}")
+    loop = rnn.step_loop(run.device, run.peaks, B=z.rnn_B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps)
+    gemm = rnn.batched_gemm(
+        run.device, run.peaks, B=z.rnn_B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps
+    )
+    run.say(f"RNN: nn.RNN S={z.rnn_S}, B in {list(z.rnn_batches)}")
+    by_batch = [
+        rnn.rnn_module(run.device, run.peaks, B=B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps)
+        for B in z.rnn_batches
+    ]
+    results = [
+        judge_rnn_length(by_length, device=run.label),
+        judge_rnn_loop_vs_gemm(loop, gemm, device=run.label),
+        judge_rnn_batch(by_batch, device=run.label),
+    ]
+    return results, {}
+
+
+def _transformer(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+    from gpuconcepts.kernels import transformer
+
+    z = run.sizes
+    run.say(
+        f"Transformer: attention prefill B={z.attn_B}, d={z.attn_d}, S in {list(z.attn_lengths)}"
+    )
+    sweep = transformer.prefill_sweep(
+        run.device,
+        run.peaks,
+        B=z.attn_B,
+        lengths=z.attn_lengths,
+        d=z.attn_d,
+        heads=z.attn_heads,
+        repeats=z.repeats,
+    )
+    S = z.attn_lengths[-2]
+    run.say(f"Transformer: decode {z.decode_steps} tokens up to S={S}, KV cache measured")
+    decoded = transformer.decode(
+        run.device,
+        run.peaks,
+        B=z.attn_B,
+        S_prompt=S - z.decode_steps,
+        steps=z.decode_steps,
+        d=z.attn_d,
+        heads=z.attn_heads,
+        repeats=z.repeats,
+    )
+    prefill_at_S = next(m for m in sweep if m.params["S"] == S)
+    decode_m = decoded.measurement
+    s = decode_m.params["s"]
+    if not isinstance(s, int):
+        raise GpuConceptsError(f"decode measurement has no integer element size: {s!r}")
+    results = [
+        judge_attention_exponent(sweep, device=run.label),
+        judge_attention_doubling(sweep, device=run.label),
+        judge_prefill_vs_decode(prefill_at_S, decode_m, device=run.label),
+        judge_kv_cache(
+            B=z.attn_B,
+            d=z.attn_d,
+            s=s,
+            lengths=decoded.lengths,
+            cache_bytes=decoded.cache_bytes,
+            device=run.label,
+        ),
+    ]
+    return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode_m}
+
+
+EXPERIMENTS: tuple[
+    tuple[str, Callable[[_Run], tuple[list[ClaimResult], dict[str, Measurement]]]], ...
+] = (
+    ("DLRM", _dlrm),
+    ("MLP", _mlp),
+    ("CNN", _cnn),
+    ("RNN", _rnn),
+    ("Transformer", _transformer),
+)
+"""The experiments in the order of the post."""
+
+
+def run_claims(
+    device: str,
+    quick: bool,
+    *,
+    sizes: ClaimSizes | None = None,
+    peaks: Peaks | None = None,
+    progress: Progress | None = None,
+    only: Sequence[str] | None = None,
+) -> ClaimsReport:
+    """Run every experiment on a resolved device and judge every claim.
+
+    Args:
+        device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
+        quick: the smaller sizes of :data:`SIZES` (about a minute or two on a 2-core CPU).
+        sizes: sizes to use instead of :func:`sizes_for` (the tests pass tiny ones).
+        peaks: measured peaks; measured first (``kernels.measure_peaks``) when None.
+        progress: called with one line of text before each step.
+        only: architectures to run (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
+            claims cover the workloads of the architectures that ran.
+
+    Returns:
+        A :class:`ClaimsReport` with one :class:`ClaimResult` per claim, the measurements
+        behind the roofline claims, and the seconds each experiment took.
+    """
+    from gpuconcepts.kernels import measure_peaks
+    from gpuconcepts.measure import device_name
+
+    known = [name for name, _ in EXPERIMENTS]
+    if only is not None:
+        unknown = [name for name in only if name not in known]
+        if unknown:
+            raise GpuConceptsError(
+                f"unknown architecture {unknown[0]!r}; choose from {', '.join(known)}"
+            )
+    say = progress or (lambda _line: None)
+    chosen = sizes if sizes is not None else sizes_for(device, quick)
+    start = time.perf_counter()
+    if peaks is None:
+        say(f"peaks: STREAM bandwidth and a large GEMM on {device}")
+        peaks = measure_peaks(device, quick)
+    label = device_name(device)
+    run = _Run(device=device, label=label, peaks=peaks, sizes=chosen, say=say)
+    results: list[ClaimResult] = []
+    roofline: dict[str, Measurement] = {}
+    timings: dict[str, float] = {"peaks": time.perf_counter() - start}
+    for name, experiment in EXPERIMENTS:
+        if only is not None and name not in only:
+            continue
+        began = time.perf_counter()
+        found, measured = experiment(run)
+        results.extend(found)
+        roofline.update(measured)
+        timings[name] = time.perf_counter() - began
+    say("Roofline: each workload's class against its measured behaviour")
+    for role, m in roofline.items():
+        expected, what, source = ROOFLINE_EXPECTATIONS[role]
+        results.append(
+            judge_roofline(m, expected=expected, label=what, source=source, device=label)
+        )
+    return ClaimsReport(
+        device=device,
+        device_label=label,
+        quick=quick,
+        peaks=peaks,
+        results=tuple(results),
+        measurements=tuple(roofline.values()),
+        timings=timings,
+        seconds=time.perf_counter() - start,
+    )

@@ -1,0 +1,157 @@
+r"""Small statistics for the claims: power-law exponents, rank trends, crossovers.
+
+numpy only (no scipy): each helper is a few lines of least squares or interpolation,
+unit-tested on synthetic data whose answer is known.
+
+>>> fit = fit_power_law([1, 2, 4, 8], [3, 12, 48, 192])
+>>> round(fit.exponent, 6), round(fit.prefactor, 6), round(fit.r_squared, 6)
+(2.0, 3.0, 1.0)
+>>> round(rank_correlation([1, 2, 3, 4], [10, 20, 15, 40]), 2)
+0.8
+>>> round(crossing([1, 2, 4, 8], [1, 2, 4, 8], level=3.0), 9)
+3.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gpuconcepts.errors import GpuConceptsError
+
+
+def _positive(name: str, values: Sequence[float]) -> npt.NDArray[np.float64]:
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise GpuConceptsError(f"{name} must be a flat sequence; got shape {array.shape}")
+    if not np.all(np.isfinite(array)) or np.any(array <= 0):
+        raise GpuConceptsError(f"{name} must hold positive finite numbers; got {array.tolist()}")
+    return array
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """``y ≈ prefactor · x ** exponent``, fitted by least squares on ``log y`` against ``log x``.
+
+    >>> PowerLawFit(exponent=2.0, prefactor=3.0, r_squared=1.0, points=4).predict(10.0)
+    300.0
+    """
+
+    exponent: float
+    prefactor: float
+    r_squared: float
+    points: int
+
+    def predict(self, x: float) -> float:
+        """The fitted curve at ``x``."""
+        return float(self.prefactor * x**self.exponent)
+
+
+def fit_power_law(x: Sequence[float], y: Sequence[float]) -> PowerLawFit:
+    """Fit ``y = a · x**p`` by ordinary least squares on the log-log points.
+
+    Needs at least two distinct ``x``; every value must be positive.
+
+    >>> fit = fit_power_law([10, 100, 1000], [5, 50, 500])
+    >>> round(fit.exponent, 9)
+    1.0
+    >>> fit_power_law([1, 1], [1, 2])
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: a power-law fit needs at least two distinct x values; got [1.0, 1.0]
+    """
+    xs, ys = _positive("x", x), _positive("y", y)
+    if xs.shape != ys.shape:
+        raise GpuConceptsError(f"x and y must have the same length; got {xs.size} and {ys.size}")
+    if np.unique(xs).size < 2:
+        raise GpuConceptsError(
+            f"a power-law fit needs at least two distinct x values; got {xs.tolist()}"
+        )
+    lx, ly = np.log(xs), np.log(ys)
+    slope, intercept = np.polyfit(lx, ly, 1)
+    residual = ly - (intercept + slope * lx)
+    spread = float(np.sum((ly - ly.mean()) ** 2))
+    r_squared = 1.0 - float(np.sum(residual**2)) / spread if spread > 0 else 1.0
+    return PowerLawFit(float(slope), float(np.exp(intercept)), r_squared, int(xs.size))
+
+
+def fit_upper(
+    x: Sequence[float], y: Sequence[float], *, fraction: float = 0.5, min_points: int = 3
+) -> PowerLawFit:
+    """Power-law fit over the largest ``fraction`` of the ``x`` values (at least ``min_points``).
+
+    Asymptotic claims ("time grows like S² for large S") are about the upper end of a sweep,
+    where fixed overheads no longer hide the scaling.
+
+    >>> xs = [1, 2, 4, 8, 16, 32, 64, 128]
+    >>> ys = [100 + v**2 for v in xs]          # a fixed overhead, then S²
+    >>> round(fit_upper(xs, ys).exponent, 2), round(fit_power_law(xs, ys).exponent, 2)
+    (1.85, 1.06)
+    """
+    if not 0 < fraction <= 1:
+        raise GpuConceptsError(f"fraction must be in (0, 1]; got {fraction}")
+    order = np.argsort(np.asarray(x, dtype=np.float64), kind="stable")
+    count = min(len(order), max(min_points, int(np.ceil(fraction * len(order)))))
+    chosen = order[-count:]
+    return fit_power_law([float(x[i]) for i in chosen], [float(y[i]) for i in chosen])
+
+
+def _ranks(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(values.size, dtype=np.float64)
+    ranks[order] = np.arange(values.size, dtype=np.float64)
+    for value in np.unique(values):  # ties share their mean rank
+        tied = values == value
+        ranks[tied] = ranks[tied].mean()
+    return ranks
+
+
+def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float:
+    """Spearman's rank correlation: +1 when ``y`` rises with ``x`` at every step, -1 when it falls.
+
+    A trend test that one noisy point cannot fake or break the way a first/last ratio can.
+
+    >>> rank_correlation([1, 2, 3], [5, 6, 7]), rank_correlation([1, 2, 3], [7, 6, 5])
+    (1.0, -1.0)
+    """
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if xs.shape != ys.shape or xs.size < 2:
+        raise GpuConceptsError(
+            f"rank correlation needs two sequences of equal length >= 2; got {xs.size} and {ys.size}"
+        )
+    rx, ry = _ranks(xs), _ranks(ys)
+    if np.ptp(rx) == 0 or np.ptp(ry) == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def crossing(x: Sequence[float], y: Sequence[float], *, level: float) -> float | None:
+    """The first ``x`` at which ``y`` reaches ``level``, interpolated on log-log axes.
+
+    ``None`` when ``y`` never reaches ``level``; ``x[0]`` when it starts there already.
+    ``x`` must be increasing.
+
+    >>> crossing([1, 4], [1, 16], level=4.0)
+    2.0
+    >>> crossing([1, 2], [1, 2], level=5.0) is None
+    True
+    """
+    xs, ys = _positive("x", x), _positive("y", y)
+    if xs.shape != ys.shape:
+        raise GpuConceptsError(f"x and y must have the same length; got {xs.size} and {ys.size}")
+    if np.any(np.diff(xs) <= 0):
+        raise GpuConceptsError(f"x must be strictly increasing; got {xs.tolist()}")
+    if level <= 0:
+        raise GpuConceptsError(f"level must be positive; got {level}")
+    above = np.nonzero(ys >= level)[0]
+    if above.size == 0:
+        return None
+    i = int(above[0])
+    if i == 0:
+        return float(xs[0])
+    lx0, lx1, ly0, ly1 = np.log(xs[i - 1]), np.log(xs[i]), np.log(ys[i - 1]), np.log(ys[i])
+    t = (np.log(level) - ly0) / (ly1 - ly0)
+    return float(np.exp(lx0 + t * (lx1 - lx0)))

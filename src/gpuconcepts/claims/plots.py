@@ -1,0 +1,100 @@
+# ruff: noqa: PLC0415
+# (matplotlib is imported inside the functions: DESIGN rule 3)
+"""Draw a claim's :class:`~gpuconcepts.claims.result.PlotSpec` with matplotlib.
+
+One renderer for every claim: line plots (log axes by default) or grouped bars, measured
+series solid with markers, predictions dashed, fits dotted, reference lines in grey. The
+verdict is written into the figure from the result, never by hand.
+
+>>> from gpuconcepts.claims.result import PlotSpec, Series
+>>> spec = PlotSpec("demo", "S", "seconds", (Series("measured", (1.0, 2.0), (1.0, 4.0)),))
+>>> fig = draw(spec)
+>>> fig.axes[0].get_xlabel(), fig.axes[0].get_xscale()
+('S', 'log')
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpuconcepts.claims.result import ClaimResult, PlotSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+_STYLE: dict[str, dict[str, Any]] = {
+    "measured": {"marker": "o", "linestyle": "-", "linewidth": 1.8},
+    "predicted": {"marker": "", "linestyle": "--", "linewidth": 1.5},
+    "threshold": {"marker": "", "linestyle": ":", "linewidth": 1.5},
+}
+_STATUS_COLOR = {"holds": "#1a7f37", "does not hold": "#cf222e", "not visible here": "#6e7781"}
+
+
+def _bars(ax: Any, spec: PlotSpec) -> None:
+    count = len(spec.series)
+    width = 0.8 / max(count, 1)
+    for i, series in enumerate(spec.series):
+        offsets = [x + (i - (count - 1) / 2) * width for x in series.x]
+        hatch = "//" if series.role != "measured" else None
+        ax.bar(
+            offsets,
+            series.y,
+            width=width,
+            label=series.label,
+            hatch=hatch,
+            alpha=0.9 if series.role == "measured" else 0.5,
+            edgecolor="black",
+        )
+    ax.set_xticks(range(len(spec.categories)), spec.categories)
+
+
+def draw(spec: PlotSpec, ax: Any = None) -> Figure:
+    """Draw ``spec`` into ``ax`` (a new Figure when None) and return the Figure."""
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7, 4.2), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    if spec.categories:
+        _bars(ax, spec)
+    else:
+        for series in spec.series:
+            ax.plot(series.x, series.y, label=series.label, **_STYLE[series.role])
+        if spec.log_x:
+            ax.set_xscale("log", base=2)
+    if spec.log_y:
+        ax.set_yscale("log")
+    for i, (label, value) in enumerate(spec.hlines):
+        ax.axhline(
+            value, color="0.35", linestyle=("-", "-.", ":")[i % 3], linewidth=0.9, label=label
+        )
+    for i, (label, value) in enumerate(spec.vlines):
+        ax.axvline(value, color=f"C{i + 3}", linestyle="-.", linewidth=1.2, label=label)
+    ax.set_title(spec.title, fontsize=10)
+    ax.set_xlabel(spec.x_label)
+    ax.set_ylabel(spec.y_label)
+    ax.grid(True, which="both", linewidth=0.3, alpha=0.5)
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+def draw_result(result: ClaimResult, ax: Any = None) -> Figure | None:
+    """Draw a result's plot with its computed status in the corner; None when it has no plot."""
+    if result.plot is None:
+        return None
+    fig = draw(result.plot, ax)
+    axes = fig.axes[0] if ax is None else ax
+    axes.text(
+        0.99,
+        0.02,
+        f"{result.status} · {result.device}",
+        transform=axes.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color=_STATUS_COLOR[result.status],
+        bbox={"facecolor": "white", "edgecolor": _STATUS_COLOR[result.status], "alpha": 0.85},
+    )
+    return fig

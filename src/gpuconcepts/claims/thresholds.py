@@ -1,0 +1,98 @@
+"""Every threshold a verdict uses, fixed here before any experiment runs.
+
+A verdict is ``measured value`` compared with one of these constants; nothing is tuned
+after seeing a result. Each constant carries the reason for its value. The docs print
+them from here, so the page and the code cannot disagree.
+
+>>> DLRM_MIN_BANDWIDTH_RATIO, ATTENTION_EXPONENT, ATTENTION_EXPONENT_TOLERANCE
+(2.0, 2.0, 0.3)
+"""
+
+from __future__ import annotations
+
+# -- DLRM ------------------------------------------------------------------------------------
+DLRM_MIN_BANDWIDTH_RATIO = 2.0
+"""Sequential lookups must reach at least 2x the bandwidth of random ones. The post says random
+lookups are "expensive"; we read "much lower bandwidth" as "at most half", a gap that timing
+noise (a few percent here) cannot produce by itself."""
+
+DLRM_MIN_CACHE_MULTIPLE = 4.0
+"""The random-lookup effect is only visible when the table is at least 4x the last-level cache:
+a table that fits in cache is read at cache speed whatever the order of the rows."""
+
+# -- MLP -------------------------------------------------------------------------------------
+MLP_MIN_TREND = 0.8
+"""Spearman rank correlation of achieved FLOP/s against batch size must be at least 0.8: FLOP/s
+"rises with B" over the sweep, while one noisy point out of order is still tolerated."""
+
+MLP_MIN_GAIN = 2.0
+"""Achieved FLOP/s at the largest batch must be at least 2x that at batch 1: the sweep spans three
+or more decades of intensity, so a rise smaller than 2x would not be the effect the post names."""
+
+MLP_KNEE_FRACTION = 0.5
+"""The measured crossover is the batch at which achieved FLOP/s first reaches half the measured
+peak. A kernel whose time is the sum F/P + Q/beta reaches exactly P/2 at the ridge point, so half
+the peak is where a real (rounded) roofline turns the corner."""
+
+MLP_MAX_CROSSOVER_FACTOR = 4.0
+"""The measured crossover batch must lie within 4x (two doublings of the sweep) of the batch
+predicted by mlp_intensity = ridge_point: the traffic model is minimal and caches blur it, so we
+ask for the same place on a log axis, not the same number."""
+
+# -- CNN -------------------------------------------------------------------------------------
+CNN_MIN_FLOPS_RATIO = 3.0
+"""The dense 3x3 convolution must achieve at least 3x the FLOP/s of the depthwise one on the
+same feature map. Their intensities differ by more than 10x; 3x leaves room for the dense
+kernel's own inefficiency."""
+
+DEPTHWISE_MAX_PEAK_FRACTION = 0.25
+"""The depthwise convolution counts as memory- or overhead-bound when it reaches at most a quarter
+of the measured peak FLOP/s: far from the compute roof, so compute is not what it waits on."""
+
+# -- RNN -------------------------------------------------------------------------------------
+RNN_EXPONENT = 1.0
+"""rnn_flops is proportional to S: time should grow like S**1."""
+
+RNN_EXPONENT_TOLERANCE = 0.2
+"""The fitted exponent of time against S must be within 0.2 of 1; a quadratic or a constant cost
+(exponent 2 or 0) is far outside, timing noise over a 16x sweep is well inside."""
+
+RNN_MIN_LOOP_SLOWDOWN = 2.0
+"""The explicit step loop must take at least 2x as long as one GEMM with the same FLOPs: "much
+slower" read as "at most half the speed"."""
+
+RNN_MIN_THROUGHPUT_GAIN = 2.0
+"""Across the batch sweep, sequences per second must rise at least 2x: more batch fills the
+machine."""
+
+RNN_MIN_LATENCY_RATIO = 0.8
+"""...while time per step (the critical path) at the largest batch must stay at least 0.8x its
+value at batch 1: a per-step time that fell by more than 20% would mean batch shortened the
+dependency chain, which the recurrence forbids."""
+
+# -- Transformer -------------------------------------------------------------------------------
+ATTENTION_EXPONENT = 2.0
+"""attention_flops = 4 B S² d: time should grow like S**2 for large S."""
+
+ATTENTION_EXPONENT_TOLERANCE = 0.3
+"""The exponent fitted on the upper half of the S sweep must be within 0.3 of 2. A linear cost
+(exponent 1) is far outside; memory effects at large S move it by a tenth or two. Doubling S must
+then cost between 2**1.7 and 2**2.3 times (3.25x to 4.92x), the same tolerance on one step."""
+
+DECODE_MIN_SLOWDOWN = 2.0
+"""Decode, one token at a time, must spend at least 2x as long per token as prefill, which
+processes the whole prompt in parallel with the same FLOPs per token."""
+
+# -- KV cache ----------------------------------------------------------------------------------
+KV_CACHE_TOLERANCE_BYTES = 0
+"""The measured cache size must equal kv_cache_memory exactly, at every decode step."""
+
+# -- Roofline ----------------------------------------------------------------------------------
+COMPUTE_MIN_PEAK_FRACTION = 0.3
+"""A kernel the roofline calls compute-bound must reach at least 30% of the measured peak
+FLOP/s (the peak is one large GEMM; real shapes lose some to tiling and launch overhead)."""
+
+MEMORY_MAX_BANDWIDTH_RATIO = 1.5
+"""A kernel the roofline calls memory-bound must move its minimal bytes at no more than 1.5x the
+measured DRAM bandwidth ("near or below" it). Faster than that, it is served from cache and is
+not limited by DRAM."""
