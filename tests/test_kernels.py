@@ -32,99 +32,144 @@ from gpuconcepts.measure import Measurement, Peaks
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 R = 2  # repetitions: enough to exercise the statistics, nothing is asserted about time
 
-CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], float, float]] = [
+Counts = Callable[[int], tuple[float, float]]
+
+CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
     (
         "dlrm-random",
         dlrm.embedding_lookup,
         {"N": 100, "B": 4, "L": 3, "d": 8},
-        formulas.embedding_bag_flops(B=4, L=3, d=8),
-        formulas.embedding_bag_bytes(B=4, L=3, d=8, s=4),
+        lambda s: (
+            formulas.embedding_bag_flops(B=4, L=3, d=8),
+            formulas.embedding_bag_bytes(B=4, L=3, d=8, s=s),
+        ),
     ),
     (
         "dlrm-dense",
         dlrm.dense_mlp,
         {"B": 4, "d_in": 8, "d_out": 16},
-        formulas.mlp_flops(B=4, d_in=8, d_out=16),
-        formulas.mlp_bytes(B=4, d_in=8, d_out=16, s=4),
+        lambda s: (
+            formulas.mlp_flops(B=4, d_in=8, d_out=16),
+            formulas.mlp_bytes(B=4, d_in=8, d_out=16, s=s),
+        ),
     ),
     (
         "mlp",
         mlp.linear,
         {"B": 3, "d_in": 5, "d_out": 7},
-        formulas.mlp_flops(B=3, d_in=5, d_out=7),
-        formulas.mlp_bytes(B=3, d_in=5, d_out=7, s=4),
+        lambda s: (
+            formulas.mlp_flops(B=3, d_in=5, d_out=7),
+            formulas.mlp_bytes(B=3, d_in=5, d_out=7, s=s),
+        ),
     ),
     (
         "cnn-conv3x3",
         cnn.conv2d,
         {"B": 2, "H": 6, "W": 5, "C_in": 3, "C_out": 4},
-        formulas.conv_flops(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4),
-        formulas.conv_bytes(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4, s=4),
+        lambda s: (
+            formulas.conv_flops(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4),
+            formulas.conv_bytes(B=2, H_out=6, W_out=5, K=3, C_in=3, C_out=4, s=s),
+        ),
     ),
     (
         "cnn-conv5x5",
         cnn.conv2d,
         {"B": 1, "H": 7, "W": 7, "C_in": 2, "C_out": 3, "K": 5},
-        formulas.conv_flops(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3),
-        formulas.conv_bytes(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3, s=4),
+        lambda s: (
+            formulas.conv_flops(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3),
+            formulas.conv_bytes(B=1, H_out=7, W_out=7, K=5, C_in=2, C_out=3, s=s),
+        ),
     ),
     (
         "cnn-depthwise3x3",
         cnn.depthwise_conv2d,
         {"B": 2, "H": 6, "W": 5, "C": 4},
-        formulas.depthwise_conv_flops(B=2, H_out=6, W_out=5, K=3, C=4),
-        formulas.depthwise_conv_bytes(B=2, H_out=6, W_out=5, K=3, C=4, s=4),
+        lambda s: (
+            formulas.depthwise_conv_flops(B=2, H_out=6, W_out=5, K=3, C=4),
+            formulas.depthwise_conv_bytes(B=2, H_out=6, W_out=5, K=3, C=4, s=s),
+        ),
     ),
     (
         "rnn-module",
         rnn.rnn_module,
         {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
-        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+        lambda s: (
+            formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+            formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=s),
+        ),
     ),
     (
         "rnn-loop",
         rnn.step_loop,
         {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
-        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+        lambda s: (
+            formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+            formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=s),
+        ),
     ),
     (
         "rnn-gemm",
         rnn.batched_gemm,
         {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
-        formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
-        formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=4),
+        lambda s: (
+            formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+            formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=s),
+        ),
     ),
     (
         "transformer-prefill",
         transformer.prefill,
         {"B": 2, "S": 8, "d": 12, "heads": 3},
-        formulas.attention_flops(B=2, S=8, d=12),
-        formulas.attention_bytes(B=2, S=8, d=12, s=4),
+        lambda s: (
+            formulas.attention_flops(B=2, S=8, d=12),
+            formulas.attention_bytes(B=2, S=8, d=12, s=s),
+        ),
     ),
 ]
+IDS = [case[0] for case in CASES]
 
 
-@pytest.mark.parametrize(
-    ("workload", "kernel", "sizes", "flops", "nbytes"), CASES, ids=[c[0] for c in CASES]
-)
+@pytest.mark.parametrize(("workload", "kernel", "sizes", "counts"), CASES, ids=IDS)
 def test_kernel_counts_equal_the_formulas(
-    workload: str,
-    kernel: Callable[..., Measurement],
-    sizes: dict[str, Any],
-    flops: float,
-    nbytes: float,
+    workload: str, kernel: Callable[..., Measurement], sizes: dict[str, Any], counts: Counts
 ) -> None:
     m = kernel("cpu", PEAKS, repeats=R, **sizes)
     assert m.workload == workload
     assert m.device == "cpu"
-    assert (m.flops, m.bytes) == (flops, nbytes)
+    assert (m.flops, m.bytes) == counts(4)
     assert len(m.raw_seconds) == R
     assert m.params["s"] == 4
     assert m.params["dtype"] == "float32"
     assert {k: m.params[k] for k in sizes} == sizes
-    assert m.bound == ("memory" if flops / nbytes < PEAKS.ridge_point else "compute")
+    assert m.bound == ("memory" if m.flops / m.bytes < PEAKS.ridge_point else "compute")
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@needs_cuda
+@pytest.mark.parametrize(("workload", "kernel", "sizes", "counts"), CASES, ids=IDS)
+def test_cuda_kernel_counts_equal_the_formulas(
+    workload: str, kernel: Callable[..., Measurement], sizes: dict[str, Any], counts: Counts
+) -> None:
+    peaks = Peaks(device="cuda", flops_per_s=1e14, bytes_per_s=1e12, dtype="bfloat16")
+    m = kernel("cuda", peaks, repeats=R, **sizes)
+    s = 4 if workload.startswith("dlrm-random") else 2  # bf16 except embedding tables
+    assert m.workload == workload
+    assert m.params["s"] == s
+    assert (m.flops, m.bytes) == counts(s)
+    assert all(t > 0 for t in m.raw_seconds)
+
+
+@needs_cuda
+def test_cuda_decode_cache_and_profile_all() -> None:
+    peaks = Peaks(device="cuda", flops_per_s=1e14, bytes_per_s=1e12, dtype="bfloat16")
+    result = transformer.decode("cuda", peaks, B=2, S_prompt=5, steps=3, d=16, heads=2, repeats=R)
+    assert result.cache_bytes == tuple(
+        formulas.kv_cache_memory(B=2, S=n, d=16, s=2) for n in (6, 7, 8)
+    )
+    ms = profile_all("cuda", True, peaks=peaks, presets=TINY, sweeps={"mlp_B": (1,)})
+    assert len(ms) == 14
 
 
 @pytest.mark.parametrize(("dtype", "s"), [("bfloat16", 2), ("float16", 2), ("float32", 4)])

@@ -331,3 +331,18 @@ def test_time_cpu_groups_fast_calls() -> None:
 def test_time_function_rejects_unresolved_device() -> None:
     with pytest.raises(GpuConceptsError, match="'auto' is not a resolved device"):
         measure.time_function(lambda: None, "auto", repeats=1)
+
+
+@pytest.mark.skipif(
+    not measure._cuda_available(), reason="needs a CUDA device (the logic is tested with fakes)"
+)
+def test_cuda_timer_with_real_events_and_flush() -> None:
+    import torch
+
+    a = torch.ones((1024, 1024), device="cuda")
+    times = measure.time_function(lambda: a.add_(1), "cuda", repeats=5, flush=True)
+    assert len(times) == 5
+    assert all(0 < t < 1 for t in times)
+    flush = measure.make_flusher("cuda")
+    flush()
+    assert measure.last_level_cache_bytes("cuda") > 0

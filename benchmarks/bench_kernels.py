@@ -1,0 +1,150 @@
+"""Benchmark of the kernels against peers measured in the same run, and against the roofline.
+
+Run with ``nox -s bench`` or ``python benchmarks/bench_kernels.py [--device cpu] [--quick]``.
+Figures are reported, never asserted. Goals:
+
+* our GEMM (``torch.mm``, the compute peak) ≥ 0.9× numpy ``matmul`` on the same shape and dtype;
+* our measured bandwidth (``copy_`` and the STREAM peak) ≥ 0.9× numpy ``copyto`` on the same arrays;
+* each kernel's measured time within [1, 2.5] × its roofline-predicted time.
+
+The peer and our kernel are timed in alternating rounds (best of each), so that a noisy
+neighbour slows both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from gpuconcepts import formulas
+from gpuconcepts.measure import cpu_last_level_cache_bytes, device_name, resolve_device
+
+ROUNDS = 5
+GOAL_PEER = 0.9
+GOAL_ROOF = (1.0, 2.5)
+
+
+def best_seconds(fn: Callable[[], object], repeats: int) -> float:
+    """Best wall time of ``repeats`` calls after one warm-up call."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def alternate(ours: Callable[[], float], peer: Callable[[], float]) -> tuple[float, float]:
+    """Best rate of each over ROUNDS alternating rounds."""
+    a = b = 0.0
+    for _ in range(ROUNDS):
+        a = max(a, ours())
+        b = max(b, peer())
+    return a, b
+
+
+def gemm_vs_numpy(n: int) -> tuple[float, float]:
+    """FLOP/s of our float32 GEMM (``kernels.peaks.gemm_flops``) and of numpy on n × n × n."""
+    from gpuconcepts.kernels.peaks import gemm_flops
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    c = np.empty((n, n), dtype=np.float32)
+    flops = formulas.mlp_flops(B=n, d_in=n, d_out=n)
+    return alternate(
+        lambda: gemm_flops("cpu", n=n, dtype="float32", repeats=3),
+        lambda: flops / best_seconds(lambda: np.matmul(a, b, out=c), 3),
+    )
+
+
+def copy_vs_numpy(array_bytes: int) -> tuple[float, float, float]:
+    """Bytes/s of our copy, our triad and numpy ``copyto`` on float32 arrays of that size."""
+    from gpuconcepts.kernels.peaks import COLUMNS, copy_bandwidth, triad_bandwidth
+
+    rows = array_bytes // (COLUMNS * 4)
+    src = np.ones((rows, COLUMNS), dtype=np.float32)
+    dst = np.zeros_like(src)
+    moved = formulas.stream_copy_bytes(N=rows, d=COLUMNS, s=4)
+    ours, peer = alternate(
+        lambda: copy_bandwidth("cpu", array_bytes=array_bytes, repeats=3),
+        lambda: moved / best_seconds(lambda: np.copyto(dst, src), 3),
+    )
+    triad = max(triad_bandwidth("cpu", array_bytes=array_bytes, repeats=3) for _ in range(ROUNDS))
+    return ours, triad, peer
+
+
+def verdict(ok: bool) -> str:
+    return "meets goal" if ok else "BELOW GOAL"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="auto, cpu or cuda (default cpu)")
+    parser.add_argument("--quick", action="store_true", help="the --quick preset sizes")
+    args = parser.parse_args(argv)
+
+    from gpuconcepts.hardware import format_table
+    from gpuconcepts.kernels import load_presets, measure_peaks, profile_all
+
+    device = resolve_device(args.device)
+    started = time.perf_counter()
+    presets = load_presets(device, args.quick)
+    print(f"bench_kernels on {device_name(device)}{' (quick sizes)' if args.quick else ''}")
+
+    if device == "cpu":
+        n = presets["peaks"]["gemm_n"]
+        ours, peer = gemm_vs_numpy(n)
+        print(
+            f"\nGEMM {n}x{n}x{n} float32: ours {ours / 1e9:.1f} GFLOP/s, numpy {peer / 1e9:.1f} "
+            f"GFLOP/s, ratio {ours / peer:.2f} (goal >= {GOAL_PEER}: {verdict(ours / peer >= GOAL_PEER)})"
+        )
+        array = max(presets["peaks"]["stream_mib"] * 1024**2, 4 * cpu_last_level_cache_bytes())
+        copy, triad, peer_copy = copy_vs_numpy(array)
+        best = max(copy, triad)
+        print(
+            f"bandwidth, {array // 1024**2} MiB float32 arrays: our copy {copy / 1e9:.1f} GB/s, "
+            f"triad {triad / 1e9:.1f} GB/s, numpy copy {peer_copy / 1e9:.1f} GB/s\n"
+            f"  copy/numpy copy {copy / peer_copy:.2f} ({verdict(copy / peer_copy >= GOAL_PEER)}), "
+            f"peak (max of copy, triad)/numpy copy {best / peer_copy:.2f} "
+            f"({verdict(best / peer_copy >= GOAL_PEER)})"
+        )
+    else:
+        print("\n(numpy peers run on the CPU only; see benchmarks/gpu_check.py for the datasheet)")
+
+    print("\nmeasuring peaks and running every kernel ...", file=sys.stderr)
+    peaks = measure_peaks(device, args.quick, presets=presets)
+    measurements = profile_all(device, args.quick, peaks=peaks, presets=presets)
+    print(
+        f"\npeaks: {peaks.flops_per_s / 1e9:.1f} GFLOP/s ({peaks.dtype}), "
+        f"{peaks.bytes_per_s / 1e9:.1f} GB/s, ridge {peaks.ridge_point:.1f} FLOP/B"
+    )
+    rows = [["kernel", "bound", "measured ms", "roofline ms", "measured/roofline", "goal [1, 2.5]"]]
+    inside = 0
+    for m in measurements:
+        ok = GOAL_ROOF[0] <= m.roofline_ratio <= GOAL_ROOF[1]
+        inside += ok
+        note = "yes" if ok else ("faster than roof" if m.roofline_ratio < 1 else "slower")
+        rows.append(
+            [
+                m.workload,
+                m.bound,
+                f"{m.seconds * 1e3:.3f}",
+                f"{m.predicted_seconds * 1e3:.3f}",
+                f"{m.roofline_ratio:.2f}",
+                note,
+            ]
+        )
+    print(format_table(rows))
+    print(f"{inside}/{len(measurements)} kernels within [1, 2.5] of the roofline")
+    print(f"wall time {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
