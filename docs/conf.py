@@ -7,6 +7,7 @@ HTML theme · notebooks for download and Colab · API reference.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -15,12 +16,12 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
 
-import gpuconcepts  # noqa: E402
+import gpuconcepts
 
 # -- Project -----------------------------------------------------------------------------
 project = "gpuconcepts"
 author = "gpuconcepts developers"
-copyright = "gpuconcepts developers"  # noqa: A001
+copyright = "gpuconcepts developers"
 release = gpuconcepts.__version__
 version = release
 REPOSITORY_URL = "https://github.com/gpuconcepts/gpuconcepts"
@@ -112,9 +113,12 @@ html_context = {"default_mode": "light"}
 # jupytext from the .md (the single source) with one install cell in front. The build
 # refreshes them; tests/test_docs_notebooks.py fails when a committed one is stale.
 sys.path.insert(0, str(DOCS))
-from _notebooks import write_notebooks  # noqa: E402
+from _notebooks import write_notebooks
 
-write_notebooks(DOCS)
+_WRITTEN = write_notebooks(DOCS)
+if _WRITTEN and os.environ.get("CI"):  # in CI a rewritten notebook means a stale commit
+    names = ", ".join(p.name for p in _WRITTEN)
+    raise RuntimeError(f"docs notebooks were stale ({names}): run `nox -s docs` and commit them")
 
 # -- API reference -----------------------------------------------------------------------
 autosummary_generate = False

@@ -15,6 +15,9 @@ functions hand those strings to MyST-NB (imported inside them, so this module st
 | `mlp_weights` | $\text{Weights} = d_{in} d_{out}$ | count |
 """
 
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -90,12 +93,29 @@ def sizes(params: Mapping[str, object]) -> str:
 def measurement_table(measurements: Iterable[Measurement]) -> str:
     """Measurements beside the roofline's prediction, as a Markdown table."""
     return markdown_table(
-        ["Kernel", "Sizes", "Time (median)", "FLOP/s", "Bytes/s", "FLOP/byte", "Roofline time",
-         "Measured / roofline", "Bound"],
         [
-            [f"`{m.workload}`", sizes(m.params), si(m.seconds, "s"), si(m.flops_per_s, "FLOP/s"),
-             si(m.bytes_per_s, "B/s"), si(m.intensity, ""), si(m.predicted_seconds, "s"),
-             f"{m.roofline_ratio:.1f}×", f"**{m.bound}**"]
+            "Kernel",
+            "Sizes",
+            "Time (median)",
+            "FLOP/s",
+            "Bytes/s",
+            "FLOP/byte",
+            "Roofline time",
+            "Measured / roofline",
+            "Bound",
+        ],
+        [
+            [
+                f"`{m.workload}`",
+                sizes(m.params),
+                si(m.seconds, "s"),
+                si(m.flops_per_s, "FLOP/s"),
+                si(m.bytes_per_s, "B/s"),
+                si(m.intensity, ""),
+                si(m.predicted_seconds, "s"),
+                f"{m.roofline_ratio:.1f}×",
+                f"**{m.bound}**",
+            ]
             for m in measurements
         ],
     )
@@ -134,35 +154,32 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     **2,097,152 bytes (2.1 MB, 2 MiB)**
     """
     value = formula(**values)
-    return (
-        f"$${formula.lhs} = {formula.worked(**values)}$$\n\n"
-        f"**{describe(value, formula.kind)}**"
-    )
+    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{describe(value, formula.kind)}**"
 
 
 def glue_md(name: str, text: str) -> None:
     """Glue Markdown text under ``name`` for ``{glue:md}`` (inline) or ``{glue:md}`` (block)."""
-    from IPython.display import Markdown
-    from myst_nb import glue
+    from IPython.display import Markdown  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Markdown(text), display=False)
+    glue(name, Markdown(text), display=False)  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_math(name: str, latex: str) -> None:
     """Glue LaTeX under ``name`` for the ``{glue:math}`` directive."""
-    from IPython.display import Math
-    from myst_nb import glue
+    from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Math(latex), display=False)
+    glue(name, Math(latex), display=False)  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_figure(name: str, fig: Figure) -> None:
     """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
     from io import StringIO
 
-    from IPython.display import SVG
-    from myst_nb import glue
+    from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     buffer = StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    glue(name, SVG(buffer.getvalue()), display=False)
+    glue(name, SVG(buffer.getvalue()), display=False)  # type: ignore[no-untyped-call,unused-ignore]

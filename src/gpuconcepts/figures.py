@@ -10,8 +10,12 @@ they can be made in a loop without leaking windows.
 ['Fully connected: 48 weights', '3×3 filter: 9 shared weights']
 """
 
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -38,26 +42,41 @@ def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[A
     return fig, list(axes)
 
 
-def _box(ax: Axes, x: float, y: float, text: str, *, width: float = 2.2, colour: str = PALE) -> None:
+def _box(
+    ax: Axes, x: float, y: float, text: str, *, width: float = 2.2, colour: str = PALE
+) -> None:
     """A rounded box centred on (x, y) with a label."""
     from matplotlib.patches import FancyBboxPatch
 
     height = 0.9
     ax.add_patch(
         FancyBboxPatch(
-            (x - width / 2, y - height / 2), width, height,
-            boxstyle="round,pad=0.05,rounding_size=0.15", facecolor=colour, edgecolor=INK,
+            (x - width / 2, y - height / 2),
+            width,
+            height,
+            boxstyle="round,pad=0.05,rounding_size=0.15",
+            facecolor=colour,
+            edgecolor=INK,
             linewidth=1.2,
         )
     )
     ax.text(x, y, text, ha="center", va="center", fontsize=9, color=INK, wrap=True)
 
 
-def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], colour: str = INK) -> None:
+def _arrow(
+    ax: Axes, start: tuple[float, float], end: tuple[float, float], colour: str = INK
+) -> None:
     ax.annotate(
-        "", xy=end, xytext=start,
-        arrowprops={"arrowstyle": "-|>", "color": colour, "linewidth": 1.3, "shrinkA": 0,
-                    "shrinkB": 0},
+        "",
+        xy=end,
+        xytext=start,
+        arrowprops={
+            "arrowstyle": "-|>",
+            "color": colour,
+            "linewidth": 1.3,
+            "shrinkA": 0,
+            "shrinkB": 0,
+        },
     )
 
 
@@ -90,10 +109,18 @@ def dlrm_pipeline() -> Figure:
     _arrow(ax, (5.35, 1.0), (6.05, 1.7))
     _arrow(ax, (8.35, 2.0), (8.75, 2.0))
     _arrow(ax, (10.45, 2.0), (10.75, 2.0))
-    ax.text(4.2, 4.05, "scattered rows of a huge table", ha="center", fontsize=8, color=ACCENT,
-            style="italic")
-    ax.text(4.2, -0.05, "dense matrix multiply", ha="center", fontsize=8, color=CALM,
-            style="italic")
+    ax.text(
+        4.2,
+        4.05,
+        "scattered rows of a huge table",
+        ha="center",
+        fontsize=8,
+        color=ACCENT,
+        style="italic",
+    )
+    ax.text(
+        4.2, -0.05, "dense matrix multiply", ha="center", fontsize=8, color=CALM, style="italic"
+    )
     ax.set_title("DLRM: embedding lookups beside dense layers", fontsize=11)
     return fig
 
@@ -110,23 +137,35 @@ def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
     20
     """
     if len(sizes) < 2 or min(sizes) < 1:
-        raise GpuConceptsError(f"mlp_layers: sizes must be two or more positive layer widths; got {tuple(sizes)}")
+        raise GpuConceptsError(
+            f"mlp_layers: sizes must be two or more positive layer widths; got {tuple(sizes)}"
+        )
     fig, (ax,) = _figure(7, 4)
     tallest = max(sizes)
-    positions = [[(2.0 * layer, (n - 1) / 2 - i) for i in range(n)] for layer, n in enumerate(sizes)]
-    for left, right in zip(positions, positions[1:], strict=False):
+    positions = [
+        [(2.0 * layer, (n - 1) / 2 - i) for i in range(n)] for layer, n in enumerate(sizes)
+    ]
+    for left, right in itertools.pairwise(positions):
         for x0, y0 in left:
             for x1, y1 in right:
                 ax.plot([x0, x1], [y0, y1], color=CALM, alpha=0.35, linewidth=0.8)
     names = ["input", *["hidden"] * (len(sizes) - 2), "output"]
     bottom = -(tallest - 1) / 2 - 0.9
     for layer, (column, name) in enumerate(zip(positions, names, strict=True)):
-        ax.scatter([x for x, _ in column], [y for _, y in column], s=260, edgecolors=INK,
-                   color=PALE if name == "hidden" else WARM, zorder=3)
+        ax.scatter(
+            [x for x, _ in column],
+            [y for _, y in column],
+            s=260,
+            edgecolors=INK,
+            color=PALE if name == "hidden" else WARM,
+            zorder=3,
+        )
         ax.text(2.0 * layer, bottom, name, ha="center", fontsize=9, color=INK)
-    counts = [formulas.mlp_weights(d_in=a, d_out=b) for a, b in zip(sizes, sizes[1:], strict=False)]
-    ax.set_title(f"Fully connected layers: {' + '.join(map(str, counts))} = {sum(counts)} weights",
-                 fontsize=11)
+    counts = [formulas.mlp_weights(d_in=a, d_out=b) for a, b in itertools.pairwise(sizes)]
+    ax.set_title(
+        f"Fully connected layers: {' + '.join(map(str, counts))} = {sum(counts)} weights",
+        fontsize=11,
+    )
     ax.set_xlim(-0.8, 2.0 * (len(sizes) - 1) + 0.8)
     ax.set_ylim(bottom - 0.3, (tallest - 1) / 2 + 0.6)
     ax.set_aspect("equal")
@@ -145,7 +184,9 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
     48
     """
     if kernel > image:
-        raise GpuConceptsError(f"cnn_weight_sharing: kernel {kernel} is larger than the image {image}")
+        raise GpuConceptsError(
+            f"cnn_weight_sharing: kernel {kernel} is larger than the image {image}"
+        )
     from matplotlib.patches import Rectangle
 
     fully = formulas.mlp_weights(d_in=image * image, d_out=outputs)
@@ -156,8 +197,16 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
         centres = []
         for row in range(image):
             for col in range(image):
-                ax.add_patch(Rectangle((x0 + col, image - 1 - row), 1, 1, facecolor=PALE,
-                                       edgecolor=INK, linewidth=0.8))
+                ax.add_patch(
+                    Rectangle(
+                        (x0 + col, image - 1 - row),
+                        1,
+                        1,
+                        facecolor=PALE,
+                        edgecolor=INK,
+                        linewidth=0.8,
+                    )
+                )
                 centres.append((x0 + col + 0.5, image - row - 0.5))
         return centres
 
@@ -167,25 +216,42 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
     for px, py in pixels:
         for nx, ny in neurons:
             left.plot([px, nx], [py, ny], color=CALM, alpha=0.3, linewidth=0.7)
-    left.scatter([x for x, _ in neurons], [y for _, y in neurons], s=300, color=WARM,
-                 edgecolors=INK, zorder=3)
+    left.scatter(
+        [x for x, _ in neurons],
+        [y for _, y in neurons],
+        s=300,
+        color=WARM,
+        edgecolors=INK,
+        zorder=3,
+    )
     left.set_title(f"Fully connected: {fully} weights", fontsize=11)
     _blank(left, (-0.5, neuron_x + 1), (-1, image + 0.8))
-    left.text(image / 2, -0.6, f"{image}×{image} image, {image * image} pixels", ha="center",
-              fontsize=9)
+    left.text(
+        image / 2, -0.6, f"{image}×{image} image, {image * image} pixels", ha="center", fontsize=9
+    )
 
     grid(right, 0)
     steps = image - kernel + 1
     for k, (row, col) in enumerate([(0, 0), (steps - 1, steps - 1)]):
-        right.add_patch(Rectangle((col, image - kernel - row), kernel, kernel, fill=False,
-                                  edgecolor=ACCENT if k == 0 else CALM, linewidth=2.5,
-                                  linestyle="-" if k == 0 else "--"))
-    right.annotate("", xy=(steps - 1 + kernel / 2, image - kernel - steps + 1 + kernel / 2),
-                   xytext=(kernel / 2, image - kernel / 2),
-                   arrowprops={"arrowstyle": "-|>", "color": ACCENT, "linewidth": 1.5})
+        right.add_patch(
+            Rectangle(
+                (col, image - kernel - row),
+                kernel,
+                kernel,
+                fill=False,
+                edgecolor=ACCENT if k == 0 else CALM,
+                linewidth=2.5,
+                linestyle="-" if k == 0 else "--",
+            )
+        )
+    right.annotate(
+        "",
+        xy=(steps - 1 + kernel / 2, image - kernel - steps + 1 + kernel / 2),
+        xytext=(kernel / 2, image - kernel / 2),
+        arrowprops={"arrowstyle": "-|>", "color": ACCENT, "linewidth": 1.5},
+    )
     right.set_title(f"{kernel}×{kernel} filter: {shared} shared weights", fontsize=11)
-    right.text(image / 2, -0.6, "the same filter slides to every position", ha="center",
-               fontsize=9)
+    right.text(image / 2, -0.6, "the same filter slides to every position", ha="center", fontsize=9)
     _blank(right, (-0.5, image + 0.5), (-1, image + 0.8))
     return fig
 
@@ -240,8 +306,15 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
     top = max(max(row) for row in scores)
     for i, row in enumerate(scores):
         for j, value in enumerate(row):
-            ax.text(j, i, f"{value:g}", ha="center", va="center", fontsize=9,
-                    color="white" if value > 0.6 * top else INK)
+            ax.text(
+                j,
+                i,
+                f"{value:g}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if value > 0.6 * top else INK,
+            )
     fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
     ax.set_title(f"{n}×{n} = {formulas.attention_scores(S=n)} attention scores", fontsize=11)
     return fig
@@ -272,8 +345,14 @@ def kv_cache_growth(
             )
         ax.plot(steps, measured, "o", color=CALM, label="measured cache tensors")
     for bar, value in zip(bars, expected, strict=True):
-        ax.text(bar.get_x() + bar.get_width() / 2, value, binary_bytes(float(value)), ha="center",
-                va="bottom", fontsize=8)
+        ax.text(
+            bar.get_x() + bar.get_width() / 2,
+            value,
+            binary_bytes(float(value)),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_xticks(steps, [f"{t}\n{word}" for t, word in zip(steps, tokens, strict=True)])
     ax.set_xlabel("tokens stored")
     ax.set_ylabel("KV cache (bytes)")

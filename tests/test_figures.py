@@ -1,0 +1,108 @@
+"""The post's diagrams: each function returns a Figure whose labels and counts come from the formulas."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from matplotlib.figure import Figure
+
+from gpuconcepts import figures, formulas
+from gpuconcepts.errors import GpuConceptsError
+
+
+def texts(fig: Figure) -> list[str]:
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def test_dlrm_pipeline_has_every_stage() -> None:
+    fig = figures.dlrm_pipeline()
+    labels = " ".join(texts(fig))
+    for stage in (
+        "Sparse features",
+        "Embedding tables",
+        "Dense features",
+        "Bottom MLP",
+        "Feature\ninteraction",
+        "Top MLP",
+        "P(click)",
+    ):
+        assert stage in labels
+    assert len(fig.axes[0].patches) == 7  # seven boxes
+
+
+def test_mlp_layers_draws_one_line_per_weight() -> None:
+    sizes = (4, 5, 5, 2)
+    fig = figures.mlp_layers(sizes)
+    expected = [formulas.mlp_weights(d_in=a, d_out=b) for a, b in itertools.pairwise(sizes)]
+    assert len(fig.axes[0].lines) == sum(expected) == 55
+    assert fig.axes[0].get_title() == "Fully connected layers: 20 + 25 + 10 = 55 weights"
+    assert sorted(texts(fig)) == ["hidden", "hidden", "input", "output"]
+
+
+def test_mlp_layers_rejects_a_single_layer() -> None:
+    with pytest.raises(GpuConceptsError, match=r"two or more positive layer widths; got \(3,\)"):
+        figures.mlp_layers((3,))
+
+
+def test_cnn_weight_sharing_counts_come_from_the_formulas() -> None:
+    fig = figures.cnn_weight_sharing(image=4, outputs=3, kernel=3)
+    left, right = fig.axes
+    assert left.get_title() == "Fully connected: 48 weights"
+    assert right.get_title() == "3×3 filter: 9 shared weights"
+    assert len(left.lines) == formulas.mlp_weights(d_in=16, d_out=3)
+    # 16 pixel squares on each side; the right adds the filter outlined at two positions.
+    assert len(left.patches) == 16
+    assert len(right.patches) == 18
+
+
+def test_cnn_weight_sharing_other_sizes() -> None:
+    fig = figures.cnn_weight_sharing(image=6, outputs=2, kernel=5)
+    assert fig.axes[0].get_title() == "Fully connected: 72 weights"
+    assert fig.axes[1].get_title() == "5×5 filter: 25 shared weights"
+    with pytest.raises(GpuConceptsError, match="kernel 5 is larger than the image 4"):
+        figures.cnn_weight_sharing(image=4, kernel=5)
+
+
+def test_rnn_unrolled_one_cell_per_word() -> None:
+    fig = figures.rnn_unrolled(("I", "love", "AI"))
+    labels = texts(fig)
+    assert sum(label.startswith("RNN cell") for label in labels) == 3
+    assert "“love”\n$x_{2}$" in labels
+    assert "$h_{3}$" in labels
+    with pytest.raises(GpuConceptsError, match="at least one word"):
+        figures.rnn_unrolled(())
+
+
+def test_attention_heatmap_shows_every_score() -> None:
+    tokens = ["The", "cat", "sat"]
+    scores = [[0.5, 0.25, 0.25], [0.1, 0.3, 0.6], [0.2, 0.7, 0.1]]
+    fig = figures.attention_heatmap(scores, tokens)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == tokens
+    assert texts(fig) == ["0.5", "0.25", "0.25", "0.1", "0.3", "0.6", "0.2", "0.7", "0.1"]
+    assert ax.get_title() == "3×3 = 9 attention scores"
+    assert ax.images[0].get_array().shape == (3, 3)
+
+
+def test_kv_cache_growth_bars_follow_the_formula() -> None:
+    tokens = ["The", "cat", "sat", "on"]
+    fig = figures.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[4096, 8192, 12288, 16384])
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == [formulas.kv_cache_memory(B=2, S=n, d=512, s=2) for n in range(1, 5)]
+    assert [t.get_text() for t in ax.texts] == ["4 KiB", "8 KiB", "12 KiB", "16 KiB"]
+    assert len(ax.lines) == 1  # the measured points
+    with pytest.raises(GpuConceptsError, match="measured has 1 values for 4 tokens"):
+        figures.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[1.0])
+
+
+def test_figures_render_to_svg() -> None:
+    from io import StringIO
+
+    buffer = StringIO()
+    figures.dlrm_pipeline().savefig(buffer, format="svg")
+    assert buffer.getvalue().lstrip().startswith("<?xml")
