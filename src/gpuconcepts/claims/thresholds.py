@@ -10,6 +10,9 @@ them from here, so the page and the code cannot disagree.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 # -- DLRM ------------------------------------------------------------------------------------
 DLRM_MIN_BANDWIDTH_RATIO = 2.0
 """Sequential lookups must reach at least 2x the bandwidth of random ones. The post says random
@@ -26,8 +29,9 @@ MLP_MIN_TREND = 0.8
 "rises with B" over the sweep, while one noisy point out of order is still tolerated."""
 
 MLP_MIN_GAIN = 2.0
-"""Achieved FLOP/s at the largest batch must be at least 2x that at batch 1: the sweep spans three
-or more decades of intensity, so a rise smaller than 2x would not be the effect the post names."""
+"""Achieved FLOP/s at the largest batch must be at least 2x that at the smallest: the sweep spans
+more than two decades of intensity, so a rise smaller than 2x would not be the effect the post
+names."""
 
 MLP_KNEE_FRACTION = 0.5
 """The measured crossover is the batch at which achieved FLOP/s first reaches half the measured
@@ -62,12 +66,11 @@ RNN_MIN_LOOP_SLOWDOWN = 2.0
 slower" read as "at most half the speed"."""
 
 RNN_MIN_THROUGHPUT_GAIN = 2.0
-"""Across the batch sweep, sequences per second must rise at least 2x: more batch fills the
-machine."""
+"""Across the batch sweep, tokens per second must rise at least 2x: more batch fills the machine."""
 
 RNN_MIN_LATENCY_RATIO = 0.8
-"""...while time per step (the critical path) at the largest batch must stay at least 0.8x its
-value at batch 1: a per-step time that fell by more than 20% would mean batch shortened the
+"""Time per step (the critical path) at the largest batch must stay at least 0.8x its value at the
+smallest batch: a per-step time that fell by more than 20% would mean batch shortened the
 dependency chain, which the recurrence forbids."""
 
 # -- Transformer -------------------------------------------------------------------------------
@@ -96,3 +99,33 @@ MEMORY_MAX_BANDWIDTH_RATIO = 1.5
 """A kernel the roofline calls memory-bound must move its minimal bytes at no more than 1.5x the
 measured DRAM bandwidth ("near or below" it). Faster than that, it is served from cache and is
 not limited by DRAM."""
+
+
+def described() -> list[tuple[str, float, str]]:
+    """Every threshold of this module as ``(name, value, reason)``, in the order written.
+
+    The reason is the docstring under each constant, read from this file's source (as Sphinx
+    autodoc does), so the book prints the same words as the code.
+
+    >>> name, value, reason = described()[0]
+    >>> name, value, reason.split(".")[0]
+    ('DLRM_MIN_BANDWIDTH_RATIO', 2.0, 'Sequential lookups must reach at least 2x the bandwidth of random ones')
+    """
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    out: list[tuple[str, float, str]] = []
+    body = tree.body
+    for node, following in zip(body, [*body[1:], None], strict=True):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target = node.targets[0]
+        if not (isinstance(target, ast.Name) and target.id.isupper()):
+            continue
+        doc = ""
+        if (
+            isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            doc = " ".join(following.value.value.split())
+        out.append((target.id, float(globals()[target.id]), doc))
+    return out

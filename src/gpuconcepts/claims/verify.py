@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from gpuconcepts.book import si
+from gpuconcepts.book import markdown_table, si
 from gpuconcepts.claims.experiments import run_claims
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport
 from gpuconcepts.measure import resolve_device
@@ -76,6 +76,51 @@ def format_report(report: ClaimsReport) -> str:
         "on this device."
     )
     return "\n".join([*head, "\n\n".join(body), "", summary])
+
+
+_BADGE = {
+    "holds": "✅ holds",
+    "does not hold": "❌ does not hold",
+    "not visible here": "➖ not visible here",
+}
+
+
+def markdown_result(result: ClaimResult) -> str:
+    """One claim as a Markdown table (for the book): claim, prediction, measurement, verdict.
+
+    >>> r = ClaimResult("k", "MLP", "FLOP/s rises.", "x", "y", "z", False, "cpu (demo)",
+    ...                 visible=False, reason="no GPU")
+    >>> print(markdown_result(r).splitlines()[-2])
+    | **Verdict** | **➖ not visible here**: no GPU |
+    """
+    verdict = f"**{_BADGE[result.status]}**"
+    if not result.visible:
+        verdict += f": {result.reason}"
+    return markdown_table(
+        ["", ""],
+        [
+            ["**Claim**", result.claim],
+            ["**Prediction**", result.prediction],
+            ["**Measured**", result.measured],
+            ["**Threshold**", result.threshold],
+            ["**Verdict**", verdict],
+            ["**Device**", result.device],
+        ],
+    )
+
+
+def markdown_summary(report: ClaimsReport, labels: Mapping[str, str]) -> str:
+    """The summary table of a report; each architecture links to its section's label.
+
+    ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``).
+    """
+    rows = []
+    for number, result in enumerate(report.results, start=1):
+        section = result.architecture
+        if section in labels:
+            section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
+        rows.append([str(number), section, result.claim, _BADGE[result.status]])
+    return markdown_table(["#", "Section", "Claim", "Verdict"], rows)
 
 
 def run_verify(
