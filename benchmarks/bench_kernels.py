@@ -3,7 +3,8 @@
 Run with ``nox -s bench`` or ``python benchmarks/bench_kernels.py [--device cpu] [--quick]``.
 Figures are reported, never asserted. Goals:
 
-* our GEMM (``torch.mm``, the compute peak) ≥ 0.9× numpy ``matmul`` on the same shape and dtype;
+* our GEMM (the compute peak: the faster of ``torch.mm`` and oneDNN) ≥ 0.9× numpy ``matmul``
+  on the same shape and dtype;
 * our measured bandwidth (``copy_`` and the STREAM peak) ≥ 0.9× numpy ``copyto`` on the same arrays;
 * each kernel's measured time within [1, 2.5] × its roofline-predicted time.
 
@@ -48,19 +49,24 @@ def alternate(ours: Callable[[], float], peer: Callable[[], float]) -> tuple[flo
     return a, b
 
 
-def gemm_vs_numpy(n: int) -> tuple[float, float]:
-    """FLOP/s of our float32 GEMM (``kernels.peaks.gemm_flops``) and of numpy on n × n × n."""
-    from gpuconcepts.kernels.peaks import gemm_flops
+def gemm_vs_numpy(n: int) -> dict[str, float]:
+    """FLOP/s of each of our float32 GEMM paths (``kernels.peaks.gemm_flops``) and numpy's."""
+    from gpuconcepts.kernels.peaks import gemm_backends, gemm_flops
 
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     c = np.empty((n, n), dtype=np.float32)
     flops = formulas.mlp_flops(B=n, d_in=n, d_out=n)
-    return alternate(
-        lambda: gemm_flops("cpu", n=n, dtype="float32", repeats=3),
-        lambda: flops / best_seconds(lambda: np.matmul(a, b, out=c), 3),
-    )
+    rates = dict.fromkeys((*gemm_backends("cpu"), "numpy"), 0.0)
+    for _ in range(ROUNDS):
+        for backend in gemm_backends("cpu"):
+            rate = gemm_flops("cpu", n=n, dtype="float32", repeats=3, backend=backend)
+            rates[backend] = max(rates[backend], rate)
+        rates["numpy"] = max(
+            rates["numpy"], flops / best_seconds(lambda: np.matmul(a, b, out=c), 3)
+        )
+    return rates
 
 
 def copy_vs_numpy(array_bytes: int) -> tuple[float, float, float]:
@@ -99,10 +105,15 @@ def main(argv: list[str] | None = None) -> int:
 
     if device == "cpu":
         n = presets["peaks"]["gemm_n"]
-        ours, peer = gemm_vs_numpy(n)
+        rates = gemm_vs_numpy(n)
+        peer = rates.pop("numpy")
+        ours = max(rates.values())
+        print(f"\nGEMM {n}x{n}x{n} float32, best of {ROUNDS} alternating rounds:")
+        for backend, rate in rates.items():
+            print(f"  ours ({backend}): {rate / 1e9:.1f} GFLOP/s = {rate / peer:.2f} x numpy")
         print(
-            f"\nGEMM {n}x{n}x{n} float32: ours {ours / 1e9:.1f} GFLOP/s, numpy {peer / 1e9:.1f} "
-            f"GFLOP/s, ratio {ours / peer:.2f} (goal >= {GOAL_PEER}: {verdict(ours / peer >= GOAL_PEER)})"
+            f"  numpy matmul: {peer / 1e9:.1f} GFLOP/s\n  our GEMM peak (fastest path) / numpy = "
+            f"{ours / peer:.2f} (goal >= {GOAL_PEER}: {verdict(ours / peer >= GOAL_PEER)})"
         )
         array = max(presets["peaks"]["stream_mib"] * 1024**2, 4 * cpu_last_level_cache_bytes())
         copy, triad, peer_copy = copy_vs_numpy(array)

@@ -299,6 +299,16 @@ def test_stream_arrays_are_at_least_four_caches() -> None:
     assert peaks.stream_array_bytes(256 * mib, 32 * mib, 600 * mib) == 100 * mib
 
 
+@pytest.mark.parametrize("backend", peaks.gemm_backends("cpu"))
+def test_gemm_backends(backend: str) -> None:
+    assert peaks.gemm_flops("cpu", n=32, backend=backend, repeats=2) > 0
+
+
+def test_gemm_backend_unknown() -> None:
+    with pytest.raises(GpuConceptsError, match="GEMM backend 'cublas' is not one of"):
+        peaks.gemm_flops("cpu", n=8, backend="cublas", repeats=1)
+
+
 def test_measure_peaks_small() -> None:
     sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}}
     p = measure_peaks("cpu", presets=sizes, repeats=2)
