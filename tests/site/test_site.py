@@ -203,6 +203,10 @@ def test_screenshot(name: str, word: str, browse: Browse, site: Site, screenshot
     if site.pages[path].math:
         assert browse.wait_for_math(page)
     page.wait_for_load_state("networkidle")
+    # A viewport as tall as the page, so the sticky sidebars are drawn along the whole of it.
+    height = min(int(page.evaluate("document.documentElement.scrollHeight")), 16_000)
+    page.set_viewport_size({"width": 1280, "height": max(height, 900)})
+    page.wait_for_load_state("networkidle")
     out = screenshot_dir / f"{name}.png"
     out.unlink(missing_ok=True)
     page.screenshot(path=str(out), full_page=True)
