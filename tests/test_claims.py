@@ -202,6 +202,40 @@ def test_dlrm_is_not_visible_when_the_table_fits_in_cache() -> None:
     assert "last-level cache" in result.reason
 
 
+def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
+    random, sequential = lookups(1.1e-4, 1e-4)  # 512-byte rows: order hardly matters
+    narrow = []
+    for pattern, seconds in (("random", 8e-4), ("sequential", 1e-4)):  # 16-byte rows: 8x
+        narrow.append(
+            measurement(
+                f"dlrm-{pattern}",
+                seconds,
+                1.0,
+                1_048_576.0,
+                N=10**8,
+                B=2048,
+                L=32,
+                d=4,
+                s=4,
+                pattern=pattern,
+            )
+        )
+    result = judge.judge_dlrm_lookups(
+        random, sequential, cache_bytes=32 * 2**20, device=DEVICE, widths=[(narrow[0], narrow[1])]
+    )
+    assert result.verdict is False  # judged at the post's 512-byte rows only
+    assert result.number("ratio_16B_rows") == pytest.approx(8.0)
+    assert result.number("ratio_512B_rows") == pytest.approx(1.1)
+    assert "8.00× (16-byte rows)" in result.measured
+    assert result.plot is not None
+    assert result.plot.vlines == (("the post's rows (d=128)", 512.0),)
+    assert [s.x for s in result.plot.series] == [(16.0, 512.0), (16.0, 512.0)]
+    with pytest.raises(GpuConceptsError, match="row widths must differ"):
+        judge.judge_dlrm_lookups(
+            random, sequential, cache_bytes=1, device=DEVICE, widths=[(random, sequential)]
+        )
+
+
 def test_dlrm_rejects_mismatched_sizes() -> None:
     random, _ = lookups(1e-4, 1e-4)
     _, other = lookups(1e-4, 1e-4, N=5)
@@ -530,6 +564,7 @@ TINY = experiments.ClaimSizes(
     dlrm_B=64,
     dlrm_L=2,
     dlrm_d=16,
+    dlrm_widths=(4, 16),
     mlp_d=32,
     mlp_batches=(1, 2, 4, 8),
     cnn_B=1,
@@ -567,6 +602,10 @@ def test_claim_sizes_validation() -> None:
         replace(TINY, mlp_batches=(4, 2))
     with pytest.raises(GpuConceptsError, match="decode_steps"):
         replace(TINY, decode_steps=16)
+    with pytest.raises(GpuConceptsError, match="must include dlrm_d=16"):
+        replace(TINY, dlrm_widths=(4, 8))
+    with pytest.raises(GpuConceptsError, match="divide dlrm_L"):
+        replace(TINY, dlrm_widths=(3, 16))
 
 
 # -- the experiments at tiny sizes -------------------------------------------------------------

@@ -57,6 +57,7 @@ class ClaimSizes:
     dlrm_B: int
     dlrm_L: int
     dlrm_d: int
+    dlrm_widths: tuple[int, ...]
     mlp_d: int
     mlp_batches: tuple[int, ...]
     cnn_B: int
@@ -85,6 +86,13 @@ class ClaimSizes:
                 raise GpuConceptsError(
                     f"ClaimSizes.{name} must hold at least two increasing sizes; got {values}"
                 )
+        if self.dlrm_d not in self.dlrm_widths or any(
+            (self.dlrm_L * self.dlrm_d) % w for w in self.dlrm_widths
+        ):
+            raise GpuConceptsError(
+                f"ClaimSizes.dlrm_widths {self.dlrm_widths} must include dlrm_d={self.dlrm_d} and "
+                f"divide dlrm_L·dlrm_d={self.dlrm_L * self.dlrm_d} (same bytes per batch)"
+            )
         if self.decode_steps >= self.attn_lengths[-2]:
             raise GpuConceptsError(
                 f"ClaimSizes.decode_steps ({self.decode_steps}) must be shorter than the "
@@ -106,6 +114,7 @@ SIZES: dict[tuple[str, bool], ClaimSizes] = {
         dlrm_B=2048,
         dlrm_L=1,
         dlrm_d=128,
+        dlrm_widths=(4, 16, 32, 128),
         mlp_d=1024,
         mlp_batches=_powers(1, 1024),
         cnn_B=4,
@@ -128,6 +137,7 @@ SIZES: dict[tuple[str, bool], ClaimSizes] = {
         dlrm_B=2048,
         dlrm_L=1,
         dlrm_d=128,
+        dlrm_widths=(4, 8, 16, 32, 64, 128),
         mlp_d=2048,
         mlp_batches=_powers(1, 2048),
         cnn_B=8,
@@ -150,6 +160,7 @@ SIZES: dict[tuple[str, bool], ClaimSizes] = {
         dlrm_B=65536,
         dlrm_L=1,
         dlrm_d=128,
+        dlrm_widths=(4, 8, 16, 32, 64, 128),
         mlp_d=8192,
         mlp_batches=_powers(1, 8192),
         cnn_B=32,
@@ -249,28 +260,36 @@ def _dlrm(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
     z = run.sizes
     s = _element_bytes(default_dtype(run.device, "embedding"))
     table_bytes = min(z.dlrm_table_bytes, free_memory_bytes(run.device) // 4)
-    N = max(z.dlrm_B * z.dlrm_L, table_bytes // (z.dlrm_d * s))
-    shape = {"N": N, "B": z.dlrm_B, "L": z.dlrm_L, "d": z.dlrm_d}
-    found: dict[str, Measurement] = {}
-    for pattern in ("random", "sequential"):
-        run.say(f"DLRM: embedding_bag, {pattern} rows, {shape}")
-        found[pattern] = dlrm.embedding_lookup(
-            run.device,
-            run.peaks,
-            N=N,
-            B=z.dlrm_B,
-            L=z.dlrm_L,
-            d=z.dlrm_d,
-            pattern=pattern,
-            repeats=z.repeats,
+    pairs: dict[int, tuple[Measurement, Measurement]] = {}
+    for d in z.dlrm_widths:
+        L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
+        N = max(z.dlrm_B * L, table_bytes // (d * s))
+        run.say(
+            f"DLRM: embedding_bag, random and sequential rows, N={N}, B={z.dlrm_B}, L={L}, d={d}"
         )
+        random, sequential = (
+            dlrm.embedding_lookup(
+                run.device,
+                run.peaks,
+                N=N,
+                B=z.dlrm_B,
+                L=L,
+                d=d,
+                pattern=pattern,
+                repeats=z.repeats,
+            )
+            for pattern in ("random", "sequential")
+        )
+        pairs[d] = (random, sequential)
+    random, sequential = pairs.pop(z.dlrm_d)
     result = judge_dlrm_lookups(
-        found["random"],
-        found["sequential"],
+        random,
+        sequential,
         cache_bytes=last_level_cache_bytes(run.device),
         device=run.label,
+        widths=tuple(pairs.values()),
     )
-    return [result], {"dlrm-random": found["random"]}
+    return [result], {"dlrm-random": random}
 
 
 def _mlp(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:

@@ -133,13 +133,22 @@ def _scaled_prediction(counts: Sequence[float], anchor_seconds: float) -> tuple[
 
 # -- DLRM ------------------------------------------------------------------------------------
 def judge_dlrm_lookups(
-    random: Measurement, sequential: Measurement, *, cache_bytes: int, device: str
+    random: Measurement,
+    sequential: Measurement,
+    *,
+    cache_bytes: int,
+    device: str,
+    widths: Sequence[tuple[Measurement, Measurement]] = (),
 ) -> ClaimResult:
     """Random lookups reach much lower bandwidth than sequential ones; batch ≪ table.
 
     The prediction restates the post's 51.2 GB table and 1 MiB batch (Q10, Q11) and the same
     formulas at the table size that fits here. Visible only when the table is at least
     :data:`~gpuconcepts.claims.thresholds.DLRM_MIN_CACHE_MULTIPLE` times the last-level cache.
+
+    The verdict is taken at the post's row width. ``widths`` may add (random, sequential)
+    pairs at other row widths with the same bytes per batch: they are plotted and reported,
+    to show where the access order starts to matter, but do not change the verdict.
     """
     N, B, L, d, s = (param(random, k) for k in ("N", "B", "L", "d", "s"))
     if (N, B, L, d, s) != tuple(param(sequential, k) for k in ("N", "B", "L", "d", "s")):
@@ -169,26 +178,52 @@ def judge_dlrm_lookups(
         "memory-bound, and scattered rows should stream slower than consecutive ones."
     )
     measured = (
-        f"random {si(achieved_bytes(random), 'B/s')}, sequential {si(achieved_bytes(sequential), 'B/s')}"
-        f" (DRAM peak {si(random.peaks.bytes_per_s, 'B/s')}): sequential/random = "
-        f"{_ratio_text(ratio)}"
+        f"random {si(achieved_bytes(random), 'B/s')}, sequential "
+        f"{si(achieved_bytes(sequential), 'B/s')} (DRAM peak {si(random.peaks.bytes_per_s, 'B/s')})"
+        f": sequential/random = {_ratio_text(ratio)} with {d * s}-byte rows"
     )
+    pairs = sorted([*widths, (random, sequential)], key=lambda pair: param(pair[0], "d"))
+    row_bytes = tuple(float(param(r, "d") * param(r, "s")) for r, _ in pairs)
+    if len(set(row_bytes)) != len(row_bytes):
+        raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
+    ratios = tuple(achieved_bytes(q) / achieved_bytes(r) for r, q in pairs)
+    if len(pairs) > 1:
+        measured += "; at other widths: " + ", ".join(
+            f"{_ratio_text(x)} ({plain_number(b)}-byte rows)"
+            for b, x in zip(row_bytes, ratios, strict=True)
+            if b != d * s
+        )
     threshold = (
         f"sequential/random ≥ {T.DLRM_MIN_BANDWIDTH_RATIO:g}×; shown only when the table is "
         f"≥ {T.DLRM_MIN_CACHE_MULTIPLE:g}× the last-level cache ({binary_bytes(cache_bytes)})"
     )
-    plot = PlotSpec(
-        title="Embedding lookups: achieved bandwidth by access order",
-        x_label="access order",
-        y_label="achieved bandwidth (bytes/s)",
-        series=(
-            Series("measured", (0.0, 1.0), (achieved_bytes(random), achieved_bytes(sequential))),
-        ),
-        categories=("random rows", "consecutive rows"),
-        log_x=False,
-        log_y=False,
-        hlines=(("measured DRAM bandwidth", random.peaks.bytes_per_s),),
-    )
+    if len(pairs) > 1:
+        plot = PlotSpec(
+            title="Embedding lookups: achieved bandwidth by access order and row width",
+            x_label="bytes per embedding row (d·s)",
+            y_label="achieved bandwidth (bytes/s)",
+            series=(
+                Series("random rows", row_bytes, tuple(achieved_bytes(r) for r, _ in pairs)),
+                Series("consecutive rows", row_bytes, tuple(achieved_bytes(q) for _, q in pairs)),
+            ),
+            hlines=(("measured DRAM bandwidth", random.peaks.bytes_per_s),),
+            vlines=((f"the post's rows (d={d})", float(d * s)),),
+        )
+    else:
+        plot = PlotSpec(
+            title="Embedding lookups: achieved bandwidth by access order",
+            x_label="access order",
+            y_label="achieved bandwidth (bytes/s)",
+            series=(
+                Series(
+                    "measured", (0.0, 1.0), (achieved_bytes(random), achieved_bytes(sequential))
+                ),
+            ),
+            categories=("random rows", "consecutive rows"),
+            log_x=False,
+            log_y=False,
+            hlines=(("measured DRAM bandwidth", random.peaks.bytes_per_s),),
+        )
     return ClaimResult(
         key="dlrm-random-vs-sequential",
         architecture="DLRM",
@@ -220,6 +255,7 @@ def judge_dlrm_lookups(
             "ratio": ratio,
             "cache_bytes": cache_bytes,
             "cache_multiple": multiple,
+            **{f"ratio_{int(b)}B_rows": x for b, x in zip(row_bytes, ratios, strict=True)},
         },
         plot=plot,
     )
