@@ -21,9 +21,15 @@ Common keywords of every kernel: ``dtype: str | None = None`` (default
 stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR come from them).
 
 ``gpuconcepts.kernels``
-    ``measure_peaks(device, quick=False, *, presets=None) -> Peaks``
+    ``measure_peaks(device, quick=False, *, presets=None, repeats=None) -> Peaks``
         STREAM-like copy and triad on arrays of at least 4× the last-level cache (copy
-        counts read + write) and a large square GEMM in the book's dtype.
+        counts read + write, ``formulas.stream_copy_bytes``) and a large square GEMM in the
+        book's dtype; each rate at its best repetition. The GEMM is the fastest of
+        ``torch.mm`` and, on a CPU, oneDNN's GEMM (MKL's ``torch.mm`` runs at about half
+        the AVX-512 peak on AMD EPYC, below what torch's own convolutions reach).
+        The pieces: ``peaks.copy_bandwidth(device, *, array_bytes, repeats)``,
+        ``peaks.triad_bandwidth(...)``, ``peaks.gemm_flops(device, *, n, dtype=None,
+        repeats=5, backend="best" | "mm" | "onednn")``, ``peaks.stream_array_bytes(...)``.
     ``load_presets(device, quick, *, free_bytes=None, path=None) -> dict[str, dict[str, int]]``
         Sizes per kernel from ``conf/presets.toml`` for the device class (``cpu``,
         ``cuda-small`` under 24 GiB, ``cuda-large``), capped by free memory. Keys:
@@ -32,8 +38,12 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
         {B, H, W, C_in, C_out, K}, ``cnn_depthwise`` {B, H, W, C, K}, ``rnn``
         {B, S, d_in, d_h}, ``transformer_prefill`` {B, S, d, heads}, ``transformer_decode``
         {B, S_prompt, steps, d, heads}.
-    ``load_sweeps(device, quick, *, path=None) -> dict[str, tuple[int, ...]]``
-        ``mlp_B`` (batch sizes of the MLP sweep) and ``transformer_S`` (prefill lengths).
+        The file ships in the package as ``gpuconcepts/presets.toml``, a symlink to
+        ``conf/presets.toml``; ``presets.cap_presets(tables, free_bytes)`` is the capping
+        rule (halve B, or N for DLRM, until ``presets.FOOTPRINTS`` fits half the free memory).
+    ``load_sweeps(device, quick, *, free_bytes=None, path=None) -> dict[str, tuple[int, ...]]``
+        ``mlp_B`` (batch sizes of the MLP sweep) and ``transformer_S`` (prefill lengths);
+        values that would not fit in memory are dropped.
     ``device_class(device, total_bytes=None) -> "cpu" | "cuda-small" | "cuda-large"``
     ``default_dtype(device, role="compute") -> str`` (role ``"compute"`` or ``"embedding"``)
     ``profile_all(device, quick, peaks=None, progress=None, presets=None, sweeps=None)
