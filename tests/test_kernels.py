@@ -180,6 +180,24 @@ def test_bytes_per_element_come_from_the_tensor(dtype: str, s: int) -> None:
     assert m.bytes == formulas.mlp_bytes(B=2, d_in=4, d_out=8, s=s)
 
 
+def test_rnn_module_falls_back_to_float16(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a GPU whose cuDNN has no bfloat16 RNN: the default bf16 fails, fp16 runs.
+    real = torch.nn.RNN.forward
+
+    def forward(self: torch.nn.RNN, x: torch.Tensor, *args: Any) -> Any:
+        if x.dtype == torch.bfloat16:
+            raise RuntimeError("cuDNN RNN: BFloat16 not supported")
+        return real(self, x, *args)
+
+    monkeypatch.setattr(torch.nn.RNN, "forward", forward)
+    monkeypatch.setattr(rnn, "default_dtype", lambda _device: "bfloat16")
+    m = rnn.rnn_module("cpu", PEAKS, B=2, S=3, d_in=4, d_h=4, repeats=R)
+    assert m.params["dtype"] == "float16"
+    assert m.params["s"] == 2
+    with pytest.raises(RuntimeError, match="BFloat16 not supported"):
+        rnn.rnn_module("cpu", PEAKS, B=2, S=3, d_in=4, d_h=4, dtype="bfloat16", repeats=R)
+
+
 def test_step_loop_computes_the_rnn_recurrence() -> None:
     # The explicit loop and nn.RNN agree when given the same weights.
     B, S, d_in, d_h = 2, 4, 3, 5

@@ -65,11 +65,26 @@ def rnn_module(
     dtype: str | None = None,
     repeats: int = DEFAULT_REPEATS,
 ) -> Measurement:
-    """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps."""
+    """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps.
+
+    With the default dtype, a bfloat16 RNN that the installed cuDNN refuses (cuDNN RNNs
+    take bfloat16 only from 9.13 on) runs in float16 instead, the other 2-byte dtype with
+    the same Tensor Core peak; ``params["dtype"]`` says which one ran.
+    """
     check_sizes("rnn.rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
-    dtype = dtype or default_dtype(device)
-    x = tensor((B, S, d_in), dtype, device, seed=1)
+    chosen = dtype or default_dtype(device)
+    x = tensor((B, S, d_in), chosen, device, seed=1)
     module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
+    try:
+        with torch.inference_mode():
+            module(x)
+    except RuntimeError:
+        if dtype is not None or chosen != "bfloat16":
+            raise
+        chosen = "float16"
+        x = tensor((B, S, d_in), chosen, device, seed=1)
+        module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
+    dtype = chosen
     return _measure(
         "rnn-module",
         device,
