@@ -714,7 +714,7 @@ def test_every_plot_draws(tiny_report: ClaimsReport) -> None:
         assert fig is not None
         ax = fig.axes[0]
         assert ax.get_title() == result.plot.title
-        assert any(result.status in t.get_text() for t in ax.texts)
+        assert fig.get_suptitle() == f"{result.status} · {result.device}"
     assert drawn == 12
 
 
@@ -803,3 +803,16 @@ def test_importing_claims_loads_neither_torch_nor_matplotlib() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_draw_result_into_given_axes() -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    from gpuconcepts.claims.plots import draw_result
+
+    random, sequential = lookups(3e-4, 1e-4)
+    result = judge.judge_dlrm_lookups(random, sequential, cache_bytes=2**20, device=DEVICE)
+    ax = Figure().add_subplot()
+    assert draw_result(result, ax) is ax.figure
+    assert [t.get_text() for t in ax.texts] == [f"holds · {DEVICE}"]

@@ -81,20 +81,20 @@ def draw(spec: PlotSpec, ax: Any = None) -> Figure:
 
 
 def draw_result(result: ClaimResult, ax: Any = None) -> Figure | None:
-    """Draw a result's plot with its computed status in the corner; None when it has no plot."""
+    """Draw a result's plot with its computed status above it; None when it has no plot.
+
+    On a new figure the status is the figure's super-title (so it never covers the data);
+    drawn into a given ``ax``, it is written in the axes' top-left corner.
+    """
     if result.plot is None:
         return None
     fig = draw(result.plot, ax)
-    axes = fig.axes[0] if ax is None else ax
-    axes.text(
-        0.99,
-        0.02,
-        f"{result.status} · {result.device}",
-        transform=axes.transAxes,
-        ha="right",
-        va="bottom",
-        fontsize=7,
-        color=_STATUS_COLOR[result.status],
-        bbox={"facecolor": "white", "edgecolor": _STATUS_COLOR[result.status], "alpha": 0.85},
-    )
+    text = f"{result.status} · {result.device}"
+    color = _STATUS_COLOR[result.status]
+    if ax is None:
+        fig.suptitle(text, x=0.99, ha="right", fontsize=8, color=color)
+    else:
+        ax.text(
+            0.01, 0.99, text, transform=ax.transAxes, ha="left", va="top", fontsize=7, color=color
+        )
     return fig
