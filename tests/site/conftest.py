@@ -19,7 +19,7 @@ import functools
 import os
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         ConsoleMessage,
         Page,
         Playwright,
+        Response,
         Route,
     )
 
@@ -212,10 +213,10 @@ def load_site(root: Path = SITE_DIR) -> Site:
 # Collection: one test per page, and clean skips when the build or the browser is missing.
 # --------------------------------------------------------------------------------------------
 
-_PAGE_SETS = {
-    "page": lambda site: list(site.pages),
-    "math_page": lambda site: [p for p, s in site.pages.items() if s.math],
-    "answer_page": lambda site: [p for p, s in site.pages.items() if s.collapsibles],
+_PAGE_SETS: dict[str, Callable[[PageScan], bool]] = {
+    "page": lambda scan: True,  # noqa: ARG005
+    "math_page": lambda scan: scan.math > 0,
+    "answer_page": lambda scan: scan.collapsibles > 0,
 }
 
 
@@ -223,7 +224,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for name, select in _PAGE_SETS.items():
         if name in metafunc.fixturenames:
             site = load_site()
-            pages = select(site) if site.built else []
+            pages = [path for path, scan in site.pages.items() if select(scan)]
             if pages:
                 metafunc.parametrize(name, pages)
             else:
@@ -382,10 +383,12 @@ class Browse:
             "requestfailed",
             lambda r: visit.failed_requests.append(f"{r.url}: {r.failure}"),
         )
-        page.on(
-            "response",
-            lambda r: r.status >= 400 and visit.http_errors.append(f"{r.status} {r.url}"),
-        )
+
+        def response(answer: Response) -> None:
+            if answer.status >= 400:
+                visit.http_errors.append(f"{answer.status} {answer.url}")
+
+        page.on("response", response)
         page.goto(visit.url, wait_until="load")
         page.wait_for_load_state("networkidle")
         return page, visit

@@ -82,12 +82,12 @@ def _ids(root: Path, target: str) -> frozenset[str]:
     return scan_page(root, target).ids
 
 
-def test_internal_links_and_anchors_resolve(page: str, site: Site):
+def test_internal_links_and_anchors_resolve(page: str, site: Site) -> None:
     problems = broken_links(site, page)
     assert problems == [], f"{page}:\n  " + "\n  ".join(problems)
 
 
-def test_link_check_sees_the_whole_book(site: Site):
+def test_link_check_sees_the_whole_book(site: Site) -> None:
     """The check walks genindex and search too, and the pages link to one another."""
     assert {"index.html", "genindex.html", "search.html"} <= set(site.pages)
     internal = sum(

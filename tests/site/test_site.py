@@ -115,18 +115,20 @@ def page_report(
     opener.close()
 
 
-def test_page_loads_without_errors_offline(page: str, page_report: Callable[[str], PageReport]):
+def test_page_loads_without_errors_offline(
+    page: str, page_report: Callable[[str], PageReport]
+) -> None:
     """0 console errors, 0 uncaught exceptions, 0 failed or 4xx/5xx requests, nothing off-host."""
     problems = page_report(page).visit.problems
     assert problems == [], f"{page}:\n  " + "\n  ".join(problems)
 
 
-def test_every_image_loads(page: str, page_report: Callable[[str], PageReport]):
+def test_every_image_loads(page: str, page_report: Callable[[str], PageReport]) -> None:
     broken = [src for src, width in page_report(page).images if width == 0]
     assert broken == [], f"{page}: images that did not load: {broken}"
 
 
-def test_math_is_typeset_offline(math_page: str, page_report: Callable[[str], PageReport]):
+def test_math_is_typeset_offline(math_page: str, page_report: Callable[[str], PageReport]) -> None:
     report = page_report(math_page)
     assert report.mathjax_started, f"{math_page}: MathJax never started (is it served locally?)"
     math = report.math
@@ -138,12 +140,12 @@ def test_math_is_typeset_offline(math_page: str, page_report: Callable[[str], Pa
     assert report.visit.offsite_requests == []
 
 
-def test_book_has_math(site: Site):
+def test_book_has_math(site: Site) -> None:
     """The math check above must have pages to check."""
     assert any(scan.math for scan in site.pages.values()), "no page of the book has math"
 
 
-def test_book_has_answers(site: Site):
+def test_book_has_answers(site: Site) -> None:
     """The answer check below must have quiz answers to check."""
     answers = {p: s.solutions + s.answer_summaries for p, s in site.pages.items()}
     assert sum(answers.values()) > 0, (
@@ -152,7 +154,7 @@ def test_book_has_answers(site: Site):
     )
 
 
-def test_answers_hidden_until_clicked(answer_page: str, browse: Browse):
+def test_answers_hidden_until_clicked(answer_page: str, browse: Browse) -> None:
     """Every solution, dropdown and <details> in the article is closed until its toggle is
     clicked, and shows its content afterwards."""
     page, visit = browse.open(answer_page)
@@ -169,7 +171,7 @@ def test_answers_hidden_until_clicked(answer_page: str, browse: Browse):
     assert visit.problems == [], f"{answer_page}: {visit.problems}"
 
 
-def test_search_finds_kv_cache(browse: Browse, site: Site):
+def test_search_finds_kv_cache(browse: Browse, site: Site) -> None:
     page, visit = browse.open("search.html?q=KV+cache")
     summary = page.locator("#search-results p.search-summary")
     page.wait_for_function(
@@ -195,7 +197,7 @@ def _png_size(path: Path) -> tuple[int, int]:
     ("name", "word"),
     [("index", "index"), ("transformer", "transformer"), ("roofline", "roofline")],
 )
-def test_screenshot(name: str, word: str, browse: Browse, site: Site, screenshot_dir: Path):
+def test_screenshot(name: str, word: str, browse: Browse, site: Site, screenshot_dir: Path) -> None:
     """Full-page screenshots of the index, the transformer chapter and the roofline chapter."""
     path = "index.html" if word == "index" else site.find(word)
     assert path is not None, f"no page named after {word!r} among {sorted(site.pages)}"
