@@ -6,7 +6,6 @@ HTML theme · notebooks for download and Colab · API reference.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sys
@@ -17,6 +16,7 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
 
 import gpuconcepts
+from gpuconcepts.book import package_hash
 
 # -- Project -----------------------------------------------------------------------------
 project = "gpuconcepts"
@@ -32,20 +32,7 @@ REPOSITORY_URL = "https://github.com/gpuconcepts/gpuconcepts"
 # pages execute: the package's sources and the kernel size presets. A change there gives a
 # new folder (every page runs again) and, because nb_execution_cache_path is an "env"
 # setting, tells Sphinx that the configuration changed so every page is read again.
-_INPUTS = sorted(
-    [*(ROOT / "src" / "gpuconcepts").rglob("*.py"), *(ROOT / "conf").glob("*.toml")],
-)
-
-
-def _package_hash() -> str:
-    digest = hashlib.sha256()
-    for path in _INPUTS:
-        digest.update(path.relative_to(ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-PACKAGE_HASH = _package_hash()
+PACKAGE_HASH = package_hash(ROOT)
 _CACHE_ROOT = DOCS / "_build" / ".jupyter_cache"
 _CACHE = _CACHE_ROOT / PACKAGE_HASH
 if _CACHE_ROOT.is_dir():  # drop caches of older package versions: they can never hit again

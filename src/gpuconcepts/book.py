@@ -20,7 +20,9 @@ functions hand those strings to MyST-NB (imported inside them, so this module st
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sympy as sp
@@ -155,6 +157,27 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     """
     value = formula(**values)
     return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{describe(value, formula.kind)}**"
+
+
+def package_hash(root: Path) -> str:
+    """A short hash of what the book's pages execute: ``src/gpuconcepts/**/*.py`` and ``conf/*.toml``.
+
+    ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
+    to the kernel presets re-runs every page; the execution report prints it.
+
+    >>> import gpuconcepts
+    >>> root = Path(gpuconcepts.__file__).resolve().parents[2]
+    >>> len(package_hash(root)), package_hash(root) == package_hash(root)
+    (16, True)
+    """
+    inputs = sorted(
+        [*(root / "src" / "gpuconcepts").rglob("*.py"), *(root / "conf").glob("*.toml")]
+    )
+    digest = hashlib.sha256()
+    for path in inputs:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def glue_md(name: str, text: str) -> None:
