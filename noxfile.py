@@ -1,3 +1,7 @@
+#!/usr/bin/env python3
+# /// script
+# dependencies = ["nox"]
+# ///
 """Every development task of gpuconcepts, run through nox (pip/virtualenv backend on purpose:
 uv does not see the local CPU wheel of torch and would download a multi-GB CUDA build)."""
 
@@ -10,8 +14,8 @@ from pathlib import Path
 
 import nox
 
+nox.needs_version = ">=2025.10.14"
 nox.options.default_venv_backend = "virtualenv"
-nox.options.sessions = ["lint", "tests", "docs"]
 
 ROOT = Path(__file__).parent
 CONSTRAINTS = ("-c", str(ROOT / "conf" / "constraints.txt"))
@@ -53,7 +57,7 @@ def docs(session: nox.Session) -> None:
     print(DOCS_OUT)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", default=False)
 def site(session: nox.Session) -> None:
     """Drive the built book in headless Debian Chromium (run `nox -s docs` first)."""
     if not (DOCS_OUT / "index.html").exists():
@@ -67,7 +71,7 @@ def site(session: nox.Session) -> None:
     session.run("pytest", "-m", "site", "tests/site", *session.posargs, env=env)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", default=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks that report ratios against a peer measured in the same run."""
     install(session, "-e", ".[kernels]")
@@ -75,7 +79,7 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(script), *session.posargs)
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", default=False)
 def audit(session: nox.Session) -> None:
     """pip-audit every pin of conf/constraints.txt against PyPI's advisories (needs that API)."""
     install(session, "pip-audit")
@@ -121,8 +125,12 @@ def audit(session: nox.Session) -> None:
     session.log(f"{len(dependencies)} pins audited: no known vulnerabilities")
 
 
-@nox.session(python="3.11")
+@nox.session(python="3.11", default=False)
 def build(session: nox.Session) -> None:
     """Build the sdist and wheel."""
     install(session, "build")
     session.run("python", "-m", "build")
+
+
+if __name__ == "__main__":
+    nox.main()
