@@ -54,7 +54,9 @@ def test_worked_derivation_has_the_post_form():
     assert f.rnn_macs.worked(B=32, S=100, d_in=64, d_h=128).endswith(
         r"= 32 \times 100 \times \left(64 \times 128 + 128^{2}\right) = 78{,}643{,}200"
     )
-    # A non-whole result is rounded and marked as such, never printed as if exact.
+    # A short exact decimal stays exact; anything else is rounded and marked as such.
+    assert f.embedding_intensity.worked(B=2048, L=1, d=128, s=4).endswith("= 0.125")
+    assert f.attention_decode_intensity.worked(B=2, S=1000, d=512, s=2).endswith(r"\approx 0.999")
     assert f.mlp_intensity.worked(B=512, d_in=4096, d_out=1024, s=2).endswith(r"\approx 315.08")
 
 

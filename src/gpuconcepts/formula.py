@@ -67,6 +67,25 @@ class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
         return latex_number(float(expr))
 
 
+def _short_decimal(value: sp.Rational, max_digits: int = 6) -> str | None:
+    """LaTeX for ``value`` when it has an exact decimal of at most ``max_digits`` places."""
+    for digits in range(max_digits + 1):
+        scaled = value * 10**digits
+        if scaled.is_integer:
+            whole = latex_number(int(value))
+            if digits == 0:
+                return whole
+            fraction = str(abs(int(scaled)) % 10**digits).rjust(digits, "0")
+            return f"{whole}.{fraction}"
+    return None
+
+
+def _rounded(value: sp.Rational) -> str:
+    """Two decimals from 1 upwards, three significant digits below 1 (0.999, not 1)."""
+    number = float(value)
+    return latex_number(number) if abs(number) >= 1 else f"{number:.3g}"
+
+
 class Formula:
     """A named sympy expression with its meaning, the kind of its result, and validation.
 
@@ -125,16 +144,13 @@ class Formula:
     def worked(self, **values: Number) -> str:
         """The derivation as LaTeX: formula = substituted values = result.
 
-        A whole result is printed exactly; any other result is rounded and marked ``\\approx``.
+        A result with a short exact decimal (a whole number, 0.125) is printed exactly after
+        ``=``; any other result is rounded and marked ``\\approx``.
         """
         value = self.exact(**values)
-        result = (
-            latex_number(int(value))
-            if value.is_integer
-            else rf"\approx {latex_number(float(value))}"
-        )
-        equals = "" if result.startswith(r"\approx") else "= "
-        return f"{self.latex()} = {self.substituted(**values)} {equals}{result}"
+        decimal = _short_decimal(value)
+        result = f"= {decimal}" if decimal is not None else rf"\approx {_rounded(value)}"
+        return f"{self.latex()} = {self.substituted(**values)} {result}"
 
     # -- evaluation ------------------------------------------------------------------------
     def exact(self, **values: Number) -> sp.Rational:
