@@ -54,6 +54,13 @@ def _measure(
     )
 
 
+def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
+    """An ``nn.RNN`` on x's device and dtype, its weights in one chunk as cuDNN wants them."""
+    module = torch.nn.RNN(d_in, d_h, batch_first=True, device=x.device, dtype=x.dtype)
+    module.flatten_parameters()  # without it cuDNN warns and copies the weights every call
+    return module
+
+
 def rnn_module(
     device: str,
     peaks: Peaks,
@@ -74,7 +81,7 @@ def rnn_module(
     check_sizes("rnn.rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
     chosen = dtype or default_dtype(device)
     x = tensor((B, S, d_in), chosen, device, seed=1)
-    module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
+    module = _rnn(d_in, d_h, x)
     try:
         with torch.inference_mode():
             module(x)
@@ -83,7 +90,7 @@ def rnn_module(
             raise
         chosen = "float16"
         x = tensor((B, S, d_in), chosen, device, seed=1)
-        module = torch.nn.RNN(d_in, d_h, batch_first=True, device=device, dtype=x.dtype)
+        module = _rnn(d_in, d_h, x)
     dtype = chosen
     return _measure(
         "rnn-module",

@@ -129,6 +129,14 @@ class DecodeResult:
         }
 
 
+def _allocated_bytes(device: str) -> int:
+    """Bytes the CUDA caching allocator has handed out (0 on CPU, where storages are read)."""
+    if device != "cuda":
+        return 0
+    torch.cuda.synchronize()
+    return int(torch.cuda.memory_allocated())
+
+
 def decode(
     device: str,
     peaks: Peaks,
@@ -144,19 +152,22 @@ def decode(
     """Decode ``steps`` tokens after a prompt of ``S_prompt``, growing the KV cache each step.
 
     Each step appends one K and one V row per sequence with ``torch.cat`` (so the cache's
-    storage really grows) and attends the new query to the whole cache. The bytes of the K
-    and V storages are read after every step. Then one step at the final length
+    storage really grows) and attends the new query to the whole cache. After every step the
+    cache's memory is measured: the bytes of the K and V storages on CPU, and on CUDA the
+    growth of ``torch.cuda.memory_allocated()`` over the allocation before the cache existed
+    (what the allocator really holds for it). Then one step at the final length
     S = S_prompt + steps is timed ``repeats`` times with caches flushed; it counts
     ``attention_decode_flops(B, S, d)`` and ``attention_decode_bytes(B, S, d, s)``.
     """
     check_sizes("transformer.decode", B=B, S_prompt=S_prompt, steps=steps, d=d, heads=heads)
     width = _head_width("transformer.decode", d, heads)
     dtype = dtype or default_dtype(device)
-    k = tensor((B, heads, S_prompt, width), dtype, device, seed=1)
-    v = tensor((B, heads, S_prompt, width), dtype, device, seed=2)
     new_q, new_k, new_v = (
         tensor((steps, B, heads, 1, width), dtype, device, seed=i) for i in (3, 4, 5)
     )
+    before_cache = _allocated_bytes(device)
+    k = tensor((B, heads, S_prompt, width), dtype, device, seed=1)
+    v = tensor((B, heads, S_prompt, width), dtype, device, seed=2)
     s = k.element_size()
     lengths: list[int] = []
     cache_bytes: list[int] = []
@@ -171,7 +182,10 @@ def decode(
                 torch.cuda.synchronize()
             step_seconds.append(time.perf_counter() - start)
             lengths.append(int(k.shape[2]))
-            cache_bytes.append(k.untyped_storage().nbytes() + v.untyped_storage().nbytes())
+            if device == "cuda":
+                cache_bytes.append(_allocated_bytes(device) - before_cache)
+            else:
+                cache_bytes.append(k.untyped_storage().nbytes() + v.untyped_storage().nbytes())
     S = lengths[-1]
     expected = tuple(int(formulas.kv_cache_memory(B=B, S=n, d=d, s=s)) for n in lengths)
     query = new_q[-1]
