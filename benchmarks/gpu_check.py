@@ -204,8 +204,9 @@ def cuda_tests() -> dict[str, Any]:
         "tests/test_kernels.py",
         "tests/test_hardware.py",
     ]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     tail = (done.stdout + done.stderr)[-3000:]
     print(tail)

@@ -130,11 +130,11 @@ class DecodeResult:
 
 
 def _allocated_bytes(device: str) -> int:
-    """Bytes the CUDA caching allocator has handed out (0 on CPU, where storages are read)."""
+    """Bytes live tensors asked the CUDA caching allocator for (0 on CPU, where storages are read)."""
     if device != "cuda":
         return 0
     torch.cuda.synchronize()
-    return int(torch.cuda.memory_allocated())
+    return int(torch.cuda.memory_stats().get("requested_bytes.all.current", 0))
 
 
 def decode(
@@ -154,8 +154,8 @@ def decode(
     Each step appends one K and one V row per sequence with ``torch.cat`` (so the cache's
     storage really grows) and attends the new query to the whole cache. After every step the
     cache's memory is measured: the bytes of the K and V storages on CPU, and on CUDA the
-    growth of ``torch.cuda.memory_allocated()`` over the allocation before the cache existed
-    (what the allocator really holds for it). Then one step at the final length
+    growth of the caching allocator's requested bytes over the moment before the cache
+    existed (``memory_allocated`` would add the allocator's rounding of each block). Then one step at the final length
     S = S_prompt + steps is timed ``repeats`` times with caches flushed; it counts
     ``attention_decode_flops(B, S, d)`` and ``attention_decode_bytes(B, S, d, s)``.
     """
