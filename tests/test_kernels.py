@@ -168,8 +168,12 @@ def test_cuda_decode_cache_and_profile_all() -> None:
     assert result.cache_bytes == tuple(
         formulas.kv_cache_memory(B=2, S=n, d=16, s=2) for n in (6, 7, 8)
     )
-    ms = profile_all("cuda", True, peaks=peaks, presets=TINY, sweeps={"mlp_B": (1,)})
+    ms = profile_all(
+        "cuda", True, peaks=peaks, presets=TINY, sweeps={"mlp_B": (1,), "transformer_S": (4,)}
+    )
     assert len(ms) == 14
+    assert ms[-2].workload == "transformer-prefill-S4"
+    assert all(m.device == "cuda" for m in ms)
 
 
 @pytest.mark.parametrize(("dtype", "s"), [("bfloat16", 2), ("float16", 2), ("float32", 4)])
