@@ -115,10 +115,11 @@ _ROWS = (
         "H200",
         {"fp32": 67 * _T, "tf32": 494.5 * _T, "fp16": 989 * _T, "bf16": 989 * _T},
         bytes_per_s=4.8e12,
-        l2_bytes=50 * _MiB,
+        l2_bytes=60 * _MiB,
         memory_bytes=141 * 10**9,
         source="NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the "
-        "sparsity figures); L2 as H100 SXM (same GH100 die)",
+        "sparsity figures); L2 as the CUDA driver reports it on an H200 "
+        "(cudaDeviceProp.l2CacheSize = 62,914,560 bytes; the datasheet does not state it)",
         device_names=(r"\bH200\b(?!.*NVL)",),
     ),
     GPU(
