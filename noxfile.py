@@ -38,7 +38,14 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (check and format) and mypy --strict on src."""
     install(
-        session, "-e", ".[kernels]", "ruff", "mypy", "matplotlib", "sp-repo-review", "repo-review[cli]"
+        session,
+        "-e",
+        ".[kernels]",
+        "ruff",
+        "mypy",
+        "matplotlib",
+        "sp-repo-review",
+        "repo-review[cli]",
     )
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
