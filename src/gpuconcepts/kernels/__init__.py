@@ -46,6 +46,7 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
         values that would not fit in memory are dropped.
     ``device_class(device, total_bytes=None) -> "cpu" | "cuda-small" | "cuda-large"``
     ``default_dtype(device, role="compute") -> str`` (role ``"compute"`` or ``"embedding"``)
+    ``torch_dtype(name) -> torch.dtype`` (``"tf32"`` stores float32)
     ``profile_all(device, quick, peaks=None, progress=None, presets=None, sweeps=None)
     -> list[Measurement]``
         Every workload at preset sizes, in this order of workload names: ``dlrm-random``,
@@ -104,7 +105,7 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
 
 from __future__ import annotations
 
-from gpuconcepts.kernels._common import default_dtype
+from gpuconcepts.kernels._common import default_dtype, torch_dtype
 from gpuconcepts.kernels.peaks import measure_peaks
 from gpuconcepts.kernels.presets import device_class, load_presets, load_sweeps
 from gpuconcepts.kernels.suite import profile_all
@@ -116,4 +117,5 @@ __all__ = [
     "load_sweeps",
     "measure_peaks",
     "profile_all",
+    "torch_dtype",
 ]
