@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuconcepts import claims, formulas
-from gpuconcepts.claims import experiments, judge, thresholds
+from gpuconcepts.claims import experiments, judge, quantities, thresholds
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.judge import WeightCounts
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport, PlotSpec, Series
@@ -148,12 +148,28 @@ def test_series_lengths_must_match() -> None:
 
 # -- solving the formulas ----------------------------------------------------------------------
 def test_solve_for_mlp_crossover_satisfies_the_formula() -> None:
-    b = judge.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
+    b = quantities.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
     assert b is not None
     d = 1024  # mlp_intensity = 2·B·d² / (4·(B·d + d² + B·d)), written out independently
     assert 2 * b * d * d / (4 * (2 * b * d + d * d)) == pytest.approx(10.0)
-    assert judge.limit_of(formulas.mlp_intensity, "B", d_in=1024, d_out=1024, s=4) == 256.0
-    assert judge.solve_for(formulas.mlp_intensity, "B", 256, d_in=1024, d_out=1024, s=4) is None
+    assert quantities.limit_of(formulas.mlp_intensity, "B", d_in=1024, d_out=1024, s=4) == 256.0
+    assert (
+        quantities.solve_for(formulas.mlp_intensity, "B", 256, d_in=1024, d_out=1024, s=4) is None
+    )
+
+
+def test_formula_text_is_the_catalogue_expression() -> None:
+    assert quantities.formula_text(formulas.kv_cache_memory) == "kv_cache_memory = 2·B·S·d·s"
+    assert quantities.formula_text(formulas.attention_flops) == "attention_flops = 4·B·S²·d"
+
+
+def test_formula_at_renames_kernel_sizes() -> None:
+    m = measurement("cnn-conv3x3", 1.0, 1.0, 1.0, B=1, H=4, W=4, C_in=2, C_out=3, K=3, s=4)
+    assert quantities.formula_at(formulas.conv_flops, m, H_out="H", W_out="W") == (
+        formulas.conv_flops(B=1, H_out=4, W_out=4, K=3, C_in=2, C_out=3)
+    )
+    with pytest.raises(GpuConceptsError, match="has no integer size 'H_out'"):
+        quantities.formula_at(formulas.conv_flops, m)
 
 
 # -- verdicts on synthetic measurements: DLRM -------------------------------------------------
@@ -269,7 +285,7 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     assert trend.verdict is True
     assert trend.values["rank_correlation"] == pytest.approx(1.0)
     cross = judge.judge_mlp_crossover(sweep, device=DEVICE)
-    predicted = judge.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
+    predicted = quantities.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
     assert cross.values["predicted_B"] == pytest.approx(predicted)
     assert cross.visible is True
     assert cross.verdict is True
@@ -406,6 +422,11 @@ def test_rnn_length_linear_holds_quadratic_does_not() -> None:
     assert quadratic.verdict is False
 
 
+def test_rnn_length_sweep_must_keep_the_layer_fixed() -> None:
+    with pytest.raises(GpuConceptsError, match="an RNN length sweep must keep B, d_in and d_h"):
+        judge.judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], device=DEVICE)
+
+
 def test_rnn_loop_vs_gemm() -> None:
     gemm = rnn(128, 1e-3, workload="rnn-gemm")
     assert (
@@ -472,6 +493,7 @@ def test_attention_doubling_without_a_doubling_is_not_visible() -> None:
     assert result.visible is False
     assert result.verdict is False
     assert "holds no doubling" in result.reason
+    assert "attention_flops(2S)/attention_flops(S) = 4;" in result.prediction
 
 
 def decode(S: int, seconds: float, B: int = 1, d: int = 256) -> Measurement:
@@ -553,8 +575,8 @@ def test_roofline_memory_bound_near_or_below_bandwidth() -> None:
 
 def test_verdicts_use_the_fastest_repetition() -> None:
     noisy = Measurement("x", "cpu", {}, (9e-3, 1e-3, 5e-3), 1e6, 1e6, PEAKS)
-    assert judge.best_seconds(noisy) == 1e-3
-    assert judge.achieved_flops(noisy) == pytest.approx(1e9)
+    assert quantities.best_seconds(noisy) == 1e-3
+    assert quantities.achieved_flops(noisy) == pytest.approx(1e9)
 
 
 # -- sizes ---------------------------------------------------------------------------------------

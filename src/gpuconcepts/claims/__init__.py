@@ -6,6 +6,7 @@ measurement with a threshold fixed beforehand in :mod:`gpuconcepts.claims.thresh
 
 * :mod:`~gpuconcepts.claims.result` — :class:`ClaimResult`, :class:`ClaimsReport`, plot specs;
 * :mod:`~gpuconcepts.claims.fit` — power-law exponents, rank trends, crossovers;
+* :mod:`~gpuconcepts.claims.quantities` — measured rates, and formulas at a measurement's sizes;
 * :mod:`~gpuconcepts.claims.judge` — measurements in, verdicts out (no kernels run);
 * :mod:`~gpuconcepts.claims.experiments` — the sweeps, sizes per device, :func:`run_claims`;
 * :mod:`~gpuconcepts.claims.plots` — one matplotlib renderer for every claim;

@@ -1,9 +1,11 @@
 r"""The verdict logic: measurements in, one :class:`ClaimResult` per claim out.
 
 Each ``judge_*`` function takes measurements (real ones from :mod:`gpuconcepts.kernels`,
-or synthetic ones in the tests), derives the prediction from :mod:`gpuconcepts.formulas`,
-and compares the measurement with a constant of :mod:`gpuconcepts.claims.thresholds`.
-Nothing here runs a kernel, so every branch of every verdict is unit-tested.
+or synthetic ones in the tests), derives the prediction from :mod:`gpuconcepts.formulas`
+(through :mod:`~gpuconcepts.claims.quantities`), and compares the measurement with a
+constant of :mod:`gpuconcepts.claims.thresholds`. Nothing here runs a kernel, so every
+branch of every verdict is unit-tested. Claims of one shape share one builder: a power law
+in S (:func:`_power_law`), a bar chart of measured against predicted (:func:`_bars`).
 
 >>> from gpuconcepts.measure import Measurement, Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
@@ -20,118 +22,142 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import sympy as sp
-
 from gpuconcepts import formulas
 from gpuconcepts.book import si
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
+from gpuconcepts.claims.quantities import (
+    achieved_bytes,
+    achieved_flops,
+    attainable,
+    best_seconds,
+    formula_along,
+    formula_at,
+    formula_text,
+    limit_of,
+    param,
+    size_values,
+    sizes,
+    solve_for,
+    sorted_sweep,
+)
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import Measurement, Peaks
 from gpuconcepts.questions import question
-from gpuconcepts.symbols import sym
 from gpuconcepts.units import binary_bytes, describe_bytes, plain_number
 
 
-# -- small helpers ---------------------------------------------------------------------------
-def param(m: Measurement, name: str) -> int:
-    """An integer size of a measurement (``B``, ``S``, ``s``...), with a clear error if absent.
-
-    >>> from gpuconcepts.measure import Peaks
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
-    >>> param(Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0, p), "B")
-    4
-    """
-    value = m.params.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise GpuConceptsError(
-            f"measurement {m.workload!r} has no integer size {name!r}; params: {dict(m.params)}"
-        )
-    return value
-
-
-def best_seconds(m: Measurement) -> float:
-    """The fastest repetition of a measurement: the time the verdicts use.
-
-    Interference from other processes only ever adds time, so on a shared or noisy machine
-    the fastest repetition is the best estimate of what the kernel itself costs (the advice
-    of Python's ``timeit``). The book's tables elsewhere show the median.
-
-    >>> from gpuconcepts.measure import Peaks
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
-    >>> best_seconds(Measurement("mlp", "cpu", {}, (3e-3, 1e-3, 9e-3), 1e6, 1e6, p))
-    0.001
-    """
-    return min(m.raw_seconds)
-
-
-def achieved_flops(m: Measurement) -> float:
-    """FLOP/s at the fastest repetition."""
-    return m.flops / best_seconds(m)
-
-
-def achieved_bytes(m: Measurement) -> float:
-    """Bytes/s (model bytes) at the fastest repetition."""
-    return m.bytes / best_seconds(m)
-
-
+# -- building results ------------------------------------------------------------------------
 def _ratio_text(value: float) -> str:
     return f"{value:.2f}×"
 
 
-def _series_of(ms: Sequence[Measurement], size: str) -> tuple[float, ...]:
-    return tuple(float(param(m, size)) for m in ms)
+def _bars(
+    title: str,
+    x_label: str,
+    y_label: str,
+    categories: tuple[str, ...],
+    measured: tuple[float, ...],
+    predicted: tuple[float, ...] = (),
+    *,
+    labels: tuple[str, str] = ("measured", "roofline"),
+    log_y: bool = True,
+    hlines: tuple[tuple[str, float], ...] = (),
+) -> PlotSpec:
+    """A bar chart of one measured value per category, beside its prediction when given."""
+    at = tuple(float(i) for i in range(len(categories)))
+    series = [Series(labels[0], at, measured)]
+    if predicted:
+        series.append(Series(labels[1], at, predicted, role="predicted"))
+    return PlotSpec(
+        title,
+        x_label,
+        y_label,
+        tuple(series),
+        log_x=False,
+        log_y=log_y,
+        hlines=hlines,
+        categories=categories,
+    )
 
 
-def _sorted_by(ms: Sequence[Measurement], size: str) -> list[Measurement]:
-    if len(ms) < 2:
-        raise GpuConceptsError(f"a sweep needs at least two measurements; got {len(ms)}")
-    ordered = sorted(ms, key=lambda m: param(m, size))
-    values = [param(m, size) for m in ordered]
-    if len(set(values)) != len(values):
-        raise GpuConceptsError(f"a sweep over {size} has repeated values: {values}")
-    return ordered
+def _power_law(
+    sweep: Sequence[Measurement],
+    formula: Formula,
+    *,
+    exponent: float,
+    tolerance: float,
+    fixed: Sequence[str],
+    what: str,
+    key: str,
+    architecture: str,
+    claim: str,
+    title: str,
+    device: str,
+) -> ClaimResult:
+    """Time grows like S**exponent: the exponent fitted on the upper half of a sweep over S.
 
-
-def solve_for(formula: Formula, unknown: str, target: float, **known: float) -> float | None:
-    """The positive real value of ``unknown`` at which ``formula`` equals ``target``.
-
-    Solved exactly by sympy on the catalogue's expression (the unknown is treated as a real
-    number even when it is a count, so the answer can fall between two batch sizes).
-    ``None`` when no positive solution exists.
-
-    >>> round(solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4), 3)
-    20.813
-    >>> solve_for(formulas.mlp_intensity, "B", 1000, d_in=1024, d_out=1024, s=4) is None
-    True
+    The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep;
+    ``title`` is completed with the sizes the sweep holds fixed.
     """
-    x = sp.Symbol("x", positive=True)
-    expr = formula.expr.xreplace({sym(k): sp.nsimplify(v) for k, v in known.items()})
-    expr = expr.xreplace({sym(unknown): x})
-    roots = [r for r in sp.solve(sp.Eq(expr, sp.nsimplify(target)), x) if r.is_real and r > 0]
-    return float(min(roots)) if roots else None
-
-
-def limit_of(formula: Formula, unknown: str, **known: float) -> float:
-    """The limit of ``formula`` as ``unknown`` grows without bound (e.g. intensity as B → ∞).
-
-    >>> limit_of(formulas.mlp_intensity, "B", d_in=1024, d_out=1024, s=4)
-    256.0
-    """
-    x = sp.Symbol("x", positive=True)
-    expr = formula.expr.xreplace({sym(k): sp.nsimplify(v) for k, v in known.items()})
-    return float(sp.limit(expr.xreplace({sym(unknown): x}), x, sp.oo))
-
-
-def _scaled_prediction(counts: Sequence[float], anchor_seconds: float) -> tuple[float, ...]:
-    """Times predicted from FLOP counts alone, anchored on the measurement at the largest x."""
-    return tuple(anchor_seconds * c / counts[-1] for c in counts)
+    ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
+    lengths = size_values(ordered, "S")
+    seconds = tuple(best_seconds(m) for m in ordered)
+    flops = formula_along(formula, ordered)
+    predicted = fit_power_law(lengths, flops).exponent
+    fit = fit_upper(lengths, seconds)
+    fitted = lengths[-fit.points :]
+    held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
+    first, last = plain_number(lengths[0]), plain_number(lengths[-1])
+    return ClaimResult(
+        key=key,
+        architecture=architecture,
+        claim=claim,
+        prediction=f"{formula_text(formula)}: exponent {predicted:.3g} in S ({held})",
+        measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = {plain_number(fitted[0])} … "
+        f"{last} (R² {fit.r_squared:.3f}); {si(seconds[0], 's')} at S={first}, "
+        f"{si(seconds[-1], 's')} at S={last}",
+        threshold=f"|exponent − {exponent:g}| ≤ {tolerance:g} "
+        "(upper half of the sweep, at least 3 points)",
+        verdict=abs(fit.exponent - exponent) <= tolerance,
+        device=device,
+        values={
+            "exponent": fit.exponent,
+            "predicted_exponent": predicted,
+            "r_squared": fit.r_squared,
+            "fit_points": fit.points,
+        },
+        plot=PlotSpec(
+            title=f"{title} ({held})",
+            x_label="sequence length S",
+            y_label="seconds",
+            series=(
+                Series("measured", lengths, seconds),
+                Series(
+                    f"∝ {formula.name} (anchored at the largest S)",
+                    lengths,
+                    tuple(seconds[-1] * f / flops[-1] for f in flops),
+                    role="predicted",
+                ),
+                Series(
+                    f"fit: S^{fit.exponent:.2f}",
+                    fitted,
+                    tuple(fit.predict(x) for x in fitted),
+                    role="threshold",
+                ),
+            ),
+        ),
+    )
 
 
 # -- DLRM ------------------------------------------------------------------------------------
+def _row_bytes(m: Measurement) -> float:
+    """Bytes of one embedding row: the table's formula at N = 1."""
+    return float(formulas.embedding_memory(N=1, d=param(m, "d"), s=param(m, "s")))
+
+
 def judge_dlrm_lookups(
     random: Measurement,
     sequential: Measurement,
@@ -150,14 +176,15 @@ def judge_dlrm_lookups(
     pairs at other row widths with the same bytes per batch: they are plotted and reported,
     to show where the access order starts to matter, but do not change the verdict.
     """
-    N, B, L, d, s = (param(random, k) for k in ("N", "B", "L", "d", "s"))
-    if (N, B, L, d, s) != tuple(param(sequential, k) for k in ("N", "B", "L", "d", "s")):
+    names = ("N", "B", "L", "d", "s")
+    if sizes(random, *names) != sizes(sequential, *names):
         raise GpuConceptsError("random and sequential lookups must use the same N, B, L, d, s")
-    post_table_step, post_batch_step = question(10).steps[0], question(11).steps[0]
-    post_table, post_batch = float(post_table_step.value), float(post_batch_step.value)
-    table = float(formulas.embedding_memory(N=N, d=d, s=s))
-    batch = float(formulas.embedding_payload(B=B, L=L, d=d, s=s))
-    intensity = float(formulas.embedding_intensity(B=B, L=L, d=d, s=s))
+    N, B, L, d, s = sizes(random, *names)
+    post_table, post_batch = float(question(10).steps[0].value), float(question(11).steps[0].value)
+    table = formula_at(formulas.embedding_memory, random)
+    batch = formula_at(formulas.embedding_payload, random)
+    intensity = formula_at(formulas.embedding_intensity, random)
+    row = _row_bytes(random)
     ridge = random.peaks.ridge_point
     ratio = achieved_bytes(sequential) / achieved_bytes(random)
     multiple = table / cache_bytes
@@ -168,36 +195,23 @@ def judge_dlrm_lookups(
         else f"the table ({binary_bytes(table)}) is only {multiple:.1f}× the "
         f"{binary_bytes(cache_bytes)} last-level cache, so random rows are served from cache"
     )
-    verdict = visible and ratio >= T.DLRM_MIN_BANDWIDTH_RATIO
-    prediction = (
-        f"The post's table is {describe_bytes(post_table)}; one batch reads "
-        f"{describe_bytes(post_batch)}, {post_batch / post_table:.4%} of it. Here the table has "
-        f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
-        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {batch / table:.4%} of it. "
-        f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
-        "memory-bound, and scattered rows should stream slower than consecutive ones."
-    )
-    measured = (
-        f"random {si(achieved_bytes(random), 'B/s')}, sequential "
-        f"{si(achieved_bytes(sequential), 'B/s')} (DRAM peak {si(random.peaks.bytes_per_s, 'B/s')})"
-        f": sequential/random = {_ratio_text(ratio)} with {d * s}-byte rows"
-    )
     pairs = sorted([*widths, (random, sequential)], key=lambda pair: param(pair[0], "d"))
-    row_bytes = tuple(float(param(r, "d") * param(r, "s")) for r, _ in pairs)
+    row_bytes = tuple(_row_bytes(r) for r, _ in pairs)
     if len(set(row_bytes)) != len(row_bytes):
         raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
     ratios = tuple(achieved_bytes(q) / achieved_bytes(r) for r, q in pairs)
+    measured = (
+        f"random {si(achieved_bytes(random), 'B/s')}, sequential "
+        f"{si(achieved_bytes(sequential), 'B/s')} (DRAM peak {si(random.peaks.bytes_per_s, 'B/s')})"
+        f": sequential/random = {_ratio_text(ratio)} with {plain_number(row)}-byte rows"
+    )
+    dram = (("measured DRAM bandwidth", random.peaks.bytes_per_s),)
     if len(pairs) > 1:
         measured += "; at other widths: " + ", ".join(
             f"{_ratio_text(x)} ({plain_number(b)}-byte rows)"
             for b, x in zip(row_bytes, ratios, strict=True)
-            if b != d * s
+            if b != row
         )
-    threshold = (
-        f"sequential/random ≥ {T.DLRM_MIN_BANDWIDTH_RATIO:g}×; shown only when the table is "
-        f"≥ {T.DLRM_MIN_CACHE_MULTIPLE:g}× the last-level cache ({binary_bytes(cache_bytes)})"
-    )
-    if len(pairs) > 1:
         plot = PlotSpec(
             title="Embedding lookups: achieved bandwidth by access order and row width",
             x_label="bytes per embedding row (d·s)",
@@ -206,33 +220,35 @@ def judge_dlrm_lookups(
                 Series("random rows", row_bytes, tuple(achieved_bytes(r) for r, _ in pairs)),
                 Series("consecutive rows", row_bytes, tuple(achieved_bytes(q) for _, q in pairs)),
             ),
-            hlines=(("measured DRAM bandwidth", random.peaks.bytes_per_s),),
-            vlines=((f"the post's rows (d={d})", float(d * s)),),
+            hlines=dram,
+            vlines=((f"the post's rows (d={d})", row),),
         )
     else:
-        plot = PlotSpec(
-            title="Embedding lookups: achieved bandwidth by access order",
-            x_label="access order",
-            y_label="achieved bandwidth (bytes/s)",
-            series=(
-                Series(
-                    "measured", (0.0, 1.0), (achieved_bytes(random), achieved_bytes(sequential))
-                ),
-            ),
-            categories=("random rows", "consecutive rows"),
-            log_x=False,
+        plot = _bars(
+            "Embedding lookups: achieved bandwidth by access order",
+            "access order",
+            "achieved bandwidth (bytes/s)",
+            ("random rows", "consecutive rows"),
+            (achieved_bytes(random), achieved_bytes(sequential)),
             log_y=False,
-            hlines=(("measured DRAM bandwidth", random.peaks.bytes_per_s),),
+            hlines=dram,
         )
     return ClaimResult(
         key="dlrm-random-vs-sequential",
         architecture="DLRM",
         claim="Random embedding lookups reach much lower bandwidth than sequential ones; "
         "a batch touches a tiny part of a huge table.",
-        prediction=prediction,
+        prediction=f"The post's table is {describe_bytes(post_table)}; one batch reads "
+        f"{describe_bytes(post_batch)}, {post_batch / post_table:.4%} of it. Here the table has "
+        f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
+        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {batch / table:.4%} of it. "
+        f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
+        "memory-bound, and scattered rows should stream slower than consecutive ones.",
         measured=measured,
-        threshold=threshold,
-        verdict=verdict,
+        threshold=f"sequential/random ≥ {T.DLRM_MIN_BANDWIDTH_RATIO:g}×; shown only when the "
+        f"table is ≥ {T.DLRM_MIN_CACHE_MULTIPLE:g}× the last-level cache "
+        f"({binary_bytes(cache_bytes)})",
+        verdict=visible and ratio >= T.DLRM_MIN_BANDWIDTH_RATIO,
         device=device,
         visible=visible,
         reason=reason,
@@ -264,6 +280,8 @@ def judge_dlrm_lookups(
 # -- MLP -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _MlpSweep:
+    """An MLP batch sweep, sorted by B, with its intensities and roofline from the formulas."""
+
     batches: tuple[float, ...]
     flops_per_s: tuple[float, ...]
     intensity: tuple[float, ...]
@@ -271,86 +289,58 @@ class _MlpSweep:
     d_in: int
     d_out: int
     s: int
-    peak: float
-    bandwidth: float
-    ridge: float
+    peaks: Peaks
 
+    @classmethod
+    def of(cls, sweep: Sequence[Measurement]) -> _MlpSweep:
+        fixed = ("d_in", "d_out", "s")
+        ordered = sorted_sweep(sweep, "B", fixed=fixed, what="an MLP batch sweep")
+        intensity = formula_along(formulas.mlp_intensity, ordered)
+        d_in, d_out, s = sizes(ordered[0], *fixed)
+        peaks = ordered[0].peaks
+        return cls(
+            batches=size_values(ordered, "B"),
+            flops_per_s=tuple(achieved_flops(m) for m in ordered),
+            intensity=intensity,
+            attainable=attainable(intensity, peaks),
+            d_in=d_in,
+            d_out=d_out,
+            s=s,
+            peaks=peaks,
+        )
 
-def _mlp_sweep(sweep: Sequence[Measurement]) -> _MlpSweep:
-    ordered = _sorted_by(sweep, "B")
-    first = ordered[0]
-    d_in, d_out, s = param(first, "d_in"), param(first, "d_out"), param(first, "s")
-    if any(
-        (param(m, "d_in"), param(m, "d_out"), param(m, "s")) != (d_in, d_out, s) for m in ordered
-    ):
-        raise GpuConceptsError("an MLP batch sweep must keep d_in, d_out and s fixed")
-    batches = _series_of(ordered, "B")
-    n = len(batches)
-    intensity = formulas.mlp_intensity.vectorized(
-        B=np.array(batches), d_in=np.full(n, d_in), d_out=np.full(n, d_out), s=np.full(n, s)
-    )
-    peak, bandwidth = first.peaks.flops_per_s, first.peaks.bytes_per_s
-    attainable = formulas.attainable_flops.vectorized(
-        I=intensity, P=np.full(n, peak), beta=np.full(n, bandwidth)
-    )
-    return _MlpSweep(
-        batches=batches,
-        flops_per_s=tuple(achieved_flops(m) for m in ordered),
-        intensity=tuple(float(v) for v in intensity),
-        attainable=tuple(float(v) for v in attainable),
-        d_in=d_in,
-        d_out=d_out,
-        s=s,
-        peak=peak,
-        bandwidth=bandwidth,
-        ridge=first.peaks.ridge_point,
-    )
+    def series(self) -> tuple[Series, Series]:
+        """Measured FLOP/s against the roofline's, both over B."""
+        return (
+            Series("measured", self.batches, self.flops_per_s),
+            Series(
+                "roofline (mlp_intensity × bandwidth, capped at peak)",
+                self.batches,
+                self.attainable,
+                role="predicted",
+            ),
+        )
 
 
 def judge_mlp_trend(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Larger batches raise both the intensity (formula) and the achieved FLOP/s (measured)."""
-    w = _mlp_sweep(sweep)
+    w = _MlpSweep.of(sweep)
     trend = rank_correlation(w.batches, w.flops_per_s)
     gain = w.flops_per_s[-1] / w.flops_per_s[0]
-    verdict = trend >= T.MLP_MIN_TREND and gain >= T.MLP_MIN_GAIN
     b0, b1 = plain_number(w.batches[0]), plain_number(w.batches[-1])
-    prediction = (
-        f"mlp_intensity for a {w.d_in}→{w.d_out} layer ({w.s}-byte values) rises from "
-        f"{w.intensity[0]:.3g} FLOP/byte at B={b0} to {w.intensity[-1]:.3g} at B={b1}: the "
-        "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
-        f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')})."
-    )
-    measured = (
-        f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} at "
-        f"B={b1} ({_ratio_text(gain)}); rank correlation with B {trend:.2f}"
-    )
-    threshold = (
-        f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} and FLOP/s at the largest "
-        f"batch ≥ {T.MLP_MIN_GAIN:g}× the smallest"
-    )
-    plot = PlotSpec(
-        title=f"MLP {w.d_in}→{w.d_out}: achieved FLOP/s against batch size",
-        x_label="batch size B",
-        y_label="FLOP/s",
-        series=(
-            Series("measured", w.batches, w.flops_per_s),
-            Series(
-                "roofline (mlp_intensity × bandwidth, capped at peak)",
-                w.batches,
-                w.attainable,
-                role="predicted",
-            ),
-        ),
-        hlines=(("measured peak FLOP/s", w.peak),),
-    )
     return ClaimResult(
         key="mlp-batch-trend",
         architecture="MLP",
         claim="A larger batch raises both arithmetic intensity and achieved FLOP/s.",
-        prediction=prediction,
-        measured=measured,
-        threshold=threshold,
-        verdict=verdict,
+        prediction=f"mlp_intensity for a {w.d_in}→{w.d_out} layer ({w.s}-byte values) rises "
+        f"from {w.intensity[0]:.3g} FLOP/byte at B={b0} to {w.intensity[-1]:.3g} at B={b1}: the "
+        "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
+        f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
+        measured=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
+        f"at B={b1} ({_ratio_text(gain)}); rank correlation with B {trend:.2f}",
+        threshold=f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} and FLOP/s at the "
+        f"largest batch ≥ {T.MLP_MIN_GAIN:g}× the smallest",
+        verdict=trend >= T.MLP_MIN_TREND and gain >= T.MLP_MIN_GAIN,
         device=device,
         values={
             "d_in": w.d_in,
@@ -364,7 +354,13 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
             "gain": gain,
             "rank_correlation": trend,
         },
-        plot=plot,
+        plot=PlotSpec(
+            title=f"MLP {w.d_in}→{w.d_out}: achieved FLOP/s against batch size",
+            x_label="batch size B",
+            y_label="FLOP/s",
+            series=w.series(),
+            hlines=(("measured peak FLOP/s", w.peaks.flops_per_s),),
+        ),
     )
 
 
@@ -375,84 +371,73 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, device: str) -> ClaimRe
     which achieved FLOP/s reaches :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_FRACTION`
     of the measured peak (log-log interpolation between sweep points).
     """
-    w = _mlp_sweep(sweep)
-    predicted = solve_for(formulas.mlp_intensity, "B", w.ridge, d_in=w.d_in, d_out=w.d_out, s=w.s)
-    ceiling = limit_of(formulas.mlp_intensity, "B", d_in=w.d_in, d_out=w.d_out, s=w.s)
-    knee = T.MLP_KNEE_FRACTION * w.peak
+    w = _MlpSweep.of(sweep)
+    layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
+    ridge, peak = w.peaks.ridge_point, w.peaks.flops_per_s
+    predicted = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
+    ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
+    knee = T.MLP_KNEE_FRACTION * peak
     measured_b = crossing(w.batches, w.flops_per_s, level=knee)
     lo, hi = w.batches[0], w.batches[-1]
+    # the claim can only be seen when the predicted crossover lies inside the sweep
     if predicted is None:
-        visible = False
         reason = (
             f"this layer's intensity never exceeds {ceiling:.3g} FLOP/byte (its limit as B grows),"
-            f" below this device's ridge point {w.ridge:.3g}: it stays memory-bound at any batch"
+            f" below this device's ridge point {ridge:.3g}: it stays memory-bound at any batch"
         )
     elif not lo <= predicted <= hi:
-        visible = False
         reason = (
             f"the predicted crossover B ≈ {predicted:.3g} lies outside the sweep "
             f"(B = {plain_number(lo)} … {plain_number(hi)})"
         )
     else:
-        visible, reason = True, ""
+        reason = ""
+    visible = not reason
     factor = (
         max(measured_b / predicted, predicted / measured_b)
         if (predicted is not None and measured_b is not None)
         else None
-    )
-    verdict = visible and factor is not None and factor <= T.MLP_MAX_CROSSOVER_FACTOR
-    prediction = (
-        f"ridge point {w.ridge:.3g} FLOP/byte (measured peaks {si(w.peak, 'FLOP/s')} / "
-        f"{si(w.bandwidth, 'B/s')}); mlp_intensity reaches it at "
-        + (f"B ≈ {predicted:.3g}" if predicted is not None else "no batch size")
-        + f" (its limit as B grows: {ceiling:.3g} FLOP/byte)"
-    )
-    measured = (
-        f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak ({si(knee, 'FLOP/s')}) at "
-        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep")
-        + (f", {factor:.2f}× from the prediction" if factor is not None else "")
-    )
-    threshold = (
-        f"measured crossover within {T.MLP_MAX_CROSSOVER_FACTOR:g}× of the predicted B "
-        f"(knee = first B with FLOP/s ≥ {T.MLP_KNEE_FRACTION:g} × measured peak)"
     )
     vlines: list[tuple[str, float]] = []
     if predicted is not None:
         vlines.append(("predicted crossover (intensity = ridge)", predicted))
     if measured_b is not None:
         vlines.append(("measured crossover (half of peak)", measured_b))
-    plot = PlotSpec(
-        title="MLP: where the batch sweep crosses the ridge point",
-        x_label="batch size B",
-        y_label="FLOP/s",
-        series=(
-            Series("measured", w.batches, w.flops_per_s),
-            Series("roofline", w.batches, w.attainable, role="predicted"),
-        ),
-        hlines=(("measured peak FLOP/s", w.peak), ("half of peak", knee)),
-        vlines=tuple(vlines),
-    )
     return ClaimResult(
         key="mlp-crossover",
         architecture="MLP",
         claim="Batch size moves the MLP from memory-bound to compute-bound where its "
         "intensity crosses the ridge point.",
-        prediction=prediction,
-        measured=measured,
-        threshold=threshold,
-        verdict=verdict,
+        prediction=f"ridge point {ridge:.3g} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
+        f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
+        + (f"B ≈ {predicted:.3g}" if predicted is not None else "no batch size")
+        + f" (its limit as B grows: {ceiling:.3g} FLOP/byte)",
+        measured=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
+        f"({si(knee, 'FLOP/s')}) at "
+        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep")
+        + (f", {factor:.2f}× from the prediction" if factor is not None else ""),
+        threshold=f"measured crossover within {T.MLP_MAX_CROSSOVER_FACTOR:g}× of the predicted B "
+        f"(knee = first B with FLOP/s ≥ {T.MLP_KNEE_FRACTION:g} × measured peak)",
+        verdict=visible and factor is not None and factor <= T.MLP_MAX_CROSSOVER_FACTOR,
         device=device,
         visible=visible,
         reason=reason,
         values={
-            "ridge_point": w.ridge,
+            "ridge_point": ridge,
             "predicted_B": predicted,
             "measured_B": measured_b,
             "factor": factor,
             "intensity_limit": ceiling,
-            "peak_flops_per_s": w.peak,
+            "peak_flops_per_s": peak,
         },
-        plot=plot,
+        plot=PlotSpec(
+            title="MLP: where the batch sweep crosses the ridge point",
+            x_label="batch size B",
+            y_label="FLOP/s",
+            series=w.series(),
+            hlines=(("measured peak FLOP/s", peak), ("half of peak", knee)),
+            vlines=tuple(vlines),
+        ),
     )
 
 
@@ -479,38 +464,33 @@ class WeightCounts:
 def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
     """48 weights fully connected against 9 shared ones, each counted and equal to the formulas."""
     pixels = counts.image**2
-    side = counts.image - counts.K + 1
+    side = counts.image - counts.K + 1  # a filter without padding fits this many times per row
+    conv = {"B": 1, "H_out": side, "W_out": side, "K": counts.K, "C_in": 1, "C_out": 1}
     expected = {
         "linear_weights": formulas.mlp_weights(d_in=pixels, d_out=counts.neurons),
         "conv_weights": formulas.conv_weights(K=counts.K, C_in=1, C_out=1),
         "positions": side * side,
         "linear_flops": formulas.mlp_flops(B=1, d_in=pixels, d_out=counts.neurons),
-        "conv_flops": formulas.conv_flops(B=1, H_out=side, W_out=side, K=counts.K, C_in=1, C_out=1),
+        "conv_flops": formulas.conv_flops(**conv),
     }
     got = {name: getattr(counts, name) for name in expected}
     mismatches = [n for n in expected if got[n] != expected[n]]
-    uses = formulas.conv_macs(B=1, H_out=side, W_out=side, K=counts.K, C_in=1, C_out=1) // int(
-        expected["conv_weights"]
-    )
-    prediction = (
-        f"mlp_weights(d_in={pixels}, d_out={counts.neurons}) = {expected['linear_weights']}; "
-        f"conv_weights(K={counts.K}, C_in=1, C_out=1) = {expected['conv_weights']}, each used at "
-        f"{expected['positions']} positions ({uses} times) on a {counts.image}×{counts.image} "
-        f"image; FLOPs {expected['linear_flops']} and {expected['conv_flops']}"
-    )
-    measured = (
-        f"nn.Linear({pixels}, {counts.neurons}) has {counts.linear_weights} weights, "
-        f"nn.Conv2d(1, 1, {counts.K}) has {counts.conv_weights}, visiting {counts.positions} "
-        f"positions; FlopCounterMode counts {counts.linear_flops} and {counts.conv_flops} FLOPs"
-    )
+    uses = formulas.conv_macs(**conv) // int(expected["conv_weights"])
+    linear, filt = f"nn.Linear({pixels}, {counts.neurons})", f"nn.Conv2d(1, 1, {counts.K})"
     return ClaimResult(
         key="cnn-weight-sharing",
         architecture="CNN",
         claim=f"A fully connected layer from a {counts.image}×{counts.image} image to "
         f"{counts.neurons} neurons needs {expected['linear_weights']} weights; a "
         f"{counts.K}×{counts.K} filter needs {expected['conv_weights']}, reused at every position.",
-        prediction=prediction,
-        measured=measured,
+        prediction=f"mlp_weights(d_in={pixels}, d_out={counts.neurons}) = "
+        f"{expected['linear_weights']}; conv_weights(K={counts.K}, C_in=1, C_out=1) = "
+        f"{expected['conv_weights']}, each used at {expected['positions']} positions ({uses} "
+        f"times) on a {counts.image}×{counts.image} image; FLOPs {expected['linear_flops']} and "
+        f"{expected['conv_flops']}",
+        measured=f"{linear} has {counts.linear_weights} weights, {filt} has "
+        f"{counts.conv_weights}, visiting {counts.positions} positions; FlopCounterMode counts "
+        f"{counts.linear_flops} and {counts.conv_flops} FLOPs",
         threshold="every count equal to its formula, exactly"
         + (f" (mismatch: {', '.join(mismatches)})" if mismatches else ""),
         verdict=not mismatches,
@@ -520,25 +500,14 @@ def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
             **{f"{k}_counted": v for k, v in got.items()},
             "uses_per_weight": uses,
         },
-        plot=PlotSpec(
-            title="Weights to learn: fully connected against one shared filter",
-            x_label="layer",
-            y_label="weights",
-            series=(
-                Series(
-                    "counted from torch modules",
-                    (0.0, 1.0),
-                    (float(counts.linear_weights), float(counts.conv_weights)),
-                ),
-                Series(
-                    "formula",
-                    (0.0, 1.0),
-                    (float(expected["linear_weights"]), float(expected["conv_weights"])),
-                    role="predicted",
-                ),
-            ),
-            categories=(f"nn.Linear({pixels}, {counts.neurons})", f"nn.Conv2d(1, 1, {counts.K})"),
-            log_x=False,
+        plot=_bars(
+            "Weights to learn: fully connected against one shared filter",
+            "layer",
+            "weights",
+            (linear, filt),
+            (float(counts.linear_weights), float(counts.conv_weights)),
+            (float(expected["linear_weights"]), float(expected["conv_weights"])),
+            labels=("counted from torch modules", "formula"),
             log_y=False,
         ),
     )
@@ -549,78 +518,50 @@ def judge_conv_vs_depthwise(
 ) -> ClaimResult:
     """A dense 3×3 conv is compute-heavy; the depthwise one has far lower intensity and runs
     memory- or overhead-bound (far below the compute roof)."""
-    B, H, W, K = (param(dense, k) for k in ("B", "H", "W", "K"))
-    C_in, C_out, s = param(dense, "C_in"), param(dense, "C_out"), param(dense, "s")
-    C = param(depthwise, "C")
-    dense_i = float(
-        formulas.conv_intensity(B=B, H_out=H, W_out=W, K=K, C_in=C_in, C_out=C_out, s=s)
-    )
-    dw_i = float(
-        formulas.depthwise_conv_intensity(
-            B=param(depthwise, "B"),
-            H_out=param(depthwise, "H"),
-            W_out=param(depthwise, "W"),
-            K=param(depthwise, "K"),
-            C=C,
-            s=param(depthwise, "s"),
-        )
-    )
+    same = {"H_out": "H", "W_out": "W"}  # 'same' padding: the output map is the input's size
+    dense_i = formula_at(formulas.conv_intensity, dense, **same)
+    dw_i = formula_at(formulas.depthwise_conv_intensity, depthwise, **same)
     peaks = dense.peaks
     ridge = peaks.ridge_point
-    dense_roof = float(
-        formulas.attainable_flops(I=dense_i, P=peaks.flops_per_s, beta=peaks.bytes_per_s)
-    )
-    dw_roof = float(formulas.attainable_flops(I=dw_i, P=peaks.flops_per_s, beta=peaks.bytes_per_s))
-    ratio = achieved_flops(dense) / achieved_flops(depthwise)
-    dw_fraction = achieved_flops(depthwise) / peaks.flops_per_s
-    verdict = ratio >= T.CNN_MIN_FLOPS_RATIO and dw_fraction <= T.DEPTHWISE_MAX_PEAK_FRACTION
-    prediction = (
-        f"conv_intensity {dense_i:.3g} FLOP/byte against depthwise_conv_intensity {dw_i:.3g} "
-        f"({dense_i / dw_i:.3g}× lower); ridge point {ridge:.3g}. The roofline allows "
-        f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
-        "depthwise one."
-    )
-    measured = (
-        f"dense {si(achieved_flops(dense), 'FLOP/s')}, depthwise {si(achieved_flops(depthwise), 'FLOP/s')}"
-        f" ({_ratio_text(ratio)} apart); depthwise at {dw_fraction:.1%} of the measured peak "
-        f"{si(peaks.flops_per_s, 'FLOP/s')}"
-    )
-    threshold = (
-        f"dense FLOP/s ≥ {T.CNN_MIN_FLOPS_RATIO:g}× depthwise, and depthwise ≤ "
-        f"{T.DEPTHWISE_MAX_PEAK_FRACTION:.0%} of peak FLOP/s"
-    )
+    dense_roof, dw_roof = attainable((dense_i, dw_i), peaks)
+    dense_flops, dw_flops = achieved_flops(dense), achieved_flops(depthwise)
+    ratio = dense_flops / dw_flops
+    dw_fraction = dw_flops / peaks.flops_per_s
+    B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
     return ClaimResult(
         key="cnn-dense-vs-depthwise",
         architecture="CNN",
         claim="A dense 3×3 convolution is compute-heavy; a depthwise one has far lower "
         "intensity and runs memory- or overhead-bound.",
-        prediction=prediction,
-        measured=measured,
-        threshold=threshold,
-        verdict=verdict,
+        prediction=f"conv_intensity {dense_i:.3g} FLOP/byte against depthwise_conv_intensity "
+        f"{dw_i:.3g} ({dense_i / dw_i:.3g}× lower); ridge point {ridge:.3g}. The roofline allows "
+        f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
+        "depthwise one.",
+        measured=f"dense {si(dense_flops, 'FLOP/s')}, depthwise {si(dw_flops, 'FLOP/s')} "
+        f"({_ratio_text(ratio)} apart); depthwise at {dw_fraction:.1%} of the measured peak "
+        f"{si(peaks.flops_per_s, 'FLOP/s')}",
+        threshold=f"dense FLOP/s ≥ {T.CNN_MIN_FLOPS_RATIO:g}× depthwise, and depthwise ≤ "
+        f"{T.DEPTHWISE_MAX_PEAK_FRACTION:.0%} of peak FLOP/s",
+        verdict=ratio >= T.CNN_MIN_FLOPS_RATIO and dw_fraction <= T.DEPTHWISE_MAX_PEAK_FRACTION,
         device=device,
         values={
             "dense_intensity": dense_i,
             "depthwise_intensity": dw_i,
             "ridge_point": ridge,
-            "dense_flops_per_s": achieved_flops(dense),
-            "depthwise_flops_per_s": achieved_flops(depthwise),
+            "dense_flops_per_s": dense_flops,
+            "depthwise_flops_per_s": dw_flops,
             "flops_ratio": ratio,
             "depthwise_peak_fraction": dw_fraction,
             "dense_attainable": dense_roof,
             "depthwise_attainable": dw_roof,
         },
-        plot=PlotSpec(
-            title=f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
-            x_label="kernel",
-            y_label="FLOP/s",
-            series=(
-                Series("measured", (0.0, 1.0), (achieved_flops(dense), achieved_flops(depthwise))),
-                Series("roofline", (0.0, 1.0), (dense_roof, dw_roof), role="predicted"),
-            ),
-            categories=("dense conv2d", "depthwise conv2d"),
-            log_x=False,
-            log_y=True,
+        plot=_bars(
+            f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
+            "kernel",
+            "FLOP/s",
+            ("dense conv2d", "depthwise conv2d"),
+            (dense_flops, dw_flops),
+            (dense_roof, dw_roof),
             hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
         ),
     )
@@ -629,58 +570,18 @@ def judge_conv_vs_depthwise(
 # -- RNN -------------------------------------------------------------------------------------
 def judge_rnn_length(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """RNN time grows linearly with S: the fitted exponent over the upper sweep is about 1."""
-    ordered = _sorted_by(sweep, "S")
-    lengths = _series_of(ordered, "S")
-    seconds = tuple(best_seconds(m) for m in ordered)
-    first = ordered[0]
-    B, d_in, d_h = param(first, "B"), param(first, "d_in"), param(first, "d_h")
-    n = len(lengths)
-    flops = formulas.rnn_flops.vectorized(
-        B=np.full(n, B), S=np.array(lengths), d_in=np.full(n, d_in), d_h=np.full(n, d_h)
-    )
-    predicted_exponent = fit_power_law(lengths, tuple(flops)).exponent
-    fit = fit_upper(lengths, seconds)
-    deviation = abs(fit.exponent - T.RNN_EXPONENT)
-    verdict = deviation <= T.RNN_EXPONENT_TOLERANCE
-    return ClaimResult(
+    return _power_law(
+        sweep,
+        formulas.rnn_flops,
+        exponent=T.RNN_EXPONENT,
+        tolerance=T.RNN_EXPONENT_TOLERANCE,
+        fixed=("B", "d_in", "d_h"),
+        what="an RNN length sweep",
         key="rnn-linear-in-S",
         architecture="RNN",
         claim="RNN time grows linearly with the sequence length S: one step after another.",
-        prediction=f"rnn_flops = 2·B·S·(d_in·d_h + d_h²) is proportional to S: exponent "
-        f"{predicted_exponent:.3g} (B={B}, d_in={d_in}, d_h={d_h})",
-        measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = "
-        f"{plain_number(lengths[-fit.points])} … {plain_number(lengths[-1])} "
-        f"(R² {fit.r_squared:.3f}); {si(seconds[0], 's')} at S={plain_number(lengths[0])}, "
-        f"{si(seconds[-1], 's')} at S={plain_number(lengths[-1])}",
-        threshold=f"|exponent − {T.RNN_EXPONENT:g}| ≤ {T.RNN_EXPONENT_TOLERANCE:g}",
-        verdict=verdict,
+        title="nn.RNN time against sequence length",
         device=device,
-        values={
-            "exponent": fit.exponent,
-            "predicted_exponent": predicted_exponent,
-            "r_squared": fit.r_squared,
-            "fit_points": fit.points,
-        },
-        plot=PlotSpec(
-            title=f"nn.RNN time against sequence length (B={B}, d_h={d_h})",
-            x_label="sequence length S",
-            y_label="seconds",
-            series=(
-                Series("measured", lengths, seconds),
-                Series(
-                    "∝ rnn_flops (anchored at the largest S)",
-                    lengths,
-                    _scaled_prediction(tuple(flops), seconds[-1]),
-                    role="predicted",
-                ),
-                Series(
-                    f"fit: S^{fit.exponent:.2f}",
-                    lengths[-fit.points :],
-                    tuple(fit.predict(x) for x in lengths[-fit.points :]),
-                    role="threshold",
-                ),
-            ),
-        ),
     )
 
 
@@ -692,7 +593,6 @@ def judge_rnn_loop_vs_gemm(loop: Measurement, gemm: Measurement, *, device: str)
         )
     S = param(loop, "S")
     slowdown = best_seconds(loop) / best_seconds(gemm)
-    verdict = slowdown >= T.RNN_MIN_LOOP_SLOWDOWN
     return ClaimResult(
         key="rnn-loop-vs-gemm",
         architecture="RNN",
@@ -703,7 +603,7 @@ def judge_rnn_loop_vs_gemm(loop: Measurement, gemm: Measurement, *, device: str)
         measured=f"step loop {si(best_seconds(loop), 's')}, one GEMM {si(best_seconds(gemm), 's')}: "
         f"{_ratio_text(slowdown)} slower",
         threshold=f"loop time ≥ {T.RNN_MIN_LOOP_SLOWDOWN:g}× GEMM time",
-        verdict=verdict,
+        verdict=slowdown >= T.RNN_MIN_LOOP_SLOWDOWN,
         device=device,
         values={
             "loop_seconds": best_seconds(loop),
@@ -711,38 +611,26 @@ def judge_rnn_loop_vs_gemm(loop: Measurement, gemm: Measurement, *, device: str)
             "slowdown": slowdown,
             "roofline_seconds": loop.predicted_seconds,
         },
-        plot=PlotSpec(
-            title=f"The same RNN FLOPs, with and without the step dependency (S={S})",
-            x_label="implementation",
-            y_label="seconds",
-            series=(
-                Series("measured", (0.0, 1.0), (best_seconds(loop), best_seconds(gemm))),
-                Series(
-                    "roofline",
-                    (0.0, 1.0),
-                    (loop.predicted_seconds, gemm.predicted_seconds),
-                    role="predicted",
-                ),
-            ),
-            categories=(f"step loop ({S} steps)", "one batched GEMM"),
-            log_x=False,
-            log_y=True,
+        plot=_bars(
+            f"The same RNN FLOPs, with and without the step dependency (S={S})",
+            "implementation",
+            "seconds",
+            (f"step loop ({S} steps)", "one batched GEMM"),
+            (best_seconds(loop), best_seconds(gemm)),
+            (loop.predicted_seconds, gemm.predicted_seconds),
         ),
     )
 
 
 def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """More batch raises throughput, yet the time per step (the critical path) does not fall."""
-    ordered = _sorted_by(sweep, "B")
-    batches = _series_of(ordered, "B")
+    ordered = sorted_sweep(sweep, "B", fixed=("S",), what="an RNN batch sweep")
+    batches = size_values(ordered, "B")
     S = param(ordered[0], "S")
-    if any(param(m, "S") != S for m in ordered):
-        raise GpuConceptsError("an RNN batch sweep must keep S fixed")
     per_step = tuple(best_seconds(m) / S for m in ordered)
     throughput = tuple(b * S / best_seconds(m) for b, m in zip(batches, ordered, strict=True))
     gain = throughput[-1] / throughput[0]
     latency_ratio = per_step[-1] / per_step[0]
-    verdict = gain >= T.RNN_MIN_THROUGHPUT_GAIN and latency_ratio >= T.RNN_MIN_LATENCY_RATIO
     b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
     return ClaimResult(
         key="rnn-batch-vs-critical-path",
@@ -756,7 +644,7 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
         f"{si(per_step[0], 's')} → {si(per_step[-1], 's')} ({_ratio_text(latency_ratio)})",
         threshold=f"throughput gain ≥ {T.RNN_MIN_THROUGHPUT_GAIN:g}× and time per step at the "
         f"largest batch ≥ {T.RNN_MIN_LATENCY_RATIO:g}× that at the smallest",
-        verdict=verdict,
+        verdict=gain >= T.RNN_MIN_THROUGHPUT_GAIN and latency_ratio >= T.RNN_MIN_LATENCY_RATIO,
         device=device,
         values={
             "throughput_gain": gain,
@@ -782,86 +670,50 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
 
 
 # -- Transformer -------------------------------------------------------------------------------
-def _attention_sweep(
-    sweep: Sequence[Measurement],
-) -> tuple[list[Measurement], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
-    ordered = _sorted_by(sweep, "S")
-    first = ordered[0]
-    B, d = param(first, "B"), param(first, "d")
-    if any((param(m, "B"), param(m, "d")) != (B, d) for m in ordered):
-        raise GpuConceptsError("an attention sweep over S must keep B and d fixed")
-    lengths = _series_of(ordered, "S")
-    n = len(lengths)
-    flops = formulas.attention_flops.vectorized(
-        B=np.full(n, B), S=np.array(lengths), d=np.full(n, d)
-    )
-    return ordered, lengths, tuple(best_seconds(m) for m in ordered), tuple(float(f) for f in flops)
+_ATTENTION_FIXED = ("B", "d")
+"""The sizes an attention sweep over S holds fixed."""
 
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Attention time grows like S² for large S: the exponent fitted on the upper sweep."""
-    ordered, lengths, seconds, flops = _attention_sweep(sweep)
-    predicted = fit_power_law(lengths, flops).exponent
-    fit = fit_upper(lengths, seconds)
-    verdict = abs(fit.exponent - T.ATTENTION_EXPONENT) <= T.ATTENTION_EXPONENT_TOLERANCE
-    B, d = param(ordered[0], "B"), param(ordered[0], "d")
-    return ClaimResult(
+    return _power_law(
+        sweep,
+        formulas.attention_flops,
+        exponent=T.ATTENTION_EXPONENT,
+        tolerance=T.ATTENTION_EXPONENT_TOLERANCE,
+        fixed=_ATTENTION_FIXED,
+        what="an attention sweep over S",
         key="attention-quadratic",
         architecture="Transformer",
         claim="Attention time grows like S² for long sequences.",
-        prediction=f"attention_flops = 4·B·S²·d: exponent {predicted:.3g} (B={B}, d={d})",
-        measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = "
-        f"{plain_number(lengths[-fit.points])} … {plain_number(lengths[-1])} "
-        f"(R² {fit.r_squared:.3f})",
-        threshold=f"|exponent − {T.ATTENTION_EXPONENT:g}| ≤ {T.ATTENTION_EXPONENT_TOLERANCE:g} "
-        "(upper half of the sweep, at least 3 points)",
-        verdict=verdict,
+        title="Attention prefill time against S",
         device=device,
-        values={
-            "exponent": fit.exponent,
-            "predicted_exponent": predicted,
-            "r_squared": fit.r_squared,
-            "fit_points": fit.points,
-        },
-        plot=PlotSpec(
-            title=f"Attention prefill time against S (B={B}, d={d})",
-            x_label="sequence length S",
-            y_label="seconds",
-            series=(
-                Series("measured", lengths, seconds),
-                Series(
-                    "∝ attention_flops (anchored at the largest S)",
-                    lengths,
-                    _scaled_prediction(flops, seconds[-1]),
-                    role="predicted",
-                ),
-                Series(
-                    f"fit: S^{fit.exponent:.2f}",
-                    lengths[-fit.points :],
-                    tuple(fit.predict(x) for x in lengths[-fit.points :]),
-                    role="threshold",
-                ),
-            ),
-        ),
     )
 
 
 def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Doubling S costs about 4×: the largest doubling of the sweep against the formula's ratio."""
-    _, lengths, seconds, flops = _attention_sweep(sweep)
+    ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what="an attention sweep over S")
+    lengths, seconds = size_values(ordered, "S"), tuple(best_seconds(m) for m in ordered)
+    flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
     post = question(16)
-    post_ratio = float(post.ratio) if post.ratio is not None else 4.0
+    post_S = " → ".join(plain_number(step.values["S"]) for step in post.steps)
     low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
     high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
+    claim = "Doubling S makes attention about 4× as expensive."
     threshold = f"{low:.2f}× ≤ t(2S)/t(S) ≤ {high:.2f}× at the largest doubling of the sweep"
     if not pairs:
+        B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
+        doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(
+            B=B, S=S, d=d
+        )
         return ClaimResult(
             key="attention-doubling",
             architecture="Transformer",
-            claim="Doubling S makes attention about 4× as expensive.",
-            prediction=f"attention_flops(2S)/attention_flops(S) = 4; the post's Q16: "
-            f"{post_ratio:g}×",
+            claim=claim,
+            prediction=f"attention_flops(2S)/attention_flops(S) = {doubled:g}; the post's Q16: "
+            f"{post.ratio}×",
             measured="no pair S, 2S in the sweep",
             threshold=threshold,
             verdict=False,
@@ -872,18 +724,17 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     i, j = pairs[-1]
     predicted = flops[j] / flops[i]
     ratio = seconds[j] / seconds[i]
-    verdict = low <= ratio <= high
-    step_ratios = tuple(seconds[b] / seconds[a] for a, b in pairs)
+    before = tuple(lengths[a] for a, _ in pairs)
     return ClaimResult(
         key="attention-doubling",
         architecture="Transformer",
-        claim="Doubling S makes attention about 4× as expensive.",
+        claim=claim,
         prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
-        f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 (1,000 → 2,000 tokens):"
-        f" {post_ratio:g}× the scores",
+        f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 ({post_S} tokens):"
+        f" {post.ratio}× the scores",
         measured=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}: {_ratio_text(ratio)}",
         threshold=threshold,
-        verdict=verdict,
+        verdict=low <= ratio <= high,
         device=device,
         values={
             "ratio": ratio,
@@ -897,10 +748,10 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
             x_label="S (before doubling)",
             y_label="t(2S) / t(S)",
             series=(
-                Series("measured", tuple(lengths[a] for a, _ in pairs), step_ratios),
+                Series("measured", before, tuple(seconds[b] / seconds[a] for a, b in pairs)),
                 Series(
                     "attention_flops ratio",
-                    tuple(lengths[a] for a, _ in pairs),
+                    before,
                     tuple(flops[b] / flops[a] for a, b in pairs),
                     role="predicted",
                 ),
@@ -916,24 +767,22 @@ def judge_prefill_vs_decode(
 ) -> ClaimResult:
     """Prefill handles all S tokens at once; decode goes one token at a time and is slower per
     token, though each token costs the same attention FLOPs."""
-    B, S, d = param(prefill, "B"), param(prefill, "S"), param(prefill, "d")
-    if (param(decode, "B"), param(decode, "S"), param(decode, "d")) != (B, S, d):
+    B, S, d = sizes(prefill, "B", "S", "d")
+    if sizes(decode, "B", "S", "d") != (B, S, d):
         raise GpuConceptsError(
             "prefill and decode must share B, S and d to compare time per token; got "
-            f"prefill {(B, S, d)} and decode "
-            f"{(param(decode, 'B'), param(decode, 'S'), param(decode, 'd'))}"
+            f"prefill {(B, S, d)} and decode {sizes(decode, 'B', 'S', 'd')}"
         )
-    s = param(prefill, "s")
+    # per token: prefill's counts and time cover B·S tokens, one decode step's cover B
     prefill_per_token = best_seconds(prefill) / (B * S)
     decode_per_token = best_seconds(decode) / B
     slowdown = decode_per_token / prefill_per_token
-    flops_prefill = float(formulas.attention_flops(B=B, S=S, d=d)) / (B * S)
-    flops_decode = float(formulas.attention_decode_flops(B=B, S=S, d=d)) / B
-    i_prefill = float(formulas.attention_intensity(B=B, S=S, d=d, s=s))
-    i_decode = float(formulas.attention_decode_intensity(B=B, S=S, d=d, s=param(decode, "s")))
+    flops_prefill = formula_at(formulas.attention_flops, prefill) / (B * S)
+    flops_decode = formula_at(formulas.attention_decode_flops, decode) / B
+    i_prefill = formula_at(formulas.attention_intensity, prefill)
+    i_decode = formula_at(formulas.attention_decode_intensity, decode)
     roof_prefill = prefill.predicted_seconds / (B * S)
     roof_decode = decode.predicted_seconds / B
-    verdict = slowdown >= T.DECODE_MIN_SLOWDOWN
     return ClaimResult(
         key="prefill-vs-decode",
         architecture="Transformer",
@@ -947,7 +796,7 @@ def judge_prefill_vs_decode(
         measured=f"prefill {si(prefill_per_token, 's')} per token, decode "
         f"{si(decode_per_token, 's')} per token: {_ratio_text(slowdown)}",
         threshold=f"decode time per token ≥ {T.DECODE_MIN_SLOWDOWN:g}× prefill time per token",
-        verdict=verdict,
+        verdict=slowdown >= T.DECODE_MIN_SLOWDOWN,
         device=device,
         values={
             "prefill_seconds_per_token": prefill_per_token,
@@ -957,17 +806,13 @@ def judge_prefill_vs_decode(
             "prefill_intensity": i_prefill,
             "decode_intensity": i_decode,
         },
-        plot=PlotSpec(
-            title=f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
-            x_label="phase",
-            y_label="seconds per token",
-            series=(
-                Series("measured", (0.0, 1.0), (prefill_per_token, decode_per_token)),
-                Series("roofline", (0.0, 1.0), (roof_prefill, roof_decode), role="predicted"),
-            ),
-            categories=("prefill (all tokens at once)", "decode (one token per step)"),
-            log_x=False,
-            log_y=True,
+        plot=_bars(
+            f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
+            "phase",
+            "seconds per token",
+            ("prefill (all tokens at once)", "decode (one token per step)"),
+            (prefill_per_token, decode_per_token),
+            (roof_prefill, roof_decode),
         ),
     )
 
@@ -989,21 +834,21 @@ def judge_kv_cache(
         )
     expected = tuple(int(formulas.kv_cache_memory(B=B, S=n, d=d, s=s)) for n in lengths)
     worst = max(abs(int(c) - e) for c, e in zip(cache_bytes, expected, strict=True))
-    verdict = worst <= T.KV_CACHE_TOLERANCE_BYTES
-    post = question(17)
     growth = expected[1] - expected[0] if len(expected) > 1 else expected[0] // lengths[0]
+    tokens = tuple(float(n) for n in lengths)
     return ClaimResult(
         key="kv-cache-exact",
         architecture="Transformer",
-        claim="The KV cache grows by one K and one V vector per token: 2·B·S·d·s bytes per layer.",
+        claim="The KV cache grows by one K and one V vector per token: "
+        f"{formula_text(formulas.kv_cache_memory)} bytes per layer.",
         prediction=f"kv_cache_memory(B={B}, S, d={d}, s={s}) = "
         f"{describe_bytes(expected[0])} at S={plain_number(lengths[0])} … "
         f"{describe_bytes(expected[-1])} at S={plain_number(lengths[-1])}, "
-        f"+{plain_number(growth)} bytes per step; the post's Q17: {post.answer}",
+        f"+{plain_number(growth)} bytes per step; the post's Q17: {question(17).answer}",
         measured=f"{len(lengths)} steps measured; largest difference from the formula "
         f"{plain_number(worst)} bytes (last: {plain_number(int(cache_bytes[-1]))} bytes)",
         threshold=f"|measured − kv_cache_memory| ≤ {T.KV_CACHE_TOLERANCE_BYTES} bytes at every step",
-        verdict=verdict,
+        verdict=worst <= T.KV_CACHE_TOLERANCE_BYTES,
         device=device,
         values={
             "steps": len(lengths),
@@ -1017,17 +862,8 @@ def judge_kv_cache(
             x_label="tokens in the cache S",
             y_label="bytes",
             series=(
-                Series(
-                    "measured (K and V storage)",
-                    tuple(float(n) for n in lengths),
-                    tuple(float(c) for c in cache_bytes),
-                ),
-                Series(
-                    "kv_cache_memory",
-                    tuple(float(n) for n in lengths),
-                    tuple(float(e) for e in expected),
-                    role="predicted",
-                ),
+                Series("measured (K and V storage)", tokens, tuple(float(c) for c in cache_bytes)),
+                Series("kv_cache_memory", tokens, tuple(float(e) for e in expected), "predicted"),
             ),
             log_x=False,
             log_y=False,
@@ -1059,7 +895,6 @@ def judge_roofline(
     else:
         behaves = bandwidth_ratio <= T.MEMORY_MAX_BANDWIDTH_RATIO
         rule = f"memory-bound: bytes/s ≤ {T.MEMORY_MAX_BANDWIDTH_RATIO:g}× the measured bandwidth"
-    verdict = m.bound == expected and behaves
     return ClaimResult(
         key=f"roofline-{m.workload}",
         architecture="Roofline",
@@ -1070,7 +905,7 @@ def judge_roofline(
         f"{si(achieved_bytes(m), 'B/s')} ({bandwidth_ratio:.2f}× the measured bandwidth); "
         f"{roofline_ratio:.2g}× the roofline time",
         threshold=f"roofline class = the post's ({expected}), and {rule}",
-        verdict=verdict,
+        verdict=m.bound == expected and behaves,
         device=device,
         values={
             "intensity": m.intensity,

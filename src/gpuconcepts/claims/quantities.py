@@ -1,0 +1,171 @@
+r"""The numbers a verdict compares: what a measurement achieved, and what the formulas predict.
+
+Measured side: a kernel's sizes (:func:`param`), its fastest repetition and the rates at it,
+a sweep sorted and checked. Predicted side: a catalogue formula evaluated at a measurement's
+sizes, solved for an unknown, or taken to its limit, and printed as plain text. Every count
+comes from :mod:`gpuconcepts.formulas`; nothing here writes one by hand.
+
+>>> from gpuconcepts import formulas
+>>> from gpuconcepts.measure import Measurement, Peaks
+>>> m = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4}, (2e-6, 1e-6),
+...                 1024, 896, Peaks("cpu", 1e11, 1e10, "float32"))
+>>> formula_at(formulas.mlp_flops, m), achieved_flops(m)
+(1024.0, 1024000000.0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import sympy as sp
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.formula import Formula
+from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.symbols import sym
+
+
+# -- what a measurement achieved ---------------------------------------------------------------
+def param(m: Measurement, name: str) -> int:
+    """An integer size of a measurement (``B``, ``S``, ``s``...), with a clear error if absent.
+
+    >>> from gpuconcepts.measure import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    >>> param(Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0, p), "B")
+    4
+    """
+    value = m.params.get(name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GpuConceptsError(
+            f"measurement {m.workload!r} has no integer size {name!r}; params: {dict(m.params)}"
+        )
+    return value
+
+
+def sizes(m: Measurement, *names: str) -> tuple[int, ...]:
+    """Several sizes of a measurement at once, in the order named."""
+    return tuple(param(m, name) for name in names)
+
+
+def best_seconds(m: Measurement) -> float:
+    """The fastest repetition of a measurement: the time the verdicts use.
+
+    Interference from other processes only ever adds time, so on a shared or noisy machine
+    the fastest repetition is the best estimate of what the kernel itself costs (the advice
+    of Python's ``timeit``). The book's tables elsewhere show the median.
+
+    >>> from gpuconcepts.measure import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    >>> best_seconds(Measurement("mlp", "cpu", {}, (3e-3, 1e-3, 9e-3), 1e6, 1e6, p))
+    0.001
+    """
+    return min(m.raw_seconds)
+
+
+def achieved_flops(m: Measurement) -> float:
+    """FLOP/s at the fastest repetition."""
+    return m.flops / best_seconds(m)
+
+
+def achieved_bytes(m: Measurement) -> float:
+    """Bytes/s (model bytes) at the fastest repetition."""
+    return m.bytes / best_seconds(m)
+
+
+def sorted_sweep(
+    ms: Sequence[Measurement], over: str, *, fixed: Sequence[str], what: str
+) -> list[Measurement]:
+    """A sweep sorted by ``over``, checked: distinct values of ``over``, the ``fixed`` sizes alike.
+
+    ``what`` names the sweep in the error, e.g. "an MLP batch sweep must keep d_in, d_out and
+    s fixed".
+    """
+    if len(ms) < 2:
+        raise GpuConceptsError(f"a sweep needs at least two measurements; got {len(ms)}")
+    ordered = sorted(ms, key=lambda m: param(m, over))
+    values = [param(m, over) for m in ordered]
+    if len(set(values)) != len(values):
+        raise GpuConceptsError(f"a sweep over {over} has repeated values: {values}")
+    if any(sizes(m, *fixed) != sizes(ordered[0], *fixed) for m in ordered):
+        names = " and ".join([", ".join(fixed[:-1]), fixed[-1]] if len(fixed) > 1 else fixed)
+        raise GpuConceptsError(f"{what} must keep {names} fixed")
+    return ordered
+
+
+def size_values(ms: Sequence[Measurement], size: str) -> tuple[float, ...]:
+    """One size of each measurement of a sweep, as the x values of a fit or a plot."""
+    return tuple(float(param(m, size)) for m in ms)
+
+
+# -- what the formulas predict at a measurement's sizes -----------------------------------
+def formula_at(formula: Formula, m: Measurement, **renamed: str) -> float:
+    """``formula`` at the sizes of ``m``; ``renamed`` maps a formula symbol to the kernel's name
+    for it (the convolution kernels pad to 'same', so their ``H`` is the formula's ``H_out``)."""
+    return float(formula(**{p: param(m, renamed.get(p, p)) for p in formula.params}))
+
+
+def formula_along(formula: Formula, ms: Sequence[Measurement]) -> tuple[float, ...]:
+    """``formula`` at the sizes of each measurement of a sweep (vectorised, float64)."""
+    columns = {p: np.array([param(m, p) for m in ms]) for p in formula.params}
+    return tuple(float(v) for v in formula.vectorized(**columns))
+
+
+def attainable(intensity: Sequence[float], peaks: Peaks) -> tuple[float, ...]:
+    """The roofline's FLOP/s ceiling at each intensity, under the measured peaks."""
+    n = len(intensity)
+    roof = formulas.attainable_flops.vectorized(
+        I=np.array(intensity), P=np.full(n, peaks.flops_per_s), beta=np.full(n, peaks.bytes_per_s)
+    )
+    return tuple(float(v) for v in roof)
+
+
+def _substitute(
+    formula: Formula, unknown: str, known: Mapping[str, float]
+) -> tuple[sp.Expr, sp.Symbol]:
+    x = sp.Symbol("x", positive=True)
+    expr = formula.expr.xreplace({sym(k): sp.nsimplify(v) for k, v in known.items()})
+    return expr.xreplace({sym(unknown): x}), x
+
+
+def solve_for(formula: Formula, unknown: str, target: float, **known: float) -> float | None:
+    """The positive real value of ``unknown`` at which ``formula`` equals ``target``.
+
+    Solved exactly by sympy on the catalogue's expression (the unknown is treated as a real
+    number even when it is a count, so the answer can fall between two batch sizes).
+    ``None`` when no positive solution exists.
+
+    >>> round(solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4), 3)
+    20.813
+    >>> solve_for(formulas.mlp_intensity, "B", 1000, d_in=1024, d_out=1024, s=4) is None
+    True
+    """
+    expr, x = _substitute(formula, unknown, known)
+    roots = [r for r in sp.solve(sp.Eq(expr, sp.nsimplify(target)), x) if r.is_real and r > 0]
+    return float(min(roots)) if roots else None
+
+
+def limit_of(formula: Formula, unknown: str, **known: float) -> float:
+    """The limit of ``formula`` as ``unknown`` grows without bound (e.g. intensity as B → ∞).
+
+    >>> limit_of(formulas.mlp_intensity, "B", d_in=1024, d_out=1024, s=4)
+    256.0
+    """
+    expr, x = _substitute(formula, unknown, known)
+    return float(sp.limit(expr, x, sp.oo))
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def formula_text(formula: Formula) -> str:
+    """A catalogue formula as one line of plain text, for predictions printed outside LaTeX.
+
+    >>> formula_text(formulas.attention_flops)
+    'attention_flops = 4·B·S²·d'
+    """
+    text = sp.sstr(formula.expr, order="none")
+    text = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), text)
+    return f"{formula.name} = {text.replace('*', '·')}"
