@@ -16,7 +16,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
+from gpuconcepts import formulas
 from gpuconcepts.claims.judge import (
     ROOFLINE_EXPECTATIONS,
     WeightCounts,
@@ -34,6 +36,7 @@ from gpuconcepts.claims.judge import (
     judge_roofline,
     judge_weight_sharing,
 )
+from gpuconcepts.claims.quantities import param
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement, Peaks
@@ -239,6 +242,9 @@ def count_weights(
 
 
 # -- the experiments ---------------------------------------------------------------------------
+_Result = TypeVar("_Result")
+
+
 @dataclass(frozen=True)
 class _Run:
     device: str
@@ -247,40 +253,37 @@ class _Run:
     sizes: ClaimSizes
     say: Progress
 
+    def kernel(self, kernel: Callable[..., _Result], **sizes: object) -> _Result:
+        """Run a kernel of :mod:`gpuconcepts.kernels` here: every kernel takes the device, the
+        peaks and the repetitions the same way, so only the sizes differ from call to call."""
+        return kernel(self.device, self.peaks, repeats=self.sizes.repeats, **sizes)
 
-def _element_bytes(dtype: str) -> int:
+
+Found = tuple[list[ClaimResult], dict[str, Measurement]]
+"""What an experiment returns: its claims, and its measurements for the roofline claims
+(keyed by the role they play in :data:`~gpuconcepts.claims.judge.ROOFLINE_EXPECTATIONS`)."""
+
+
+def _dlrm(run: _Run) -> Found:
     import torch
 
-    from gpuconcepts.kernels._common import torch_dtype
-
-    return int(torch.empty((), dtype=torch_dtype(dtype)).element_size())
-
-
-def _dlrm(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
-    from gpuconcepts.kernels import default_dtype, dlrm
+    from gpuconcepts.kernels import default_dtype, dlrm, torch_dtype
     from gpuconcepts.measure import free_memory_bytes, last_level_cache_bytes
 
     z = run.sizes
-    s = _element_bytes(default_dtype(run.device, "embedding"))
+    dtype = torch_dtype(default_dtype(run.device, "embedding"))
+    s = torch.empty((), dtype=dtype).element_size()
     table_bytes = min(z.dlrm_table_bytes, free_memory_bytes(run.device) // 4)
     pairs: dict[int, tuple[Measurement, Measurement]] = {}
     for d in z.dlrm_widths:
         L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
-        N = max(z.dlrm_B * L, table_bytes // (d * s))
+        row_bytes = int(formulas.embedding_memory(N=1, d=d, s=s))
+        N = max(z.dlrm_B * L, table_bytes // row_bytes)
         run.say(
             f"DLRM: embedding_bag, random and sequential rows, N={N}, B={z.dlrm_B}, L={L}, d={d}"
         )
         random, sequential = (
-            dlrm.embedding_lookup(
-                run.device,
-                run.peaks,
-                N=N,
-                B=z.dlrm_B,
-                L=L,
-                d=d,
-                pattern=pattern,
-                repeats=z.repeats,
-            )
+            run.kernel(dlrm.embedding_lookup, N=N, B=z.dlrm_B, L=L, d=d, pattern=pattern)
             for pattern in ("random", "sequential")
         )
         pairs[d] = (random, sequential)
@@ -295,19 +298,12 @@ def _dlrm(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
     return [result], {"dlrm-random": random}
 
 
-def _mlp(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+def _mlp(run: _Run) -> Found:
     from gpuconcepts.kernels import mlp
 
     z = run.sizes
     run.say(f"MLP: nn.Linear {z.mlp_d}→{z.mlp_d}, B in {list(z.mlp_batches)}")
-    sweep = mlp.batch_sweep(
-        run.device,
-        run.peaks,
-        batches=z.mlp_batches,
-        d_in=z.mlp_d,
-        d_out=z.mlp_d,
-        repeats=z.repeats,
-    )
+    sweep = run.kernel(mlp.batch_sweep, batches=z.mlp_batches, d_in=z.mlp_d, d_out=z.mlp_d)
     results = [
         judge_mlp_trend(sweep, device=run.label),
         judge_mlp_crossover(sweep, device=run.label),
@@ -315,52 +311,32 @@ def _mlp(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
     return results, {"mlp-small-batch": sweep[0], "mlp-large-batch": sweep[-1]}
 
 
-def _cnn(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+def _cnn(run: _Run) -> Found:
     from gpuconcepts.kernels import cnn
 
     z = run.sizes
     run.say("CNN: counting weights of nn.Linear(16, 3) and nn.Conv2d(1, 1, 3)")
     sharing = judge_weight_sharing(count_weights(), device=run.label)
-    shape = f"{z.cnn_B}×{z.cnn_C}×{z.cnn_HW}×{z.cnn_HW}"
-    run.say(f"CNN: dense and depthwise 3×3 conv2d on {shape}")
-    dense = cnn.conv2d(
-        run.device,
-        run.peaks,
-        B=z.cnn_B,
-        H=z.cnn_HW,
-        W=z.cnn_HW,
-        C_in=z.cnn_C,
-        C_out=z.cnn_C,
-        K=3,
-        repeats=z.repeats,
-    )
-    depthwise = cnn.depthwise_conv2d(
-        run.device, run.peaks, B=z.cnn_B, H=z.cnn_HW, W=z.cnn_HW, C=z.cnn_C, K=3, repeats=z.repeats
-    )
+    shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
+    run.say(f"CNN: dense and depthwise 3×3 conv2d on {z.cnn_B}×{z.cnn_C}×{z.cnn_HW}×{z.cnn_HW}")
+    dense = run.kernel(cnn.conv2d, C_in=z.cnn_C, C_out=z.cnn_C, **shape)
+    depthwise = run.kernel(cnn.depthwise_conv2d, C=z.cnn_C, **shape)
     results = [sharing, judge_conv_vs_depthwise(dense, depthwise, device=run.label)]
     return results, {"cnn-conv3x3": dense, "cnn-depthwise3x3": depthwise}
 
 
-def _rnn(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+def _rnn(run: _Run) -> Found:
     from gpuconcepts.kernels import rnn
 
     z = run.sizes
-    d, reps = z.rnn_d, z.repeats
-    run.say(f"RNN: nn.RNN B={z.rnn_B}, d={d}, S in {list(z.rnn_lengths)}")
-    by_length = [
-        rnn.rnn_module(run.device, run.peaks, B=z.rnn_B, S=S, d_in=d, d_h=d, repeats=reps)
-        for S in z.rnn_lengths
-    ]
+    width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
+    run.say(f"RNN: nn.RNN B={z.rnn_B}, d={z.rnn_d}, S in {list(z.rnn_lengths)}")
+    by_length = [run.kernel(rnn.rnn_module, B=z.rnn_B, S=S, **width) for S in z.rnn_lengths]
     run.say(f"RNN: step loop against one GEMM, B={z.rnn_B}, S={z.rnn_S}")
-    loop = rnn.step_loop(run.device, run.peaks, B=z.rnn_B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps)
-    gemm = rnn.batched_gemm(
-        run.device, run.peaks, B=z.rnn_B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps
-    )
+    loop = run.kernel(rnn.step_loop, B=z.rnn_B, S=z.rnn_S, **width)
+    gemm = run.kernel(rnn.batched_gemm, B=z.rnn_B, S=z.rnn_S, **width)
     run.say(f"RNN: nn.RNN S={z.rnn_S}, B in {list(z.rnn_batches)}")
-    by_batch = [
-        rnn.rnn_module(run.device, run.peaks, B=B, S=z.rnn_S, d_in=d, d_h=d, repeats=reps)
-        for B in z.rnn_batches
-    ]
+    by_batch = [run.kernel(rnn.rnn_module, B=B, S=z.rnn_S, **width) for B in z.rnn_batches]
     results = [
         judge_rnn_length(by_length, device=run.label),
         judge_rnn_loop_vs_gemm(loop, gemm, device=run.label),
@@ -369,39 +345,22 @@ def _rnn(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
     return results, {}
 
 
-def _transformer(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
+def _transformer(run: _Run) -> Found:
     from gpuconcepts.kernels import transformer
 
     z = run.sizes
+    attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
     run.say(
         f"Transformer: attention prefill B={z.attn_B}, d={z.attn_d}, S in {list(z.attn_lengths)}"
     )
-    sweep = transformer.prefill_sweep(
-        run.device,
-        run.peaks,
-        B=z.attn_B,
-        lengths=z.attn_lengths,
-        d=z.attn_d,
-        heads=z.attn_heads,
-        repeats=z.repeats,
-    )
-    S = z.attn_lengths[-2]
+    sweep = run.kernel(transformer.prefill_sweep, lengths=z.attn_lengths, **attention)
+    S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
     run.say(f"Transformer: decode {z.decode_steps} tokens up to S={S}, KV cache measured")
-    decoded = transformer.decode(
-        run.device,
-        run.peaks,
-        B=z.attn_B,
-        S_prompt=S - z.decode_steps,
-        steps=z.decode_steps,
-        d=z.attn_d,
-        heads=z.attn_heads,
-        repeats=z.repeats,
+    decoded = run.kernel(
+        transformer.decode, S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
     )
-    prefill_at_S = next(m for m in sweep if m.params["S"] == S)
+    prefill_at_S = next(m for m in sweep if param(m, "S") == S)
     decode_m = decoded.measurement
-    s = decode_m.params["s"]
-    if not isinstance(s, int):
-        raise GpuConceptsError(f"decode measurement has no integer element size: {s!r}")
     results = [
         judge_attention_exponent(sweep, device=run.label),
         judge_attention_doubling(sweep, device=run.label),
@@ -409,7 +368,7 @@ def _transformer(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
         judge_kv_cache(
             B=z.attn_B,
             d=z.attn_d,
-            s=s,
+            s=param(decode_m, "s"),
             lengths=decoded.lengths,
             cache_bytes=decoded.cache_bytes,
             device=run.label,
@@ -418,9 +377,7 @@ def _transformer(run: _Run) -> tuple[list[ClaimResult], dict[str, Measurement]]:
     return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode_m}
 
 
-EXPERIMENTS: tuple[
-    tuple[str, Callable[[_Run], tuple[list[ClaimResult], dict[str, Measurement]]]], ...
-] = (
+EXPERIMENTS: tuple[tuple[str, Callable[[_Run], Found]], ...] = (
     ("DLRM", _dlrm),
     ("MLP", _mlp),
     ("CNN", _cnn),
