@@ -624,8 +624,9 @@ def judge_rnn_loop_vs_gemm(loop: Measurement, gemm: Measurement, *, device: str)
 
 def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """More batch raises throughput, yet the time per step (the critical path) does not fall."""
-    ordered = sorted_sweep(sweep, "B", fixed=("S",), what="an RNN batch sweep")
+    ordered = sorted_sweep(sweep, "B", fixed=("S", "d_in", "d_h"), what="an RNN batch sweep")
     batches = size_values(ordered, "B")
+    flops = formula_along(formulas.rnn_flops, ordered)
     S = param(ordered[0], "S")
     per_step = tuple(best_seconds(m) / S for m in ordered)
     throughput = tuple(b * S / best_seconds(m) for b, m in zip(batches, ordered, strict=True))
@@ -636,7 +637,7 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
         key="rnn-batch-vs-critical-path",
         architecture="RNN",
         claim="More batch raises throughput but does not shorten the sequential critical path.",
-        prediction=f"rnn_flops grows {batches[-1] / batches[0]:g}× from B={b0} to B={b1}, all "
+        prediction=f"rnn_flops grows {flops[-1] / flops[0]:g}× from B={b0} to B={b1}, all "
         f"of it parallel within a step; the {S} steps stay in order, so time per step cannot "
         "fall below its value at the smallest batch",
         measured=f"throughput {plain_number(round(throughput[0]))} → "
@@ -672,6 +673,8 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
 # -- Transformer -------------------------------------------------------------------------------
 _ATTENTION_FIXED = ("B", "d")
 """The sizes an attention sweep over S holds fixed."""
+_ATTENTION_SWEEP = "an attention sweep over S"
+"""Its name in an error message."""
 
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
@@ -682,7 +685,7 @@ def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> Cl
         exponent=T.ATTENTION_EXPONENT,
         tolerance=T.ATTENTION_EXPONENT_TOLERANCE,
         fixed=_ATTENTION_FIXED,
-        what="an attention sweep over S",
+        what=_ATTENTION_SWEEP,
         key="attention-quadratic",
         architecture="Transformer",
         claim="Attention time grows like S² for long sequences.",
@@ -693,7 +696,7 @@ def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> Cl
 
 def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Doubling S costs about 4×: the largest doubling of the sweep against the formula's ratio."""
-    ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what="an attention sweep over S")
+    ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
     lengths, seconds = size_values(ordered, "S"), tuple(best_seconds(m) for m in ordered)
     flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
@@ -701,7 +704,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     post_S = " → ".join(plain_number(step.values["S"]) for step in post.steps)
     low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
     high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
-    claim = "Doubling S makes attention about 4× as expensive."
+    claim = f"Doubling S makes attention about {post.ratio}× as expensive."
     threshold = f"{low:.2f}× ≤ t(2S)/t(S) ≤ {high:.2f}× at the largest doubling of the sweep"
     if not pairs:
         B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
