@@ -293,6 +293,7 @@ class _MlpSweep:
 
     @classmethod
     def of(cls, sweep: Sequence[Measurement]) -> _MlpSweep:
+        """Sort and check a sweep (the layer and its dtype fixed), then derive from it."""
         fixed = ("d_in", "d_out", "s")
         ordered = sorted_sweep(sweep, "B", fixed=fixed, what="an MLP batch sweep")
         intensity = formula_along(formulas.mlp_intensity, ordered)
