@@ -159,8 +159,8 @@ def test_solve_for_mlp_crossover_satisfies_the_formula() -> None:
 
 
 def test_formula_text_is_the_catalogue_expression() -> None:
-    assert quantities.formula_text(formulas.kv_cache_memory) == "kv_cache_memory = 2·B·S·d·s"
-    assert quantities.formula_text(formulas.attention_flops) == "attention_flops = 4·B·S²·d"
+    assert formulas.kv_cache_memory.text() == "kv_cache_memory = 2·B·S·d·s"
+    assert formulas.attention_flops.text() == "attention_flops = 4·B·S²·d"
 
 
 def test_formula_at_renames_kernel_sizes() -> None:

@@ -19,6 +19,7 @@ gpuconcepts.errors.GpuConceptsError: area: W_out (output width of a convolution)
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from functools import cached_property
@@ -34,6 +35,8 @@ from gpuconcepts.symbols import SYMBOLS, Symbol
 from gpuconcepts.units import Kind, latex_number
 
 Number = int | float | Fraction
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def product(*factors: sp.Expr | int) -> sp.Expr:
@@ -133,6 +136,17 @@ class Formula:
     def equation(self) -> str:
         """The whole equation in LaTeX, e.g. ``\\text{Memory} = N d s``."""
         return f"{self.lhs} = {self.latex()}"
+
+    def text(self) -> str:
+        """The equation as one line of plain text, for output outside LaTeX.
+
+        >>> from gpuconcepts.formulas import attention_flops
+        >>> attention_flops.text()
+        'attention_flops = 4·B·S²·d'
+        """
+        body = str(sp.sstr(self.expr, order="none"))
+        body = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), body)
+        return f"{self.name} = {body.replace('*', '·')}"
 
     def substituted(self, **values: Number) -> str:
         """The expression with the numbers put in, unevaluated: ``100{,}000{,}000 \\times 128 \\times 4``."""

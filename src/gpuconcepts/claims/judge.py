@@ -33,7 +33,6 @@ from gpuconcepts.claims.quantities import (
     best_seconds,
     formula_along,
     formula_at,
-    formula_text,
     limit_of,
     param,
     size_values,
@@ -115,7 +114,7 @@ def _power_law(
         key=key,
         architecture=architecture,
         claim=claim,
-        prediction=f"{formula_text(formula)}: exponent {predicted:.3g} in S ({held})",
+        prediction=f"{formula.text()}: exponent {predicted:.3g} in S ({held})",
         measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = {plain_number(fitted[0])} … "
         f"{last} (R² {fit.r_squared:.3f}); {si(seconds[0], 's')} at S={first}, "
         f"{si(seconds[-1], 's')} at S={last}",
@@ -844,7 +843,7 @@ def judge_kv_cache(
         key="kv-cache-exact",
         architecture="Transformer",
         claim="The KV cache grows by one K and one V vector per token: "
-        f"{formula_text(formulas.kv_cache_memory)} bytes per layer.",
+        f"{formulas.kv_cache_memory.text()} bytes per layer.",
         prediction=f"kv_cache_memory(B={B}, S, d={d}, s={s}) = "
         f"{describe_bytes(expected[0])} at S={plain_number(lengths[0])} … "
         f"{describe_bytes(expected[-1])} at S={plain_number(lengths[-1])}, "

@@ -15,7 +15,6 @@ comes from :mod:`gpuconcepts.formulas`; nothing here writes one by hand.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -155,17 +154,3 @@ def limit_of(formula: Formula, unknown: str, **known: float) -> float:
     """
     expr, x = _substitute(formula, unknown, known)
     return float(sp.limit(expr, x, sp.oo))
-
-
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def formula_text(formula: Formula) -> str:
-    """A catalogue formula as one line of plain text, for predictions printed outside LaTeX.
-
-    >>> formula_text(formulas.attention_flops)
-    'attention_flops = 4·B·S²·d'
-    """
-    text = sp.sstr(formula.expr, order="none")
-    text = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), text)
-    return f"{formula.name} = {text.replace('*', '·')}"
