@@ -1,7 +1,7 @@
 """Sphinx configuration of the gpuconcepts book (MyST-NB, executed, offline).
 
 Sections: project · paths and the cache key · extensions · MyST · MyST-NB execution ·
-HTML theme · notebooks for download and Colab · API reference.
+HTML theme · notebooks for download and Colab · API reference · status words.
 """
 
 from __future__ import annotations
@@ -11,12 +11,15 @@ import shutil
 import sys
 from pathlib import Path
 
+from docutils import nodes
+from sphinx.application import Sphinx
+
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
 
 import gpuconcepts
-from gpuconcepts.book import package_hash
+from gpuconcepts.book import package_hash, plain_status
 
 # -- Project -----------------------------------------------------------------------------
 project = "gpuconcepts"
@@ -114,3 +117,35 @@ autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
+
+# -- Status words ------------------------------------------------------------------------
+# MyST-NB's execution table (and the claims' verdicts) mark status with emoji that many fonts,
+# headless Chromium's among them, draw as an empty box. Every text of every page outside code
+# is passed through gpuconcepts.book.plain_status, which turns them into words.
+
+
+_CODE = (nodes.literal_block, nodes.literal, nodes.doctest_block)
+
+
+def _status_as_words(_app: Sphinx, doctree: nodes.document, _docname: str) -> None:
+    for text in list(doctree.findall(nodes.Text)):
+        words = plain_status(str(text))
+        parent = text.parent
+        if words == str(text) or parent is None:
+            continue
+        if any(isinstance(node, _CODE) for node in _ancestors(parent)):
+            continue  # code shows what it shows (the docstring of plain_status, for one)
+        parent.replace(text, nodes.Text(words))
+
+
+def _ancestors(node: nodes.Node) -> list[nodes.Node]:
+    chain = []
+    current: nodes.Node | None = node
+    while current is not None:
+        chain.append(current)
+        current = current.parent
+    return chain
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("doctree-resolved", _status_as_words)

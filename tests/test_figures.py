@@ -9,9 +9,11 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from gpuconcepts import figures, formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import Measurement, Peaks
 
 
 def texts(fig: Figure) -> list[str]:
@@ -85,14 +87,16 @@ def test_attention_heatmap_shows_every_score() -> None:
     assert [t.get_text() for t in ax.get_yticklabels()] == tokens
     assert texts(fig) == ["0.5", "0.25", "0.25", "0.1", "0.3", "0.6", "0.2", "0.7", "0.1"]
     assert ax.get_title() == "3×3 = 9 attention scores"
-    assert ax.images[0].get_array().shape == (3, 3)
+    drawn = ax.images[0].get_array()
+    assert drawn is not None
+    assert drawn.shape == (3, 3)
 
 
 def test_kv_cache_growth_bars_follow_the_formula() -> None:
     tokens = ["The", "cat", "sat", "on"]
     fig = figures.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[4096, 8192, 12288, 16384])
     ax = fig.axes[0]
-    heights = [p.get_height() for p in ax.patches]
+    heights = [p.get_height() for p in ax.patches if isinstance(p, Rectangle)]
     assert heights == [formulas.kv_cache_memory(B=2, S=n, d=512, s=2) for n in range(1, 5)]
     assert [t.get_text() for t in ax.texts] == ["4 KiB", "8 KiB", "12 KiB", "16 KiB"]
     assert len(ax.lines) == 1  # the measured points
@@ -106,3 +110,57 @@ def test_figures_render_to_svg() -> None:
     buffer = StringIO()
     figures.dlrm_pipeline().savefig(buffer, format="svg")
     assert buffer.getvalue().lstrip().startswith("<?xml")
+
+
+def _measurements(points: list[tuple[str, float, float]]) -> tuple[Peaks, list[Measurement]]:
+    """Measurements at given (workload, intensity, FLOP/s), each from one timed repetition."""
+    peaks = Peaks("cpu", 2e11, 4e10, "float32")
+    made = [
+        Measurement(name, "cpu", {"B": 1}, (1e9 / rate,), 1e9, 1e9 / intensity, peaks)
+        for name, intensity, rate in points
+    ]
+    return peaks, made
+
+
+CROWD = [
+    ("mlp", 171.0, 8.0e10),
+    ("mlp-B512", 171.0, 8.6e10),
+    ("rnn-gemm", 205.0, 7.6e10),
+    ("transformer-prefill", 128.0, 6.7e10),
+    ("cnn-conv3x3", 142.0, 1.16e11),
+    ("dlrm-random", 0.235, 5.2e8),
+    ("dlrm-hot", 0.235, 6.9e8),
+]
+
+
+def test_roofline_chart_labels_points_by_name_without_overlap() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    peaks, made = _measurements(CROWD)
+    fig = figures.roofline_chart(peaks, made)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == [name for name, _, _ in CROWD]
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
+    fig.draw_without_rendering()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    frame = ax.get_window_extent(renderer)
+    for one, other in itertools.combinations(boxes, 2):
+        assert not one.overlaps(other)
+    for box in boxes:
+        assert frame.x0 <= box.x0
+        assert box.x1 <= frame.x1
+
+
+def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None:
+    from gpuconcepts.book import measurement_table
+
+    peaks, made = _measurements(CROWD)
+    fig = figures.roofline_chart(peaks, made, numbered=True)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == [str(i) for i in range(1, len(CROWD) + 1)]
+    legend_box = ax.get_legend()
+    assert legend_box is not None
+    legend = [t.get_text() for t in legend_box.get_texts()]
+    assert legend[1:] == ["mlp", "rnn", "transformer", "cnn", "dlrm"]  # first seen order
+    rows = measurement_table(made, numbered=True).splitlines()[2:]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {i}" for i in range(1, len(CROWD) + 1)]

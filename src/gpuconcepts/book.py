@@ -29,13 +29,13 @@ import sympy as sp
 
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.units import describe, plain_number
+from gpuconcepts.units import describe, in_words, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.formula import Formula, Number
-    from gpuconcepts.measure import Measurement
+    from gpuconcepts.measure import Measurement, Peaks
 
 
 def _model_equations() -> dict[str, str]:
@@ -43,6 +43,8 @@ def _model_equations() -> dict[str, str]:
 
     >>> print(_model_equations()["rnn_step"].replace("\\", "/"))
     h_{t} = f{/left(W_{x} x_{t} + W_{h} h_{t-1} + b /right)}
+    >>> print(_model_equations()["cnn_layer"].replace("\\", "/"))
+    /text{Output} = /operatorname{Convolution}{/left(/text{Input},/text{Filter} /right)}
     """
     X, W, Y, b, x, y = sp.symbols("X W Y b x y", commutative=False)
     W_x, W_h, x_t, h_t, h_prev = sp.symbols("W_x W_h x_t h_t h_{t-1}", commutative=False)
@@ -50,8 +52,13 @@ def _model_equations() -> dict[str, str]:
     d_k = sp.Symbol("d_k", positive=True)
     f = sp.Function("f")
     softmax = sp.Function(r"\operatorname{softmax}")
+    convolution = sp.Function(r"\operatorname{Convolution}")
+    image, kernel, feature_map = sp.symbols(
+        r"\text{Input} \text{Filter} \text{Output}", commutative=False
+    )
     equations = {
         "mlp_layer": sp.Eq(Y, total(X * W, b)),
+        "cnn_layer": sp.Eq(feature_map, convolution(image, kernel)),
         "mlp_neuron": sp.Eq(y, f(total(W * x, b))),
         "rnn_recurrence": sp.Eq(h_t, f(x_t, h_prev)),
         "rnn_step": sp.Eq(h_t, f(total(W_x * x_t, W_h * h_prev, b))),
@@ -84,43 +91,57 @@ def si(value: float, unit: str, digits: int = 3) -> str:
 
 
 def sizes(params: Mapping[str, object]) -> str:
-    """Kernel sizes as ``B=64, d_in=512``, skipping the element size ``s`` (shown as dtype)."""
-    return ", ".join(
+    """Kernel sizes as ``B=64, d_in=512, float32``: the element size ``s`` is left out and the
+    data type is shown bare, last.
+
+    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
+    'B=4,096, d_in=512, float32'
+    """
+    shown = [
         f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
         for k, v in params.items()
-        if k != "s"
-    )
+        if k not in ("s", "dtype")
+    ]
+    if "dtype" in params:
+        shown.append(str(params["dtype"]))
+    return ", ".join(shown)
 
 
-def measurement_table(measurements: Iterable[Measurement]) -> str:
-    """Measurements beside the roofline's prediction, as a Markdown table."""
-    return markdown_table(
-        [
-            "Kernel",
-            "Sizes",
-            "Time (median)",
-            "FLOP/s",
-            "Bytes/s",
-            "FLOP/byte",
-            "Roofline time",
-            "Measured / roofline",
-            "Bound",
-        ],
-        [
-            [
-                f"`{m.workload}`",
-                sizes(m.params),
-                si(m.seconds, "s"),
-                si(m.flops_per_s, "FLOP/s"),
-                si(m.bytes_per_s, "B/s"),
-                si(m.intensity, ""),
-                si(m.predicted_seconds, "s"),
-                f"{m.roofline_ratio:.1f}×",
-                f"**{m.bound}**",
-            ]
-            for m in measurements
-        ],
-    )
+MEASUREMENT_COLUMNS = (
+    "Kernel and sizes",
+    "Time",
+    "Roofline time",
+    "Time ÷ roofline",
+    "FLOP/s",
+    "Bytes/s",
+    "FLOP/byte",
+    "Bound",
+)
+"""The columns of :func:`measurement_table` (after ``#`` when numbered)."""
+
+
+def measurement_table(measurements: Iterable[Measurement], *, numbered: bool = False) -> str:
+    """Measurements beside the roofline's prediction, as a Markdown table narrow enough for a page.
+
+    The sizes go under the kernel's name in small type (inline HTML), so the table has eight
+    short columns; ``numbered`` puts a ``#`` column in front that matches the numbered points
+    of :func:`gpuconcepts.figures.roofline_chart`.
+    """
+    header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
+    rows = []
+    for number, m in enumerate(measurements, start=1):
+        row = [
+            f"`{m.workload}`<br><small>{sizes(m.params)}</small>",
+            si(m.seconds, "s").replace(" ", "\u00a0"),  # a time never breaks before its unit
+            si(m.predicted_seconds, "s").replace(" ", "\u00a0"),
+            f"{m.roofline_ratio:.1f}×",
+            si(m.flops_per_s, "FLOP/s"),
+            si(m.bytes_per_s, "B/s"),
+            si(m.intensity, ""),
+            f"**{m.bound}**",
+        ]
+        rows.append([str(number), *row] if numbered else row)
+    return markdown_table(header, rows)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -154,9 +175,17 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     $$\text{Weight Memory} = d_{in} d_{out} s = 1{,}024 \times 512 \times 4 = 2{,}097{,}152$$
     <BLANKLINE>
     **2,097,152 bytes (2.1 MB, 2 MiB)**
+    >>> from gpuconcepts.formulas import attention_scores
+    >>> print(worked_answer(attention_scores, S=1000).splitlines()[-1])
+    **1,000,000 (1 million)**
     """
     value = formula(**values)
-    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{describe(value, formula.kind)}**"
+    if formula.kind == "count":  # a bare count has no unit to repeat: 1,000,000 (1 million)
+        words = f" ({in_words(value)})" if abs(value) >= 1000 else ""
+        said = f"{plain_number(value)}{words}"
+    else:
+        said = describe(value, formula.kind)
+    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 
 def package_hash(root: Path) -> str:
@@ -178,6 +207,57 @@ def package_hash(root: Path) -> str:
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+_STATUS_MARKS = {"\u2705": "succeeded", "\u274c": "failed", "\u2796": "not run"}
+
+
+def plain_status(text: str) -> str:
+    """Status emoji as words: a mark alone becomes a word, a mark before a word is dropped.
+
+    MyST-NB's execution table and the claims' verdicts use emoji that many fonts (headless
+    Chromium's among them) draw as an empty box; ``docs/conf.py`` passes every text of the
+    book through this function.
+
+    >>> plain_status("\u2705"), plain_status("\u274c does not hold"), plain_status("no mark")
+    ('succeeded', 'does not hold', 'no mark')
+    """
+    stripped = text.strip()
+    if stripped in _STATUS_MARKS:
+        return text.replace(stripped, _STATUS_MARKS[stripped])
+    for mark in _STATUS_MARKS:
+        text = text.replace(f"{mark} ", "")
+    return text
+
+
+def shared_peaks(device: str, quick: bool, docs: Path | None = None) -> Peaks:
+    """This machine's measured peaks, measured once per build and read by every page.
+
+    Each page used to measure its own peaks, so the ridge point quoted on one page differed
+    from the next by the machine's noise. While the book builds (pages run with ``docs/`` as
+    their working directory and ``docs/_build`` exists) the first page to ask measures them
+    and stores them in ``docs/_build/.peaks/``, under the package hash, the device's name
+    and the preset size; later pages read that file. Anywhere else (a downloaded notebook,
+    Colab) the peaks are simply measured.
+    """
+    import json
+    from dataclasses import asdict
+
+    from gpuconcepts.kernels import measure_peaks
+    from gpuconcepts.measure import Peaks, device_name
+
+    docs = Path.cwd() if docs is None else docs
+    root = docs.parent
+    if not ((docs / "_build").is_dir() and (root / "src" / "gpuconcepts").is_dir()):
+        return measure_peaks(device, quick=quick)
+    key = hashlib.sha256(f"{device_name(device)}|{quick}".encode()).hexdigest()[:12]
+    store = docs / "_build" / ".peaks" / f"{package_hash(root)}-{key}.json"
+    if store.is_file():
+        return Peaks(**json.loads(store.read_text(encoding="utf-8")))
+    peaks = measure_peaks(device, quick=quick)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text(json.dumps(asdict(peaks), indent=1), encoding="utf-8")
+    return peaks
 
 
 def glue_md(name: str, text: str) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -26,6 +26,9 @@ from gpuconcepts.units import binary_bytes
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation as Text
+
+    from gpuconcepts.measure import Measurement, Peaks
 
 INK = "#1f2933"
 ACCENT = "#c2410c"
@@ -43,7 +46,14 @@ def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[A
 
 
 def _box(
-    ax: Axes, x: float, y: float, text: str, *, width: float = 2.2, colour: str = PALE
+    ax: Axes,
+    x: float,
+    y: float,
+    text: str,
+    *,
+    width: float = 2.2,
+    colour: str = PALE,
+    fontsize: float = 10.5,
 ) -> None:
     """A rounded box centred on (x, y) with a label."""
     from matplotlib.patches import FancyBboxPatch
@@ -60,7 +70,7 @@ def _box(
             linewidth=1.2,
         )
     )
-    ax.text(x, y, text, ha="center", va="center", fontsize=9, color=INK, wrap=True)
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK, wrap=True)
 
 
 def _arrow(
@@ -94,7 +104,7 @@ def dlrm_pipeline() -> Figure:
     >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text())[:3]
     ['Bottom MLP', 'Dense features\\n(watch time, age)', 'Embedding tables\\n(lookups by ID)']
     """
-    fig, (ax,) = _figure(9, 3.6)
+    fig, (ax,) = _figure(8.4, 3.4)
     _blank(ax, (-0.3, 12.6), (-0.4, 4.4))
     _box(ax, 1.2, 3.2, "Sparse features\n(user ID, video ID)")
     _box(ax, 4.2, 3.2, "Embedding tables\n(lookups by ID)", colour=WARM)
@@ -114,14 +124,14 @@ def dlrm_pipeline() -> Figure:
         4.05,
         "scattered rows of a huge table",
         ha="center",
-        fontsize=8,
+        fontsize=10,
         color=ACCENT,
         style="italic",
     )
     ax.text(
-        4.2, -0.05, "dense matrix multiply", ha="center", fontsize=8, color=CALM, style="italic"
+        4.2, -0.05, "dense matrix multiply", ha="center", fontsize=10, color=CALM, style="italic"
     )
-    ax.set_title("DLRM: embedding lookups beside dense layers", fontsize=11)
+    ax.set_title("DLRM: embedding lookups beside dense layers", fontsize=12.5)
     return fig
 
 
@@ -191,7 +201,7 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
 
     fully = formulas.mlp_weights(d_in=image * image, d_out=outputs)
     shared = formulas.conv_weights(K=kernel, C_in=1, C_out=1)
-    fig, (left, right) = _figure(10, 4.4, ncols=2)
+    fig, (left, right) = _figure(8, 3.6, ncols=2)
 
     def grid(ax: Axes, x0: float) -> list[tuple[float, float]]:
         centres = []
@@ -224,10 +234,14 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
         edgecolors=INK,
         zorder=3,
     )
-    left.set_title(f"Fully connected: {fully} weights", fontsize=11)
+    left.set_title(f"Fully connected: {fully} weights", fontsize=12.5)
     _blank(left, (-0.5, neuron_x + 1), (-1, image + 0.8))
     left.text(
-        image / 2, -0.6, f"{image}×{image} image, {image * image} pixels", ha="center", fontsize=9
+        image / 2,
+        -0.6,
+        f"{image}×{image} image, {image * image} pixels",
+        ha="center",
+        fontsize=10.5,
     )
 
     grid(right, 0)
@@ -250,8 +264,10 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
         xytext=(kernel / 2, image - kernel / 2),
         arrowprops={"arrowstyle": "-|>", "color": ACCENT, "linewidth": 1.5},
     )
-    right.set_title(f"{kernel}×{kernel} filter: {shared} shared weights", fontsize=11)
-    right.text(image / 2, -0.6, "the same filter slides to every position", ha="center", fontsize=9)
+    right.set_title(f"{kernel}×{kernel} filter: {shared} shared weights", fontsize=12.5)
+    right.text(
+        image / 2, -0.6, "the same filter slides to every position", ha="center", fontsize=10.5
+    )
     _blank(right, (-0.5, image + 0.5), (-1, image + 0.8))
     return fig
 
@@ -269,14 +285,14 @@ def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     for t, word in enumerate(words, start=1):
         x = 2.6 * t
         _box(ax, x, 1.6, f"RNN cell\nstep {t}", width=1.6)
-        ax.text(x, 0.0, f"“{word}”\n$x_{{{t}}}$", ha="center", va="center", fontsize=10)
+        ax.text(x, 0.0, f"“{word}”\n$x_{{{t}}}$", ha="center", va="center", fontsize=11.5)
         _arrow(ax, (x, 0.45), (x, 1.12))
         _arrow(ax, (x, 2.08), (x, 2.75), colour=ACCENT)
-        ax.text(x, 3.0, f"$h_{{{t}}}$", ha="center", va="center", fontsize=11, color=ACCENT)
+        ax.text(x, 3.0, f"$h_{{{t}}}$", ha="center", va="center", fontsize=12.5, color=ACCENT)
         _arrow(ax, (x - 1.8, 1.6), (x - 0.83, 1.6), colour=ACCENT)
         if t == 1:
-            ax.text(x - 1.3, 1.8, "$h_{0}$", ha="center", fontsize=9, color=ACCENT)
-    ax.set_title("An RNN unrolled in time: step t waits for $h_{t-1}$", fontsize=11)
+            ax.text(x - 1.3, 1.8, "$h_{0}$", ha="center", fontsize=11, color=ACCENT)
+    ax.set_title("An RNN unrolled in time: step $t$ waits for $h_{t-1}$", fontsize=12.5)
     _blank(ax, (0.4, 2.6 * len(words) + 1.2), (-0.6, 3.4))
     return fig
 
@@ -359,4 +375,105 @@ def kv_cache_growth(
     ax.set_ylim(0, float(expected[-1]) * 1.18)
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={s:g} bytes)", fontsize=11)
+    return fig
+
+
+def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
+    """Move each point label to the first nearby spot that overlaps no earlier label or point.
+
+    A greedy pass in display coordinates: each label is tried at a few offsets around its
+    point, right and above first, and keeps the first spot inside the axes that is free of
+    the legend, the points and the labels already placed (or the first offset when none is
+    free), so labels of points that sit close together stop printing over each other.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    canvas = FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
+    offsets: list[tuple[float, float, Literal["left", "right"]]] = [
+        (5, 4, "left"),
+        (5, -11, "left"),
+        (-5, 4, "right"),
+        (-5, -11, "right"),
+        (5, 14, "left"),
+        (5, -21, "left"),
+        (-5, 14, "right"),
+        (-5, -21, "right"),
+        (14, -3, "left"),
+        (-14, -3, "right"),
+    ]
+    taken: list[Bbox] = []
+    for label in labels:  # each label's own point, a small square around it
+        x, y = ax.transData.transform(label.xy)
+        taken.append(Bbox.from_bounds(x - 4, y - 4, 8, 8))
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    frame = ax.get_window_extent(renderer)
+    for label in labels:
+        chosen = None
+        for dx, dy, align in offsets:
+            label.set_position((dx, dy))
+            label.set_horizontalalignment(align)
+            box = label.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+            if inside and box.y1 <= frame.y1 and not any(box.overlaps(o) for o in taken):
+                chosen = box
+                break
+        if chosen is None:
+            dx, dy, align = offsets[0]
+            label.set_position((dx, dy))
+            label.set_horizontalalignment(align)
+            chosen = label.get_window_extent(renderer)
+        taken.append(chosen)
+
+
+def roofline_chart(
+    peaks: Peaks, measurements: Sequence[Measurement] = (), *, numbered: bool = False
+) -> Figure:
+    """A roofline sized and lettered for a book page: :func:`gpuconcepts.roofline.plot_roofline`
+    on a narrower figure with larger text and labels that keep clear of each other.
+
+    With ``numbered`` each point is labelled with its position in ``measurements`` (1, 2, ...)
+    instead of its name, to be read against a table with a ``#`` column
+    (:func:`gpuconcepts.book.measurement_table` with ``numbered=True``), and the legend names the
+    colour of each workload family. Use it when many points crowd one plot.
+
+    >>> from gpuconcepts.measure import Peaks
+    >>> fig = roofline_chart(Peaks("cpu", 1e11, 1e10, "float32"))
+    >>> fig.axes[0].get_title(), fig.get_size_inches().tolist()
+    ('Roofline on cpu', [6.4, 4.4])
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Annotation
+
+    from gpuconcepts.roofline import plot_roofline
+
+    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    ax = fig.add_subplot()
+    plot_roofline(peaks, measurements, ax=ax)
+    ax.title.set_fontsize(12)
+    ax.xaxis.label.set_fontsize(10)
+    ax.yaxis.label.set_fontsize(10)
+    names = [m.workload for m in measurements]
+    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
+    for number, label in enumerate(labels, start=1):
+        label.set_fontsize(9)
+        if numbered:
+            label.set_text(str(number))
+            label.set_fontweight("bold")
+    handles, texts = ax.get_legend_handles_labels()
+    if numbered:
+        points = ax.lines[-len(measurements) :] if measurements else []
+        families: dict[str, str] = {}
+        for m, point in zip(measurements, points, strict=True):
+            families.setdefault(m.workload.split("-", 1)[0], str(point.get_color()))
+        for family, colour in families.items():
+            handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
+            texts.append(family)
+    ax.legend(handles, texts, loc="lower right", fontsize=8.5)
+    _place_labels(fig, ax, labels)
     return fig
