@@ -82,7 +82,7 @@ def test_module_entry_point_and_usage_errors():
         check=False,
     )
     assert run.returncode == 0
-    assert run.stdout.startswith("4,000,000 count (4 million count)")
+    assert run.stdout.startswith("4,000,000 (4 million)\n")
     bad = subprocess.run(
         [sys.executable, "-m", "gpuconcepts", "calcc"], capture_output=True, text=True, check=False
     )

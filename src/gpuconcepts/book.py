@@ -29,7 +29,7 @@ import sympy as sp
 
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.units import describe, in_words, plain_number
+from gpuconcepts.units import describe, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -179,12 +179,7 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     >>> print(worked_answer(attention_scores, S=1000).splitlines()[-1])
     **1,000,000 (1 million)**
     """
-    value = formula(**values)
-    if formula.kind == "count":  # a bare count has no unit to repeat: 1,000,000 (1 million)
-        words = f" ({in_words(value)})" if abs(value) >= 1000 else ""
-        said = f"{plain_number(value)}{words}"
-    else:
-        said = describe(value, formula.kind)
+    said = describe(formula(**values), formula.kind)
     return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 

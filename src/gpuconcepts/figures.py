@@ -452,9 +452,13 @@ def roofline_chart(
 
     from gpuconcepts.roofline import plot_roofline
 
+    from gpuconcepts.hardware import current_gpu
+
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
-    plot_roofline(peaks, measurements, ax=ax)
+    # On a known GPU the datasheet roof is drawn too, dashed, beside the measured one.
+    datasheet = current_gpu() if peaks.device == "cuda" else None
+    plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax)
     ax.title.set_fontsize(12)
     ax.xaxis.label.set_fontsize(10)
     ax.yaxis.label.set_fontsize(10)

@@ -82,12 +82,15 @@ def describe(value: float, kind: Kind) -> str:
     '16,777,216 FLOPs (16.78 million FLOPs)'
     >>> describe(315.08, "FLOP/byte")
     '315.08 FLOP/byte'
+    >>> describe(4_000_000, "count")
+    '4,000,000 (4 million)'
     """
     if kind == "bytes":
         return describe_bytes(value)
+    unit = "" if kind == "count" else f" {kind}"  # a count is a bare number, not a unit
     if kind in ("MACs", "FLOPs", "count") and abs(value) >= 1000:
-        return f"{plain_number(value)} {kind} ({in_words(value)} {kind})"
-    return f"{plain_number(value)} {kind}"
+        return f"{plain_number(value)}{unit} ({in_words(value)}{unit})"
+    return f"{plain_number(value)}{unit}"
 
 
 def latex_number(n: float) -> str:
