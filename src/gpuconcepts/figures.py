@@ -450,9 +450,8 @@ def roofline_chart(
     from matplotlib.lines import Line2D
     from matplotlib.text import Annotation
 
-    from gpuconcepts.roofline import plot_roofline
-
     from gpuconcepts.hardware import current_gpu
+    from gpuconcepts.roofline import plot_roofline
 
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
