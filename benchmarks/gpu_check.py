@@ -176,6 +176,12 @@ def profile() -> dict[str, Any]:
     print(format_result(result))
     payload = result.to_dict()
     print(json.dumps(payload, indent=1))
+    out = os.environ.get("OUT")
+    if out:  # the book's roofline chart on this GPU: measured roof, datasheet roof, all points
+        from gpuconcepts.figures import roofline_chart
+
+        chart = roofline_chart(result.peaks, result.measurements, numbered=True)
+        chart.savefig(Path(out) / "roofline_cuda.png", dpi=110)
     dec = load_presets("cuda", False)["transformer_decode"]
     check = transformer.decode("cuda", result.peaks, repeats=5, **dec)
     payload["decode_cache"] = {
