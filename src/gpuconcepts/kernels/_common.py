@@ -67,11 +67,18 @@ def run(
     bytes: float,
     params: Mapping[str, object],
     repeats: int,
-    flush: bool,
     dtype: str,
+    flush: bool | None = None,
 ) -> Measurement:
-    """Time ``fn`` (no autograd, TF32 only when asked for) and wrap it in a Measurement."""
+    """Time ``fn`` (no autograd, TF32 only when asked for) and wrap it in a Measurement.
+
+    ``flush=None`` flushes the caches before each repetition exactly when the kernel is
+    memory-bound by its formulas (intensity below the ridge point), so that it reads from DRAM
+    as the roofline assumes; compute-bound kernels keep their operands warm.
+    """
     check_sizes(workload, repeats=repeats)
+    if flush is None:
+        flush = flops / bytes < peaks.ridge_point
     tf32 = dtype == "tf32"
     previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32

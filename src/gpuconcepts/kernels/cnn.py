@@ -67,7 +67,6 @@ def conv2d(
         bytes=nbytes,
         params={"B": B, "H": H, "W": W, "C_in": C_in, "C_out": C_out, "K": K, "s": s},
         repeats=repeats,
-        flush=flops / nbytes < peaks.ridge_point,
         dtype=dtype,
     )
 
@@ -107,6 +106,5 @@ def depthwise_conv2d(
         bytes=nbytes,
         params={"B": B, "H": H, "W": W, "C": C, "K": K, "s": s},
         repeats=repeats,
-        flush=flops / nbytes < peaks.ridge_point,
         dtype=dtype,
     )

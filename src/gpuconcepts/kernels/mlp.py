@@ -54,7 +54,6 @@ def linear(
         bytes=nbytes,
         params={"B": B, "d_in": d_in, "d_out": d_out, "s": s},
         repeats=repeats,
-        flush=flops / nbytes < peaks.ridge_point,
         dtype=dtype,
     )
 

@@ -49,7 +49,6 @@ def _measure(
         bytes=nbytes,
         params={"B": B, "S": S, "d_in": d_in, "d_h": d_h, "s": s},
         repeats=repeats,
-        flush=flops / nbytes < peaks.ridge_point,
         dtype=dtype,
     )
 

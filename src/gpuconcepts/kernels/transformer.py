@@ -71,7 +71,6 @@ def prefill(
         bytes=nbytes,
         params={"B": B, "S": S, "d": d, "heads": heads, "s": s},
         repeats=repeats,
-        flush=flops / nbytes < peaks.ridge_point,
         dtype=dtype,
     )
 
