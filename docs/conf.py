@@ -119,7 +119,7 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
 # -- Status words ------------------------------------------------------------------------
-# MyST-NB's execution table (and the claims' verdicts) mark status with emoji that many fonts,
+# MyST-NB's execution table marks status with emoji that many fonts,
 # headless Chromium's among them, draw as an empty box. Every text of every page outside code
 # is passed through gpuconcepts.book.plain_status, which turns them into words.
 

@@ -210,7 +210,7 @@ _STATUS_MARKS = {"\u2705": "succeeded", "\u274c": "failed", "\u2796": "not run"}
 def plain_status(text: str) -> str:
     """Status emoji as words: a mark alone becomes a word, a mark before a word is dropped.
 
-    MyST-NB's execution table and the claims' verdicts use emoji that many fonts (headless
+    MyST-NB's execution table uses emoji that many fonts (headless
     Chromium's among them) draw as an empty box; ``docs/conf.py`` passes every text of the
     book through this function.
 

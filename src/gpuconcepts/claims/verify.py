@@ -78,22 +78,15 @@ def format_report(report: ClaimsReport) -> str:
     return "\n".join([*head, "\n\n".join(body), "", summary])
 
 
-_BADGE = {
-    "holds": "✅ holds",
-    "does not hold": "❌ does not hold",
-    "not visible here": "➖ not visible here",
-}
-
-
 def markdown_result(result: ClaimResult) -> str:
     """One claim as a Markdown table (for the book): claim, prediction, measurement, verdict.
 
     >>> r = ClaimResult("k", "MLP", "FLOP/s rises.", "x", "y", "z", False, "cpu (demo)",
     ...                 visible=False, reason="no GPU")
     >>> print(markdown_result(r).splitlines()[-2])
-    | **Verdict** | **➖ not visible here**: no GPU |
+    | **Verdict** | **not visible here**: no GPU |
     """
-    verdict = f"**{_BADGE[result.status]}**"
+    verdict = f"**{result.status}**"
     if not result.visible:
         verdict += f": {result.reason}"
     return markdown_table(
@@ -119,7 +112,7 @@ def markdown_summary(report: ClaimsReport, labels: Mapping[str, str]) -> str:
         section = result.architecture
         if section in labels:
             section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
-        rows.append([str(number), section, result.claim, _BADGE[result.status]])
+        rows.append([str(number), section, result.claim, result.status])
     return markdown_table(["#", "Section", "Claim", "Verdict"], rows)
 
 
