@@ -54,6 +54,15 @@ def ratio(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
     return sp.Mul(numerator, sp.Pow(denominator, -1, evaluate=False), evaluate=False)
 
 
+def _plain(expr: sp.Expr) -> str:
+    """sympy's plain text for an expression, nested products flattened (no ``2*(B*d)``)."""
+    while any(f.is_Mul for f in expr.args) and expr.is_Mul:
+        expr = sp.Mul(
+            *(g for f in expr.args for g in (f.args if f.is_Mul else (f,))), evaluate=False
+        )
+    return str(sp.sstr(expr, order="none"))
+
+
 class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
     """LaTeX printer for substituted expressions: digits grouped with ``{,}``, ``\\times`` between."""
 
@@ -140,11 +149,20 @@ class Formula:
     def text(self) -> str:
         """The equation as one line of plain text, for output outside LaTeX.
 
-        >>> from gpuconcepts.formulas import attention_flops
+        >>> from gpuconcepts.formulas import attention_flops, mlp_intensity
         >>> attention_flops.text()
         'attention_flops = 4·B·S²·d'
+        >>> mlp_intensity.text()
+        'mlp_intensity = 2·B·d_in·d_out / (s·(B·d_in + d_in·d_out + B·d_out))'
         """
-        body = str(sp.sstr(self.expr, order="none"))
+        over = [f for f in self.expr.args if f.is_Pow and f.exp == -1] if self.expr.is_Mul else []
+        if over:  # a ratio written with ratio(): numerator / (denominator)
+            top = [f for f in self.expr.args if f not in over]
+            below = _plain(over[0].base)
+            below = below if over[0].base.is_Atom else f"({below})"
+            body = f"{_plain(sp.Mul(*top, evaluate=False))} / {below}"
+        else:
+            body = _plain(self.expr)
         body = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), body)
         return f"{self.name} = {body.replace('*', '·')}"
 
