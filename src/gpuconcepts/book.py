@@ -29,7 +29,7 @@ import sympy as sp
 
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.units import describe, plain_number
+from gpuconcepts.units import describe, plain_number, si
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -69,25 +69,6 @@ def _model_equations() -> dict[str, str]:
 
 MODEL_EQUATIONS: dict[str, str] = _model_equations()
 """LaTeX of the models' defining equations (what a layer computes, not what it costs)."""
-
-_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-
-def si(value: float, unit: str, digits: int = 3) -> str:
-    """A value with an SI prefix and ``digits`` significant digits: ``12.3 GFLOP/s``.
-
-    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(0.125, "")
-    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '0.125')
-    """
-    if unit == "s" and 0 < abs(value) < 1:
-        for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
-            if abs(value) >= scale:
-                return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}"
-        return f"{value:.{digits}g} s"
-    for scale, prefix in _SI:
-        if abs(value) >= scale:
-            return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}{unit}"
-    return f"{float(f'{value:.{digits}g}'):g} {unit}".rstrip()
 
 
 def sizes(params: Mapping[str, object]) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import MiB
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 """Dtype keys of :attr:`GPU.flops_per_s`, in table order."""
@@ -38,7 +39,6 @@ TORCH_DTYPES = {"float32": "fp32", "tf32": "tf32", "float16": "fp16", "bfloat16"
 """Kernel dtype names (``gpuconcepts.kernels``) to datasheet keys."""
 
 _T = 1e12
-_MiB = 1024**2
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ _ROWS = (
         "A100 80GB SXM",
         {"fp32": 19.5 * _T, "tf32": 156 * _T, "fp16": 312 * _T, "bf16": 312 * _T},
         bytes_per_s=2.039e12,
-        l2_bytes=40 * _MiB,
+        l2_bytes=40 * MiB,
         memory_bytes=80 * 10**9,
         source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column; dense = half the "
         "sparsity figures); L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper",
@@ -105,7 +105,7 @@ _ROWS = (
         "H100 SXM",
         {"fp32": 67 * _T, "tf32": 494.5 * _T, "fp16": 989 * _T, "bf16": 989 * _T},
         bytes_per_s=3.35e12,
-        l2_bytes=50 * _MiB,
+        l2_bytes=50 * MiB,
         memory_bytes=80 * 10**9,
         source="NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; dense = half the "
         "sparsity figures); L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
@@ -115,7 +115,7 @@ _ROWS = (
         "H200",
         {"fp32": 67 * _T, "tf32": 494.5 * _T, "fp16": 989 * _T, "bf16": 989 * _T},
         bytes_per_s=4.8e12,
-        l2_bytes=60 * _MiB,
+        l2_bytes=60 * MiB,
         memory_bytes=141 * 10**9,
         source="NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the "
         "sparsity figures); L2 as the CUDA driver reports it on an H200 "
@@ -126,7 +126,7 @@ _ROWS = (
         "L4",
         {"fp32": 30.3 * _T, "tf32": 60 * _T, "fp16": 121 * _T, "bf16": 121 * _T},
         bytes_per_s=300e9,
-        l2_bytes=48 * _MiB,
+        l2_bytes=48 * MiB,
         memory_bytes=24 * 10**9,
         source="NVIDIA L4 Tensor Core GPU datasheet (dense = half the sparsity figures); "
         "L2 from the NVIDIA Ada Lovelace GPU Architecture whitepaper (AD104)",
@@ -136,7 +136,7 @@ _ROWS = (
         "T4",
         {"fp32": 8.1 * _T, "fp16": 65 * _T},
         bytes_per_s=320e9,
-        l2_bytes=4 * _MiB,
+        l2_bytes=4 * MiB,
         memory_bytes=16 * 10**9,
         source="NVIDIA T4 Tensor Core GPU datasheet (mixed-precision FP16/FP32 figure; Turing "
         "has no BF16, TF32 or sparsity); L2 from the NVIDIA Turing GPU Architecture whitepaper",
@@ -146,7 +146,7 @@ _ROWS = (
         "RTX 4090",
         {"fp32": 82.6 * _T, "tf32": 82.6 * _T, "fp16": 165.2 * _T, "bf16": 165.2 * _T},
         bytes_per_s=1.008e12,
-        l2_bytes=72 * _MiB,
+        l2_bytes=72 * MiB,
         memory_bytes=24 * 10**9,
         source="NVIDIA Ada Lovelace GPU Architecture whitepaper, GeForce RTX 4090 column "
         "(dense, FP32 accumulate)",
@@ -206,7 +206,7 @@ def table_rows() -> list[list[str]]:
                 gpu.name,
                 *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
                 f"{gpu.bytes_per_s / _T:g}",
-                f"{gpu.l2_bytes // _MiB}",
+                f"{gpu.l2_bytes // MiB}",
                 f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
             ]
         )

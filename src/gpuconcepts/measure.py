@@ -54,6 +54,7 @@ from typing import Any, Literal, Protocol
 
 from gpuconcepts import roofline
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import GiB, MiB
 
 Bound = Literal["memory", "compute"]
 
@@ -289,8 +290,8 @@ class Measurement:
 
 
 # -- cache and memory sizes ------------------------------------------------------------------
-_SIZE_SUFFIX = {"K": 1024, "M": 1024**2, "G": 1024**3}
-DEFAULT_LLC_BYTES = 32 * 1024**2
+_SIZE_SUFFIX = {"K": 1024, "M": MiB, "G": GiB}
+DEFAULT_LLC_BYTES = 32 * MiB
 """Fallback last-level cache size when sysfs says nothing (a generous server L3)."""
 
 
@@ -349,9 +350,8 @@ def flush_buffer_bytes(cache_bytes: int) -> int:
     >>> flush_buffer_bytes(1024) // 1024**2
     8
     """
-    mib = 1024**2
-    wanted = max(4 * cache_bytes, 8 * mib)
-    return -(-wanted // mib) * mib
+    wanted = max(4 * cache_bytes, 8 * MiB)
+    return -(-wanted // MiB) * MiB
 
 
 def make_flusher(device: str) -> Callable[[], None]:

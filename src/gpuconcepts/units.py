@@ -26,6 +26,11 @@ Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "second
 FLOPS_PER_MAC = 2
 """A multiply-accumulate is one multiply plus one add: two FLOPs."""
 
+MiB = 1024**2
+"""Bytes in a mebibyte (binary); a megabyte (decimal) is 10**6."""
+GiB = 1024**3
+"""Bytes in a gibibyte (binary); a gigabyte (decimal) is 10**9."""
+
 _DECIMAL = ("bytes", "kB", "MB", "GB", "TB", "PB")
 _BINARY = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 _WORDS = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (10**3, "thousand"))
@@ -96,3 +101,23 @@ def describe(value: float, kind: Kind) -> str:
 def latex_number(n: float) -> str:
     """A number for LaTeX: ``{,}`` as the thousands separator so no space is added."""
     return plain_number(n).replace(",", "{,}")
+
+
+_SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(value: float, unit: str, digits: int = 3) -> str:
+    """A value with an SI prefix and ``digits`` significant digits: ``12.3 GFLOP/s``.
+
+    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(0.125, "")
+    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '0.125')
+    """
+    if unit == "s" and 0 < abs(value) < 1:
+        for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+            if abs(value) >= scale:
+                return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}"
+        return f"{value:.{digits}g} s"
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}{unit}"
+    return f"{float(f'{value:.{digits}g}'):g} {unit}".rstrip()

@@ -40,10 +40,9 @@ from gpuconcepts.claims.quantities import param
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.units import MiB
 
 Progress = Callable[[str], None]
-
-_MIB = 1024**2
 
 
 @dataclass(frozen=True)
@@ -113,7 +112,7 @@ def _powers(low: int, high: int, step: int = 2) -> tuple[int, ...]:
 SIZES: dict[tuple[str, bool], ClaimSizes] = {
     ("cpu", True): ClaimSizes(
         repeats=5,
-        dlrm_table_bytes=256 * _MIB,
+        dlrm_table_bytes=256 * MiB,
         dlrm_B=2048,
         dlrm_L=8,
         dlrm_d=128,
@@ -136,7 +135,7 @@ SIZES: dict[tuple[str, bool], ClaimSizes] = {
     ),
     ("cpu", False): ClaimSizes(
         repeats=7,
-        dlrm_table_bytes=1024 * _MIB,
+        dlrm_table_bytes=1024 * MiB,
         dlrm_B=2048,
         dlrm_L=16,
         dlrm_d=128,
@@ -159,7 +158,7 @@ SIZES: dict[tuple[str, bool], ClaimSizes] = {
     ),
     ("cuda", True): ClaimSizes(
         repeats=10,
-        dlrm_table_bytes=4096 * _MIB,
+        dlrm_table_bytes=4096 * MiB,
         dlrm_B=65536,
         dlrm_L=1,
         dlrm_d=128,

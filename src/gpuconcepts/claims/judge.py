@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuconcepts import formulas
-from gpuconcepts.book import si
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.quantities import (
@@ -45,7 +44,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement, Peaks
 from gpuconcepts.questions import question
-from gpuconcepts.units import binary_bytes, describe_bytes, plain_number
+from gpuconcepts.units import binary_bytes, describe_bytes, plain_number, si
 
 
 # -- building results ------------------------------------------------------------------------

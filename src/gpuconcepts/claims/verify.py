@@ -23,10 +23,11 @@ import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 
-from gpuconcepts.book import markdown_table, si
+from gpuconcepts.book import markdown_table
 from gpuconcepts.claims.experiments import run_claims
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport
 from gpuconcepts.measure import resolve_device
+from gpuconcepts.units import si
 
 WIDTH = 100
 """Text output is wrapped to this many columns."""

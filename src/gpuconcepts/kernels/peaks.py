@@ -27,6 +27,7 @@ from gpuconcepts.measure import (
     last_level_cache_bytes,
     time_function,
 )
+from gpuconcepts.units import MiB
 
 COLUMNS = 1024
 """STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
@@ -163,7 +164,7 @@ def measure_peaks(
     # A ceiling is the best repetition, so more of them help on a busy machine.
     reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
     array = stream_array_bytes(
-        sizes["stream_mib"] * 1024**2, last_level_cache_bytes(device), free_memory_bytes(device)
+        sizes["stream_mib"] * MiB, last_level_cache_bytes(device), free_memory_bytes(device)
     )
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)

@@ -24,6 +24,7 @@ import torch
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import free_memory_bytes
+from gpuconcepts.units import MiB
 
 DeviceClass = Literal["cpu", "cuda-small", "cuda-large"]
 
@@ -45,8 +46,6 @@ KERNELS = (
     "transformer_decode",
 )
 """Tables every device class must define (besides ``timing`` and ``sweeps``)."""
-
-_MIB = 1024**2
 
 
 def presets_path() -> Path:
@@ -104,7 +103,7 @@ def _decode_cache(v: Mapping[str, int], s: int) -> float:
 
 
 FOOTPRINTS: dict[tuple[str, str], Footprint] = {
-    ("peaks", "stream_mib"): lambda v, _s: 3 * v["stream_mib"] * _MIB,
+    ("peaks", "stream_mib"): lambda v, _s: 3 * v["stream_mib"] * MiB,
     ("peaks", "gemm_n"): lambda v, s: formulas.mlp_bytes(
         B=v["gemm_n"], d_in=v["gemm_n"], d_out=v["gemm_n"], s=s
     ),
