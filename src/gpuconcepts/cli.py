@@ -41,7 +41,7 @@ def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | float]:
     name, sep, text = assignment.partition("=")
     if not sep or not name:
         raise GpuConceptsError(f"{formula.name}: expected SYMBOL=VALUE, got {assignment!r}")
-    if name not in SYMBOLS or name not in formula.params:
+    if name not in formula.params:  # every param is a declared symbol (Formula checks that)
         raise GpuConceptsError(
             f"{formula.name}: unknown symbol {name!r}; it takes {', '.join(formula.params)}"
         )
