@@ -145,7 +145,7 @@ def bandwidth() -> dict[str, Any]:
 def gather() -> dict[str, Any]:
     from gpuconcepts.kernels import dlrm, load_presets
     from gpuconcepts.kernels.peaks import copy_bandwidth
-    from gpuconcepts.measure import Peaks
+    from gpuconcepts.roofline import Peaks
 
     copy = RESULTS.get("bandwidth", {}).get("copy_bytes_per_s") or copy_bandwidth(
         "cuda", array_bytes=1024**3, repeats=10

@@ -24,7 +24,8 @@ from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_corr
 from gpuconcepts.claims.judge import WeightCounts
 from gpuconcepts.claims.result import ClaimResult, ClaimsReport, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 """Synthetic device: 100 GFLOP/s, 10 GB/s, ridge point 10 FLOP/byte."""

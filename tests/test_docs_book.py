@@ -9,7 +9,8 @@ import pytest
 
 from gpuconcepts import book
 from gpuconcepts.book import MEASUREMENT_COLUMNS, measurement_table, plain_status, shared_peaks
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 PEAKS = Peaks("cpu", 1e11, 1e10, "float32")
 

@@ -13,7 +13,8 @@ from matplotlib.patches import Rectangle
 
 from gpuconcepts import figures, formulas
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 
 def texts(fig: Figure) -> list[str]:

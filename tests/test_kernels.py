@@ -27,7 +27,8 @@ from gpuconcepts.kernels import (
     rnn,
     transformer,
 )
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 R = 2  # repetitions: enough to exercise the statistics, nothing is asserted about time

@@ -13,7 +13,8 @@ import pytest
 
 from gpuconcepts import formulas, measure
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 

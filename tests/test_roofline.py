@@ -8,7 +8,8 @@ import pytest
 
 from gpuconcepts import formulas, roofline
 from gpuconcepts.hardware import GPUS
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=2e11, bytes_per_s=4e10, dtype="float32")
 

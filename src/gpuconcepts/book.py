@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.formula import Formula, Number
-    from gpuconcepts.measure import Measurement, Peaks
+    from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 
 def _model_equations() -> dict[str, str]:
@@ -220,7 +221,8 @@ def shared_peaks(device: str, quick: bool, docs: Path | None = None) -> Peaks:
     from dataclasses import asdict
 
     from gpuconcepts.kernels import measure_peaks
-    from gpuconcepts.measure import Peaks, device_name
+    from gpuconcepts.roofline import Peaks
+from gpuconcepts.measure import device_name
 
     docs = Path.cwd() if docs is None else docs
     root = docs.parent

@@ -1,4 +1,4 @@
-"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, hardware.
+"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, compare, hardware.
 
 Bad input never shows a traceback: it prints one line on stderr and exits with status 2.
 torch and matplotlib are imported only by the subcommands that measure.
@@ -114,15 +114,27 @@ def _cmd_calc(args: argparse.Namespace) -> int:
 def _cmd_profile(args: argparse.Namespace) -> int:
     from gpuconcepts.profile import run_profile
 
-    status: int = run_profile(args.device, args.quick, args.json)
+    status: int = run_profile(args.device, args.quick, args.json, save=args.save)
     return status
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from gpuconcepts.claims import run_verify
+    from gpuconcepts.claims.verify import run_verify
 
-    status: int = run_verify(args.device, args.quick, args.json)
+    status: int = run_verify(args.device, args.quick, args.json, run_path=args.run_path)
     return status
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from gpuconcepts.render import compare_dict, format_compare
+    from gpuconcepts.run import load
+
+    runs = [load(path) for path in args.paths]
+    if args.json:
+        print(json.dumps(compare_dict(runs), indent=2, allow_nan=False))
+    else:
+        print(format_compare(runs))
+    return 0
 
 
 def _cmd_hardware(args: argparse.Namespace) -> int:
@@ -162,8 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_calc)
 
     for name, run, text in (
-        ("profile", _cmd_profile, "run the five workloads here and place them on a roofline"),
-        ("verify", _cmd_verify, "run the experiments behind every claim and compute verdicts"),
+        (
+            "profile",
+            _cmd_profile,
+            "measure a run here: peaks, the five workloads on a roofline, every claim",
+        ),
+        ("verify", _cmd_verify, "judge every claim: measured here, or from a saved run (--run)"),
     ):
         p = sub.add_parser(name, help=text, description=text)
         p.add_argument(
@@ -172,6 +188,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--quick", action="store_true", help="small sizes, about a minute on a CPU")
         p.add_argument("--json", action="store_true", help="print JSON on stdout")
         p.set_defaults(run=run)
+        if name == "profile":
+            p.add_argument("--save", metavar="PATH", help="also write the run to PATH (JSON)")
+        else:
+            p.add_argument(
+                "--run",
+                dest="run_path",
+                metavar="PATH",
+                help="judge this saved run (gpuconcepts profile --save) instead of measuring",
+            )
+
+    p = sub.add_parser(
+        "compare",
+        help="saved runs side by side: peaks, every workload's time and bound, the claims",
+        description="Compare runs saved by `gpuconcepts profile --save` (e.g. docs/runs/*.json).",
+    )
+    p.add_argument("paths", metavar="PATH", nargs="+", help="a saved run (JSON)")
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    p.set_defaults(run=_cmd_compare)
 
     p = sub.add_parser("hardware", help="the datasheet table of common GPUs, with sources")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from matplotlib.text import Annotation as Text
 
-    from gpuconcepts.measure import Measurement, Peaks
+    from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 INK = "#1f2933"
 ACCENT = "#c2410c"
@@ -441,7 +442,7 @@ def roofline_chart(
     (:func:`gpuconcepts.book.measurement_table` with ``numbered=True``), and the legend names the
     colour of each workload family. Use it when many points crowd one plot.
 
-    >>> from gpuconcepts.measure import Peaks
+    >>> from gpuconcepts.roofline import Peaks
     >>> fig = roofline_chart(Peaks("cpu", 1e11, 1e10, "float32"))
     >>> fig.axes[0].get_title(), fig.get_size_inches().tolist()
     ('Roofline on cpu', [6.4, 4.4])

@@ -2,30 +2,24 @@ r"""Device choice, timing done right, and the ``Measurement`` value a kernel run
 
 Measuring and reporting are kept apart (the habit of ``torch.utils.benchmark``): the
 timers here return raw per-repetition seconds, and :class:`Measurement` is a plain frozen
-value that knows its own statistics and its place on the roofline.
+value that knows its own statistics (median and interquartile range) and nothing of any
+machine: :func:`gpuconcepts.roofline.place` puts it under a device's peaks.
 
->>> peaks = Peaks(device="cpu", flops_per_s=100e9, bytes_per_s=10e9, dtype="float32")
->>> peaks.ridge_point
-10.0
 >>> m = Measurement(workload="mlp", device="cpu", params={"B": 64},
 ...                 raw_seconds=(0.011, 0.010, 0.012, 0.010, 0.013),
-...                 flops=1e9, bytes=2e7, peaks=peaks)
->>> m.seconds, m.intensity, m.bound, m.predicted_seconds
-(0.011, 50.0, 'compute', 0.01)
->>> round(m.roofline_ratio, 2)
-1.1
+...                 flops=1e9, bytes=2e7)
+>>> m.seconds, m.interval_seconds, m.intensity
+(0.011, (0.01, 0.012), 50.0)
 
 Public API (others code against it):
 
 * ``resolve_device(spec="auto") -> "cpu" | "cuda"``; :class:`~gpuconcepts.errors.GpuConceptsError`
   for an unknown spec or ``"cuda"`` without a GPU.
 * ``device_name(device) -> str``, e.g. ``"cpu (AMD EPYC, 2 threads)"`` or ``"cuda (NVIDIA H200)"``.
-* :class:`Peaks` ``(device, flops_per_s, bytes_per_s, dtype, copy_bytes_per_s=None,
-  triad_bytes_per_s=None)`` with ``.ridge_point`` and ``.to_dict()``.
-* :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, peaks)`` with
-  ``.seconds`` (median), ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s``,
-  ``.intensity``, ``.predicted_seconds``, ``.roofline_ratio`` (measured / predicted),
-  ``.bound`` (``"memory"`` or ``"compute"``) and ``.to_dict()`` (JSON-ready).
+* :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, flush=False,
+  series={})`` with ``.seconds`` (median), ``.interval_seconds`` (quartiles),
+  ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s``, ``.intensity``,
+  ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
 * Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
   ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
 * Cache and memory sizes: ``cpu_last_level_cache_bytes()``, ``last_level_cache_bytes(device)``,
@@ -50,13 +44,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from gpuconcepts import roofline
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.units import GiB, MiB
-
-Bound = Literal["memory", "compute"]
 
 DEVICES = ("auto", "cpu", "cuda")
 """Device specs the CLI and :func:`resolve_device` accept."""
@@ -138,49 +129,6 @@ def device_name(device: str) -> str:
 
 
 # -- values ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Peaks:
-    """Measured ceilings of one device: compute (large GEMM) and bandwidth (STREAM-like).
-
-    ``bytes_per_s`` is the larger of the copy and triad bandwidths, both kept when known.
-
-    >>> Peaks(device="cuda", flops_per_s=989e12, bytes_per_s=3.35e12, dtype="bfloat16").ridge_point
-    295.2238805970149
-    """
-
-    device: str
-    flops_per_s: float
-    bytes_per_s: float
-    dtype: str
-    copy_bytes_per_s: float | None = None
-    triad_bytes_per_s: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("flops_per_s", "bytes_per_s"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise GpuConceptsError(
-                    f"Peaks: {name} must be a positive finite number; got {value!r}"
-                )
-
-    @property
-    def ridge_point(self) -> float:
-        """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
-        return roofline.ridge(self.flops_per_s, self.bytes_per_s)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict including the ridge point."""
-        return {
-            "device": self.device,
-            "dtype": self.dtype,
-            "flops_per_s": self.flops_per_s,
-            "bytes_per_s": self.bytes_per_s,
-            "copy_bytes_per_s": self.copy_bytes_per_s,
-            "triad_bytes_per_s": self.triad_bytes_per_s,
-            "ridge_point": self.ridge_point,
-        }
-
-
 def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
     if len(values) < 2:
         return values[0], values[0]
@@ -190,12 +138,18 @@ def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Measurement:
-    """One timed kernel: its raw repetition times, its counts (from the formulas) and peaks.
+    """One timed kernel: its raw repetition times and its counts (from the formulas).
 
-    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
-    >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7, p)
-    >>> m.bound, m.seconds, m.iqr_seconds, m.predicted_seconds
-    ('memory', 0.003, 0.001, 0.001)
+    The statistic, chosen here once for every table, plot and verdict, is the **median** of
+    the repetitions, with the **interquartile range** as its spread. A measurement holds no
+    machine model: :func:`gpuconcepts.roofline.place` reads it against a set of peaks.
+
+    ``flush`` says whether the caches were flushed before each repetition; ``series`` holds
+    what was observed alongside the timing (e.g. the KV-cache bytes after each decode step).
+
+    >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
+    >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
+    (0.003, 0.001, (0.0025, 0.0035), 0.1)
     >>> m.noisy
     True
     """
@@ -206,31 +160,42 @@ class Measurement:
     raw_seconds: tuple[float, ...]
     flops: float
     bytes: float
-    peaks: Peaks = field(repr=False)
+    flush: bool = False
+    series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.raw_seconds:
             raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
-        bad = [t for t in self.raw_seconds if not (math.isfinite(t) and t > 0)]
+        bad = [
+            t
+            for t in self.raw_seconds
+            if isinstance(t, bool) or not isinstance(t, int | float) or not (math.isfinite(t) and t > 0)
+        ]
         if bad:
             raise GpuConceptsError(
                 f"Measurement {self.workload!r}: every raw time must be positive; got {bad[0]!r}"
             )
-        if self.flops <= 0 or self.bytes <= 0:
-            raise GpuConceptsError(
-                f"Measurement {self.workload!r}: flops and bytes must be positive; "
-                f"got flops={self.flops!r}, bytes={self.bytes!r}"
-            )
+        for name in ("flops", "bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                raise GpuConceptsError(
+                    f"Measurement {self.workload!r}: {name} must be positive; got {value!r}"
+                )
 
     @property
     def seconds(self) -> float:
-        """Median of the repetitions."""
+        """Median of the repetitions: the one statistic of the book."""
         return float(statistics.median(self.raw_seconds))
+
+    @property
+    def interval_seconds(self) -> tuple[float, float]:
+        """The first and third quartiles of the repetitions: the spread shown beside a time."""
+        return _quartiles(self.raw_seconds)
 
     @property
     def iqr_seconds(self) -> float:
         """Interquartile range of the repetitions (0 for a single one)."""
-        low, high = _quartiles(self.raw_seconds)
+        low, high = self.interval_seconds
         return high - low
 
     @property
@@ -253,40 +218,64 @@ class Measurement:
         """Arithmetic intensity, FLOPs per byte."""
         return self.flops / self.bytes
 
-    @property
-    def predicted_seconds(self) -> float:
-        """Roofline time at this device's measured peaks (``formulas.roofline_seconds``)."""
-        return roofline.predicted_seconds(self.flops, self.bytes, self.peaks)
+    def size(self, name: str) -> int:
+        """An integer size of the kernel (``B``, ``S``, ``s``...), with a clear error if absent.
 
-    @property
-    def roofline_ratio(self) -> float:
-        """Measured over predicted seconds: 1 is on the roof, 2 is half as fast."""
-        return self.seconds / self.predicted_seconds
-
-    @property
-    def bound(self) -> Bound:
-        """``"memory"`` below the ridge point, ``"compute"`` at or above it."""
-        return roofline.classify(self.intensity, self.peaks)
+        >>> Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0).size("B")
+        4
+        """
+        value = self.params.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise GpuConceptsError(
+                f"measurement {self.workload!r} has no integer size {name!r}; "
+                f"params: {dict(self.params)}"
+            )
+        return value
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: the fields (without peaks) and every derived property."""
-        return {
+        """JSON-ready dict of the fields (what a saved Run stores; the statistics derive)."""
+        record: dict[str, Any] = {
             "workload": self.workload,
             "device": self.device,
             "params": dict(self.params),
             "raw_seconds": list(self.raw_seconds),
-            "seconds": self.seconds,
-            "iqr_seconds": self.iqr_seconds,
-            "noisy": self.noisy,
             "flops": self.flops,
             "bytes": self.bytes,
-            "flops_per_s": self.flops_per_s,
-            "bytes_per_s": self.bytes_per_s,
-            "intensity": self.intensity,
-            "predicted_seconds": self.predicted_seconds,
-            "roofline_ratio": self.roofline_ratio,
-            "bound": self.bound,
+            "flush": self.flush,
         }
+        if self.series:
+            record["series"] = {k: list(v) for k, v in self.series.items()}
+        return record
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Measurement:
+        """The inverse of :meth:`to_dict`; a missing field is a :class:`GpuConceptsError`.
+
+        >>> m = Measurement("mlp", "cpu", {"B": 4}, (1.0, 2.0), 8, 4, flush=True)
+        >>> Measurement.from_dict(m.to_dict()) == m
+        True
+        """
+        fields = ("workload", "device", "params", "raw_seconds", "flops", "bytes")
+        missing = [f for f in fields if f not in record]
+        if missing:
+            raise GpuConceptsError(f"missing field {missing[0]!r}")
+        if not isinstance(record["params"], Mapping):
+            raise GpuConceptsError("params must be an object")
+        if not isinstance(record["raw_seconds"], list):
+            raise GpuConceptsError("raw_seconds must be a list of seconds")
+        series = record.get("series", {})
+        if not isinstance(series, Mapping) or not all(isinstance(v, list) for v in series.values()):
+            raise GpuConceptsError("series must be an object of lists")
+        return cls(
+            workload=str(record["workload"]),
+            device=str(record["device"]),
+            params=dict(record["params"]),
+            raw_seconds=tuple(record["raw_seconds"]),
+            flops=record["flops"],
+            bytes=record["bytes"],
+            flush=bool(record.get("flush", False)),
+            series={str(k): tuple(v) for k, v in series.items()},
+        )
 
 
 # -- cache and memory sizes ------------------------------------------------------------------

@@ -1,10 +1,12 @@
-r"""The roofline model: ridge point, predicted time, bound classification, and the plot.
+r"""The roofline model: a device's measured peaks, and measurements placed under them.
 
 Every number comes from the catalogue (``formulas.ridge_point``, ``roofline_seconds``,
 ``attainable_flops``); this module only decides which side of the ridge a kernel sits on
-and draws the picture. matplotlib is imported inside :func:`plot_roofline`.
+and draws the picture. A :class:`~gpuconcepts.measure.Measurement` knows nothing of any
+machine model: :func:`place` puts it under a set of :class:`Peaks`, so one measurement can
+be read against this machine's roofs or another's. matplotlib is imported inside
+:func:`plot_roofline`.
 
->>> from gpuconcepts.measure import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> ridge(peaks.flops_per_s, peaks.bytes_per_s)
 10.0
@@ -21,14 +23,110 @@ and draws the picture. matplotlib is imported inside :func:`plot_roofline`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
-    from gpuconcepts.measure import Measurement, Peaks
+    from gpuconcepts.measure import Measurement
+
+Bound = Literal["memory", "compute"]
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """Measured ceilings of one device: compute (large GEMM) and bandwidth (STREAM-like).
+
+    ``bytes_per_s`` is the larger of the copy and triad bandwidths, both kept when known.
+
+    >>> Peaks(device="cuda", flops_per_s=989e12, bytes_per_s=3.35e12, dtype="bfloat16").ridge_point
+    295.2238805970149
+    """
+
+    device: str
+    flops_per_s: float
+    bytes_per_s: float
+    dtype: str
+    copy_bytes_per_s: float | None = None
+    triad_bytes_per_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("flops_per_s", "bytes_per_s", "copy_bytes_per_s", "triad_bytes_per_s"):
+            value = getattr(self, name)
+            if value is None and name not in ("flops_per_s", "bytes_per_s"):
+                continue
+            if isinstance(value, bool) or not (
+                isinstance(value, int | float) and math.isfinite(value) and value > 0
+            ):
+                raise GpuConceptsError(
+                    f"Peaks: {name} must be a positive finite number; got {value!r}"
+                )
+
+    @property
+    def ridge_point(self) -> float:
+        """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
+        return ridge(self.flops_per_s, self.bytes_per_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the fields, and the ridge point for readers of the file."""
+        return {
+            "device": self.device,
+            "dtype": self.dtype,
+            "flops_per_s": self.flops_per_s,
+            "bytes_per_s": self.bytes_per_s,
+            "copy_bytes_per_s": self.copy_bytes_per_s,
+            "triad_bytes_per_s": self.triad_bytes_per_s,
+            "ridge_point": self.ridge_point,
+        }
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Peaks:
+        """The inverse of :meth:`to_dict` (the derived ``ridge_point`` is recomputed)."""
+        fields = ("device", "flops_per_s", "bytes_per_s", "dtype")
+        missing = [f for f in fields if f not in record]
+        if missing:
+            raise GpuConceptsError(f"peaks: missing field {missing[0]!r}")
+        return cls(
+            device=str(record["device"]),
+            flops_per_s=record["flops_per_s"],
+            bytes_per_s=record["bytes_per_s"],
+            dtype=str(record["dtype"]),
+            copy_bytes_per_s=record.get("copy_bytes_per_s"),
+            triad_bytes_per_s=record.get("triad_bytes_per_s"),
+        )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A measurement read against a set of peaks.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+    >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.010, 0.012), 1e9, 2e7)
+    >>> where = place(m, p)
+    >>> where.bound, where.predicted_seconds, round(where.ratio, 2)
+    ('compute', 0.01, 1.1)
+    """
+
+    predicted_seconds: float
+    ratio: float
+    bound: Bound
+
+
+def place(m: Measurement, peaks: Peaks) -> Placement:
+    """Where ``m`` sits under ``peaks``: its roofline time, measured ÷ roofline, and its side of
+    the ridge (by the formulas' intensity)."""
+    predicted = predicted_seconds(m.flops, m.bytes, peaks)
+    return Placement(
+        predicted_seconds=predicted,
+        ratio=m.seconds / predicted,
+        bound=classify(m.intensity, peaks),
+    )
 
 
 def ridge(flops_per_s: float, bytes_per_s: float) -> float:
@@ -36,7 +134,7 @@ def ridge(flops_per_s: float, bytes_per_s: float) -> float:
     return float(formulas.ridge_point(P=flops_per_s, beta=bytes_per_s))
 
 
-def classify(intensity: float, peaks: Peaks) -> Literal["memory", "compute"]:
+def classify(intensity: float, peaks: Peaks) -> Bound:
     """``"memory"`` when the intensity is below the ridge point, else ``"compute"``."""
     return "memory" if intensity < peaks.ridge_point else "compute"
 
@@ -84,7 +182,6 @@ def plot_roofline(
     Returns:
         The matplotlib Figure.
 
-    >>> from gpuconcepts.measure import Peaks
     >>> fig = plot_roofline(Peaks("cpu", 1e11, 1e10, "float32"))
     >>> fig.axes[0].get_xlabel()
     'arithmetic intensity (FLOP/byte)'

@@ -13,10 +13,8 @@ inside the functions.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TypeVar
+from dataclasses import asdict, dataclass, replace
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.judge import (
@@ -37,13 +35,11 @@ from gpuconcepts.claims.judge import (
     judge_weight_sharing,
 )
 from gpuconcepts.claims.quantities import param
-from gpuconcepts.claims.result import ClaimResult, ClaimsReport
+from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
 from gpuconcepts.units import MiB
-
-Progress = Callable[[str], None]
-
 
 @dataclass(frozen=True)
 class ClaimSizes:
@@ -241,48 +237,23 @@ def count_weights(
 
 
 # -- the experiments ---------------------------------------------------------------------------
-_Result = TypeVar("_Result")
-
-
-@dataclass(frozen=True)
-class _Run:
-    device: str
-    label: str
-    peaks: Peaks
-    sizes: ClaimSizes
-    say: Progress
-
-    def kernel(self, kernel: Callable[..., _Result], **sizes: object) -> _Result:
-        """Run a kernel of :mod:`gpuconcepts.kernels` here: every kernel takes the device, the
-        peaks and the repetitions the same way, so only the sizes differ from call to call."""
-        return kernel(self.device, self.peaks, repeats=self.sizes.repeats, **sizes)
-
-
 Found = tuple[list[ClaimResult], dict[str, Measurement]]
 """What an experiment returns: its claims, and its measurements for the roofline claims
 (keyed by the role they play in :data:`~gpuconcepts.claims.judge.ROOFLINE_EXPECTATIONS`)."""
 
 
-def _dlrm(run: _Run) -> Found:
-    import torch
+def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
+    from gpuconcepts.kernels import dlrm  # noqa: F401  (the workloads below are its kernels)
 
-    from gpuconcepts.kernels import default_dtype, dlrm, torch_dtype
-    from gpuconcepts.measure import free_memory_bytes, last_level_cache_bytes
-
-    z = run.sizes
-    dtype = torch_dtype(default_dtype(run.device, "embedding"))
-    s = torch.empty((), dtype=dtype).element_size()
-    table_bytes = min(z.dlrm_table_bytes, free_memory_bytes(run.device) // 4)
+    s = int(lab.fact("dlrm-element", lambda: {"s": _embedding_element_bytes(lab.device)})["s"])
+    table_bytes = min(z.dlrm_table_bytes, lab.free_bytes // 4)
     pairs: dict[int, tuple[Measurement, Measurement]] = {}
     for d in z.dlrm_widths:
         L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
         row_bytes = int(formulas.embedding_memory(N=1, d=d, s=s))
         N = max(z.dlrm_B * L, table_bytes // row_bytes)
-        run.say(
-            f"DLRM: embedding_bag, random and sequential rows, N={N}, B={z.dlrm_B}, L={L}, d={d}"
-        )
         random, sequential = (
-            run.kernel(dlrm.embedding_lookup, N=N, B=z.dlrm_B, L=L, d=d, pattern=pattern)
+            lab.measure(f"dlrm-{pattern}", N=N, B=z.dlrm_B, L=L, d=d)
             for pattern in ("random", "sequential")
         )
         pairs[d] = (random, sequential)
@@ -290,93 +261,83 @@ def _dlrm(run: _Run) -> Found:
     result = judge_dlrm_lookups(
         random,
         sequential,
-        cache_bytes=last_level_cache_bytes(run.device),
-        device=run.label,
+        peaks=lab.peaks,
+        cache_bytes=lab.cache_bytes,
+        device=lab.label,
         widths=tuple(pairs.values()),
     )
     return [result], {"dlrm-random": random}
 
 
-def _mlp(run: _Run) -> Found:
-    from gpuconcepts.kernels import mlp
+def _embedding_element_bytes(device: str) -> int:
+    import torch
 
-    z = run.sizes
-    run.say(f"MLP: nn.Linear {z.mlp_d}→{z.mlp_d}, B in {list(z.mlp_batches)}")
-    sweep = run.kernel(mlp.batch_sweep, batches=z.mlp_batches, d_in=z.mlp_d, d_out=z.mlp_d)
+    from gpuconcepts.kernels import default_dtype, torch_dtype
+
+    return int(torch.empty((), dtype=torch_dtype(default_dtype(device, "embedding"))).element_size())
+
+
+def _mlp(lab: Lab, z: ClaimSizes) -> Found:
+    sweep = [lab.measure("mlp", B=B, d_in=z.mlp_d, d_out=z.mlp_d) for B in z.mlp_batches]
     results = [
-        judge_mlp_trend(sweep, device=run.label),
-        judge_mlp_crossover(sweep, device=run.label),
+        judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
+        judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
     ]
     return results, {"mlp-small-batch": sweep[0], "mlp-large-batch": sweep[-1]}
 
 
-def _cnn(run: _Run) -> Found:
-    from gpuconcepts.kernels import cnn
-
-    z = run.sizes
-    run.say("CNN: counting weights of nn.Linear(16, 3) and nn.Conv2d(1, 1, 3)")
-    sharing = judge_weight_sharing(count_weights(), device=run.label)
+def _cnn(lab: Lab, z: ClaimSizes) -> Found:
+    counted = lab.fact("cnn-weights", lambda: asdict(count_weights()))
+    sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
     shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
-    run.say(f"CNN: dense and depthwise 3×3 conv2d on {z.cnn_B}×{z.cnn_C}×{z.cnn_HW}×{z.cnn_HW}")
-    dense = run.kernel(cnn.conv2d, C_in=z.cnn_C, C_out=z.cnn_C, **shape)
-    depthwise = run.kernel(cnn.depthwise_conv2d, C=z.cnn_C, **shape)
-    results = [sharing, judge_conv_vs_depthwise(dense, depthwise, device=run.label)]
-    return results, {"cnn-conv3x3": dense, "cnn-depthwise3x3": depthwise}
-
-
-def _rnn(run: _Run) -> Found:
-    from gpuconcepts.kernels import rnn
-
-    z = run.sizes
-    width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
-    run.say(f"RNN: nn.RNN B={z.rnn_B}, d={z.rnn_d}, S in {list(z.rnn_lengths)}")
-    by_length = [run.kernel(rnn.rnn_module, B=z.rnn_B, S=S, **width) for S in z.rnn_lengths]
-    run.say(f"RNN: step loop against one GEMM, B={z.rnn_B}, S={z.rnn_S}")
-    loop = run.kernel(rnn.step_loop, B=z.rnn_B, S=z.rnn_S, **width)
-    gemm = run.kernel(rnn.batched_gemm, B=z.rnn_B, S=z.rnn_S, **width)
-    run.say(f"RNN: nn.RNN S={z.rnn_S}, B in {list(z.rnn_batches)}")
-    by_batch = [run.kernel(rnn.rnn_module, B=B, S=z.rnn_S, **width) for B in z.rnn_batches]
+    dense = lab.measure("cnn-conv", C_in=z.cnn_C, C_out=z.cnn_C, **shape)
+    depthwise = lab.measure("cnn-depthwise", C=z.cnn_C, **shape)
     results = [
-        judge_rnn_length(by_length, device=run.label),
-        judge_rnn_loop_vs_gemm(loop, gemm, device=run.label),
-        judge_rnn_batch(by_batch, device=run.label),
+        sharing,
+        judge_conv_vs_depthwise(dense, depthwise, peaks=lab.peaks, device=lab.label),
+    ]
+    return results, {"cnn-conv": dense, "cnn-depthwise": depthwise}
+
+
+def _rnn(lab: Lab, z: ClaimSizes) -> Found:
+    width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
+    by_length = [lab.measure("rnn-module", B=z.rnn_B, S=S, **width) for S in z.rnn_lengths]
+    loop = lab.measure("rnn-loop", B=z.rnn_B, S=z.rnn_S, **width)
+    gemm = lab.measure("rnn-gemm", B=z.rnn_B, S=z.rnn_S, **width)
+    by_batch = [lab.measure("rnn-module", B=B, S=z.rnn_S, **width) for B in z.rnn_batches]
+    results = [
+        judge_rnn_length(by_length, device=lab.label),
+        judge_rnn_loop_vs_gemm(loop, gemm, peaks=lab.peaks, device=lab.label),
+        judge_rnn_batch(by_batch, device=lab.label),
     ]
     return results, {}
 
 
-def _transformer(run: _Run) -> Found:
-    from gpuconcepts.kernels import transformer
-
-    z = run.sizes
+def _transformer(lab: Lab, z: ClaimSizes) -> Found:
     attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
-    run.say(
-        f"Transformer: attention prefill B={z.attn_B}, d={z.attn_d}, S in {list(z.attn_lengths)}"
-    )
-    sweep = run.kernel(transformer.prefill_sweep, lengths=z.attn_lengths, **attention)
+    sweep = [lab.measure("transformer-prefill", S=S, **attention) for S in z.attn_lengths]
     S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
-    run.say(f"Transformer: decode {z.decode_steps} tokens up to S={S}, KV cache measured")
-    decoded = run.kernel(
-        transformer.decode, S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
+    decode = lab.measure(
+        "transformer-decode", S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
     )
     prefill_at_S = next(m for m in sweep if param(m, "S") == S)
-    decode_m = decoded.measurement
     results = [
-        judge_attention_exponent(sweep, device=run.label),
-        judge_attention_doubling(sweep, device=run.label),
-        judge_prefill_vs_decode(prefill_at_S, decode_m, device=run.label),
+        judge_attention_exponent(sweep, device=lab.label),
+        judge_attention_doubling(sweep, device=lab.label),
+        judge_prefill_vs_decode(prefill_at_S, decode, peaks=lab.peaks, device=lab.label),
         judge_kv_cache(
             B=z.attn_B,
             d=z.attn_d,
-            s=param(decode_m, "s"),
-            lengths=decoded.lengths,
-            cache_bytes=decoded.cache_bytes,
-            device=run.label,
+            s=param(decode, "s"),
+            lengths=tuple(int(n) for n in decode.series["lengths"]),
+            cache_bytes=tuple(int(b) for b in decode.series["cache_bytes"]),
+            device=lab.label,
         ),
     ]
-    return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode_m}
+    return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode}
 
 
-EXPERIMENTS: tuple[tuple[str, Callable[[_Run], Found]], ...] = (
+EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
     ("DLRM", _dlrm),
     ("MLP", _mlp),
     ("CNN", _cnn),
@@ -386,33 +347,21 @@ EXPERIMENTS: tuple[tuple[str, Callable[[_Run], Found]], ...] = (
 """The experiments in the order of the post."""
 
 
-def run_claims(
-    device: str,
-    quick: bool,
-    *,
-    sizes: ClaimSizes | None = None,
-    peaks: Peaks | None = None,
-    progress: Progress | None = None,
-    only: Sequence[str] | None = None,
-) -> ClaimsReport:
-    """Run every experiment on a resolved device and judge every claim.
+def judge_claims(
+    lab: Lab, sizes: ClaimSizes, *, only: Sequence[str] | None = None
+) -> tuple[ClaimResult, ...]:
+    """Every claim, judged from the measurements a lab gives (measured now, or saved in a Run).
 
     Args:
-        device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
-        quick: the smaller sizes of :data:`SIZES` (about a minute or two on a 2-core CPU).
-        sizes: sizes to use instead of :func:`sizes_for` (the tests pass tiny ones).
-        peaks: measured peaks; measured first (``kernels.measure_peaks``) when None.
-        progress: called with one line of text before each step.
-        only: architectures to run (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
+        lab: a live :class:`~gpuconcepts.lab.Lab` (kernels run, each size once) or one that
+            replays a saved run (nothing runs).
+        sizes: the experiments' sizes (:func:`sizes_for`, or the ones a saved run recorded).
+        only: architectures to judge (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
             claims cover the workloads of the architectures that ran.
 
     Returns:
-        A :class:`ClaimsReport` with one :class:`ClaimResult` per claim, the measurements
-        behind the roofline claims, and the seconds each experiment took.
+        One :class:`ClaimResult` per claim, the roofline claims last.
     """
-    from gpuconcepts.kernels import measure_peaks
-    from gpuconcepts.measure import device_name
-
     known = [name for name, _ in EXPERIMENTS]
     if only is not None:
         unknown = [name for name in only if name not in known]
@@ -420,38 +369,25 @@ def run_claims(
             raise GpuConceptsError(
                 f"unknown architecture {unknown[0]!r}; choose from {', '.join(known)}"
             )
-    say = progress or (lambda _line: None)
-    chosen = sizes if sizes is not None else sizes_for(device, quick)
-    start = time.perf_counter()
-    if peaks is None:
-        say(f"peaks: STREAM bandwidth and a large GEMM on {device}")
-        peaks = measure_peaks(device, quick)
-    label = device_name(device)
-    run = _Run(device=device, label=label, peaks=peaks, sizes=chosen, say=say)
     results: list[ClaimResult] = []
     roofline: dict[str, Measurement] = {}
-    timings: dict[str, float] = {"peaks": time.perf_counter() - start}
     for name, experiment in EXPERIMENTS:
         if only is not None and name not in only:
             continue
-        began = time.perf_counter()
-        found, measured = experiment(run)
+        lab.say(f"claims: {name}")
+        found, measured = experiment(lab, sizes)
         results.extend(found)
         roofline.update(measured)
-        timings[name] = time.perf_counter() - began
-    say("Roofline: each workload's class against its measured behaviour")
     for role, m in roofline.items():
         expected, what, source = ROOFLINE_EXPECTATIONS[role]
         results.append(
-            judge_roofline(m, expected=expected, label=what, source=source, device=label)
+            judge_roofline(
+                m,
+                peaks=lab.peaks,
+                expected=expected,
+                label=what,
+                source=source,
+                device=lab.label,
+            )
         )
-    return ClaimsReport(
-        device=device,
-        device_label=label,
-        quick=quick,
-        peaks=peaks,
-        results=tuple(results),
-        measurements=tuple(roofline.values()),
-        timings=timings,
-        seconds=time.perf_counter() - start,
-    )
+    return tuple(results)

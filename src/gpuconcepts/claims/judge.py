@@ -7,11 +7,10 @@ constant of :mod:`gpuconcepts.claims.thresholds`. Nothing here runs a kernel, so
 branch of every verdict is unit-tested. Claims of one shape share one builder: a power law
 in S (:func:`_power_law`), a bar chart of measured against predicted (:func:`_bars`).
 
->>> from gpuconcepts.measure import Measurement, Peaks
->>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> from gpuconcepts.measure import Measurement
 >>> def loop(S: int, seconds: float) -> Measurement:
 ...     return Measurement("rnn-module", "cpu", {"B": 8, "S": S, "d_in": 64, "d_h": 64, "s": 4},
-...                        (seconds,), 1e6 * S, 1e4 * S, peaks)
+...                        (seconds,), 1e6 * S, 1e4 * S)
 >>> result = judge_rnn_length([loop(S, 1e-4 * S) for S in (16, 32, 64, 128)], device="demo")
 >>> result.verdict, round(result.values["exponent"], 3)
 (True, 1.0)
@@ -26,10 +25,7 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.quantities import (
-    achieved_bytes,
-    achieved_flops,
     attainable,
-    best_seconds,
     formula_along,
     formula_at,
     limit_of,
@@ -42,9 +38,15 @@ from gpuconcepts.claims.quantities import (
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.questions import question
 from gpuconcepts.units import binary_bytes, describe_bytes, plain_number, si
+
+
+def _seconds(m: Measurement) -> float:
+    """The book's one statistic of a measurement (its median, see Measurement.seconds)."""
+    return m.seconds
 
 
 # -- building results ------------------------------------------------------------------------
@@ -102,7 +104,7 @@ def _power_law(
     """
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
-    seconds = tuple(best_seconds(m) for m in ordered)
+    seconds = tuple(_seconds(m) for m in ordered)
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds)
@@ -160,6 +162,7 @@ def judge_dlrm_lookups(
     random: Measurement,
     sequential: Measurement,
     *,
+    peaks: Peaks,
     cache_bytes: int,
     device: str,
     widths: Sequence[tuple[Measurement, Measurement]] = (),
@@ -183,8 +186,8 @@ def judge_dlrm_lookups(
     batch = formula_at(formulas.embedding_payload, random)
     intensity = formula_at(formulas.embedding_intensity, random)
     row = _row_bytes(random)
-    ridge = random.peaks.ridge_point
-    ratio = achieved_bytes(sequential) / achieved_bytes(random)
+    ridge = peaks.ridge_point
+    ratio = sequential.bytes_per_s / random.bytes_per_s
     multiple = table / cache_bytes
     visible = multiple >= T.DLRM_MIN_CACHE_MULTIPLE
     reason = (
@@ -197,13 +200,13 @@ def judge_dlrm_lookups(
     row_bytes = tuple(_row_bytes(r) for r, _ in pairs)
     if len(set(row_bytes)) != len(row_bytes):
         raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
-    ratios = tuple(achieved_bytes(q) / achieved_bytes(r) for r, q in pairs)
+    ratios = tuple(q.bytes_per_s / r.bytes_per_s for r, q in pairs)
     measured = (
-        f"random {si(achieved_bytes(random), 'B/s')}, sequential "
-        f"{si(achieved_bytes(sequential), 'B/s')} (DRAM peak {si(random.peaks.bytes_per_s, 'B/s')})"
+        f"random {si(random.bytes_per_s, 'B/s')}, sequential "
+        f"{si(sequential.bytes_per_s, 'B/s')} (DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
         f": sequential/random = {_ratio_text(ratio)} with {plain_number(row)}-byte rows"
     )
-    dram = (("measured DRAM bandwidth", random.peaks.bytes_per_s),)
+    dram = (("measured DRAM bandwidth", peaks.bytes_per_s),)
     if len(pairs) > 1:
         measured += "; at other widths: " + ", ".join(
             f"{_ratio_text(x)} ({plain_number(b)}-byte rows)"
@@ -215,8 +218,8 @@ def judge_dlrm_lookups(
             x_label="bytes per embedding row (d·s)",
             y_label="achieved bandwidth (bytes/s)",
             series=(
-                Series("random rows", row_bytes, tuple(achieved_bytes(r) for r, _ in pairs)),
-                Series("consecutive rows", row_bytes, tuple(achieved_bytes(q) for _, q in pairs)),
+                Series("random rows", row_bytes, tuple(r.bytes_per_s for r, _ in pairs)),
+                Series("consecutive rows", row_bytes, tuple(q.bytes_per_s for _, q in pairs)),
             ),
             hlines=dram,
             vlines=((f"the post's rows (d={d})", row),),
@@ -227,7 +230,7 @@ def judge_dlrm_lookups(
             "access order",
             "achieved bandwidth (bytes/s)",
             ("random rows", "consecutive rows"),
-            (achieved_bytes(random), achieved_bytes(sequential)),
+            (random.bytes_per_s, sequential.bytes_per_s),
             log_y=False,
             hlines=dram,
         )
@@ -264,8 +267,8 @@ def judge_dlrm_lookups(
             "fraction": batch / table,
             "intensity": intensity,
             "ridge_point": ridge,
-            "random_bytes_per_s": achieved_bytes(random),
-            "sequential_bytes_per_s": achieved_bytes(sequential),
+            "random_bytes_per_s": random.bytes_per_s,
+            "sequential_bytes_per_s": sequential.bytes_per_s,
             "ratio": ratio,
             "cache_bytes": cache_bytes,
             "cache_multiple": multiple,
@@ -290,16 +293,15 @@ class _MlpSweep:
     peaks: Peaks
 
     @classmethod
-    def of(cls, sweep: Sequence[Measurement]) -> _MlpSweep:
+    def of(cls, sweep: Sequence[Measurement], peaks: Peaks) -> _MlpSweep:
         """Sort and check a sweep (the layer and its dtype fixed), then derive from it."""
         fixed = ("d_in", "d_out", "s")
         ordered = sorted_sweep(sweep, "B", fixed=fixed, what="an MLP batch sweep")
         intensity = formula_along(formulas.mlp_intensity, ordered)
         d_in, d_out, s = sizes(ordered[0], *fixed)
-        peaks = ordered[0].peaks
         return cls(
             batches=size_values(ordered, "B"),
-            flops_per_s=tuple(achieved_flops(m) for m in ordered),
+            flops_per_s=tuple(m.flops_per_s for m in ordered),
             intensity=intensity,
             attainable=attainable(intensity, peaks),
             d_in=d_in,
@@ -321,9 +323,9 @@ class _MlpSweep:
         )
 
 
-def judge_mlp_trend(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
+def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
     """Larger batches raise both the intensity (formula) and the achieved FLOP/s (measured)."""
-    w = _MlpSweep.of(sweep)
+    w = _MlpSweep.of(sweep, peaks)
     trend = rank_correlation(w.batches, w.flops_per_s)
     gain = w.flops_per_s[-1] / w.flops_per_s[0]
     b0, b1 = plain_number(w.batches[0]), plain_number(w.batches[-1])
@@ -363,14 +365,16 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
     )
 
 
-def judge_mlp_crossover(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
+def judge_mlp_crossover(
+    sweep: Sequence[Measurement], *, peaks: Peaks, device: str
+) -> ClaimResult:
     """The batch where the layer turns compute-bound: measured knee against the ridge point.
 
     Predicted: the B solving ``mlp_intensity(B) = ridge_point``. Measured: the first B at
     which achieved FLOP/s reaches :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_FRACTION`
     of the measured peak (log-log interpolation between sweep points).
     """
-    w = _MlpSweep.of(sweep)
+    w = _MlpSweep.of(sweep, peaks)
     layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
     ridge, peak = w.peaks.ridge_point, w.peaks.flops_per_s
     predicted = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
@@ -513,17 +517,16 @@ def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
 
 
 def judge_conv_vs_depthwise(
-    dense: Measurement, depthwise: Measurement, *, device: str
+    dense: Measurement, depthwise: Measurement, *, peaks: Peaks, device: str
 ) -> ClaimResult:
     """A dense 3×3 conv is compute-heavy; the depthwise one has far lower intensity and runs
     memory- or overhead-bound (far below the compute roof)."""
     same = {"H_out": "H", "W_out": "W"}  # 'same' padding: the output map is the input's size
     dense_i = formula_at(formulas.conv_intensity, dense, **same)
     dw_i = formula_at(formulas.depthwise_conv_intensity, depthwise, **same)
-    peaks = dense.peaks
     ridge = peaks.ridge_point
     dense_roof, dw_roof = attainable((dense_i, dw_i), peaks)
-    dense_flops, dw_flops = achieved_flops(dense), achieved_flops(depthwise)
+    dense_flops, dw_flops = dense.flops_per_s, depthwise.flops_per_s
     ratio = dense_flops / dw_flops
     dw_fraction = dw_flops / peaks.flops_per_s
     B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
@@ -584,39 +587,41 @@ def judge_rnn_length(sweep: Sequence[Measurement], *, device: str) -> ClaimResul
     )
 
 
-def judge_rnn_loop_vs_gemm(loop: Measurement, gemm: Measurement, *, device: str) -> ClaimResult:
+def judge_rnn_loop_vs_gemm(
+    loop: Measurement, gemm: Measurement, *, peaks: Peaks, device: str
+) -> ClaimResult:
     """The dependent step loop is much slower than the same FLOPs run as one GEMM."""
     if loop.flops != gemm.flops:
         raise GpuConceptsError(
             f"loop and GEMM must do the same FLOPs; got {loop.flops} and {gemm.flops}"
         )
     S = param(loop, "S")
-    slowdown = best_seconds(loop) / best_seconds(gemm)
+    slowdown = _seconds(loop) / _seconds(gemm)
     return ClaimResult(
         key="rnn-loop-vs-gemm",
         architecture="RNN",
         claim="The step-by-step recurrence is much slower than the same arithmetic done at once.",
         prediction=f"both do rnn_flops = {plain_number(loop.flops)} FLOPs on "
         f"rnn_bytes = {plain_number(loop.bytes)} bytes, so the roofline gives both "
-        f"{si(loop.predicted_seconds, 's')}; only the loop must run its {S} steps in order",
-        measured=f"step loop {si(best_seconds(loop), 's')}, one GEMM {si(best_seconds(gemm), 's')}: "
+        f"{si(place(loop, peaks).predicted_seconds, 's')}; only the loop must run its {S} steps in order",
+        measured=f"step loop {si(_seconds(loop), 's')}, one GEMM {si(_seconds(gemm), 's')}: "
         f"{_ratio_text(slowdown)} slower",
         threshold=f"loop time ≥ {T.RNN_MIN_LOOP_SLOWDOWN:g}× GEMM time",
         verdict=slowdown >= T.RNN_MIN_LOOP_SLOWDOWN,
         device=device,
         values={
-            "loop_seconds": best_seconds(loop),
-            "gemm_seconds": best_seconds(gemm),
+            "loop_seconds": _seconds(loop),
+            "gemm_seconds": _seconds(gemm),
             "slowdown": slowdown,
-            "roofline_seconds": loop.predicted_seconds,
+            "roofline_seconds": place(loop, peaks).predicted_seconds,
         },
         plot=_bars(
             f"The same RNN FLOPs, with and without the step dependency (S={S})",
             "implementation",
             "seconds",
             (f"step loop ({S} steps)", "one batched GEMM"),
-            (best_seconds(loop), best_seconds(gemm)),
-            (loop.predicted_seconds, gemm.predicted_seconds),
+            (_seconds(loop), _seconds(gemm)),
+            (place(loop, peaks).predicted_seconds, place(gemm, peaks).predicted_seconds),
         ),
     )
 
@@ -627,8 +632,8 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
     batches = size_values(ordered, "B")
     flops = formula_along(formulas.rnn_flops, ordered)
     S = param(ordered[0], "S")
-    per_step = tuple(best_seconds(m) / S for m in ordered)
-    throughput = tuple(b * S / best_seconds(m) for b, m in zip(batches, ordered, strict=True))
+    per_step = tuple(_seconds(m) / S for m in ordered)
+    throughput = tuple(b * S / _seconds(m) for b, m in zip(batches, ordered, strict=True))
     gain = throughput[-1] / throughput[0]
     latency_ratio = per_step[-1] / per_step[0]
     b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
@@ -696,7 +701,7 @@ def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> Cl
 def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Doubling S costs about 4×: the largest doubling of the sweep against the formula's ratio."""
     ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
-    lengths, seconds = size_values(ordered, "S"), tuple(best_seconds(m) for m in ordered)
+    lengths, seconds = size_values(ordered, "S"), tuple(_seconds(m) for m in ordered)
     flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
     post = question(16)
@@ -765,7 +770,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
 
 
 def judge_prefill_vs_decode(
-    prefill: Measurement, decode: Measurement, *, device: str
+    prefill: Measurement, decode: Measurement, *, peaks: Peaks, device: str
 ) -> ClaimResult:
     """Prefill handles all S tokens at once; decode goes one token at a time and is slower per
     token, though each token costs the same attention FLOPs."""
@@ -776,15 +781,15 @@ def judge_prefill_vs_decode(
             f"prefill {(B, S, d)} and decode {sizes(decode, 'B', 'S', 'd')}"
         )
     # per token: prefill's counts and time cover B·S tokens, one decode step's cover B
-    prefill_per_token = best_seconds(prefill) / (B * S)
-    decode_per_token = best_seconds(decode) / B
+    prefill_per_token = _seconds(prefill) / (B * S)
+    decode_per_token = _seconds(decode) / B
     slowdown = decode_per_token / prefill_per_token
     flops_prefill = formula_at(formulas.attention_flops, prefill) / (B * S)
     flops_decode = formula_at(formulas.attention_decode_flops, decode) / B
     i_prefill = formula_at(formulas.attention_intensity, prefill)
     i_decode = formula_at(formulas.attention_decode_intensity, decode)
-    roof_prefill = prefill.predicted_seconds / (B * S)
-    roof_decode = decode.predicted_seconds / B
+    roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
+    roof_decode = place(decode, peaks).predicted_seconds / B
     return ClaimResult(
         key="prefill-vs-decode",
         architecture="Transformer",
@@ -875,7 +880,7 @@ def judge_kv_cache(
 
 # -- Roofline ----------------------------------------------------------------------------------
 def judge_roofline(
-    m: Measurement, *, expected: str, label: str, source: str, device: str
+    m: Measurement, *, peaks: Peaks, expected: str, label: str, source: str, device: str
 ) -> ClaimResult:
     """The post's tendency for a workload, its roofline class, and its measured behaviour agree.
 
@@ -887,11 +892,11 @@ def judge_roofline(
     """
     if expected not in ("memory", "compute"):
         raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
-    peaks = m.peaks
-    peak_fraction = achieved_flops(m) / peaks.flops_per_s
-    bandwidth_ratio = achieved_bytes(m) / peaks.bytes_per_s
-    roofline_ratio = best_seconds(m) / m.predicted_seconds
-    if m.bound == "compute":
+    where = place(m, peaks)
+    peak_fraction = m.flops_per_s / peaks.flops_per_s
+    bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
+    roofline_ratio = where.ratio
+    if where.bound == "compute":
         behaves = peak_fraction >= T.COMPUTE_MIN_PEAK_FRACTION
         rule = f"compute-bound: FLOP/s ≥ {T.COMPUTE_MIN_PEAK_FRACTION:.0%} of the measured peak"
     else:
@@ -902,17 +907,17 @@ def judge_roofline(
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
         prediction=f"intensity {m.intensity:.3g} FLOP/byte against the ridge point "
-        f"{peaks.ridge_point:.3g}: the roofline says {m.bound}-bound",
-        measured=f"{si(achieved_flops(m), 'FLOP/s')} ({peak_fraction:.1%} of peak), "
-        f"{si(achieved_bytes(m), 'B/s')} ({bandwidth_ratio:.2f}× the measured bandwidth); "
+        f"{peaks.ridge_point:.3g}: the roofline says {where.bound}-bound",
+        measured=f"{si(m.flops_per_s, 'FLOP/s')} ({peak_fraction:.1%} of peak), "
+        f"{si(m.bytes_per_s, 'B/s')} ({bandwidth_ratio:.2f}× the measured bandwidth); "
         f"{roofline_ratio:.2g}× the roofline time",
         threshold=f"roofline class = the post's ({expected}), and {rule}",
-        verdict=m.bound == expected and behaves,
+        verdict=where.bound == expected and behaves,
         device=device,
         values={
             "intensity": m.intensity,
             "ridge_point": peaks.ridge_point,
-            "bound": m.bound,
+            "bound": where.bound,
             "expected": expected,
             "peak_fraction": peak_fraction,
             "bandwidth_ratio": bandwidth_ratio,
@@ -933,8 +938,8 @@ ROOFLINE_EXPECTATIONS: Mapping[str, tuple[str, str, str]] = {
         "An MLP layer at a large batch",
         "the post: MLP, compute-intensive, often compute-bound",
     ),
-    "cnn-conv3x3": ("compute", "A dense 3×3 convolution", "the post: CNN, often compute-bound"),
-    "cnn-depthwise3x3": (
+    "cnn-conv": ("compute", "A dense 3×3 convolution", "the post: CNN, often compute-bound"),
+    "cnn-depthwise": (
         "memory",
         "A depthwise 3×3 convolution",
         "the post: depthwise convolutions can become memory-bound",

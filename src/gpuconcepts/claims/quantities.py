@@ -1,16 +1,16 @@
 r"""The numbers a verdict compares: what a measurement achieved, and what the formulas predict.
 
-Measured side: a kernel's sizes (:func:`param`), its fastest repetition and the rates at it,
-a sweep sorted and checked. Predicted side: a catalogue formula evaluated at a measurement's
+Measured side: a kernel's sizes (:func:`param`), a sweep sorted and checked (times and rates
+are the measurement's own: its median, the book's one statistic). Predicted side: a catalogue formula evaluated at a measurement's
 sizes, solved for an unknown, or taken to its limit, and printed as plain text. Every count
 comes from :mod:`gpuconcepts.formulas`; nothing here writes one by hand.
 
 >>> from gpuconcepts import formulas
->>> from gpuconcepts.measure import Measurement, Peaks
+>>> from gpuconcepts.measure import Measurement
 >>> m = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4}, (2e-6, 1e-6),
-...                 1024, 896, Peaks("cpu", 1e11, 1e10, "float32"))
->>> formula_at(formulas.mlp_flops, m), achieved_flops(m)
-(1024.0, 1024000000.0)
+...                 1024, 896)
+>>> formula_at(formulas.mlp_flops, m), m.flops_per_s
+(1024.0, 682666666.6666666)
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import sympy as sp
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.symbols import sym
 
 
@@ -31,47 +32,15 @@ from gpuconcepts.symbols import sym
 def param(m: Measurement, name: str) -> int:
     """An integer size of a measurement (``B``, ``S``, ``s``...), with a clear error if absent.
 
-    >>> from gpuconcepts.measure import Peaks
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
-    >>> param(Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0, p), "B")
+    >>> param(Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0), "B")
     4
     """
-    value = m.params.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise GpuConceptsError(
-            f"measurement {m.workload!r} has no integer size {name!r}; params: {dict(m.params)}"
-        )
-    return value
+    return m.size(name)
 
 
 def sizes(m: Measurement, *names: str) -> tuple[int, ...]:
     """Several sizes of a measurement at once, in the order named."""
     return tuple(param(m, name) for name in names)
-
-
-def best_seconds(m: Measurement) -> float:
-    """The fastest repetition of a measurement: the time the verdicts use.
-
-    Interference from other processes only ever adds time, so on a shared or noisy machine
-    the fastest repetition is the best estimate of what the kernel itself costs (the advice
-    of Python's ``timeit``). The book's tables elsewhere show the median.
-
-    >>> from gpuconcepts.measure import Peaks
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
-    >>> best_seconds(Measurement("mlp", "cpu", {}, (3e-3, 1e-3, 9e-3), 1e6, 1e6, p))
-    0.001
-    """
-    return min(m.raw_seconds)
-
-
-def achieved_flops(m: Measurement) -> float:
-    """FLOP/s at the fastest repetition."""
-    return m.flops / best_seconds(m)
-
-
-def achieved_bytes(m: Measurement) -> float:
-    """Bytes/s (model bytes) at the fastest repetition."""
-    return m.bytes / best_seconds(m)
 
 
 def sorted_sweep(

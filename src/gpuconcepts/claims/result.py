@@ -12,6 +12,8 @@ and the renderers can be tested without running a kernel.
 'holds'
 >>> sorted(result.to_dict())[:5]
 ['architecture', 'claim', 'device', 'key', 'measured']
+>>> ClaimResult.from_dict(result.to_dict()) == result
+True
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks
 
 SeriesRole = Literal["measured", "predicted", "threshold"]
+
+
+def _field(record: Mapping[str, Any], name: str) -> Any:
+    """``record[name]``, or a :class:`GpuConceptsError` naming the missing field."""
+    if not isinstance(record, Mapping):
+        raise GpuConceptsError(f"expected an object, got {type(record).__name__}")
+    if name not in record:
+        raise GpuConceptsError(f"missing field {name!r}")
+    return record[name]
 Status = Literal["holds", "does not hold", "not visible here"]
 
 
@@ -49,6 +59,16 @@ class Series:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return {"label": self.label, "x": list(self.x), "y": list(self.y), "role": self.role}
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Series:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            label=str(_field(record, "label")),
+            x=tuple(_field(record, "x")),
+            y=tuple(_field(record, "y")),
+            role=_field(record, "role"),
+        )
 
 
 @dataclass(frozen=True)
@@ -82,6 +102,21 @@ class PlotSpec:
             "vlines": [list(v) for v in self.vlines],
             "categories": list(self.categories),
         }
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> PlotSpec:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            title=str(_field(record, "title")),
+            x_label=str(_field(record, "x_label")),
+            y_label=str(_field(record, "y_label")),
+            series=tuple(Series.from_dict(s) for s in _field(record, "series")),
+            log_x=bool(_field(record, "log_x")),
+            log_y=bool(_field(record, "log_y")),
+            hlines=tuple((str(a), float(b)) for a, b in _field(record, "hlines")),
+            vlines=tuple((str(a), float(b)) for a, b in _field(record, "vlines")),
+            categories=tuple(_field(record, "categories")),
+        )
 
 
 @dataclass(frozen=True)
@@ -147,60 +182,26 @@ class ClaimResult:
             record["plot"] = self.plot.to_dict() if self.plot is not None else None
         return record
 
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> ClaimResult:
+        """The inverse of :meth:`to_dict` (``status`` is derived again, not read).
 
-@dataclass(frozen=True)
-class ClaimsReport:
-    """Every claim checked on one device in one run, with the measurements and peaks behind them.
-
-    >>> from gpuconcepts.measure import Peaks
-    >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
-    >>> report = ClaimsReport("cpu", "cpu (demo)", True, peaks, (), (), {}, 0.5)
-    >>> report.counts
-    {'holds': 0, 'does not hold': 0, 'not visible here': 0}
-    """
-
-    device: str
-    device_label: str
-    quick: bool
-    peaks: Peaks
-    results: tuple[ClaimResult, ...]
-    measurements: tuple[Measurement, ...]
-    timings: Mapping[str, float]
-    seconds: float
-
-    @property
-    def counts(self) -> dict[Status, int]:
-        """How many claims hold, do not hold, or are not visible on this device."""
-        counts: dict[Status, int] = {"holds": 0, "does not hold": 0, "not visible here": 0}
-        for result in self.results:
-            counts[result.status] += 1
-        return counts
-
-    def result(self, key: str) -> ClaimResult:
-        """The result with this key (e.g. ``"kv-cache-exact"``)."""
-        for result in self.results:
-            if result.key == key:
-                return result
-        keys = ", ".join(r.key for r in self.results)
-        raise GpuConceptsError(f"no claim {key!r} in this report; it has {keys}")
-
-    def by_architecture(self) -> dict[str, list[ClaimResult]]:
-        """Results grouped by architecture, in the order they ran."""
-        groups: dict[str, list[ClaimResult]] = {}
-        for result in self.results:
-            groups.setdefault(result.architecture, []).append(result)
-        return groups
-
-    def to_dict(self, *, with_plots: bool = True) -> dict[str, Any]:
-        """JSON-ready form: device, peaks, counts, timings and the list of ``claims``."""
-        return {
-            "device": self.device,
-            "device_label": self.device_label,
-            "quick": self.quick,
-            "peaks": self.peaks.to_dict(),
-            "counts": dict(self.counts),
-            "seconds": self.seconds,
-            "timings": dict(self.timings),
-            "claims": [r.to_dict(with_plot=with_plots) for r in self.results],
-            "measurements": [m.to_dict() for m in self.measurements],
-        }
+        >>> r = ClaimResult("k", "MLP", "c", "p", "m", "t", True, "cpu", values={"gain": 4})
+        >>> ClaimResult.from_dict(r.to_dict()) == r
+        True
+        """
+        plot = record.get("plot")
+        return cls(
+            key=str(_field(record, "key")),
+            architecture=str(_field(record, "architecture")),
+            claim=str(_field(record, "claim")),
+            prediction=str(_field(record, "prediction")),
+            measured=str(_field(record, "measured")),
+            threshold=str(_field(record, "threshold")),
+            verdict=bool(_field(record, "verdict")),
+            device=str(_field(record, "device")),
+            visible=bool(record.get("visible", True)),
+            reason=str(record.get("reason", "")),
+            values=dict(record.get("values", {})),
+            plot=PlotSpec.from_dict(plot) if plot is not None else None,
+        )

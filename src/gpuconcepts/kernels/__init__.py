@@ -8,7 +8,7 @@ runs a real torch kernel of the given size, and returns a
 ``element_size()``.
 
 >>> from gpuconcepts.kernels import mlp
->>> from gpuconcepts.measure import Peaks
+>>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = mlp.linear("cpu", peaks, B=4, d_in=8, d_out=16, repeats=2)
 >>> m.workload, m.flops, m.bytes, m.params["s"]

@@ -8,7 +8,9 @@ from typing import Any, Literal
 import torch
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, Peaks, time_function
+from gpuconcepts.measure import Measurement, time_function
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.workloads import workload as describe
 
 Role = Literal["compute", "embedding"]
 
@@ -63,22 +65,24 @@ def run(
     peaks: Peaks,
     fn: Callable[[], Any],
     *,
-    flops: float,
-    bytes: float,
     params: Mapping[str, object],
     repeats: int,
     dtype: str,
     flush: bool | None = None,
+    series: Mapping[str, tuple[float, ...]] | None = None,
 ) -> Measurement:
     """Time ``fn`` (no autograd, TF32 only when asked for) and wrap it in a Measurement.
 
-    ``flush=None`` flushes the caches before each repetition exactly when the kernel is
-    memory-bound by its formulas (intensity below the ridge point), so that it reads from DRAM
-    as the roofline assumes; compute-bound kernels keep their operands warm.
+    The FLOPs and bytes come from the workload's descriptor (:mod:`gpuconcepts.workloads`)
+    at ``params``. ``flush=None`` flushes the caches before each repetition exactly when the
+    kernel is memory-bound by its formulas (intensity below the ridge point of ``peaks``), so
+    that it reads from DRAM as the roofline assumes; compute-bound kernels keep their operands
+    warm. The peaks decide only that: the measurement does not keep them.
     """
     check_sizes(workload, repeats=repeats)
+    flops, nbytes = describe(workload).counts(params)
     if flush is None:
-        flush = flops / bytes < peaks.ridge_point
+        flush = flops / nbytes < peaks.ridge_point
     tf32 = dtype == "tf32"
     previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -94,6 +98,7 @@ def run(
         params={**params, "dtype": dtype},
         raw_seconds=raw,
         flops=flops,
-        bytes=bytes,
-        peaks=peaks,
+        bytes=nbytes,
+        flush=flush,
+        series=dict(series or {}),
     )

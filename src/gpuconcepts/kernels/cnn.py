@@ -3,11 +3,11 @@
 A dense convolution reuses each input pixel K²·C_out times and is compute-bound; the
 depthwise form mixes no channels, reuses each pixel only K² times and is memory-bound.
 
->>> from gpuconcepts.measure import Peaks
+>>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = conv2d("cpu", peaks, B=1, H=8, W=8, C_in=4, C_out=8, repeats=2)
 >>> m.workload, m.flops, m.bytes
-('cnn-conv3x3', 36864, 4224)
+('cnn-conv', 36864, 4224)
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 
 def channels_last(x: torch.Tensor) -> torch.Tensor:
@@ -51,21 +51,18 @@ def conv2d(
     dtype = dtype or default_dtype(device)
     x = channels_last(tensor((B, C_in, H, W), dtype, device, seed=1))
     weight = channels_last(tensor((C_out, C_in, K, K), dtype, device, seed=2))
-    s = x.element_size()
-    flops = formulas.conv_flops(B=B, H_out=H, W_out=W, K=K, C_in=C_in, C_out=C_out)
-    nbytes = formulas.conv_bytes(B=B, H_out=H, W_out=W, K=K, C_in=C_in, C_out=C_out, s=s)
 
     def fn() -> torch.Tensor:
         return F.conv2d(x, weight, padding=K // 2)
 
     return run(
-        f"cnn-conv{K}x{K}",
+        "cnn-conv",
         device,
         peaks,
         fn,
-        flops=flops,
-        bytes=nbytes,
-        params={"B": B, "H": H, "W": W, "C_in": C_in, "C_out": C_out, "K": K, "s": s},
+        params={
+            "B": B, "H": H, "W": W, "C_in": C_in, "C_out": C_out, "K": K, "s": x.element_size()
+        },
         repeats=repeats,
         dtype=dtype,
     )
@@ -90,21 +87,16 @@ def depthwise_conv2d(
     dtype = dtype or default_dtype(device)
     x = channels_last(tensor((B, C, H, W), dtype, device, seed=1))
     weight = channels_last(tensor((C, 1, K, K), dtype, device, seed=2))
-    s = x.element_size()
-    flops = formulas.depthwise_conv_flops(B=B, H_out=H, W_out=W, K=K, C=C)
-    nbytes = formulas.depthwise_conv_bytes(B=B, H_out=H, W_out=W, K=K, C=C, s=s)
 
     def fn() -> torch.Tensor:
         return F.conv2d(x, weight, padding=K // 2, groups=C)
 
     return run(
-        f"cnn-depthwise{K}x{K}",
+        "cnn-depthwise",
         device,
         peaks,
         fn,
-        flops=flops,
-        bytes=nbytes,
-        params={"B": B, "H": H, "W": W, "C": C, "K": K, "s": s},
+        params={"B": B, "H": H, "W": W, "C": C, "K": K, "s": x.element_size()},
         repeats=repeats,
         dtype=dtype,
     )

@@ -3,11 +3,11 @@
 The lookups read a few rows of a large table and add them up: about one FLOP per
 element read, so they sit far left of the ridge point, whatever the device.
 
->>> from gpuconcepts.measure import Peaks
+>>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = embedding_lookup("cpu", peaks, N=1000, B=8, L=4, d=16, pattern="random", repeats=2)
->>> m.workload, m.flops, m.bytes, m.bound
-('dlrm-random', 512, 2560, 'memory')
+>>> m.workload, m.flops, m.bytes, m.flush
+('dlrm-random', 512, 2560, True)
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
 from gpuconcepts.kernels.mlp import linear
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 Pattern = Literal["random", "sequential", "hot"]
 PATTERNS: tuple[Pattern, ...] = ("random", "sequential", "hot")
@@ -78,7 +78,6 @@ def embedding_lookup(
     index = lookup_indices(pattern, N=N, B=B, L=L, device=device)
     assert isinstance(index, torch.Tensor)
     offsets = torch.arange(0, B * L, L, device=device)
-    s = table.element_size()
 
     def fn() -> torch.Tensor:
         return F.embedding_bag(index, table, offsets, mode="sum")
@@ -88,9 +87,7 @@ def embedding_lookup(
         device,
         peaks,
         fn,
-        flops=formulas.embedding_bag_flops(B=B, L=L, d=d),
-        bytes=formulas.embedding_bag_bytes(B=B, L=L, d=d, s=s),
-        params={"N": N, "B": B, "L": L, "d": d, "s": s, "pattern": pattern},
+        params={"N": N, "B": B, "L": L, "d": d, "s": table.element_size()},
         repeats=repeats,
         flush=True,
         dtype=dtype,

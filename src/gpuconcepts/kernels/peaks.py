@@ -21,8 +21,8 @@ from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import default_dtype, tensor, torch_dtype
 from gpuconcepts.kernels.presets import load_presets
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.measure import (
-    Peaks,
     free_memory_bytes,
     last_level_cache_bytes,
     time_function,

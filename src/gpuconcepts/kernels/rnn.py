@@ -4,7 +4,7 @@ All three do ``rnn_flops`` of work on ``rnn_bytes`` of minimal traffic; only the
 free of the step-to-step dependency h_t = tanh(W_x x_t + W_h h_{t-1} + b), which is
 what limits the other two.
 
->>> from gpuconcepts.measure import Peaks
+>>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> ms = [f("cpu", peaks, B=2, S=3, d_in=4, d_h=8, repeats=2)
 ...       for f in (rnn_module, step_loop, batched_gemm)]
@@ -19,9 +19,9 @@ from typing import Any
 
 import torch
 
-from gpuconcepts import formulas
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 
 def _measure(
@@ -29,28 +29,15 @@ def _measure(
     device: str,
     peaks: Peaks,
     fn: Callable[[], Any],
+    x: torch.Tensor,
     *,
-    B: int,
-    S: int,
-    d_in: int,
-    d_h: int,
-    s: int,
     dtype: str,
     repeats: int,
+    **sizes: int,
 ) -> Measurement:
-    flops = formulas.rnn_flops(B=B, S=S, d_in=d_in, d_h=d_h)
-    nbytes = formulas.rnn_bytes(B=B, S=S, d_in=d_in, d_h=d_h, s=s)
-    return run(
-        workload,
-        device,
-        peaks,
-        fn,
-        flops=flops,
-        bytes=nbytes,
-        params={"B": B, "S": S, "d_in": d_in, "d_h": d_h, "s": s},
-        repeats=repeats,
-        dtype=dtype,
-    )
+    """Time ``fn``; the three RNN kernels share the sizes B, S, d_in, d_h (``s`` from ``x``)."""
+    params = {**sizes, "s": x.element_size()}
+    return run(workload, device, peaks, fn, params=params, repeats=repeats, dtype=dtype)
 
 
 def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
@@ -86,17 +73,8 @@ def rnn_module(
     module = _rnn(d_in, d_h, x)
     dtype = chosen
     return _measure(
-        "rnn-module",
-        device,
-        peaks,
-        lambda: module(x),
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-        s=x.element_size(),
-        dtype=dtype,
-        repeats=repeats,
+        "rnn-module", device, peaks, lambda: module(x), x,
+        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
     )
 
 
@@ -128,17 +106,8 @@ def step_loop(
         return out
 
     return _measure(
-        "rnn-loop",
-        device,
-        peaks,
-        fn,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-        s=x.element_size(),
-        dtype=dtype,
-        repeats=repeats,
+        "rnn-loop", device, peaks, fn, x,
+        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
     )
 
 
@@ -168,15 +137,6 @@ def batched_gemm(
         return torch.tanh(torch.addmm(bias, z, w))
 
     return _measure(
-        "rnn-gemm",
-        device,
-        peaks,
-        fn,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-        s=z.element_size(),
-        dtype=dtype,
-        repeats=repeats,
+        "rnn-gemm", device, peaks, fn, z,
+        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
     )

@@ -1,105 +1,69 @@
-"""``profile_all``: every workload at preset sizes, one after another, on one device."""
+"""Every kernel by workload name, and ``profile_all``: the five workloads at preset sizes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from functools import partial
 
 from gpuconcepts.kernels import cnn, dlrm, mlp, rnn, transformer
-from gpuconcepts.kernels.peaks import measure_peaks
-from gpuconcepts.kernels.presets import load_presets, load_sweeps
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
 
-Progress = Callable[[str], None]
-
-
-def _sizes(table: Mapping[str, int]) -> dict[str, Any]:
-    """A preset table as keyword arguments (typed loosely: kernels mix ints and strings)."""
-    return dict(table)
+KERNELS: dict[str, Callable[..., Measurement]] = {
+    "dlrm-random": partial(dlrm.embedding_lookup, pattern="random"),
+    "dlrm-sequential": partial(dlrm.embedding_lookup, pattern="sequential"),
+    "dlrm-hot": partial(dlrm.embedding_lookup, pattern="hot"),
+    "dlrm-dense": dlrm.dense_mlp,
+    "mlp": mlp.linear,
+    "cnn-conv": cnn.conv2d,
+    "cnn-depthwise": cnn.depthwise_conv2d,
+    "rnn-module": rnn.rnn_module,
+    "rnn-loop": rnn.step_loop,
+    "rnn-gemm": rnn.batched_gemm,
+    "transformer-prefill": transformer.prefill,
+    "transformer-decode": transformer.decode,
+}
+"""The kernel that measures each workload of :data:`gpuconcepts.workloads.WORKLOADS`; each
+takes ``(device, peaks, *, repeats, **sizes)``."""
 
 
 def profile_all(
-    device: str,
-    quick: bool,
-    peaks: Peaks | None = None,
-    progress: Progress | None = None,
-    presets: Mapping[str, Mapping[str, int]] | None = None,
-    sweeps: Mapping[str, tuple[int, ...]] | None = None,
+    lab: Lab,
+    presets: Mapping[str, Mapping[str, int]],
+    sweeps: Mapping[str, tuple[int, ...]],
 ) -> list[Measurement]:
-    """Run the five workloads on a resolved device and return their measurements.
+    """The five workloads at the preset sizes, and the MLP batch and prefill length sweeps.
 
     Args:
-        device: ``"cpu"`` or ``"cuda"``.
-        quick: smaller sizes and fewer repetitions (``--quick``).
-        peaks: measured peaks; measured first when None.
-        progress: called with a line of text before each step (the CLI prints it to stderr).
-        presets, sweeps: sizes to use instead of :func:`load_presets` / :func:`load_sweeps`.
+        lab: where the measurements come from (live: each kernel runs once; or a saved run).
+        presets, sweeps: sizes from :func:`~gpuconcepts.kernels.load_presets` and
+            :func:`~gpuconcepts.kernels.load_sweeps` (a saved run keeps the ones it used).
+
+    Returns:
+        The measurements in the order of the book: DLRM (random, sequential, hot rows, dense
+        part), MLP (preset, then the batch sweep), CNN (dense, depthwise), RNN (module, loop,
+        GEMM), Transformer (prefill, the length sweep, decode). A size met twice is one
+        measurement, listed once.
     """
-    say = progress or (lambda _line: None)
-    sizes = presets if presets is not None else load_presets(device, quick)
-    swept = sweeps if sweeps is not None else load_sweeps(device, quick)
-    if peaks is None:
-        say(f"peaks: STREAM copy/triad and a {sizes['peaks']['gemm_n']}² GEMM on {device}")
-        peaks = measure_peaks(device, quick, presets=sizes)
-    reps = sizes.get("timing", {}).get("repeats", 7)
     out: list[Measurement] = []
 
+    def add(workload: str, **sizes: object) -> None:
+        m = lab.measure(workload, **sizes)
+        if all(m is not seen for seen in out):
+            out.append(m)
+
     for pattern in dlrm.PATTERNS:
-        say(f"dlrm: embedding_bag, {pattern} rows {dict(sizes['dlrm'])}")
-        out.append(
-            dlrm.embedding_lookup(
-                device, peaks, pattern=pattern, repeats=reps, **_sizes(sizes["dlrm"])
-            )
-        )
-    say(f"dlrm: dense MLP {dict(sizes['dlrm_dense'])}")
-    out.append(dlrm.dense_mlp(device, peaks, repeats=reps, **_sizes(sizes["dlrm_dense"])))
-
-    say(f"mlp: nn.Linear {dict(sizes['mlp'])}")
-    out.append(mlp.linear(device, peaks, repeats=reps, **_sizes(sizes["mlp"])))
-    batches = swept.get("mlp_B", ())
-    if batches:
-        say(f"mlp: batch sweep B in {list(batches)}")
-        out.extend(
-            mlp.batch_sweep(
-                device,
-                peaks,
-                batches=batches,
-                d_in=sizes["mlp"]["d_in"],
-                d_out=sizes["mlp"]["d_out"],
-                repeats=reps,
-            )
-        )
-
-    say(f"cnn: 3x3 conv2d {dict(sizes['cnn'])}")
-    out.append(cnn.conv2d(device, peaks, repeats=reps, **_sizes(sizes["cnn"])))
-    say(f"cnn: depthwise conv2d {dict(sizes['cnn_depthwise'])}")
-    out.append(cnn.depthwise_conv2d(device, peaks, repeats=reps, **_sizes(sizes["cnn_depthwise"])))
-
-    for kernel in (rnn.rnn_module, rnn.step_loop, rnn.batched_gemm):
-        say(f"rnn: {kernel.__name__} {dict(sizes['rnn'])}")
-        out.append(kernel(device, peaks, repeats=reps, **_sizes(sizes["rnn"])))
-
-    prefill = dict(sizes["transformer_prefill"])
-    say(f"transformer: prefill {prefill}")
-    out.append(transformer.prefill(device, peaks, repeats=reps, **_sizes(prefill)))
-    lengths = swept.get("transformer_S", ())
-    if lengths:
-        say(f"transformer: prefill sweep S in {list(lengths)}")
-        out.extend(
-            transformer.prefill_sweep(
-                device,
-                peaks,
-                B=prefill["B"],
-                lengths=lengths,
-                d=prefill["d"],
-                heads=prefill["heads"],
-                repeats=reps,
-            )
-        )
-    say(f"transformer: decode {dict(sizes['transformer_decode'])}")
-    out.append(
-        transformer.decode(
-            device, peaks, repeats=reps, **_sizes(sizes["transformer_decode"])
-        ).measurement
-    )
+        add(f"dlrm-{pattern}", **presets["dlrm"])
+    add("dlrm-dense", **presets["dlrm_dense"])
+    add("mlp", **presets["mlp"])
+    for B in sweeps.get("mlp_B", ()):
+        add("mlp", **{**presets["mlp"], "B": B})
+    add("cnn-conv", **presets["cnn"])
+    add("cnn-depthwise", **presets["cnn_depthwise"])
+    for workload in ("rnn-module", "rnn-loop", "rnn-gemm"):
+        add(workload, **presets["rnn"])
+    add("transformer-prefill", **presets["transformer_prefill"])
+    for S in sweeps.get("transformer_S", ()):
+        add("transformer-prefill", **{**presets["transformer_prefill"], "S": S})
+    add("transformer-decode", **presets["transformer_decode"])
     return out

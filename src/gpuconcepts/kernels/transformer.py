@@ -4,29 +4,27 @@ Prefill does 4·B·S²·d FLOPs on 4·B·S·d·s bytes (fused attention never wr
 scores), so its intensity grows with S. Decode attends one new token to the whole cache:
 every cached byte is used for one multiply-add, so it is memory-bound.
 
->>> from gpuconcepts.measure import Peaks
+>>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = prefill("cpu", peaks, B=1, S=16, d=8, heads=2, repeats=2)
 >>> m.workload, m.flops, m.bytes
 ('transformer-prefill', 8192, 2048)
 >>> r = decode("cpu", peaks, B=2, S_prompt=4, steps=3, d=8, heads=2, repeats=2)
->>> r.lengths, r.cache_bytes == r.expected_bytes
-((5, 6, 7), True)
+>>> r.series["lengths"], r.size("S")
+((5, 6, 7), 7)
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement, Peaks
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
 
 
 def _head_width(kernel: str, d: int, heads: int) -> int:
@@ -45,7 +43,6 @@ def prefill(
     heads: int,
     dtype: str | None = None,
     repeats: int = DEFAULT_REPEATS,
-    workload: str = "transformer-prefill",
 ) -> Measurement:
     """Time non-causal ``scaled_dot_product_attention`` on B × heads × S × (d / heads) Q, K, V.
 
@@ -55,77 +52,19 @@ def prefill(
     width = _head_width("transformer.prefill", d, heads)
     dtype = dtype or default_dtype(device)
     q, k, v = (tensor((B, heads, S, width), dtype, device, seed=i) for i in (1, 2, 3))
-    s = q.element_size()
-    flops = formulas.attention_flops(B=B, S=S, d=d)
-    nbytes = formulas.attention_bytes(B=B, S=S, d=d, s=s)
 
     def fn() -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v)
 
     return run(
-        workload,
+        "transformer-prefill",
         device,
         peaks,
         fn,
-        flops=flops,
-        bytes=nbytes,
-        params={"B": B, "S": S, "d": d, "heads": heads, "s": s},
+        params={"B": B, "S": S, "d": d, "heads": heads, "s": q.element_size()},
         repeats=repeats,
         dtype=dtype,
     )
-
-
-def prefill_sweep(
-    device: str,
-    peaks: Peaks,
-    *,
-    B: int,
-    lengths: Iterable[int],
-    d: int,
-    heads: int,
-    dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> list[Measurement]:
-    """:func:`prefill` at each sequence length; workloads ``transformer-prefill-S<S>``."""
-    return [
-        prefill(
-            device,
-            peaks,
-            B=B,
-            S=S,
-            d=d,
-            heads=heads,
-            dtype=dtype,
-            repeats=repeats,
-            workload=f"transformer-prefill-S{S}",
-        )
-        for S in lengths
-    ]
-
-
-@dataclass(frozen=True)
-class DecodeResult:
-    """An autoregressive decode run: one timed step, and the cache measured as it grew.
-
-    ``cache_bytes[i]`` is the bytes of the K and V storages after step ``i`` (cache length
-    ``lengths[i]``); ``expected_bytes[i]`` is ``kv_cache_memory`` at that length.
-    """
-
-    measurement: Measurement
-    lengths: tuple[int, ...]
-    cache_bytes: tuple[int, ...]
-    expected_bytes: tuple[int, ...]
-    step_seconds: tuple[float, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready dict."""
-        return {
-            "measurement": self.measurement.to_dict(),
-            "lengths": list(self.lengths),
-            "cache_bytes": list(self.cache_bytes),
-            "expected_bytes": list(self.expected_bytes),
-            "step_seconds": list(self.step_seconds),
-        }
 
 
 def _allocated_bytes(device: str) -> int:
@@ -147,7 +86,7 @@ def decode(
     heads: int,
     dtype: str | None = None,
     repeats: int = DEFAULT_REPEATS,
-) -> DecodeResult:
+) -> Measurement:
     """Decode ``steps`` tokens after a prompt of ``S_prompt``, growing the KV cache each step.
 
     Each step appends one K and one V row per sequence with ``torch.cat`` (so the cache's
@@ -157,6 +96,10 @@ def decode(
     existed (``memory_allocated`` would add the allocator's rounding of each block). Then one step at the final length
     S = S_prompt + steps is timed ``repeats`` times with caches flushed; it counts
     ``attention_decode_flops(B, S, d)`` and ``attention_decode_bytes(B, S, d, s)``.
+
+    The measurement's ``series`` keeps what the growing loop observed: ``lengths`` (cache
+    length after each step), ``cache_bytes`` (the cache's memory then) and ``step_seconds``
+    (wall time of each step, the append included).
     """
     check_sizes("transformer.decode", B=B, S_prompt=S_prompt, steps=steps, d=d, heads=heads)
     width = _head_width("transformer.decode", d, heads)
@@ -185,23 +128,19 @@ def decode(
                 cache_bytes.append(_allocated_bytes(device) - before_cache)
             else:
                 cache_bytes.append(k.untyped_storage().nbytes() + v.untyped_storage().nbytes())
-    S = lengths[-1]
-    expected = tuple(int(formulas.kv_cache_memory(B=B, S=n, d=d, s=s)) for n in lengths)
     query = new_q[-1]
 
     def fn() -> torch.Tensor:
         return F.scaled_dot_product_attention(query, k, v)
 
-    measurement = run(
+    return run(
         "transformer-decode",
         device,
         peaks,
         fn,
-        flops=formulas.attention_decode_flops(B=B, S=S, d=d),
-        bytes=formulas.attention_decode_bytes(B=B, S=S, d=d, s=s),
         params={
             "B": B,
-            "S": S,
+            "S": lengths[-1],
             "S_prompt": S_prompt,
             "steps": steps,
             "d": d,
@@ -211,11 +150,9 @@ def decode(
         repeats=repeats,
         flush=True,
         dtype=dtype,
-    )
-    return DecodeResult(
-        measurement=measurement,
-        lengths=tuple(lengths),
-        cache_bytes=tuple(cache_bytes),
-        expected_bytes=expected,
-        step_seconds=tuple(step_seconds),
+        series={
+            "lengths": tuple(lengths),
+            "cache_bytes": tuple(cache_bytes),
+            "step_seconds": tuple(step_seconds),
+        },
     )

@@ -1,0 +1,392 @@
+r"""Rendering, in one home: runs, measurements and claims as text (CLI) and Markdown (book).
+
+Everything here reads values (:class:`~gpuconcepts.run.Run`, measurements, claim results) and
+returns strings; nothing measures. Times are shown as the median with its interquartile range,
+the one statistic of :class:`~gpuconcepts.measure.Measurement`.
+
+>>> print(markdown_table(["a", "b"], [[1, "x"], [2, "y|z"]]))
+| a | b |
+| --- | --- |
+| 1 | x |
+| 2 | y\|z |
+>>> from gpuconcepts.measure import Measurement
+>>> from gpuconcepts.roofline import Peaks
+>>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+>>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.01, 0.012), 1e9, 2e7)
+>>> print(format_measurements([m], p))
+workload  sizes  median ± IQR      GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound
+mlp       B=64   11.0 ms ± 1.0 ms     90.9  1.82      50   10.0 ms               1.10  compute
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import plain_number, si
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.run import Run
+
+WIDTH = 100
+"""Text output is wrapped to this many columns."""
+
+
+# -- shared pieces -----------------------------------------------------------------------------
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table; ``|`` inside a cell is escaped."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", r"\|")
+
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def text_table(rows: Sequence[Sequence[str]]) -> str:
+    """Align text cells in columns (the first two left, the others right).
+
+    >>> print(text_table([["a", "b", "c"], ["long", "x", "1"]]))
+    a     b  c
+    long  x  1
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.ljust(width) if i < 2 else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def sizes(params: Mapping[str, object]) -> str:
+    """Kernel sizes as ``B=4,096, d_in=512, float32``: the element size ``s`` is left out and
+    the data type is shown bare, last.
+
+    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
+    'B=4,096, d_in=512, float32'
+    """
+    shown = [
+        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
+        for k, v in params.items()
+        if k not in ("s", "dtype")
+    ]
+    if "dtype" in params:
+        shown.append(str(params["dtype"]))
+    return ", ".join(shown)
+
+
+def time_spread(m: Measurement) -> str:
+    """The median time and its interquartile range, each with 3 significant digits.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> time_spread(Measurement("mlp", "cpu", {}, (0.011, 0.01, 0.012), 1.0, 1.0))
+    '11.0 ms ± 1.0 ms'
+    """
+    return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
+
+
+# -- measurements ------------------------------------------------------------------------------
+MEASUREMENT_COLUMNS = (
+    "Kernel and sizes",
+    "Time (median ± IQR)",
+    "Roofline time",
+    "Time ÷ roofline",
+    "FLOP/s",
+    "Bytes/s",
+    "FLOP/byte",
+    "Bound",
+)
+"""The columns of :func:`measurement_table` (after ``#`` when numbered)."""
+
+
+def measurement_table(
+    measurements: Iterable[Measurement], peaks: Peaks, *, numbered: bool = False
+) -> str:
+    """Measurements beside the roofline's prediction under ``peaks``, as a Markdown table.
+
+    The sizes go under the kernel's name in small type (inline HTML), so the table has eight
+    short columns; ``numbered`` puts a ``#`` column in front that matches the numbered points
+    of :func:`gpuconcepts.figures.roofline_chart`.
+    """
+    header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
+    rows = []
+    for number, m in enumerate(measurements, start=1):
+        where = place(m, peaks)
+        row = [
+            f"`{m.workload}`<br><small>{sizes(m.params)}</small>",
+            time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
+            si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
+            f"{where.ratio:.1f}×",
+            si(m.flops_per_s, "FLOP/s"),
+            si(m.bytes_per_s, "B/s"),
+            si(m.intensity, ""),
+            f"**{where.bound}**",
+        ]
+        rows.append([str(number), *row] if numbered else row)
+    return markdown_table(header, rows)
+
+
+def format_peaks(peaks: Peaks) -> str:
+    """One line on the measured peaks."""
+    parts = [
+        f"compute {si(peaks.flops_per_s, 'FLOP/s')} ({peaks.dtype} GEMM)",
+        f"bandwidth {si(peaks.bytes_per_s, 'B/s')}",
+    ]
+    if peaks.copy_bytes_per_s and peaks.triad_bytes_per_s:
+        parts[-1] += (
+            f" (copy {si(peaks.copy_bytes_per_s, 'B/s')}, "
+            f"triad {si(peaks.triad_bytes_per_s, 'B/s')})"
+        )
+    parts.append(f"ridge point {peaks.ridge_point:.3g} FLOP/byte")
+    return "peaks: " + "; ".join(parts)
+
+
+def format_measurements(measurements: Sequence[Measurement], peaks: Peaks) -> str:
+    """Measurements as an aligned text table under ``peaks``."""
+    rows = [
+        [
+            "workload",
+            "sizes",
+            "median ± IQR",
+            "GFLOP/s",
+            "GB/s",
+            "FLOP/B",
+            "roofline",
+            "measured/roofline",
+            "bound",
+        ]
+    ]
+    for m in measurements:
+        where = place(m, peaks)
+        rows.append(
+            [
+                m.workload,
+                sizes({k: v for k, v in m.params.items() if k != "dtype"}).replace(",", ""),
+                time_spread(m),
+                f"{m.flops_per_s / 1e9:.1f}",
+                f"{m.bytes_per_s / 1e9:.3g}",
+                f"{m.intensity:.3g}",
+                si(where.predicted_seconds, "s"),
+                f"{where.ratio:.2f}",
+                where.bound,
+            ]
+        )
+    return text_table(rows)
+
+
+def format_run(run: Run) -> str:
+    """A run as text: provenance, peaks, every measurement, the claims' tally."""
+    counts = run.counts
+    out = [
+        f"device: {run.provenance.summary}",
+        format_peaks(run.peaks),
+        "",
+        format_measurements(run.measurements, run.peaks),
+        "",
+        "roofline = max(FLOPs / peak FLOP/s, bytes / peak B/s) at the measured peaks; "
+        "bytes are the formulas' minimal DRAM traffic.",
+    ]
+    if run.claims:
+        out.append(
+            f"claims: {counts['holds']} hold, {counts['does not hold']} do not hold, "
+            f"{counts['not visible here']} not visible (gpuconcepts verify shows them)"
+        )
+    out.append(f"wall time {run.provenance.seconds:.1f} s")
+    return "\n".join(out)
+
+
+# -- claims ------------------------------------------------------------------------------------
+def _wrap(label: str, text: str) -> list[str]:
+    head = f"{' ' * 6}{label:<11}"
+    return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
+
+
+def format_claim(number: int, result: ClaimResult) -> str:
+    """One claim as a few wrapped lines: status, claim, prediction, measurement, threshold.
+
+    >>> from gpuconcepts.claims.result import ClaimResult
+    >>> r = ClaimResult(key="k", architecture="MLP", claim="FLOP/s rises with B.",
+    ...                 prediction="intensity 0.5 → 64", measured="4× more FLOP/s",
+    ...                 threshold="≥ 2×", verdict=True, device="cpu (demo)")
+    >>> print(format_claim(1, r))
+     1. [holds] MLP: FLOP/s rises with B.
+          predicted: intensity 0.5 → 64
+          measured:  4× more FLOP/s
+          threshold: ≥ 2×
+    """
+    lines = textwrap.wrap(
+        f"[{result.status}] {result.architecture}: {result.claim}",
+        WIDTH,
+        initial_indent=f"{number:>2}. ",
+        subsequent_indent="    ",
+    )
+    lines += _wrap("predicted:", result.prediction)
+    lines += _wrap("measured:", result.measured)
+    lines += _wrap("threshold:", result.threshold)
+    if not result.visible:
+        lines += _wrap("not shown:", result.reason)
+    return "\n".join(lines)
+
+
+def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
+    """The claims of a run as text: the device and peaks, each claim, a summary."""
+    results = run.claims if claims is None else tuple(claims)
+    peaks = run.peaks
+    head = [
+        f"gpuconcepts verify: {run.provenance.summary} ({run.provenance.seconds:.0f} s)",
+        (
+            f"measured peaks: {si(peaks.flops_per_s, 'FLOP/s')} ({peaks.dtype}), "
+            f"{si(peaks.bytes_per_s, 'B/s')}; ridge point {peaks.ridge_point:.3g} FLOP/byte"
+        ),
+        "",
+    ]
+    body = [format_claim(i, r) for i, r in enumerate(results, start=1)]
+    held = sum(r.status == "holds" for r in results)
+    failed = sum(r.status == "does not hold" for r in results)
+    hidden = sum(r.status == "not visible here" for r in results)
+    summary = (
+        f"{held} of {len(results)} claims hold, {failed} do not hold, {hidden} not visible "
+        "on this device."
+    )
+    return "\n".join([*head, "\n\n".join(body), "", summary])
+
+
+def markdown_claim(result: ClaimResult) -> str:
+    """One claim as a Markdown table (for the book): claim, prediction, measurement, verdict.
+
+    >>> from gpuconcepts.claims.result import ClaimResult
+    >>> r = ClaimResult("k", "MLP", "FLOP/s rises.", "x", "y", "z", False, "cpu (demo)",
+    ...                 visible=False, reason="no GPU")
+    >>> print(markdown_claim(r).splitlines()[-2])
+    | **Verdict** | **not visible here**: no GPU |
+    """
+    verdict = f"**{result.status}**"
+    if not result.visible:
+        verdict += f": {result.reason}"
+    return markdown_table(
+        ["", ""],
+        [
+            ["**Claim**", result.claim],
+            ["**Prediction**", result.prediction],
+            ["**Measured**", result.measured],
+            ["**Threshold**", result.threshold],
+            ["**Verdict**", verdict],
+            ["**Device**", result.device],
+        ],
+    )
+
+
+def markdown_claims_summary(
+    runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
+) -> str:
+    """One row per claim, one verdict column per run; each architecture links to its section.
+
+    ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
+    heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
+    """
+    first = runs[0]
+    rows = []
+    for number, result in enumerate(first.claims, start=1):
+        section = result.architecture
+        if section in labels:
+            section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
+        verdicts = []
+        for run in runs:
+            found = [r for r in run.claims if r.key == result.key]
+            verdicts.append(found[0].status if found else "not measured")
+        rows.append([str(number), section, result.claim, *verdicts])
+    return markdown_table(["#", "Section", "Claim", *names], rows)
+
+
+# -- several devices ---------------------------------------------------------------------------
+def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """One row per workload and sizes measured by any run: each run's time, spread and bound.
+
+    Rows are keyed by workload and sizes without the dtype (a GPU measures in bfloat16 what a
+    CPU measures in float32); the dtype is reported per run.
+    """
+    order: list[tuple[str, str]] = []
+    cells: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        for m in run.measurements:
+            shape = {k: v for k, v in m.params.items() if k not in ("dtype", "s")}
+            key = (m.workload, sizes(shape))
+            if key not in cells:
+                order.append(key)
+                cells[key] = {}
+            where = place(m, run.peaks)
+            cells[key].setdefault(
+                run.label,
+                {
+                    "dtype": m.params.get("dtype"),
+                    "seconds": m.seconds,
+                    "iqr_seconds": m.iqr_seconds,
+                    "flops_per_s": m.flops_per_s,
+                    "bytes_per_s": m.bytes_per_s,
+                    "roofline_ratio": where.ratio,
+                    "bound": where.bound,
+                },
+            )
+    return [{"workload": w, "sizes": s, "runs": cells[(w, s)]} for w, s in order]
+
+
+def compare_dict(runs: Sequence[Run]) -> dict[str, Any]:
+    """What ``gpuconcepts compare --json`` prints: devices, peaks and every workload."""
+    return {
+        "devices": [
+            {
+                "label": run.label,
+                "provenance": run.provenance.to_dict(),
+                "peaks": run.peaks.to_dict(),
+                "claims": {r.key: r.status for r in run.claims},
+            }
+            for run in runs
+        ],
+        "workloads": compare_rows(runs),
+    }
+
+
+def format_compare(runs: Sequence[Run]) -> str:
+    """Devices side by side as text: peaks and ridge points, then each workload's time and bound
+    on each device (a dash where a device did not measure it)."""
+    names = [f"[{i}]" for i in range(1, len(runs) + 1)]
+    out = ["devices:"]
+    for name, run in zip(names, runs, strict=True):
+        out.append(f"  {name} {run.provenance.summary}")
+        out.append(f"      {format_peaks(run.peaks)}")
+    rows = [["workload", "sizes", *names]]
+    for row in compare_rows(runs):
+        cells = []
+        for run in runs:
+            cell = row["runs"].get(run.label)
+            cells.append(
+                "—"
+                if cell is None
+                else f"{si(cell['seconds'], 's')} ±{si(cell['iqr_seconds'], 's', digits=2)} "
+                f"{cell['bound']}"
+            )
+        rows.append([row["workload"], row["sizes"].replace(",", ""), *cells])
+    out += ["", text_table(rows)]
+    if any(run.claims for run in runs):
+        out += ["", "claims:"]
+        keys = list(dict.fromkeys(r.key for run in runs for r in run.claims))
+        claim_rows = [["claim", "", *names]]
+        for key in keys:
+            statuses = []
+            for run in runs:
+                found = [r.status for r in run.claims if r.key == key]
+                statuses.append(found[0] if found else "—")
+            claim_rows.append([key, "", *statuses])
+        out.append(text_table(claim_rows))
+    return "\n".join(out)

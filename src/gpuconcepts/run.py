@@ -1,0 +1,511 @@
+r"""The Run: everything one machine measured, saved once and read by every page and command.
+
+A :class:`Run` holds the provenance of a machine and its software, the measured peaks, every
+measurement (raw repetition times, FLOPs and bytes, sizes, dtype, flush policy), the facts
+counted along the way, and the claim results. :func:`collect` measures one; ``to_json`` and
+:func:`load` save and read it. Loading checks everything: the schema version, every field,
+and that each measurement's FLOPs and bytes still equal the catalogue's formulas at its sizes
+(a stale count is refused, never rendered). Nothing here needs torch except :func:`collect`.
+
+>>> from gpuconcepts.measure import Measurement
+>>> from gpuconcepts.roofline import Peaks, place
+>>> m = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4, "dtype": "float32"},
+...                 (2e-6, 1e-6, 3e-6), 1024, 896)
+>>> run = Run(Provenance.example(), Peaks("cpu", 1e11, 1e10, "float32"), (m,), {}, ())
+>>> Run.from_json(run.to_json()) == run
+True
+>>> Run.from_json(run.to_json().replace('"flops": 1024', '"flops": 1000'), source="r.json")
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: r.json: measurements[0] (mlp at B=4, d_in=8, d_out=16, float32): flops is 1000, but mlp_flops at its sizes is 1,024 (a stale count)
+"""
+
+# torch is imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import gpuconcepts
+from gpuconcepts.claims.result import ClaimResult, Status
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.formulas import CATALOGUE
+from gpuconcepts.lab import Fact, Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.workloads import check_counts
+
+SCHEMA = 1
+"""Version of the Run file format; :func:`load` refuses any other."""
+
+
+def catalogue_hash() -> str:
+    """A short hash of every formula of the catalogue (name and expression).
+
+    A Run records it, so a reader can tell whether the formulas changed since it was saved
+    (the per-measurement count check says which numbers that touches).
+
+    >>> len(catalogue_hash()), catalogue_hash() == catalogue_hash()
+    (16, True)
+    """
+    digest = hashlib.sha256()
+    for name in sorted(CATALOGUE):
+        digest.update(f"{name}={CATALOGUE[name].expr!r};".encode())
+    return digest.hexdigest()[:16]
+
+
+def sizes_text(params: Mapping[str, object]) -> str:
+    """A measurement's sizes in one short phrase: ``B=4, d_in=8, float32`` (``s`` left out).
+
+    >>> sizes_text({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
+    'B=4096, d_in=512, float32'
+    """
+    shown = [f"{k}={v}" for k, v in params.items() if k not in ("s", "dtype")]
+    if "dtype" in params:
+        shown.append(str(params["dtype"]))
+    return ", ".join(shown)
+
+
+# -- provenance --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Provenance:
+    """Where and how a Run was measured.
+
+    ``device`` is ``"cpu"`` or ``"cuda"``; ``device_name`` says which one for people. The GPU
+    fields are None on a CPU run; ``git_commit`` is None outside a source checkout.
+    ``cache_bytes`` and ``free_bytes`` are the last-level cache and the free memory when the
+    run was collected: the experiments sized themselves from them. ``sizes`` holds every size
+    used (the kernel presets, the sweeps and the claims' sizes), so a saved run can be judged
+    again without the machine that made it.
+    """
+
+    device: str
+    device_name: str
+    cpu_model: str
+    cpu_threads: int
+    gpu_name: str | None
+    gpu_sm_count: int | None
+    gpu_memory_bytes: int | None
+    driver_version: str | None
+    cuda_version: str | None
+    torch_version: str
+    python_version: str
+    gpuconcepts_version: str
+    git_commit: str | None
+    created_utc: str
+    command: str
+    quick: bool
+    catalogue_hash: str
+    cache_bytes: int
+    free_bytes: int
+    seconds: float
+    sizes: Mapping[str, Any]
+
+    @classmethod
+    def example(cls) -> Provenance:
+        """A made-up CPU provenance, for examples and tests."""
+        return cls(
+            device="cpu",
+            device_name="cpu (Example CPU, 2 threads)",
+            cpu_model="Example CPU",
+            cpu_threads=2,
+            gpu_name=None,
+            gpu_sm_count=None,
+            gpu_memory_bytes=None,
+            driver_version=None,
+            cuda_version=None,
+            torch_version="2.13.0",
+            python_version="3.11.7",
+            gpuconcepts_version=gpuconcepts.__version__,
+            git_commit=None,
+            created_utc="2026-01-01T00:00:00Z",
+            command="gpuconcepts profile --quick",
+            quick=True,
+            catalogue_hash=catalogue_hash(),
+            cache_bytes=32 * 1024**2,
+            free_bytes=16 * 1024**3,
+            seconds=1.0,
+            sizes={},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of every field."""
+        record = asdict(self)
+        record["sizes"] = dict(self.sizes)
+        return record
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Provenance:
+        """The inverse of :meth:`to_dict`; a missing field is named."""
+        if not isinstance(record, Mapping):
+            raise GpuConceptsError("expected an object")
+        names = [f.name for f in fields(cls)]
+        missing = [n for n in names if n not in record]
+        if missing:
+            raise GpuConceptsError(f"missing field {missing[0]!r}")
+        return cls(**{n: record[n] for n in names})
+
+    @property
+    def summary(self) -> str:
+        """One line for a caption: device, software and date.
+
+        >>> Provenance.example().summary
+        'cpu (Example CPU, 2 threads) with torch 2.13.0 on 2026-01-01, quick sizes'
+        """
+        cuda = f" / CUDA {self.cuda_version}" if self.cuda_version else ""
+        sizes = "quick sizes" if self.quick else "full sizes"
+        return (
+            f"{self.device_name} with torch {self.torch_version}{cuda} on "
+            f"{self.created_utc[:10]}, {sizes}"
+        )
+
+
+# -- the run -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Run:
+    """Everything one machine measured in one collection; see the module docstring."""
+
+    provenance: Provenance
+    peaks: Peaks
+    measurements: tuple[Measurement, ...]
+    facts: Mapping[str, Fact]
+    claims: tuple[ClaimResult, ...]
+
+    @property
+    def label(self) -> str:
+        """The device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``."""
+        return self.provenance.device_name
+
+    @property
+    def counts(self) -> dict[Status, int]:
+        """How many claims hold, do not hold, or are not visible on this device."""
+        counts: dict[Status, int] = {"holds": 0, "does not hold": 0, "not visible here": 0}
+        for result in self.claims:
+            counts[result.status] += 1
+        return counts
+
+    def select(self, workload: str, **sizes: object) -> list[Measurement]:
+        """Every measurement of ``workload`` whose params match ``sizes``, in run order."""
+        return [
+            m
+            for m in self.measurements
+            if m.workload == workload and all(m.params.get(k) == v for k, v in sizes.items())
+        ]
+
+    def measurement(self, workload: str, **sizes: object) -> Measurement:
+        """The one measurement of ``workload`` at ``sizes`` (the first when several match)."""
+        found = self.select(workload, **sizes)
+        if not found:
+            shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise GpuConceptsError(
+                f"{self.label}: no {workload} measurement" + (f" at {shown}" if shown else "")
+            )
+        return found[0]
+
+    def claim(self, key: str) -> ClaimResult:
+        """The claim result with this key (e.g. ``"kv-cache-exact"``)."""
+        for result in self.claims:
+            if result.key == key:
+                return result
+        keys = ", ".join(r.key for r in self.claims)
+        raise GpuConceptsError(f"no claim {key!r} in this run; it has {keys}")
+
+    def by_architecture(self) -> dict[str, list[ClaimResult]]:
+        """Claim results grouped by architecture, in the order they were judged."""
+        groups: dict[str, list[ClaimResult]] = {}
+        for result in self.claims:
+            groups.setdefault(result.architecture, []).append(result)
+        return groups
+
+    def lab(self) -> Lab:
+        """A lab that answers from this run's measurements and never runs a kernel."""
+        return Lab(
+            self.provenance.device,
+            self.peaks,
+            repeats=1,
+            cache_bytes=self.provenance.cache_bytes,
+            free_bytes=self.provenance.free_bytes,
+            recorded=self.measurements,
+            facts=self.facts,
+            label=self.label,
+        )
+
+    def rejudged(self) -> tuple[ClaimResult, ...]:
+        """Every claim judged again from this run's measurements by this version's judges."""
+        from gpuconcepts.claims.experiments import ClaimSizes, judge_claims
+
+        recorded = self.provenance.sizes.get("claims")
+        if not isinstance(recorded, Mapping):
+            raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
+        sizes = ClaimSizes(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
+        return judge_claims(self.lab(), sizes)
+
+    # -- JSON ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: ``schema``, ``provenance``, ``peaks``, ``measurements`` (each with a
+        derived ``summary``), ``facts``, ``claims``."""
+        return {
+            "schema": SCHEMA,
+            "provenance": self.provenance.to_dict(),
+            "peaks": self.peaks.to_dict(),
+            "measurements": [self._measurement_record(m) for m in self.measurements],
+            "facts": {k: dict(v) for k, v in self.facts.items()},
+            "claims": [c.to_dict() for c in self.claims],
+        }
+
+    def _measurement_record(self, m: Measurement) -> dict[str, Any]:
+        """A measurement's fields, plus (for readers of the file; loading ignores it) its
+        statistics and its place under this run's peaks."""
+        where = place(m, self.peaks)
+        return {
+            **m.to_dict(),
+            "summary": {
+                "seconds": m.seconds,
+                "iqr_seconds": m.iqr_seconds,
+                "flops_per_s": m.flops_per_s,
+                "bytes_per_s": m.bytes_per_s,
+                "intensity": m.intensity,
+                "predicted_seconds": where.predicted_seconds,
+                "roofline_ratio": where.ratio,
+                "bound": where.bound,
+            },
+        }
+
+    def to_json(self) -> str:
+        """The run as JSON text (strict: no NaN or Infinity)."""
+        return json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str, *, source: str = "<run>") -> Run:
+        """Parse and validate a run; every problem is a GpuConceptsError naming ``source`` and
+        the entry."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise GpuConceptsError(
+                f"{source}: not a valid JSON file (truncated or damaged?): {error}"
+            ) from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def from_dict(cls, data: object, *, source: str = "<run>") -> Run:
+        """Validate a parsed run (see :meth:`from_json`)."""
+        if not isinstance(data, dict):
+            raise GpuConceptsError(f"{source}: a run is a JSON object, not {type(data).__name__}")
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise GpuConceptsError(
+                f"{source}: unknown schema version {schema!r}; this gpuconcepts reads {SCHEMA}"
+            )
+        for name in ("provenance", "peaks", "measurements", "facts", "claims"):
+            if name not in data:
+                raise GpuConceptsError(f"{source}: missing field {name!r}")
+        with _entry(source, "provenance"):
+            provenance = Provenance.from_dict(data["provenance"])
+        with _entry(source, "peaks"):
+            peaks = Peaks.from_dict(data["peaks"])
+        measurements = []
+        if not isinstance(data["measurements"], list):
+            raise GpuConceptsError(f"{source}: measurements must be a list")
+        for i, record in enumerate(data["measurements"]):
+            with _entry(source, f"measurements[{i}]"):
+                m = Measurement.from_dict(record)
+            with _entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
+                check_counts(m)
+            measurements.append(m)
+        facts = data["facts"]
+        if not isinstance(facts, dict) or not all(isinstance(v, dict) for v in facts.values()):
+            raise GpuConceptsError(f"{source}: facts must be an object of objects")
+        claims = []
+        if not isinstance(data["claims"], list):
+            raise GpuConceptsError(f"{source}: claims must be a list")
+        for i, record in enumerate(data["claims"]):
+            with _entry(source, f"claims[{i}]"):
+                claims.append(ClaimResult.from_dict(record))
+        return cls(provenance, peaks, tuple(measurements), facts, tuple(claims))
+
+    def save(self, path: Path) -> None:
+        """Write the run to ``path`` as JSON (parent folders are made)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json(), encoding="utf-8")
+
+
+@contextmanager
+def _entry(source: str, where: str) -> Iterator[None]:
+    """Prefix any error raised inside with the file and the entry it was reading."""
+    try:
+        yield
+    except GpuConceptsError as error:
+        raise GpuConceptsError(f"{source}: {where}: {error}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as error:
+        raise GpuConceptsError(f"{source}: {where}: malformed ({error})") from None
+
+
+def load(path: str | Path) -> Run:
+    """Read and validate a saved run; a missing or bad file is a GpuConceptsError naming it."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GpuConceptsError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise GpuConceptsError(f"{path}: cannot be read ({error})") from None
+    return Run.from_json(text, source=str(path))
+
+
+def load_all(folder: str | Path) -> list[Run]:
+    """Every ``*.json`` run in a folder, sorted by file name (none when it does not exist)."""
+    folder = Path(folder)
+    return [load(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+
+
+# -- collecting a run --------------------------------------------------------------------------
+def _git_commit() -> str | None:
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],  # noqa: S607
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
+def _driver_version() -> str | None:
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],  # noqa: S607
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else None
+
+
+def provenance_here(
+    device: str, *, quick: bool, command: str, seconds: float, sizes: Mapping[str, Any]
+) -> Provenance:
+    """The provenance of this machine and its software, now."""
+    import torch
+
+    from gpuconcepts.measure import (
+        cpu_model,
+        cpu_threads,
+        device_name,
+        free_memory_bytes,
+        last_level_cache_bytes,
+    )
+
+    gpu: dict[str, Any] = {"gpu_name": None, "gpu_sm_count": None, "gpu_memory_bytes": None}
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        gpu = {
+            "gpu_name": str(props.name),
+            "gpu_sm_count": int(props.multi_processor_count),
+            "gpu_memory_bytes": int(props.total_memory),
+        }
+    return Provenance(
+        device=device,
+        device_name=device_name(device),
+        cpu_model=cpu_model(),
+        cpu_threads=cpu_threads(),
+        **gpu,
+        driver_version=_driver_version() if device == "cuda" else None,
+        cuda_version=torch.version.cuda if device == "cuda" else None,
+        torch_version=str(torch.__version__),
+        python_version=platform.python_version(),
+        gpuconcepts_version=gpuconcepts.__version__,
+        git_commit=_git_commit(),
+        created_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        command=command,
+        quick=quick,
+        catalogue_hash=catalogue_hash(),
+        cache_bytes=last_level_cache_bytes(device),
+        free_bytes=free_memory_bytes(device),
+        seconds=seconds,
+        sizes=sizes,
+    )
+
+
+def collect(
+    device: str,
+    quick: bool,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command: str | None = None,
+    claims: bool = True,
+) -> Run:
+    """Measure a whole run on a resolved device: peaks, the five workloads, every claim.
+
+    Each kernel runs once per size (a :class:`~gpuconcepts.lab.Lab` hands the same
+    measurement to the profile and to every claim that asks for it).
+
+    Args:
+        device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
+        quick: the smaller sizes (``--quick``).
+        progress: called with one line of text before each step.
+        command: what to record as the command (default: this process's command line).
+        claims: False to measure the profile only (no claim experiments).
+    """
+    from gpuconcepts.claims.experiments import judge_claims, sizes_for
+    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks
+    from gpuconcepts.kernels.suite import profile_all
+    from gpuconcepts.measure import device_name, free_memory_bytes, last_level_cache_bytes
+
+    say = progress or (lambda _line: None)
+    start = time.perf_counter()
+
+    def timed(line: str) -> None:
+        say(f"[{time.perf_counter() - start:6.1f} s] {line}")
+
+    presets = load_presets(device, quick)
+    sweeps = load_sweeps(device, quick)
+    claim_sizes = sizes_for(device, quick)
+    timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
+    peaks = measure_peaks(device, quick, presets=presets)
+    lab = Lab(
+        device,
+        peaks,
+        repeats=presets.get("timing", {}).get("repeats", 7),
+        cache_bytes=last_level_cache_bytes(device),
+        free_bytes=free_memory_bytes(device),
+        label=device_name(device),
+        progress=timed,
+    )
+    profile_all(lab, presets, sweeps)
+    results = judge_claims(lab, claim_sizes) if claims else ()
+    sizes = {
+        "presets": presets,
+        "sweeps": {k: list(v) for k, v in sweeps.items()},
+        "claims": asdict(claim_sizes) if claims else None,
+    }
+    provenance = provenance_here(
+        device,
+        quick=quick,
+        command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
+        seconds=time.perf_counter() - start,
+        sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
+    )
+    timed("done")
+    return Run(provenance, peaks, lab.measurements, lab.facts, results)

@@ -1,0 +1,137 @@
+r"""One descriptor per measured workload: the formulas that count its FLOPs and bytes.
+
+A kernel (in :mod:`gpuconcepts.kernels`) times real torch code; the descriptor here says what
+that code costs, from the catalogue. The same descriptor counts a fresh measurement and checks
+a saved one, so a Run file whose counts no longer match the formulas is caught on loading
+instead of being rendered. This module needs no torch.
+
+>>> WORKLOADS["mlp"].counts({"B": 4, "d_in": 8, "d_out": 16, "s": 4})
+(1024, 896)
+>>> WORKLOADS["cnn-conv"].flops.name, dict(WORKLOADS["cnn-conv"].renamed)
+('conv_flops', {'H_out': 'H', 'W_out': 'W'})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.formula import Formula, Number
+
+if TYPE_CHECKING:
+    from gpuconcepts.measure import Measurement
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one kind of kernel computes, and the formulas that count it.
+
+    ``renamed`` maps a formula symbol to the kernel's name for that size where they differ
+    (the convolutions pad to 'same', so the kernel's ``H`` is the formula's ``H_out``).
+    """
+
+    name: str
+    summary: str
+    flops: Formula
+    bytes: Formula
+    renamed: Mapping[str, str] = field(default_factory=dict)
+
+    def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:
+        """The values of ``formula``'s symbols, read from a kernel's params."""
+        values: dict[str, Number] = {}
+        for symbol in formula.params:
+            key = self.renamed.get(symbol, symbol)
+            value = params.get(key)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise GpuConceptsError(
+                    f"workload {self.name!r}: {formula.name} needs the size {key!r}, "
+                    f"but the params hold {value!r}"
+                )
+            values[symbol] = value
+        return values
+
+    def counts(self, params: Mapping[str, object]) -> tuple[Number, Number]:
+        """FLOPs and minimal bytes of one call at these sizes."""
+        return (
+            self.flops(**self.arguments(self.flops, params)),
+            self.bytes(**self.arguments(self.bytes, params)),
+        )
+
+
+def _lookup(summary: str) -> Workload:
+    return Workload("", summary, formulas.embedding_bag_flops, formulas.embedding_bag_bytes)
+
+
+def _named(name: str, w: Workload) -> Workload:
+    return Workload(name, w.summary, w.flops, w.bytes, w.renamed)
+
+
+_SAME = {"H_out": "H", "W_out": "W"}
+_RNN = (formulas.rnn_flops, formulas.rnn_bytes)
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in (
+        _named("dlrm-random", _lookup("embedding_bag (sum) over uniformly random rows")),
+        _named("dlrm-sequential", _lookup("embedding_bag (sum) over consecutive rows")),
+        _named("dlrm-hot", _lookup("embedding_bag (sum) over a small hot set of rows")),
+        Workload("dlrm-dense", "the dense part of DLRM: one nn.Linear", formulas.mlp_flops,
+                 formulas.mlp_bytes),
+        Workload("mlp", "nn.Linear without bias", formulas.mlp_flops, formulas.mlp_bytes),
+        Workload("cnn-conv", "dense K×K conv2d, 'same' padding", formulas.conv_flops,
+                 formulas.conv_bytes, _SAME),
+        Workload("cnn-depthwise", "depthwise K×K conv2d (groups = C)",
+                 formulas.depthwise_conv_flops, formulas.depthwise_conv_bytes, _SAME),
+        Workload("rnn-module", "nn.RNN (tanh) over S steps", *_RNN),
+        Workload("rnn-loop", "the RNN step by step in a Python loop", *_RNN),
+        Workload("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", *_RNN),
+        Workload("transformer-prefill", "scaled_dot_product_attention over a prompt",
+                 formulas.attention_flops, formulas.attention_bytes),
+        Workload("transformer-decode", "one decode step against a KV cache of length S",
+                 formulas.attention_decode_flops, formulas.attention_decode_bytes),
+    )
+}  # fmt: skip
+"""Every workload by name, in the order of the book."""
+
+
+def workload(name: str) -> Workload:
+    """The descriptor called ``name``, with the names that exist in the error.
+
+    >>> workload("mlp").summary
+    'nn.Linear without bias'
+    >>> workload("gemm")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: unknown workload 'gemm'; known: dlrm-random, dlrm-sequential, dlrm-hot, dlrm-dense, mlp, cnn-conv, cnn-depthwise, rnn-module, rnn-loop, rnn-gemm, transformer-prefill, transformer-decode
+    """
+    if name not in WORKLOADS:
+        raise GpuConceptsError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")
+    return WORKLOADS[name]
+
+
+def check_counts(m: Measurement) -> None:
+    """Raise when ``m``'s FLOPs or bytes differ from its workload's formulas at its sizes.
+
+    A saved measurement carries the counts of the formulas of its day; if a formula has
+    changed since, its rates and roofline place would be stale numbers.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> check_counts(Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4},
+    ...                          (1e-6,), 1024, 896))
+    >>> check_counts(Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4},
+    ...                          (1e-6,), 1000, 896))
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: flops is 1000, but mlp_flops at its sizes is 1,024 (a stale count)
+    """
+    w = workload(m.workload)
+    for what, formula, saved in (("flops", w.flops, m.flops), ("bytes", w.bytes, m.bytes)):
+        expected = formula(**w.arguments(formula, m.params))
+        if saved != expected:
+            raise GpuConceptsError(
+                f"{what} is {saved!r}, but {formula.name} at its sizes is {expected:,} "
+                "(a stale count)"
+            )
