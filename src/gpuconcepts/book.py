@@ -3,12 +3,9 @@ r"""Small helpers the book's pages use to glue library results into their prose.
 The pure functions build Markdown from library objects and are tested here; the ``glue_*``
 functions hand those strings to MyST-NB (imported inside them, so this module stays light).
 
->>> from gpuconcepts.formulas import mlp_weights
->>> print(markdown_table(["a", "b"], [[1, "x"], [2, "y|z"]]))
-| a | b |
-| --- | --- |
-| 1 | x |
-| 2 | y\|z |
+The build's measurements come from one Run (:func:`build_run`), runs of other machines from
+``docs/runs/`` (:func:`recorded_runs`); tables of them are rendered by :mod:`gpuconcepts.render`.
+
 >>> print(catalogue_table(["mlp_weights"]))
 | Formula | Equation | Counts |
 | --- | --- | --- |
@@ -27,16 +24,42 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.units import describe, plain_number, si
+from gpuconcepts.render import markdown_table, measurement_table
+from gpuconcepts.roofline import place
+from gpuconcepts.units import describe
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from gpuconcepts.claims.result import ClaimResult
     from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
+    from gpuconcepts.run import Run
+
+__all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
+    "CHAPTER_WORKLOADS",
+    "MODEL_EQUATIONS",
+    "bound",
+    "build_run",
+    "catalogue_table",
+    "chapter",
+    "claim_measurement",
+    "figure_svg",
+    "glue_figure",
+    "glue_math",
+    "glue_md",
+    "markdown_table",
+    "measurement_table",
+    "package_hash",
+    "plain_status",
+    "profile_of",
+    "recorded_runs",
+    "recorded_section",
+    "worked_answer",
+]
 
 
 def _model_equations() -> dict[str, str]:
@@ -70,74 +93,6 @@ def _model_equations() -> dict[str, str]:
 
 MODEL_EQUATIONS: dict[str, str] = _model_equations()
 """LaTeX of the models' defining equations (what a layer computes, not what it costs)."""
-
-
-def sizes(params: Mapping[str, object]) -> str:
-    """Kernel sizes as ``B=64, d_in=512, float32``: the element size ``s`` is left out and the
-    data type is shown bare, last.
-
-    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
-    'B=4,096, d_in=512, float32'
-    """
-    shown = [
-        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
-        for k, v in params.items()
-        if k not in ("s", "dtype")
-    ]
-    if "dtype" in params:
-        shown.append(str(params["dtype"]))
-    return ", ".join(shown)
-
-
-MEASUREMENT_COLUMNS = (
-    "Kernel and sizes",
-    "Time",
-    "Roofline time",
-    "Time ÷ roofline",
-    "FLOP/s",
-    "Bytes/s",
-    "FLOP/byte",
-    "Bound",
-)
-"""The columns of :func:`measurement_table` (after ``#`` when numbered)."""
-
-
-def measurement_table(measurements: Iterable[Measurement], *, numbered: bool = False) -> str:
-    """Measurements beside the roofline's prediction, as a Markdown table narrow enough for a page.
-
-    The sizes go under the kernel's name in small type (inline HTML), so the table has eight
-    short columns; ``numbered`` puts a ``#`` column in front that matches the numbered points
-    of :func:`gpuconcepts.figures.roofline_chart`.
-    """
-    header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
-    rows = []
-    for number, m in enumerate(measurements, start=1):
-        row = [
-            f"`{m.workload}`<br><small>{sizes(m.params)}</small>",
-            si(m.seconds, "s").replace(" ", "\u00a0"),  # a time never breaks before its unit
-            si(m.predicted_seconds, "s").replace(" ", "\u00a0"),
-            f"{m.roofline_ratio:.1f}×",
-            si(m.flops_per_s, "FLOP/s"),
-            si(m.bytes_per_s, "B/s"),
-            si(m.intensity, ""),
-            f"**{m.bound}**",
-        ]
-        rows.append([str(number), *row] if numbered else row)
-    return markdown_table(header, rows)
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A Markdown table; ``|`` inside a cell is escaped."""
-
-    def cell(value: object) -> str:
-        return str(value).replace("|", r"\|")
-
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
-    ]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def catalogue_table(names: Iterable[str] | None = None) -> str:
@@ -207,35 +162,111 @@ def plain_status(text: str) -> str:
     return text
 
 
-def shared_peaks(device: str, quick: bool, docs: Path | None = None) -> Peaks:
-    """This machine's measured peaks, measured once per build and read by every page.
-
-    Each page used to measure its own peaks, so the ridge point quoted on one page differed
-    from the next by the machine's noise. While the book builds (pages run with ``docs/`` as
-    their working directory and ``docs/_build`` exists) the first page to ask measures them
-    and stores them in ``docs/_build/.peaks/``, under the package hash, the device's name
-    and the preset size; later pages read that file. Anywhere else (a downloaded notebook,
-    Colab) the peaks are simply measured.
-    """
-    import json
-    from dataclasses import asdict
-
-    from gpuconcepts.kernels import measure_peaks
-    from gpuconcepts.roofline import Peaks
-from gpuconcepts.measure import device_name
-
+def _docs_folder(docs: Path | None) -> Path | None:
+    """``docs/`` while the book builds in a source checkout (pages run there), else None."""
     docs = Path.cwd() if docs is None else docs
-    root = docs.parent
-    if not ((docs / "_build").is_dir() and (root / "src" / "gpuconcepts").is_dir()):
-        return measure_peaks(device, quick=quick)
+    if (docs / "_build").is_dir() and (docs.parent / "src" / "gpuconcepts").is_dir():
+        return docs
+    return None
+
+
+def build_run(docs: Path | None = None) -> Run:
+    """This machine's Run, collected once per build and read by every page.
+
+    While the book builds (pages run with ``docs/`` as their working directory and
+    ``docs/_build`` exists) the first page to ask collects the run — peaks, every workload,
+    every claim, each kernel once per size — and saves it in ``docs/_build/.run/`` under the
+    package hash and the device, so every later page (and a warm rebuild) reads the same
+    measurements. Anywhere else (a downloaded notebook, Colab) the run is simply collected.
+    Quick sizes on a CPU, full ones on a GPU.
+    """
+    from gpuconcepts.measure import device_name, resolve_device
+    from gpuconcepts.run import collect, load
+
+    device = resolve_device("auto")
+    quick = device == "cpu"
+    folder = _docs_folder(docs)
+    if folder is None:
+        return collect(device, quick, command="the book (a notebook)")
     key = hashlib.sha256(f"{device_name(device)}|{quick}".encode()).hexdigest()[:12]
-    store = docs / "_build" / ".peaks" / f"{package_hash(root)}-{key}.json"
+    store = folder / "_build" / ".run" / f"{package_hash(folder.parent)}-{key}.json"
     if store.is_file():
-        return Peaks(**json.loads(store.read_text(encoding="utf-8")))
-    peaks = measure_peaks(device, quick=quick)
-    store.parent.mkdir(parents=True, exist_ok=True)
-    store.write_text(json.dumps(asdict(peaks), indent=1), encoding="utf-8")
-    return peaks
+        return load(store)
+    run = collect(device, quick, command="nox -s docs (the book's build)")
+    run.save(store)
+    return run
+
+
+def recorded_runs(docs: Path | None = None) -> list[Run]:
+    """The runs recorded on other machines and committed in ``docs/runs/``, by file name."""
+    from gpuconcepts.run import load_all
+
+    folder = _docs_folder(docs) or Path.cwd()
+    return load_all(folder / "runs")
+
+
+def profile_of(run: Run) -> list[Measurement]:
+    """A run's profile (the five workloads at its preset sizes) in the order of the book.
+
+    Read through a replaying lab, so it needs no torch and measures nothing.
+    """
+    from gpuconcepts.profile import profile_all
+
+    sizes = run.provenance.sizes
+    return profile_all(run.lab(), sizes["presets"], sizes["sweeps"])
+
+
+CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = {
+    "dlrm": ("dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"),
+    "mlp": ("mlp",),
+    "cnn": ("cnn-conv", "cnn-depthwise"),
+    "rnn": ("rnn-module", "rnn-loop", "rnn-gemm"),
+    "transformer": ("transformer-prefill", "transformer-decode"),
+}
+"""The workloads each chapter measures (its part of the profile)."""
+
+
+def chapter(run: Run, name: str) -> list[Measurement]:
+    """A chapter's measurements from a run's profile: sweeps sorted by the swept size."""
+    wanted = CHAPTER_WORKLOADS[name]
+    found = [m for m in profile_of(run) if m.workload in wanted]
+    if name == "mlp":
+        found.sort(key=lambda m: m.size("B"))
+    if name == "transformer":
+        found.sort(key=lambda m: (m.workload != "transformer-prefill", m.size("S")))
+    return found
+
+
+def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
+    """The measurement behind a roofline claim (its values name the workload and sizes)."""
+    from gpuconcepts.render import sizes as sizes_text
+
+    for m in run.measurements:
+        if m.workload == result.values.get("workload") and sizes_text(m.params) == result.values.get(
+            "sizes"
+        ):
+            return m
+    raise GpuConceptsError(f"{run.label}: no measurement behind claim {result.key!r}")
+
+
+def bound(m: Measurement, run: Run) -> str:
+    """The side of the ridge of ``m`` under its run's peaks (``"memory"`` or ``"compute"``)."""
+    return place(m, run.peaks).bound
+
+
+def recorded_section(name: str, docs: Path | None = None) -> str:
+    """Markdown: a chapter's measurements on every recorded run, each labelled with its device
+    and provenance (each at that machine's own preset sizes and dtype)."""
+    parts = []
+    for run in recorded_runs(docs):
+        parts.append(
+            f"**Recorded** on {run.provenance.summary} (commit "
+            f"{(run.provenance.git_commit or 'unknown')[:10]}):\n\n"
+            + measurement_table(chapter(run, name), run.peaks)
+        )
+    if not parts:
+        return "No runs from other machines are recorded in `docs/runs/` yet."
+    return "\n\n".join(parts)
 
 
 def glue_md(name: str, text: str) -> None:
@@ -254,13 +285,19 @@ def glue_math(name: str, latex: str) -> None:
     glue(name, Math(latex), display=False)  # type: ignore[no-untyped-call,unused-ignore]
 
 
-def glue_figure(name: str, fig: Figure) -> None:
-    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
+def figure_svg(fig: Figure) -> object:
+    """A matplotlib figure as an IPython SVG object (what pages glue or display)."""
     from io import StringIO
 
     from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     buffer = StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    glue(name, SVG(buffer.getvalue()), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    return SVG(buffer.getvalue())
+
+
+def glue_figure(name: str, fig: Figure) -> None:
+    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
+    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    glue(name, figure_svg(fig), display=False)  # type: ignore[no-untyped-call,unused-ignore]

@@ -14,8 +14,8 @@ the one statistic of :class:`~gpuconcepts.measure.Measurement`.
 >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.01, 0.012), 1e9, 2e7)
 >>> print(format_measurements([m], p))
-workload  sizes  median ± IQR      GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound
-mlp       B=64   11.0 ms ± 1.0 ms     90.9  1.82      50   10.0 ms               1.10  compute
+workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound
+mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms               1.10  compute
 """
 
 from __future__ import annotations
@@ -87,11 +87,11 @@ def sizes(params: Mapping[str, object]) -> str:
 
 
 def time_spread(m: Measurement) -> str:
-    """The median time and its interquartile range, each with 3 significant digits.
+    """The median time (3 significant digits) and its interquartile range (2).
 
     >>> from gpuconcepts.measure import Measurement
     >>> time_spread(Measurement("mlp", "cpu", {}, (0.011, 0.01, 0.012), 1.0, 1.0))
-    '11.0 ms ± 1.0 ms'
+    '11 ms ± 1 ms'
     """
     return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
 

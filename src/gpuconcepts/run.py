@@ -470,7 +470,7 @@ def collect(
     """
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks
-    from gpuconcepts.kernels.suite import profile_all
+    from gpuconcepts.profile import profile_all
     from gpuconcepts.measure import device_name, free_memory_bytes, last_level_cache_bytes
 
     say = progress or (lambda _line: None)

@@ -243,8 +243,6 @@ Found = tuple[list[ClaimResult], dict[str, Measurement]]
 
 
 def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
-    from gpuconcepts.kernels import dlrm  # noqa: F401  (the workloads below are its kernels)
-
     s = int(lab.fact("dlrm-element", lambda: {"s": _embedding_element_bytes(lab.device)})["s"])
     table_bytes = min(z.dlrm_table_bytes, lab.free_bytes // 4)
     pairs: dict[int, tuple[Measurement, Measurement]] = {}
@@ -383,6 +381,7 @@ def judge_claims(
         results.append(
             judge_roofline(
                 m,
+                role=role,
                 peaks=lab.peaks,
                 expected=expected,
                 label=what,

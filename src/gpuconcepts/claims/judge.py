@@ -39,6 +39,7 @@ from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
+from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.questions import question
 from gpuconcepts.units import binary_bytes, describe_bytes, plain_number, si
@@ -880,12 +881,21 @@ def judge_kv_cache(
 
 # -- Roofline ----------------------------------------------------------------------------------
 def judge_roofline(
-    m: Measurement, *, peaks: Peaks, expected: str, label: str, source: str, device: str
+    m: Measurement,
+    *,
+    role: str,
+    peaks: Peaks,
+    expected: str,
+    label: str,
+    source: str,
+    device: str,
 ) -> ClaimResult:
     """The post's tendency for a workload, its roofline class, and its measured behaviour agree.
 
+    ``role`` names the measurement's part (a key of :data:`ROOFLINE_EXPECTATIONS`),
     ``expected`` is the post's word (``"memory"`` or ``"compute"``), ``label`` names the
-    workload for people and ``source`` says where the post says so.
+    workload for people and ``source`` says where the post says so. The values keep the
+    measurement's workload and sizes, so a page can find it in the run again.
     Compute-bound means reaching :data:`~gpuconcepts.claims.thresholds.COMPUTE_MIN_PEAK_FRACTION`
     of the measured peak; memory-bound means moving the minimal bytes at no more than
     :data:`~gpuconcepts.claims.thresholds.MEMORY_MAX_BANDWIDTH_RATIO` times the measured bandwidth.
@@ -903,7 +913,7 @@ def judge_roofline(
         behaves = bandwidth_ratio <= T.MEMORY_MAX_BANDWIDTH_RATIO
         rule = f"memory-bound: bytes/s ≤ {T.MEMORY_MAX_BANDWIDTH_RATIO:g}× the measured bandwidth"
     return ClaimResult(
-        key=f"roofline-{m.workload}",
+        key=f"roofline-{role}",
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
         prediction=f"intensity {m.intensity:.3g} FLOP/byte against the ridge point "
@@ -915,6 +925,8 @@ def judge_roofline(
         verdict=where.bound == expected and behaves,
         device=device,
         values={
+            "workload": m.workload,
+            "sizes": sizes_text(m.params),
             "intensity": m.intensity,
             "ridge_point": peaks.ridge_point,
             "bound": where.bound,

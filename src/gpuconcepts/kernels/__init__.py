@@ -108,14 +108,14 @@ from __future__ import annotations
 from gpuconcepts.kernels._common import default_dtype, torch_dtype
 from gpuconcepts.kernels.peaks import measure_peaks
 from gpuconcepts.kernels.presets import device_class, load_presets, load_sweeps
-from gpuconcepts.kernels.suite import profile_all
+from gpuconcepts.kernels.suite import KERNELS
 
 __all__ = [
+    "KERNELS",
     "default_dtype",
     "device_class",
     "load_presets",
     "load_sweeps",
     "measure_peaks",
-    "profile_all",
     "torch_dtype",
 ]
