@@ -11,3 +11,16 @@ settings.register_profile(
     "gpuconcepts", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("gpuconcepts")
+
+
+# -- a synthetic Run (tests/synthetic.py) as a fixture -----------------------------------------
+import pytest
+from synthetic import synthetic_run
+
+from gpuconcepts.run import Run
+
+
+@pytest.fixture
+def run() -> Run:
+    """A synthetic run (see :func:`synthetic.synthetic_run`)."""
+    return synthetic_run()

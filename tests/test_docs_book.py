@@ -1,38 +1,41 @@
-"""The helpers the book's pages glue with: measurement tables, status words, shared peaks."""
+"""The helpers the book's pages glue with: measurement tables, status words, the build's run."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from pathlib import Path
 
 import pytest
+from synthetic import synthetic_run
 
 from gpuconcepts import book
-from gpuconcepts.book import MEASUREMENT_COLUMNS, measurement_table, plain_status, shared_peaks
+from gpuconcepts.book import build_run, chapter, plain_status, recorded_section
 from gpuconcepts.measure import Measurement
+from gpuconcepts.render import MEASUREMENT_COLUMNS, measurement_table
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.run import Run
 
 PEAKS = Peaks("cpu", 1e11, 1e10, "float32")
 
 
 def lookup() -> Measurement:
     params = {"N": 1_000_000, "B": 4096, "L": 16, "d": 64, "s": 4, "dtype": "float32"}
-    return Measurement("dlrm-random", "cpu", params, (2e-3, 4e-3, 3e-3), 1e6, 4e6, PEAKS)
+    return Measurement("dlrm-random", "cpu", params, (2e-3, 4e-3, 3e-3), 1e6, 4e6)
 
 
 def test_measurement_table_puts_sizes_under_the_kernel_name() -> None:
-    header, rule, row = measurement_table([lookup()]).splitlines()
+    header, rule, row = measurement_table([lookup()], PEAKS).splitlines()
     assert header == "| " + " | ".join(MEASUREMENT_COLUMNS) + " |"
     assert rule.count("---") == len(MEASUREMENT_COLUMNS)
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert cells[0] == ("`dlrm-random`<br><small>N=1,000,000, B=4,096, L=16, d=64, float32</small>")
-    # median 3 ms; roofline max(1e6/1e11, 4e6/1e10) = 400 µs; times never break before the unit
-    assert cells[1:4] == ["3\u00a0ms", "400\u00a0µs", "7.5×"]
+    # median 3 ms ± IQR 1 ms; roofline max(1e6/1e11, 4e6/1e10) = 400 µs; a time never breaks
+    assert cells[1:4] == ["3\u00a0ms\u00a0±\u00a01\u00a0ms", "400\u00a0µs", "7.5×"]
     assert cells[4:] == ["333 MFLOP/s", "1.33 GB/s", "0.25", "**memory**"]
 
 
 def test_measurement_table_numbered_has_a_hash_column() -> None:
-    lines = measurement_table([lookup(), lookup()], numbered=True).splitlines()
+    lines = measurement_table([lookup(), lookup()], PEAKS, numbered=True).splitlines()
     assert lines[0].startswith("| # | Kernel and sizes |")
     assert [line.split(" | ")[0] for line in lines[2:]] == ["| 1", "| 2"]
 
@@ -60,41 +63,66 @@ def _checkout(tmp_path: Path) -> Path:
     return tmp_path / "docs"
 
 
-def test_shared_peaks_measures_once_per_build_and_package(
+def test_build_run_is_collected_once_per_build_and_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuconcepts.kernels
+    import gpuconcepts.run
 
     calls: list[tuple[str, bool]] = []
 
-    def fake_measure(device: str, quick: bool = False) -> Peaks:
+    def fake_collect(device: str, quick: bool, **_: object) -> Run:
         calls.append((device, quick))
-        return Peaks("cpu", 1e11 * len(calls), 1e10, "float32", copy_bytes_per_s=9e9)
+        return synthetic_run(seconds=1e-3 * len(calls))
 
-    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", fake_measure)
+    monkeypatch.setattr(gpuconcepts.run, "collect", fake_collect)
     docs = _checkout(tmp_path)
-    first = shared_peaks("cpu", True, docs)
-    assert shared_peaks("cpu", True, docs) == first  # read back, not measured again
+    first = build_run(docs)
+    assert build_run(docs) == first  # read back from the build folder, not collected again
     assert calls == [("cpu", True)]
-    (stored,) = (docs / "_build" / ".peaks").iterdir()
+    (stored,) = (docs / "_build" / ".run").iterdir()
     assert stored.name.startswith(book.package_hash(tmp_path))
-    assert json.loads(stored.read_text())["copy_bytes_per_s"] == 9e9
-    shared_peaks("cpu", False, docs)  # other preset sizes: measured on their own
-    assert calls == [("cpu", True), ("cpu", False)]
     (tmp_path / "src" / "gpuconcepts" / "x.py").write_text("x = 2\n")  # the package changed
-    assert shared_peaks("cpu", True, docs).flops_per_s == 3e11
-    assert len(calls) == 3
+    assert build_run(docs).measurements[0].seconds == pytest.approx(2e-3)
+    assert len(calls) == 2
 
 
-def test_shared_peaks_outside_a_book_build_just_measures(
+def test_build_run_outside_a_book_build_just_collects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuconcepts.kernels
+    import gpuconcepts.run
 
-    def fake_measure(device: str, quick: bool = False) -> Peaks:
-        del device, quick
-        return PEAKS
+    made = synthetic_run()
+    monkeypatch.setattr(gpuconcepts.run, "collect", lambda *_, **__: made)
+    assert build_run(tmp_path) is made
+    assert not (tmp_path / "_build").exists()
 
-    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", fake_measure)
-    assert shared_peaks("cpu", True, tmp_path) == PEAKS
-    assert list(tmp_path.iterdir()) == []  # nothing written where no book is being built
+
+def test_chapter_reads_its_workloads_from_the_profile(run: Run) -> None:
+    assert [m.workload for m in chapter(run, "dlrm")] == [
+        "dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"
+    ]  # fmt: skip
+    assert [m.size("B") for m in chapter(run, "mlp")] == [1, 2, 4]
+    prefill_and_decode = chapter(run, "transformer")
+    assert [m.size("S") for m in prefill_and_decode] == [4, 8, 16, 6]
+    assert prefill_and_decode[-1].workload == "transformer-decode"
+
+
+def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:
+    docs = _checkout(tmp_path)
+    gpu = synthetic_run("cuda (NVIDIA H200)", seconds=1e-5)
+    gpu = dataclasses.replace(
+        gpu,
+        provenance=dataclasses.replace(gpu.provenance, cuda_version="13.0", git_commit="abc123"),
+    )
+    gpu.save(docs / "runs" / "h200-bfloat16.json")
+    text = recorded_section("cnn", docs)
+    head, table = text.split("\n\n", 1)
+    assert head == (
+        "**Recorded** on cuda (NVIDIA H200) with torch 2.13.0 / CUDA 13.0 on 2026-01-01, "
+        "quick sizes (commit abc123):"
+    )
+    assert table.splitlines()[2].startswith("| `cnn-conv`<br><small>B=1, H=6, W=6")
+    assert "10\u00a0µs" in table
+    assert recorded_section("cnn", tmp_path) == (
+        "No runs from other machines are recorded in `docs/runs/` yet."
+    )

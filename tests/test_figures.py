@@ -117,7 +117,7 @@ def _measurements(points: list[tuple[str, float, float]]) -> tuple[Peaks, list[M
     """Measurements at given (workload, intensity, FLOP/s), each from one timed repetition."""
     peaks = Peaks("cpu", 2e11, 4e10, "float32")
     made = [
-        Measurement(name, "cpu", {"B": 1}, (1e9 / rate,), 1e9, 1e9 / intensity, peaks)
+        Measurement(name, "cpu", {"B": 1}, (1e9 / rate,), 1e9, 1e9 / intensity)
         for name, intensity, rate in points
     ]
     return peaks, made
@@ -153,7 +153,7 @@ def test_roofline_chart_labels_points_by_name_without_overlap() -> None:
 
 
 def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None:
-    from gpuconcepts.book import measurement_table
+    from gpuconcepts.render import measurement_table
 
     peaks, made = _measurements(CROWD)
     fig = figures.roofline_chart(peaks, made, numbered=True)
@@ -163,5 +163,5 @@ def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None
     assert legend_box is not None
     legend = [t.get_text() for t in legend_box.get_texts()]
     assert legend[1:] == ["mlp", "rnn", "transformer", "cnn", "dlrm"]  # first seen order
-    rows = measurement_table(made, numbered=True).splitlines()[2:]
+    rows = measurement_table(made, peaks, numbered=True).splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [f"| {i}" for i in range(1, len(CROWD) + 1)]

@@ -14,7 +14,7 @@ import pytest
 from gpuconcepts import formulas, measure
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.roofline import Peaks, place
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 
@@ -70,59 +70,86 @@ def test_peaks_reject_non_positive(bad: float) -> None:
 
 
 def test_measurement_statistics_on_synthetic_times() -> None:
-    m = Measurement(
-        "mlp", "cpu", {"B": 1}, (5.0, 1.0, 4.0, 2.0, 3.0), flops=4e11, bytes=1e9, peaks=PEAKS
-    )
+    m = Measurement("mlp", "cpu", {"B": 1}, (5.0, 1.0, 4.0, 2.0, 3.0), flops=4e11, bytes=1e9)
     assert m.seconds == 3.0
-    assert m.iqr_seconds == 2.0  # inclusive quartiles of 1..5 are 2 and 4
+    assert m.interval_seconds == (2.0, 4.0)  # inclusive quartiles of 1..5
+    assert m.iqr_seconds == 2.0
     assert m.noisy
     assert m.flops_per_s == pytest.approx(4e11 / 3)
     assert m.bytes_per_s == pytest.approx(1e9 / 3)
     assert m.intensity == 400.0
-    assert m.bound == "compute"
-    assert m.predicted_seconds == 4.0  # max(4e11 / 1e11, 1e9 / 1e10)
-    assert m.roofline_ratio == 0.75
+
+
+def test_placing_a_measurement_under_peaks() -> None:
+    m = Measurement("mlp", "cpu", {"B": 1}, (5.0, 1.0, 4.0, 2.0, 3.0), flops=4e11, bytes=1e9)
+    where = place(m, PEAKS)
+    assert where.bound == "compute"
+    assert where.predicted_seconds == 4.0  # max(4e11 / 1e11, 1e9 / 1e10)
+    assert where.ratio == 0.75
+    # the same measurement under another machine's peaks lands elsewhere
+    slow = Peaks(device="cpu", flops_per_s=1e13, bytes_per_s=1e9, dtype="float32")
+    assert place(m, slow).bound == "memory"
 
 
 def test_measurement_memory_bound_prediction_uses_bandwidth() -> None:
-    m = Measurement("dlrm-random", "cpu", {}, (0.5, 0.5), flops=1e9, bytes=4e9, peaks=PEAKS)
-    assert m.bound == "memory"
-    assert m.predicted_seconds == pytest.approx(0.4)
-    assert m.predicted_seconds == pytest.approx(
+    m = Measurement("dlrm-random", "cpu", {}, (0.5, 0.5), flops=1e9, bytes=4e9)
+    where = place(m, PEAKS)
+    assert where.bound == "memory"
+    assert where.predicted_seconds == pytest.approx(
         float(formulas.roofline_seconds(F=1e9, Q=4e9, P=1e11, beta=1e10))
     )
+    assert where.predicted_seconds == pytest.approx(0.4)
     assert m.iqr_seconds == 0.0
     assert not m.noisy
 
 
 def test_measurement_at_the_ridge_is_compute_bound() -> None:
-    m = Measurement("x", "cpu", {}, (1.0,), flops=10.0, bytes=1.0, peaks=PEAKS)
+    m = Measurement("x", "cpu", {}, (1.0,), flops=10.0, bytes=1.0)
     assert m.intensity == PEAKS.ridge_point == 10.0
-    assert m.bound == "compute"
+    assert place(m, PEAKS).bound == "compute"
 
 
-def test_measurement_to_dict_is_json_ready() -> None:
+def test_measurement_round_trips_through_json() -> None:
     m = Measurement(
-        "rnn-loop", "cpu", {"B": 2, "dtype": "float32"}, (1e-3, 2e-3, 3e-3), 1e6, 1e6, PEAKS
+        "transformer-decode",
+        "cpu",
+        {"B": 2, "dtype": "float32"},
+        (1e-3, 2e-3, 3e-3),
+        1e6,
+        1e6,
+        flush=True,
+        series={"lengths": (5, 6), "cache_bytes": (80, 96)},
     )
     data = json.loads(json.dumps(m.to_dict()))
-    for key in (
-        "workload",
-        "seconds",
-        "flops",
-        "bytes",
-        "flops_per_s",
-        "bytes_per_s",
-        "intensity",
-        "predicted_seconds",
-        "bound",
-        "iqr_seconds",
-        "raw_seconds",
-    ):
-        assert key in data
-    assert data["seconds"] == 2e-3
     assert data["params"] == {"B": 2, "dtype": "float32"}
-    assert data["bound"] == "memory"
+    assert data["flush"] is True
+    assert Measurement.from_dict(data) == m
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"workload": "mlp"}, "missing field 'device'"),
+        (
+            {"workload": "mlp", "device": "cpu", "params": [], "raw_seconds": [1.0],
+             "flops": 1, "bytes": 1},
+            "params must be an object",
+        ),
+        (
+            {"workload": "mlp", "device": "cpu", "params": {}, "raw_seconds": "fast",
+             "flops": 1, "bytes": 1},
+            "raw_seconds must be a list of seconds",
+        ),
+        (
+            {"workload": "mlp", "device": "cpu", "params": {}, "raw_seconds": [1.0, "x"],
+             "flops": 1, "bytes": 1},
+            "every raw time must be positive; got 'x'",
+        ),
+    ],
+)  # fmt: skip
+def test_measurement_from_dict_names_the_problem(record: dict[str, object], message: str) -> None:
+    with pytest.raises(GpuConceptsError, match=message):
+        Measurement.from_dict(record)
 
 
 @pytest.mark.parametrize(
@@ -130,12 +157,12 @@ def test_measurement_to_dict_is_json_ready() -> None:
     [
         ((), 1.0, "raw_seconds is empty"),
         ((1.0, -1.0), 1.0, "every raw time must be positive; got -1.0"),
-        ((1.0,), 0.0, "flops and bytes must be positive; got flops=0.0"),
+        ((1.0,), 0.0, "flops must be positive; got 0.0"),
     ],
 )
 def test_measurement_rejects_bad_values(raw: tuple[float, ...], flops: float, message: str) -> None:
     with pytest.raises(GpuConceptsError, match=message):
-        Measurement("mlp", "cpu", {}, raw, flops, 1.0, PEAKS)
+        Measurement("mlp", "cpu", {}, raw, flops, 1.0)
 
 
 # -- cache and memory sizes ------------------------------------------------------------------

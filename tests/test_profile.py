@@ -1,4 +1,4 @@
-"""gpuconcepts.profile: the ``profile`` command at tiny sizes (presets swapped for a tiny file)."""
+"""``gpuconcepts profile`` and ``verify``, end to end at tiny sizes (presets swapped for a tiny file)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from gpuconcepts import formulas, profile
+from gpuconcepts import cli, formulas, profile
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels import presets
+from gpuconcepts.run import catalogue_hash, load
 
 TINY_TOML = """
 [cpu.timing]
@@ -64,12 +65,31 @@ heads = 2
 [cpu.sweeps]
 mlp_B = [1, 2]
 transformer_S = [4, 16]
+[cpu.claims]
+dlrm_table_mib = 1
+dlrm_B = 64
+dlrm_L = 2
+dlrm_d = 16
+dlrm_widths = [4, 16]
+mlp_d = 32
+mlp_batches = [1, 2, 4, 8]
+cnn_B = 1
+cnn_HW = 8
+cnn_C = 4
+rnn_B = 2
+rnn_d = 8
+rnn_lengths = [4, 8, 16]
+rnn_S = 8
+rnn_batches = [1, 2, 4]
+attn_B = 1
+attn_d = 16
+attn_heads = 2
+attn_lengths = [8, 16, 32]
+decode_steps = 4
 [cpu.quick.sweeps]
 mlp_B = [1]
 transformer_S = [4]
 """
-
-FAMILIES = {"dlrm", "mlp", "cnn", "rnn", "transformer"}
 
 
 @pytest.fixture(autouse=True)
@@ -80,77 +100,92 @@ def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_profile_json_structure(capsys: pytest.CaptureFixture[str]) -> None:
-    assert profile.run_profile("cpu", quick=True, as_json=True) == 0
+PROFILE = [
+    "dlrm-random",
+    "dlrm-sequential",
+    "dlrm-hot",
+    "dlrm-dense",
+    "mlp",
+    "mlp",
+    "cnn-conv",
+    "cnn-depthwise",
+    "rnn-module",
+    "rnn-loop",
+    "rnn-gemm",
+    "transformer-prefill",
+    "transformer-prefill",
+    "transformer-decode",
+]
+
+
+def test_profile_saves_a_run_that_verify_and_compare_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "r.json"
+    assert profile.run_profile("cpu", quick=True, as_json=True, save=str(saved)) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
-    assert data["device"] == "cpu"
-    assert data["device_name"].startswith("cpu (")
-    assert data["quick"] is True
-    assert data["datasheet"] is None
+    assert json.loads(saved.read_text()) == data  # --json prints what --save writes
+    run = load(saved)
+    assert run.provenance.device == "cpu"
+    assert run.provenance.device_name.startswith("cpu (")
+    assert run.provenance.quick is True
+    assert run.provenance.catalogue_hash == catalogue_hash()
     peaks = data["peaks"]
-    assert peaks["flops_per_s"] > 0
-    assert peaks["bytes_per_s"] > 0
     assert peaks["ridge_point"] == pytest.approx(peaks["flops_per_s"] / peaks["bytes_per_s"])
-    names = [m["workload"] for m in data["measurements"]]
-    assert names == [
-        "dlrm-random",
-        "dlrm-sequential",
-        "dlrm-hot",
-        "dlrm-dense",
-        "mlp",
-        "mlp-B1",
-        "cnn-conv3x3",
-        "cnn-depthwise3x3",
-        "rnn-module",
-        "rnn-loop",
-        "rnn-gemm",
-        "transformer-prefill",
-        "transformer-prefill-S4",
-        "transformer-decode",
-    ]
+    # the profile comes first, in the order of the book; the claims' extra sizes follow
+    assert [m["workload"] for m in data["measurements"][: len(PROFILE)]] == PROFILE
     for m in data["measurements"]:
-        assert m["workload"].split("-")[0] in FAMILIES
-        assert m["seconds"] > 0
         assert len(m["raw_seconds"]) == 2
-        assert m["flops_per_s"] == pytest.approx(m["flops"] / m["seconds"])
-        assert m["bytes_per_s"] == pytest.approx(m["bytes"] / m["seconds"])
-        assert m["intensity"] == pytest.approx(m["flops"] / m["bytes"])
-        assert m["predicted_seconds"] == pytest.approx(
-            float(
-                formulas.roofline_seconds(
-                    F=m["flops"], Q=m["bytes"], P=peaks["flops_per_s"], beta=peaks["bytes_per_s"]
-                )
-            )
+        summary = m["summary"]
+        assert summary["predicted_seconds"] == pytest.approx(
+            float(formulas.roofline_seconds(
+                F=m["flops"], Q=m["bytes"], P=peaks["flops_per_s"], beta=peaks["bytes_per_s"]
+            ))
+        )  # fmt: skip
+        assert summary["bound"] == (
+            "memory" if summary["intensity"] < peaks["ridge_point"] else "compute"
         )
-        assert m["bound"] == ("memory" if m["intensity"] < peaks["ridge_point"] else "compute")
     mlp = data["measurements"][4]
     assert (mlp["flops"], mlp["bytes"]) == (
         formulas.mlp_flops(B=4, d_in=8, d_out=8),
         formulas.mlp_bytes(B=4, d_in=8, d_out=8, s=4),
     )
-    # progress went to stderr, one line per step, nothing of it on stdout
-    assert "profiling on cpu" in captured.err
-    assert "transformer: decode" in captured.err
-    assert captured.out.lstrip().startswith("{")
+    # each (workload, sizes) was measured once, and the claims were judged
+    keys = [(m["workload"], json.dumps(m["params"], sort_keys=True)) for m in data["measurements"]]
+    assert len(keys) == len(set(keys))
+    assert len(data["claims"]) == len(run.claims) > 10
+    assert "peaks on cpu (" in captured.err
+    assert "transformer-decode: " in captured.err
+
+    # verify --run judges the saved run again, without measuring: the same verdicts
+    assert cli.main(["verify", "--run", str(saved), "--json"]) == 0
+    judged = json.loads(capsys.readouterr().out)
+    assert [(c["key"], c["status"]) for c in judged["claims"]] == [
+        (c.key, c.status) for c in run.claims
+    ]
+    assert cli.main(["compare", str(saved)]) == 0
+    assert "[1] cpu (" in capsys.readouterr().out
 
 
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
     assert profile.run_profile("cpu", quick=False, as_json=True) == 0
-    names = [m["workload"] for m in json.loads(capsys.readouterr().out)["measurements"]]
-    assert "mlp-B2" in names
-    assert "transformer-prefill-S16" in names
+    measured = json.loads(capsys.readouterr().out)["measurements"][:16]
+    batches = [m["params"]["B"] for m in measured if m["workload"] == "mlp"]
+    lengths = [m["params"]["S"] for m in measured if m["workload"] == "transformer-prefill"]
+    assert batches[:3] == [4, 1, 2]  # the preset, then the full sweep [1, 2]
+    assert lengths[:3] == [8, 4, 16]
 
 
 def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert profile.run_profile("cpu", quick=True, as_json=False) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("device: cpu (")
-    assert out[0].endswith("(quick sizes)")
+    assert out[0].endswith("quick sizes")
     assert out[1].startswith("peaks: compute ")
     header = next(i for i, line in enumerate(out) if line.startswith("workload"))
     rows = out[header + 1 : header + 15]
-    assert [row.split()[0] for row in rows][:3] == ["dlrm-random", "dlrm-sequential", "dlrm-hot"]
+    assert [row.split()[0] for row in rows] == PROFILE
     assert all(row.split()[-1] in {"memory", "compute"} for row in rows)
     assert out[-1].startswith("wall time ")
 

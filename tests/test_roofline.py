@@ -35,9 +35,9 @@ def test_attainable_is_min_of_roof_and_slope() -> None:
 
 def _measurements() -> list[Measurement]:
     return [
-        Measurement("dlrm-random", "cpu", {}, (1e-3,), 1e6, 4e6, PEAKS),
-        Measurement("mlp", "cpu", {}, (2e-2,), 2e9, 1e7, PEAKS),
-        Measurement("transformer-decode", "cpu", {}, (1e-3,), 1e6, 2e6, PEAKS),
+        Measurement("dlrm-random", "cpu", {}, (1e-3,), 1e6, 4e6),
+        Measurement("mlp", "cpu", {}, (2e-2,), 2e9, 1e7),
+        Measurement("transformer-decode", "cpu", {}, (1e-3,), 1e6, 2e6),
     ]
 
 

@@ -18,7 +18,7 @@ The build's measurements come from one Run (:func:`build_run`), runs of other ma
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -242,9 +242,9 @@ def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
     from gpuconcepts.render import sizes as sizes_text
 
     for m in run.measurements:
-        if m.workload == result.values.get("workload") and sizes_text(m.params) == result.values.get(
-            "sizes"
-        ):
+        if m.workload == result.values.get("workload") and sizes_text(
+            m.params
+        ) == result.values.get("sizes"):
             return m
     raise GpuConceptsError(f"{run.label}: no measurement behind claim {result.key!r}")
 
@@ -257,13 +257,12 @@ def bound(m: Measurement, run: Run) -> str:
 def recorded_section(name: str, docs: Path | None = None) -> str:
     """Markdown: a chapter's measurements on every recorded run, each labelled with its device
     and provenance (each at that machine's own preset sizes and dtype)."""
-    parts = []
-    for run in recorded_runs(docs):
-        parts.append(
-            f"**Recorded** on {run.provenance.summary} (commit "
-            f"{(run.provenance.git_commit or 'unknown')[:10]}):\n\n"
-            + measurement_table(chapter(run, name), run.peaks)
-        )
+    parts = [
+        f"**Recorded** on {run.provenance.summary} (commit "
+        f"{(run.provenance.git_commit or 'unknown')[:10]}):\n\n"
+        + measurement_table(chapter(run, name), run.peaks)
+        for run in recorded_runs(docs)
+    ]
     if not parts:
         return "No runs from other machines are recorded in `docs/runs/` yet."
     return "\n\n".join(parts)
@@ -293,7 +292,7 @@ def figure_svg(fig: Figure) -> object:
 
     buffer = StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    return SVG(buffer.getvalue())
+    return SVG(buffer.getvalue())  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_figure(name: str, fig: Figure) -> None:

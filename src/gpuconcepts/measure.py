@@ -129,6 +129,13 @@ def device_name(device: str) -> str:
 
 
 # -- values ----------------------------------------------------------------------------------
+def _positive(value: object) -> bool:
+    """A finite number above zero (booleans and text are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value > 0
+
+
 def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
     if len(values) < 2:
         return values[0], values[0]
@@ -166,18 +173,14 @@ class Measurement:
     def __post_init__(self) -> None:
         if not self.raw_seconds:
             raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
-        bad = [
-            t
-            for t in self.raw_seconds
-            if isinstance(t, bool) or not isinstance(t, int | float) or not (math.isfinite(t) and t > 0)
-        ]
+        bad = [t for t in self.raw_seconds if not _positive(t)]
         if bad:
             raise GpuConceptsError(
                 f"Measurement {self.workload!r}: every raw time must be positive; got {bad[0]!r}"
             )
         for name in ("flops", "bytes"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            if not _positive(value):
                 raise GpuConceptsError(
                     f"Measurement {self.workload!r}: {name} must be positive; got {value!r}"
                 )

@@ -194,8 +194,10 @@ def format_run(run: Run) -> str:
         "",
         format_measurements(run.measurements, run.peaks),
         "",
-        "roofline = max(FLOPs / peak FLOP/s, bytes / peak B/s) at the measured peaks; "
-        "bytes are the formulas' minimal DRAM traffic.",
+        (
+            "roofline = max(FLOPs / peak FLOP/s, bytes / peak B/s) at the measured peaks; "
+            "bytes are the formulas' minimal DRAM traffic."
+        ),
     ]
     if run.claims:
         out.append(

@@ -249,8 +249,7 @@ class Run:
         recorded = self.provenance.sizes.get("claims")
         if not isinstance(recorded, Mapping):
             raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
-        sizes = ClaimSizes(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
-        return judge_claims(self.lab(), sizes)
+        return judge_claims(self.lab(), ClaimSizes.from_table(recorded))
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -378,7 +377,7 @@ def _git_commit() -> str | None:
         return None
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],  # noqa: S607
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
             capture_output=True,
             text=True,
             timeout=10,
@@ -392,7 +391,7 @@ def _git_commit() -> str | None:
 def _driver_version() -> str | None:
     try:
         done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],  # noqa: S607
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=20,
@@ -470,8 +469,8 @@ def collect(
     """
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks
-    from gpuconcepts.profile import profile_all
     from gpuconcepts.measure import device_name, free_memory_bytes, last_level_cache_bytes
+    from gpuconcepts.profile import profile_all
 
     say = progress or (lambda _line: None)
     start = time.perf_counter()

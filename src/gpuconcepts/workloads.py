@@ -53,12 +53,17 @@ class Workload:
             values[symbol] = value
         return values
 
-    def counts(self, params: Mapping[str, object]) -> tuple[Number, Number]:
-        """FLOPs and minimal bytes of one call at these sizes."""
+    def counts(self, params: Mapping[str, object]) -> tuple[int | float, int | float]:
+        """FLOPs and minimal bytes of one call at these sizes (ints when whole)."""
         return (
-            self.flops(**self.arguments(self.flops, params)),
-            self.bytes(**self.arguments(self.bytes, params)),
+            _plain(self.flops(**self.arguments(self.flops, params))),
+            _plain(self.bytes(**self.arguments(self.bytes, params))),
         )
+
+
+def _plain(value: Number) -> int | float:
+    """An exact count as an int when whole (a Fraction only when s is fractional)."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _lookup(summary: str) -> Workload:

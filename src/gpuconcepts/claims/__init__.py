@@ -22,12 +22,11 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.claims.experiments import SIZES, ClaimSizes, count_weights, judge_claims, sizes_for
+from gpuconcepts.claims.experiments import ClaimSizes, count_weights, judge_claims, sizes_for
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 
 __all__ = [
-    "SIZES",
     "ClaimResult",
     "ClaimSizes",
     "PlotSpec",

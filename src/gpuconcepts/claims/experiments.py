@@ -1,11 +1,12 @@
 # ruff: noqa: PLC0415
 # (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
-"""The experiments: sweeps of real kernels on one device, judged into :class:`ClaimResult` values.
+"""The experiments: the measurements each claim needs, judged into :class:`ClaimResult` values.
 
-Sizes are chosen per device class (:data:`SIZES`): the CPU sizes keep ``--quick`` within
-about two minutes on a 2-core machine; the CUDA sizes are large enough that kernels
-outlast their launch overhead. torch is imported only through :mod:`gpuconcepts.kernels`,
-inside the functions.
+Sizes come from the ``claims`` table of ``conf/presets.toml`` for the device class (the one
+size file of the project): the CPU sizes keep ``--quick`` within about two minutes on a
+2-core machine; the CUDA sizes are large enough that kernels outlast their launch overhead.
+Measurements are asked of a :class:`~gpuconcepts.lab.Lab`, so nothing here runs a kernel
+itself: a live lab measures, a replaying one reads a saved run.
 
 >>> sizes_for("cpu", quick=True).mlp_batches[:4]
 (1, 2, 4, 8)
@@ -13,8 +14,8 @@ inside the functions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.judge import (
@@ -41,17 +42,17 @@ from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.units import MiB
 
+
 @dataclass(frozen=True)
 class ClaimSizes:
     """Every size the experiments use on one device class.
 
-    The DLRM table is given in bytes and turned into rows (``N``) at run time, capped by
+    The DLRM table is given in MiB and turned into rows (``N``) at run time, capped by
     free memory; the decode run ends at the second-longest prefill length, so prefill and
     decode are compared at the same S.
     """
 
-    repeats: int
-    dlrm_table_bytes: int
+    dlrm_table_mib: int
     dlrm_B: int
     dlrm_L: int
     dlrm_d: int
@@ -71,6 +72,24 @@ class ClaimSizes:
     attn_heads: int
     attn_lengths: tuple[int, ...]
     decode_steps: int
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, object]) -> ClaimSizes:
+        """Sizes from a presets ``claims`` table or a saved run (lists become tuples); every
+        field must be there, a positive integer or a list of them."""
+        values: dict[str, int | tuple[int, ...]] = {}
+        for f in fields(cls):
+            value = table.get(f.name)
+            listed = isinstance(value, list | tuple)
+            items = list(value) if isinstance(value, list | tuple) else [value]
+            counts = [v for v in items if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+            if not items or len(counts) != len(items):
+                raise GpuConceptsError(
+                    f"claim sizes: {f.name} must be a positive integer or a list of them; "
+                    f"got {value!r}"
+                )
+            values[f.name] = tuple(counts) if listed else counts[0]
+        return cls(**values)  # type: ignore[arg-type]
 
     def __post_init__(self) -> None:
         sweeps = {
@@ -98,101 +117,11 @@ class ClaimSizes:
             )
 
 
-def _powers(low: int, high: int, step: int = 2) -> tuple[int, ...]:
-    out = [low]
-    while out[-1] * step <= high:
-        out.append(out[-1] * step)
-    return tuple(out)
-
-
-SIZES: dict[tuple[str, bool], ClaimSizes] = {
-    ("cpu", True): ClaimSizes(
-        repeats=5,
-        dlrm_table_bytes=256 * MiB,
-        dlrm_B=2048,
-        dlrm_L=8,
-        dlrm_d=128,
-        dlrm_widths=(4, 16, 32, 128),
-        mlp_d=1024,
-        mlp_batches=_powers(1, 1024),
-        cnn_B=4,
-        cnn_HW=56,
-        cnn_C=64,
-        rnn_B=8,
-        rnn_d=128,
-        rnn_lengths=_powers(16, 256),
-        rnn_S=128,
-        rnn_batches=(1, 4, 16, 64),
-        attn_B=1,
-        attn_d=256,
-        attn_heads=4,
-        attn_lengths=_powers(128, 2048),
-        decode_steps=16,
-    ),
-    ("cpu", False): ClaimSizes(
-        repeats=7,
-        dlrm_table_bytes=1024 * MiB,
-        dlrm_B=2048,
-        dlrm_L=16,
-        dlrm_d=128,
-        dlrm_widths=(4, 8, 16, 32, 64, 128),
-        mlp_d=2048,
-        mlp_batches=_powers(1, 2048),
-        cnn_B=8,
-        cnn_HW=56,
-        cnn_C=64,
-        rnn_B=16,
-        rnn_d=256,
-        rnn_lengths=_powers(32, 1024),
-        rnn_S=256,
-        rnn_batches=(1, 4, 16, 64, 256),
-        attn_B=2,
-        attn_d=512,
-        attn_heads=8,
-        attn_lengths=_powers(256, 4096),
-        decode_steps=32,
-    ),
-    ("cuda", True): ClaimSizes(
-        repeats=10,
-        dlrm_table_bytes=4096 * MiB,
-        dlrm_B=65536,
-        dlrm_L=1,
-        dlrm_d=128,
-        dlrm_widths=(4, 8, 16, 32, 64, 128),
-        mlp_d=8192,
-        mlp_batches=_powers(1, 8192),
-        cnn_B=32,
-        cnn_HW=56,
-        cnn_C=256,
-        rnn_B=16,
-        rnn_d=512,
-        rnn_lengths=_powers(32, 1024),
-        rnn_S=256,
-        rnn_batches=(1, 8, 64, 512),
-        attn_B=4,
-        attn_d=1024,
-        attn_heads=16,
-        attn_lengths=_powers(512, 16384),
-        decode_steps=32,
-    ),
-}
-"""Sizes per (device kind, quick). CUDA uses the same sizes with or without ``--quick``
-(only the repetitions change): they take seconds on any recent GPU.
-
-The DLRM lookups keep the post's row width (d=128) but read more than the post's 1 MiB per
-batch (8 or 16 rows per sample on a CPU, 32× the samples on CUDA): a 1 MiB lookup lasts tens
-of microseconds, too short to time reliably after a cache flush."""
-SIZES[("cuda", False)] = replace(SIZES[("cuda", True)], repeats=20)
-
-
 def sizes_for(device: str, quick: bool) -> ClaimSizes:
-    """The sizes for a resolved device (``"cpu"`` or ``"cuda"``)."""
-    try:
-        return SIZES[(device, quick)]
-    except KeyError:
-        raise GpuConceptsError(
-            f"device {device!r} is not a resolved device (cpu or cuda)"
-        ) from None
+    """The claims' sizes for a resolved device (``"cpu"`` or ``"cuda"``), from the presets."""
+    from gpuconcepts.kernels.presets import load_claim_sizes
+
+    return ClaimSizes.from_table(load_claim_sizes(device, quick))
 
 
 # -- CNN weight counting (real modules, no timing) --------------------------------------------
@@ -244,7 +173,7 @@ Found = tuple[list[ClaimResult], dict[str, Measurement]]
 
 def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
     s = int(lab.fact("dlrm-element", lambda: {"s": _embedding_element_bytes(lab.device)})["s"])
-    table_bytes = min(z.dlrm_table_bytes, lab.free_bytes // 4)
+    table_bytes = min(z.dlrm_table_mib * MiB, lab.free_bytes // 4)
     pairs: dict[int, tuple[Measurement, Measurement]] = {}
     for d in z.dlrm_widths:
         L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
@@ -272,7 +201,9 @@ def _embedding_element_bytes(device: str) -> int:
 
     from gpuconcepts.kernels import default_dtype, torch_dtype
 
-    return int(torch.empty((), dtype=torch_dtype(default_dtype(device, "embedding"))).element_size())
+    return int(
+        torch.empty((), dtype=torch_dtype(default_dtype(device, "embedding"))).element_size()
+    )
 
 
 def _mlp(lab: Lab, z: ClaimSizes) -> Found:

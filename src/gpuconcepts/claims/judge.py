@@ -39,9 +39,9 @@ from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
+from gpuconcepts.questions import question
 from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.questions import question
 from gpuconcepts.units import binary_bytes, describe_bytes, plain_number, si
 
 
@@ -366,9 +366,7 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     )
 
 
-def judge_mlp_crossover(
-    sweep: Sequence[Measurement], *, peaks: Peaks, device: str
-) -> ClaimResult:
+def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
     """The batch where the layer turns compute-bound: measured knee against the ridge point.
 
     Predicted: the B solving ``mlp_intensity(B) = ridge_point``. Measured: the first B at

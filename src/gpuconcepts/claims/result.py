@@ -34,6 +34,8 @@ def _field(record: Mapping[str, Any], name: str) -> Any:
     if name not in record:
         raise GpuConceptsError(f"missing field {name!r}")
     return record[name]
+
+
 Status = Literal["holds", "does not hold", "not visible here"]
 
 

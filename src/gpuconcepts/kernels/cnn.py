@@ -61,7 +61,13 @@ def conv2d(
         peaks,
         fn,
         params={
-            "B": B, "H": H, "W": W, "C_in": C_in, "C_out": C_out, "K": K, "s": x.element_size()
+            "B": B,
+            "H": H,
+            "W": W,
+            "C_in": C_in,
+            "C_out": C_out,
+            "K": K,
+            "s": x.element_size(),
         },
         repeats=repeats,
         dtype=dtype,

@@ -21,12 +21,12 @@ from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import default_dtype, tensor, torch_dtype
 from gpuconcepts.kernels.presets import load_presets
-from gpuconcepts.roofline import Peaks
 from gpuconcepts.measure import (
     free_memory_bytes,
     last_level_cache_bytes,
     time_function,
 )
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB
 
 COLUMNS = 1024

@@ -87,7 +87,7 @@ def _read(path: Path | None, device_cls: str, quick: bool) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for name in sorted(set(full) | set(overrides)):
         merged[name] = {**full.get(name, {}), **overrides.get(name, {})}
-    missing = [k for k in (*KERNELS, "timing", "sweeps") if k not in merged]
+    missing = [k for k in (*KERNELS, "timing", "sweeps", "claims") if k not in merged]
     if missing:
         raise GpuConceptsError(f"{source}: device class {device_cls!r} lacks tables {missing}")
     return merged
@@ -186,7 +186,7 @@ def load_presets(
     """
     cls = device_cls or device_class(device)
     merged = _read(path, cls, quick)
-    tables = {k: v for k, v in merged.items() if k != "sweeps"}
+    tables = {k: v for k, v in merged.items() if k not in ("sweeps", "claims")}
     for table, sizes in tables.items():
         for key, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -234,3 +234,21 @@ def load_sweeps(
             kept.append(int(value))
         out[name] = tuple(kept)
     return out
+
+
+def load_claim_sizes(
+    device: str,
+    quick: bool,
+    *,
+    path: Path | None = None,
+    device_cls: DeviceClass | None = None,
+) -> dict[str, object]:
+    """The ``claims`` table of a device class: every size the claims' experiments use.
+
+    :meth:`gpuconcepts.claims.experiments.ClaimSizes.from_table` checks them.
+
+    >>> load_claim_sizes("cpu", quick=True)["mlp_batches"][:4]
+    [1, 2, 4, 8]
+    """
+    cls = device_cls or device_class(device)
+    return dict(_read(path, cls, quick)["claims"])

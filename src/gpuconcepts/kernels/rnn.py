@@ -73,8 +73,17 @@ def rnn_module(
     module = _rnn(d_in, d_h, x)
     dtype = chosen
     return _measure(
-        "rnn-module", device, peaks, lambda: module(x), x,
-        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
+        "rnn-module",
+        device,
+        peaks,
+        lambda: module(x),
+        x,
+        dtype=dtype,
+        repeats=repeats,
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
     )
 
 
@@ -106,8 +115,17 @@ def step_loop(
         return out
 
     return _measure(
-        "rnn-loop", device, peaks, fn, x,
-        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
+        "rnn-loop",
+        device,
+        peaks,
+        fn,
+        x,
+        dtype=dtype,
+        repeats=repeats,
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
     )
 
 
@@ -137,6 +155,15 @@ def batched_gemm(
         return torch.tanh(torch.addmm(bias, z, w))
 
     return _measure(
-        "rnn-gemm", device, peaks, fn, z,
-        dtype=dtype, repeats=repeats, B=B, S=S, d_in=d_in, d_h=d_h,
+        "rnn-gemm",
+        device,
+        peaks,
+        fn,
+        z,
+        dtype=dtype,
+        repeats=repeats,
+        B=B,
+        S=S,
+        d_in=d_in,
+        d_h=d_h,
     )

@@ -1,0 +1,57 @@
+"""A synthetic Run: the profile's workloads at tiny sizes, times made up, counts real."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.run import Provenance, Run
+from gpuconcepts.workloads import workload
+
+TINY_PRESETS: dict[str, dict[str, int]] = {
+    "dlrm": {"N": 512, "d": 8, "B": 4, "L": 2},
+    "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},
+    "mlp": {"B": 4, "d_in": 8, "d_out": 8},
+    "cnn": {"B": 1, "H": 6, "W": 6, "C_in": 2, "C_out": 2, "K": 3},
+    "cnn_depthwise": {"B": 1, "H": 6, "W": 6, "C": 2, "K": 3},
+    "rnn": {"B": 2, "S": 3, "d_in": 4, "d_h": 4},
+    "transformer_prefill": {"B": 1, "S": 8, "d": 8, "heads": 2},
+    "transformer_decode": {"B": 1, "S_prompt": 4, "steps": 2, "d": 8, "heads": 2},
+}
+TINY_SWEEPS: dict[str, list[int]] = {"mlp_B": [1, 2], "transformer_S": [4, 16]}
+
+
+def fake_measurement(name: str, sizes: Mapping[str, object], seconds: float = 1e-3) -> Measurement:
+    """What a kernel would return at these sizes (float32), with made-up times."""
+    params: dict[str, object] = {**sizes, "s": 4}
+    series: dict[str, tuple[float, ...]] = {}
+    if name == "transformer-decode":
+        steps, prompt = int(sizes["steps"]), int(sizes["S_prompt"])  # type: ignore[call-overload]
+        params["S"] = prompt + steps
+        series = {"lengths": tuple(float(prompt + i) for i in range(1, steps + 1))}
+    flops, nbytes = workload(name).counts(params)
+    return Measurement(
+        name, "cpu", {**params, "dtype": "float32"}, (seconds, 1.2 * seconds, 0.9 * seconds),
+        flops, nbytes, series=series,
+    )  # fmt: skip
+
+
+def synthetic_run(label: str = "cpu (Example CPU, 2 threads)", seconds: float = 1e-3) -> Run:
+    """A Run of the profile at tiny sizes, measured by nothing: every kernel faked."""
+    from gpuconcepts.profile import profile_all
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    lab = Lab("cpu", peaks, repeats=3, cache_bytes=2**25, free_bytes=2**34, label=label)
+    lab.measure = lambda name, **sizes: lab._measured.setdefault(  # type: ignore[method-assign]
+        (name, tuple(sorted(sizes.items()))), fake_measurement(name, sizes, seconds)
+    )
+    profile_all(lab, TINY_PRESETS, {k: tuple(v) for k, v in TINY_SWEEPS.items()})
+    provenance = dataclasses.replace(
+        Provenance.example(),
+        device_name=label,
+        sizes={"presets": TINY_PRESETS, "sweeps": TINY_SWEEPS, "claims": None},
+    )
+    return Run(provenance, peaks, lab.measurements, {}, ())
