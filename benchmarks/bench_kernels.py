@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from gpuconcepts.hardware import format_table
-    from gpuconcepts.kernels import load_presets, measure_peaks, profile_all
+    from gpuconcepts.kernels import load_presets
+    from gpuconcepts.roofline import place
+    from gpuconcepts.run import collect
 
     device = resolve_device(args.device)
     started = time.perf_counter()
@@ -129,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\n(numpy peers run on the CPU only; see benchmarks/gpu_check.py for the datasheet)")
 
     print("\nmeasuring peaks and running every kernel ...", file=sys.stderr)
-    peaks = measure_peaks(device, args.quick, presets=presets)
-    measurements = profile_all(device, args.quick, peaks=peaks, presets=presets)
+    run = collect(device, args.quick, claims=False)
+    peaks, measurements = run.peaks, run.measurements
     print(
         f"\npeaks: {peaks.flops_per_s / 1e9:.1f} GFLOP/s ({peaks.dtype}), "
         f"{peaks.bytes_per_s / 1e9:.1f} GB/s, ridge {peaks.ridge_point:.1f} FLOP/B"
@@ -138,16 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     rows = [["kernel", "bound", "measured ms", "roofline ms", "measured/roofline", "goal [1, 2.5]"]]
     inside = 0
     for m in measurements:
-        ok = GOAL_ROOF[0] <= m.roofline_ratio <= GOAL_ROOF[1]
+        where = place(m, peaks)
+        ok = GOAL_ROOF[0] <= where.ratio <= GOAL_ROOF[1]
         inside += ok
-        note = "yes" if ok else ("faster than roof" if m.roofline_ratio < 1 else "slower")
+        note = "yes" if ok else ("faster than roof" if where.ratio < 1 else "slower")
         rows.append(
             [
                 m.workload,
-                m.bound,
+                where.bound,
                 f"{m.seconds * 1e3:.3f}",
-                f"{m.predicted_seconds * 1e3:.3f}",
-                f"{m.roofline_ratio:.2f}",
+                f"{where.predicted_seconds * 1e3:.3f}",
+                f"{where.ratio:.2f}",
                 note,
             ]
         )

@@ -114,7 +114,7 @@ def _cmd_calc(args: argparse.Namespace) -> int:
 def _cmd_profile(args: argparse.Namespace) -> int:
     from gpuconcepts.profile import run_profile
 
-    status: int = run_profile(args.device, args.quick, args.json, save=args.save)
+    status: int = run_profile(args.device, args.quick, args.json, save=args.save, dtype=args.dtype)
     return status
 
 
@@ -190,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(run=run)
         if name == "profile":
             p.add_argument("--save", metavar="PATH", help="also write the run to PATH (JSON)")
+            p.add_argument(
+                "--dtype",
+                choices=("float32", "tf32", "float16", "bfloat16"),
+                help="run every kernel in this data type (default: float32 on a CPU; bfloat16 "
+                "on a GPU, embedding tables float32)",
+            )
         else:
             p.add_argument(
                 "--run",

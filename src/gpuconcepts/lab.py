@@ -47,6 +47,8 @@ class Lab:
     Args:
         device: the resolved device (``"cpu"`` or ``"cuda"``) the measurements belong to.
         label: the device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``.
+        dtype: the data type every kernel runs in (None: each kernel's default, see
+            :func:`~gpuconcepts.kernels.default_dtype`).
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
         repeats: timed repetitions of each kernel.
         cache_bytes, free_bytes: the device's last-level cache and free memory when the run
@@ -68,10 +70,12 @@ class Lab:
         recorded: Sequence[Measurement] | None = None,
         facts: Mapping[str, Fact] | None = None,
         label: str = "",
+        dtype: str | None = None,
         progress: Progress | None = None,
     ) -> None:
         self.device = device
         self.label = label or device
+        self.dtype = dtype
         self.peaks = peaks
         self.repeats = repeats
         self.cache_bytes = cache_bytes
@@ -109,7 +113,10 @@ class Lab:
 
             shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
             self._say(f"{workload}: {shown}")
-            found = KERNELS[workload](self.device, self.peaks, repeats=self.repeats, **sizes)
+            chosen = {"dtype": self.dtype} if self.dtype else {}
+            found = KERNELS[workload](
+                self.device, self.peaks, repeats=self.repeats, **chosen, **sizes
+            )
         self._measured[key] = found
         return found
 

@@ -65,10 +65,12 @@ def stderr_line(line: str) -> None:
     sys.stderr.flush()
 
 
-def run_profile(device: str, quick: bool, as_json: bool, save: str | None = None) -> int:
+def run_profile(
+    device: str, quick: bool, as_json: bool, save: str | None = None, dtype: str | None = None
+) -> int:
     """The CLI's ``gpuconcepts profile``: measure, then print the run; ``save`` writes it too."""
     resolved = resolve_device(device)
-    run = collect(resolved, quick, progress=stderr_line)
+    run = collect(resolved, quick, progress=stderr_line, dtype=dtype)
     if save is not None:
         run.save(Path(save))
         stderr_line(f"saved the run to {save}")

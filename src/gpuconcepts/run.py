@@ -454,6 +454,7 @@ def collect(
     progress: Callable[[str], None] | None = None,
     command: str | None = None,
     claims: bool = True,
+    dtype: str | None = None,
 ) -> Run:
     """Measure a whole run on a resolved device: peaks, the five workloads, every claim.
 
@@ -466,9 +467,12 @@ def collect(
         progress: called with one line of text before each step.
         command: what to record as the command (default: this process's command line).
         claims: False to measure the profile only (no claim experiments).
+        dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
+            ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
+            bfloat16 on a GPU with float32 embedding tables).
     """
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
-    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks
+    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.measure import device_name, free_memory_bytes, last_level_cache_bytes
     from gpuconcepts.profile import profile_all
 
@@ -482,7 +486,9 @@ def collect(
     sweeps = load_sweeps(device, quick)
     claim_sizes = sizes_for(device, quick)
     timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
-    peaks = measure_peaks(device, quick, presets=presets)
+    if dtype is not None:
+        torch_dtype(dtype)  # an unknown name is an error before anything runs
+    peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
     lab = Lab(
         device,
         peaks,
@@ -490,6 +496,7 @@ def collect(
         cache_bytes=last_level_cache_bytes(device),
         free_bytes=free_memory_bytes(device),
         label=device_name(device),
+        dtype=dtype,
         progress=timed,
     )
     profile_all(lab, presets, sweeps)

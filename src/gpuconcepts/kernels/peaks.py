@@ -152,11 +152,13 @@ def measure_peaks(
     *,
     presets: Mapping[str, Mapping[str, int]] | None = None,
     repeats: int | None = None,
+    dtype: str | None = None,
 ) -> Peaks:
     """Measure a device's compute and bandwidth ceilings.
 
     Sizes come from the ``peaks`` table of the presets (``gemm_n``, ``stream_mib``);
-    ``bytes_per_s`` is the larger of copy and triad.
+    ``bytes_per_s`` is the larger of copy and triad. The GEMM runs in ``dtype`` (default: the
+    book's, see :func:`~gpuconcepts.kernels.default_dtype`).
     """
     if presets is None:
         presets = load_presets(device, quick)
@@ -168,7 +170,7 @@ def measure_peaks(
     )
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
-    dtype = default_dtype(device)
+    dtype = dtype or default_dtype(device)
     flops = gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps)
     return Peaks(
         device=device,
