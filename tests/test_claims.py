@@ -1,5 +1,6 @@
 """Tests of gpuconcepts.claims: fitting, verdict logic on synthetic measurements, the
-experiments at tiny sizes, and the JSON of ``gpuconcepts verify``.
+experiments at tiny sizes (a live :class:`~gpuconcepts.lab.Lab`, and the same claims judged
+again from a saved :class:`~gpuconcepts.run.Run`), and ``gpuconcepts verify``.
 
 No test asserts a time: the verdicts are checked on synthetic measurements whose answer
 is known, and the real experiments only for their structure and exact arithmetic.
@@ -12,20 +13,26 @@ import math
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuconcepts import claims, formulas
+from gpuconcepts import formulas
 from gpuconcepts.claims import experiments, judge, quantities, thresholds
+from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.judge import WeightCounts
-from gpuconcepts.claims.result import ClaimResult, ClaimsReport, PlotSpec, Series
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.verify import run_verify
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.run import Provenance, Run, load
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 """Synthetic device: 100 GFLOP/s, 10 GB/s, ridge point 10 FLOP/byte."""
@@ -37,7 +44,7 @@ def measurement(
     workload: str, seconds: float, flops: float, nbytes: float, **params: object
 ) -> Measurement:
     """A synthetic measurement whose every repetition took ``seconds``."""
-    return Measurement(workload, "cpu", params, (seconds,) * 3, flops, nbytes, PEAKS)
+    return Measurement(workload, "cpu", params, (seconds,) * 3, flops, nbytes)
 
 
 # -- fitting -----------------------------------------------------------------------------------
@@ -165,7 +172,7 @@ def test_formula_text_is_the_catalogue_expression() -> None:
 
 
 def test_formula_at_renames_kernel_sizes() -> None:
-    m = measurement("cnn-conv3x3", 1.0, 1.0, 1.0, B=1, H=4, W=4, C_in=2, C_out=3, K=3, s=4)
+    m = measurement("cnn-conv", 1.0, 1.0, 1.0, B=1, H=4, W=4, C_in=2, C_out=3, K=3, s=4)
     assert quantities.formula_at(formulas.conv_flops, m, H_out="H", W_out="W") == (
         formulas.conv_flops(B=1, H_out=4, W_out=4, K=3, C_in=2, C_out=3)
     )
@@ -181,19 +188,20 @@ def lookups(
     flops = formulas.embedding_bag_flops(B=2048, L=1, d=128)
     nbytes = formulas.embedding_bag_bytes(B=2048, L=1, d=128, s=4)
     return (
-        measurement("dlrm-random", random_seconds, flops, nbytes, **sizes, pattern="random"),
-        measurement(
-            "dlrm-sequential", sequential_seconds, flops, nbytes, **sizes, pattern="sequential"
-        ),
+        measurement("dlrm-random", random_seconds, flops, nbytes, **sizes),
+        measurement("dlrm-sequential", sequential_seconds, flops, nbytes, **sizes),
     )
 
 
 def test_dlrm_holds_when_random_is_much_slower() -> None:
     random, sequential = lookups(3e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(random, sequential, cache_bytes=32 * 2**20, device=DEVICE)
+    result = judge.judge_dlrm_lookups(
+        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
+    )
     assert result.verdict is True
     assert result.visible is True
     assert result.values["ratio"] == pytest.approx(3.0)
+    assert result.values["ridge_point"] == pytest.approx(10.0)  # from the peaks it was given
     # the post's numbers and the scaled table, all from the formulas
     assert result.values["post_table_bytes"] == 51_200_000_000
     assert result.values["post_batch_bytes"] == 1_048_576
@@ -205,14 +213,18 @@ def test_dlrm_holds_when_random_is_much_slower() -> None:
 
 def test_dlrm_does_not_hold_when_orders_run_alike() -> None:
     random, sequential = lookups(1.2e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(random, sequential, cache_bytes=32 * 2**20, device=DEVICE)
+    result = judge.judge_dlrm_lookups(
+        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
+    )
     assert result.verdict is False
     assert result.status == "does not hold"
 
 
 def test_dlrm_is_not_visible_when_the_table_fits_in_cache() -> None:
     random, sequential = lookups(3e-4, 1e-4, N=10_000)  # 5 MB table, 32 MiB cache
-    result = judge.judge_dlrm_lookups(random, sequential, cache_bytes=32 * 2**20, device=DEVICE)
+    result = judge.judge_dlrm_lookups(
+        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
+    )
     assert result.visible is False
     assert result.verdict is False
     assert result.status == "not visible here"
@@ -234,11 +246,15 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
                 L=32,
                 d=4,
                 s=4,
-                pattern=pattern,
             )
         )
     result = judge.judge_dlrm_lookups(
-        random, sequential, cache_bytes=32 * 2**20, device=DEVICE, widths=[(narrow[0], narrow[1])]
+        random,
+        sequential,
+        peaks=PEAKS,
+        cache_bytes=32 * 2**20,
+        device=DEVICE,
+        widths=[(narrow[0], narrow[1])],
     )
     assert result.verdict is False  # judged at the post's 512-byte rows only
     assert result.number("ratio_16B_rows") == pytest.approx(8.0)
@@ -249,7 +265,12 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
     assert [s.x for s in result.plot.series] == [(16.0, 512.0), (16.0, 512.0)]
     with pytest.raises(GpuConceptsError, match="row widths must differ"):
         judge.judge_dlrm_lookups(
-            random, sequential, cache_bytes=1, device=DEVICE, widths=[(random, sequential)]
+            random,
+            sequential,
+            peaks=PEAKS,
+            cache_bytes=1,
+            device=DEVICE,
+            widths=[(random, sequential)],
         )
 
 
@@ -257,7 +278,7 @@ def test_dlrm_rejects_mismatched_sizes() -> None:
     random, _ = lookups(1e-4, 1e-4)
     _, other = lookups(1e-4, 1e-4, N=5)
     with pytest.raises(GpuConceptsError, match="same N, B, L, d, s"):
-        judge.judge_dlrm_lookups(random, other, cache_bytes=1, device=DEVICE)
+        judge.judge_dlrm_lookups(random, other, peaks=PEAKS, cache_bytes=1, device=DEVICE)
 
 
 # -- MLP ---------------------------------------------------------------------------------------
@@ -269,7 +290,7 @@ def mlp_sweep(seconds_of: Callable[[int, float, float], float], d: int = 1024) -
         nbytes = formulas.mlp_bytes(B=B, d_in=d, d_out=d, s=4)
         out.append(
             measurement(
-                f"mlp-B{B}", seconds_of(B, flops, nbytes), flops, nbytes, B=B, d_in=d, d_out=d, s=4
+                "mlp", seconds_of(B, flops, nbytes), flops, nbytes, B=B, d_in=d, d_out=d, s=4
             )
         )
     return out
@@ -282,10 +303,10 @@ def smooth_roofline(_B: int, flops: float, nbytes: float) -> float:
 
 def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     sweep = mlp_sweep(smooth_roofline)
-    trend = judge.judge_mlp_trend(sweep, device=DEVICE)
+    trend = judge.judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE)
     assert trend.verdict is True
     assert trend.values["rank_correlation"] == pytest.approx(1.0)
-    cross = judge.judge_mlp_crossover(sweep, device=DEVICE)
+    cross = judge.judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE)
     predicted = quantities.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
     assert cross.values["predicted_B"] == pytest.approx(predicted)
     assert cross.visible is True
@@ -297,14 +318,14 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
 def test_mlp_sweep_order_does_not_matter() -> None:
     sweep = mlp_sweep(smooth_roofline)
     shuffled = sweep[::2] + sweep[1::2]
-    assert judge.judge_mlp_trend(shuffled, device=DEVICE).values == (
-        judge.judge_mlp_trend(sweep, device=DEVICE).values
+    assert judge.judge_mlp_trend(shuffled, peaks=PEAKS, device=DEVICE).values == (
+        judge.judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE).values
     )
 
 
 def test_mlp_trend_does_not_hold_when_flops_stay_flat() -> None:
     flat = mlp_sweep(lambda _B, flops, _q: flops / 1e9)  # 1 GFLOP/s at every batch
-    result = judge.judge_mlp_trend(flat, device=DEVICE)
+    result = judge.judge_mlp_trend(flat, peaks=PEAKS, device=DEVICE)
     assert result.verdict is False
     assert result.values["gain"] == pytest.approx(1.0)
 
@@ -312,7 +333,7 @@ def test_mlp_trend_does_not_hold_when_flops_stay_flat() -> None:
 def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
     # bandwidth 8x lower than measured: FLOP/s reaches half the peak near B=232, not B=21
     late = mlp_sweep(lambda _B, f, q: f / PEAKS.flops_per_s + 8 * q / PEAKS.bytes_per_s)
-    result = judge.judge_mlp_crossover(late, device=DEVICE)
+    result = judge.judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE)
     assert result.visible is True
     assert result.verdict is False
     assert result.number("factor") > thresholds.MLP_MAX_CROSSOVER_FACTOR
@@ -320,7 +341,7 @@ def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
 
 def test_mlp_crossover_never_reached() -> None:
     slow = mlp_sweep(lambda _B, f, _q: f / 1e9)
-    result = judge.judge_mlp_crossover(slow, device=DEVICE)
+    result = judge.judge_mlp_crossover(slow, peaks=PEAKS, device=DEVICE)
     assert result.values["measured_B"] is None
     assert result.verdict is False
 
@@ -328,8 +349,9 @@ def test_mlp_crossover_never_reached() -> None:
 def test_mlp_crossover_not_visible_when_the_ridge_is_out_of_reach() -> None:
     # d=64: intensity tends to 2*64*64/(4*128) = 16 FLOP/byte, under a ridge of 100
     high_ridge = Peaks("cpu", 1e12, 1e10, "float32")
-    sweep = [replace(m, peaks=high_ridge) for m in mlp_sweep(smooth_roofline, d=64)]
-    result = judge.judge_mlp_crossover(sweep, device=DEVICE)
+    sweep = mlp_sweep(smooth_roofline, d=64)
+    result = judge.judge_mlp_crossover(sweep, peaks=high_ridge, device=DEVICE)
+    assert result.number("ridge_point") == pytest.approx(100.0)
     assert result.visible is False
     assert result.status == "not visible here"
     assert "never exceeds 16 FLOP/byte" in result.reason
@@ -339,9 +361,9 @@ def test_mlp_sweep_must_keep_the_layer_fixed() -> None:
     sweep = mlp_sweep(smooth_roofline)
     other = mlp_sweep(smooth_roofline, d=512)
     with pytest.raises(GpuConceptsError, match="keep d_in, d_out and s fixed"):
-        judge.judge_mlp_trend([*sweep[:3], other[5]], device=DEVICE)
+        judge.judge_mlp_trend([*sweep[:3], other[5]], peaks=PEAKS, device=DEVICE)
     with pytest.raises(GpuConceptsError, match="repeated values"):
-        judge.judge_mlp_trend([sweep[0], sweep[0]], device=DEVICE)
+        judge.judge_mlp_trend([sweep[0], sweep[0]], peaks=PEAKS, device=DEVICE)
 
 
 # -- CNN ---------------------------------------------------------------------------------------
@@ -383,17 +405,17 @@ def convs(
     qd = formulas.depthwise_conv_bytes(B=4, H_out=56, W_out=56, K=3, C=64, s=4)
     return (
         measurement(
-            "cnn-conv3x3", f / dense_flops_per_s, f, q, B=4, H=56, W=56, C_in=64, C_out=64, K=3, s=4
+            "cnn-conv", f / dense_flops_per_s, f, q, B=4, H=56, W=56, C_in=64, C_out=64, K=3, s=4
         ),
         measurement(
-            "cnn-depthwise3x3", fd / depthwise_flops_per_s, fd, qd, B=4, H=56, W=56, C=64, K=3, s=4
+            "cnn-depthwise", fd / depthwise_flops_per_s, fd, qd, B=4, H=56, W=56, C=64, K=3, s=4
         ),
     )
 
 
 def test_conv_vs_depthwise_holds_and_fails() -> None:
     dense, depthwise = convs(6e10, 3e9)
-    result = judge.judge_conv_vs_depthwise(dense, depthwise, device=DEVICE)
+    result = judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE)
     assert result.verdict is True
     assert result.values["flops_ratio"] == pytest.approx(20.0)
     assert result.values["dense_intensity"] == pytest.approx(
@@ -401,9 +423,13 @@ def test_conv_vs_depthwise_holds_and_fails() -> None:
     )
     assert result.number("dense_intensity") > 10 * result.number("depthwise_intensity")
     dense, depthwise = convs(6e10, 4e10)  # depthwise near the peak: not memory-bound
-    assert judge.judge_conv_vs_depthwise(dense, depthwise, device=DEVICE).verdict is False
+    assert (
+        judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
+    )
     dense, depthwise = convs(6e9, 3e9)  # only 2x apart
-    assert judge.judge_conv_vs_depthwise(dense, depthwise, device=DEVICE).verdict is False
+    assert (
+        judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
+    )
 
 
 # -- RNN ---------------------------------------------------------------------------------------
@@ -432,15 +458,19 @@ def test_rnn_loop_vs_gemm() -> None:
     gemm = rnn(128, 1e-3, workload="rnn-gemm")
     assert (
         judge.judge_rnn_loop_vs_gemm(
-            rnn(128, 5e-3, workload="rnn-loop"), gemm, device=DEVICE
+            rnn(128, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
         ).verdict
         is True
     )
-    close = judge.judge_rnn_loop_vs_gemm(rnn(128, 1.5e-3, workload="rnn-loop"), gemm, device=DEVICE)
+    close = judge.judge_rnn_loop_vs_gemm(
+        rnn(128, 1.5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
+    )
     assert close.verdict is False
     assert close.values["slowdown"] == pytest.approx(1.5)
     with pytest.raises(GpuConceptsError, match="same FLOPs"):
-        judge.judge_rnn_loop_vs_gemm(rnn(64, 5e-3, workload="rnn-loop"), gemm, device=DEVICE)
+        judge.judge_rnn_loop_vs_gemm(
+            rnn(64, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
+        )
 
 
 def test_rnn_batch_raises_throughput_not_the_critical_path() -> None:
@@ -462,7 +492,7 @@ def test_rnn_batch_raises_throughput_not_the_critical_path() -> None:
 def prefill(S: int, seconds: float, B: int = 1, d: int = 256) -> Measurement:
     f = formulas.attention_flops(B=B, S=S, d=d)
     q = formulas.attention_bytes(B=B, S=S, d=d, s=4)
-    return measurement(f"transformer-prefill-S{S}", seconds, f, q, B=B, S=S, d=d, heads=4, s=4)
+    return measurement("transformer-prefill", seconds, f, q, B=B, S=S, d=d, heads=4, s=4)
 
 
 LENGTHS = (128, 256, 512, 1024, 2048)
@@ -505,15 +535,15 @@ def decode(S: int, seconds: float, B: int = 1, d: int = 256) -> Measurement:
 
 def test_prefill_vs_decode() -> None:
     p = prefill(1024, 1024 * 5e-6)  # 5 µs per token
-    slow = judge.judge_prefill_vs_decode(p, decode(1024, 5e-5), device=DEVICE)
+    slow = judge.judge_prefill_vs_decode(p, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
     assert slow.verdict is True
     assert slow.values["slowdown"] == pytest.approx(10.0)
     # same FLOPs per token by the formulas: 4·S·d
     assert f"{formulas.attention_decode_flops(B=1, S=1024, d=256):,}" in slow.prediction
-    fast = judge.judge_prefill_vs_decode(p, decode(1024, 6e-6), device=DEVICE)
+    fast = judge.judge_prefill_vs_decode(p, decode(1024, 6e-6), peaks=PEAKS, device=DEVICE)
     assert fast.verdict is False
     with pytest.raises(GpuConceptsError, match="share B, S and d"):
-        judge.judge_prefill_vs_decode(p, decode(512, 5e-5), device=DEVICE)
+        judge.judge_prefill_vs_decode(p, decode(512, 5e-5), peaks=PEAKS, device=DEVICE)
 
 
 def test_kv_cache_exact_and_off_by_one() -> None:
@@ -541,49 +571,82 @@ def test_kv_cache_exact_and_off_by_one() -> None:
 
 
 # -- Roofline ------------------------------------------------------------------------------------
+def roofline(m: Measurement, expected: str, role: str = "mlp-large-batch") -> ClaimResult:
+    """The roofline claim for ``m`` on the synthetic device."""
+    return judge.judge_roofline(
+        m, role=role, peaks=PEAKS, expected=expected, label="x", source="y", device=DEVICE
+    )
+
+
 def test_roofline_compute_bound_near_and_far_from_the_peak() -> None:
     f, q = 1e10, 1e7  # intensity 1000, above the ridge point 10
-    near = measurement("mlp-B1024", f / 5e10, f, q, B=1024)  # 50 % of peak
-    result = judge.judge_roofline(near, expected="compute", label="x", source="y", device=DEVICE)
+    near = measurement("mlp", f / 5e10, f, q, B=1024)  # 50 % of peak
+    result = roofline(near, "compute")
+    assert result.key == "roofline-mlp-large-batch"
     assert result.verdict is True
     assert result.values["peak_fraction"] == pytest.approx(0.5)
-    far = measurement("mlp-B1024", f / 1e10, f, q, B=1024)  # 10 % of peak
-    assert (
-        judge.judge_roofline(far, expected="compute", label="x", source="y", device=DEVICE).verdict
-        is False
-    )
+    assert result.values["bound"] == "compute"
+    assert result.values["roofline_ratio"] == pytest.approx(2.0)  # 0.2 s against 0.1 s
+    assert result.values["workload"] == "mlp"
+    assert result.values["sizes"] == "B=1,024"  # so a page can find the measurement again
+    far = measurement("mlp", f / 1e10, f, q, B=1024)  # 10 % of peak
+    assert roofline(far, "compute").verdict is False
     # the right behaviour but the post said otherwise: the classes disagree
-    assert (
-        judge.judge_roofline(near, expected="memory", label="x", source="y", device=DEVICE).verdict
-        is False
-    )
+    assert roofline(near, "memory").verdict is False
 
 
 def test_roofline_memory_bound_near_or_below_bandwidth() -> None:
     f, q = 1e6, 1e8  # intensity 0.01
     below = measurement("dlrm-random", q / 5e9, f, q)  # 5 GB/s of 10
-    assert (
-        judge.judge_roofline(below, expected="memory", label="x", source="y", device=DEVICE).verdict
-        is True
-    )
+    assert roofline(below, "memory", role="dlrm-random").verdict is True
     cached = measurement("dlrm-random", q / 4e10, f, q)  # 40 GB/s: from cache, not DRAM
-    result = judge.judge_roofline(cached, expected="memory", label="x", source="y", device=DEVICE)
+    result = roofline(cached, "memory", role="dlrm-random")
+    assert result.key == "roofline-dlrm-random"
     assert result.verdict is False
     assert result.values["bandwidth_ratio"] == pytest.approx(4.0)
     with pytest.raises(GpuConceptsError, match="expected must be 'memory' or 'compute'"):
-        judge.judge_roofline(below, expected="latency", label="x", source="y", device=DEVICE)
+        roofline(below, "latency")
 
 
-def test_verdicts_use_the_fastest_repetition() -> None:
-    noisy = Measurement("x", "cpu", {}, (9e-3, 1e-3, 5e-3), 1e6, 1e6, PEAKS)
-    assert quantities.best_seconds(noisy) == 1e-3
-    assert quantities.achieved_flops(noisy) == pytest.approx(1e9)
+def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:
+    # one measurement, two machines' roofs: 50 % of a 100 GFLOP/s peak, 5 % of a 1 TFLOP/s one
+    f, q = 1e10, 1e7
+    m = measurement("mlp", f / 5e10, f, q, B=1024)
+    faster = Peaks("cpu", 1e12, 1e11, "float32")
+    other = judge.judge_roofline(
+        m,
+        role="mlp-large-batch",
+        peaks=faster,
+        expected="compute",
+        label="x",
+        source="y",
+        device=DEVICE,
+    )
+    assert other.values["peak_fraction"] == pytest.approx(0.05)
+    assert other.verdict is False
+    assert roofline(m, "compute").verdict is True
+
+
+def test_verdicts_use_the_median_repetition() -> None:
+    # one fast outlier among slow repetitions: the median (5 ms) decides, not the minimum
+    f = formulas.rnn_flops(B=8, S=128, d_in=128, d_h=128)
+    q = formulas.rnn_bytes(B=8, S=128, d_in=128, d_h=128, s=4)
+    sizes = {"B": 8, "S": 128, "d_in": 128, "d_h": 128, "s": 4}
+    loop = Measurement("rnn-loop", "cpu", sizes, (9e-3, 1e-3, 5e-3), f, q)
+    gemm = Measurement("rnn-gemm", "cpu", sizes, (1e-3, 1e-3, 1e-3), f, q)
+    assert loop.seconds == 5e-3
+    result = judge.judge_rnn_loop_vs_gemm(loop, gemm, peaks=PEAKS, device=DEVICE)
+    assert result.values["loop_seconds"] == 5e-3
+    assert result.values["slowdown"] == pytest.approx(5.0)
+    assert result.verdict is True  # with the minimum, 1 ms against 1 ms, it would not hold
+    # the rates a roofline verdict reads are at the median too
+    noisy = Measurement("mlp", "cpu", {"B": 1}, (9e-3, 1e-3, 5e-3), 1e6, 1e6)
+    assert roofline(noisy, "compute").number("peak_fraction") == pytest.approx(2e8 / 1e11)
 
 
 # -- sizes ---------------------------------------------------------------------------------------
 TINY = experiments.ClaimSizes(
-    repeats=2,
-    dlrm_table_bytes=2**20,
+    dlrm_table_mib=1,
     dlrm_B=64,
     dlrm_L=2,
     dlrm_d=16,
@@ -606,18 +669,36 @@ TINY = experiments.ClaimSizes(
 )
 
 
-def test_every_size_table_is_valid() -> None:
-    assert set(experiments.SIZES) == {
-        ("cpu", True),
-        ("cpu", False),
-        ("cuda", True),
-        ("cuda", False),
-    }
+@pytest.mark.parametrize("cls", ["cpu", "cuda-small", "cuda-large"])
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_device_class_has_valid_claim_sizes(cls: Any, quick: bool) -> None:
+    from gpuconcepts.kernels.presets import load_claim_sizes
+
+    sizes = experiments.ClaimSizes.from_table(load_claim_sizes("cpu", quick, device_cls=cls))
+    assert sizes.dlrm_d == 128  # the post's row width
+    # the DLRM table must dwarf any last-level cache (32 MiB here, 50-60 MiB on big GPUs)
+    assert sizes.dlrm_table_mib >= 4 * 32
+
+
+def test_sizes_for_the_cpu() -> None:
     quick = experiments.sizes_for("cpu", quick=True)
     assert quick.dlrm_B == 2048  # the post's batch
-    assert quick.dlrm_table_bytes >= 4 * 32 * 2**20
+    full = experiments.sizes_for("cpu", quick=False)
+    assert quick.mlp_batches[-1] < full.mlp_batches[-1]
     with pytest.raises(GpuConceptsError, match="not a resolved device"):
         experiments.sizes_for("tpu", quick=True)
+
+
+def test_claim_sizes_from_a_table() -> None:
+    table = json.loads(json.dumps(asdict(TINY)))  # lists, as in a saved run or the presets
+    assert experiments.ClaimSizes.from_table(table) == TINY
+    with pytest.raises(GpuConceptsError, match="claim sizes: mlp_d must be a positive integer"):
+        experiments.ClaimSizes.from_table({**table, "mlp_d": 0})
+    with pytest.raises(GpuConceptsError, match=r"rnn_lengths .* got \[4, 'x'\]"):
+        experiments.ClaimSizes.from_table({**table, "rnn_lengths": [4, "x"]})
+    del table["decode_steps"]
+    with pytest.raises(GpuConceptsError, match=r"decode_steps must be .*; got None"):
+        experiments.ClaimSizes.from_table(table)
 
 
 def test_claim_sizes_validation() -> None:
@@ -632,13 +713,69 @@ def test_claim_sizes_validation() -> None:
 
 
 # -- the experiments at tiny sizes -------------------------------------------------------------
+LABEL = "cpu (Tiny CPU, 2 threads)"
+"""The lab's device label: every claim result carries it."""
+
+PROVENANCE = replace(
+    Provenance.example(),
+    device_name=LABEL,
+    cache_bytes=32 * 2**20,
+    free_bytes=16 * 2**30,
+    sizes=json.loads(json.dumps({"claims": asdict(TINY)})),  # plain JSON, as a saved run has
+)
+"""Where the tiny run was made: the cache and free memory the experiments size themselves by."""
+
+
+def live_lab(progress: Callable[[str], None] | None = None) -> Lab:
+    """A lab that runs the kernels, on the synthetic peaks and the provenance's memory sizes."""
+    return Lab(
+        "cpu",
+        PEAKS,
+        2,
+        cache_bytes=PROVENANCE.cache_bytes,
+        free_bytes=PROVENANCE.free_bytes,
+        label=LABEL,
+        progress=progress,
+    )
+
+
+@dataclass(frozen=True)
+class Tiny:
+    """Every claim judged live at the tiny sizes: the lab, its progress lines, the results."""
+
+    lab: Lab
+    lines: tuple[str, ...]
+    claims: tuple[ClaimResult, ...]
+
+    @property
+    def run(self) -> Run:
+        """What ``gpuconcepts profile --save`` would write for it (without the profile)."""
+        return Run(PROVENANCE, PEAKS, self.lab.measurements, self.lab.facts, self.claims)
+
+    def claim(self, key: str) -> ClaimResult:
+        return self.run.claim(key)
+
+
 @pytest.fixture(scope="module")
-def tiny_report() -> ClaimsReport:
+def tiny() -> Tiny:
     lines: list[str] = []
-    report = claims.run_claims("cpu", quick=True, sizes=TINY, peaks=PEAKS, progress=lines.append)
-    assert lines[0].startswith("DLRM:")
-    assert lines[-1].startswith("Roofline:")
-    return report
+    lab = live_lab(lines.append)
+    results = judge_claims(lab, TINY)
+    return Tiny(lab, tuple(lines), results)
+
+
+@pytest.fixture
+def no_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make running any kernel, or computing any fact, an error: a replay must need neither."""
+    from gpuconcepts.kernels import suite
+
+    def boom(*_args: object, **_kwargs: object) -> Measurement:
+        raise AssertionError("a replaying lab ran a kernel")
+
+    for name in suite.KERNELS:
+        monkeypatch.setitem(suite.KERNELS, name, boom)
+    monkeypatch.setattr(experiments, "count_weights", boom)
+    monkeypatch.setattr(experiments, "_embedding_element_bytes", boom)
 
 
 EXPECTED_KEYS = [
@@ -655,18 +792,23 @@ EXPECTED_KEYS = [
     "prefill-vs-decode",
     "kv-cache-exact",
     "roofline-dlrm-random",
-    "roofline-mlp-B1",
-    "roofline-mlp-B8",
-    "roofline-cnn-conv3x3",
-    "roofline-cnn-depthwise3x3",
-    "roofline-transformer-prefill-S32",
+    "roofline-mlp-small-batch",
+    "roofline-mlp-large-batch",
+    "roofline-cnn-conv",
+    "roofline-cnn-depthwise",
+    "roofline-transformer-prefill",
     "roofline-transformer-decode",
 ]
 
+TINY_KERNEL_RUNS = 2 * 2 + 4 + 2 + (3 + 2 + 2) + (3 + 1)
+"""Kernels the tiny claims run: DLRM 2 widths × 2 orders; MLP 4 batches; CNN 2; RNN 3 lengths,
+loop and GEMM, and 2 new batches (B=2 at S=8 is a point of the length sweep too); Transformer 3
+prefill lengths and the decode."""
 
-def test_tiny_run_structure(tiny_report: ClaimsReport) -> None:
-    assert [r.key for r in tiny_report.results] == EXPECTED_KEYS
-    assert set(tiny_report.by_architecture()) == {
+
+def test_tiny_run_structure(tiny: Tiny) -> None:
+    assert [r.key for r in tiny.claims] == EXPECTED_KEYS
+    assert set(tiny.run.by_architecture()) == {
         "DLRM",
         "MLP",
         "CNN",
@@ -674,61 +816,131 @@ def test_tiny_run_structure(tiny_report: ClaimsReport) -> None:
         "Transformer",
         "Roofline",
     }
-    for result in tiny_report.results:
+    for result in tiny.claims:
         assert isinstance(result.verdict, bool)
-        assert result.device.startswith("cpu (")
+        assert result.device == LABEL
         assert result.prediction
         assert result.measured
         assert result.threshold
         if not result.visible:
             assert result.verdict is False
             assert result.reason
-    assert sum(tiny_report.counts.values()) == len(EXPECTED_KEYS)
-    assert set(tiny_report.timings) == {"peaks", "DLRM", "MLP", "CNN", "RNN", "Transformer"}
-    assert len(tiny_report.measurements) == 7
+    assert sum(tiny.run.counts.values()) == len(EXPECTED_KEYS)
+    assert [line for line in tiny.lines if line.startswith("claims: ")] == [
+        f"claims: {name}" for name in ("DLRM", "MLP", "CNN", "RNN", "Transformer")
+    ]
+    # the roofline claims judge the very measurements of their experiments
+    decode = tiny.claim("roofline-transformer-decode").values
+    assert (decode["workload"], decode["bound"]) == ("transformer-decode", "memory")
+    assert (
+        tiny.claim("roofline-mlp-small-batch").values["sizes"] == "B=1, d_in=32, d_out=32, float32"
+    )
 
 
-def test_tiny_run_exact_arithmetic(tiny_report: ClaimsReport) -> None:
-    kv = tiny_report.result("kv-cache-exact")
+def test_tiny_run_measures_each_size_once(tiny: Tiny) -> None:
+    assert len(tiny.lab.measurements) == TINY_KERNEL_RUNS
+    kernel_lines = [line for line in tiny.lines if not line.startswith("claims: ")]
+    assert len(kernel_lines) == TINY_KERNEL_RUNS  # one progress line per kernel run
+    assert kernel_lines[0] == "dlrm-random: N=65536, B=64, L=8, d=4"
+    # the RNN batch sweep meets the length sweep at B=2, S=8: one measurement serves both
+    rnn_runs = tiny.lab.measurements[10:17]  # after DLRM (4), MLP (4) and CNN (2)
+    assert [(m.workload, m.size("B"), m.size("S")) for m in rnn_runs] == [
+        ("rnn-module", 2, 4),
+        ("rnn-module", 2, 8),
+        ("rnn-module", 2, 16),
+        ("rnn-loop", 2, 8),
+        ("rnn-gemm", 2, 8),
+        ("rnn-module", 1, 8),
+        ("rnn-module", 4, 8),
+    ]
+    assert tiny.lab.measure("rnn-module", S=8, B=2, d_h=8, d_in=8) is rnn_runs[1]
+    assert len(tiny.lab.measurements) == TINY_KERNEL_RUNS
+    assert set(tiny.lab.facts) == {"dlrm-element", "cnn-weights"}
+
+
+def test_tiny_run_exact_arithmetic(tiny: Tiny) -> None:
+    kv = tiny.claim("kv-cache-exact")
     assert kv.verdict is True  # measured storage bytes == kv_cache_memory at every step
     assert kv.values["steps"] == TINY.decode_steps
     assert kv.values["last_bytes"] == formulas.kv_cache_memory(
         B=TINY.attn_B, S=TINY.attn_lengths[-2], d=TINY.attn_d, s=4
     )
-    assert tiny_report.result("cnn-weight-sharing").verdict is True
-    assert tiny_report.result("rnn-linear-in-S").values["predicted_exponent"] == pytest.approx(1)
-    assert tiny_report.result("attention-quadratic").values["predicted_exponent"] == (
-        pytest.approx(2)
-    )
-    dlrm = tiny_report.result("dlrm-random-vs-sequential")
+    assert tiny.claim("cnn-weight-sharing").verdict is True
+    assert tiny.claim("rnn-linear-in-S").values["predicted_exponent"] == pytest.approx(1)
+    assert tiny.claim("attention-quadratic").values["predicted_exponent"] == pytest.approx(2)
+    dlrm = tiny.claim("dlrm-random-vs-sequential")
     N = int(dlrm.number("N"))
+    assert N == 2**20 // (16 * 4)  # the 1 MiB table in rows of d=16 float32 values
     assert dlrm.values["table_bytes"] == formulas.embedding_memory(N=N, d=16, s=4)
     assert dlrm.visible is False  # a 1 MiB table sits in any last-level cache: computed, shown
     assert "last-level cache" in dlrm.reason
-    doubling = tiny_report.result("attention-doubling")
-    assert doubling.values["predicted_ratio"] == 4
+    assert tiny.claim("attention-doubling").values["predicted_ratio"] == 4
+    prefill = tiny.claim("roofline-transformer-prefill").values
+    assert prefill["sizes"] == "B=1, S=32, d=16, heads=2, float32"  # the longest prompt
 
 
 def test_tiny_run_unknown_architecture() -> None:
-    with pytest.raises(GpuConceptsError, match="unknown architecture 'GAN'"):
-        claims.run_claims("cpu", quick=True, sizes=TINY, peaks=PEAKS, only=["GAN"])
+    with pytest.raises(GpuConceptsError, match="unknown architecture 'GAN'; choose from DLRM"):
+        judge_claims(live_lab(), TINY, only=["GAN"])
 
 
-def test_report_lookup_and_json(tiny_report: ClaimsReport) -> None:
-    with pytest.raises(GpuConceptsError, match="no claim 'nope'"):
-        tiny_report.result("nope")
-    record = json.loads(json.dumps(tiny_report.to_dict()))
-    assert record["device"] == "cpu"
+def test_judging_some_architectures_reuses_the_measurements(tiny: Tiny) -> None:
+    before = len(tiny.lab.measurements)
+    mlp = judge_claims(tiny.lab, TINY, only=["MLP"])
+    assert [r.key for r in mlp] == [
+        "mlp-batch-trend",
+        "mlp-crossover",
+        "roofline-mlp-small-batch",
+        "roofline-mlp-large-batch",
+    ]
+    assert len(tiny.lab.measurements) == before  # nothing measured again
+    assert list(mlp) == [tiny.claim(r.key) for r in mlp]
+
+
+@pytest.mark.usefixtures("no_kernels")
+def test_a_replayed_run_gives_the_same_verdicts(tiny: Tiny, tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    tiny.run.save(path)
+    saved = load(path)
+    assert saved == tiny.run
+    lab = saved.lab()
+    assert lab.replaying is True
+    replayed = judge_claims(lab, TINY)
+    assert [(r.key, r.status) for r in replayed] == [(r.key, r.status) for r in tiny.claims]
+    assert replayed == tiny.claims  # every value and plot too: the same numbers, judged again
+    # the lab handed out the saved measurements themselves, each once
+    assert len(lab.measurements) == len(saved.measurements)
+    assert all(any(m is kept for kept in saved.measurements) for m in lab.measurements)
+    assert saved.rejudged() == tiny.claims
+
+
+@pytest.mark.usefixtures("no_kernels")
+def test_a_replay_at_other_sizes_names_what_is_missing(tiny: Tiny) -> None:
+    with pytest.raises(
+        GpuConceptsError, match=r"this run holds no mlp measurement at B=1, d_in=64, d_out=64; "
+    ):
+        judge_claims(tiny.run.lab(), replace(TINY, mlp_d=64), only=["MLP"])
+    empty = Run(PROVENANCE, PEAKS, (), {}, ())
+    with pytest.raises(GpuConceptsError, match="this run holds no fact 'cnn-weights'"):
+        judge_claims(empty.lab(), TINY, only=["CNN"])
+
+
+def test_run_lookup_and_json(tiny: Tiny) -> None:
+    with pytest.raises(GpuConceptsError, match="no claim 'nope' in this run; it has dlrm-random"):
+        tiny.run.claim("nope")
+    record = json.loads(tiny.run.to_json())
+    assert record["provenance"]["device"] == "cpu"
     assert record["peaks"]["ridge_point"] == pytest.approx(10.0)
     assert len(record["claims"]) == len(EXPECTED_KEYS)
+    assert len(record["measurements"]) == TINY_KERNEL_RUNS
 
 
-def test_every_plot_draws(tiny_report: ClaimsReport) -> None:
+def test_every_plot_draws(tiny: Tiny) -> None:
     pytest.importorskip("matplotlib")
     from gpuconcepts.claims.plots import draw_result
 
     drawn = 0
-    for result in tiny_report.results:
+    for result in tiny.claims:
         fig = draw_result(result)
         if result.plot is None:
             assert fig is None
@@ -763,17 +975,38 @@ def test_draw_bar_spec() -> None:
 
 
 # -- gpuconcepts verify ----------------------------------------------------------------------------
+TINY_PRESETS = {
+    "timing": {"repeats": 2},
+    "peaks": {"gemm_n": 32, "stream_mib": 1},
+    "dlrm": {"N": 256, "d": 8, "B": 4, "L": 2},
+    "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},
+    "mlp": {"B": 4, "d_in": 8, "d_out": 8},
+    "cnn": {"B": 1, "H": 6, "W": 6, "C_in": 2, "C_out": 2, "K": 3},
+    "cnn_depthwise": {"B": 1, "H": 6, "W": 6, "C": 2, "K": 3},
+    "rnn": {"B": 2, "S": 3, "d_in": 4, "d_h": 4},
+    "transformer_prefill": {"B": 1, "S": 8, "d": 8, "heads": 2},
+    "transformer_decode": {"B": 1, "S_prompt": 4, "steps": 2, "d": 8, "heads": 2},
+}
+"""Profile sizes for a live ``verify`` (it collects a whole run: the profile, then the claims)."""
+
+
 @pytest.fixture
 def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuconcepts.kernels
 
     monkeypatch.setattr(experiments, "sizes_for", lambda _device, _quick: TINY)
-    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda _device, _quick: PEAKS)
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: PEAKS)
+    monkeypatch.setattr(gpuconcepts.kernels, "load_presets", lambda *_a, **_k: TINY_PRESETS)
+    monkeypatch.setattr(
+        gpuconcepts.kernels, "load_sweeps", lambda *_a, **_k: {"mlp_B": (), "transformer_S": ()}
+    )
 
 
 @pytest.mark.usefixtures("tiny_verify")
-def test_run_verify_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert claims.run_verify("cpu", True, True) == 0
+def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> None:
+    from gpuconcepts.cli import main
+
+    assert main(["verify", "--device", "cpu", "--quick", "--json"]) == 0
     out, err = capsys.readouterr()
     record = json.loads(out)
     assert [c["key"] for c in record["claims"]] == EXPECTED_KEYS
@@ -781,37 +1014,64 @@ def test_run_verify_json(capsys: pytest.CaptureFixture[str]) -> None:
         assert {"claim", "prediction", "measured", "threshold", "verdict"} <= set(claim)
         assert isinstance(claim["verdict"], bool)
         assert claim["status"] in ("holds", "does not hold", "not visible here")
-    assert "[verify] DLRM:" in err
+        assert claim["device"] == record["device_label"]
+    assert sum(record["counts"].values()) == len(EXPECTED_KEYS)
+    assert record["device"] == "cpu"
+    assert record["device_label"].startswith("cpu (")
     assert record["quick"] is True
+    assert record["peaks"]["ridge_point"] == pytest.approx(10.0)
+    assert record["provenance"]["sizes"]["claims"]["mlp_d"] == TINY.mlp_d
+    assert "[verify] " in err
+    assert "claims: DLRM" in err
 
 
-@pytest.mark.usefixtures("tiny_verify")
-def test_run_verify_text(capsys: pytest.CaptureFixture[str]) -> None:
-    assert claims.run_verify("cpu", True, False) == 0
+@pytest.mark.usefixtures("no_kernels")
+def test_run_verify_json_from_a_saved_run(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tiny.json"
+    tiny.run.save(path)
+    assert run_verify("cpu", True, True, run_path=str(path)) == 0
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    assert [(c["key"], c["status"]) for c in record["claims"]] == [
+        (r.key, r.status) for r in tiny.claims
+    ]
+    assert record["device_label"] == LABEL
+    assert err == ""  # a replay has nothing to report progress on
+
+
+@pytest.mark.usefixtures("no_kernels")
+def test_run_verify_text_from_a_saved_run(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tiny.json"
+    tiny.run.save(path)
+    assert run_verify("cpu", True, False, run_path=str(path)) == 0
     out, _ = capsys.readouterr()
-    assert out.startswith("gpuconcepts verify on cpu (")
+    assert out.startswith(f"gpuconcepts verify: {LABEL} with torch ")
     assert " 1. [" in out
     assert "threshold:" in out
-    assert f"of {len(EXPECTED_KEYS)} claims hold" in out
+    held = tiny.run.counts["holds"]
+    assert f"{held} of {len(EXPECTED_KEYS)} claims hold" in out
     assert max(len(line) for line in out.splitlines()) <= 100
-
-
-@pytest.mark.usefixtures("tiny_verify")
-def test_cli_verify_json(capsys: pytest.CaptureFixture[str]) -> None:
-    from gpuconcepts.cli import main
-
-    assert main(["verify", "--device", "cpu", "--quick", "--json"]) == 0
-    assert len(json.loads(capsys.readouterr().out)["claims"]) == len(EXPECTED_KEYS)
 
 
 def test_run_verify_bad_device() -> None:
     with pytest.raises(GpuConceptsError, match="device 'tpu' is not one of auto, cpu, cuda"):
-        claims.run_verify("tpu", True, True)
+        run_verify("tpu", True, True)
+
+
+def test_run_verify_missing_run(tmp_path: Path) -> None:
+    with pytest.raises(GpuConceptsError, match=r"missing\.json: no such file"):
+        run_verify("cpu", True, True, run_path=str(tmp_path / "missing.json"))
 
 
 def test_thresholds_appear_in_the_threshold_text() -> None:
     random, sequential = lookups(3e-4, 1e-4)
-    text = judge.judge_dlrm_lookups(random, sequential, cache_bytes=1, device=DEVICE).threshold
+    text = judge.judge_dlrm_lookups(
+        random, sequential, peaks=PEAKS, cache_bytes=1, device=DEVICE
+    ).threshold
     assert f"{thresholds.DLRM_MIN_BANDWIDTH_RATIO:g}×" in text
     assert math.isclose(
         2 ** (thresholds.ATTENTION_EXPONENT + thresholds.ATTENTION_EXPONENT_TOLERANCE),
@@ -835,7 +1095,9 @@ def test_draw_result_into_given_axes() -> None:
     from gpuconcepts.claims.plots import draw_result
 
     random, sequential = lookups(3e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(random, sequential, cache_bytes=2**20, device=DEVICE)
+    result = judge.judge_dlrm_lookups(
+        random, sequential, peaks=PEAKS, cache_bytes=2**20, device=DEVICE
+    )
     ax = Figure().add_subplot()
     assert draw_result(result, ax) is ax.figure
     assert [t.get_text() for t in ax.texts] == [f"holds · {DEVICE}"]

@@ -1,4 +1,8 @@
-"""gpuconcepts.kernels on the CPU at tiny sizes: every kernel runs and counts from the formulas."""
+"""gpuconcepts.kernels on the CPU at tiny sizes: every kernel runs and counts from the formulas.
+
+Nothing here asserts a time: the kernels are checked for their counts, sizes, dtypes and
+flush policy, and the profile for which measurements a :class:`~gpuconcepts.lab.Lab` hands out.
+"""
 
 from __future__ import annotations
 
@@ -23,15 +27,28 @@ from gpuconcepts.kernels import (
     mlp,
     peaks,
     presets,
-    profile_all,
     rnn,
     transformer,
 )
+from gpuconcepts.kernels.suite import KERNELS
+from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.profile import profile_all
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.workloads import WORKLOADS, check_counts
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 R = 2  # repetitions: enough to exercise the statistics, nothing is asserted about time
+
+
+def lab(
+    device: str = "cpu", peaks: Peaks = PEAKS, progress: Callable[[str], None] | None = None
+) -> Lab:
+    """A live lab at R repetitions (a 32 MiB cache and 16 GiB free: the sizes here are tiny)."""
+    return Lab(
+        device, peaks, R, cache_bytes=32 * 1024**2, free_bytes=16 * 1024**3, progress=progress
+    )
+
 
 Counts = Callable[[int], tuple[float, float]]
 
@@ -64,7 +81,7 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         ),
     ),
     (
-        "cnn-conv3x3",
+        "cnn-conv",
         cnn.conv2d,
         {"B": 2, "H": 6, "W": 5, "C_in": 3, "C_out": 4},
         lambda s: (
@@ -73,7 +90,7 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         ),
     ),
     (
-        "cnn-conv5x5",
+        "cnn-conv",
         cnn.conv2d,
         {"B": 1, "H": 7, "W": 7, "C_in": 2, "C_out": 3, "K": 5},
         lambda s: (
@@ -82,7 +99,7 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         ),
     ),
     (
-        "cnn-depthwise3x3",
+        "cnn-depthwise",
         cnn.depthwise_conv2d,
         {"B": 2, "H": 6, "W": 5, "C": 4},
         lambda s: (
@@ -127,7 +144,8 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         ),
     ),
 ]
-IDS = [case[0] for case in CASES]
+IDS = [case[0] + (f"-K{case[2]['K']}" if "K" in case[2] else "") for case in CASES]
+"""One test id per case; the 5×5 convolution differs from the 3×3 one only in its K."""
 
 
 @pytest.mark.parametrize(("workload", "kernel", "sizes", "counts"), CASES, ids=IDS)
@@ -142,7 +160,49 @@ def test_kernel_counts_equal_the_formulas(
     assert m.params["s"] == 4
     assert m.params["dtype"] == "float32"
     assert {k: m.params[k] for k in sizes} == sizes
-    assert m.bound == ("memory" if m.flops / m.bytes < PEAKS.ridge_point else "compute")
+    if "cnn" in workload:
+        assert m.params["K"] == sizes.get("K", 3)  # the name no longer says K; the params do
+    # memory-bound kernels are timed from DRAM (caches flushed), compute-bound ones warm;
+    # the embedding lookups always flush
+    memory_bound = place(m, PEAKS).bound == "memory"
+    assert memory_bound == (m.flops / m.bytes < PEAKS.ridge_point)
+    assert m.flush == (memory_bound or workload.startswith("dlrm-random"))
+
+
+SUITE_SIZES: dict[str, dict[str, int]] = {
+    "dlrm-random": {"N": 300, "B": 4, "L": 3, "d": 8},
+    "dlrm-sequential": {"N": 300, "B": 4, "L": 3, "d": 8},
+    "dlrm-hot": {"N": 300, "B": 4, "L": 3, "d": 8},
+    "dlrm-dense": {"B": 3, "d_in": 8, "d_out": 5},
+    "mlp": {"B": 2, "d_in": 6, "d_out": 4},
+    "cnn-conv": {"B": 1, "H": 5, "W": 4, "C_in": 2, "C_out": 3, "K": 3},
+    "cnn-depthwise": {"B": 1, "H": 5, "W": 4, "C": 3, "K": 5},
+    "rnn-module": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
+    "rnn-loop": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
+    "rnn-gemm": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
+    "transformer-prefill": {"B": 1, "S": 6, "d": 8, "heads": 2},
+    "transformer-decode": {"B": 2, "S_prompt": 3, "steps": 2, "d": 8, "heads": 2},
+}
+"""Tiny sizes for every kernel of the suite, by workload name."""
+
+
+def test_the_suite_has_one_kernel_per_workload() -> None:
+    assert list(KERNELS) == list(WORKLOADS)
+    assert set(SUITE_SIZES) == set(KERNELS)
+
+
+@pytest.mark.parametrize("workload", list(SUITE_SIZES))
+def test_every_kernel_counts_what_its_descriptor_counts(workload: str) -> None:
+    m = KERNELS[workload]("cpu", PEAKS, repeats=R, **SUITE_SIZES[workload])
+    assert m.workload == workload
+    descriptor = WORKLOADS[workload]
+    assert (m.flops, m.bytes) == descriptor.counts(m.params)
+    check_counts(m)  # what loading a saved run checks: no stale count
+    # and a count off by one is caught, so the check above can fail
+    with pytest.raises(GpuConceptsError, match="a stale count"):
+        check_counts(
+            Measurement(m.workload, m.device, m.params, m.raw_seconds, m.flops + 1, m.bytes)
+        )
 
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -166,14 +226,12 @@ def test_cuda_kernel_counts_equal_the_formulas(
 def test_cuda_decode_cache_and_profile_all() -> None:
     peaks = Peaks(device="cuda", flops_per_s=1e14, bytes_per_s=1e12, dtype="bfloat16")
     result = transformer.decode("cuda", peaks, B=2, S_prompt=5, steps=3, d=16, heads=2, repeats=R)
-    assert result.cache_bytes == tuple(
+    assert result.series["cache_bytes"] == tuple(
         formulas.kv_cache_memory(B=2, S=n, d=16, s=2) for n in (6, 7, 8)
     )
-    ms = profile_all(
-        "cuda", True, peaks=peaks, presets=TINY, sweeps={"mlp_B": (1,), "transformer_S": (4,)}
-    )
+    ms = profile_all(lab("cuda", peaks), TINY, {"mlp_B": (1,), "transformer_S": (4,)})
     assert len(ms) == 14
-    assert ms[-2].workload == "transformer-prefill-S4"
+    assert (ms[-2].workload, ms[-2].size("S")) == ("transformer-prefill", 4)
     assert all(m.device == "cuda" for m in ms)
 
 
@@ -185,8 +243,11 @@ def test_bytes_per_element_come_from_the_tensor(dtype: str, s: int) -> None:
     assert m.bytes == formulas.mlp_bytes(B=2, d_in=4, d_out=8, s=s)
 
 
-def test_rnn_module_falls_back_to_float16(monkeypatch: pytest.MonkeyPatch) -> None:
-    # As on a GPU whose cuDNN has no bfloat16 RNN: the default bf16 fails, fp16 runs.
+def test_rnn_module_runs_float16_where_the_default_is_bfloat16(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As on a GPU (default bfloat16), whose cuDNN packs no bfloat16 RNN weights: an RNN asked
+    # for no dtype runs in float16, and says so; one asked for bfloat16 gets bfloat16.
     real = torch.nn.RNN.forward
 
     def forward(self: torch.nn.RNN, x: torch.Tensor, *args: Any) -> Any:
@@ -199,6 +260,7 @@ def test_rnn_module_falls_back_to_float16(monkeypatch: pytest.MonkeyPatch) -> No
     m = rnn.rnn_module("cpu", PEAKS, B=2, S=3, d_in=4, d_h=4, repeats=R)
     assert m.params["dtype"] == "float16"
     assert m.params["s"] == 2
+    assert m.bytes == formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=4, s=2)
     with pytest.raises(RuntimeError, match="BFloat16 not supported"):
         rnn.rnn_module("cpu", PEAKS, B=2, S=3, d_in=4, d_h=4, dtype="bfloat16", repeats=R)
 
@@ -227,8 +289,9 @@ def test_step_loop_computes_the_rnn_recurrence() -> None:
 def test_embedding_patterns(pattern: str) -> None:
     m = dlrm.embedding_lookup("cpu", PEAKS, N=5000, B=8, L=4, d=8, pattern=pattern, repeats=R)
     assert m.workload == f"dlrm-{pattern}"
-    assert m.params["pattern"] == pattern
-    assert m.bound == "memory"
+    assert set(m.params) == {"N", "B", "L", "d", "s", "dtype"}  # the pattern is in the name
+    assert place(m, PEAKS).bound == "memory"
+    assert m.flush is True  # every pattern starts from a flushed cache; hot rows refill it
     index = dlrm.lookup_indices(pattern, N=5000, B=64, L=32, device="cpu")
     assert isinstance(index, torch.Tensor)
     assert index.numel() == 64 * 32
@@ -246,37 +309,52 @@ def test_embedding_pattern_unknown() -> None:
 
 
 def test_decode_cache_grows_exactly_as_kv_cache_memory() -> None:
-    result = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=4, d=12, heads=3, repeats=R)
-    assert result.lengths == (6, 7, 8, 9)
-    assert result.cache_bytes == tuple(
+    m = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=4, d=12, heads=3, repeats=R)
+    assert m.series["lengths"] == (6, 7, 8, 9)
+    assert m.series["cache_bytes"] == tuple(
         formulas.kv_cache_memory(B=2, S=n, d=12, s=4) for n in (6, 7, 8, 9)
     )
-    assert result.cache_bytes == result.expected_bytes
-    assert len(result.step_seconds) == 4
-    m = result.measurement
+    assert len(m.series["step_seconds"]) == 4
+    assert all(t > 0 for t in m.series["step_seconds"])
     assert m.workload == "transformer-decode"
+    assert {k: m.params[k] for k in ("B", "S", "S_prompt", "steps", "d", "heads", "s")} == {
+        "B": 2,
+        "S": 9,
+        "S_prompt": 5,
+        "steps": 4,
+        "d": 12,
+        "heads": 3,
+        "s": 4,
+    }
     assert m.flops == formulas.attention_decode_flops(B=2, S=9, d=12)
     assert m.bytes == formulas.attention_decode_bytes(B=2, S=9, d=12, s=4)
-    assert m.bound == "memory"
-    assert result.to_dict()["cache_bytes"] == list(result.cache_bytes)
+    assert place(m, PEAKS).bound == "memory"
+    assert m.flush is True
+    # the series travel with the measurement into a saved run, and back
+    assert m.to_dict()["series"]["cache_bytes"] == list(m.series["cache_bytes"])
+    assert Measurement.from_dict(m.to_dict()) == m
 
 
 def test_decode_cache_in_half_precision() -> None:
-    result = transformer.decode(
+    m = transformer.decode(
         "cpu", PEAKS, B=1, S_prompt=3, steps=2, d=8, heads=2, dtype="bfloat16", repeats=R
     )
-    assert result.cache_bytes == (
+    assert m.series["cache_bytes"] == (
         formulas.kv_cache_memory(B=1, S=4, d=8, s=2),
         formulas.kv_cache_memory(B=1, S=5, d=8, s=2),
     )
 
 
-def test_sweeps_name_each_point() -> None:
-    ms = mlp.batch_sweep("cpu", PEAKS, batches=(1, 32), d_in=16, d_out=16, repeats=R)
-    assert [m.workload for m in ms] == ["mlp-B1", "mlp-B32"]
+def test_sizes_are_params_not_names() -> None:
+    # a sweep is a loop over one kernel: one workload name, the size in the params
+    ms = [mlp.linear("cpu", PEAKS, B=B, d_in=16, d_out=16, repeats=R) for B in (1, 32)]
+    assert [(m.workload, m.size("B")) for m in ms] == [("mlp", 1), ("mlp", 32)]
     assert ms[0].intensity < ms[1].intensity  # weights shared by more rows
-    ps = transformer.prefill_sweep("cpu", PEAKS, B=1, lengths=(4, 8), d=8, heads=2, repeats=R)
-    assert [m.workload for m in ps] == ["transformer-prefill-S4", "transformer-prefill-S8"]
+    ps = [transformer.prefill("cpu", PEAKS, B=1, S=S, d=8, heads=2, repeats=R) for S in (4, 8)]
+    assert [(m.workload, m.size("S")) for m in ps] == [
+        ("transformer-prefill", 4),
+        ("transformer-prefill", 8),
+    ]
     assert ps[1].flops == 4 * ps[0].flops  # doubling S quadruples attention
 
 
@@ -449,45 +527,65 @@ TINY = {
 }
 
 
-def test_profile_all_runs_every_workload() -> None:
+def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[dict[str, object]] = []
+    real = KERNELS["mlp"]
+
+    def counted(device: str, peaks: Peaks, **sizes: Any) -> Measurement:
+        runs.append(sizes)
+        return real(device, peaks, **sizes)
+
+    monkeypatch.setitem(KERNELS, "mlp", counted)
+    half = Lab("cpu", PEAKS, R, cache_bytes=2**25, free_bytes=2**34, dtype="bfloat16")
+    m = half.measure("mlp", B=2, d_in=8, d_out=4)
+    assert half.measure("mlp", d_out=4, B=2, d_in=8) is m
+    assert runs == [{"repeats": R, "dtype": "bfloat16", "B": 2, "d_in": 8, "d_out": 4}]
+    assert (m.params["dtype"], m.params["s"], len(m.raw_seconds)) == ("bfloat16", 2, R)
+    assert m.bytes == formulas.mlp_bytes(B=2, d_in=8, d_out=4, s=2)
+    # without a dtype the kernel keeps its own default
+    default = lab().measure("mlp", B=2, d_in=8, d_out=4)
+    assert runs[-1] == {"repeats": R, "B": 2, "d_in": 8, "d_out": 4}
+    assert (default.params["dtype"], default.params["s"]) == ("float32", 4)
+
+
+def test_profile_all_runs_every_workload_once() -> None:
+    # the sweeps meet the preset sizes (B=4, S=8): measured once, listed once
     lines: list[str] = []
-    ms = profile_all(
-        "cpu",
-        True,
-        peaks=PEAKS,
-        progress=lines.append,
-        presets=TINY,
-        sweeps={"mlp_B": (1, 2), "transformer_S": (4,)},
-    )
-    assert [m.workload for m in ms] == [
-        "dlrm-random",
-        "dlrm-sequential",
-        "dlrm-hot",
-        "dlrm-dense",
-        "mlp",
-        "mlp-B1",
-        "mlp-B2",
-        "cnn-conv3x3",
-        "cnn-depthwise3x3",
-        "rnn-module",
-        "rnn-loop",
-        "rnn-gemm",
-        "transformer-prefill",
-        "transformer-prefill-S4",
-        "transformer-decode",
+    here = lab(progress=lines.append)
+    ms = profile_all(here, TINY, {"mlp_B": (1, 4), "transformer_S": (8, 4)})
+    assert [(m.workload, m.params.get("B"), m.params.get("S")) for m in ms] == [
+        ("dlrm-random", 4, None),
+        ("dlrm-sequential", 4, None),
+        ("dlrm-hot", 4, None),
+        ("dlrm-dense", 4, None),
+        ("mlp", 4, None),
+        ("mlp", 1, None),
+        ("cnn-conv", 1, None),
+        ("cnn-depthwise", 1, None),
+        ("rnn-module", 2, 3),
+        ("rnn-loop", 2, 3),
+        ("rnn-gemm", 2, 3),
+        ("transformer-prefill", 1, 8),
+        ("transformer-prefill", 1, 4),
+        ("transformer-decode", 1, 6),
     ]
-    assert {m.workload.split("-")[0] for m in ms} == {"dlrm", "mlp", "cnn", "rnn", "transformer"}
-    assert all(len(m.raw_seconds) == 2 for m in ms)
-    assert len(lines) == 14
-    assert lines[0].startswith("dlrm: embedding_bag, random rows")
+    assert all(len(m.raw_seconds) == R for m in ms)
+    assert len(lines) == len(ms)  # one progress line per kernel run
+    assert lines[0] == "dlrm-random: N=256, d=8, B=4, L=2"
+    assert here.measurements == tuple(ms)
+    # the lab hands the profile's own measurement to anyone asking again, without running it
+    assert here.measure("mlp", **TINY["mlp"]) is ms[4]
+    assert len(lines) == len(ms)
 
 
-def test_profile_all_measures_peaks_when_not_given() -> None:
-    lines: list[str] = []
-    ms = profile_all(
-        "cpu", True, progress=lines.append, presets=TINY, sweeps={"mlp_B": (), "transformer_S": ()}
-    )
-    assert lines[0] == "peaks: STREAM copy/triad and a 32² GEMM on cpu"
-    assert len(ms) == 12
-    assert ms[0].peaks.dtype == "float32"
-    assert ms[0].peaks is ms[-1].peaks
+def test_flush_policy_follows_the_ridge_point() -> None:
+    # below the ridge a kernel is timed from DRAM (caches flushed); above it, warm
+    low_ridge = Peaks(device="cpu", flops_per_s=1e9, bytes_per_s=1e10, dtype="float32")
+    sizes = {"B": 4, "d_in": 8, "d_out": 8}  # intensity 1 FLOP/byte
+    warm = mlp.linear("cpu", low_ridge, repeats=R, **sizes)
+    cold = mlp.linear("cpu", PEAKS, repeats=R, **sizes)
+    assert (place(warm, low_ridge).bound, warm.flush) == ("compute", False)
+    assert (place(cold, PEAKS).bound, cold.flush) == ("memory", True)
+    # the lookups flush whatever the ridge: the table's rows must come from DRAM
+    lookup = dlrm.embedding_lookup("cpu", low_ridge, N=300, B=4, L=3, d=8, repeats=R)
+    assert (place(lookup, low_ridge).bound, lookup.flush) == ("compute", True)
