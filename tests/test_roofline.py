@@ -9,7 +9,7 @@ import pytest
 from gpuconcepts import formulas, roofline
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.roofline import MemoryLevel, Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=2e11, bytes_per_s=4e10, dtype="float32")
 
@@ -83,3 +83,44 @@ def test_plot_roofline_into_given_axes() -> None:
     fig = Figure()
     ax = fig.add_subplot()
     assert roofline.plot_roofline(PEAKS, _measurements(), ax=ax) is fig
+
+
+# -- the observed bound: the roof that explains the measured time --------------------------
+CACHED = Peaks(
+    device="cpu",
+    flops_per_s=1e11,
+    bytes_per_s=1e10,
+    dtype="float32",
+    levels=(MemoryLevel("L2", 2**20, 1e11), MemoryLevel("L3", 32 * 2**20, 4e10)),
+    latency_seconds=5e-6,
+)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "flops", "nbytes", "observed", "attained"),
+    [
+        (1.0, 1e9, 5e9, "DRAM", 0.5),  # 5 GB/s: half of DRAM's roof
+        (0.25, 1e9, 5e9, "L3", 0.5),  # 20 GB/s beats DRAM: served from L3 at half its roof
+        (0.1, 1e9, 5e9, "L2", 0.5),  # 50 GB/s beats L3 too
+        (0.04, 1e9, 5e9, "above every roof", 1.25),  # faster than every roof: to be doubted
+        (1.0, 5e10, 1e6, "compute", 0.5),  # arithmetic explains it, not the bytes
+        (1e-5, 10.0, 8.0, "latency", 0.5),  # a tiny kernel: only the latency floor explains it
+    ],
+)
+def test_observed_bound_is_the_tightest_roof_not_beaten(
+    seconds: float, flops: float, nbytes: float, observed: str, attained: float
+) -> None:
+    m = Measurement("x", "cpu", {}, (seconds,), flops, nbytes)
+    where = roofline.place(m, CACHED)
+    assert (where.observed, where.attained) == (observed, pytest.approx(attained))
+    if observed != "above every roof":  # never labelled with a roof its rate exceeds
+        roof = {lvl.name: lvl.bytes_per_s for lvl in CACHED.memory_roofs}.get(observed)
+        if roof is not None:
+            assert m.bytes_per_s <= roof
+
+
+def test_peaks_with_levels_round_trip() -> None:
+    assert Peaks.from_dict(CACHED.to_dict()) == CACHED
+    assert [lvl.name for lvl in CACHED.memory_roofs] == ["L2", "L3", "DRAM"]
+    gpu = Peaks("cuda", 1e15, 4e12, "bfloat16")
+    assert [lvl.name for lvl in gpu.memory_roofs] == ["HBM"]

@@ -22,7 +22,8 @@ Public API (others code against it):
   ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
 * Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
   ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
-* Cache and memory sizes: ``cpu_last_level_cache_bytes()``, ``last_level_cache_bytes(device)``,
+* Cache and memory sizes: ``cache_levels(device)``, ``cpu_last_level_cache_bytes()``,
+  ``last_level_cache_bytes(device)``,
   ``flush_buffer_bytes(cache_bytes)``, ``make_flusher(device)``, ``cpu_free_memory_bytes()``,
   ``free_memory_bytes(device)``.
 
@@ -319,6 +320,34 @@ def cpu_last_level_cache_bytes(
     except (OSError, ValueError):
         best = None
     return best[1] if best else DEFAULT_LLC_BYTES
+
+
+def cpu_cache_levels(
+    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+) -> tuple[tuple[str, int], ...]:
+    """The data caches CPU 0 sees, smallest first: ``(("L1", 32768), ("L2", ...), ...)``.
+
+    From sysfs; instruction caches are left out. Empty when sysfs says nothing.
+    """
+    levels: dict[int, int] = {}
+    try:
+        for index in sorted(cache_dir.glob("index*")):
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            levels[level] = max(
+                levels.get(level, 0), parse_cache_size((index / "size").read_text())
+            )
+    except (OSError, ValueError):
+        return ()
+    return tuple((f"L{level}", size) for level, size in sorted(levels.items()))
+
+
+def cache_levels(device: str) -> tuple[tuple[str, int], ...]:
+    """The caches between the cores and DRAM: a CPU's L1, L2, L3 (sysfs), a GPU's L2."""
+    if device == "cuda":
+        return (("L2", last_level_cache_bytes(device)),)
+    return cpu_cache_levels()
 
 
 def last_level_cache_bytes(device: str) -> int:

@@ -14,8 +14,8 @@ the one statistic of :class:`~gpuconcepts.measure.Measurement`.
 >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.01, 0.012), 1e9, 2e7)
 >>> print(format_measurements([m], p))
-workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound
-mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms               1.10  compute
+workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound       observed
+mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms               1.10  compute  compute (91%)
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.roofline import Peaks, Placement, place
 from gpuconcepts.units import plain_number, si
 
 if TYPE_CHECKING:
@@ -105,7 +105,8 @@ MEASUREMENT_COLUMNS = (
     "FLOP/s",
     "Bytes/s",
     "FLOP/byte",
-    "Bound",
+    "Predicted bound",
+    "Observed bound",
 )
 """The columns of :func:`measurement_table` (after ``#`` when numbered)."""
 
@@ -132,9 +133,20 @@ def measurement_table(
             si(m.bytes_per_s, "B/s"),
             si(m.intensity, ""),
             f"**{where.bound}**",
+            observed(where),
         ]
         rows.append([str(number), *row] if numbered else row)
     return markdown_table(header, rows)
+
+
+def observed(where: Placement) -> str:
+    """The observed bound and the share of that roof attained: ``"L3 (62%)"``.
+
+    >>> from gpuconcepts.roofline import Placement
+    >>> observed(Placement(1.0, 1.6, "memory", "DRAM", 0.625))
+    'DRAM (62%)'
+    """
+    return f"{where.observed} ({where.attained:.0%})"
 
 
 def format_peaks(peaks: Peaks) -> str:
@@ -149,6 +161,13 @@ def format_peaks(peaks: Peaks) -> str:
             f"triad {si(peaks.triad_bytes_per_s, 'B/s')})"
         )
     parts.append(f"ridge point {peaks.ridge_point:.3g} FLOP/byte")
+    if peaks.levels:
+        parts.append(
+            "caches "
+            + ", ".join(f"{level.name} {si(level.bytes_per_s, 'B/s')}" for level in peaks.levels)
+        )
+    if peaks.latency_seconds is not None:
+        parts.append(f"latency floor {si(peaks.latency_seconds, 's')}")
     return "peaks: " + "; ".join(parts)
 
 
@@ -165,6 +184,7 @@ def format_measurements(measurements: Sequence[Measurement], peaks: Peaks) -> st
             "roofline",
             "measured/roofline",
             "bound",
+            "observed",
         ]
     ]
     for m in measurements:
@@ -180,6 +200,7 @@ def format_measurements(measurements: Sequence[Measurement], peaks: Peaks) -> st
                 si(where.predicted_seconds, "s"),
                 f"{where.ratio:.2f}",
                 where.bound,
+                observed(where),
             ]
         )
     return text_table(rows)
@@ -338,6 +359,8 @@ def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
                     "bytes_per_s": m.bytes_per_s,
                     "roofline_ratio": where.ratio,
                     "bound": where.bound,
+                    "observed": where.observed,
+                    "attained": where.attained,
                 },
             )
     return [{"workload": w, "sizes": s, "runs": cells[(w, s)]} for w, s in order]
@@ -376,7 +399,7 @@ def format_compare(runs: Sequence[Run]) -> str:
                 "—"
                 if cell is None
                 else f"{si(cell['seconds'], 's')} ±{si(cell['iqr_seconds'], 's', digits=2)} "
-                f"{cell['bound']}"
+                f"{cell['bound']}/{cell['observed']}"
             )
         rows.append([row["workload"], row["sizes"].replace(",", ""), *cells])
     out += ["", text_table(rows)]

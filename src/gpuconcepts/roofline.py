@@ -39,10 +39,30 @@ Bound = Literal["memory", "compute"]
 
 
 @dataclass(frozen=True)
-class Peaks:
-    """Measured ceilings of one device: compute (large GEMM) and bandwidth (STREAM-like).
+class MemoryLevel:
+    """One level of the memory hierarchy and the bandwidth measured from it.
 
-    ``bytes_per_s`` is the larger of the copy and triad bandwidths, both kept when known.
+    ``size_bytes`` is the cache's size (None for DRAM, the last level).
+    """
+
+    name: str
+    size_bytes: int | None
+    bytes_per_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"name": self.name, "size_bytes": self.size_bytes, "bytes_per_s": self.bytes_per_s}
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """Measured ceilings of one device: compute (large GEMM), bandwidth (STREAM-like) and,
+    when measured, one bandwidth per cache level and a latency floor.
+
+    ``bytes_per_s`` is DRAM's: the larger of the copy and triad bandwidths, both kept when
+    known. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
+    points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
+    a minimal kernel (launch overhead included on a GPU): nothing runs faster.
 
     >>> Peaks(device="cuda", flops_per_s=989e12, bytes_per_s=3.35e12, dtype="bfloat16").ridge_point
     295.2238805970149
@@ -54,11 +74,15 @@ class Peaks:
     dtype: str
     copy_bytes_per_s: float | None = None
     triad_bytes_per_s: float | None = None
+    levels: tuple[MemoryLevel, ...] = ()
+    sweep: tuple[tuple[int, float], ...] = ()
+    latency_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("flops_per_s", "bytes_per_s", "copy_bytes_per_s", "triad_bytes_per_s"):
+        optional = ("copy_bytes_per_s", "triad_bytes_per_s", "latency_seconds")
+        for name in ("flops_per_s", "bytes_per_s", *optional):
             value = getattr(self, name)
-            if value is None and name not in ("flops_per_s", "bytes_per_s"):
+            if value is None and name in optional:
                 continue
             if isinstance(value, bool) or not (
                 isinstance(value, int | float) and math.isfinite(value) and value > 0
@@ -72,6 +96,13 @@ class Peaks:
         """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
         return ridge(self.flops_per_s, self.bytes_per_s)
 
+    @property
+    def memory_roofs(self) -> tuple[MemoryLevel, ...]:
+        """Every measured memory roof, fastest first, DRAM last (DRAM alone when no cache
+        level was measured)."""
+        dram = "HBM" if self.device == "cuda" else "DRAM"
+        return (*self.levels, MemoryLevel(dram, None, self.bytes_per_s))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file."""
         return {
@@ -82,6 +113,9 @@ class Peaks:
             "copy_bytes_per_s": self.copy_bytes_per_s,
             "triad_bytes_per_s": self.triad_bytes_per_s,
             "ridge_point": self.ridge_point,
+            "levels": [level.to_dict() for level in self.levels],
+            "sweep": [list(point) for point in self.sweep],
+            "latency_seconds": self.latency_seconds,
         }
 
     @classmethod
@@ -98,6 +132,12 @@ class Peaks:
             dtype=str(record["dtype"]),
             copy_bytes_per_s=record.get("copy_bytes_per_s"),
             triad_bytes_per_s=record.get("triad_bytes_per_s"),
+            levels=tuple(
+                MemoryLevel(str(v["name"]), v["size_bytes"], v["bytes_per_s"])
+                for v in record.get("levels", ())
+            ),
+            sweep=tuple((int(b), float(r)) for b, r in record.get("sweep", ())),
+            latency_seconds=record.get("latency_seconds"),
         )
 
 
@@ -105,27 +145,68 @@ class Peaks:
 class Placement:
     """A measurement read against a set of peaks.
 
+    ``bound`` is the formulas' prediction (the side of the DRAM ridge the intensity falls on);
+    ``observed`` is the measurement's own verdict: the roof — ``compute``, a cache level,
+    ``DRAM`` (``HBM``) or ``latency`` — that best explains the measured time, i.e. the tightest
+    one the kernel did not beat, and ``attained`` the fraction of that roof it reached.
+
     >>> from gpuconcepts.measure import Measurement
-    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32",
+    ...           levels=(MemoryLevel("L3", 32 * 2**20, 4e10),))
     >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.010, 0.012), 1e9, 2e7)
     >>> where = place(m, p)
-    >>> where.bound, where.predicted_seconds, round(where.ratio, 2)
-    ('compute', 0.01, 1.1)
+    >>> where.bound, where.predicted_seconds, round(where.ratio, 2), where.observed
+    ('compute', 0.01, 1.1, 'compute')
+    >>> hot = Measurement("dlrm-hot", "cpu", {}, (1e-3,), 1e6, 2e7)  # 20 GB/s: 2× DRAM's roof
+    >>> place(hot, p).bound, place(hot, p).observed, place(hot, p).attained
+    ('memory', 'L3', 0.5)
     """
 
     predicted_seconds: float
     ratio: float
     bound: Bound
+    observed: str
+    attained: float
+
+
+ABOVE_EVERY_ROOF = "above every roof"
+"""The observed bound of a kernel faster than every measured roof (a measurement to doubt)."""
+
+
+def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
+    """The roof that best explains ``m``'s time, and the fraction of it attained.
+
+    Each roof gives a lower bound on the time: FLOPs over peak FLOP/s, bytes over a memory
+    level's bandwidth, or the latency floor. The bytes came from the slowest memory level whose
+    roof the kernel did not beat (beating DRAM's roof means a cache served them). Of the
+    compute bound, that level's bound and the latency floor, the longest is the observed bound.
+    A kernel that beat the compute roof or every memory roof is "above every roof".
+    """
+    compute = m.flops / peaks.flops_per_s
+    fastest = peaks.memory_roofs[0]
+    if compute > m.seconds:
+        return ABOVE_EVERY_ROOF, compute / m.seconds
+    if m.bytes / fastest.bytes_per_s > m.seconds:
+        return ABOVE_EVERY_ROOF, m.bytes / fastest.bytes_per_s / m.seconds
+    served = [lvl for lvl in peaks.memory_roofs if m.bytes / lvl.bytes_per_s <= m.seconds][-1]
+    bounds = [("compute", compute), (served.name, m.bytes / served.bytes_per_s)]
+    if peaks.latency_seconds is not None:
+        bounds.append(("latency", peaks.latency_seconds))
+    name, floor = max(bounds, key=lambda pair: pair[1])
+    return name, floor / m.seconds
 
 
 def place(m: Measurement, peaks: Peaks) -> Placement:
-    """Where ``m`` sits under ``peaks``: its roofline time, measured ÷ roofline, and its side of
-    the ridge (by the formulas' intensity)."""
+    """Where ``m`` sits under ``peaks``: its roofline time, measured ÷ roofline, the predicted
+    side of the ridge (by the formulas' intensity), and the observed bound."""
     predicted = predicted_seconds(m.flops, m.bytes, peaks)
+    observed, attained = observe(m, peaks)
     return Placement(
         predicted_seconds=predicted,
         ratio=m.seconds / predicted,
         bound=classify(m.intensity, peaks),
+        observed=observed,
+        attained=attained,
     )
 
 
@@ -223,6 +304,17 @@ def plot_roofline(
             ls="--",
             label=f"{datasheet.name} datasheet ({dtype}): ridge "
             f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
+        )
+    for shade, level in zip(("#2563eb", "#0891b2", "#059669"), peaks.levels, strict=False):
+        _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
+            ax,
+            peaks.flops_per_s,
+            level.bytes_per_s,
+            xs,
+            color=shade,
+            lw=1,
+            ls="-.",
+            label=f"{level.name} roof: {level.bytes_per_s / 1e9:.3g} GB/s",
         )
     ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
     colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}

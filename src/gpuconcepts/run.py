@@ -279,6 +279,8 @@ class Run:
                 "predicted_seconds": where.predicted_seconds,
                 "roofline_ratio": where.ratio,
                 "bound": where.bound,
+                "observed": where.observed,
+                "attained": where.attained,
             },
         }
 

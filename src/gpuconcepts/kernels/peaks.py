@@ -1,4 +1,5 @@
-r"""Measured peaks: STREAM-like copy and triad bandwidth, and a large GEMM's FLOP/s.
+r"""Measured peaks: STREAM-like copy and triad bandwidth, a large GEMM's FLOP/s, the bandwidth
+of each cache level (a working-set sweep) and a latency floor.
 
 The arrays are at least four times the last-level cache (the L3 of a CPU, the L2 of a
 GPU), so the bandwidth is DRAM's (HBM's) and not the cache's. Copy counts the bytes
@@ -22,11 +23,12 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import default_dtype, tensor, torch_dtype
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
+    cache_levels,
     free_memory_bytes,
     last_level_cache_bytes,
     time_function,
 )
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.roofline import MemoryLevel, Peaks
 from gpuconcepts.units import MiB
 
 COLUMNS = 1024
@@ -146,6 +148,79 @@ def gemm_flops(
     return formulas.mlp_flops(B=n, d_in=n, d_out=n) / min(times)
 
 
+SWEEP_SMALLEST = 4 * 1024
+"""The smallest working set of the cache sweep: well inside any L1."""
+
+SWEEP_READ_BYTES = 64 * MiB
+"""Bytes one timed call of the sweep reads (the working set read again and again), so that a
+call outlasts its own overhead even when the working set is a few KiB."""
+
+
+def sweep_sizes(levels: tuple[tuple[str, int], ...], smallest: int = SWEEP_SMALLEST) -> list[int]:
+    """Working sets of the cache sweep: powers of two from ``smallest`` to 4× the largest cache.
+
+    >>> [s // 1024 for s in sweep_sizes((("L1", 32 * 1024), ("L2", 64 * 1024)))]
+    [4, 8, 16, 32, 64, 128, 256]
+    """
+    top = LLC_MULTIPLE * max((size for _, size in levels), default=32 * MiB)
+    sizes = [smallest]
+    while sizes[-1] * 2 <= top:
+        sizes.append(sizes[-1] * 2)
+    return sizes
+
+
+def read_bandwidth(device: str, working_set: int, *, repeats: int = 5) -> float:
+    """Bytes/s of reading a ``working_set``-byte float32 array again and again in one call.
+
+    The array is broadcast (a stride-0 view, no copy) to as many rows as make
+    :data:`SWEEP_READ_BYTES` and summed: every row reads the same bytes, so once the first
+    has brought them into a cache that holds them, the rest is served from that cache.
+    """
+    n = max(1, working_set // 4)
+    rows = max(1, SWEEP_READ_BYTES // (4 * n))
+    x = torch.ones(n, dtype=torch.float32, device=device)
+    view = x.expand(rows, n)
+    out = torch.empty((), dtype=torch.float32, device=device)
+    times = time_function(
+        lambda: torch.sum(view, dim=(0, 1), out=out), device, repeats=repeats, warmup=1
+    )
+    return rows * n * 4 / min(times)
+
+
+def cache_hierarchy(
+    device: str, dram_bytes_per_s: float, *, repeats: int = 5
+) -> tuple[tuple[MemoryLevel, ...], tuple[tuple[int, float], ...]]:
+    """Each cache level's measured read bandwidth, and the sweep it was read from.
+
+    A level's bandwidth is the best of the sweep's working sets that fit in half of it and not
+    in the level before (the other half leaves room for what else the machine keeps there).
+    A level that came out no faster than every level behind it and DRAM is left out: a cache
+    slower than the memory it caches is a noisy measurement, and would mislabel kernels.
+    """
+    levels = cache_levels(device)
+    sweep = tuple((s, read_bandwidth(device, s, repeats=repeats)) for s in sweep_sizes(levels))
+    found = []
+    below = 0
+    for name, size in levels:
+        inside = [rate for s, rate in sweep if below < s <= size // 2]
+        if inside:
+            found.append(MemoryLevel(name, size, max(inside)))
+        below = size
+    kept: list[MemoryLevel] = []
+    for level in reversed(found):  # from the largest cache down
+        if level.bytes_per_s > max([dram_bytes_per_s, *(k.bytes_per_s for k in kept)]):
+            kept.insert(0, level)
+    return tuple(kept), sweep
+
+
+def latency_floor(device: str, *, repeats: int = 20) -> float:
+    """Seconds of the smallest kernel there is (one element added), launch included on CUDA."""
+    x = torch.ones(1, dtype=torch.float32, device=device)
+    y = torch.empty_like(x)
+    times = time_function(lambda: torch.add(x, 1, out=y), device, repeats=repeats, warmup=3)
+    return min(times)
+
+
 def measure_peaks(
     device: str,
     quick: bool = False,
@@ -158,7 +233,8 @@ def measure_peaks(
 
     Sizes come from the ``peaks`` table of the presets (``gemm_n``, ``stream_mib``);
     ``bytes_per_s`` is the larger of copy and triad. The GEMM runs in ``dtype`` (default: the
-    book's, see :func:`~gpuconcepts.kernels.default_dtype`).
+    book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
+    (:func:`cache_hierarchy`) and the latency floor (:func:`latency_floor`) complete them.
     """
     if presets is None:
         presets = load_presets(device, quick)
@@ -172,6 +248,7 @@ def measure_peaks(
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
     dtype = dtype or default_dtype(device)
     flops = gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps)
+    levels, sweep = cache_hierarchy(device, max(copy, triad), repeats=max(3, reps // 2))
     return Peaks(
         device=device,
         flops_per_s=flops,
@@ -179,4 +256,7 @@ def measure_peaks(
         dtype=dtype,
         copy_bytes_per_s=copy,
         triad_bytes_per_s=triad,
+        levels=levels,
+        sweep=sweep,
+        latency_seconds=latency_floor(device),
     )
