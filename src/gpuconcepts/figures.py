@@ -481,3 +481,40 @@ def roofline_chart(
     ax.legend(handles, texts, loc="lower right", fontsize=8.5)
     _place_labels(fig, ax, labels)
     return fig
+
+
+def memory_hierarchy(peaks: Peaks) -> Figure:
+    """Read bandwidth against working-set size: the sweep behind the cache roofs.
+
+    Each cache's size is a dotted vertical line, each measured roof (cache levels and DRAM) a
+    horizontal one; the bandwidth steps down as the working set spills out of each cache.
+
+    >>> from gpuconcepts.roofline import MemoryLevel, Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 5e10),),
+    ...           sweep=((2**16, 6e10), (2**20, 4e10), (2**26, 1e10)))
+    >>> memory_hierarchy(p).axes[0].get_xlabel()
+    'working set (bytes)'
+    """
+    fig, (ax,) = _figure(6.4, 3.8)
+    if peaks.sweep:
+        sizes, rates = zip(*peaks.sweep, strict=True)
+        ax.loglog(sizes, rates, "o-", color=CALM, label="read bandwidth (sweep)")
+    for level in peaks.memory_roofs:
+        ax.axhline(level.bytes_per_s, color=ACCENT, lw=0.8, ls="--")
+        ax.annotate(
+            f"{level.name} roof", (1.0, level.bytes_per_s), xycoords=("axes fraction", "data"),
+            xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8, color=ACCENT,
+        )  # fmt: skip
+        if level.size_bytes is not None:
+            ax.axvline(level.size_bytes, color=INK, lw=0.6, ls=":")
+            ax.annotate(
+                f"{level.name} size", (level.size_bytes, 0.02), xycoords=("data", "axes fraction"),
+                xytext=(3, 0), textcoords="offset points", fontsize=8, color=INK, rotation=90,
+            )  # fmt: skip
+    ax.set_xlabel("working set (bytes)")
+    ax.set_ylabel("bytes/s")
+    ax.set_title(f"Memory hierarchy of {peaks.device}")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    if peaks.sweep:
+        ax.legend(loc="lower left", fontsize=8)
+    return fig
