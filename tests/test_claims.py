@@ -770,7 +770,7 @@ def no_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts.kernels import suite
 
     def boom(*_args: object, **_kwargs: object) -> Measurement:
-        raise AssertionError("a replaying lab ran a kernel")
+        raise AssertionError("a kernel ran during a replay")
 
     for name in suite.KERNELS:
         monkeypatch.setitem(suite.KERNELS, name, boom)
@@ -912,6 +912,8 @@ def test_a_replayed_run_gives_the_same_verdicts(tiny: Tiny, tmp_path: Path) -> N
     assert len(lab.measurements) == len(saved.measurements)
     assert all(any(m is kept for kept in saved.measurements) for m in lab.measurements)
     assert saved.rejudged() == tiny.claims
+    with pytest.raises(AssertionError, match="a kernel ran"):  # the guard is armed
+        live_lab().measure("mlp", B=1, d_in=32, d_out=32)
 
 
 @pytest.mark.usefixtures("no_kernels")
