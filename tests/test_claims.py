@@ -800,10 +800,10 @@ EXPECTED_KEYS = [
     "roofline-transformer-decode",
 ]
 
-TINY_KERNEL_RUNS = 2 * 2 + 4 + 2 + (3 + 2 + 2) + (3 + 1)
+TINY_KERNEL_RUNS = 2 * 2 + 4 + 2 + (3 + 2 + 2) + (3 + 1 + 1)
 """Kernels the tiny claims run: DLRM 2 widths × 2 orders; MLP 4 batches; CNN 2; RNN 3 lengths,
 loop and GEMM, and 2 new batches (B=2 at S=8 is a point of the length sweep too); Transformer 3
-prefill lengths and the decode."""
+prefill lengths, the decode, and the causal prefill it is compared with."""
 
 
 def test_tiny_run_structure(tiny: Tiny) -> None:

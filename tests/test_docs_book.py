@@ -103,9 +103,11 @@ def test_chapter_reads_its_workloads_from_the_profile(run: Run) -> None:
         "dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"
     ]  # fmt: skip
     assert [m.size("B") for m in chapter(run, "mlp")] == [1, 2, 4]
-    prefill_and_decode = chapter(run, "transformer")
-    assert [m.size("S") for m in prefill_and_decode] == [4, 8, 16, 6]
-    assert prefill_and_decode[-1].workload == "transformer-decode"
+    prefill_and_decode = chapter(run, "transformer")  # the encoder's sweep, causal, decode
+    assert [m.size("S") for m in prefill_and_decode] == [4, 8, 16, 8, 6]
+    assert [m.workload for m in prefill_and_decode[-2:]] == [
+        "transformer-prefill-causal", "transformer-decode"
+    ]  # fmt: skip
 
 
 def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:

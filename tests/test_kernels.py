@@ -7,6 +7,7 @@ flush policy, and the profile for which measurements a :class:`~gpuconcepts.lab.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,15 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         ),
     ),
     (
+        "rnn-hoisted",
+        rnn.hoisted_loop,
+        {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
+        lambda s: (
+            formulas.rnn_flops(B=2, S=3, d_in=4, d_h=5),
+            formulas.rnn_bytes(B=2, S=3, d_in=4, d_h=5, s=s),
+        ),
+    ),
+    (
         "rnn-gemm",
         rnn.batched_gemm,
         {"B": 2, "S": 3, "d_in": 4, "d_h": 5},
@@ -140,6 +150,15 @@ CASES: list[tuple[str, Callable[..., Measurement], dict[str, Any], Counts]] = [
         {"B": 2, "S": 8, "d": 12, "heads": 3},
         lambda s: (
             formulas.attention_flops(B=2, S=8, d=12),
+            formulas.attention_bytes(B=2, S=8, d=12, s=s),
+        ),
+    ),
+    (
+        "transformer-prefill-causal",
+        partial(transformer.prefill, causal=True),
+        {"B": 2, "S": 8, "d": 12, "heads": 3},
+        lambda s: (
+            formulas.attention_flops_causal(B=2, S=8, d=12),
             formulas.attention_bytes(B=2, S=8, d=12, s=s),
         ),
     ),
@@ -179,8 +198,10 @@ SUITE_SIZES: dict[str, dict[str, int]] = {
     "cnn-depthwise": {"B": 1, "H": 5, "W": 4, "C": 3, "K": 5},
     "rnn-module": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
     "rnn-loop": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
+    "rnn-hoisted": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
     "rnn-gemm": {"B": 2, "S": 3, "d_in": 4, "d_h": 6},
     "transformer-prefill": {"B": 1, "S": 6, "d": 8, "heads": 2},
+    "transformer-prefill-causal": {"B": 1, "S": 6, "d": 8, "heads": 2},
     "transformer-decode": {"B": 2, "S_prompt": 3, "steps": 2, "d": 8, "heads": 2},
 }
 """Tiny sizes for every kernel of the suite, by workload name."""
@@ -230,7 +251,7 @@ def test_cuda_decode_cache_and_profile_all() -> None:
         formulas.kv_cache_memory(B=2, S=n, d=16, s=2) for n in (6, 7, 8)
     )
     ms = profile_all(lab("cuda", peaks), TINY, {"mlp_B": (1,), "transformer_S": (4,)})
-    assert len(ms) == 14
+    assert len(ms) == 16
     assert (ms[-2].workload, ms[-2].size("S")) == ("transformer-prefill", 4)
     assert all(m.device == "cuda" for m in ms)
 
@@ -356,6 +377,11 @@ def test_sizes_are_params_not_names() -> None:
         ("transformer-prefill", 8),
     ]
     assert ps[1].flops == 4 * ps[0].flops  # doubling S quadruples attention
+    # a decoder's prefill is its own workload: the same traffic, only the scores up to the diagonal
+    causal = transformer.prefill("cpu", PEAKS, B=1, S=8, d=8, heads=2, repeats=R, causal=True)
+    assert (causal.workload, causal.size("S")) == ("transformer-prefill-causal", 8)
+    assert causal.bytes == ps[1].bytes
+    assert causal.flops / ps[1].flops == pytest.approx((8 + 1) / (2 * 8))
 
 
 @pytest.mark.parametrize(
@@ -564,8 +590,10 @@ def test_profile_all_runs_every_workload_once() -> None:
         ("cnn-depthwise", 1, None),
         ("rnn-module", 2, 3),
         ("rnn-loop", 2, 3),
+        ("rnn-hoisted", 2, 3),
         ("rnn-gemm", 2, 3),
         ("transformer-prefill", 1, 8),
+        ("transformer-prefill-causal", 1, 8),
         ("transformer-prefill", 1, 4),
         ("transformer-decode", 1, 6),
     ]

@@ -111,8 +111,10 @@ PROFILE = [
     "cnn-depthwise",
     "rnn-module",
     "rnn-loop",
+    "rnn-hoisted",
     "rnn-gemm",
     "transformer-prefill",
+    "transformer-prefill-causal",
     "transformer-prefill",
     "transformer-decode",
 ]
@@ -170,11 +172,11 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
 
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
     assert profile.run_profile("cpu", quick=False, as_json=True) == 0
-    measured = json.loads(capsys.readouterr().out)["measurements"][:16]
+    measured = json.loads(capsys.readouterr().out)["measurements"][:18]
     batches = [m["params"]["B"] for m in measured if m["workload"] == "mlp"]
     lengths = [m["params"]["S"] for m in measured if m["workload"] == "transformer-prefill"]
     assert batches[:3] == [4, 1, 2]  # the preset, then the full sweep [1, 2]
-    assert lengths[:3] == [8, 4, 16]
+    assert lengths[:3] == [8, 4, 16]  # the preset, then the full sweep [4, 16]
 
 
 def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -184,9 +186,11 @@ def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert out[0].endswith("quick sizes")
     assert out[1].startswith("peaks: compute ")
     header = next(i for i, line in enumerate(out) if line.startswith("workload"))
-    rows = out[header + 1 : header + 15]
+    rows = out[header + 1 : header + 1 + len(PROFILE)]
     assert [row.split()[0] for row in rows] == PROFILE
-    assert all(row.split()[-1] in {"memory", "compute"} for row in rows)
+    # the predicted bound, then the observed one with the share of its roof attained
+    assert all(row.split()[-3] in {"memory", "compute"} for row in rows)
+    assert all(row.split()[-1].endswith("%)") for row in rows)
     assert out[-1].startswith("wall time ")
 
 

@@ -220,8 +220,8 @@ CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = {
     "dlrm": ("dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"),
     "mlp": ("mlp",),
     "cnn": ("cnn-conv", "cnn-depthwise"),
-    "rnn": ("rnn-module", "rnn-loop", "rnn-gemm"),
-    "transformer": ("transformer-prefill", "transformer-decode"),
+    "rnn": ("rnn-module", "rnn-loop", "rnn-hoisted", "rnn-gemm"),
+    "transformer": ("transformer-prefill", "transformer-prefill-causal", "transformer-decode"),
 }
 """The workloads each chapter measures (its part of the profile)."""
 
@@ -232,8 +232,9 @@ def chapter(run: Run, name: str) -> list[Measurement]:
     found = [m for m in profile_of(run) if m.workload in wanted]
     if name == "mlp":
         found.sort(key=lambda m: m.size("B"))
-    if name == "transformer":
-        found.sort(key=lambda m: (m.workload != "transformer-prefill", m.size("S")))
+    if name == "transformer":  # the encoder's sweep over S, the causal prefill, the decode step
+        order = {"transformer-prefill": 0, "transformer-prefill-causal": 1}
+        found.sort(key=lambda m: (order.get(m.workload, 2), m.size("S")))
     return found
 
 

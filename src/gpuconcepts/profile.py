@@ -32,7 +32,7 @@ def profile_all(
     Returns:
         The measurements in the order of the book: DLRM (random, sequential, hot rows, dense
         part), MLP (preset, then the batch sweep), CNN (dense, depthwise), RNN (module, loop,
-        GEMM), Transformer (prefill, the length sweep, decode). A size met twice is one
+        hoisted loop, GEMM), Transformer (prefill, causal prefill, the length sweep, decode). A size met twice is one
         measurement, listed once.
     """
     out: list[Measurement] = []
@@ -50,9 +50,10 @@ def profile_all(
         add("mlp", **{**presets["mlp"], "B": B})
     add("cnn-conv", **presets["cnn"])
     add("cnn-depthwise", **presets["cnn_depthwise"])
-    for workload in ("rnn-module", "rnn-loop", "rnn-gemm"):
+    for workload in ("rnn-module", "rnn-loop", "rnn-hoisted", "rnn-gemm"):
         add(workload, **presets["rnn"])
     add("transformer-prefill", **presets["transformer_prefill"])
+    add("transformer-prefill-causal", **presets["transformer_prefill"])
     for S in sweeps.get("transformer_S", ()):
         add("transformer-prefill", **{**presets["transformer_prefill"], "S": S})
     add("transformer-decode", **presets["transformer_decode"])

@@ -92,9 +92,12 @@ WORKLOADS: dict[str, Workload] = {
                  formulas.depthwise_conv_flops, formulas.depthwise_conv_bytes, _SAME),
         Workload("rnn-module", "nn.RNN (tanh) over S steps", *_RNN),
         Workload("rnn-loop", "the RNN step by step in a Python loop", *_RNN),
+        Workload("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front", *_RNN),
         Workload("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", *_RNN),
-        Workload("transformer-prefill", "scaled_dot_product_attention over a prompt",
+        Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes),
+        Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
+                 formulas.attention_flops_causal, formulas.attention_bytes),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes),
     )
@@ -110,7 +113,7 @@ def workload(name: str) -> Workload:
     >>> workload("gemm")
     Traceback (most recent call last):
     ...
-    gpuconcepts.errors.GpuConceptsError: unknown workload 'gemm'; known: dlrm-random, dlrm-sequential, dlrm-hot, dlrm-dense, mlp, cnn-conv, cnn-depthwise, rnn-module, rnn-loop, rnn-gemm, transformer-prefill, transformer-decode
+    gpuconcepts.errors.GpuConceptsError: unknown workload 'gemm'; known: dlrm-random, dlrm-sequential, dlrm-hot, dlrm-dense, mlp, cnn-conv, cnn-depthwise, rnn-module, rnn-loop, rnn-hoisted, rnn-gemm, transformer-prefill, transformer-prefill-causal, transformer-decode
     """
     if name not in WORKLOADS:
         raise GpuConceptsError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")

@@ -249,7 +249,7 @@ def _transformer(lab: Lab, z: ClaimSizes) -> Found:
     decode = lab.measure(
         "transformer-decode", S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
     )
-    prefill_at_S = next(m for m in sweep if param(m, "S") == S)
+    prefill_at_S = lab.measure("transformer-prefill-causal", S=S, **attention)  # a decoder's
     results = [
         judge_attention_exponent(sweep, device=lab.label),
         judge_attention_doubling(sweep, device=lab.label),

@@ -43,6 +43,7 @@ from gpuconcepts.questions import question
 from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import binary_bytes, describe_bytes, plain_number, si
+from gpuconcepts.workloads import workload
 
 
 def _seconds(m: Measurement) -> float:
@@ -772,7 +773,9 @@ def judge_prefill_vs_decode(
     prefill: Measurement, decode: Measurement, *, peaks: Peaks, device: str
 ) -> ClaimResult:
     """Prefill handles all S tokens at once; decode goes one token at a time and is slower per
-    token, though each token costs the same attention FLOPs."""
+    token. ``prefill`` is a decoder's (causal) or an encoder's prefill: its FLOPs per token come
+    from its own workload's formula, so a causal prefill is counted with about half the
+    scores."""
     B, S, d = sizes(prefill, "B", "S", "d")
     if sizes(decode, "B", "S", "d") != (B, S, d):
         raise GpuConceptsError(
@@ -783,10 +786,10 @@ def judge_prefill_vs_decode(
     prefill_per_token = _seconds(prefill) / (B * S)
     decode_per_token = _seconds(decode) / B
     slowdown = decode_per_token / prefill_per_token
-    flops_prefill = formula_at(formulas.attention_flops, prefill) / (B * S)
-    flops_decode = formula_at(formulas.attention_decode_flops, decode) / B
-    i_prefill = formula_at(formulas.attention_intensity, prefill)
-    i_decode = formula_at(formulas.attention_decode_intensity, decode)
+    counted = workload(prefill.workload).flops  # attention_flops_causal for a decoder's prefill
+    flops_prefill = prefill.flops / (B * S)
+    flops_decode = decode.flops / B
+    i_prefill, i_decode = prefill.intensity, decode.intensity
     roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
     roof_decode = place(decode, peaks).predicted_seconds / B
     return ClaimResult(
@@ -794,9 +797,10 @@ def judge_prefill_vs_decode(
         architecture="Transformer",
         claim="Prefill processes the prompt's tokens in parallel; decode generates one token at "
         "a time.",
-        prediction=f"per token, prefill and decode do the same attention FLOPs "
-        f"({plain_number(flops_prefill)} vs {plain_number(flops_decode)} at S={plain_number(S)}), "
-        f"but intensity {i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
+        prediction=f"per token, the prefill does {plain_number(round(flops_prefill))} attention "
+        f"FLOPs on average ({counted.name}) and a decode step at S={plain_number(S)} "
+        f"{plain_number(round(flops_decode))} ({flops_decode / flops_prefill:.2g}×), at intensity "
+        f"{i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
         f"({roof_decode / roof_prefill:.3g}×)",
         measured=f"prefill {si(prefill_per_token, 's')} per token, decode "

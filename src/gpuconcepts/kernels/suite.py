@@ -18,8 +18,10 @@ KERNELS: dict[str, Callable[..., Measurement]] = {
     "cnn-depthwise": cnn.depthwise_conv2d,
     "rnn-module": rnn.rnn_module,
     "rnn-loop": rnn.step_loop,
+    "rnn-hoisted": rnn.hoisted_loop,
     "rnn-gemm": rnn.batched_gemm,
     "transformer-prefill": transformer.prefill,
+    "transformer-prefill-causal": partial(transformer.prefill, causal=True),
     "transformer-decode": transformer.decode,
 }
 """The kernel that measures each workload of :data:`gpuconcepts.workloads.WORKLOADS`; each

@@ -43,8 +43,14 @@ def prefill(
     heads: int,
     dtype: str | None = None,
     repeats: int = DEFAULT_REPEATS,
+    causal: bool = False,
 ) -> Measurement:
-    """Time non-causal ``scaled_dot_product_attention`` on B × heads × S × (d / heads) Q, K, V.
+    """Time ``scaled_dot_product_attention`` on B × heads × S × (d / heads) Q, K, V.
+
+    ``causal=False`` is an encoder's attention (every token sees every other), workload
+    ``transformer-prefill``; ``causal=True`` is a decoder's prefill (a token sees only the
+    ones before it), workload ``transformer-prefill-causal``, counted by
+    ``attention_flops_causal``: about half the scores.
 
     Counts: ``attention_flops(B, S, d)`` and ``attention_bytes(B, S, d, s)``.
     """
@@ -54,10 +60,10 @@ def prefill(
     q, k, v = (tensor((B, heads, S, width), dtype, device, seed=i) for i in (1, 2, 3))
 
     def fn() -> torch.Tensor:
-        return F.scaled_dot_product_attention(q, k, v)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     return run(
-        "transformer-prefill",
+        "transformer-prefill-causal" if causal else "transformer-prefill",
         device,
         peaks,
         fn,
