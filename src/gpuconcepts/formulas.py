@@ -26,7 +26,7 @@ from difflib import get_close_matches
 
 import sympy as sp
 
-from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 from gpuconcepts.formula import Formula, product, ratio, total
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import FLOPS_PER_MAC
@@ -632,8 +632,12 @@ def get(name: str) -> Formula:
     ...
     gpuconcepts.errors.GpuConceptsError: unknown formula 'mlp_mac'; did you mean mlp_macs? (gpuconcepts formulas lists them all)
     """
+    if not isinstance(name, str):
+        raise GpuConceptsTypeError(
+            f"a formula name must be a string; got {name!r} ({type(name).__name__})"
+        )
     if name in CATALOGUE:
         return CATALOGUE[name]
     close = get_close_matches(name, CATALOGUE, n=3)
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise GpuConceptsError(f"unknown formula {name!r}; {hint}(gpuconcepts formulas lists them all)")
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise GpuConceptsError(f"unknown formula {name!r}{hint} (gpuconcepts formulas lists them all)")
