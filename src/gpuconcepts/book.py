@@ -20,13 +20,16 @@ functions hand those strings to MyST-NB (imported inside them, so this module st
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.units import describe, plain_number, si
@@ -164,23 +167,29 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 
-def package_hash(root: Path) -> str:
-    """A short hash of what the book's pages execute: ``src/gpuconcepts/**/*.py`` and ``conf/*.toml``.
+def package_hash(root: Path | None = None) -> str:
+    """A short hash of what the book's pages execute: the package's ``*.py`` and its presets.
 
+    ``root`` is a checkout (its ``src/gpuconcepts`` is hashed); without it, the installed
+    package is hashed, which is what a notebook on Colab runs. The two agree for the same
+    sources (``presets.toml`` in the package is a link to ``conf/presets.toml``).
     ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
     to the kernel presets re-runs every page; the execution report prints it.
 
     >>> import gpuconcepts
     >>> root = Path(gpuconcepts.__file__).resolve().parents[2]
-    >>> len(package_hash(root)), package_hash(root) == package_hash(root)
+    >>> len(package_hash(root)), package_hash(root) == package_hash()
     (16, True)
     """
-    inputs = sorted(
-        [*(root / "src" / "gpuconcepts").rglob("*.py"), *(root / "conf").glob("*.toml")]
-    )
+    import gpuconcepts
+
+    package = Path(gpuconcepts.__file__).parent if root is None else root / "src" / "gpuconcepts"
+    if not package.is_dir():
+        raise GpuConceptsError(f"package_hash: {package} holds no gpuconcepts package")
+    inputs = sorted([*package.rglob("*.py"), *package.glob("*.toml")])
     digest = hashlib.sha256()
     for path in inputs:
-        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -236,29 +245,89 @@ def shared_peaks(device: str, quick: bool, docs: Path | None = None) -> Peaks:
     return peaks
 
 
+GLUED: dict[str, tuple[str, str]] = {}
+"""Every value glued in this Python session, by name: ``(kind, content)`` with kind ``md``,
+``math`` or ``figure`` (SVG text). :func:`show` reads it, so a plain notebook (Colab) can show
+the numbers its own cells computed where the book's pages use ``{glue}`` references."""
+
+
+def _glue(name: str, kind: str, content: str, display_object: object) -> None:
+    GLUED[name] = (kind, content)
+    try:
+        from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:  # a plain notebook: show() puts the value in place instead
+        return
+    glue(name, display_object, display=False)  # type: ignore[no-untyped-call,unused-ignore]
+
+
 def glue_md(name: str, text: str) -> None:
     """Glue Markdown text under ``name`` for ``{glue:md}`` (inline) or ``{glue:md}`` (block)."""
     from IPython.display import Markdown  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Markdown(text), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    _glue(name, "md", text, Markdown(text))
 
 
 def glue_math(name: str, latex: str) -> None:
     """Glue LaTeX under ``name`` for the ``{glue:math}`` directive."""
     from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Math(latex), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    _glue(name, "math", latex, Math(latex))
 
 
 def glue_figure(name: str, fig: Figure) -> None:
-    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
+    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``).
+
+    The background is transparent, so the page's own background shows through (the book's
+    stylesheet gives figures a dark variant in dark mode).
+    """
     from io import StringIO
 
     from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     buffer = StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    glue(name, SVG(buffer.getvalue()), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    fig.savefig(
+        buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
+    )
+    _glue(name, "figure", buffer.getvalue(), SVG(buffer.getvalue()))
+
+
+_PLACEHOLDER = re.compile(r"\[\[(\w[\w-]*)\]\]")
+
+
+def fill(markdown: str, glued: Mapping[str, tuple[str, str]] | None = None) -> str:
+    r"""Markdown with each ``[[name]]`` replaced by the value glued under that name.
+
+    This is how the plain notebooks show their numbers: the generator turns every
+    ``{glue}`` reference of a page into ``[[name]]``, and :func:`show` fills it in.
+
+    >>> fill("A table of [[size]]; [[eq]]", {"size": ("md", "51.2 GB"), "eq": ("math", "x^2")})
+    'A table of 51.2 GB; $$x^2$$'
+    >>> fill("[[nope]]", {})
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: nothing was glued under 'nope': run the cells above first
+    """
+    values = GLUED if glued is None else glued
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise GpuConceptsError(
+                f"nothing was glued under {name!r}: run the cells above first"
+            )
+        kind, content = values[name]
+        if kind == "math":
+            return f"$${content}$$"
+        if kind == "figure":
+            data = base64.b64encode(content.encode()).decode()
+            return f"![{name}](data:image/svg+xml;base64,{data})"
+        return content
+
+    return _PLACEHOLDER.sub(value, markdown)
+
+
+def show(markdown: str) -> None:
+    """Display ``markdown`` with its ``[[name]]`` placeholders filled (see :func:`fill`)."""
+    from IPython.display import Markdown, display  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    display(Markdown(fill(markdown)))  # type: ignore[no-untyped-call,unused-ignore]
