@@ -222,3 +222,15 @@ def test_fraction_for_a_count_is_exact_when_whole():
     assert f.embedding_memory(N=Fraction(10**30), d=1, s=1) == 10**30
     with pytest.raises(TypeError, match=r"N \(rows in the embedding table\) must be a whole"):
         f.embedding_memory(N=Fraction(3, 2), d=1, s=1)
+
+
+def test_reaches_finds_the_first_batch_past_a_level_or_never():
+    # 65536·B / (768·B + 131072) = 20 at B = 52.2...: batch 53 is the first at or above 20.
+    assert f.mlp_intensity.reaches(20, "B", d_in=512, d_out=256, s=4) == 53
+    assert f.mlp_intensity(B=53, d_in=512, d_out=256, s=4) >= 20
+    assert f.mlp_intensity(B=52, d_in=512, d_out=256, s=4) < 20
+    # In BF16 the layer's intensity never passes 2·512·256 / (2·768) = 170.67 FLOP/byte.
+    assert f.mlp_intensity.supremum("B", d_in=512, d_out=256, s=2) == pytest.approx(512 / 3)
+    assert f.mlp_intensity.reaches(512 / 3, "B", d_in=512, d_out=256, s=2) is None
+    with pytest.raises(GpuConceptsError, match="unknown symbol 'q'"):
+        f.mlp_intensity.reaches(1, "q", d_in=512, d_out=256, s=2)

@@ -211,6 +211,51 @@ class Formula:
             )
         return number
 
+    def _in_one_symbol(self, over: str, values: Mapping[str, object]) -> tuple[sp.Expr, sp.Symbol]:
+        if over not in self.params:
+            raise GpuConceptsError(
+                f"{self.name}: unknown symbol {over!r}; it takes {', '.join(self.params)}"
+            )
+        others = {k: v for k, v in values.items() if k != over}
+        self._check_names({**others, over: 1})
+        exact = {k: self._exact_input(k, v) for k, v in others.items()}
+        return self.expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()}), SYMBOLS[over].sym
+
+    def supremum(self, over: str, **values: Number) -> float:
+        """The limit of the formula as ``over`` grows without bound, the other values fixed.
+
+        >>> from gpuconcepts.formulas import mlp_intensity
+        >>> round(mlp_intensity.supremum("B", d_in=512, d_out=256, s=2), 1)
+        170.7
+        """
+        expr, x = self._in_one_symbol(over, values)
+        return float(sp.limit(expr, x, sp.oo))
+
+    def reaches(self, level: float, over: str, **values: Number) -> int | None:
+        """The smallest whole ``over`` at which the formula is at least ``level``, or None when
+        it never is (its limit as ``over`` grows is at most ``level``).
+
+        For a formula that grows with ``over``, such as an intensity with the batch size:
+        the batch from which a layer is compute-bound on a GPU with that ridge point.
+
+        >>> from gpuconcepts.formulas import mlp_intensity
+        >>> mlp_intensity.reaches(20, "B", d_in=512, d_out=256, s=4)
+        53
+        >>> mlp_intensity.reaches(295, "B", d_in=512, d_out=256, s=2) is None
+        True
+        """
+        expr, x = self._in_one_symbol(over, values)
+        target = sp.nsimplify(level)
+        if sp.limit(expr, x, sp.oo) <= target:
+            return None
+        roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
+        candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
+        while expr.xreplace({x: candidate}) < target:  # guards the rounding of the root
+            candidate += 1
+        while candidate > 1 and expr.xreplace({x: candidate - 1}) >= target:
+            candidate -= 1
+        return candidate
+
     @cached_property
     def _numpy(self) -> Any:
         return sp.lambdify([SYMBOLS[p].sym for p in self.params], self.expr, modules="numpy")

@@ -195,7 +195,8 @@ def in_words(n: Real) -> str:
 def describe(value: Real, kind: Kind) -> str:
     """One line for a value of a given kind: bytes in both unit systems, counts in words.
 
-    The unit is written once: ``4,718,592 MACs (4.72 million)``.
+    Counts from a million up are also given in words; the unit is written once:
+    ``4,718,592 MACs (4.72 million)``.
 
     >>> describe(16_777_216, "FLOPs")
     '16,777,216 FLOPs (16.78 million)'
@@ -207,7 +208,7 @@ def describe(value: Real, kind: Kind) -> str:
     if kind == "bytes":
         return describe_bytes(value)
     unit = "" if kind == "count" else f" {kind}"  # a count is a bare number, not a unit
-    if kind in ("MACs", "FLOPs", "count") and is_whole(value) and abs(_decimal(value)) >= 1000:
+    if kind in ("MACs", "FLOPs", "count") and is_whole(value) and abs(_decimal(value)) >= 10**6:
         return f"{plain_number(value)}{unit} ({in_words(value)})"
     return f"{plain_number(value)}{unit}"
 
@@ -239,11 +240,20 @@ def seconds(value: float) -> str:
     return si(value, "s")
 
 
-def times(ratio: float) -> str:
-    """How many times larger: whole from 10 up, two significant digits below (``44×``, ``1.5×``)."""
+def how_many(ratio: float) -> str:
+    """A ratio for "N times as long": whole from 10 up, two significant digits below.
+
+    >>> how_many(44.4), how_many(48_828.125), how_many(1.53), how_many(0.517)
+    ('44', '48,828', '1.5', '0.52')
+    """
     if abs(ratio) >= 10:
-        return f"{_grouped(round(ratio))}×"
-    return f"{significant(ratio, 2)}×"
+        return _grouped(round(ratio))
+    return significant(ratio, 2)
+
+
+def times(ratio: float) -> str:
+    """How many times larger, with the sign: ``44×``, ``1.5×`` (see :func:`how_many`)."""
+    return f"{how_many(ratio)}×"
 
 
 def percent(fraction: float, digits: int = 2) -> str:
