@@ -10,9 +10,9 @@ functions hand those strings to MyST-NB (imported inside them, so this module st
 | 1 | x |
 | 2 | y\|z |
 >>> print(catalogue_table(["mlp_weights"]))
-| Formula | Equation | Counts |
+| Formula | Kind | Equation |
 | --- | --- | --- |
-| `mlp_weights` | $\text{Weights} = d_{in} d_{out}$ | count |
+| `mlp_weights` | count | $\text{Weights} = d_{in} d_{out}$ |
 """
 
 # MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
@@ -71,7 +71,10 @@ def _model_equations() -> dict[str, str]:
 
 
 MODEL_EQUATIONS: dict[str, str] = _model_equations()
-"""LaTeX of the models' defining equations (what a layer computes, not what it costs)."""
+"""LaTeX of the models' defining equations (what a layer computes, not what it costs).
+
+:meta hide-value:
+"""
 
 
 def sizes(params: Mapping[str, object]) -> str:
@@ -142,12 +145,24 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
     return "\n".join(lines)
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
+
+
+def literal(text: str) -> str:
+    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
+
+    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
+    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
 def catalogue_table(names: Iterable[str] | None = None) -> str:
     """The formulas named (default: the whole catalogue) as a Markdown table with their LaTeX."""
     chosen = [get(n) for n in names] if names is not None else list(CATALOGUE.values())
     return markdown_table(
-        ["Formula", "Equation", "Counts"],
-        [[f"`{f.name}`", f"${f.equation()}$", f.kind] for f in chosen],
+        ["Formula", "Kind", "Equation"],
+        [[f"`{f.name}`", f.kind, f"${f.equation()}$"] for f in chosen],
     )
 
 
@@ -248,7 +263,10 @@ def shared_peaks(device: str, quick: bool, docs: Path | None = None) -> Peaks:
 GLUED: dict[str, tuple[str, str]] = {}
 """Every value glued in this Python session, by name: ``(kind, content)`` with kind ``md``,
 ``math`` or ``figure`` (SVG text). :func:`show` reads it, so a plain notebook (Colab) can show
-the numbers its own cells computed where the book's pages use ``{glue}`` references."""
+the numbers its own cells computed where the book's pages use ``{glue}`` references.
+
+:meta hide-value:
+"""
 
 
 def _glue(name: str, kind: str, content: str, display_object: object) -> None:
@@ -312,9 +330,7 @@ def fill(markdown: str, glued: Mapping[str, tuple[str, str]] | None = None) -> s
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in values:
-            raise GpuConceptsError(
-                f"nothing was glued under {name!r}: run the cells above first"
-            )
+            raise GpuConceptsError(f"nothing was glued under {name!r}: run the cells above first")
         kind, content = values[name]
         if kind == "math":
             return f"$${content}$$"

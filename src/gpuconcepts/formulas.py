@@ -617,7 +617,10 @@ attainable_flops = Formula(
 CATALOGUE: dict[str, Formula] = {
     f.name: f for f in globals().copy().values() if isinstance(f, Formula)
 }
-"""Every formula by name."""
+"""Every formula by name (the API reference shows it as a table).
+
+:meta hide-value:
+"""
 
 __test__ = {name: f.__doc__ for name, f in CATALOGUE.items()}
 
