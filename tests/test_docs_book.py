@@ -97,3 +97,13 @@ def test_shared_peaks_outside_a_book_build_just_measures(
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", fake_measure)
     assert shared_peaks("cpu", True, tmp_path) == PEAKS
     assert list(tmp_path.iterdir()) == []  # nothing written where no book is being built
+
+
+def test_distinct_drops_a_sweep_point_that_repeats_its_base_size() -> None:
+    from types import SimpleNamespace
+
+    base = SimpleNamespace(workload="mlp", params={"B": 512, "d_in": 8})
+    small = SimpleNamespace(workload="mlp-B1", params={"B": 1, "d_in": 8})
+    again = SimpleNamespace(workload="mlp-B512", params={"B": 512, "d_in": 8})
+    other = SimpleNamespace(workload="cnn-conv", params={"B": 512, "d_in": 8})
+    assert book.distinct([base, small, again, other]) == [base, small, other]  # type: ignore[list-item]

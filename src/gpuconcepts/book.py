@@ -131,6 +131,22 @@ def measurement_table(measurements: Iterable[Measurement], *, numbered: bool = F
     return markdown_table(header, rows)
 
 
+def distinct(measurements: Iterable[Measurement]) -> list[Measurement]:
+    """The measurements with repeats dropped: one row per workload family and sizes.
+
+    A sweep (``mlp-B512``) may measure the base size of its workload (``mlp``) again; a table
+    that shows both repeats a row.
+    """
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for m in measurements:
+        key = (m.workload.split("-", 1)[0], repr(sorted(m.params.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(m)
+    return kept
+
+
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """A Markdown table; ``|`` inside a cell is escaped."""
 
@@ -282,14 +298,14 @@ def glue_md(name: str, text: str) -> None:
     """Glue Markdown text under ``name`` for ``{glue:md}`` (inline) or ``{glue:md}`` (block)."""
     from IPython.display import Markdown  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    _glue(name, "md", text, Markdown(text))
+    _glue(name, "md", text, Markdown(text))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_math(name: str, latex: str) -> None:
     """Glue LaTeX under ``name`` for the ``{glue:math}`` directive."""
     from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    _glue(name, "math", latex, Math(latex))
+    _glue(name, "math", latex, Math(latex))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_figure(name: str, fig: Figure) -> None:
@@ -306,7 +322,8 @@ def glue_figure(name: str, fig: Figure) -> None:
     fig.savefig(
         buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
     )
-    _glue(name, "figure", buffer.getvalue(), SVG(buffer.getvalue()))
+    svg = buffer.getvalue()
+    _glue(name, "figure", svg, SVG(svg))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 _PLACEHOLDER = re.compile(r"\[\[(\w[\w-]*)\]\]")

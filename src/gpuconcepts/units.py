@@ -42,6 +42,7 @@ from __future__ import annotations
 import decimal
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
@@ -270,6 +271,17 @@ def percent(fraction: float, digits: int = 2) -> str:
 def plural(n: Real, word: str, many: str | None = None) -> str:
     """A count and its noun, singular for exactly one: ``1 row``, ``2,048 rows``."""
     return f"{plain_number(n)} {word if n == 1 else many or word + 's'}"
+
+
+def listing(items: Sequence[str]) -> str:
+    """Words joined as a person lists them: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> listing(["DLRM"]), listing(["DLRM", "the MLP", "the CNN"]), listing([])
+    ('DLRM', 'DLRM, the MLP and the CNN', '')
+    """
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 # Numbers whose spoken form starts with a vowel: 8, 80, 8,000; 11 and 18 (and 11,000, 18.5).

@@ -136,7 +136,8 @@ PROSE_PATTERNS = {
     "a percentage with trailing zeros, e.g. '3.1250%'": re.compile(r"\d\.\d*0\s?%"),
     "a ratio with trailing zeros, e.g. '44.40×'": re.compile(r"\d\.\d*0×"),
     "a unit repeated in brackets, e.g. 'MACs (4.72 million MACs)'": re.compile(
-        r"\d\s(?P<unit>[A-Za-z][\w/]*)\s\([^()\n]*\d[^()\n]*\s(?P=unit)\)"
+        r"\d\s(?P<unit>[A-Za-z][\w/]*)\s\(\s*[\d.,]+\s*(?:thousand|million|billion|trillion)?"
+        r"\s*(?P=unit)\)"
     ),
     "a unit written twice, e.g. '5 GB GB'": re.compile(
         r"\d\s(?P<unit>[A-Za-z][\w/]*)\s(?P=unit)\b"
