@@ -56,7 +56,7 @@ def placeholders(markdown: str) -> str:
 
 def _string(text: str) -> str:
     """Python source for ``text``: a raw triple-quoted string when that is exact, else JSON."""
-    if '"""' not in text and not text.endswith("\\"):
+    if '"""' not in text and not text.endswith(("\\", '"')):
         return f'r"""{text}"""'
     return json.dumps(text, ensure_ascii=False)
 

@@ -111,3 +111,13 @@ def test_notebook_runs_alone_and_shows_its_numbers(
         from gpuconcepts.book import package_hash
 
         assert f"`{package_hash(src.parent)}`" in "".join(markdown)
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_prose_cells_are_valid_python(page: Path) -> None:
+    import ast
+
+    cells = json.loads(page.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        if "glued-prose" in cell["metadata"].get("tags", []):
+            ast.parse("".join(cell["source"]))  # raises SyntaxError, naming the line
