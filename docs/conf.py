@@ -57,6 +57,7 @@ extensions = [
     "sphinx-mathjax-offline",  # MathJax served from _static/mathjax: no CDN, works offline
     "sphinx_copybutton",
     "sphinx_design",
+    "sphinx_exercise",  # the exercises at the end of each chapter
 ]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
@@ -83,6 +84,8 @@ html_theme = "sphinx_book_theme"
 html_title = "How neural networks load a GPU"
 html_last_updated_fmt = ""
 html_css_files = ["book.css"]
+html_logo = "_static/logo.svg"  # drawn by hand as SVG: a roofline over a chip
+html_favicon = "_static/favicon.svg"  # declared, so no browser probes /favicon.ico
 html_theme_options = {
     "repository_url": REPOSITORY_URL,
     "repository_branch": "main",

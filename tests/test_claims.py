@@ -546,6 +546,23 @@ def test_prefill_vs_decode() -> None:
         judge.judge_prefill_vs_decode(p, decode(512, 5e-5), peaks=PEAKS, device=DEVICE)
 
 
+def test_prefill_vs_decode_counts_a_causal_prefill_by_its_own_formula() -> None:
+    # a decoder's prefill computes only the scores up to the diagonal: per token, on average
+    # 2·(S+1)·d FLOPs against the decode step's 4·S·d, half as many
+    f = formulas.attention_flops_causal(B=1, S=1024, d=256)
+    q = formulas.attention_bytes(B=1, S=1024, d=256, s=4)
+    causal = measurement(
+        "transformer-prefill-causal", 1024 * 5e-6, f, q, B=1, S=1024, d=256, heads=4, s=4
+    )
+    result = judge.judge_prefill_vs_decode(causal, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
+    assert result.values["slowdown"] == pytest.approx(10.0)
+    assert f"{2 * 1025 * 256:,} attention FLOPs on average (attention_flops_causal)" in (
+        result.prediction
+    )
+    assert f"{4 * 1024 * 256:,} (2×)" in result.prediction
+    assert result.number("prefill_intensity") == pytest.approx(f / q)
+
+
 def test_kv_cache_exact_and_off_by_one() -> None:
     lengths = (1001, 1002, 1003)
     exact = [int(formulas.kv_cache_memory(B=2, S=n, d=512, s=2)) for n in lengths]

@@ -89,3 +89,75 @@ def test_module_entry_point_and_usage_errors():
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
     assert "invalid choice: 'calcc'" in bad.stderr
+
+
+# -- issue 14: every failure is one line and exit 2, torch present or not ---------------------
+
+BIG = str(7**3500)  # 2,958 digits: exact integer arithmetic, no OverflowError
+
+ONE_LINE_FAILURES = [
+    (["calc", "mlp_intensity", "B=1", "d_in=1", "d_out=1", "s=1e-320"], "beyond what a float"),
+    (["calc", "embedding_memory", "N=10", "d=10", "s=1e-320"], "beyond what a float can hold"),
+    (["calc", "embedding_memory", "N=1e30", "N=2", "d=1", "s=1"], "N is given twice"),
+    (["calc", "embedding_memory", "N=1.5e0", "d=1", "s=1"], "N (rows in the embedding table) "),
+    (["calc", "embedding_memory", "N=nan", "d=1", "s=1"], "N must be finite; got 'nan'"),
+    (["calc", "embedding_memory", "N=1", "d=1", "s=inf"], "s must be finite; got 'inf'"),
+    (["calc", "embedding_memory", "N=1e99999", "d=1", "s=1"], "fewer than 10,000 digits"),
+    (["calc", "embedding_memory", "N=1", "d=1", "s=-0.5"], "must be positive; got -0.5"),
+    (["--bogus"], "unknown option '--bogus'"),
+    (["calc", "nope"], "unknown formula 'nope' (gpuconcepts formulas lists them all)"),
+    (["calc", "embedding_memory", "--bogus"], "unrecognized arguments: --bogus"),
+]
+
+
+@pytest.fixture(params=["torch present", "torch absent"])
+def torch_state(request, monkeypatch):
+    if request.param == "torch absent":
+        monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
+    return request.param
+
+
+@pytest.mark.usefixtures("torch_state")
+@pytest.mark.parametrize(("argv", "message"), ONE_LINE_FAILURES)
+def test_every_failure_is_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err
+    assert captured.err.count("\n") == 1
+    assert "; (" not in captured.err
+
+
+@pytest.mark.parametrize("command", ["profile", "verify"])
+def test_measuring_without_torch_names_the_extra(capsys, monkeypatch, command):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    assert main([command, "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"gpuconcepts {command}: error: `{command}` needs torch: pip install gpuconcepts[kernels]\n"
+    )
+
+
+def test_exponent_for_a_count_is_exact(capsys):
+    assert main(["calc", "embedding_memory", "N=1e30", "d=1", "s=1", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["value"] == 10**30  # not 1,000,000,000,000,000,019,884,624,838,656
+    assert record["inputs"]["N"] == 10**30
+
+
+def test_huge_integers_are_exact(capsys):
+    assert main(["calc", "embedding_memory", f"N={BIG}", "d=10", "s=1e308", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["value"] == 7**3500 * 10 * 10**308
+    assert record["text"].startswith(f"{7**3500 * 10 * 10**308:,} bytes (")
+    assert main(["calc", "embedding_memory", "s=1e308", "N=10", "d=10"]) == 0
+    assert capsys.readouterr().out.startswith("10" + ",000" * 103 + " bytes")
+
+
+def test_json_never_holds_infinity_or_nan(capsys):
+    for values in (["s=0.1"], ["s=1e-300"], ["s=3"]):
+        assert main(["calc", "mlp_intensity", "B=1", "d_in=1", "d_out=1", *values, "--json"]) == 0
+        out = capsys.readouterr().out
+        assert "Infinity" not in out
+        assert "NaN" not in out
+        json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))

@@ -35,11 +35,16 @@ def md_code_cells(page: Path) -> list[str]:
 
 
 def ipynb_code_cells(notebook: Path) -> list[str]:
-    """The source of each code cell of a notebook, without the leading install cell."""
+    """The source of each code cell of a notebook, without the leading install cell and the
+    cells that show the page's prose with its glued values."""
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     code = [c for c in cells if c["cell_type"] == "code"]
     assert "colab-install" in code[0]["metadata"].get("tags", []), "install cell first"
-    return ["".join(c["source"]).rstrip() for c in code[1:]]
+    return [
+        "".join(c["source"]).rstrip()
+        for c in code[1:]
+        if "glued-prose" not in c["metadata"].get("tags", [])
+    ]
 
 
 def test_there_are_notebook_pages() -> None:
@@ -60,3 +65,59 @@ def test_md_code_cells_parser(tmp_path: Path) -> None:
     text = "---\njupytext: {}\n---\n```{code-cell} python\n:tags: [remove-cell]\n\nx = 1\n```\n"
     page.write_text(text + "Prose.\n```{code-cell} python\ny = 2\n```\n", encoding="utf-8")
     assert md_code_cells(page) == ["x = 1", "y = 2"]
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_notebook_holds_no_glue_reference_and_no_sphinx(page: Path) -> None:
+    text = page.with_suffix(".ipynb").read_text(encoding="utf-8")
+    assert "{glue" not in text, f"{page.stem}.ipynb would show raw {{glue}} markup on Colab"
+    install = json.loads(text)["cells"][0]["source"]
+    assert "docs" not in "".join(install), "the install cell must not pull in Sphinx"
+
+
+# Two notebooks run top to bottom in a fresh kernel, started in an empty folder as on Colab:
+# qa-math (formulas and glued prose only) and execution (the machine, torch, the package hash).
+RUN_ALONE = ["qa-math", "execution"]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("stem", RUN_ALONE)
+def test_notebook_runs_alone_and_shows_its_numbers(
+    stem: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nbclient = pytest.importorskip("nbclient")
+    nbformat = pytest.importorskip("nbformat")
+    if stem == "execution":
+        pytest.importorskip("torch")
+    src = Path(__file__).resolve().parents[1] / "src"
+    monkeypatch.setenv("PYTHONPATH", str(src))  # the kernel imports this checkout
+    notebook = nbformat.read(DOCS / f"{stem}.ipynb", as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+    )
+    client.execute()  # raises CellExecutionError, naming the cell, on any error
+    markdown = [
+        "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in notebook.cells
+        for o in c.get("outputs", [])
+    ]
+    assert not any("[[" in text for text in markdown), "a placeholder was left unfilled"
+    if stem == "qa-math":  # the prose cells show the answers this kernel computed
+        from gpuconcepts.questions import question
+        from gpuconcepts.units import describe_bytes
+
+        assert describe_bytes(question(10).steps[0].value) in "".join(markdown)
+    else:  # the hash of the package the kernel ran, not of the folder it was started in
+        from gpuconcepts.book import package_hash
+
+        assert f"`{package_hash(src.parent)}`" in "".join(markdown)
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=lambda p: p.name)
+def test_prose_cells_are_valid_python(page: Path) -> None:
+    import ast
+
+    cells = json.loads(page.with_suffix(".ipynb").read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        if "glued-prose" in cell["metadata"].get("tags", []):
+            ast.parse("".join(cell["source"]))  # raises SyntaxError, naming the line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 
 import pytest
 
@@ -165,3 +166,12 @@ def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None
     assert legend[1:] == ["mlp", "rnn", "transformer", "cnn", "dlrm"]  # first seen order
     rows = measurement_table(made, peaks, numbered=True).splitlines()[2:]
     assert [row.split(" | ")[0] for row in rows] == [f"| {i}" for i in range(1, len(CROWD) + 1)]
+
+
+def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(GpuConceptsError) as info:
+        figures.mlp_layers()
+    assert str(info.value) == (
+        "gpuconcepts.figures.mlp_layers needs matplotlib: pip install gpuconcepts[plots]"
+    )

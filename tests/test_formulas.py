@@ -57,7 +57,7 @@ def test_worked_derivation_has_the_post_form():
     # A short exact decimal stays exact; anything else is rounded and marked as such.
     assert f.embedding_intensity.worked(B=2048, L=1, d=128, s=4).endswith("= 0.125")
     assert f.attention_decode_intensity.worked(B=2, S=1000, d=512, s=2).endswith(r"\approx 0.999")
-    assert f.mlp_intensity.worked(B=512, d_in=4096, d_out=1024, s=2).endswith(r"\approx 315.08")
+    assert f.mlp_intensity.worked(B=512, d_in=4096, d_out=1024, s=2).endswith(r"\approx 315")
 
 
 def test_latex_and_equation():
@@ -166,3 +166,71 @@ def test_vectorized_does_not_overflow_int64():
     # 4·B·S²·d with S = 10^7 overflows int64 arithmetic; float64 keeps the magnitude right.
     got = f.attention_flops.vectorized(B=np.array([64]), S=np.array([10**7]), d=np.array([8192]))
     assert got[0] == pytest.approx(4 * 64 * 10**14 * 8192)
+
+
+# -- issue 14: the API refuses what the CLI refuses, naming the symbol -------------------------
+
+
+@pytest.mark.parametrize(
+    ("arrays", "message"),
+    [
+        ({"B": [1.0, float("nan")]}, r"B \(batch size\) must be finite; got nan"),
+        ({"B": [1.0, float("inf")]}, r"B \(batch size\) must be finite; got inf"),
+        ({"d_in": [4.0, -np.inf]}, r"d_in \(input features of a layer\) must be finite"),
+        ({"B": [1, 0]}, r"B \(batch size\) must be positive; got 0"),
+        ({"B": [1.5]}, r"B \(batch size\) must hold whole numbers \(it is a count\); got 1.5"),
+        ({"B": [1, 2], "d_in": [1, 2, 3]}, r"must broadcast together; got shapes B \(2,\), d_in"),
+        ({"B": [[1, 2], [3]]}, r"B \(batch size\) must be a rectangular array"),
+        ({"B": [True]}, r"B \(batch size\) must be numeric"),
+    ],
+)
+def test_vectorized_validates_as_the_scalar_path_does(arrays, message):
+    values = {"B": [1], "d_in": 3, "d_out": 1} | arrays
+    with pytest.raises(GpuConceptsError, match=message):
+        f.mlp_macs.vectorized(**values)
+
+
+def test_scalar_refuses_the_same_non_finite_values():
+    with pytest.raises(
+        GpuConceptsError, match=r"d_in \(input features of a layer\) must be finite"
+    ):
+        f.mlp_intensity(B=1, d_in=float("inf"), d_out=1, s=2)
+
+
+def test_get_refuses_a_non_string():
+    with pytest.raises(GpuConceptsError, match=r"a formula name must be a string; got None"):
+        f.get(None)
+
+
+def test_unknown_formula_message_has_no_stray_punctuation():
+    with pytest.raises(GpuConceptsError) as info:
+        f.get("nope")
+    assert str(info.value) == "unknown formula 'nope' (gpuconcepts formulas lists them all)"
+
+
+def test_results_beyond_a_float_are_refused_not_inf():
+    from fractions import Fraction
+
+    with pytest.raises(GpuConceptsError, match=r"mlp_intensity: the result, about 6.67×10³¹⁹"):
+        f.mlp_intensity(B=1, d_in=1, d_out=1, s=Fraction(1, 10**320))
+    assert f.embedding_memory(N=10**3000, d=1, s=1) == 10**3000  # ints stay exact
+
+
+def test_fraction_for_a_count_is_exact_when_whole():
+    from fractions import Fraction
+
+    assert f.embedding_memory(N=Fraction(10**30), d=1, s=1) == 10**30
+    with pytest.raises(TypeError, match=r"N \(rows in the embedding table\) must be a whole"):
+        f.embedding_memory(N=Fraction(3, 2), d=1, s=1)
+
+
+def test_reaches_finds_the_first_batch_past_a_level_or_never():
+    # 65536·B / (768·B + 131072) = 20 at B = 52.2...: batch 53 is the first at or above 20.
+    assert f.mlp_intensity.reaches(20, "B", d_in=512, d_out=256, s=4) == 53
+    assert f.mlp_intensity(B=53, d_in=512, d_out=256, s=4) >= 20
+    assert f.mlp_intensity(B=52, d_in=512, d_out=256, s=4) < 20
+    # In BF16 the layer's intensity never passes 2·512·256 / (2·768) = 170.67 FLOP/byte.
+    assert f.mlp_intensity.supremum("B", d_in=512, d_out=256, s=2) == pytest.approx(512 / 3)
+    assert f.mlp_intensity.reaches(512 / 3, "B", d_in=512, d_out=256, s=2) is None
+    with pytest.raises(GpuConceptsError, match="unknown symbol 'q'"):
+        f.mlp_intensity.reaches(1, "q", d_in=512, d_out=256, s=2)

@@ -7,9 +7,9 @@ The build's measurements come from one Run (:func:`build_run`), runs of other ma
 ``docs/runs/`` (:func:`recorded_runs`); tables of them are rendered by :mod:`gpuconcepts.render`.
 
 >>> print(catalogue_table(["mlp_weights"]))
-| Formula | Equation | Counts |
+| Formula | Kind | Equation |
 | --- | --- | --- |
-| `mlp_weights` | $\text{Weights} = d_{in} d_{out}$ | count |
+| `mlp_weights` | count | $\text{Weights} = d_{in} d_{out}$ |
 """
 
 # MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
@@ -17,8 +17,10 @@ The build's measurements come from one Run (:func:`build_run`), runs of other ma
 
 from __future__ import annotations
 
+import base64
 import hashlib
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "CHAPTER_WORKLOADS",
+    "GLUED",
     "MODEL_EQUATIONS",
     "bound",
     "build_run",
@@ -48,9 +51,11 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "chapter",
     "claim_measurement",
     "figure_svg",
+    "fill",
     "glue_figure",
     "glue_math",
     "glue_md",
+    "literal",
     "markdown_table",
     "measurement_table",
     "package_hash",
@@ -58,6 +63,8 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "profile_of",
     "recorded_runs",
     "recorded_section",
+    "show",
+    "svg_text",
     "worked_answer",
 ]
 
@@ -92,15 +99,30 @@ def _model_equations() -> dict[str, str]:
 
 
 MODEL_EQUATIONS: dict[str, str] = _model_equations()
-"""LaTeX of the models' defining equations (what a layer computes, not what it costs)."""
+"""LaTeX of the models' defining equations (what a layer computes, not what it costs).
+
+:meta hide-value:
+"""
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
+
+
+def literal(text: str) -> str:
+    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
+
+    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
+    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def catalogue_table(names: Iterable[str] | None = None) -> str:
     """The formulas named (default: the whole catalogue) as a Markdown table with their LaTeX."""
     chosen = [get(n) for n in names] if names is not None else list(CATALOGUE.values())
     return markdown_table(
-        ["Formula", "Equation", "Counts"],
-        [[f"`{f.name}`", f"${f.equation()}$", f.kind] for f in chosen],
+        ["Formula", "Kind", "Equation"],
+        [[f"`{f.name}`", f.kind, f"${f.equation()}$"] for f in chosen],
     )
 
 
@@ -120,23 +142,29 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 
-def package_hash(root: Path) -> str:
-    """A short hash of what the book's pages execute: ``src/gpuconcepts/**/*.py`` and ``conf/*.toml``.
+def package_hash(root: Path | None = None) -> str:
+    """A short hash of what the book's pages execute: the package's ``*.py`` and its presets.
 
+    ``root`` is a checkout (its ``src/gpuconcepts`` is hashed); without it, the installed
+    package is hashed, which is what a notebook on Colab runs. The two agree for the same
+    sources (``presets.toml`` in the package is a link to ``conf/presets.toml``).
     ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
     to the kernel presets re-runs every page; the execution report prints it.
 
     >>> import gpuconcepts
     >>> root = Path(gpuconcepts.__file__).resolve().parents[2]
-    >>> len(package_hash(root)), package_hash(root) == package_hash(root)
+    >>> len(package_hash(root)), package_hash(root) == package_hash()
     (16, True)
     """
-    inputs = sorted(
-        [*(root / "src" / "gpuconcepts").rglob("*.py"), *(root / "conf").glob("*.toml")]
-    )
+    import gpuconcepts
+
+    package = Path(gpuconcepts.__file__).parent if root is None else root / "src" / "gpuconcepts"
+    if not package.is_dir():
+        raise GpuConceptsError(f"package_hash: {package} holds no gpuconcepts package")
+    inputs = sorted([*package.rglob("*.py"), *package.glob("*.toml")])
     digest = hashlib.sha256()
     for path in inputs:
-        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -269,35 +297,103 @@ def recorded_section(name: str, docs: Path | None = None) -> str:
     return "\n\n".join(parts)
 
 
+GLUED: dict[str, tuple[str, str]] = {}
+"""Every value glued in this Python session, by name: ``(kind, content)`` with kind ``md``,
+``math`` or ``figure`` (SVG text). :func:`show` reads it, so a plain notebook (Colab) can show
+the numbers its own cells computed where the book's pages use ``{glue}`` references.
+
+:meta hide-value:
+"""
+
+
+def _glue(name: str, kind: str, content: str, display_object: object) -> None:
+    GLUED[name] = (kind, content)
+    try:
+        from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ImportError:  # a plain notebook: show() puts the value in place instead
+        return
+    glue(name, display_object, display=False)  # type: ignore[no-untyped-call,unused-ignore]
+
+
 def glue_md(name: str, text: str) -> None:
     """Glue Markdown text under ``name`` for ``{glue:md}`` (inline) or ``{glue:md}`` (block)."""
     from IPython.display import Markdown  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Markdown(text), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    _glue(name, "md", text, Markdown(text))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_math(name: str, latex: str) -> None:
     """Glue LaTeX under ``name`` for the ``{glue:math}`` directive."""
     from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
-    glue(name, Math(latex), display=False)  # type: ignore[no-untyped-call,unused-ignore]
-
-
-def figure_svg(fig: Figure) -> object:
-    """A matplotlib figure as an IPython SVG object (what pages glue or display)."""
-    from io import StringIO
-
-    from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
-    buffer = StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    return SVG(buffer.getvalue())  # type: ignore[no-untyped-call,unused-ignore]
+    _glue(name, "math", latex, Math(latex))  # type: ignore[no-untyped-call,unused-ignore]
 
 
 def glue_figure(name: str, fig: Figure) -> None:
-    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``)."""
-    from myst_nb import glue  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    """Glue a matplotlib figure as SVG under ``name`` for ``{glue:figure}`` (with ``:alt:``).
 
-    glue(name, figure_svg(fig), display=False)  # type: ignore[no-untyped-call,unused-ignore]
+    The background is transparent, so the page's own background shows through (the book's
+    stylesheet gives figures a dark variant in dark mode).
+    """
+    from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    svg = svg_text(fig)
+    _glue(name, "figure", svg, SVG(svg))  # type: ignore[no-untyped-call,unused-ignore]
+
+
+def svg_text(fig: Figure) -> str:
+    """A matplotlib figure as SVG text, with a transparent background (see glue_figure)."""
+    from io import StringIO
+
+    buffer = StringIO()
+    fig.savefig(
+        buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
+    )
+    return buffer.getvalue()
+
+
+def figure_svg(fig: Figure) -> object:
+    """A matplotlib figure as an IPython SVG object, for a page's cell to display."""
+    from IPython.display import SVG  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    return SVG(svg_text(fig))  # type: ignore[no-untyped-call,unused-ignore]
+
+
+_PLACEHOLDER = re.compile(r"\[\[(\w[\w-]*)\]\]")
+
+
+def fill(markdown: str, glued: Mapping[str, tuple[str, str]] | None = None) -> str:
+    r"""Markdown with each ``[[name]]`` replaced by the value glued under that name.
+
+    This is how the plain notebooks show their numbers: the generator turns every
+    ``{glue}`` reference of a page into ``[[name]]``, and :func:`show` fills it in.
+
+    >>> fill("A table of [[size]]; [[eq]]", {"size": ("md", "51.2 GB"), "eq": ("math", "x^2")})
+    'A table of 51.2 GB; $$x^2$$'
+    >>> fill("[[nope]]", {})
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: nothing was glued under 'nope': run the cells above first
+    """
+    values = GLUED if glued is None else glued
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise GpuConceptsError(f"nothing was glued under {name!r}: run the cells above first")
+        kind, content = values[name]
+        if kind == "math":
+            return f"$${content}$$"
+        if kind == "figure":
+            data = base64.b64encode(content.encode()).decode()
+            return f"![{name}](data:image/svg+xml;base64,{data})"
+        return content
+
+    return _PLACEHOLDER.sub(value, markdown)
+
+
+def show(markdown: str) -> None:
+    """Display ``markdown`` with its ``[[name]]`` placeholders filled (see :func:`fill`)."""
+    from IPython.display import Markdown, display  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+    display(Markdown(fill(markdown)))  # type: ignore[no-untyped-call,unused-ignore]

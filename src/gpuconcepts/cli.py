@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any, NoReturn
 
 from gpuconcepts import __version__
-from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.errors import GpuConceptsError, require
 from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.symbols import SYMBOLS
-from gpuconcepts.units import binary_bytes, decimal_bytes, describe
+from gpuconcepts.units import binary_bytes, decimal_bytes, describe, significant
 
 EXIT_USAGE = 2
 
@@ -37,7 +39,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | float]:
+MAX_DIGITS = 10_000
+"""The most digits a value may have: exact arithmetic is cheap up to here, and no size needs more."""
+
+
+def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | Fraction]:
+    """``SYMBOL=VALUE`` read exactly: ``N=1e30`` is 10**30, ``s=0.1`` is 1/10 (never a float)."""
     name, sep, text = assignment.partition("=")
     if not sep or not name:
         raise GpuConceptsError(f"{formula.name}: expected SYMBOL=VALUE, got {assignment!r}")
@@ -45,20 +52,45 @@ def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | float]:
         raise GpuConceptsError(
             f"{formula.name}: unknown symbol {name!r}; it takes {', '.join(formula.params)}"
         )
-    cleaned = text.replace("_", "")
     try:
-        number: int | float = int(cleaned)
-    except ValueError:
-        try:
-            number = float(cleaned)
-        except ValueError:
-            raise GpuConceptsError(
-                f"{formula.name}: {name} must be a number; got {text!r}"
-            ) from None
-        # 1e8 on a command line means the count 100,000,000; 128.5 stays a float and is refused.
-        if SYMBOLS[name].is_count and number.is_integer():
-            number = int(number)
-    return name, number
+        number = Decimal(text.replace("_", "").strip())
+    except InvalidOperation:
+        raise GpuConceptsError(f"{formula.name}: {name} must be a number; got {text!r}") from None
+    if not number.is_finite():
+        raise GpuConceptsError(f"{formula.name}: {name} must be finite; got {text!r}")
+    if number and abs(number.adjusted()) >= MAX_DIGITS:
+        raise GpuConceptsError(
+            f"{formula.name}: {name} must have fewer than {MAX_DIGITS:,} digits; got {text[:20]!r}..."
+        )
+    exact = Fraction(number)  # Formula refuses a fraction for a count, naming the symbol
+    return name, int(exact) if exact.denominator == 1 else exact
+
+
+def _parse_values(formula: Formula, assignments: Sequence[str]) -> dict[str, int | Fraction]:
+    values: dict[str, int | Fraction] = {}
+    for assignment in assignments:
+        name, value = _parse_value(formula, assignment)
+        if name in values:
+            raise GpuConceptsError(f"{formula.name}: {name} is given twice; give each symbol once")
+        values[name] = value
+    return values
+
+
+def _json_number(value: int | float | Fraction) -> int | float | str:
+    """A value as JSON can carry it: no Infinity, no NaN, no int past Python's str() limit.
+
+    Ints are exact JSON numbers up to about 4,000 digits and exact digit strings beyond;
+    a fraction is a float when a normal float holds it, else its exact decimal text.
+    """
+    if isinstance(value, int):
+        return value if value.bit_length() < _JSON_INT_BITS else format(Decimal(value), "f")
+    as_float = float(value)
+    if math.isfinite(as_float) and abs(as_float) >= sys.float_info.min:
+        return as_float
+    return significant(Fraction(value), 17)
+
+
+_JSON_INT_BITS = 13_000  # about 3,900 digits, below the 4,300 that int -> str allows by default
 
 
 def _formula_record(formula: Formula) -> dict[str, Any]:
@@ -90,12 +122,12 @@ def _cmd_formulas(args: argparse.Namespace) -> int:
 
 def _cmd_calc(args: argparse.Namespace) -> int:
     formula = get(args.name)
-    values = dict(_parse_value(formula, a) for a in args.values)
-    value = formula(**values)
+    values = _parse_values(formula, args.values)
+    value = formula(**values)  # refuses a result no float can hold, naming the formula
     record: dict[str, Any] = {
         "name": formula.name,
-        "inputs": values,
-        "value": value,
+        "inputs": {k: _json_number(v) for k, v in values.items()},
+        "value": _json_number(value),
         "unit": formula.kind,
         "text": describe(value, formula.kind),
         "latex": formula.equation(),
@@ -104,7 +136,7 @@ def _cmd_calc(args: argparse.Namespace) -> int:
     if formula.kind == "bytes":
         record |= {"decimal": decimal_bytes(value), "binary": binary_bytes(value)}
     if args.json:
-        print(json.dumps(record, indent=2))
+        print(json.dumps(record, indent=2, allow_nan=False))
     else:
         print(record["text"])
         print(f"  {formula.lhs} = {record['worked']}")
@@ -112,6 +144,7 @@ def _cmd_calc(args: argparse.Namespace) -> int:
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
+    require("torch", "`profile`", "kernels")
     from gpuconcepts.profile import run_profile
 
     status: int = run_profile(args.device, args.quick, args.json, save=args.save, dtype=args.dtype)
@@ -119,6 +152,8 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    if args.run_path is None:  # judging a saved run needs no torch
+        require("torch", "`verify`", "kernels")
     from gpuconcepts.claims.verify import run_verify
 
     status: int = run_verify(args.device, args.quick, args.json, run_path=args.run_path)
@@ -219,10 +254,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unknown_leading_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """An option before COMMAND that the top-level parser does not know (``--bogus``).
+
+    argparse would otherwise report the missing COMMAND and never name the option.
+    """
+    for arg in argv:
+        if not arg.startswith("-"):
+            return None  # options after COMMAND are the subcommand's to judge
+        if arg.split("=", 1)[0] not in parser._option_string_actions:
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    try:
+        unknown = _unknown_leading_option(parser, arguments)
+        if unknown is not None:
+            parser.error(f"unknown option {unknown!r}")
+        args = parser.parse_args(arguments)
+    except SystemExit as done:  # usage errors, --help, --version: argparse has printed them
+        return done.code if isinstance(done.code, int) else EXIT_USAGE
     try:
         status: int = args.run(args)
     except GpuConceptsError as error:

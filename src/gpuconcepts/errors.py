@@ -13,3 +13,24 @@ class GpuConceptsError(ValueError):
 
 class GpuConceptsTypeError(GpuConceptsError, TypeError):
     """A value of the wrong type (a float where a count is required, a string, ...)."""
+
+
+def require(module: str, user: str, extra: str) -> None:
+    """Raise a one-line GpuConceptsError when the optional ``module`` is not installed.
+
+    ``user`` names what needs it (a command, a module) and ``extra`` the pip extra that
+    brings it, so the message says exactly what to run:
+
+    >>> require("no_such_module", "`profile`", "kernels")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: `profile` needs no_such_module: pip install gpuconcepts[kernels]
+    """
+    import importlib.util  # noqa: PLC0415  (only the callers that need a check pay for it)
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules, a broken install
+        found = False
+    if not found:
+        raise GpuConceptsError(f"{user} needs {module}: pip install gpuconcepts[{extra}]")

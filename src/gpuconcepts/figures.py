@@ -15,12 +15,13 @@ they can be made in a loop without leaking windows.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 from gpuconcepts import formulas
-from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.errors import GpuConceptsError, require
 from gpuconcepts.units import binary_bytes
 
 if TYPE_CHECKING:
@@ -30,6 +31,21 @@ if TYPE_CHECKING:
 
     from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _needs_matplotlib(draw: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Say which extra to install, in one line, when matplotlib is missing."""
+
+    @functools.wraps(draw)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        require("matplotlib", f"gpuconcepts.figures.{draw.__name__}", "plots")
+        return draw(*args, **kwargs)
+
+    return checked
+
 
 INK = "#1f2933"
 ACCENT = "#c2410c"
@@ -98,6 +114,7 @@ def _blank(ax: Axes, xlim: tuple[float, float], ylim: tuple[float, float]) -> No
     ax.axis("off")
 
 
+@_needs_matplotlib
 def dlrm_pipeline() -> Figure:
     """DLRM: sparse IDs go through embedding lookups, dense features through an MLP, then both meet.
 
@@ -136,6 +153,7 @@ def dlrm_pipeline() -> Figure:
     return fig
 
 
+@_needs_matplotlib
 def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
     """An MLP: every neuron of a layer wired to every neuron of the next.
 
@@ -184,6 +202,7 @@ def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
     return fig
 
 
+@_needs_matplotlib
 def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Figure:
     """MLP against CNN on an image x image picture: every pixel wired to every neuron vs one filter.
 
@@ -273,6 +292,7 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
     return fig
 
 
+@_needs_matplotlib
 def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     """An RNN unrolled in time: one cell per word, the hidden state h_t passed to the next step.
 
@@ -298,6 +318,7 @@ def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     return fig
 
 
+@_needs_matplotlib
 def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) -> Figure:
     """A heatmap of an attention score matrix: row i is how token i spreads its attention.
 
@@ -337,6 +358,7 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
     return fig
 
 
+@_needs_matplotlib
 def kv_cache_growth(
     tokens: Sequence[str], *, B: int, d: int, s: float, measured: Sequence[float] | None = None
 ) -> Figure:
@@ -431,6 +453,7 @@ def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
         taken.append(chosen)
 
 
+@_needs_matplotlib
 def roofline_chart(
     peaks: Peaks, measurements: Sequence[Measurement] = (), *, numbered: bool = False
 ) -> Figure:

@@ -18,8 +18,10 @@ gpuconcepts.errors.GpuConceptsError: area: W_out (output width of a convolution)
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
+import sys
 from collections.abc import Mapping
 from fractions import Fraction
 from functools import cached_property
@@ -32,7 +34,7 @@ from sympy.printing.latex import LatexPrinter
 
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 from gpuconcepts.symbols import SYMBOLS, Symbol
-from gpuconcepts.units import Kind, latex_number
+from gpuconcepts.units import Kind, latex_number, significant
 
 Number = int | float | Fraction
 
@@ -73,7 +75,7 @@ class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
         return latex_number(int(expr))
 
     def _print_Rational(self, expr: sp.Rational) -> str:
-        return latex_number(float(expr))
+        return _short_decimal(expr) or latex_number(Fraction(int(expr.p), int(expr.q)))
 
     def _print_Float(self, expr: sp.Float) -> str:
         return latex_number(float(expr))
@@ -93,9 +95,8 @@ def _short_decimal(value: sp.Rational, max_digits: int = 6) -> str | None:
 
 
 def _rounded(value: sp.Rational) -> str:
-    """Two decimals from 1 upwards, three significant digits below 1 (0.999, not 1)."""
-    number = float(value)
-    return latex_number(number) if abs(number) >= 1 else f"{number:.3g}"
+    """Three significant digits, as units.py prints every non-whole value (0.999, not 1)."""
+    return latex_number(Fraction(int(value.p), int(value.q)))
 
 
 class Formula:
@@ -192,8 +193,68 @@ class Formula:
         return sp.nsimplify(result) if not result.is_Rational else result
 
     def __call__(self, **values: Number) -> int | float:
+        """The value: an exact ``int`` when whole (any size), else a ``float``.
+
+        A fraction a float cannot hold (beyond about 1e308, or below the smallest normal
+        float, about 2.2e-308) is refused rather than returned as ``inf`` or ``0.0``.
+        """
         value = self.exact(**values)
-        return int(value) if value.is_integer else float(value)
+        if value.is_integer:
+            return int(value)
+        number = float(value)
+        if not math.isfinite(number) or abs(number) < sys.float_info.min:
+            shown = significant(Fraction(int(value.p), int(value.q)))
+            given = ", ".join(f"{k}={significant(Fraction(v))}" for k, v in values.items())
+            raise GpuConceptsError(
+                f"{self.name}: the result, about {shown}, is beyond what a float can hold "
+                f"(about 2.2e-308 to 1.8e308); got {given}"
+            )
+        return number
+
+    def _in_one_symbol(self, over: str, values: Mapping[str, object]) -> tuple[sp.Expr, sp.Symbol]:
+        if over not in self.params:
+            raise GpuConceptsError(
+                f"{self.name}: unknown symbol {over!r}; it takes {', '.join(self.params)}"
+            )
+        others = {k: v for k, v in values.items() if k != over}
+        self._check_names({**others, over: 1})
+        exact = {k: self._exact_input(k, v) for k, v in others.items()}
+        return self.expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()}), SYMBOLS[over].sym
+
+    def supremum(self, over: str, **values: Number) -> float:
+        """The limit of the formula as ``over`` grows without bound, the other values fixed.
+
+        >>> from gpuconcepts.formulas import mlp_intensity
+        >>> round(mlp_intensity.supremum("B", d_in=512, d_out=256, s=2), 1)
+        170.7
+        """
+        expr, x = self._in_one_symbol(over, values)
+        return float(sp.limit(expr, x, sp.oo))
+
+    def reaches(self, level: float, over: str, **values: Number) -> int | None:
+        """The smallest whole ``over`` at which the formula is at least ``level``, or None when
+        it never is (its limit as ``over`` grows is at most ``level``).
+
+        For a formula that grows with ``over``, such as an intensity with the batch size:
+        the batch from which a layer is compute-bound on a GPU with that ridge point.
+
+        >>> from gpuconcepts.formulas import mlp_intensity
+        >>> mlp_intensity.reaches(20, "B", d_in=512, d_out=256, s=4)
+        53
+        >>> mlp_intensity.reaches(295, "B", d_in=512, d_out=256, s=2) is None
+        True
+        """
+        expr, x = self._in_one_symbol(over, values)
+        target = sp.nsimplify(level)
+        if sp.limit(expr, x, sp.oo) <= target:
+            return None
+        roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
+        candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
+        while expr.xreplace({x: candidate}) < target:  # guards the rounding of the root
+            candidate += 1
+        while candidate > 1 and expr.xreplace({x: candidate - 1}) >= target:
+            candidate -= 1
+        return candidate
 
     @cached_property
     def _numpy(self) -> Any:
@@ -210,28 +271,52 @@ class Formula:
         [1000000.0, 4000000.0]
         """
         self._check_names(arrays)
-        columns = []
-        for name in self.params:
-            column = np.asarray(arrays[name])
-            if column.dtype.kind not in "iuf":
-                raise GpuConceptsTypeError(
-                    f"{self.name}: {name} must be numeric; got an array of dtype {column.dtype}"
-                )
-            column = column.astype(np.float64, copy=False)
-            if column.size and column.min() <= 0:
-                raise GpuConceptsError(
-                    f"{self.name}: {self._what(name)} must be positive; got {column.min():g}"
-                )
-            if (
-                SYMBOLS[name].is_count
-                and np.asarray(arrays[name]).dtype.kind == "f"
-                and not np.array_equal(column, np.rint(column))
-            ):
-                raise GpuConceptsTypeError(
-                    f"{self.name}: {self._what(name)} must hold whole numbers (it is a count)"
-                )
-            columns.append(column)
+        columns = [self._checked_column(name, arrays[name]) for name in self.params]
+        try:
+            np.broadcast_shapes(*(c.shape for c in columns))
+        except ValueError:
+            shapes = ", ".join(f"{n} {c.shape}" for n, c in zip(self.params, columns, strict=True))
+            raise GpuConceptsError(
+                f"{self.name}: the arrays must broadcast together; got shapes {shapes}"
+            ) from None
         return np.asarray(self._numpy(*columns), dtype=np.float64)
+
+    def _checked_column(self, name: str, given: npt.ArrayLike) -> npt.NDArray[np.float64]:
+        """One array, checked by the rules of the scalar path, in float64.
+
+        One difference on purpose: a float array of whole values is accepted for a count
+        (``np.linspace`` makes floats), where a single float for a count is refused.
+        """
+        try:
+            raw = np.asarray(given)
+        except ValueError:  # ragged nested lists
+            raise GpuConceptsError(
+                f"{self.name}: {self._what(name)} must be a rectangular array of numbers"
+            ) from None
+        if raw.dtype.kind not in "iuf":
+            raise GpuConceptsTypeError(
+                f"{self.name}: {self._what(name)} must be numeric; got an array of dtype {raw.dtype}"
+            )
+        column = raw.astype(np.float64, copy=False)
+        bad = column[~np.isfinite(column)]
+        if bad.size:
+            raise GpuConceptsError(f"{self.name}: {self._what(name)} must be finite; got {bad[0]}")
+        if raw.dtype.kind in "iu" and raw.size and np.abs(raw).max() > 2**53:
+            raise GpuConceptsError(
+                f"{self.name}: {self._what(name)} holds integers above 2**53, which float64 "
+                "would round; call the formula itself for an exact value"
+            )
+        if SYMBOLS[name].is_count and not np.array_equal(column, np.rint(column)):
+            wrong = column[column != np.rint(column)][0]
+            raise GpuConceptsTypeError(
+                f"{self.name}: {self._what(name)} must hold whole numbers (it is a count); "
+                f"got {wrong:g}"
+            )
+        if column.size and column.min() <= 0:
+            raise GpuConceptsError(
+                f"{self.name}: {self._what(name)} must be positive; got {column.min():g}"
+            )
+        return column
 
     # -- validation ------------------------------------------------------------------------
     def _what(self, name: str) -> str:
@@ -263,10 +348,15 @@ class Formula:
             )
         if isinstance(value, numbers.Integral):
             exact = Fraction(int(value))
-        elif isinstance(value, Fraction) and not symbol.is_count:
+        elif isinstance(value, Fraction):  # exact, as the CLI parses what it is given
+            if symbol.is_count and value.denominator != 1:
+                raise GpuConceptsTypeError(
+                    f"{self.name}: {self._what(name)} must be a whole number (it is a count); "
+                    f"got {significant(value)}"
+                )
             exact = value
         else:
-            if not np.isfinite(float(value)):
+            if not math.isfinite(float(value)):
                 raise GpuConceptsError(
                     f"{self.name}: {self._what(name)} must be finite; got {value!r}"
                 )
@@ -278,7 +368,6 @@ class Formula:
             # str() keeps the decimal the user wrote: 0.1 becomes 1/10, not 3602879701896397/2**55.
             exact = Fraction(str(float(value)))
         if exact <= 0:
-            raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} must be positive; got {value!r}"
-            )
+            shown = significant(value) if isinstance(value, Fraction) else repr(value)
+            raise GpuConceptsError(f"{self.name}: {self._what(name)} must be positive; got {shown}")
         return sp.Rational(exact.numerator, exact.denominator)

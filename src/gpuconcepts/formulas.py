@@ -26,7 +26,7 @@ from difflib import get_close_matches
 
 import sympy as sp
 
-from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 from gpuconcepts.formula import Formula, product, ratio, total
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import FLOPS_PER_MAC
@@ -617,7 +617,10 @@ attainable_flops = Formula(
 CATALOGUE: dict[str, Formula] = {
     f.name: f for f in globals().copy().values() if isinstance(f, Formula)
 }
-"""Every formula by name."""
+"""Every formula by name (the API reference shows it as a table).
+
+:meta hide-value:
+"""
 
 __test__ = {name: f.__doc__ for name, f in CATALOGUE.items()}
 
@@ -632,8 +635,12 @@ def get(name: str) -> Formula:
     ...
     gpuconcepts.errors.GpuConceptsError: unknown formula 'mlp_mac'; did you mean mlp_macs? (gpuconcepts formulas lists them all)
     """
+    if not isinstance(name, str):
+        raise GpuConceptsTypeError(
+            f"a formula name must be a string; got {name!r} ({type(name).__name__})"
+        )
     if name in CATALOGUE:
         return CATALOGUE[name]
     close = get_close_matches(name, CATALOGUE, n=3)
-    hint = f"did you mean {', '.join(close)}? " if close else ""
-    raise GpuConceptsError(f"unknown formula {name!r}; {hint}(gpuconcepts formulas lists them all)")
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise GpuConceptsError(f"unknown formula {name!r}{hint} (gpuconcepts formulas lists them all)")

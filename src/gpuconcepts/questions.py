@@ -14,13 +14,13 @@ value the post states. The doctests below are the post's answers.
 >>> question(12).steps[0].value, question(12).steps[1].value
 (8388608, 16777216)
 >>> question(12).answer
-'8,388,608 MACs (8.39 million MACs); 16,777,216 FLOPs (16.78 million FLOPs)'
+'8,388,608 MACs (8.39 million); 16,777,216 FLOPs (16.78 million)'
 >>> question(13).answer
 '2,097,152 bytes (2.1 MB, 2 MiB)'
 >>> question(14).answer
-'4,718,592 MACs (4.72 million MACs)'
+'4,718,592 MACs (4.72 million)'
 >>> question(15).answer
-'78,643,200 MACs (78.64 million MACs)'
+'78,643,200 MACs (78.64 million)'
 >>> [step.value for step in question(16).steps], question(16).ratio
 ([1000000, 4000000], 4)
 >>> question(17).answer

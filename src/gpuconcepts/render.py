@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.roofline import Peaks, Placement, place
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import percent, plain_number, si
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -146,7 +146,7 @@ def observed(where: Placement) -> str:
     >>> observed(Placement(1.0, 1.6, "memory", "DRAM", 0.625))
     'DRAM (62%)'
     """
-    return f"{where.observed} ({where.attained:.0%})"
+    return f"{where.observed} ({percent(where.attained)})"
 
 
 def format_peaks(peaks: Peaks) -> str:

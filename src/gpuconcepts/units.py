@@ -1,4 +1,20 @@
-"""Numbers for people: bytes in decimal and binary units, counts in words, LaTeX digits.
+"""Numbers for people: the book's one formatting policy, in one place.
+
+Every number the book, the CLI and the claims print goes through this module, so the same
+quantity reads the same everywhere. The policy, by kind of quantity:
+
+* **exact counts** (bytes, MACs, FLOPs, rows, parameters) in full, with thousands separators:
+  ``51,200,000,000``; an integer is never rounded, however large (Python ints are exact);
+* **sizes in bytes** also in decimal and binary units with up to two decimals, as the post
+  writes them: ``51.2 GB``, ``47.68 GiB``;
+* **large counts in words**, up to two decimals, without repeating the unit:
+  ``4,718,592 MACs (4.72 million)``;
+* **times and rates** with three significant digits and an SI prefix: ``32 µs``, ``13.8 GB/s``;
+* **other non-whole values** (intensities, fitted exponents) with three significant digits:
+  ``0.125``, ``315 FLOP/byte``;
+* **ratios** ("how many times") whole from 10 up, two significant digits below: ``44×``, ``1.5×``;
+* **percentages** with two significant digits and no trailing zeros: ``3.1%``, ``0.0031%``;
+* numbers beyond 10¹⁵ that are not exact counts, and below 10⁻⁴, in scientific form: ``6.67×10³¹⁹``.
 
 MACs and FLOPs are never mixed up: one multiply-accumulate is two floating-point
 operations (a multiply and an add), and every quantity says which of the two it counts.
@@ -15,13 +31,24 @@ operations (a multiply and an add), and every quantity says which of the two it 
 '8.39 million'
 >>> latex_number(51_200_000_000)
 '51{,}200{,}000{,}000'
+>>> percent(1 / 32), times(44.4), times(1.53), plural(1, "row"), plural(3, "row")
+('3.1%', '44×', '1.5×', '1 row', '3 rows')
+>>> with_article("8.39 MB table"), with_article("11 GB table"), with_article("1.1 GB table")
+('an 8.39 MB table', 'an 11 GB table', 'a 1.1 GB table')
 """
 
 from __future__ import annotations
 
+import decimal
+import math
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+from fractions import Fraction
 from typing import Literal
 
 Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "seconds"]
+Real = int | float | Fraction
 
 FLOPS_PER_MAC = 2
 """A multiply-accumulate is one multiply plus one add: two FLOPs."""
@@ -34,73 +61,157 @@ GiB = 1024**3
 _DECIMAL = ("bytes", "kB", "MB", "GB", "TB", "PB")
 _BINARY = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
 _WORDS = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (10**3, "thousand"))
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_FIXED_RANGE = (Decimal("1e-4"), Decimal("1e15"))
+_FLOAT_EXACT = 2**53  # a float holds every integer below this exactly
+# Enough digits for any quotient the book divides; ints are converted without this limit.
+_CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN, Emax=10**9, Emin=-(10**9))
 
 
-def _trim(value: float, digits: int = 2) -> str:
-    """``value`` with ``digits`` decimals and no trailing zeros: 47.68, 1, 3.9."""
-    text = f"{value:,.{digits}f}"
+def _decimal(value: Real) -> Decimal:
+    """``value`` as a Decimal: ints and floats exactly, a Fraction to 60 digits.
+
+    (Decimal converts even a 10,000-digit int, which ``str()`` refuses.)
+    """
+    if isinstance(value, Fraction):
+        return _CONTEXT.divide(Decimal(value.numerator), Decimal(value.denominator))
+    return Decimal(value)
+
+
+def is_whole(value: Real) -> bool:
+    """True for an int, a whole Fraction, or a whole float small enough to be an exact count."""
+    if isinstance(value, int):
+        return True
+    if isinstance(value, Fraction):
+        return value.denominator == 1
+    return math.isfinite(value) and value.is_integer() and abs(value) < _FLOAT_EXACT
+
+
+def _grouped(value: int) -> str:
+    return format(Decimal(value), ",")
+
+
+def _plain_decimal(value: Decimal) -> str:
+    """A Decimal in fixed notation with thousands separators and no trailing zeros."""
+    text = format(value, ",f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _scaled(n: float, base: int, names: tuple[str, ...]) -> str:
+def _round(value: Decimal, digits: int) -> Decimal:
+    """``value`` rounded to ``digits`` significant digits (half to even, as Python rounds)."""
+    if value == 0:
+        return value
+    quantum = Decimal(1).scaleb(value.adjusted() - digits + 1)
+    return value.quantize(quantum, context=_CONTEXT)
+
+
+def _parts(value: Real, digits: int) -> tuple[str, int | None]:
+    """``(mantissa, exponent)``: exponent None when the number reads best in fixed notation."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a number a reader can use")
+    rounded = _round(_decimal(value), digits)
+    if rounded == 0 or _FIXED_RANGE[0] <= abs(rounded) < _FIXED_RANGE[1]:
+        return _plain_decimal(rounded), None
+    exponent = rounded.adjusted()
+    return _plain_decimal(rounded.scaleb(-exponent)), exponent
+
+
+def significant(value: Real, digits: int = 3) -> str:
+    """``value`` with ``digits`` significant digits, separators and no trailing zeros.
+
+    >>> significant(0.125), significant(315.08), significant(1_462_608.4), significant(2 / 3)
+    ('0.125', '315', '1,460,000', '0.667')
+    >>> significant(Fraction(2 * 10**320, 3))
+    '6.67×10³¹⁹'
+    """
+    mantissa, exponent = _parts(value, digits)
+    if exponent is None:
+        return mantissa
+    return f"{mantissa}×10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def plain_number(n: Real) -> str:
+    """An exact count in full with separators (``51,200,000,000``); anything else to 3 digits."""
+    if is_whole(n):
+        return _grouped(int(n))
+    return significant(n)
+
+
+def latex_number(n: Real) -> str:
+    """A number for LaTeX: ``{,}`` as the thousands separator so no space is added.
+
+    >>> latex_number(0.1), latex_number(Fraction(1, 10**320))
+    ('0.1', '1 \\\\times 10^{-320}')
+    """
+    if is_whole(n):
+        return _grouped(int(n)).replace(",", "{,}")
+    mantissa, exponent = _parts(n, 3)
+    mantissa = mantissa.replace(",", "{,}")
+    return mantissa if exponent is None else rf"{mantissa} \times 10^{{{exponent}}}"
+
+
+def _two_decimals(value: Decimal) -> str:
+    """Up to two decimals, no trailing zeros: 47.68, 1, 3.9 (the post's style for sizes)."""
+    if abs(value) >= _FIXED_RANGE[1]:
+        return significant(Fraction(value), 4)
+    rounded = value.quantize(Decimal("0.01"), context=_CONTEXT)
+    return _plain_decimal(rounded)
+
+
+def _scaled(n: Real, base: int, names: tuple[str, ...]) -> str:
+    value = _decimal(n)
     index = 0
-    while abs(n) >= base and index < len(names) - 1:
-        n /= base
+    while abs(value) >= base and index < len(names) - 1:
+        value /= base
         index += 1
-    return f"{_trim(n)} {names[index]}"
+    return f"{_two_decimals(value)} {names[index]}"
 
 
-def decimal_bytes(n: float) -> str:
+def decimal_bytes(n: Real) -> str:
     """Bytes in powers of 1000 (kB, MB, GB), as storage datasheets count."""
     return _scaled(n, 1000, _DECIMAL)
 
 
-def binary_bytes(n: float) -> str:
+def binary_bytes(n: Real) -> str:
     """Bytes in powers of 1024 (KiB, MiB, GiB), as memory allocators count."""
     return _scaled(n, 1024, _BINARY)
 
 
-def plain_number(n: float) -> str:
-    """A number with thousands separators: ``51,200,000,000``; non-integers keep 2 decimals."""
-    if float(n).is_integer():
-        return f"{int(n):,}"
-    return _trim(float(n))
-
-
-def describe_bytes(n: float) -> str:
+def describe_bytes(n: Real) -> str:
     """Exact bytes, then the decimal and the binary form: the way the book states memory."""
     return f"{plain_number(n)} bytes ({decimal_bytes(n)}, {binary_bytes(n)})"
 
 
-def in_words(n: float) -> str:
+def in_words(n: Real) -> str:
     """A large count in words, as the post writes it: ``78.64 million``."""
+    value = _decimal(n)
+    if abs(value) >= 1000 * _WORDS[0][0]:
+        return significant(n, 3)
     for size, word in _WORDS:
-        if abs(n) >= size:
-            return f"{_trim(n / size)} {word}"
+        if abs(value) >= size:
+            return f"{_two_decimals(value / size)} {word}"
     return plain_number(n)
 
 
-def describe(value: float, kind: Kind) -> str:
+def describe(value: Real, kind: Kind) -> str:
     """One line for a value of a given kind: bytes in both unit systems, counts in words.
 
+    Counts from a million up are also given in words; the unit is written once:
+    ``4,718,592 MACs (4.72 million)``.
+
     >>> describe(16_777_216, "FLOPs")
-    '16,777,216 FLOPs (16.78 million FLOPs)'
+    '16,777,216 FLOPs (16.78 million)'
     >>> describe(315.08, "FLOP/byte")
-    '315.08 FLOP/byte'
+    '315 FLOP/byte'
     >>> describe(4_000_000, "count")
     '4,000,000 (4 million)'
     """
     if kind == "bytes":
         return describe_bytes(value)
     unit = "" if kind == "count" else f" {kind}"  # a count is a bare number, not a unit
-    if kind in ("MACs", "FLOPs", "count") and abs(value) >= 1000:
-        return f"{plain_number(value)}{unit} ({in_words(value)}{unit})"
+    if kind in ("MACs", "FLOPs", "count") and is_whole(value) and abs(_decimal(value)) >= 10**6:
+        return f"{plain_number(value)}{unit} ({in_words(value)})"
     return f"{plain_number(value)}{unit}"
-
-
-def latex_number(n: float) -> str:
-    """A number for LaTeX: ``{,}`` as the thousands separator so no space is added."""
-    return plain_number(n).replace(",", "{,}")
 
 
 _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
@@ -109,15 +220,90 @@ _SI = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 def si(value: float, unit: str, digits: int = 3) -> str:
     """A value with an SI prefix and ``digits`` significant digits: ``12.3 GFLOP/s``.
 
+    Times and rates are always printed this way, so one quantity reads the same on every page.
+
     >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(0.125, "")
     ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '0.125')
     """
     if unit == "s" and 0 < abs(value) < 1:
         for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
             if abs(value) >= scale:
-                return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}"
-        return f"{value:.{digits}g} s"
+                return f"{significant(value / scale, digits)} {prefix}"
+        return f"{significant(value, digits)} s"
     for scale, prefix in _SI:
         if abs(value) >= scale:
-            return f"{float(f'{value / scale:.{digits}g}'):g} {prefix}{unit}"
-    return f"{float(f'{value:.{digits}g}'):g} {unit}".rstrip()
+            return f"{significant(value / scale, digits)} {prefix}{unit}"
+    return f"{significant(value, digits)} {unit}".rstrip()
+
+
+def seconds(value: float) -> str:
+    """A time: ``32 µs``, ``1.5 s`` (three significant digits)."""
+    return si(value, "s")
+
+
+def how_many(ratio: float) -> str:
+    """A ratio for "N times as long": whole from 10 up, two significant digits below.
+
+    >>> how_many(44.4), how_many(48_828.125), how_many(1.53), how_many(0.517)
+    ('44', '48,828', '1.5', '0.52')
+    """
+    if abs(ratio) >= 10:
+        return _grouped(round(ratio))
+    return significant(ratio, 2)
+
+
+def times(ratio: float) -> str:
+    """How many times larger, with the sign: ``44×``, ``1.5×`` (see :func:`how_many`)."""
+    return f"{how_many(ratio)}×"
+
+
+def percent(fraction: float, digits: int = 2) -> str:
+    """A fraction as a percentage with ``digits`` significant digits: ``0.03125`` → ``3.1%``.
+
+    >>> percent(0.5), percent(1.0), percent(0.00003125), percent(0.956)
+    ('50%', '100%', '0.0031%', '96%')
+    """
+    if fraction == 0:
+        return "0%"
+    return f"{significant(Fraction(fraction) * 100, digits)}%"
+
+
+def plural(n: Real, word: str, many: str | None = None) -> str:
+    """A count and its noun, singular for exactly one: ``1 row``, ``2,048 rows``."""
+    return f"{plain_number(n)} {word if n == 1 else many or word + 's'}"
+
+
+def listing(items: Sequence[str]) -> str:
+    """Words joined as a person lists them: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> listing(["DLRM"]), listing(["DLRM", "the MLP", "the CNN"]), listing([])
+    ('DLRM', 'DLRM, the MLP and the CNN', '')
+    """
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+# Numbers whose spoken form starts with a vowel: 8, 80, 8,000; 11 and 18 (and 11,000, 18.5).
+_AN_NUMBER = re.compile(r"^(8|1[18](?![\d]))")
+# Letters whose names start with a vowel sound, for acronyms: an FP32 value, an H100, an MLP.
+_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def article(text: str) -> str:
+    """``a`` or ``an``, by how ``text`` is read aloud (numbers and acronyms included)."""
+    first = text.lstrip("*_`$")
+    if not first:
+        return "a"
+    if first[0].isdigit():
+        return "an" if _AN_NUMBER.match(first) else "a"
+    word = re.match(r"[A-Za-z0-9]+", first)
+    token = word.group(0) if word else first
+    if (len(token) > 1 and token[:2].isupper()) or (token[0].isupper() and token[1:2].isdigit()):
+        return "an" if token[0] in _VOWEL_LETTERS else "a"
+    return "an" if token[0].lower() in "aeiou" else "a"
+
+
+def with_article(text: str) -> str:
+    """``text`` with its article in front: ``an 8.39 MB table``, ``a 1 MiB batch``."""
+    return f"{article(text)} {text}"
