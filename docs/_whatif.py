@@ -34,6 +34,7 @@ def _load_on_panel_pages(
     if _MARK in context.get("body", ""):
         context["has_maths_elements"] = True  # the panel's math needs MathJax on any page
         app.add_js_file(whatif.FILENAME, priority=400, defer="defer")
+        app.add_css_file("whatif.css")
 
 
 def _write_script(app: Sphinx, error: Exception | None) -> None:

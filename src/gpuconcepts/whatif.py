@@ -101,6 +101,11 @@ def formula_js(formula: Formula) -> str:
     return f"(v) => {_RationalJS().doprint(formula.expr)}"
 
 
+def _params(formula: Formula) -> list[str]:
+    """The formula's symbols in the table's order (the same in every run)."""
+    return [name for name in SYMBOLS if name in formula.params]
+
+
 def worked_template(formula: Formula) -> str:
     """``formula.worked()`` up to its result, with ``@NAME@`` where each value goes.
 
@@ -111,7 +116,10 @@ def worked_template(formula: Formula) -> str:
     """
     from gpuconcepts.formula import _NumberPrinter  # the printer of Formula.worked
 
-    slots = {name: sp.Symbol(f"GCSLOT{chr(ord('A') + i)}") for i, name in enumerate(formula.params)}
+    # Slots named after the symbols' fixed order: sympy sorts Max and Min arguments by name,
+    # and Formula.params follows the set order of those arguments, which varies between runs.
+    order = list(SYMBOLS)
+    slots = {name: sp.Symbol(f"GCSLOT{chr(ord('A') + order.index(name))}") for name in _params(formula)}
     with sp.evaluate(False):
         filled = formula.expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
     text = str(_NumberPrinter().doprint(filled))
@@ -292,7 +300,7 @@ def data() -> dict[str, Any]:
             f.name: {
                 "kind": f.kind,
                 "summary": f.summary,
-                "params": list(f.params),
+                "params": _params(f),
                 "lhs": f.lhs,
                 "equation": f.equation(),
                 "worked": worked_template(f),

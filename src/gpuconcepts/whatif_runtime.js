@@ -268,6 +268,9 @@ function drawChart(box, gpu, dtype, P, beta, ridge, intensity) {
   const corners = [10 ** lo, r, 10 ** hi].map((i) => `${px(i)},${py(roof(i))}`).join(" ");
   chart.append(svg("polyline", { points: corners, class: "gc-roof" }));
   chart.append(svg("line", { x1: px(r), x2: px(r), y1: top, y2: H - bottom, class: "gc-ridge" }));
+  const roofName = svg("text", { x: W - right - 4, y: py(R.toNumber(P)) - 6, "text-anchor": "end" });
+  roofName.textContent = `${gpu}, ${dtype}: ridge ${trim(r)} FLOP/byte`;
+  chart.append(roofName);
   const dot = svg("circle", { cx: px(x), cy: py(roof(x)), r: 6, class: "gc-point", "data-intensity": pyRepr(x) });
   chart.append(dot);
   const xl = svg("text", { x: (left + W - right) / 2, y: H - 8, "text-anchor": "middle" });
@@ -322,7 +325,7 @@ function buildPanel(root) {
       el("span", { class: "math notranslate nohighlight" }, math(f.equation, false))), el("td", {}, out)));
   }
   root.append(table);
-  const derivations = el("details", { class: "gc-derivations" }, el("summary", {}, "Worked derivations"));
+  const derivations = el("div", { class: "gc-derivations" }, el("p", { class: "gc-subtitle" }, "Worked derivations"));
   const workedNodes = {};
   for (const name of panel.outputs) {
     workedNodes[name] = el("div", { class: "math notranslate nohighlight gc-worked", "data-worked": name });
