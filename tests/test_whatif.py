@@ -91,7 +91,9 @@ def random_text(rng: random.Random, symbol: str) -> str:
         return str(rng.choice([rng.randint(1, 64), rng.randint(1, 10**6), rng.randint(1, 10**24)]))
     if symbol in ("P", "beta"):
         gpu = rng.choice(list(GPUS.values()))
-        return repr(rng.choice(list(gpu.flops_per_s.values())) if symbol == "P" else gpu.bytes_per_s)
+        return repr(
+            rng.choice(list(gpu.flops_per_s.values())) if symbol == "P" else gpu.bytes_per_s
+        )
     return rng.choice(["0.5", "2", "4", "1.5", repr(round(rng.uniform(0.01, 1e6), 3)), "3e12"])
 
 

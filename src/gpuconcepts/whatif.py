@@ -36,7 +36,7 @@ import sympy as sp
 from sympy.printing.printer import Printer
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.formula import Formula, Number
+from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.hardware import DTYPES, GPUS
 from gpuconcepts.questions import question
@@ -87,12 +87,14 @@ class _RationalJS(Printer):  # type: ignore[misc]
 
     def _print_Pow(self, expr: sp.Pow) -> str:
         if not expr.exp.is_Integer:
-            raise GpuConceptsError(f"no exact JavaScript for the power {expr}: only whole exponents")
+            raise GpuConceptsError(
+                f"no exact JavaScript for the power {expr}: only whole exponents"
+            )
         base, exponent = self._print(expr.base), int(expr.exp)
         power = f"R.pow({base}, {abs(exponent)})" if abs(exponent) != 1 else base
         return f"R.inv({power})" if exponent < 0 else power
 
-    def emptyPrinter(self, expr: object) -> str:  # noqa: N802 (sympy's name)
+    def emptyPrinter(self, expr: object) -> str:  # sympy's name for the fallback
         raise GpuConceptsError(f"no exact JavaScript for {type(expr).__name__}: {expr}")
 
 
@@ -114,12 +116,12 @@ def worked_template(formula: Formula) -> str:
     Max and Min sort their arguments by value, so their slots may come in another order
     than Python's: the runtime shows the same numbers, possibly swapped.
     """
-    from gpuconcepts.formula import _NumberPrinter  # the printer of Formula.worked
-
     # Slots named after the symbols' fixed order: sympy sorts Max and Min arguments by name,
     # and Formula.params follows the set order of those arguments, which varies between runs.
     order = list(SYMBOLS)
-    slots = {name: sp.Symbol(f"GCSLOT{chr(ord('A') + order.index(name))}") for name in _params(formula)}
+    slots = {
+        name: sp.Symbol(f"GCSLOT{chr(ord('A') + order.index(name))}") for name in _params(formula)
+    }
     with sp.evaluate(False):
         filled = formula.expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
     text = str(_NumberPrinter().doprint(filled))
@@ -173,8 +175,8 @@ class Panel:
                 for name, value in step.inputs:
                     values.setdefault(name, value)
         for name in self.examples:
-            for symbol, value in doctest_example(get(name)).items():
-                values.setdefault(symbol, value)
+            for symbol, example in doctest_example(get(name)).items():
+                values.setdefault(symbol, example)
         missing = [s for s in self.symbols if s not in values]
         if missing:
             raise GpuConceptsError(f"{self.title}: no default for {', '.join(missing)}")
