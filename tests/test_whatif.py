@@ -191,6 +191,12 @@ def test_generated_script_is_small_and_carries_no_hand_typed_formula():
     assert runtime.count("CODE.") == runtime.count("CODE.attainable_flops")
 
 
+def test_generated_script_is_never_committed():
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    sources = [p for p in docs.rglob(whatif.FILENAME) if "_build" not in p.parts]
+    assert not sources, "the docs build generates it into _build; do not commit a copy"
+
+
 def test_printer_refuses_what_it_cannot_keep_exact():
     from gpuconcepts.formula import Formula
 

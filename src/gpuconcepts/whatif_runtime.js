@@ -318,7 +318,7 @@ function buildPanel(root) {
   const outputs = {};
   for (const name of panel.outputs) {
     const f = DATA.formulas[name];
-    const out = el("output", { "aria-live": "polite" });
+    const out = el("output", {}); // only the verdict is a live region: one announcement a change
     out.htmlFor = DATA.formulas[name].params.map((s) => `${prefix}-${s}`).join(" ");
     outputs[name] = out;
     table.append(el("tr", {}, el("th", { scope: "row" }, el("code", {}, name), " ",
