@@ -400,7 +400,7 @@ function buildPanel(root) {
       const timeJson = { F: results[w.flops].text, Q: results[w.bytes].text, ...peakJson };
       const t = setOutput(time, "roofline_seconds", ["F", "Q", "P", "beta"], timeJson, timeValues);
       time.textContent = si(R.toNumber(t.exact), "s");
-      line.append(`${w.label}: ${trim(R.toNumber(I.exact))} FLOP/byte is ${memory ? "below" : "at or above"} the ridge, so the roofline predicts it `,
+      line.append(`${w.label}: its intensity is ${memory ? "below" : "at or above"} the ridge point, so the roofline predicts it `,
         verdict, "; it cannot take less than ", time, ".");
       bound.append(line);
       chartPoint = chartPoint || I.exact;

@@ -134,6 +134,8 @@ def test_switching_the_gpu_moves_the_verdict_with_the_ridge_point(browse, site):
         )
         for dtype in dtypes:
             page.select_option('[data-control="dtype"]', dtype)
+            # choosing a data type sets s to its width (the reader may still type another)
+            assert page.input_value('[data-symbol="s"]') == str(whatif.DTYPE_BYTES[dtype])
             ridge = float(page.get_attribute('[data-formula="ridge_point"]', "data-value") or "")
             intensity = float(
                 page.get_attribute('td [data-formula="mlp_intensity"]', "data-value") or ""
