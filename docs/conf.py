@@ -17,6 +17,7 @@ from sphinx.application import Sphinx
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
+sys.path.insert(0, str(DOCS))  # the book's own small extensions (_whatif) and helpers
 
 import gpuconcepts
 from gpuconcepts.book import package_hash, plain_status
@@ -58,6 +59,7 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx_exercise",  # the exercises at the end of each chapter
+    "_whatif",  # docs/_whatif.py: the live what-if panels, generated from the formulas
 ]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 

@@ -177,9 +177,29 @@ def binary_bytes(n: Real) -> str:
     return _scaled(n, 1024, _BINARY)
 
 
+def exact_number(n: Real, max_places: int = 6) -> str:
+    """``n`` in full with separators when it has a short exact decimal (``11,942,443.5``, the
+    bytes of 4-bit values), else to 3 significant digits (see :func:`plain_number`).
+
+    >>> exact_number(11_942_443.5), exact_number(51_200_000_000), exact_number(2 / 3)
+    ('11,942,443.5', '51,200,000,000', '0.667')
+    """
+    if is_whole(n):
+        return _grouped(int(n))
+    value = Fraction(n)
+    for places in range(1, max_places + 1):
+        if (value * 10**places).denominator == 1:
+            return f"{Decimal(value.numerator) / Decimal(value.denominator):,.{places}f}"
+    return significant(n)
+
+
 def describe_bytes(n: Real) -> str:
-    """Exact bytes, then the decimal and the binary form: the way the book states memory."""
-    return f"{plain_number(n)} bytes ({decimal_bytes(n)}, {binary_bytes(n)})"
+    """Exact bytes, then the decimal and the binary form: the way the book states memory.
+
+    >>> describe_bytes(11_942_443.5)
+    '11,942,443.5 bytes (11.94 MB, 11.39 MiB)'
+    """
+    return f"{exact_number(n)} bytes ({decimal_bytes(n)}, {binary_bytes(n)})"
 
 
 def in_words(n: Real) -> str:

@@ -1,0 +1,52 @@
+"""Sphinx glue for the what-if panels (the generator itself is gpuconcepts.whatif).
+
+``{whatif} NAME`` puts a panel's placeholder into a page. At the end of the build the panels'
+script is generated from the formulas into ``_static``, and only the pages with a panel load it
+(before MathJax, so that MathJax's first pass typesets the panel's math too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from gpuconcepts import whatif
+
+_MARK = 'class="gc-whatif"'
+
+
+class WhatIf(SphinxDirective):
+    """``{whatif} mlp``: the what-if panel called ``mlp`` (see gpuconcepts.whatif.PANELS)."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        return [nodes.raw("", whatif.panel_html(self.arguments[0]), format="html")]
+
+
+def _load_on_panel_pages(
+    app: Sphinx, _pagename: str, _template: str, context: dict[str, Any], _doctree: Any
+) -> None:
+    if _MARK in context.get("body", ""):
+        context["has_maths_elements"] = True  # the panel's math needs MathJax on any page
+        app.add_js_file(whatif.FILENAME, priority=400, defer="defer")
+        app.add_css_file("whatif.css")
+
+
+def _write_script(app: Sphinx, error: Exception | None) -> None:
+    if error is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        (static / whatif.FILENAME).write_text(whatif.javascript(), encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("whatif", WhatIf)
+    # Before sphinx.ext.mathjax (priority 500) reads has_maths_elements.
+    app.connect("html-page-context", _load_on_panel_pages, priority=400)
+    app.connect("build-finished", _write_script)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

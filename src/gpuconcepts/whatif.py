@@ -1,0 +1,363 @@
+r"""The book's live "what if?" panels: the formulas, symbols and datasheet as JavaScript.
+
+Each chapter carries a panel where the reader changes the sizes or the GPU and watches the
+formulas, the worked derivation and the roofline verdict move. Nothing in that JavaScript is
+typed by hand for a formula: :func:`javascript` prints every formula of the catalogue from its
+sympy expression (exact rational arithmetic on ``BigInt``, so whole results stay exact at any
+size), together with the symbols' meaning, unit and domain, the datasheet table and the
+panels' defaults, in front of a small hand-written runtime (``whatif_runtime.js``: parsing,
+validation, number formatting and the page's DOM). The docs build writes the result into
+``_static``; it is never committed, so it cannot drift from the formulas.
+
+>>> from gpuconcepts.formulas import mlp_macs, mlp_intensity
+>>> formula_js(mlp_macs)
+'(v) => R.mul(v["B"], v["d_in"], v["d_out"])'
+>>> worked_template(mlp_macs)
+'B d_{in} d_{out} = @B@ \\times @d_in@ \\times @d_out@'
+>>> PANELS["mlp"].defaults()
+{'B': 64, 'd_in': 512, 'd_out': 256, 's': 4}
+>>> PANELS["roofline"].defaults()
+{'B': 512, 'd_in': 4096, 'd_out': 1024, 's': 2}
+>>> default_dtype(4), default_dtype(2)
+('fp32', 'fp16')
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import sympy as sp
+from sympy.printing.printer import Printer
+
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
+from gpuconcepts.formulas import CATALOGUE, get
+from gpuconcepts.hardware import DTYPES, GPUS
+from gpuconcepts.questions import question
+from gpuconcepts.symbols import SYMBOLS
+
+FILENAME = "gpuconcepts-whatif.js"
+"""The generated script's name under the build's ``_static``."""
+
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+"""Bytes per element of each datasheet dtype (TF32 is stored as a 4-byte FP32 word)."""
+
+DEFAULT_GPU = "H100 SXM"
+"""The GPU a panel starts on: the one the post's ridge-point example uses."""
+
+ROOFLINE_FORMULAS = ("ridge_point", "roofline_seconds", "attainable_flops")
+"""The catalogue's roofline formulas, which every panel evaluates for the chosen GPU."""
+
+
+# -- formulas as JavaScript -------------------------------------------------------------------
+class _RationalJS(Printer):  # type: ignore[misc]
+    """Print a sympy expression as calls into the runtime's exact rational arithmetic ``R``."""
+
+    printmethod = "_gpuconcepts_js"
+
+    def _print_Symbol(self, expr: sp.Symbol) -> str:
+        return f"v[{json.dumps(expr.name)}]"
+
+    def _print_Integer(self, expr: sp.Integer) -> str:
+        return f'R.int("{int(expr)}")'
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        return f'R.frac("{expr.p}", "{expr.q}")'
+
+    def _args(self, expr: sp.Expr) -> str:
+        return ", ".join(self._print(arg) for arg in expr.args)
+
+    def _print_Mul(self, expr: sp.Mul) -> str:
+        return f"R.mul({self._args(expr)})"
+
+    def _print_Add(self, expr: sp.Add) -> str:
+        return f"R.add({self._args(expr)})"
+
+    def _print_Max(self, expr: sp.Max) -> str:
+        return f"R.max({self._args(expr)})"
+
+    def _print_Min(self, expr: sp.Min) -> str:
+        return f"R.min({self._args(expr)})"
+
+    def _print_Pow(self, expr: sp.Pow) -> str:
+        if not expr.exp.is_Integer:
+            raise GpuConceptsError(
+                f"no exact JavaScript for the power {expr}: only whole exponents"
+            )
+        base, exponent = self._print(expr.base), int(expr.exp)
+        power = f"R.pow({base}, {abs(exponent)})" if abs(exponent) != 1 else base
+        return f"R.inv({power})" if exponent < 0 else power
+
+    def emptyPrinter(self, expr: object) -> str:  # sympy's name for the fallback
+        raise GpuConceptsError(f"no exact JavaScript for {type(expr).__name__}: {expr}")
+
+
+def formula_js(formula: Formula) -> str:
+    """A JavaScript arrow function of the symbol values (runtime rationals) for ``formula``."""
+    return f"(v) => {_RationalJS().doprint(formula.expr)}"
+
+
+def _params(formula: Formula) -> list[str]:
+    """The formula's symbols in the table's order (the same in every run)."""
+    return [name for name in SYMBOLS if name in formula.params]
+
+
+def worked_template(formula: Formula) -> str:
+    """``formula.worked()`` up to its result, with ``@NAME@`` where each value goes.
+
+    The same printer as the Python derivation is used, with each symbol replaced by a
+    placeholder symbol, so the JavaScript only has to write the numbers into the slots.
+    Max and Min sort their arguments by value, so their slots may come in another order
+    than Python's: the runtime shows the same numbers, possibly swapped.
+    """
+    # Slots named after the symbols' fixed order: sympy sorts Max and Min arguments by name,
+    # and Formula.params follows the set order of those arguments, which varies between runs.
+    order = list(SYMBOLS)
+    slots = {
+        name: sp.Symbol(f"GCSLOT{chr(ord('A') + order.index(name))}") for name in _params(formula)
+    }
+    with sp.evaluate(False):
+        filled = formula.expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
+    text = str(_NumberPrinter().doprint(filled))
+    for name, slot in slots.items():
+        text = text.replace(slot.name, f"@{name}@")
+    return f"{formula.latex()} = {text}"
+
+
+# -- panels -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Workload:
+    """A kernel a panel places on the roofline: its FLOPs, bytes and intensity formulas."""
+
+    label: str
+    flops: str
+    bytes: str
+    intensity: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One chapter's what-if panel.
+
+    Attributes:
+        title: the panel's heading.
+        outputs: the formulas shown, in order; their symbols are the panel's inputs.
+        workloads: what the panel places on the chosen GPU's roofline.
+        questions: the post's worked questions whose inputs are the defaults (first wins).
+        examples: formulas whose doctest example fills the symbols still without a default.
+        chart: whether to draw the roofline chart.
+    """
+
+    title: str
+    outputs: tuple[str, ...]
+    workloads: tuple[Workload, ...]
+    questions: tuple[int, ...] = ()
+    examples: tuple[str, ...] = ()
+    chart: bool = False
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """The inputs: every symbol of the outputs, in the order they first appear."""
+        names = (p for name in self.outputs for p in get(name).params)
+        return tuple(dict.fromkeys(names))
+
+    def defaults(self) -> dict[str, Number]:
+        """The post's values: its worked questions first, then the formulas' doctest examples."""
+        values: dict[str, Number] = {}
+        for number in self.questions:
+            for step in question(number).steps:
+                for name, value in step.inputs:
+                    values.setdefault(name, value)
+        for name in self.examples:
+            for symbol, example in doctest_example(get(name)).items():
+                values.setdefault(symbol, example)
+        missing = [s for s in self.symbols if s not in values]
+        if missing:
+            raise GpuConceptsError(f"{self.title}: no default for {', '.join(missing)}")
+        return {s: values[s] for s in self.symbols}
+
+
+def doctest_example(formula: Formula) -> dict[str, Number]:
+    """The keyword values of the first call of ``formula`` in its docstring's examples.
+
+    >>> doctest_example(get("conv_bytes"))
+    {'B': 1, 'H_out': 32, 'W_out': 32, 'K': 3, 'C_in': 16, 'C_out': 32, 's': 4}
+    """
+    for example in doctest.DocTestParser().get_examples(formula.__doc__ or ""):
+        for node in ast.walk(ast.parse(example.source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == formula.name:
+                return {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    raise GpuConceptsError(f"{formula.name}: its docstring has no example call")
+
+
+def default_dtype(s: Number) -> str:
+    """The first datasheet dtype whose elements take ``s`` bytes (fp32 for 4, fp16 for 2)."""
+    return next((d for d in DTYPES if DTYPE_BYTES[d] == s), DTYPES[0])
+
+
+PANELS: dict[str, Panel] = {
+    "dlrm": Panel(
+        "What if the table or the batch were different?",
+        (
+            "embedding_memory",
+            "embedding_payload",
+            "embedding_bag_flops",
+            "embedding_bag_bytes",
+            "embedding_intensity",
+        ),
+        (
+            Workload(
+                "embedding-bag lookup",
+                "embedding_bag_flops",
+                "embedding_bag_bytes",
+                "embedding_intensity",
+            ),
+        ),
+        questions=(10, 11),
+    ),
+    "mlp": Panel(
+        "What if the layer or the batch were different?",
+        ("mlp_macs", "mlp_flops", "mlp_weights", "mlp_weight_memory", "mlp_bytes", "mlp_intensity"),
+        (Workload("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
+        questions=(12, 13),
+    ),
+    "cnn": Panel(
+        "What if the convolution were different?",
+        ("conv_macs", "conv_flops", "conv_weights", "conv_bytes", "conv_intensity"),
+        (Workload("convolution", "conv_flops", "conv_bytes", "conv_intensity"),),
+        questions=(14,),
+        examples=("conv_bytes",),
+    ),
+    "rnn": Panel(
+        "What if the sequence or the hidden state were different?",
+        ("rnn_macs", "rnn_flops", "rnn_bytes", "rnn_intensity"),
+        (Workload("RNN layer (all S steps)", "rnn_flops", "rnn_bytes", "rnn_intensity"),),
+        questions=(15,),
+        examples=("rnn_bytes",),
+    ),
+    "transformer": Panel(
+        "What if the sequence, the batch or the width were different?",
+        (
+            "attention_scores",
+            "attention_flops",
+            "attention_bytes",
+            "attention_intensity",
+            "kv_cache_memory",
+            "attention_decode_flops",
+            "attention_decode_bytes",
+            "attention_decode_intensity",
+        ),
+        (
+            Workload(
+                "attention prefill", "attention_flops", "attention_bytes", "attention_intensity"
+            ),
+            Workload(
+                "one decode step",
+                "attention_decode_flops",
+                "attention_decode_bytes",
+                "attention_decode_intensity",
+            ),
+        ),
+        questions=(17, 16),
+    ),
+    "roofline": Panel(
+        "What if the layer or the GPU were different?",
+        ("mlp_flops", "mlp_bytes", "mlp_intensity"),
+        (Workload("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
+        examples=("mlp_intensity",),
+        chart=True,
+    ),
+}
+"""Every panel of the book, by the name its page gives the directive."""
+
+
+# -- the generated script ---------------------------------------------------------------------
+def _exported() -> list[Formula]:
+    """The formulas the script carries: every one a panel shows, and the roofline's."""
+    names = {n for p in PANELS.values() for n in p.outputs} | set(ROOFLINE_FORMULAS)
+    names |= {n for p in PANELS.values() for w in p.workloads for n in (w.flops, w.bytes)}
+    return [f for f in CATALOGUE.values() if f.name in names]
+
+
+def data() -> dict[str, Any]:
+    """Everything the runtime needs besides the formulas' code, as JSON-ready values."""
+    return {
+        "symbols": {
+            s.name: {
+                "meaning": s.meaning,
+                "unit": s.unit,
+                "domain": s.domain,
+                "count": s.is_count,
+                "latex": s.latex(),
+            }
+            for s in SYMBOLS.values()
+        },
+        "formulas": {
+            f.name: {
+                "kind": f.kind,
+                "summary": f.summary,
+                "params": _params(f),
+                "lhs": f.lhs,
+                "equation": f.equation(),
+                "worked": worked_template(f),
+            }
+            for f in _exported()
+        },
+        "gpus": [
+            {"name": g.name, "flops_per_s": dict(g.flops_per_s), "bytes_per_s": g.bytes_per_s}
+            for g in GPUS.values()
+        ],
+        "dtypes": DTYPE_BYTES,
+        "default_gpu": DEFAULT_GPU,
+        "panels": {
+            name: {
+                "title": p.title,
+                "symbols": list(p.symbols),
+                "defaults": {k: str(v) for k, v in p.defaults().items()},
+                "dtype": default_dtype(p.defaults().get("s", DTYPE_BYTES[DTYPES[0]])),
+                "outputs": list(p.outputs),
+                "workloads": [w.__dict__ for w in p.workloads],
+                "chart": p.chart,
+            }
+            for name, p in PANELS.items()
+        },
+    }
+
+
+@cache
+def runtime() -> str:
+    """The hand-written part: rational arithmetic, parsing, formatting and the panel's DOM."""
+    return resources.files("gpuconcepts").joinpath("whatif_runtime.js").read_text("utf-8")
+
+
+def javascript() -> str:
+    """The whole script a page with a panel loads (generated data and code, then the runtime)."""
+    code = ",\n".join(f"  {json.dumps(f.name)}: {formula_js(f)}" for f in _exported())
+    payload = json.dumps(data(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (
+        "// Generated by gpuconcepts.whatif.javascript() at docs build time. Do not edit:\n"
+        "// every formula below is printed from its sympy expression in gpuconcepts.formulas.\n"
+        "(function () {\n"
+        '"use strict";\n'
+        f"const DATA = {payload};\n"
+        f"const FORMULAS = (R) => ({{\n{code}\n}});\n"
+        f"{runtime()}"
+        "})();\n"
+    )
+
+
+def panel_html(name: str) -> str:
+    """The placeholder a page carries; the script fills it in (the panel needs JavaScript)."""
+    if name not in PANELS:
+        known = ", ".join(PANELS)
+        raise GpuConceptsError(f"unknown what-if panel {name!r}; the panels are {known}")
+    return (
+        f'<div class="gc-whatif" data-panel="{name}">'
+        f"<noscript><p>This what-if panel needs JavaScript.</p></noscript></div>"
+    )

@@ -1,0 +1,205 @@
+"""The what-if panels in headless Chromium: the numbers are the CLI's, bad input is named, the
+GPU moves the verdict where the ridge point says, and the panel works from the keyboard.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from contextlib import redirect_stderr, redirect_stdout
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from gpuconcepts import whatif
+from gpuconcepts.cli import main
+from gpuconcepts.symbols import SYMBOLS
+
+if TYPE_CHECKING:
+    from conftest import Browse, Site
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.site
+
+PANEL_PAGES = {name: f"{name}.html" for name in whatif.PANELS}
+
+OUTPUTS_JS = """() => [...document.querySelectorAll(".gc-whatif [data-formula]")].map(o => ({
+  formula: o.getAttribute("data-formula"), args: o.getAttribute("data-args"),
+  value: o.getAttribute("data-value")}))"""
+
+
+def calc(name: str, args: dict[str, Any]) -> int | float:
+    """The value ``gpuconcepts calc NAME SYM=VALUE ... --json`` prints."""
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(["calc", name, *(f"{k}={v!r}" for k, v in args.items()), "--json"]) == 0
+    value: int | float = json.loads(out.getvalue())["value"]
+    return value
+
+
+def check_outputs_match_the_cli(page: Page) -> int:
+    """Every output's data-value against the CLI for its data-args; returns how many."""
+    outputs = page.evaluate(OUTPUTS_JS)
+    checked = 0
+    for out in outputs:
+        if not out["value"]:
+            continue
+        expected = calc(out["formula"], json.loads(out["args"]))
+        where = f"{out['formula']} {out['args']}"
+        if isinstance(expected, int):
+            assert out["value"] == str(expected), where
+        else:
+            assert float(out["value"]) == pytest.approx(expected, rel=1e-12, abs=0), where
+        checked += 1
+    return checked
+
+
+def panel_text(page: Page) -> str:
+    return str(page.inner_text(".gc-whatif"))
+
+
+def open_panel(browse: Browse, site: Site, name: str) -> tuple[Page, Any]:
+    path = PANEL_PAGES[name]
+    if path not in site.pages:
+        pytest.skip(f"{path} is not in this build")
+    page, visit = browse.open(path)
+    page.wait_for_selector(".gc-whatif [data-symbol]")
+    return page, visit
+
+
+def test_built_script_is_the_generators_and_small(site: Site):
+    built = site.root / "_static" / whatif.FILENAME
+    assert built.read_text(encoding="utf-8") == whatif.javascript(), (
+        f"{built} differs from gpuconcepts.whatif.javascript(): it must never be edited by hand"
+    )
+    assert built.stat().st_size < 100_000
+    for name, path in PANEL_PAGES.items():
+        if path in site.pages:
+            html = (site.root / path).read_text(encoding="utf-8")
+            assert f'data-panel="{name}"' in html
+            assert f"_static/{whatif.FILENAME}" in html
+
+
+@pytest.mark.parametrize("name", list(whatif.PANELS))
+def test_panel_values_are_the_clis_for_defaults_and_random_inputs(browse, site, name):
+    page, visit = open_panel(browse, site, name)
+    panel = whatif.PANELS[name]
+    for symbol, value in panel.defaults().items():
+        assert page.input_value(f'[data-symbol="{symbol}"]') == str(value)
+    assert check_outputs_match_the_cli(page) >= len(panel.outputs) + 2
+    rng = random.Random(name)
+    for _ in range(3):
+        for symbol in panel.symbols:
+            text = str(rng.choice([1, 3, 64, 1000, 10**9, 7 * 10**19]))
+            if not SYMBOLS[symbol].is_count:
+                text = rng.choice(["0.5", "1", "2", "4", "1.25"])
+            page.fill(f'[data-symbol="{symbol}"]', text)
+        assert check_outputs_match_the_cli(page) >= len(panel.outputs)
+        assert "NaN" not in panel_text(page)
+        assert "Infinity" not in panel_text(page)
+    assert page.locator(".gc-whatif .gc-error").count() == 0
+    assert visit.problems == []
+
+
+@pytest.mark.parametrize("text", ["", "-3", "0", "6.5", "abc", "1e400"])
+def test_invalid_input_is_named_and_never_nan(browse, site, text):
+    page, visit = open_panel(browse, site, "mlp")
+    page.fill('[data-symbol="B"]', text)
+    error = page.locator(".gc-whatif .gc-error")
+    assert error.count() == 1
+    message = error.inner_text()
+    assert message.startswith(("missing value for B (batch size)", "B (batch size) must be"))
+    assert page.get_attribute('[data-symbol="B"]', "aria-invalid") == "true"
+    assert page.get_attribute('[data-formula="mlp_macs"]', "data-value") == ""
+    # what does not depend on B still answers
+    defaults = whatif.PANELS["mlp"].defaults()
+    weights = calc("mlp_weights", {k: defaults[k] for k in ("d_in", "d_out")})
+    assert page.get_attribute('[data-formula="mlp_weights"]', "data-value") == str(weights)
+    assert "NaN" not in panel_text(page)
+    assert "Infinity" not in panel_text(page)
+    page.fill('[data-symbol="B"]', "64")
+    assert error.count() == 0
+    assert visit.problems == []
+
+
+def test_switching_the_gpu_moves_the_verdict_with_the_ridge_point(browse, site):
+    page, visit = open_panel(browse, site, "roofline")
+    verdicts = set()
+    gpus = page.eval_on_selector_all('[data-control="gpu"] option', "os => os.map(o => o.value)")
+    for gpu in gpus:
+        page.select_option('[data-control="gpu"]', gpu)
+        dtypes = page.eval_on_selector_all(
+            '[data-control="dtype"] option', "os => os.map(o => o.value)"
+        )
+        for dtype in dtypes:
+            page.select_option('[data-control="dtype"]', dtype)
+            # choosing a data type sets s to its width (the reader may still type another)
+            assert page.input_value('[data-symbol="s"]') == str(whatif.DTYPE_BYTES[dtype])
+            ridge = float(page.get_attribute('[data-formula="ridge_point"]', "data-value") or "")
+            intensity = float(
+                page.get_attribute('td [data-formula="mlp_intensity"]', "data-value") or ""
+            )
+            verdict = page.get_attribute(".gc-verdict", "data-bound")
+            assert verdict == ("memory" if intensity < ridge else "compute"), (gpu, dtype)
+            verdicts.add(verdict)
+            # the chart's ridge line sits where the ridge point is, left of a compute-bound point
+            dot = page.get_attribute(".gc-point", "data-intensity")
+            assert float(dot or "") == pytest.approx(intensity)
+    assert verdicts == {"memory", "compute"}, "the datasheet should hold GPUs on both sides"
+    before = page.get_attribute(".gc-point", "cx")
+    page.fill('[data-symbol="B"]', "1")
+    assert page.get_attribute(".gc-point", "cx") != before
+    assert page.get_attribute(".gc-verdict", "data-bound") == "memory"
+    assert visit.problems == []
+
+
+def test_keyboard_alone_and_labels(browse, site):
+    page, visit = open_panel(browse, site, "transformer")
+    controls = page.eval_on_selector_all(
+        ".gc-whatif input, .gc-whatif select",
+        """els => els.map(e => ({
+            key: e.getAttribute("data-symbol") || e.getAttribute("data-control"),
+            labels: e.labels.length, label: e.labels.length ? e.labels[0].textContent : ""}))""",
+    )
+    assert [c["key"] for c in controls] == [*whatif.PANELS["transformer"].symbols, "gpu", "dtype"]
+    assert all(c["labels"] == 1 and c["label"].strip() for c in controls)
+    page.focus('[data-symbol="S"]')
+    order = []
+    for _ in controls:
+        order.append(
+            page.evaluate(
+                "() => document.activeElement.getAttribute('data-symbol')"
+                " || document.activeElement.getAttribute('data-control')"
+            )
+        )
+        page.keyboard.press("Tab")
+    assert order == [c["key"] for c in controls]
+    page.focus('[data-symbol="S"]')
+    page.keyboard.press("Control+A")
+    page.keyboard.type("2000")
+    assert page.get_attribute('[data-formula="attention_scores"]', "data-value") == str(
+        calc("attention_scores", {"S": 2000})
+    )
+    page.focus('[data-control="gpu"]')
+    before = page.get_attribute('[data-formula="ridge_point"]', "data-value")
+    page.keyboard.press("ArrowDown")
+    assert page.get_attribute('[data-formula="ridge_point"]', "data-value") != before
+    assert visit.problems == []
+
+
+def test_derivations_are_typeset_again_after_a_change(browse, site):
+    page, visit = open_panel(browse, site, "mlp")
+    assert browse.wait_for_math(page)
+    page.fill('[data-symbol="B"]', "128")
+    page.wait_for_function(
+        """() => [...document.querySelectorAll(".gc-worked")].every(
+            w => w.querySelector("mjx-container") && !w.textContent.includes("\\\\["))"""
+    )
+    tex = page.evaluate(
+        """() => MathJax.startup.document.getMathItemsWithin(
+            document.querySelector('[data-worked="mlp_macs"]')).map(m => m.math).join("")"""
+    )
+    assert "= 128 \\times 512 \\times 256 =" in tex
+    assert page.locator(".gc-whatif mjx-merror").count() == 0
+    assert visit.problems == []
