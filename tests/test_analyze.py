@@ -189,7 +189,8 @@ def test_hooks_are_removed_and_the_model_is_unchanged():
     model.train()
     run(model, x)
     assert _hooks(model) == 0
-    assert model.training and all(m.training for m in model.modules())
+    assert model.training
+    assert all(m.training for m in model.modules())
     assert state.keys() == model.state_dict().keys()
     for key, value in model.state_dict().items():
         assert torch.equal(value, state[key]), key  # BatchNorm's running stats untouched
@@ -287,7 +288,7 @@ def test_a_rejected_shape_names_the_layer_and_shapes():
 def test_bad_arguments():
     with pytest.raises(ValueError, match="at least one example input"):
         run(nn.Linear(2, 2))
-    with pytest.raises(ValueError, match="must be a torch.nn.Module"):
+    with pytest.raises(ValueError, match=r"must be a torch\.nn\.Module"):
         run(lambda x: x, torch.randn(2))
 
 
@@ -328,7 +329,7 @@ def model_file(tmp_path, monkeypatch):
     path = tmp_path / "model.py"
     path.write_text(MODEL_FILE)
     # the command measures this machine's peaks; the tests check counts, so skip the wait
-    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda device, quick: PEAKS)
+    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
     return path
 
 
@@ -339,8 +340,10 @@ def test_cli_prints_a_table_whose_flops_are_the_formulas(model_file, capsys):
     lines = {line.split()[1]: line for line in out.splitlines() if line[:1].isdigit()}
     conv = f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
     linear = f.mlp_flops(B=2, d_in=128, d_out=10)
-    assert f"{conv:,}" in lines["0"] and "conv_flops" in lines["0"]
-    assert f"{linear:,}" in lines["3"] and "mlp_flops" in lines["3"]
+    assert f"{conv:,}" in lines["0"]
+    assert "conv_flops" in lines["0"]
+    assert f"{linear:,}" in lines["3"]
+    assert "mlp_flops" in lines["3"]
     assert "the same total" in out
 
 
@@ -381,4 +384,5 @@ def test_cli_errors_are_one_line_with_status_2(model_file, capsys, target, shape
     assert err.startswith("gpuconcepts analyze: error: ")
     assert message in err
     if "out of memory in" in message:
-        assert "it needed 1 PiB but" in err and "was free on cpu" in err
+        assert "it needed 1 PiB but" in err
+        assert "was free on cpu" in err
