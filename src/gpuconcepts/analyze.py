@@ -259,7 +259,7 @@ class Report:
     def share_sentence(self) -> str:
         """The time share per bound in words, largest first."""
         parts = sorted(self.time_share().items(), key=lambda kv: -kv[1])
-        said = [f"{share:.0%} in {bound}-bound calls" for bound, share in parts if share > 0]
+        said = [f"{share:.0%} in {bound}-bound calls" for bound, share in parts if share >= 0.005]
         return "Of the measured time, " + ", ".join(said) + "."
 
     def to_dict(self) -> dict[str, Any]:
@@ -338,6 +338,11 @@ class Report:
             f"{si(self.peak_flops_per_s, 'FLOP/s')}, {si(self.peak_bytes_per_s, 'B/s')}, "
             f"ridge {self.ridge_point:.3g} FLOP/B."
         )
+        if self.dtype != self.peaks_dtype:
+            lines.append(
+                f"The compute roof here was measured in {self.peaks_dtype}; the model ran in "
+                f"{self.dtype}, so its calls are judged against another dtype's peak."
+            )
         lines.append(self.share_sentence())
         for g in self.gpus:
             lines.append(
@@ -345,6 +350,37 @@ class Report:
                 f"predicts {si(g.seconds, 's')}, {g.memory_share:.0%} of it memory-bound."
             )
         return lines
+
+    def memory_bound_everywhere(self) -> tuple[Layer, ...]:
+        """Calls left of the ridge on every datasheet GPU: more FLOP/s would not speed them up."""
+        return tuple(
+            layer
+            for layer in self.layers
+            if all(bound in ("memory", None) for bound in layer.predicted.values())
+        )
+
+    def markdown(self) -> str:
+        """The per-layer table for a book page, numbered as the figure's points, time with IQR."""
+        from gpuconcepts.book import markdown_table
+
+        header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s"]
+        header += ["Here", "Datasheet GPUs"]
+        rows = [
+            [
+                str(layer.index),
+                f"`{layer.name}`<br><small>{layer.type}</small>",
+                shapes_text(layer.input_shapes, layer.output_shapes),
+                f"{si(layer.flops, '')}<br><small>{layer.flops_source}</small>",
+                si(layer.bytes, "B"),
+                f"{layer.intensity:.3g}",
+                f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
+                si(layer.flops_per_s, "FLOP/s"),
+                f"**{layer.bound}**",
+                _across_gpus(layer.predicted),
+            ]
+            for layer in self.layers
+        ]
+        return markdown_table(header, rows)
 
     def text(self) -> str:
         """The table and the summary, as ``gpuconcepts analyze`` prints them."""
@@ -382,6 +418,40 @@ class Report:
         ax.legend(handles, texts, loc="lower right", fontsize=8)
         ax.set_title(f"{self.model} on {self.device}")
         return fig
+
+
+def _nbsp(text: str) -> str:
+    return text.replace(" ", "\u00a0")  # a time never breaks before its unit
+
+
+def _across_gpus(predicted: Mapping[str, str | None]) -> str:
+    """A call's bound on the datasheet GPUs in a few words.
+
+    >>> _across_gpus({"A": "memory", "B": "memory", "C": None})
+    'memory on all'
+    >>> _across_gpus({"A": "compute", "B": "memory"})
+    'compute on A; memory on B'
+    """
+    by_bound: dict[str, list[str]] = {}
+    for gpu, bound in predicted.items():
+        if bound is not None:
+            by_bound.setdefault(bound, []).append(gpu)
+    if len(by_bound) == 1:
+        return f"{next(iter(by_bound))} on all"
+    return "; ".join(f"{bound} on {', '.join(gpus)}" for bound, gpus in sorted(by_bound.items()))
+
+
+def count_types(layers: Sequence[Layer]) -> str:
+    """How many calls of each type, most first: ``3 EmbeddingBag, 2 Linear``.
+
+    >>> count_types([])
+    'none'
+    """
+    counts: dict[str, int] = {}
+    for layer in layers:
+        counts[layer.type] = counts.get(layer.type, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {kind}" for kind, n in ranked) or "none"
 
 
 @dataclass(frozen=True)
