@@ -260,6 +260,15 @@ def test_report_json_and_shares():
     assert report.share_sentence().startswith("Of the measured time, ")
 
 
+def test_book_table_shows_the_spread_beside_every_time():
+    report = run(nn.Sequential(nn.Linear(8, 8, bias=False), nn.ReLU()), torch.randn(2, 8))
+    lines = report.markdown().splitlines()
+    assert lines[0].startswith("| # | Call | Shapes | FLOPs |")
+    assert len(lines) == 2 + len(report.layers)
+    assert all("IQR" in line for line in lines[2:])
+    assert "mlp_flops" in lines[2]
+
+
 def test_memory_bound_calls_are_timed_after_a_flush():
     report = run(nn.Sequential(nn.Linear(4, 4, bias=False), nn.ReLU()), torch.randn(1, 4))
     # intensities far below the ridge point of 10 FLOP/byte: both flushed, as the kernels are

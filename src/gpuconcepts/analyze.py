@@ -21,6 +21,10 @@ call becomes one :class:`Layer`, in execution order:
 The model is left as it was: the hooks are removed, the training flags restored, and a
 model is only copied (never moved) when another device or dtype is asked for.
 
+One difference from a plain run: modules with a fused inference fast path
+(``nn.TransformerEncoderLayer`` in eval mode) skip it while any ``TorchFunctionMode`` is
+active, so the analysis counts and times their ordinary path, submodule by submodule.
+
 >>> import torch
 >>> from gpuconcepts.measure import Peaks
 >>> model = torch.nn.Sequential(torch.nn.Linear(64, 32, bias=False), torch.nn.ReLU())
