@@ -225,8 +225,8 @@ class Report:
 
     @property
     def ridge_point(self) -> float:
-        """This machine's ridge point, FLOP/byte."""
-        return self.peak_flops_per_s / self.peak_bytes_per_s
+        """This machine's ridge point, FLOP/byte (``formulas.ridge_point``)."""
+        return float(formulas.ridge_point(P=self.peak_flops_per_s, beta=self.peak_bytes_per_s))
 
     @property
     def total_flops(self) -> int:
@@ -367,7 +367,7 @@ class Report:
         """The per-layer table for a book page, numbered as the figure's points, time with IQR."""
         from gpuconcepts.book import markdown_table
 
-        header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s"]
+        header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s", "Bytes/s"]
         header += ["Here", "Datasheet GPUs"]
         rows = [
             [
@@ -378,7 +378,8 @@ class Report:
                 si(layer.bytes, "B"),
                 f"{layer.intensity:.3g}",
                 f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
-                si(layer.flops_per_s, "FLOP/s"),
+                si(layer.flops_per_s, "FLOP/s") if layer.flops else "–",
+                si(layer.bytes_per_s, "B/s"),
                 f"**{layer.bound}**",
                 _across_gpus(layer.predicted),
             ]
@@ -926,11 +927,14 @@ def _predictions(
     per_layer: list[dict[str, str | None]] = [{} for _ in layers]
     predictions = []
     for gpu in GPUS.values():
+        ridges = {
+            kind: gpu.ridge_point(kind)
+            for kind in {layer.dtype for layer in layers}
+            if gpu.peak(kind) is not None
+        }
         for i, layer in enumerate(layers):
-            peak = gpu.peak(layer.dtype)
-            per_layer[i][gpu.name] = (
-                None if peak is None else bound_at(layer.intensity, gpu.ridge_point(layer.dtype))
-            )
+            ridge = ridges.get(layer.dtype)
+            per_layer[i][gpu.name] = None if ridge is None else bound_at(layer.intensity, ridge)
         if gpu.peak(dtype) is None:
             continue
         peak = float(gpu.peak(dtype) or 0)
@@ -1052,7 +1056,7 @@ def _report(
         from gpuconcepts.kernels import measure_peaks
 
         peaks = measure_peaks(device, quick=device == "cpu")
-    ridge = peaks.flops_per_s / peaks.bytes_per_s
+    ridge = float(formulas.ridge_point(P=peaks.flops_per_s, beta=peaks.bytes_per_s))
     counted = []
     for call in calls:
         known = _known(call)
@@ -1066,7 +1070,9 @@ def _report(
     replays = []
     for call, (flops, _, traffic, _) in zip(calls, counted, strict=True):
         target, args, kwargs = call.target, call.args, call.kwargs
-        replays.append(((lambda t=target, a=args, k=kwargs: t(*a, **k)), flops / traffic < ridge))
+        # the kernels' flush policy: flush before each repetition exactly when memory-bound
+        flush = bound_at(flops / traffic, ridge) == "memory"
+        replays.append(((lambda t=target, a=args, k=kwargs: t(*a, **k)), flush))
     raw = _time(replays, device, repeats)
     with torch.inference_mode():
         forward = time_function(lambda: model(*inputs), device, repeats=repeats)
@@ -1094,7 +1100,7 @@ def _report(
                 bytes=traffic,
                 bytes_source=traffic_source,
                 raw_seconds=seconds,
-                flushed=flops / traffic < ridge,
+                flushed=bound_at(flops / traffic, ridge) == "memory",
                 bound=observed_bound(
                     flops / median, traffic / median, peaks.flops_per_s, peaks.bytes_per_s
                 ),
