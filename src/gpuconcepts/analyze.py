@@ -690,7 +690,8 @@ class _Recorder:
         name = _function_name(func)
         self.current = name
         before = int(self.counter.get_total_flops())
-        cloned = (_clone(args), _clone(kwargs))
+        # only an in-place call changes its arguments; any other is copied once it is recorded
+        cloned = (_clone(args), _clone(kwargs)) if _writes(name) else None
         output = func(*args, **kwargs)
         self.current = None
         flops = int(self.counter.get_total_flops()) - before
@@ -700,6 +701,7 @@ class _Recorder:
         new = [t for t in outs if t.untyped_storage().data_ptr() not in storages]
         if flops == 0 and not new and not (outs and _writes(name)):
             return output  # a view, a shape query: no arithmetic, no traffic
+        cloned = cloned or (_clone(args), _clone(kwargs))
         parent = self.stack[-1][0] if self.stack else "(top level)"
         self.calls.append(
             _Call(
