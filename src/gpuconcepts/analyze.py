@@ -583,9 +583,17 @@ def _function_name(func: Callable[..., Any]) -> str:
 
 
 def _writes(name: str) -> bool:
-    """An in-place tensor method (``add_``, ``__iadd__``) writes its input: traffic, no new tensor."""
+    """An in-place tensor method (``add_``, ``__iadd__``) writes its input: traffic, no new tensor.
+
+    >>> [_writes(n) for n in ("Tensor.add_", "Tensor.__iadd__", "Tensor.__iter__", "F.relu")]
+    [True, True, False, False]
+    """
     short = name.rsplit(".", 1)[-1]
-    return (short.endswith("_") and not short.endswith("__")) or short.startswith("__i")
+    in_place_operators = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"}
+    in_place_operators |= {"and", "or", "xor", "lshift", "rshift"}
+    if short.startswith("__i") and short.endswith("__"):
+        return short[3:-2] in in_place_operators
+    return short.endswith("_") and not short.startswith("_")
 
 
 class _Recorder:
