@@ -247,6 +247,22 @@ def test_functional_calls_in_forward_are_rows_of_their_module():
     assert matmul.bytes == 4 * (16 * 4 + 4 * 16 + 16 * 16)
 
 
+def test_an_in_place_update_is_traffic_without_a_new_tensor():
+    class Accumulate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = nn.Linear(16, 16, bias=False)  # a child: forward is not a leaf
+
+        def forward(self, x, y):
+            x += y  # reads x and y, writes x
+            return self.scale(x)
+
+    linear, update = run(Accumulate(), torch.randn(8, 16), torch.randn(8, 16)).layers[::-1]
+    assert (update.path, update.type) == ("Accumulate", "Tensor.add_")
+    assert update.bytes == 3 * 8 * 16 * 4
+    assert linear.type == "Linear"
+
+
 # -- the report --------------------------------------------------------------------------------
 def test_report_json_and_shares():
     model = nn.Sequential(nn.Linear(64, 64, bias=False), nn.ReLU())
