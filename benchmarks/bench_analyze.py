@@ -47,7 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto")
     parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
+    args, _ = parser.parse_known_args()  # nox passes every benchmark the same arguments
     device = resolve_device(args.device)
     net = model().to(device).eval()
     x = torch.randn(16, 3, 32, 32, device=device)
