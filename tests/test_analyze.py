@@ -316,6 +316,17 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match=r"must be a torch\.nn\.Module"):
         run(lambda x: x, torch.randn(2))
 
+    class PassThrough(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.unused = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(ValueError, match="ran no layer and no tensor operation"):
+        run(PassThrough(), torch.randn(2))
+
 
 # -- the command line --------------------------------------------------------------------------
 MODEL_FILE = textwrap.dedent(

@@ -1067,6 +1067,12 @@ def _report(
 
         peaks = measure_peaks(device, quick=device == "cpu")
     ridge = float(formulas.ridge_point(P=peaks.flops_per_s, beta=peaks.bytes_per_s))
+    # a call on empty tensors moves nothing and computes nothing: it has no place on a roofline
+    calls = [call for call in calls if call.tensor_bytes > 0 or call.counter_flops > 0]
+    if not calls:
+        raise GpuConceptsError(
+            f"{root}: the forward pass ran no layer and no tensor operation to analyze"
+        )
     counted = []
     for call in calls:
         known = _known(call)
