@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from gpuconcepts import formulas as f
-from gpuconcepts.analyze import Report, analyze, observed_bound
+from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.measure import Peaks
 
@@ -130,6 +130,12 @@ def test_multihead_attention_is_counted_whole():
     expected = 4 * f.mlp_flops(B=20, d_in=32, d_out=32) + f.attention_flops(B=2, S=10, d=32)
     assert rows[0].flops == expected
     assert rows[0].input_shapes == ((2, 10, 32),) * 3
+    assert _leaf_paths(mha) == {""}  # the model itself is the one leaf
+
+
+def test_leaves_are_modules_without_children_or_known_whole_types():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.MultiheadAttention(4, 2), nn.ReLU()))
+    assert _leaf_paths(model) == {"0", "1.0", "1.1"}
 
 
 @pytest.mark.parametrize("causal", [False, True])

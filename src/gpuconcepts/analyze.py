@@ -118,7 +118,7 @@ class Layer:
     raw_seconds: tuple[float, ...]
     flushed: bool
     bound: ObservedBound
-    predicted: Mapping[str, str | None] = field(default_factory=dict)
+    predicted: Mapping[str, str | None] = field(default_factory=dict, compare=False)
 
     @property
     def name(self) -> str:
@@ -613,8 +613,7 @@ class _Recorder:
         self.open: dict[int, list[tuple[int, tuple[Any, ...], dict[str, Any], int]]] = {}
         leaves = _leaf_paths(model)
         for path, module in model.named_modules(remove_duplicate=True):
-            inside_leaf = any(path.startswith(f"{leaf}.") for leaf in leaves if leaf)
-            if inside_leaf:
+            if any(_inside(path, leaf) for leaf in leaves):
                 continue
             name = path or root_name
             is_leaf = path in leaves
@@ -753,7 +752,16 @@ def _leaf_paths(model: Any) -> set[str]:
         if isinstance(module, torch.nn.MultiheadAttention) or not any(module.children()):
             leaves.add(path)
     # a known type's own submodules (MultiheadAttention.out_proj) are inside it, not beside it
-    return {p for p in leaves if not any(p.startswith(f"{q}.") for q in leaves if q and q != p)}
+    return {p for p in leaves if not any(_inside(p, q) for q in leaves)}
+
+
+def _inside(path: str, outer: str) -> bool:
+    """True when module ``path`` lies within module ``outer`` ("" is the model itself).
+
+    >>> _inside("attn.out_proj", "attn"), _inside("attn", "attn"), _inside("fc", "")
+    (True, False, True)
+    """
+    return path != outer and (outer == "" or path.startswith(f"{outer}."))
 
 
 # -- formulas of known types ---------------------------------------------------------------
