@@ -428,3 +428,17 @@ def test_cli_errors_are_one_line_with_status_2(model_file, capsys, target, shape
     if "out of memory in" in message:
         assert "it needed 1 PiB but" in err
         assert "was free on cpu" in err
+
+
+def test_the_package_exports_analyze_lazily():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gpuconcepts;"
+        "before = 'torch' in sys.modules;"
+        "from gpuconcepts import analyze;"
+        "print(before, callable(analyze), callable(gpuconcepts.analyze), 'torch' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["False", "True", "True", "True"]
