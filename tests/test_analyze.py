@@ -297,6 +297,24 @@ def test_memory_bound_calls_are_timed_after_a_flush():
     assert [layer.flushed for layer in report.layers] == [True, True]
 
 
+def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
+    """No GPU here: the CUDA path is checked with the timer replaced by a recorder."""
+    from gpuconcepts import analyze as module
+
+    seen = []
+
+    def fake_time_cuda(fn, *, repeats, flush):
+        fn()
+        seen.append((repeats, flush))
+        return (1e-3,) * repeats
+
+    monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
+    monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
+    times = module._time([(lambda: None, True), (lambda: None, False)], "cuda", 3)
+    assert times == [(1e-3,) * 3, (1e-3,) * 3]
+    assert seen == [(3, "flusher-cuda"), (3, None)]
+
+
 def test_observed_bound_is_the_closest_roof_or_neither():
     assert observed_bound(80e9, 1e9, 1e11, 1e10) == "compute"
     assert observed_bound(1e9, 9e9, 1e11, 1e10) == "memory"

@@ -161,7 +161,9 @@ class Layer:
         said = f"FlopCounterMode counts {plain_number(self.counter_flops)}"
         if self.counter_flops == 0:
             return f"{said}: it has no rule for the kernel this call ran; {self.flops_source} counts it"
-        return f"{said}; {self.flops_source} counts {plain_number(self.flops)}"
+        why = {"attention_flops_causal": " (FlopCounterMode ignores the causal mask)"}
+        reason = why.get(self.flops_source, "")
+        return f"{said}; {self.flops_source} counts {plain_number(self.flops)}{reason}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields and every derived value."""
