@@ -157,7 +157,7 @@ def test_measurement_from_dict_names_the_problem(record: dict[str, object], mess
     [
         ((), 1.0, "raw_seconds is empty"),
         ((1.0, -1.0), 1.0, "every raw time must be positive; got -1.0"),
-        ((1.0,), 0.0, "flops must be positive; got 0.0"),
+        ((1.0,), -1.0, "flops must be zero or more; got -1.0"),
     ],
 )
 def test_measurement_rejects_bad_values(raw: tuple[float, ...], flops: float, message: str) -> None:

@@ -1,4 +1,5 @@
-"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, compare, hardware.
+"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, compare, hardware,
+analyze.
 
 Bad input never shows a traceback: it prints one line on stderr and exits with status 2.
 torch and matplotlib are imported only by the subcommands that measure.
@@ -179,6 +180,28 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_analyze(args: argparse.Namespace) -> int:
+    from gpuconcepts.analyze import run_analyze
+
+    status: int = run_analyze(
+        args.model,
+        args.input,
+        dtype=args.dtype,
+        device=args.device,
+        as_json=args.json,
+        repeats=args.repeats,
+    )
+    return status
+
+
+ANALYZE_EPILOG = """\
+Example: gpuconcepts analyze model.py:build --input 8x3x224x224
+         gpuconcepts analyze dlrm.py:make --input 64x13 --input 64x26:int64 --json
+FACTORY is a function of FILE.py that takes no argument and returns the model. Integer inputs
+are random indices below the smallest embedding table of the model.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpuconcepts`` command."""
     parser = _Parser(
@@ -247,6 +270,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", metavar="PATH", nargs="+", help="a saved run (JSON)")
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(run=_cmd_compare)
+
+    p = sub.add_parser(
+        "analyze",
+        help="every layer of your own model on this machine's roofline and each GPU's",
+        description="Count, time and place every leaf module call of one forward pass.",
+        epilog=ANALYZE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", metavar="FILE.py:FACTORY", help="where the model comes from")
+    p.add_argument(
+        "--input",
+        metavar="SHAPE",
+        action="append",
+        required=True,
+        help="one forward argument: 8x3x224x224, or 64x26:int64 for indices (repeatable)",
+    )
+    p.add_argument(
+        "--dtype", choices=("float32", "float16", "bfloat16"), help="default: the model's"
+    )
+    p.add_argument(
+        "--device", choices=("auto", "cpu", "cuda"), default="auto", help="default: auto"
+    )
+    p.add_argument("--repeats", type=int, default=7, help="timed repetitions per layer (7)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=_cmd_analyze)
 
     p = sub.add_parser("hardware", help="the datasheet table of common GPUs, with sources")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -179,12 +179,15 @@ class Measurement:
             raise GpuConceptsError(
                 f"Measurement {self.workload!r}: every raw time must be positive; got {bad[0]!r}"
             )
-        for name in ("flops", "bytes"):
-            value = getattr(self, name)
-            if not _positive(value):
-                raise GpuConceptsError(
-                    f"Measurement {self.workload!r}: {name} must be positive; got {value!r}"
-                )
+        # a pure data movement (a copy, a gather) does no arithmetic: FLOPs may be zero
+        if not (_positive(self.flops) or self.flops == 0) or isinstance(self.flops, bool):
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: flops must be zero or more; got {self.flops!r}"
+            )
+        if not _positive(self.bytes):
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: bytes must be positive; got {self.bytes!r}"
+            )
 
     @property
     def seconds(self) -> float:

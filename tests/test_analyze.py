@@ -1,0 +1,474 @@
+"""`gpuconcepts.analyze`: per-layer counts equal the formulas, totals equal FlopCounterMode,
+the model is left as it was, and every bad input of `gpuconcepts analyze` is one line."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from gpuconcepts import formulas as f
+from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
+from gpuconcepts.cli import main
+from gpuconcepts.roofline import Peaks
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+from torch.utils.flop_counter import FlopCounterMode
+
+# Fixed peaks: the tests check counts and bookkeeping, not this machine's speed.
+PEAKS = Peaks("cpu", 1e11, 1e10, "float32")
+
+
+def run(model, *inputs, **options) -> Report:
+    return analyze(model, *inputs, device="cpu", peaks=PEAKS, repeats=1, **options)
+
+
+def counted(model, *inputs) -> int:
+    with FlopCounterMode(display=False) as counter, torch.no_grad():
+        model(*inputs)
+    return int(counter.get_total_flops())
+
+
+class Attention(nn.Module):
+    """Self-attention written with the functional SDPA, as many models do."""
+
+    def __init__(self, d: int = 32, heads: int = 4, causal: bool = False) -> None:
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+
+    def forward(self, x):
+        B, S, d = x.shape
+        q, k, v = (
+            t.view(B, S, self.heads, d // self.heads).transpose(1, 2)
+            for t in self.qkv(x).chunk(3, dim=-1)
+        )
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        return out.transpose(1, 2).reshape(B, S, d)
+
+
+# -- per-layer counts equal the catalogue's formulas ------------------------------------------
+def test_linear_and_convolutions_count_flops_and_bytes_by_their_formulas():
+    model = nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1, bias=False),
+        nn.Conv2d(16, 16, 3, padding=1, groups=16, bias=False),
+        nn.Conv2d(16, 32, 3, padding=1, groups=4, bias=False),
+        nn.Flatten(),
+        nn.Linear(32 * 6 * 6, 10, bias=False),
+    )
+    report = run(model, torch.randn(2, 3, 6, 6))
+    dense, depthwise, grouped, flatten, linear = report.layers
+    size = {"B": 2, "H_out": 6, "W_out": 6, "K": 3}
+    assert (dense.flops, dense.flops_source) == (
+        f.conv_flops(**size, C_in=3, C_out=16),
+        "conv_flops",
+    )
+    assert dense.bytes == f.conv_bytes(**size, C_in=3, C_out=16, s=4)
+    assert depthwise.flops == f.depthwise_conv_flops(**size, C=16)
+    assert depthwise.flops_source == "depthwise_conv_flops"
+    assert depthwise.bytes == f.depthwise_conv_bytes(**size, C=16, s=4)
+    # four groups: each output channel reads 16 / 4 input channels
+    assert grouped.flops == f.conv_flops(**size, C_in=4, C_out=32)
+    assert (flatten.flops, flatten.flops_source) == (0, "FlopCounterMode")
+    assert linear.flops == f.mlp_flops(B=2, d_in=32 * 36, d_out=10)
+    assert linear.bytes == f.mlp_bytes(B=2, d_in=32 * 36, d_out=10, s=4)
+    assert linear.intensity == pytest.approx(f.mlp_intensity(B=2, d_in=32 * 36, d_out=10, s=4))
+    assert report.total_flops == report.counter_total == counted(model, torch.randn(2, 3, 6, 6))
+
+
+def test_linear_on_a_sequence_counts_every_token_as_a_row():
+    report = run(nn.Linear(16, 8, bias=False), torch.randn(4, 5, 16))
+    assert report.layers[0].flops == f.mlp_flops(B=20, d_in=16, d_out=8)
+    assert report.layers[0].input_shapes == ((4, 5, 16),)
+    assert report.layers[0].output_shapes == ((4, 5, 8),)
+
+
+def test_embedding_bag_reads_only_the_rows_it_looks_up():
+    bag = nn.EmbeddingBag(100_000, 16, mode="sum")
+    indices = torch.randint(0, 100_000, (8, 5))
+    (row,) = run(bag, indices).layers
+    assert row.flops == f.embedding_bag_flops(B=8, L=5, d=16)
+    assert row.bytes == f.embedding_bag_bytes(B=8, L=5, d=16, s=4)
+    assert row.bytes < 100_000 * 16 * 4  # not the whole table
+    # FlopCounterMode has no rule for embedding_bag: the row says so
+    assert row.counter_flops == 0
+    assert "FlopCounterMode counts 0" in row.note
+    assert "embedding_bag_flops" in row.note
+
+
+def test_embedding_bag_with_equal_offsets_is_the_same_lookup():
+    bag = nn.EmbeddingBag(50, 8, mode="mean")
+    (row,) = run(bag, torch.randint(0, 50, (12,)), torch.tensor([0, 3, 6, 9])).layers
+    assert row.flops == f.embedding_bag_flops(B=4, L=3, d=8)
+    assert row.bytes == f.embedding_bag_bytes(B=4, L=3, d=8, s=4)
+
+
+def test_embedding_is_a_gather_without_arithmetic():
+    (row,) = run(nn.Embedding(1000, 16), torch.randint(0, 1000, (4, 7))).layers
+    assert row.flops == 0
+    assert row.bytes == f.embedding_bag_bytes(B=28, L=1, d=16, s=4)  # a row read, a row written
+    assert row.bound in ("memory", "overhead")
+
+
+def test_rnn_counts_every_layer_and_direction():
+    rnn = nn.RNN(16, 24, num_layers=2, bidirectional=True, batch_first=True)
+    (row,) = run(rnn, torch.randn(3, 7, 16)).layers
+    first = f.rnn_flops(B=3, S=7, d_in=16, d_h=24)
+    second = f.rnn_flops(B=3, S=7, d_in=48, d_h=24)
+    assert row.flops == 2 * (first + second)
+    assert row.flops_source == "rnn_flops"
+
+
+def test_multihead_attention_is_counted_whole():
+    mha = nn.MultiheadAttention(32, 4, batch_first=True)
+    x = torch.randn(2, 10, 32)
+    rows = run(mha, x, x, x).layers
+    assert len(rows) == 1  # its out_proj is inside it, not a row of its own
+    expected = 4 * f.mlp_flops(B=20, d_in=32, d_out=32) + f.attention_flops(B=2, S=10, d=32)
+    assert rows[0].flops == expected
+    assert rows[0].input_shapes == ((2, 10, 32),) * 3
+    assert _leaf_paths(mha) == {""}  # the model itself is the one leaf
+
+
+def test_leaves_are_modules_without_children_or_known_whole_types():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.MultiheadAttention(4, 2), nn.ReLU()))
+    assert _leaf_paths(model) == {"0", "1.0", "1.1"}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_functional_attention_uses_the_attention_formulas(causal):
+    model = Attention(causal=causal)
+    x = torch.randn(2, 16, 32)
+    report = run(model, x)
+    assert [layer.type for layer in report.layers] == ["Linear", "F.scaled_dot_product_attention"]
+    attention = report.layers[1]
+    assert attention.path == "Attention"  # the module whose forward made the call
+    formula = f.attention_flops_causal if causal else f.attention_flops
+    assert attention.flops == formula(B=2, S=16, d=32)
+    assert attention.bytes == f.attention_bytes(B=2, S=16, d=32, s=4)
+    # the views and transposes around it move nothing and are not rows
+
+
+# -- totals against FlopCounterMode -------------------------------------------------------------
+def test_totals_equal_flop_counter_mode_and_each_difference_is_a_row():
+    class Mixed(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bag = nn.EmbeddingBag(64, 32)
+            self.attention = Attention()
+            self.head = nn.Linear(32, 4)
+
+        def forward(self, indices, x):
+            return self.head(self.attention(x + self.bag(indices)[:, None, :]))
+
+    model = Mixed()
+    inputs = (torch.randint(0, 64, (2, 3)), torch.randn(2, 8, 32))
+    report = run(model, *inputs)
+    assert report.counter_total == counted(model, *inputs)
+    assert sum(layer.counter_flops for layer in report.layers) == report.counter_total
+    explained = {layer.type for layer in report.explained}
+    assert explained == {"EmbeddingBag", "F.scaled_dot_product_attention"}
+    difference = sum(layer.flops - layer.counter_flops for layer in report.explained)
+    assert report.total_flops - report.counter_total == difference > 0
+    assert "the difference of" in "\n".join(report.summary())
+
+
+# -- the model is left as it was --------------------------------------------------------------
+def _hooks(model) -> int:
+    return sum(
+        len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._forward_hooks_with_kwargs)
+        for m in model.modules()
+    )
+
+
+def test_hooks_are_removed_and_the_model_is_unchanged():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True))
+    model.train()
+    x = torch.randn(2, 3, 8, 8)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    model.eval()
+    before = model(x).detach()
+    model.train()
+    run(model, x)
+    assert _hooks(model) == 0
+    assert model.training
+    assert all(m.training for m in model.modules())
+    assert state.keys() == model.state_dict().keys()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, state[key]), key  # BatchNorm's running stats untouched
+    model.eval()
+    assert torch.equal(model(x), before)
+
+
+def test_another_dtype_works_on_a_copy():
+    model = nn.Linear(8, 4)
+    report = run(model, torch.randn(2, 8), dtype="bfloat16")
+    assert report.layers[0].dtype == report.dtype == "bfloat16"
+    assert model.weight.dtype == torch.float32
+    assert report.layers[0].bytes < f.mlp_bytes(B=2, d_in=8, d_out=4, s=4)
+
+
+# -- shared modules, containers, functional calls ---------------------------------------------
+def test_a_reused_module_is_one_row_per_call():
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = nn.Linear(8, 8, bias=False)
+            self.blocks = nn.Sequential(nn.Sequential(nn.Linear(8, 8, bias=False), nn.Tanh()))
+
+        def forward(self, x):
+            return self.layer(self.blocks(self.layer(x)))
+
+    report = run(Tied(), torch.randn(3, 8))
+    names = [layer.name for layer in report.layers]
+    assert names == ["layer", "blocks.0.0", "blocks.0.1", "layer (call 2)"]
+    assert report.layers[0].flops == report.layers[3].flops == f.mlp_flops(B=3, d_in=8, d_out=8)
+
+
+def test_functional_calls_in_forward_are_rows_of_their_module():
+    class Residual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(16, 16, bias=False)
+
+        def forward(self, x):
+            y = F.relu(self.fc(x))
+            y = y.view(4, 16).transpose(0, 1)  # views: nothing moves, no row
+            return torch.matmul(y, x) + 1
+
+    report = run(Residual(), torch.randn(4, 16))
+    assert [(layer.path, layer.type) for layer in report.layers] == [
+        ("fc", "Linear"),
+        ("Residual", "F.relu"),
+        ("Residual", "torch.matmul"),
+        ("Residual", "Tensor.add"),
+    ]
+    matmul = report.layers[2]
+    assert matmul.flops == matmul.counter_flops == 2 * 16 * 4 * 16
+    assert matmul.flops_source == "FlopCounterMode"
+    assert matmul.bytes == 4 * (16 * 4 + 4 * 16 + 16 * 16)
+
+
+def test_an_in_place_update_is_traffic_without_a_new_tensor():
+    class Accumulate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = nn.Linear(16, 16, bias=False)  # a child: forward is not a leaf
+
+        def forward(self, x, y):
+            x += y  # reads x and y, writes x
+            return self.scale(x)
+
+    linear, update = run(Accumulate(), torch.randn(8, 16), torch.randn(8, 16)).layers[::-1]
+    assert (update.path, update.type) == ("Accumulate", "Tensor.add_")
+    assert update.bytes == 3 * 8 * 16 * 4
+    assert linear.type == "Linear"
+
+
+# -- the report --------------------------------------------------------------------------------
+def test_report_json_and_shares():
+    model = nn.Sequential(nn.Linear(64, 64, bias=False), nn.ReLU())
+    report = run(model, torch.randn(8, 64))
+    data = json.loads(report.to_json())
+    assert data["total_flops"] == data["counter_total"] == f.mlp_flops(B=8, d_in=64, d_out=64)
+    assert [row["type"] for row in data["layers"]] == ["Linear", "ReLU"]
+    assert data["layers"][0]["predicted"]["H100 SXM"] == "memory"
+    assert sum(report.time_share().values()) == pytest.approx(1.0)
+    assert {g["gpu"] for g in data["gpus"]} >= {"H100 SXM", "A100 80GB SXM"}
+    assert report.share_sentence().startswith("Of the measured time, ")
+
+
+def test_book_table_shows_the_spread_beside_every_time():
+    report = run(nn.Sequential(nn.Linear(8, 8, bias=False), nn.ReLU()), torch.randn(2, 8))
+    lines = report.markdown().splitlines()
+    assert lines[0].startswith("| # | Call | Shapes | FLOPs |")
+    assert len(lines) == 2 + len(report.layers)
+    assert all("IQR" in line for line in lines[2:])
+    assert "mlp_flops" in lines[2]
+
+
+def test_memory_bound_calls_are_timed_after_a_flush():
+    report = run(nn.Sequential(nn.Linear(4, 4, bias=False), nn.ReLU()), torch.randn(1, 4))
+    # intensities far below the ridge point of 10 FLOP/byte: both flushed, as the kernels are
+    assert [layer.flushed for layer in report.layers] == [True, True]
+
+
+def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
+    """No GPU here: the CUDA path is checked with the timer replaced by a recorder."""
+    from gpuconcepts import analyze as module
+
+    seen = []
+
+    def fake_time_cuda(fn, *, repeats, flush):
+        fn()
+        seen.append((repeats, flush))
+        return (1e-3,) * repeats
+
+    monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
+    monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
+    times = module._time([(lambda: None, True), (lambda: None, False)], "cuda", 3)
+    assert times == [(1e-3,) * 3, (1e-3,) * 3]
+    assert seen == [(3, "flusher-cuda"), (3, None)]
+
+
+def test_observed_bound_is_the_roof_that_explains_the_time():
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.roofline import MemoryLevel, Peaks
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),),
+                  latency_seconds=1e-5)  # fmt: skip
+
+    def call(seconds: float, flops: float, nbytes: float) -> str:
+        return observed_bound(Measurement("x", "cpu", {}, (seconds,), flops, nbytes), peaks)
+
+    assert call(1.0, 80e9, 1e9) == "compute"
+    assert call(1.0, 1e9, 9e9) == "memory"  # DRAM
+    assert call(1.0, 1e9, 50e9) == "memory"  # faster than DRAM: served from L2
+    assert call(2e-5, 10.0, 8.0) == "overhead"  # only the latency floor explains it
+    assert call(1.0, 1e9, 1e12) == "overhead"  # faster than every roof
+
+
+def test_figure_has_one_point_per_layer_with_flops():
+    model = nn.Sequential(nn.Linear(32, 32, bias=False), nn.ReLU(), nn.Linear(32, 8, bias=False))
+    fig = run(model, torch.randn(4, 32)).figure()
+    labels = sorted(t.get_text() for t in fig.axes[0].texts)
+    assert labels == ["1", "3"]  # the ReLU has no FLOPs and no place on a log axis
+
+
+def test_a_rejected_shape_names_the_layer_and_shapes():
+    model = nn.Sequential(nn.Linear(8, 4), nn.Linear(5, 2))
+    with pytest.raises(ValueError, match=r"layer '1' \(Linear\), given inputs of shape 3×4"):
+        run(model, torch.randn(3, 8))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="at least one example input"):
+        run(nn.Linear(2, 2))
+    with pytest.raises(ValueError, match=r"must be a torch\.nn\.Module"):
+        run(lambda x: x, torch.randn(2))
+
+    class PassThrough(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.unused = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(ValueError, match="ran no layer and no tensor operation"):
+        run(PassThrough(), torch.randn(2))
+
+
+# -- the command line --------------------------------------------------------------------------
+MODEL_FILE = textwrap.dedent(
+    """
+    import torch
+    import torch.nn as nn
+
+    def build():
+        return nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1, bias=False),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(8 * 4 * 4, 10, bias=False),
+        )
+
+    def broken():
+        raise KeyError("no weights")
+
+    def number():
+        return 3
+
+    class Greedy(nn.Module):
+        def forward(self, x):
+            return torch.empty(2**50, dtype=torch.uint8) if x.numel() else x
+
+    def greedy():
+        return Greedy()
+
+    TABLE = 7
+    """
+)
+
+
+@pytest.fixture
+def model_file(tmp_path, monkeypatch):
+    path = tmp_path / "model.py"
+    path.write_text(MODEL_FILE)
+    # the command measures this machine's peaks; the tests check counts, so skip the wait
+    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
+    return path
+
+
+def test_cli_prints_a_table_whose_flops_are_the_formulas(model_file, capsys):
+    argv = ["analyze", f"{model_file}:build", "--input", "2x3x4x4", "--repeats", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[1]: line for line in out.splitlines() if line[:1].isdigit()}
+    conv = f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
+    linear = f.mlp_flops(B=2, d_in=128, d_out=10)
+    assert f"{conv:,}" in lines["0"]
+    assert "conv_flops" in lines["0"]
+    assert f"{linear:,}" in lines["3"]
+    assert "mlp_flops" in lines["3"]
+    assert "the same total" in out
+
+
+def test_cli_json_is_the_report(model_file, capsys):
+    argv = ["analyze", f"{model_file}:build", "--input", "2x3x4x4", "--json", "--repeats", "1"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["total_flops"] == data["counter_total"]
+    assert [row["path"] for row in data["layers"]] == ["0", "1", "2", "3"]
+
+
+@pytest.mark.parametrize(
+    ("target", "shape", "message"),
+    [
+        ("missing.py:build", "2x3x4x4", "no such file"),
+        (
+            "{file}:nothing",
+            "2x3x4x4",
+            "defines no 'nothing'; its callables are Greedy, broken, build, greedy, number",
+        ),
+        ("{file}:TABLE", "2x3x4x4", "TABLE is a int, not a function"),
+        ("{file}:broken", "2x3x4x4", "factory broken() raised KeyError: 'no weights'"),
+        ("{file}:number", "2x3x4x4", "factory number() returned int 3, not a torch.nn.Module"),
+        ("{file}", "2x3x4x4", "expected FILE.py:FACTORY"),
+        ("{file}:build", "2x3xfour", "a shape is positive integers joined by x"),
+        ("{file}:build", "2x0x4", "a shape is positive integers joined by x"),
+        ("{file}:build", "2x3:float8", "element type 'float8' is not one of"),
+        ("{file}:build", "2x5x4x4", "layer '0' (Conv2d), given inputs of shape 2×5×4×4"),
+        ("{file}:build", "100000x100000x100000", "out of memory for the inputs: they need"),
+        ("{file}:greedy", "2x3", "out of memory in layer 'Greedy' (Greedy)"),
+    ],
+)
+def test_cli_errors_are_one_line_with_status_2(model_file, capsys, target, shape, message):
+    argv = ["analyze", target.format(file=model_file), "--input", shape, "--repeats", "1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("gpuconcepts analyze: error: ")
+    assert message in err
+    if "out of memory in" in message:
+        assert "it needed 1 PiB but" in err
+        assert "was free on cpu" in err
+
+
+def test_the_package_exports_analyze_lazily():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, gpuconcepts;"
+        "before = 'torch' in sys.modules;"
+        "from gpuconcepts import analyze;"
+        "print(before, callable(analyze), callable(gpuconcepts.analyze), 'torch' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # torch loads on the first call, not even when analyze is imported
+    assert run.stdout.split() == ["False", "True", "True", "False"]
