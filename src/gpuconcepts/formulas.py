@@ -8,7 +8,7 @@ post's worked example, which the test-suite runs.
 >>> embedding_memory(N=100_000_000, d=128, s=4)
 51200000000
 >>> sorted(CATALOGUE)[:3]
-['attainable_flops', 'attention_bytes', 'attention_decode_bytes']
+['adam_training_memory', 'attainable_flops', 'attention_bytes']
 
 Counting conventions, stated once:
 
