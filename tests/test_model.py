@@ -81,11 +81,17 @@ def test_decode_rows_use_the_datasheet_gpu():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"heads": 30}, "heads (query heads) must divide d (model width); 4096 is not a multiple of 30"),
+        (
+            {"heads": 30},
+            "heads (query heads) must divide d (model width); 4096 is not a multiple of 30",
+        ),
         ({"n_kv": 64}, "n_kv (key/value heads) must be at most heads (32); got 64"),
         ({"n_kv": 3}, "n_kv (key/value heads) must divide heads (32)"),
         ({"vocab": 0}, "vocab (vocabulary size) must be a positive whole number; got 0"),
-        ({"d": 1000}, "d_head (head width) must divide d (model width); 1000 is not a multiple of 128"),
+        (
+            {"d": 1000},
+            "d_head (head width) must divide d (model width); 1000 is not a multiple of 128",
+        ),
         ({"dtype": "int8"}, "dtype must be one of float32, bfloat16, float16; got 'int8'"),
     ],
 )
@@ -99,13 +105,15 @@ def test_cli_prints_the_llama3_table_with_the_kv_cache_per_token(capsys):
     assert main(["model"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("llama-3-8b-like: d=4,096, 32 layers")
-    assert "KV cache per token" in out and "131,072 bytes (131.07 kB, 128 KiB)" in out
+    assert "KV cache per token" in out
+    assert "131,072 bytes (131.07 kB, 128 KiB)" in out
 
 
 def test_cli_model_json_and_overrides(capsys):
     assert main(["model", "--preset", "gpt2-small", "--seq", "2048", "--batch", "4", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert record["shape"]["seq"] == 2048 and record["shape"]["batch"] == 4
+    assert record["shape"]["seq"] == 2048
+    assert record["shape"]["batch"] == 4
     rows = {r["key"]: r for r in record["rows"]}
     assert rows["kv_cache"]["value"] == 4 * 2048 * 12 * 2 * 768 * 2
     assert rows["params"]["unit"] == "count"
@@ -124,7 +132,8 @@ def test_cli_model_errors_are_one_line_with_status_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("gpuconcepts model: error: model llama-3-8b-like: ")
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_cli_model_usage_error_is_one_line_with_status_2(capsys):
@@ -132,7 +141,8 @@ def test_cli_model_usage_error_is_one_line_with_status_2(capsys):
         main(["model", "--d", "x"])
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "argument --d: invalid int value: 'x'" in err[0]
+    assert len(err) == 1
+    assert "argument --d: invalid int value: 'x'" in err[0]
 
 
 def test_calc_adam_training_memory_prints_the_issue_example(capsys):
@@ -175,12 +185,12 @@ def test_doubling_kv_heads_doubles_the_cache_and_mha_is_the_old_formula(B, S, n_
 @given(S=size, d=size)
 def test_attention_overtakes_the_linears_past_six_d(S, d):
     ratio = f.attention_linear_flops_ratio(S=S, d=d, d_ff=4 * d)
-    assert (ratio > 1) == (S > 6 * d)
+    assert (ratio > 1) == (6 * d < S)
     assert f.attention_linear_flops_ratio(S=2 * S, d=d, d_ff=4 * d) == pytest.approx(2 * ratio)
 
 
 @given(d=size, d_ff=size)
 def test_mha_attention_params_are_four_d_squared(d, d_ff):
-    assert f.gqa_attention_params(d=d, n_kv=1, d_head=d) + 2 * d * d_ff == f.transformer_layer_params(
-        d=d, d_ff=d_ff
-    )
+    assert f.gqa_attention_params(
+        d=d, n_kv=1, d_head=d
+    ) + 2 * d * d_ff == f.transformer_layer_params(d=d, d_ff=d_ff)

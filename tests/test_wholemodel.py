@@ -13,7 +13,7 @@ from gpuconcepts.measure import Peaks
 from gpuconcepts.model import ModelShape, matmul_params, params
 
 torch = pytest.importorskip("torch")
-from gpuconcepts.kernels import decoder  # noqa: E402
+from gpuconcepts.kernels import decoder
 
 PEAKS = Peaks("cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")  # ridge 10
 TOY = ModelShape("toy", d=32, layers=2, d_ff=64, heads=4, n_kv=2, d_head=8, vocab=50, seq=16,
@@ -36,7 +36,9 @@ def test_decoder_weights_are_the_model_tables_and_its_forward_flops_2n(n_kv):
 
 @pytest.mark.parametrize(("tokens", "d", "d_ff", "blocks"), [(8, 16, 32, 1), (5, 12, 40, 3)])
 def test_backward_of_linears_counts_twice_the_forward(tokens, d, d_ff, blocks):
-    result = decoder.backward_forward("cpu", tokens=tokens, d=d, d_ff=d_ff, blocks=blocks, repeats=1)
+    result = decoder.backward_forward(
+        "cpu", tokens=tokens, d=d, d_ff=d_ff, blocks=blocks, repeats=1
+    )
     assert result.n_params == blocks * 2 * d * d_ff
     assert result.forward_flops == result.predicted_forward_flops
     assert result.backward_flops == result.predicted_backward_flops == 2 * result.forward_flops
@@ -47,7 +49,8 @@ def test_decode_sweep_and_training_peak_run_on_a_toy_model():
     assert sweep.cache_bytes == (2 * 2 * 4 * 2 * 8 * 4, 2 * 2 * 2 * 4 * 2 * 8 * 4)
     assert len(sweep.tokens_per_second()) == 2
     peak = decoder.training_peak("cpu", TOY, batch=2)
-    assert peak.n_params == params(TOY) and peak.tokens == 32
+    assert peak.n_params == params(TOY)
+    assert peak.tokens == 32
     assert peak.peak_bytes >= peak.state_bytes - 4 * peak.n_params  # weights and moments at least
 
 
@@ -66,7 +69,8 @@ def test_backward_holds_at_twice_the_forward():
     assert result.values["alternative"] == "the backward pass costs one forward pass"
     assert result.values["pass_region"] == "1.4 ≤ backward ÷ forward time ≤ 3"
     assert result.values["interval"] == "[2, 2]"
-    assert "rules out" in result.prediction and "pass region" in result.threshold
+    assert "rules out" in result.prediction
+    assert "pass region" in result.threshold
 
 
 @pytest.mark.parametrize("step", [2.0, 1.2, 5.0])  # backward = 1×, 0.2×, 4× the forward

@@ -133,7 +133,7 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def _cmd_model(args: argparse.Namespace) -> int:
-    from gpuconcepts.model import account, preset, run_model, shape_from
+    from gpuconcepts.model import account, preset, shape_from
 
     shape = shape_from(
         preset(args.preset),
@@ -149,7 +149,9 @@ def _cmd_model(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         gated=args.gated,
     )
-    return run_model(account(shape, args.gpu), args.json)
+    table = account(shape, args.gpu)
+    print(table.to_json() if args.json else table.format())
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

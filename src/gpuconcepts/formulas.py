@@ -607,8 +607,7 @@ forward_flops_per_token = Formula(
     product(FLOPS_PER_MAC, n_params),
     kind="FLOPs",
     lhs=r"\text{FLOPs}_{\text{forward}}",
-    summary="Forward FLOPs per token: one multiply-accumulate per weight the token passes "
-    "through.",
+    summary="Forward FLOPs per token: one multiply-accumulate per weight the token passes through.",
     doc="""
     Kaplan et al.'s 2N. n_params counts the weights of matrix products (every layer and the
     output head); an embedding lookup is a read, not a product, and the attention scores
@@ -744,8 +743,7 @@ layer_activation_memory_recomputed = Formula(
     product(d, s),
     kind="bytes",
     lhs=r"\text{Activations}_{\text{recompute}}",
-    summary="Bytes one transformer layer keeps per token with full recomputation: only its "
-    "input.",
+    summary="Bytes one transformer layer keeps per token with full recomputation: only its input.",
     doc="""
     Activation checkpointing stores each layer's input and reruns the layer's forward pass
     during the backward pass (about a third more FLOPs); one layer's full activations

@@ -22,7 +22,7 @@ from typing import Any
 
 from gpuconcepts import formulas as f
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.hardware import GPUS, GPU
+from gpuconcepts.hardware import GPU, GPUS
 from gpuconcepts.units import Kind, describe, si
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -243,6 +243,10 @@ class ModelTable:
             ],
         }
 
+    def to_json(self) -> str:
+        """The JSON text of :meth:`to_dict`."""
+        return json.dumps(self.to_dict(), indent=2)
+
     def format(self) -> str:
         """The table as aligned text (what ``gpuconcepts model`` prints)."""
         width = max(len(r.label) for r in self.rows)
@@ -356,7 +360,7 @@ def account(shape: ModelShape, gpu: GPU | str = DEFAULT_GPU) -> ModelTable:
                 f.decode_compute_bound_batch(P=peak, s=s, beta=gpu.bytes_per_s),
                 "count",
                 "decode_compute_bound_batch",
-            )  # fmt: skip
+            )
         )
     return ModelTable(shape, gpu, tuple(rows))
 
@@ -387,14 +391,14 @@ def shape_from(
     """
     changes: dict[str, Any] = {
         k: v
-        for k, v in dict(
-            d=d, layers=layers, d_ff=d_ff, n_kv=n_kv, vocab=vocab, seq=seq, batch=batch,
-            dtype=dtype, gated=gated,
-        ).items()
+        for k, v in {
+            "d": d, "layers": layers, "d_ff": d_ff, "n_kv": n_kv, "vocab": vocab, "seq": seq, "batch": batch,
+            "dtype": dtype, "gated": gated,
+        }.items()
         if v is not None
     }  # fmt: skip
     width = base.d if d is None else d
-    if heads is not None and d_head is None and isinstance(heads, int) and heads > 0:
+    if heads is not None and d_head is None and heads > 0:
         if width % heads:
             raise GpuConceptsError(
                 f"model {base.name}: heads (query heads) must divide d (model width); "
@@ -403,7 +407,7 @@ def shape_from(
         d_head = width // heads
     if d_head is None:
         d_head = base.d_head
-    if heads is None and isinstance(d_head, int) and d_head > 0:
+    if heads is None and d_head > 0:
         if width % d_head:
             raise GpuConceptsError(
                 f"model {base.name}: d_head (head width) must divide d (model width); "
@@ -412,9 +416,3 @@ def shape_from(
         heads = width // d_head
     changes |= {"heads": heads, "d_head": d_head}
     return replace(base, **changes)
-
-
-def run_model(table: ModelTable, as_json: bool) -> int:
-    """Print a model table (or its JSON); the CLI's ``gpuconcepts model``."""
-    print(json.dumps(table.to_dict(), indent=2) if as_json else table.format())
-    return 0

@@ -252,9 +252,13 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
             "seconds (fastest repetition)",
             (
                 Series("measured", (0.0, 1.0), (forward, step - forward)),
-                Series("formula × forward", (0.0, 1.0), (forward, forward * ratio_predicted),
-                       role="predicted"),
-            ),  # fmt: skip
+                Series(
+                    "formula × forward",
+                    (0.0, 1.0),
+                    (forward, forward * ratio_predicted),
+                    role="predicted",
+                ),
+            ),
             log_x=False,
             log_y=False,
             categories=("forward", "backward"),
@@ -352,9 +356,13 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
             "tokens per second",
             (
                 Series("measured", tuple(map(float, sweep.batches)), throughput),
-                Series("roofline at the measured peaks", tuple(map(float, sweep.batches)),
-                       _tokens_per_second_roofline(sweep, peaks), role="predicted"),
-            ),  # fmt: skip
+                Series(
+                    "roofline at the measured peaks",
+                    tuple(map(float, sweep.batches)),
+                    _tokens_per_second_roofline(sweep, peaks),
+                    role="predicted",
+                ),
+            ),
             vlines=(
                 ("decode_compute_bound_batch", predicted),
                 ("measured knee", measured if math.isfinite(measured) else sweep.batches[-1]),
@@ -400,8 +408,10 @@ def judge_decode_floor(
         measured_extra=f"{si(min(sweep.seconds[0]), 's')} per step",
         visible=(
             multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
-            f"the weights ({binary_bytes(sweep.weight_bytes)}) are only {multiple:.1f}× the "
-            f"{binary_bytes(cache_bytes)} last-level cache",
+            (
+                f"the weights ({binary_bytes(sweep.weight_bytes)}) are only {multiple:.1f}× the "
+                f"{binary_bytes(cache_bytes)} last-level cache"
+            ),
         ),
         values={"floor_seconds": floor, "step_seconds": min(sweep.seconds[0])},
     )
@@ -514,8 +524,6 @@ def run_wholemodel_claims(
     return [
         judge_backward(backward, device=where),
         judge_decode_knee(sweep, peaks, device=where),
-        judge_decode_floor(
-            sweep, peaks, cache_bytes=last_level_cache_bytes(device), device=where
-        ),
+        judge_decode_floor(sweep, peaks, cache_bytes=last_level_cache_bytes(device), device=where),
         judge_training_memory(peak, chosen.training, device=where),
     ]

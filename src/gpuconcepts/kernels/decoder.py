@@ -9,7 +9,7 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
 * :func:`decode_sweep` — one decode step timed at several batch sizes, the KV cache short;
 * :func:`training_peak` — the peak memory of one training step with Adam.
 
->>> from gpuconcepts.model import ModelShape
+>>> from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 >>> shape = ModelShape("toy", d=16, layers=2, d_ff=32, heads=4, n_kv=2, d_head=4,
 ...                    vocab=64, seq=8, dtype="float32")
 >>> model = Decoder(shape)
@@ -22,19 +22,20 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
 from gpuconcepts.measure import time_function
-from gpuconcepts.model import ModelShape
+from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 
 Cache = list[tuple[torch.Tensor, torch.Tensor]]
 
@@ -133,10 +134,10 @@ class BackwardForward:
     step_seconds: tuple[float, ...]
 
 
-def count_flops(fn: object) -> int:
+def count_flops(fn: Callable[[], object]) -> int:
     """FLOPs ``FlopCounterMode`` counts while ``fn()`` runs."""
     with FlopCounterMode(display=False) as counter:
-        fn()  # type: ignore[operator]
+        fn()
     return int(counter.get_total_flops())
 
 
@@ -202,14 +203,17 @@ class DecodeSweep:
         return tuple(B / min(t) for B, t in zip(self.batches, self.seconds, strict=True))
 
 
+def _step(model: Decoder, token: torch.Tensor, cache: Cache) -> Callable[[], object]:
+    """One decode step on a fixed cache, as a call without arguments for the timers."""
+    return lambda: model(token, cache)
+
+
 def decode_sweep(
     device: str, shape: ModelShape, *, batches: Sequence[int], cached: int, repeats: int = 5
 ) -> DecodeSweep:
     """Time one decode step of :class:`Decoder` at each batch size, with ``cached`` tokens of
     KV cache per sequence (random keys and values: a prefill would cost far more than the
     steps; the step does not keep its new entry)."""
-    from gpuconcepts.model import kv_cache, matmul_params
-
     check_sizes("decoder.decode_sweep", cached=cached, repeats=repeats)
     check_sizes("decoder.decode_sweep", **{f"batch {B}": B for B in batches})
     model = Decoder(shape).to(device).eval()
@@ -224,7 +228,7 @@ def decode_sweep(
                 for _ in range(shape.layers)
             ]  # fmt: skip
             token = torch.randint(0, shape.vocab, (B, 1), device=device)
-            seconds.append(time_function(lambda: model(token, cache), device, repeats=repeats))
+            seconds.append(time_function(_step(model, token, cache), device, repeats=repeats))
             del cache
     return DecodeSweep(
         shape=shape,
@@ -252,12 +256,10 @@ class TrainingPeak:
     state_bytes: int
 
 
-def _profiled_peak(fn: object) -> int:
+def _profiled_peak(fn: Callable[[], object]) -> int:
     """Most bytes allocated at once while ``fn()`` runs, from the profiler's memory events."""
-    from torch.profiler import ProfilerActivity, profile
-
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        fn()  # type: ignore[operator]
+        fn()
     # An operator's own allocations (less what it freed) are its self usage; frees outside
     # any operator are "[memory]" events. Summed in time order they give the bytes live.
     events = sorted(prof.events(), key=lambda e: e.time_range.start)
