@@ -13,8 +13,9 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
 >>> shape = ModelShape("toy", d=16, layers=2, d_ff=32, heads=4, n_kv=2, d_head=4,
 ...                    vocab=64, seq=8, dtype="float32")
 >>> model = Decoder(shape)
->>> sum(p.numel() for p in model.parameters())
-4864
+>>> from gpuconcepts.model import params
+>>> sum(p.numel() for p in model.parameters()) == params(shape) == 5632
+True
 >>> logits, cache = model(torch.zeros(2, 8, dtype=torch.long))
 >>> tuple(logits.shape), tuple(cache[0][0].shape)
 ((2, 8, 64), (2, 2, 8, 4))
