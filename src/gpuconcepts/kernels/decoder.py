@@ -298,15 +298,15 @@ def training_peak(device: str, shape: ModelShape, *, batch: int) -> TrainingPeak
         for t in state.values()
         if isinstance(t, torch.Tensor) and t.dim() > 0
     )
+    optimizer.zero_grad(set_to_none=True)  # the measured step starts with weights and moments
     if device == "cuda":
         torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()  # weights, moments and the token ids
         torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
         step()
         torch.cuda.synchronize()
         peak = resident + torch.cuda.max_memory_allocated() - before
     else:
-        optimizer.zero_grad(set_to_none=True)
         peak = resident + _profiled_peak(step)
     grads = sum(p.numel() * p.element_size() for p in model.parameters())
     return TrainingPeak(
