@@ -49,8 +49,9 @@ to run 30% faster than the forward ones, and leaves out the alternative "backwar
 forward" (1x)."""
 
 BACKWARD_MAX_TIME_RATIO = 3.0
-"""... and at most 3x: its transposed products may run a third slower than the forward ones
-(2 × 1.5 = 3); beyond that something other than the two products would dominate."""
+"""The backward pass must take at most 3x its forward pass: its transposed products may run a
+third slower than the forward ones (2 × 1.5 = 3); beyond that something other than the two
+products would dominate."""
 
 BACKWARD_FLOP_TOLERANCE = 0
 """FlopCounterMode's count of the backward pass must equal training_flops_per_token −
@@ -69,8 +70,9 @@ of the weights between steps can beat it by the cached share, under half when th
 at least twice the cache (a condition of the claim)."""
 
 DECODE_FLOOR_MAX_RATIO = 3.0
-"""... and at most 3x the bound: "reading the weights sets the time". The alternative "the
-step's FLOPs at the peak set the time" gives a ratio of 2/(s × ridge point), far below."""
+"""A decode step at batch 1 must take at most 3x decode_seconds_lower_bound: reading the
+weights sets the time. The alternative "the step's FLOPs at the peak set the time" gives a
+ratio of 2/(s × ridge point), far below the pass region."""
 
 DECODE_MIN_WEIGHT_CACHE_MULTIPLE = 2.0
 """The decode floor is visible only when the weights are at least twice the last-level cache."""
@@ -82,8 +84,8 @@ would not all be there; the alternative "weights and gradients only" (8 of the 1
 parameter) falls below when the states dominate, as they do at the sizes run."""
 
 TRAINING_MEMORY_MAX_RATIO = 1.5
-"""... and at most 1.5x: the logits, the loss and the allocator's temporaries come on top of
-the formula, but not as much again as half of it."""
+"""The peak memory of an Adam training step must be at most 1.5x the formula: the logits, the
+loss and the allocator's temporaries come on top of it, but not as much again as half of it."""
 
 KNEE_RESAMPLES = 200
 """Bootstrap resamples of the repetitions behind the knee's interval (seeded: reproducible)."""
