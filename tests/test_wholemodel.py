@@ -157,3 +157,12 @@ def test_an_alternative_inside_the_region_makes_the_claim_not_visible():
     test = W.TwoSided("x", predicted=2, alternative=2.5, alternative_text="a", low=1.5, high=3,
                       measured=2, interval=(2, 2))  # fmt: skip
     assert not test.visible
+
+
+def test_every_whole_model_threshold_has_a_reason():
+    from gpuconcepts.claims.thresholds import described
+
+    listed = {name: (value, reason) for name, value, reason in described(W)}
+    assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 4.0
+    assert "ARCHITECTURE" not in listed  # a label, not a threshold
+    assert all(reason for _, reason in listed.values())
