@@ -23,7 +23,7 @@ from typing import Any
 from gpuconcepts import formulas as f
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPU, GPUS
-from gpuconcepts.units import Kind, describe, si
+from gpuconcepts.units import Kind, describe
 
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 """Bytes per element of the dtypes a model table accepts."""
@@ -197,8 +197,6 @@ class Row:
     @property
     def text(self) -> str:
         """The value in words (bytes in both unit systems, seconds with a prefix)."""
-        if self.kind == "seconds":
-            return si(self.value, "s")
         if self.kind == "count" and not float(self.value).is_integer():
             return f"{self.value:,.3g}"
         return describe(self.value, self.kind)
