@@ -202,6 +202,28 @@ are random indices below the smallest embedding table of the model.
 """
 
 
+def _cmd_model(args: argparse.Namespace) -> int:
+    from gpuconcepts.model import account, preset, shape_from
+
+    shape = shape_from(
+        preset(args.preset),
+        d=args.d,
+        layers=args.layers,
+        d_ff=args.d_ff,
+        heads=args.heads,
+        n_kv=args.n_kv,
+        d_head=args.d_head,
+        vocab=args.vocab,
+        seq=args.seq,
+        batch=args.batch,
+        dtype=args.dtype,
+        gated=args.gated,
+    )
+    table = account(shape, args.gpu)
+    print(table.to_json() if args.json else table.format())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpuconcepts`` command."""
     parser = _Parser(
@@ -295,6 +317,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeats", type=int, default=7, help="timed repetitions per layer (7)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=_cmd_analyze)
+
+    from gpuconcepts.hardware import GPUS
+    from gpuconcepts.model import DEFAULT_GPU, DTYPE_BYTES, PRESETS
+
+    p = sub.add_parser(
+        "model",
+        help="a whole transformer from its shapes: params, FLOPs, memory, KV cache, decode",
+        description="Account for a whole decoder-only transformer with the book's formulas. "
+        "Start from a preset and change any shape; heads and d_head follow d.",
+    )
+    p.add_argument(
+        "--preset",
+        choices=tuple(PRESETS),
+        default="llama-3-8b-like",
+        help="published shapes to start from (default: llama-3-8b-like)",
+    )
+    for flag, text in (
+        ("--d", "model width"),
+        ("--layers", "transformer layers"),
+        ("--d-ff", "MLP width"),
+        ("--heads", "query heads"),
+        ("--n-kv", "key/value heads (= heads: MHA; 1: MQA)"),
+        ("--d-head", "width of one head"),
+        ("--vocab", "vocabulary size"),
+        ("--seq", "sequence length (KV cache, activations, attention share)"),
+        ("--batch", "sequences per batch"),
+    ):
+        p.add_argument(flag, type=int, metavar="N", help=text)
+    p.add_argument("--dtype", choices=tuple(DTYPE_BYTES), help="weights and cache dtype")
+    p.add_argument(
+        "--gated",
+        action=argparse.BooleanOptionalAction,
+        help="three-matrix (SwiGLU) MLP, or two with --no-gated",
+    )
+    p.add_argument(
+        "--gpu",
+        choices=tuple(GPUS),
+        default=DEFAULT_GPU,
+        help=f"datasheet GPU for the decode rows (default: {DEFAULT_GPU})",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
+    p.set_defaults(run=_cmd_model)
 
     p = sub.add_parser("hardware", help="the datasheet table of common GPUs, with sources")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -69,6 +69,13 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol(
         "I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"
     ),
+    # from a layer to a model
+    Symbol("n_params", "parameters (weights) of a model", "parameters", "positive integer"),
+    Symbol("n_kv", "key/value heads of an attention layer", "heads", "positive integer"),
+    Symbol("d_head", "width of one attention head", "elements", "positive integer"),
+    Symbol("d_ff", "hidden width of a transformer's MLP", "features", "positive integer"),
+    Symbol("M_w", "bytes of a model's weights", "bytes", "positive real"),
+    Symbol("M_kv", "bytes of the KV cache of every layer", "bytes", "positive real"),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {

@@ -225,9 +225,13 @@ def describe(value: Real, kind: Kind) -> str:
     '315 FLOP/byte'
     >>> describe(4_000_000, "count")
     '4,000,000 (4 million)'
+    >>> describe(0.00507, "seconds"), describe(2, "seconds")
+    ('5.07 ms', '2 s')
     """
     if kind == "bytes":
         return describe_bytes(value)
+    if kind == "seconds":  # a decode step is milliseconds: "0.01 seconds" would hide it
+        return si(float(value), "s")
     unit = "" if kind == "count" else f" {kind}"  # a count is a bare number, not a unit
     if kind in ("MACs", "FLOPs", "count") and is_whole(value) and abs(_decimal(value)) >= 10**6:
         return f"{plain_number(value)}{unit} ({in_words(value)})"

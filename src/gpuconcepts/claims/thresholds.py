@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import ModuleType
 
 # -- DLRM ------------------------------------------------------------------------------------
 DLRM_MIN_BANDWIDTH_RATIO = 2.0
@@ -101,17 +102,20 @@ measured DRAM bandwidth ("near or below" it). Faster than that, it is served fro
 not limited by DRAM."""
 
 
-def described() -> list[tuple[str, float, str]]:
-    """Every threshold of this module as ``(name, value, reason)``, in the order written.
+def described(module: ModuleType | None = None) -> list[tuple[str, float, str]]:
+    """Every threshold of this module (or of ``module``) as ``(name, value, reason)``, in the
+    order written.
 
-    The reason is the docstring under each constant, read from this file's source (as Sphinx
+    The reason is the docstring under each constant, read from the module's source (as Sphinx
     autodoc does), so the book prints the same words as the code.
 
     >>> name, value, reason = described()[0]
     >>> name, value, reason.split(".")[0]
     ('DLRM_MIN_BANDWIDTH_RATIO', 2.0, 'Sequential lookups must reach at least 2x the bandwidth of random ones')
     """
-    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    source = Path(module.__file__ or "") if module is not None else Path(__file__)
+    namespace = vars(module) if module is not None else globals()
+    tree = ast.parse(source.read_text(encoding="utf-8"))
     out: list[tuple[str, float, str]] = []
     body = tree.body
     for node, following in zip(body, [*body[1:], None], strict=True):
@@ -127,5 +131,7 @@ def described() -> list[tuple[str, float, str]]:
             and isinstance(following.value.value, str)
         ):
             doc = " ".join(following.value.value.split())
-        out.append((target.id, float(globals()[target.id]), doc))
+        value = namespace[target.id]
+        if isinstance(value, int | float) and not isinstance(value, bool):  # not a label
+            out.append((target.id, float(value), doc))
     return out

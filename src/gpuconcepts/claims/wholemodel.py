@@ -1,0 +1,530 @@
+r"""Whole-model claims: backward against forward, decode against batch, training memory.
+
+Every claim here is *two-sided*: it states the prediction (from :mod:`gpuconcepts.formulas`),
+an alternative the measurement must rule out, and a pass region, fixed below before any run,
+that holds the prediction and leaves the alternative outside. The verdict is the measured
+value, with an interval from its repetitions, falling in the pass region. When the
+alternative itself would fall inside the region on this device, the device cannot tell the
+two apart and the claim is "not visible here".
+
+The ``judge_*`` functions take the plain results of :mod:`gpuconcepts.kernels.decoder` and run
+nothing; :func:`run_wholemodel_claims` runs the experiments and judges them. Importing this
+module loads neither torch nor matplotlib.
+
+>>> test = TwoSided("ratio", predicted=2.0, alternative=1.0, alternative_text="one",
+...                 low=1.5, high=3.0, measured=2.1, interval=(1.9, 2.4))
+>>> test.verdict, test.visible, test.values()["pass_region"]
+(True, True, '1.5 ≤ ratio ≤ 3')
+"""
+
+# torch is imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.model import ModelShape
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import binary_bytes, plain_number, si
+
+if TYPE_CHECKING:
+    from gpuconcepts.kernels.decoder import BackwardForward, DecodeSweep, TrainingPeak
+
+ARCHITECTURE = "Whole model"
+
+# -- thresholds (fixed before any run; each with its reason) ------------------------------------
+BACKWARD_MIN_TIME_RATIO = 1.4
+"""The backward pass of a linear stack must take at least 1.4x its forward pass. It runs two
+products of the forward's size (dX and dW), so 2x at equal speed; 1.4x allows its products
+to run 30% faster than the forward ones, and leaves out the alternative "backward costs one
+forward" (1x)."""
+
+BACKWARD_MAX_TIME_RATIO = 3.0
+"""The backward pass must take at most 3x its forward pass: its transposed products may run a
+third slower than the forward ones (2 × 1.5 = 3); beyond that something other than the two
+products would dominate."""
+
+BACKWARD_FLOP_TOLERANCE = 0
+"""FlopCounterMode's count of the backward pass must equal training_flops_per_token −
+forward_flops_per_token exactly: both count the same matrix products."""
+
+DECODE_KNEE_FACTOR = 4.0
+"""The measured decode knee (the batch at which a step's arithmetic costs as much as its read
+of the weights) must lie within 4x of decode_compute_bound_batch at the measured peaks: two
+doublings of the sweep either side, as for the MLP's crossover. The alternative "compute-bound
+from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall outside."""
+
+DECODE_FLOOR_MIN_RATIO = 0.5
+"""A decode step at batch 1 must take at least half of decode_seconds_lower_bound at the
+measured bandwidth. The bound reads every weight from DRAM; a last-level cache that keeps part
+of the weights between steps can beat it by the cached share, under half when the weights are
+at least twice the cache (a condition of the claim)."""
+
+DECODE_FLOOR_MAX_RATIO = 3.0
+"""A decode step at batch 1 must take at most 3x decode_seconds_lower_bound: reading the
+weights sets the time. The alternative "the step's FLOPs at the peak set the time" gives a
+ratio of 2/(s × ridge point), far below the pass region."""
+
+DECODE_MIN_WEIGHT_CACHE_MULTIPLE = 2.0
+"""The decode floor is visible only when the weights are at least twice the last-level cache."""
+
+TRAINING_MEMORY_MIN_RATIO = 0.8
+"""The peak memory of an Adam training step must be at least 0.8x adam_training_memory plus the
+activations of every layer (layer_activation_memory). Below, the states the formula counts
+would not all be there; the alternative "weights and gradients only" (8 of the 16 bytes per
+parameter) falls below when the states dominate, as they do at the sizes run."""
+
+TRAINING_MEMORY_MAX_RATIO = 1.5
+"""The peak memory of an Adam training step must be at most 1.5x the formula: the logits, the
+loss and the allocator's temporaries come on top of it, but not as much again as half of it."""
+
+KNEE_RESAMPLES = 200
+"""Bootstrap resamples of the repetitions behind the knee's interval (seeded: reproducible)."""
+
+
+# -- the two-sided test ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TwoSided:
+    """A prediction, the alternative it must rule out, the pass region, and the measurement."""
+
+    quantity: str
+    predicted: float
+    alternative: float
+    alternative_text: str
+    low: float
+    high: float
+    measured: float
+    interval: tuple[float, float]
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise GpuConceptsError(
+                f"{self.quantity}: the pass region needs low < high; got {self.low}, {self.high}"
+            )
+        if not self.low <= self.predicted <= self.high:
+            raise GpuConceptsError(
+                f"{self.quantity}: the prediction {self.predicted:g} must lie in its own pass "
+                f"region [{self.low:g}, {self.high:g}]"
+            )
+
+    @property
+    def visible(self) -> bool:
+        """False when the alternative falls inside the pass region: the test cannot tell them."""
+        return not self.low <= self.alternative <= self.high
+
+    @property
+    def verdict(self) -> bool:
+        """True when the measured value lies in the pass region."""
+        return self.low <= self.measured <= self.high
+
+    def region_text(self) -> str:
+        """The pass region as ``low ≤ quantity ≤ high``."""
+        return f"{self.low:.3g} ≤ {self.quantity} ≤ {self.high:.3g}"
+
+    def interval_text(self) -> str:
+        """The measured interval as ``[low, high]``."""
+        return f"[{self.interval[0]:.3g}, {self.interval[1]:.3g}]"
+
+    def values(self) -> dict[str, float | str]:
+        """The entries every two-sided claim puts in its result's ``values``."""
+        return {
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "alternative": self.alternative_text,
+            "alternative_value": self.alternative,
+            "pass_region": self.region_text(),
+            "pass_low": self.low,
+            "pass_high": self.high,
+            "interval": self.interval_text(),
+            "interval_low": self.interval[0],
+            "interval_high": self.interval[1],
+        }
+
+
+def _result(
+    key: str,
+    claim: str,
+    prediction: str,
+    test: TwoSided,
+    *,
+    device: str,
+    measured_extra: str = "",
+    gate: tuple[bool, str] = (True, ""),
+    visible: tuple[bool, str] = (True, ""),
+    values: dict[str, float | int | bool | str] | None = None,
+    plot: PlotSpec | None = None,
+) -> ClaimResult:
+    """A :class:`ClaimResult` from a two-sided test; ``gate`` is a further condition
+    (with the sentence that says it failed), ``visible`` a condition of the device."""
+    passed, why_not = gate
+    seen, reason = visible
+    reason = "" if seen else reason
+    if seen and not test.visible:
+        seen = False
+        reason = (
+            f"the alternative ({test.alternative_text}: {test.alternative:.3g}) falls inside the "
+            f"pass region {test.region_text()} on this device, so the two cannot be told apart"
+        )
+    measured = f"{test.quantity} = {test.measured:.3g}, interval {test.interval_text()}"
+    if measured_extra:
+        measured += f"; {measured_extra}"
+    if not passed:
+        measured += f"; {why_not}"
+    return ClaimResult(
+        key=key,
+        architecture=ARCHITECTURE,
+        claim=claim,
+        prediction=f"{prediction}; rules out: {test.alternative_text} "
+        f"({test.quantity} = {test.alternative:.3g})",
+        measured=measured,
+        threshold=f"pass region {test.region_text()}; the alternative falls outside it",
+        verdict=seen and passed and test.verdict,
+        device=device,
+        visible=seen,
+        reason=reason,
+        values={**test.values(), **(values or {})},
+        plot=plot,
+    )
+
+
+def _between(fastest: float, typical: float) -> tuple[float, float]:
+    """The interval of a timed ratio: from its value at the fastest repetitions to its value at
+    the medians (other processes only ever add time, so the truth lies towards the fastest)."""
+    return min(fastest, typical), max(fastest, typical)
+
+
+# -- backward against forward ---------------------------------------------------------------------
+def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
+    """The backward pass costs two forward passes: in FLOPs counted, and in time measured."""
+    ratio_predicted = result.predicted_backward_flops / result.predicted_forward_flops
+    forward, step = min(result.forward_seconds), min(result.step_seconds)
+    measured = (step - forward) / forward
+    typical = statistics.median(result.forward_seconds), statistics.median(result.step_seconds)
+    interval = _between(measured, (typical[1] - typical[0]) / typical[0])
+    counted = (result.forward_flops, result.backward_flops)
+    predicted = (result.predicted_forward_flops, result.predicted_backward_flops)
+    exact = all(
+        abs(c - p) <= BACKWARD_FLOP_TOLERANCE for c, p in zip(counted, predicted, strict=True)
+    )
+    test = TwoSided(
+        "backward ÷ forward time",
+        predicted=ratio_predicted,
+        alternative=1.0,
+        alternative_text="the backward pass costs one forward pass",
+        low=BACKWARD_MIN_TIME_RATIO,
+        high=BACKWARD_MAX_TIME_RATIO,
+        measured=measured,
+        interval=interval,
+    )
+    flops = formulas.training_flops_per_token.text(), formulas.forward_flops_per_token.text()
+    return _result(
+        "backward-pass",
+        "Training costs three forward passes: the backward pass does twice the forward's "
+        "arithmetic (6N against 2N FLOPs per token).",
+        f"{flops[0]} and {flops[1]}: backward ÷ forward = {ratio_predicted:g} "
+        f"({plain_number(result.n_params)} weights, {plain_number(result.tokens)} tokens)",
+        test,
+        device=device,
+        measured_extra=f"FlopCounterMode counted {plain_number(counted[1])} backward and "
+        f"{plain_number(counted[0])} forward FLOPs (formulas: {plain_number(predicted[1])} "
+        f"and {plain_number(predicted[0])}); forward {si(forward, 's')}, forward and "
+        f"backward {si(step, 's')}",
+        gate=(exact, "the counted FLOPs differ from the formulas"),
+        values={
+            "forward_flops": counted[0],
+            "backward_flops": counted[1],
+            "predicted_forward_flops": predicted[0],
+            "predicted_backward_flops": predicted[1],
+            "flops_exact": exact,
+        },
+        plot=PlotSpec(
+            "Backward against forward on a stack of linear layers",
+            "pass",
+            "seconds (fastest repetition)",
+            (
+                Series("measured", (0.0, 1.0), (forward, step - forward)),
+                Series(
+                    "formula × forward",
+                    (0.0, 1.0),
+                    (forward, forward * ratio_predicted),
+                    role="predicted",
+                ),
+            ),
+            log_x=False,
+            log_y=False,
+            categories=("forward", "backward"),
+        ),
+    )
+
+
+# -- decode against batch -------------------------------------------------------------------------
+def knee_of(batches: Sequence[float], seconds: Sequence[float]) -> float:
+    """The batch at which a step time ``a + b·B`` (least squares) has equal parts: ``a / b``.
+
+    ``a`` is reading the weights, the same at every batch; ``b·B`` the arithmetic, which grows
+    with the batch. Infinite when the time does not grow with the batch.
+
+    >>> knee_of([1, 2, 4, 8], [1.1, 1.2, 1.4, 1.8])
+    10.0
+    """
+    n = len(batches)
+    if n < 2 or len(seconds) != n:
+        raise GpuConceptsError("a decode knee needs a time for each of at least two batches")
+    mean_b, mean_t = sum(batches) / n, sum(seconds) / n
+    spread = sum((b - mean_b) ** 2 for b in batches)
+    slope = sum((b - mean_b) * (t - mean_t) for b, t in zip(batches, seconds, strict=True))
+    slope /= spread
+    intercept = mean_t - slope * mean_b
+    if slope <= 0:
+        return math.inf
+    return round(max(intercept, 0.0) / slope, 12)
+
+
+def knee_interval(
+    batches: Sequence[int], seconds: Sequence[Sequence[float]], resamples: int = KNEE_RESAMPLES
+) -> tuple[float, float]:
+    """10th to 90th percentile of the knee over bootstrap draws of one repetition per batch."""
+    draw = random.Random(0)
+    knees = sorted(
+        knee_of(batches, [draw.choice(list(reps)) for reps in seconds]) for _ in range(resamples)
+    )
+    return knees[len(knees) // 10], knees[(9 * len(knees)) // 10]
+
+
+def _tokens_per_second_roofline(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
+    """Tokens/s at each batch under the roofline: the slower of the FLOPs and the bytes."""
+    from gpuconcepts.model import matmul_params
+
+    per_token = formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
+    return tuple(
+        B
+        / formulas.roofline_seconds(
+            F=B * per_token, Q=sweep.weight_bytes + cache, P=peaks.flops_per_s,
+            beta=peaks.bytes_per_s,
+        )
+        for B, cache in zip(sweep.batches, sweep.cache_bytes, strict=True)
+    )  # fmt: skip
+
+
+def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> ClaimResult:
+    """Decode throughput rises with batch until the ridge point, then flattens."""
+    s = sweep.shape.s
+    predicted = float(
+        formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=peaks.bytes_per_s)
+    )
+    best = tuple(min(t) for t in sweep.seconds)
+    measured = knee_of(sweep.batches, best)
+    test = TwoSided(
+        "knee batch",
+        predicted=predicted,
+        alternative=1.0,
+        alternative_text="decode is compute-bound from batch 1, like prefill",
+        low=predicted / DECODE_KNEE_FACTOR,
+        high=predicted * DECODE_KNEE_FACTOR,
+        measured=measured,
+        interval=knee_interval(sweep.batches, sweep.seconds),
+    )
+    reach = sweep.batches[-1] >= predicted
+    throughput = sweep.tokens_per_second()
+    return _result(
+        "decode-knee",
+        "Decode is memory-bound at small batch: tokens per second rise about linearly with "
+        "the batch until the weight products reach the ridge point, then flatten.",
+        f"{formulas.decode_compute_bound_batch.text()} = {predicted:.3g} at the measured "
+        f"peaks ({si(peaks.flops_per_s, 'FLOP/s')}, {si(peaks.bytes_per_s, 'B/s')}, s = {s})",
+        test,
+        device=device,
+        measured_extra=f"{si(throughput[0], 'tokens/s')} at batch {sweep.batches[0]}, "
+        f"{si(throughput[-1], 'tokens/s')} at batch {sweep.batches[-1]}",
+        visible=(
+            reach,
+            f"the sweep stops at batch {sweep.batches[-1]}, below the predicted knee",
+        ),
+        values={"batches": ",".join(str(b) for b in sweep.batches)},
+        plot=PlotSpec(
+            f"Decode throughput against batch ({sweep.shape.describe()})",
+            "batch B",
+            "tokens per second",
+            (
+                Series("measured", tuple(map(float, sweep.batches)), throughput),
+                Series(
+                    "roofline at the measured peaks",
+                    tuple(map(float, sweep.batches)),
+                    _tokens_per_second_roofline(sweep, peaks),
+                    role="predicted",
+                ),
+            ),
+            vlines=(
+                ("decode_compute_bound_batch", predicted),
+                ("measured knee", measured if math.isfinite(measured) else sweep.batches[-1]),
+            ),
+        ),
+    )
+
+
+def judge_decode_floor(
+    sweep: DecodeSweep, peaks: Peaks, *, cache_bytes: int, device: str
+) -> ClaimResult:
+    """A decode step at batch 1 takes about the time of reading every weight once."""
+    from gpuconcepts.model import matmul_params
+
+    B = sweep.batches[0]
+    floor = float(
+        formulas.decode_seconds_lower_bound(
+            M_w=sweep.weight_bytes, M_kv=sweep.cache_bytes[0], beta=peaks.bytes_per_s
+        )
+    )
+    flops = B * formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
+    compute = float(flops / peaks.flops_per_s)
+    test = TwoSided(
+        "step time ÷ floor",
+        predicted=1.0,
+        alternative=compute / floor,
+        alternative_text="the step's FLOPs at the peak set its time",
+        low=DECODE_FLOOR_MIN_RATIO,
+        high=DECODE_FLOOR_MAX_RATIO,
+        measured=min(sweep.seconds[0]) / floor,
+        interval=_between(
+            min(sweep.seconds[0]) / floor, statistics.median(sweep.seconds[0]) / floor
+        ),
+    )
+    multiple = sweep.weight_bytes / cache_bytes
+    return _result(
+        "decode-floor",
+        "One decode step must read every weight and the whole KV cache: its time is bounded "
+        "by their bytes over the memory bandwidth.",
+        f"{formulas.decode_seconds_lower_bound.text()} = {si(floor, 's')} at batch {B} "
+        f"({binary_bytes(sweep.weight_bytes)} of weights at {si(peaks.bytes_per_s, 'B/s')})",
+        test,
+        device=device,
+        measured_extra=f"{si(min(sweep.seconds[0]), 's')} per step",
+        visible=(
+            multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
+            (
+                f"the weights ({binary_bytes(sweep.weight_bytes)}) are only {multiple:.1f}× the "
+                f"{binary_bytes(cache_bytes)} last-level cache"
+            ),
+        ),
+        values={"floor_seconds": floor, "step_seconds": min(sweep.seconds[0])},
+    )
+
+
+# -- training memory ------------------------------------------------------------------------------
+def judge_training_memory(result: TrainingPeak, shape: ModelShape, *, device: str) -> ClaimResult:
+    """The peak memory of an Adam step is 16 bytes per parameter plus the activations."""
+    s = shape.s
+    activations = (
+        result.tokens * shape.layers * formulas.layer_activation_memory(d=shape.d, d_ff=shape.d_ff, s=s)
+    )  # fmt: skip
+    states = formulas.adam_training_memory(n_params=result.n_params)
+    predicted = float(states + activations)
+    weights_and_grads = 2 * formulas.weight_memory(n_params=result.n_params, s=s)
+    ratio = result.peak_bytes / predicted
+    test = TwoSided(
+        "peak ÷ formula",
+        predicted=1.0,
+        alternative=float(weights_and_grads + activations) / predicted,
+        alternative_text="only weights and gradients are held (no optimizer state)",
+        low=TRAINING_MEMORY_MIN_RATIO,
+        high=TRAINING_MEMORY_MAX_RATIO,
+        measured=ratio,
+        interval=(ratio, ratio),  # an allocator's count, not a timing: no spread
+    )
+    return _result(
+        "training-memory",
+        "Training with Adam holds 16 bytes per parameter (weights, gradients and two moments) "
+        "plus the activations kept for the backward pass.",
+        f"{formulas.adam_training_memory.text()} = {binary_bytes(states)} plus "
+        f"{formulas.layer_activation_memory.text()} × {shape.layers} layers × "
+        f"{plain_number(result.tokens)} tokens = {binary_bytes(activations)}",
+        test,
+        device=device,
+        measured_extra=f"peak {binary_bytes(result.peak_bytes)}",
+        values={"peak_bytes": result.peak_bytes, "predicted_bytes": predicted},
+    )
+
+
+# -- the experiments ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WholeModelSizes:
+    """Sizes of the whole-model experiments on one device class."""
+
+    backward: dict[str, int]
+    decode: ModelShape
+    batches: tuple[int, ...]
+    cached: int
+    training: ModelShape
+    training_batch: int
+    repeats: int
+
+
+def sizes_for(device: str) -> WholeModelSizes:
+    """Small on a CPU (the book's page runs in seconds), larger on a GPU.
+
+    >>> sizes_for("cpu").decode.dtype, sizes_for("cuda").decode.dtype
+    ('float32', 'bfloat16')
+    """
+    if device == "cuda":
+        return WholeModelSizes(
+            backward={"tokens": 8192, "d": 2048, "d_ff": 8192, "blocks": 4},
+            decode=ModelShape("decode-gpu", d=2048, layers=4, d_ff=8192, heads=16, n_kv=4,
+                              d_head=128, vocab=32000, seq=64, dtype="bfloat16"),
+            batches=(1, 4, 16, 64, 128, 256, 512, 1024, 2048),
+            cached=64,
+            training=ModelShape("train-gpu", d=1024, layers=4, d_ff=4096, heads=8, n_kv=8,
+                                d_head=128, vocab=8192, seq=256, dtype="float32"),
+            training_batch=4,
+            repeats=7,
+        )  # fmt: skip
+    return WholeModelSizes(
+        backward={"tokens": 256, "d": 256, "d_ff": 1024, "blocks": 2},
+        decode=ModelShape("decode-cpu", d=768, layers=2, d_ff=3072, heads=12, n_kv=4,
+                          d_head=64, vocab=8192, seq=16, dtype="float32"),
+        batches=(1, 4, 16, 64),
+        cached=16,
+        training=ModelShape("train-cpu", d=256, layers=2, d_ff=1024, heads=4, n_kv=4,
+                            d_head=64, vocab=1024, seq=64, dtype="float32"),
+        training_batch=2,
+        repeats=5,
+    )  # fmt: skip
+
+
+def run_wholemodel_claims(
+    device: str,
+    peaks: Peaks,
+    *,
+    sizes: WholeModelSizes | None = None,
+    label: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[ClaimResult]:
+    """Run the whole-model experiments on a resolved device and judge each claim."""
+    from gpuconcepts.kernels import decoder
+    from gpuconcepts.measure import device_name, last_level_cache_bytes
+
+    say = progress or (lambda _line: None)
+    chosen = sizes or sizes_for(device)
+    where = label or device_name(device)
+    say("whole model: backward against forward on a stack of linear layers")
+    backward = decoder.backward_forward(device, repeats=chosen.repeats, **chosen.backward)
+    say("whole model: decode steps at growing batch")
+    sweep = decoder.decode_sweep(
+        device, chosen.decode, batches=chosen.batches, cached=chosen.cached,
+        repeats=chosen.repeats,
+    )  # fmt: skip
+    say("whole model: peak memory of an Adam training step")
+    peak = decoder.training_peak(device, chosen.training, batch=chosen.training_batch)
+    return [
+        judge_backward(backward, device=where),
+        judge_decode_knee(sweep, peaks, device=where),
+        judge_decode_floor(sweep, peaks, cache_bytes=last_level_cache_bytes(device), device=where),
+        judge_training_memory(peak, chosen.training, device=where),
+    ]

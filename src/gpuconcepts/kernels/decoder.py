@@ -1,0 +1,314 @@
+r"""A small decoder-only transformer with random weights, and the whole-model workloads on it.
+
+The model is built from a :class:`~gpuconcepts.model.ModelShape` (multi-head or grouped-query
+attention, a two-matrix GELU MLP, norms without weights, an untied head), so its weight count
+is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
+
+* :func:`backward_forward` — FLOPs of a forward and a backward pass counted by
+  ``FlopCounterMode``, and both timed, on a stack of linear layers;
+* :func:`decode_sweep` — one decode step timed at several batch sizes, the KV cache short;
+* :func:`training_peak` — the peak memory of one training step with Adam.
+
+>>> from gpuconcepts.model import ModelShape, kv_cache, matmul_params
+>>> shape = ModelShape("toy", d=16, layers=2, d_ff=32, heads=4, n_kv=2, d_head=4,
+...                    vocab=64, seq=8, dtype="float32")
+>>> model = Decoder(shape)
+>>> from gpuconcepts.model import params
+>>> sum(p.numel() for p in model.parameters()) == params(shape) == 5632
+True
+>>> logits, cache = model(torch.zeros(2, 8, dtype=torch.long))
+>>> tuple(logits.shape), tuple(cache[0][0].shape)
+((2, 8, 64), (2, 2, 8, 4))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.profiler import ProfilerActivity, profile
+from torch.utils.flop_counter import FlopCounterMode
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.kernels._common import check_sizes, torch_dtype
+from gpuconcepts.measure import time_function
+from gpuconcepts.model import ModelShape, kv_cache, matmul_params
+
+Cache = list[tuple[torch.Tensor, torch.Tensor]]
+
+
+class Block(nn.Module):
+    """A pre-norm layer: attention with ``n_kv`` key/value heads, then a GELU MLP."""
+
+    def __init__(self, shape: ModelShape) -> None:
+        super().__init__()
+        d, kv = shape.d, shape.n_kv * shape.d_head
+        self.shape = shape
+        self.norm1 = nn.LayerNorm(d, elementwise_affine=False)
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv, bias=False)
+        self.v = nn.Linear(d, kv, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.norm2 = nn.LayerNorm(d, elementwise_affine=False)
+        self.up = nn.Linear(d, shape.d_ff, bias=False)
+        self.down = nn.Linear(shape.d_ff, d, bias=False)
+
+    def forward(
+        self, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        B, S, _ = x.shape
+        heads, n_kv, width = self.shape.heads, self.shape.n_kv, self.shape.d_head
+        h = self.norm1(x)
+        q = self.q(h).view(B, S, heads, width).transpose(1, 2)
+        k = self.k(h).view(B, S, n_kv, width).transpose(1, 2)
+        v = self.v(h).view(B, S, n_kv, width).transpose(1, 2)
+        if past is not None:
+            k, v = torch.cat((past[0], k), dim=2), torch.cat((past[1], v), dim=2)
+        group = heads // n_kv  # each KV head serves a group of query heads
+        keys = k.repeat_interleave(group, dim=1) if group > 1 else k
+        values = v.repeat_interleave(group, dim=1) if group > 1 else v
+        a = F.scaled_dot_product_attention(q, keys, values, is_causal=past is None and S > 1)
+        x = x + self.o(a.transpose(1, 2).reshape(B, S, -1))
+        x = x + self.down(F.gelu(self.up(self.norm2(x))))
+        return x, (k, v)
+
+
+class Decoder(nn.Module):
+    """Embedding, ``layers`` blocks, a final norm and an untied output head; random weights."""
+
+    def __init__(self, shape: ModelShape, *, seed: int = 0) -> None:
+        super().__init__()
+        if shape.gated or shape.tied or shape.positions:
+            raise GpuConceptsError(
+                f"Decoder {shape.name}: only a two-matrix MLP, an untied head and no learned "
+                "positions are built here"
+            )
+        torch.manual_seed(seed)
+        self.embed = nn.Embedding(shape.vocab, shape.d)
+        self.blocks = nn.ModuleList(Block(shape) for _ in range(shape.layers))
+        self.norm = nn.LayerNorm(shape.d, elementwise_affine=False)
+        self.head = nn.Linear(shape.d, shape.vocab, bias=False)
+        self.to(torch_dtype(shape.dtype))
+
+    def forward(
+        self, tokens: torch.Tensor, cache: Cache | None = None
+    ) -> tuple[torch.Tensor, Cache]:
+        x = self.embed(tokens)
+        new: Cache = []
+        for i, block in enumerate(self.blocks):
+            x, kv = block(x, None if cache is None else cache[i])
+            new.append(kv)
+        return self.head(self.norm(x)), new
+
+
+# -- backward against forward ------------------------------------------------------------------
+def linear_stack(d: int, d_ff: int, blocks: int, *, seed: int = 0) -> nn.Sequential:
+    """``blocks`` MLPs (d → d_ff → d, GELU, no bias) one after another: only weight products."""
+    check_sizes("decoder.linear_stack", d=d, d_ff=d_ff, blocks=blocks)
+    torch.manual_seed(seed)
+    layers: list[nn.Module] = []
+    for _ in range(blocks):
+        layers += [nn.Linear(d, d_ff, bias=False), nn.GELU(), nn.Linear(d_ff, d, bias=False)]
+    return nn.Sequential(*layers)
+
+
+@dataclass(frozen=True)
+class BackwardForward:
+    """FLOPs counted by ``FlopCounterMode`` and seconds timed, forward and backward.
+
+    ``backward_*`` is the forward-and-backward run less the forward one. The ``predicted_*``
+    FLOPs are ``forward_flops_per_token`` and ``training_flops_per_token`` at the stack's
+    weight count, times the tokens.
+    """
+
+    tokens: int
+    n_params: int
+    forward_flops: int
+    backward_flops: int
+    predicted_forward_flops: int
+    predicted_backward_flops: int
+    forward_seconds: tuple[float, ...]
+    step_seconds: tuple[float, ...]
+
+
+def count_flops(fn: Callable[[], object]) -> int:
+    """FLOPs ``FlopCounterMode`` counts while ``fn()`` runs."""
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return int(counter.get_total_flops())
+
+
+def backward_forward(
+    device: str, *, tokens: int, d: int, d_ff: int, blocks: int, repeats: int = 7
+) -> BackwardForward:
+    """Count and time the forward and the backward pass of :func:`linear_stack`.
+
+    The input requires a gradient, so every layer computes both dX and dW, as every layer
+    but the first does in a real network.
+    """
+    check_sizes("decoder.backward_forward", tokens=tokens, repeats=repeats)
+    model = linear_stack(d, d_ff, blocks).to(device)
+    x = torch.randn(tokens, d, device=device, requires_grad=True)
+    n = sum(p.numel() for p in model.parameters())
+
+    def forward() -> None:
+        with torch.no_grad():
+            model(x)
+
+    def step() -> None:
+        model(x).sum().backward()  # the sum's own backward is elementwise, no FLOPs counted
+        x.grad = None
+        model.zero_grad(set_to_none=True)
+
+    forward_flops = count_flops(lambda: model(x))
+    total_flops = count_flops(step)
+    return BackwardForward(
+        tokens=tokens,
+        n_params=n,
+        forward_flops=forward_flops,
+        backward_flops=total_flops - forward_flops,
+        predicted_forward_flops=tokens * int(formulas.forward_flops_per_token(n_params=n)),
+        predicted_backward_flops=tokens
+        * int(
+            formulas.training_flops_per_token(n_params=n)
+            - formulas.forward_flops_per_token(n_params=n)
+        ),
+        forward_seconds=time_function(forward, device, repeats=repeats),
+        step_seconds=time_function(step, device, repeats=repeats),
+    )
+
+
+# -- decode ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DecodeSweep:
+    """One decode step (one new token per sequence, a cache of ``cached`` tokens) per batch.
+
+    ``weight_bytes`` are the bytes of every weight a step multiplies by (``weight_memory`` at
+    :func:`gpuconcepts.model.matmul_params`) and ``cache_bytes[i]`` the KV cache of batch
+    ``batches[i]`` (``gqa_kv_cache_memory`` × layers).
+    """
+
+    shape: ModelShape
+    cached: int
+    batches: tuple[int, ...]
+    seconds: tuple[tuple[float, ...], ...]
+    weight_bytes: int
+    cache_bytes: tuple[int, ...]
+
+    def tokens_per_second(self) -> tuple[float, ...]:
+        """Tokens per second at each batch, at the fastest repetition."""
+        return tuple(B / min(t) for B, t in zip(self.batches, self.seconds, strict=True))
+
+
+def _step(model: Decoder, token: torch.Tensor, cache: Cache) -> Callable[[], object]:
+    """One decode step on a fixed cache, as a call without arguments for the timers."""
+    return lambda: model(token, cache)
+
+
+def decode_sweep(
+    device: str, shape: ModelShape, *, batches: Sequence[int], cached: int, repeats: int = 5
+) -> DecodeSweep:
+    """Time one decode step of :class:`Decoder` at each batch size, with ``cached`` tokens of
+    KV cache per sequence (random keys and values: a prefill would cost far more than the
+    steps; the step does not keep its new entry)."""
+    check_sizes("decoder.decode_sweep", cached=cached, repeats=repeats)
+    check_sizes("decoder.decode_sweep", **{f"batch {B}": B for B in batches})
+    model = Decoder(shape).to(device).eval()
+    dtype = torch_dtype(shape.dtype)
+    seconds = []
+    with torch.inference_mode():
+        for B in batches:
+            size = (B, shape.n_kv, cached, shape.d_head)
+            cache = [
+                (torch.randn(size, dtype=dtype, device=device),
+                 torch.randn(size, dtype=dtype, device=device))
+                for _ in range(shape.layers)
+            ]  # fmt: skip
+            token = torch.randint(0, shape.vocab, (B, 1), device=device)
+            seconds.append(time_function(_step(model, token, cache), device, repeats=repeats))
+            del cache
+    return DecodeSweep(
+        shape=shape,
+        cached=cached,
+        batches=tuple(batches),
+        seconds=tuple(seconds),
+        weight_bytes=int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s)),
+        cache_bytes=tuple(kv_cache(shape, B=B, S=cached) for B in batches),
+    )
+
+
+# -- training memory ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TrainingPeak:
+    """Peak bytes of one Adam training step (fp32), beside the states it must hold.
+
+    ``state_bytes``: weights, gradients and Adam's two moments, counted from the tensors;
+    ``peak_bytes``: the most bytes live at once during the step (allocator peak on CUDA, the
+    profiler's memory events on a CPU), including the weights and moments live before it.
+    """
+
+    n_params: int
+    tokens: int
+    peak_bytes: int
+    state_bytes: int
+
+
+def _profiled_peak(fn: Callable[[], object]) -> int:
+    """Most bytes allocated at once while ``fn()`` runs, from the profiler's memory events."""
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        fn()
+    # An operator's own allocations (less what it freed) are its self usage; frees outside
+    # any operator are "[memory]" events. Summed in time order they give the bytes live.
+    events = sorted(prof.events(), key=lambda e: e.time_range.start)
+    live = peak = 0
+    for event in events:
+        live += int(event.self_cpu_memory_usage)
+        peak = max(peak, live)
+    return peak
+
+
+def training_peak(device: str, shape: ModelShape, *, batch: int) -> TrainingPeak:
+    """Peak memory of one training step of :class:`Decoder` on ``batch`` × ``shape.seq`` tokens.
+
+    One step runs first so that Adam's moments exist; the second is measured.
+    """
+    check_sizes("decoder.training_peak", batch=batch)
+    if shape.dtype != "float32":
+        raise GpuConceptsError("decoder.training_peak: trains in float32 (no master copy)")
+    model = Decoder(shape).to(device)
+    optimizer = torch.optim.Adam(model.parameters())
+    tokens = torch.randint(0, shape.vocab, (batch, shape.seq), device=device)
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        logits, _ = model(tokens)
+        logits.float().pow(2).mean().backward()
+        optimizer.step()
+
+    step()
+    n = sum(p.numel() for p in model.parameters())
+    resident = sum(p.numel() * p.element_size() for p in model.parameters())
+    resident += sum(
+        t.numel() * t.element_size()
+        for state in optimizer.state.values()
+        for t in state.values()
+        if isinstance(t, torch.Tensor) and t.dim() > 0
+    )
+    optimizer.zero_grad(set_to_none=True)  # the measured step starts with weights and moments
+    if device == "cuda":
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()  # weights, moments and the token ids
+        torch.cuda.reset_peak_memory_stats()
+        step()
+        torch.cuda.synchronize()
+        peak = resident + torch.cuda.max_memory_allocated() - before
+    else:
+        peak = resident + _profiled_peak(step)
+    grads = sum(p.numel() * p.element_size() for p in model.parameters())
+    return TrainingPeak(
+        n_params=n, tokens=batch * shape.seq, peak_bytes=int(peak), state_bytes=resident + grads
+    )

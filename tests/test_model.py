@@ -1,0 +1,194 @@
+"""The whole-model table: published parameter counts, KV cache per token, errors, and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuconcepts import formulas as f
+from gpuconcepts.cli import main
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.model import (
+    PRESETS,
+    ModelShape,
+    account,
+    attention_crossover,
+    attention_share,
+    layer_params,
+    params,
+    shape_from,
+)
+
+
+def norms(shape: ModelShape) -> int:
+    """Weights of the norms the table leaves out: two per layer and a final one, d each."""
+    return (2 * shape.layers + 1) * shape.d
+
+
+@pytest.mark.parametrize(
+    ("name", "published"),
+    [
+        ("llama-2-7b-like", 6_738_415_616),  # Llama-2-7B's weights, RMSNorm weights included
+        ("llama-3-8b-like", 8_030_261_248),  # Llama-3-8B's
+    ],
+)
+def test_llama_parameter_counts_are_the_published_ones_less_the_norms(name, published):
+    shape = PRESETS[name]
+    assert params(shape) + norms(shape) == published
+
+
+def test_gpt2_small_is_the_published_count_less_biases_and_norms():
+    shape = PRESETS["gpt2-small"]
+    biases = shape.layers * (3 * shape.d + shape.d + shape.d_ff + shape.d)
+    layer_norms = 2 * norms(shape)  # LayerNorm has a weight and a bias
+    assert params(shape) + biases + layer_norms == 124_439_808
+    assert layer_params(shape) == f.transformer_layer_params(d=768, d_ff=3072)
+
+
+def test_kv_cache_per_token_under_mha_gqa_and_mqa():
+    llama3 = PRESETS["llama-3-8b-like"]
+    mha = shape_from(llama3, n_kv=32)
+    mqa = shape_from(llama3, n_kv=1)
+    per_token = [account(s).value("kv_per_token") for s in (mha, llama3, mqa)]
+    assert per_token == [512 * 1024, 128 * 1024, 16 * 1024]
+
+
+def test_training_flops_are_three_forward_passes_and_adam_sixteen_bytes():
+    table = account(PRESETS["llama-2-7b-like"])
+    assert table.value("training_flops") == 3 * table.value("forward_flops")
+    assert table.value("adam") == 16 * table.value("params")
+
+
+def test_attention_share_is_the_catalogue_ratio_for_mha_and_a_plain_mlp():
+    gpt2 = PRESETS["gpt2-small"]
+    for S in (128, 1024, 4608, 10_000):
+        assert attention_share(gpt2, S) == pytest.approx(
+            f.attention_linear_flops_ratio(S=S, d=768, d_ff=3072), rel=1e-12
+        )
+    assert attention_crossover(gpt2) == pytest.approx(6 * 768)
+
+
+def test_decode_rows_use_the_datasheet_gpu():
+    table = account(PRESETS["llama-3-8b-like"], "H100 SXM")
+    weights, cache = table.value("weights"), table.value("kv_cache")
+    assert table.value("decode_floor") == pytest.approx((weights + cache) / 3.35e12)
+    assert round(table.value("decode_knee")) == 295
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"heads": 30},
+            "heads (query heads) must divide d (model width); 4096 is not a multiple of 30",
+        ),
+        ({"n_kv": 64}, "n_kv (key/value heads) must be at most heads (32); got 64"),
+        ({"n_kv": 3}, "n_kv (key/value heads) must divide heads (32)"),
+        ({"vocab": 0}, "vocab (vocabulary size) must be a positive whole number; got 0"),
+        (
+            {"d": 1000},
+            "d_head (head width) must divide d (model width); 1000 is not a multiple of 128",
+        ),
+        ({"dtype": "int8"}, "dtype must be one of float32, bfloat16, float16; got 'int8'"),
+    ],
+)
+def test_bad_shapes_name_the_symbol_and_the_rule(change, message):
+    with pytest.raises(GpuConceptsError, match="model llama-3-8b-like: ") as error:
+        shape_from(PRESETS["llama-3-8b-like"], **change)
+    assert message in str(error.value)
+
+
+def test_cli_prints_the_llama3_table_with_the_kv_cache_per_token(capsys):
+    assert main(["model"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("llama-3-8b-like: d=4,096, 32 layers")
+    assert "KV cache per token" in out
+    assert "131,072 bytes (131.07 kB, 128 KiB)" in out
+
+
+def test_cli_model_json_and_overrides(capsys):
+    assert main(["model", "--preset", "gpt2-small", "--seq", "2048", "--batch", "4", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["shape"]["seq"] == 2048
+    assert record["shape"]["batch"] == 4
+    rows = {r["key"]: r for r in record["rows"]}
+    assert rows["kv_cache"]["value"] == 4 * 2048 * 12 * 2 * 768 * 2
+    assert rows["params"]["unit"] == "count"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["model", "--heads", "30"], "heads (query heads) must divide d"),
+        (["model", "--n-kv", "64"], "n_kv (key/value heads) must be at most heads"),
+        (["model", "--vocab", "0"], "vocab (vocabulary size) must be a positive whole number"),
+        (["model", "--d-head", "100"], "d_head (head width) must divide d (model width)"),
+    ],
+)
+def test_cli_model_errors_are_one_line_with_status_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuconcepts model: error: model llama-3-8b-like: ")
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_model_usage_error_is_one_line_with_status_2(capsys):
+    assert main(["model", "--d", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "argument --d: invalid int value: 'x'" in err[0]
+
+
+def test_calc_adam_training_memory_prints_the_issue_example(capsys):
+    assert main(["calc", "adam_training_memory", "n_params=7000000000"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "112,000,000,000 bytes (112 GB, 104.31 GiB)"
+
+
+@pytest.mark.parametrize("name", [
+    "transformer_layer_params", "forward_flops_per_token", "training_flops_per_token",
+    "adam_training_memory", "gqa_kv_cache_memory", "decode_seconds_lower_bound",
+    "decode_compute_bound_batch", "layer_activation_memory",
+    "layer_activation_memory_recomputed", "attention_linear_flops_ratio",
+])  # fmt: skip
+def test_calc_works_for_every_new_formula(name, capsys):
+    formula = f.get(name)
+    values = {p: 4 if p == "s" else 1000 for p in formula.params}
+    assert main(["calc", name, *(f"{k}={v}" for k, v in values.items()), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == formula(**values)
+
+
+# -- scaling laws ---------------------------------------------------------------------------------
+count = st.integers(min_value=1, max_value=10**12)
+size = st.integers(min_value=1, max_value=4096)
+
+
+@given(n=count)
+def test_doubling_parameters_doubles_training_flops_and_memory(n):
+    assert f.training_flops_per_token(n_params=2 * n) == 2 * f.training_flops_per_token(n_params=n)
+    assert f.training_flops_per_token(n_params=n) == 3 * f.forward_flops_per_token(n_params=n)
+    assert f.adam_training_memory(n_params=2 * n) == 2 * f.adam_training_memory(n_params=n)
+
+
+@given(B=size, S=size, n_kv=size, d_head=size)
+def test_doubling_kv_heads_doubles_the_cache_and_mha_is_the_old_formula(B, S, n_kv, d_head):
+    cache = f.gqa_kv_cache_memory(B=B, S=S, n_kv=n_kv, d_head=d_head, s=2)
+    assert f.gqa_kv_cache_memory(B=B, S=S, n_kv=2 * n_kv, d_head=d_head, s=2) == 2 * cache
+    assert cache == f.kv_cache_memory(B=B, S=S, d=n_kv * d_head, s=2)
+
+
+@given(S=size, d=size)
+def test_attention_overtakes_the_linears_past_six_d(S, d):
+    ratio = f.attention_linear_flops_ratio(S=S, d=d, d_ff=4 * d)
+    assert (ratio > 1) == (6 * d < S)
+    assert f.attention_linear_flops_ratio(S=2 * S, d=d, d_ff=4 * d) == pytest.approx(2 * ratio)
+
+
+@given(d=size, d_ff=size)
+def test_mha_attention_params_are_four_d_squared(d, d_ff):
+    assert f.gqa_attention_params(
+        d=d, n_kv=1, d_head=d
+    ) + 2 * d * d_ff == f.transformer_layer_params(d=d, d_ff=d_ff)

@@ -1,0 +1,168 @@
+"""Whole-model claims: FlopCounterMode cross-checks, and every judge fed data that violates it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpuconcepts import formulas as f
+from gpuconcepts.claims import wholemodel as W
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.model import ModelShape, matmul_params, params
+from gpuconcepts.roofline import Peaks
+
+torch = pytest.importorskip("torch")
+from gpuconcepts.kernels import decoder
+
+PEAKS = Peaks("cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")  # ridge 10
+TOY = ModelShape("toy", d=32, layers=2, d_ff=64, heads=4, n_kv=2, d_head=8, vocab=50, seq=16,
+                 dtype="float32")  # fmt: skip
+
+
+# -- FlopCounterMode against the formulas ---------------------------------------------------------
+@pytest.mark.parametrize("n_kv", [4, 2, 1])
+def test_decoder_weights_are_the_model_tables_and_its_forward_flops_2n(n_kv):
+    shape = dataclasses.replace(TOY, n_kv=n_kv)
+    model = decoder.Decoder(shape)
+    assert sum(p.numel() for p in model.parameters()) == params(shape)
+    tokens = torch.zeros(3, 16, dtype=torch.long)
+    counted = decoder.count_flops(lambda: model(tokens))
+    weights = 3 * 16 * f.forward_flops_per_token(n_params=matmul_params(shape))
+    attention = shape.layers * f.attention_flops(B=3, S=16, d=shape.d)
+    # torch counts the attention products on some devices and not on others (CPU flash kernel).
+    assert counted - weights in (0, attention)
+
+
+@pytest.mark.parametrize(("tokens", "d", "d_ff", "blocks"), [(8, 16, 32, 1), (5, 12, 40, 3)])
+def test_backward_of_linears_counts_twice_the_forward(tokens, d, d_ff, blocks):
+    result = decoder.backward_forward(
+        "cpu", tokens=tokens, d=d, d_ff=d_ff, blocks=blocks, repeats=1
+    )
+    assert result.n_params == blocks * 2 * d * d_ff
+    assert result.forward_flops == result.predicted_forward_flops
+    assert result.backward_flops == result.predicted_backward_flops == 2 * result.forward_flops
+
+
+def test_decode_sweep_and_training_peak_run_on_a_toy_model():
+    sweep = decoder.decode_sweep("cpu", TOY, batches=(1, 2), cached=4, repeats=2)
+    assert sweep.cache_bytes == (2 * 2 * 4 * 2 * 8 * 4, 2 * 2 * 2 * 4 * 2 * 8 * 4)
+    assert len(sweep.tokens_per_second()) == 2
+    peak = decoder.training_peak("cpu", TOY, batch=2)
+    assert peak.n_params == params(TOY)
+    assert peak.tokens == 32
+    # every gradient is live when Adam steps: the profiler must see at least the 16 bytes
+    assert peak.state_bytes == f.adam_training_memory(n_params=peak.n_params)
+    assert peak.peak_bytes >= peak.state_bytes
+
+
+# -- the judges, on synthetic data ----------------------------------------------------------------
+def backward(forward: float, step: float, *, off_by: int = 0) -> decoder.BackwardForward:
+    return decoder.BackwardForward(
+        tokens=256, n_params=1000, forward_flops=512_000, backward_flops=1_024_000 + off_by,
+        predicted_forward_flops=512_000, predicted_backward_flops=1_024_000,
+        forward_seconds=(forward,) * 5, step_seconds=(step,) * 5,
+    )  # fmt: skip
+
+
+def test_backward_holds_at_twice_the_forward():
+    result = W.judge_backward(backward(1.0, 3.0), device="test")
+    assert result.status == "holds"
+    assert result.values["alternative"] == "the backward pass costs one forward pass"
+    assert result.values["pass_region"] == "1.4 ≤ backward ÷ forward time ≤ 3"
+    assert result.values["interval"] == "[2, 2]"
+    assert "rules out" in result.prediction
+    assert "pass region" in result.threshold
+
+
+@pytest.mark.parametrize("step", [2.0, 1.2, 5.0])  # backward = 1×, 0.2×, 4× the forward
+def test_backward_does_not_hold_outside_the_region(step):
+    assert W.judge_backward(backward(1.0, step), device="test").status == "does not hold"
+
+
+def test_backward_does_not_hold_when_the_counted_flops_differ():
+    result = W.judge_backward(backward(1.0, 3.0, off_by=1), device="test")
+    assert result.status == "does not hold"
+    assert "differ from the formulas" in result.measured
+
+
+def sweep(seconds: list[float], batches=(1, 4, 16, 64, 128)) -> decoder.DecodeSweep:
+    return decoder.DecodeSweep(
+        shape=TOY, cached=4, batches=tuple(batches),
+        seconds=tuple((t, t * 1.01, t * 1.02) for t in seconds),
+        weight_bytes=10**8, cache_bytes=tuple(10**4 * b for b in batches),
+    )  # fmt: skip
+
+
+def roofline_times(knee: float, batches=(1, 4, 16, 64, 128)) -> list[float]:
+    """Step times a + b·B whose two parts are equal at ``knee``."""
+    return [1e-2 * (1 + b / knee) for b in batches]
+
+
+def test_decode_knee_holds_where_the_formula_puts_it():
+    predicted = f.decode_compute_bound_batch(P=1e11, s=4, beta=1e10)  # 20
+    result = W.judge_decode_knee(sweep(roofline_times(predicted)), PEAKS, device="test")
+    assert result.status == "holds"
+    assert result.number("measured") == pytest.approx(predicted)
+    assert result.number("interval_low") <= predicted <= result.number("interval_high")
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        [1e-3 * b for b in (1, 4, 16, 64, 128)],  # compute-bound from batch 1: knee 0
+        [1e-2] * 5,  # memory-bound at every batch: no knee
+        roofline_times(400),  # a knee 20x later than predicted
+    ],
+)
+def test_decode_knee_does_not_hold_for_the_alternatives(times):
+    assert W.judge_decode_knee(sweep(times), PEAKS, device="test").status == "does not hold"
+
+
+def test_decode_knee_is_not_visible_when_the_sweep_stops_short():
+    short = (1, 2, 4)
+    result = W.judge_decode_knee(sweep(roofline_times(20, short), short), PEAKS, device="test")
+    assert result.status == "not visible here"
+    assert "below the predicted knee" in result.reason
+
+
+def test_decode_floor_holds_at_the_floor_and_not_at_ten_times_it():
+    floor = f.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
+    at_floor = W.judge_decode_floor(sweep([1.2 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
+    assert at_floor.status == "holds"
+    slow = W.judge_decode_floor(sweep([10 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
+    assert slow.status == "does not hold"
+    cached = W.judge_decode_floor(sweep([floor] * 5), PEAKS, cache_bytes=10**8, device="t")
+    assert cached.status == "not visible here"
+
+
+def test_training_memory_holds_at_sixteen_bytes_and_not_at_eight():
+    tokens = 2 * TOY.seq
+    activations = tokens * TOY.layers * f.layer_activation_memory(d=32, d_ff=64, s=4)
+    n = params(TOY)
+    full = decoder.TrainingPeak(n_params=n, tokens=tokens, peak_bytes=16 * n + activations,
+                                state_bytes=16 * n)  # fmt: skip
+    assert W.judge_training_memory(full, TOY, device="t").status == "holds"
+    no_moments = dataclasses.replace(full, peak_bytes=8 * n + activations)
+    assert W.judge_training_memory(no_moments, TOY, device="t").status == "does not hold"
+
+
+def test_a_prediction_outside_its_own_region_is_refused():
+    with pytest.raises(GpuConceptsError, match="must lie in its own pass region"):
+        W.TwoSided("x", predicted=5, alternative=1, alternative_text="a", low=1.5, high=3,
+                   measured=2, interval=(2, 2))  # fmt: skip
+
+
+def test_an_alternative_inside_the_region_makes_the_claim_not_visible():
+    test = W.TwoSided("x", predicted=2, alternative=2.5, alternative_text="a", low=1.5, high=3,
+                      measured=2, interval=(2, 2))  # fmt: skip
+    assert not test.visible
+
+
+def test_every_whole_model_threshold_has_a_reason():
+    from gpuconcepts.claims.thresholds import described
+
+    listed = {name: (value, reason) for name, value, reason in described(W)}
+    assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 4.0
+    assert "ARCHITECTURE" not in listed  # a label, not a threshold
+    assert all(reason for _, reason in listed.values())
