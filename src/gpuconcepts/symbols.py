@@ -69,6 +69,12 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol(
         "I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"
     ),
+    # beyond one device
+    Symbol("W", "number of devices (world size)", "devices", "positive integer"),
+    Symbol("n_params", "number of parameters of a model", "parameters", "positive integer"),
+    Symbol("p", "pipeline stages", "stages", "positive integer"),
+    Symbol("m", "micro-batches per batch in a pipeline", "micro-batches", "positive integer"),
+    Symbol("n_tables", "number of embedding tables", "tables", "positive integer"),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {
