@@ -1,4 +1,4 @@
-"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, hardware.
+"""The ``gpuconcepts`` command line: formulas, calc, profile, verify, distributed, hardware.
 
 Bad input never shows a traceback: it prints one line on stderr and exits with status 2.
 torch and matplotlib are imported only by the subcommands that measure.
@@ -132,6 +132,15 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_distributed(args: argparse.Namespace) -> int:
+    from gpuconcepts.distributed import run_distributed
+
+    status: int = run_distributed(
+        args.world_size, args.backend, args.quick, args.json, port=args.port
+    )
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpuconcepts`` command."""
     parser = _Parser(
@@ -172,6 +181,23 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--quick", action="store_true", help="small sizes, about a minute on a CPU")
         p.add_argument("--json", action="store_true", help="print JSON on stdout")
         p.set_defaults(run=run)
+
+    text = "run collectives in W processes with torch.distributed; check their bytes"
+    p = sub.add_parser(
+        "distributed",
+        help=text,
+        description=text + " on the loopback interface and time them",
+    )
+    p.add_argument(
+        "--world-size", type=int, required=True, metavar="W", help="number of processes (2 or more)"
+    )
+    p.add_argument(
+        "--backend", choices=("gloo", "nccl"), default="gloo", help="gloo (CPU, default) or nccl"
+    )
+    p.add_argument("--port", type=int, help="rendezvous port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--quick", action="store_true", help="small sizes, about a minute on a CPU")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.set_defaults(run=_cmd_distributed)
 
     p = sub.add_parser("hardware", help="the datasheet table of common GPUs, with sources")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -673,6 +673,22 @@ tensor_parallel_mlp_bytes = Formula(
     """,
 )
 
+pipeline_activation_bytes = Formula(
+    "pipeline_activation_bytes",
+    product(B, d, s),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{stage}}",
+    summary="Bytes each pipeline stage but the last sends forward per batch: its output "
+    "activations, B rows of d values of s bytes, in m micro-batches of B/m rows.",
+    doc="""
+    Cutting the batch into micro-batches does not change the bytes, only how many messages
+    carry them. 2048 rows of width 1024 in FP16:
+
+    >>> pipeline_activation_bytes(B=2048, d=1024, s=2)
+    4194304
+    """,
+)
+
 # -- Measured peaks (STREAM-like kernels) ----------------------------------------------------
 stream_copy_bytes = Formula(
     "stream_copy_bytes",
