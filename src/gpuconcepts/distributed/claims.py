@@ -55,7 +55,7 @@ _SLUG = str.maketrans({" ": "-", ",": ""})
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.3g}"
+    return f"{x:.4g}"
 
 
 def _interval(low: float, high: float) -> str:

@@ -23,6 +23,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gpuconcepts import formulas
+from gpuconcepts.distributed.launch import cpu_cores
 from gpuconcepts.distributed.traffic import Sizes, loopback_bytes
 
 Record = dict[str, Any]
@@ -287,6 +288,8 @@ def _timed_allreduce(tensor: torch.Tensor) -> torch.Tensor:
     dist.barrier(group=_Comm.group)
     start = time.perf_counter()
     dist.all_reduce(tensor, group=_Comm.group)
+    if tensor.is_cuda:  # NCCL returns before the GPU is done
+        torch.cuda.synchronize()
     _Comm.seconds += time.perf_counter() - start
     return tensor
 
@@ -383,7 +386,8 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
     whole pipeline. Each stage's work is also timed alone (the others waiting), so a run in
     which the stages slowed each other down (too few cores) can be told apart.
     """
-    p, m = world, sizes.pp_micro
+    # One stage per core at most (two at least): stages that share a core cannot overlap.
+    p, m = max(2, min(world, cpu_cores())), sizes.pp_micro
     batch, d = sizes.pp_batch, sizes.pp_width
     micro = batch // m
     dev = meter.device
@@ -393,6 +397,7 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
     ]
     x = torch.randn(batch, d, generator=_generator(6)).to(dev)
     clock = {"busy": 0.0, "start": 0.0, "end": 0.0}
+    far = 1e30  # a process outside the pipeline must not move its first start or last end
 
     def stage(h: torch.Tensor) -> torch.Tensor:
         start = time.perf_counter()
@@ -406,6 +411,9 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
         clock["busy"] = 0.0
         sends = []
         clock["start"] = time.perf_counter()
+        clock["end"] = clock["start"]
+        if rank >= p:
+            return
         for i in range(m):
             if rank == 0:
                 h = x[i * micro : (i + 1) * micro].clone()
@@ -425,8 +433,9 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
 
     def collect() -> None:
         # perf_counter is the system's monotonic clock on Linux: one clock for all processes.
-        first = torch.tensor([-clock["start"]], dtype=torch.float64, device=dev)
-        last = torch.tensor([clock["end"]], dtype=torch.float64, device=dev)
+        inside = rank < p
+        first = torch.tensor([-clock["start"] if inside else -far], dtype=torch.float64, device=dev)
+        last = torch.tensor([clock["end"] if inside else -far], dtype=torch.float64, device=dev)
         work = torch.tensor([clock["busy"]], dtype=torch.float64, device=dev)
         dist.all_reduce(first, op=dist.ReduceOp.MAX)
         dist.all_reduce(last, op=dist.ReduceOp.MAX)
