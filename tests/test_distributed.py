@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +35,20 @@ worlds = st.integers(min_value=1, max_value=4096)
 # -- formulas ---------------------------------------------------------------------------------
 def test_done_when_value() -> None:
     assert f.sharded_table_memory(N=100_000_000, d=128, s=4, W=8) == 6_400_000_000
+
+
+def test_calc_prints_the_sharded_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calc", "sharded_table_memory", "N=100000000", "d=128", "s=4", "W=8"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "6,400,000,000 bytes (6.4 GB, 5.96 GiB)"
+
+
+def test_importing_the_package_loads_no_torch() -> None:
+    code = (
+        "import sys, gpuconcepts.distributed, gpuconcepts.distributed.claims;"
+        "print(','.join(m for m in ('torch', 'matplotlib') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == ""
 
 
 @given(n=counts, s=st.sampled_from([0.5, 1, 2, 4]), w=worlds)

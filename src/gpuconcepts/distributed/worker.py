@@ -40,7 +40,8 @@ class _Meter:
         self.baseline = 0
         self.baseline = min(self._window(lambda: None)[0] for _ in range(3))
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
+        """Wait for the GPU (a no-op on the CPU), so timers stop when the work is done."""
         if self.device.type == "cuda":
             torch.cuda.synchronize()
 
@@ -53,7 +54,7 @@ class _Meter:
         dist.barrier()
         start = time.perf_counter()
         op()
-        self._sync()
+        self.sync()
         elapsed = torch.tensor([time.perf_counter() - start], dtype=torch.float64)
         dist.barrier()
         sent = self._counter() - before - self.baseline
@@ -403,7 +404,7 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
         start = time.perf_counter()
         for w in weights:
             h = torch.tanh(h @ w)
-        meter._sync()
+        meter.sync()
         clock["busy"] += time.perf_counter() - start
         return h
 
