@@ -188,7 +188,7 @@ def test_a_hanging_worker_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 SMALL = replace(
     QUICK,
     repeats=3,
-    sweep=(2**14, 2**17, 2**19),
+    sweep=(2**12, 2**16, 2**20),
     pp_width=256,
     pp_batch=256,
 )
@@ -321,6 +321,14 @@ def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
     assert crowded.status == "not visible here"
     assert "3x longer" in crowded.reason
+
+
+def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    lookup = _collective("sharded embedding", "rowwise_alltoall_bytes", inputs)
+    result = claims.alpha_beta_claim([lookup], None, "demo", problem="time fell with size")
+    assert result.status == "not visible here"
+    assert "time fell with size" in result.reason
 
 
 # -- pure helpers ---------------------------------------------------------------------------

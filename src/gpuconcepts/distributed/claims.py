@@ -51,6 +51,11 @@ PIPELINE_MAX_SLOWDOWN = 1.5
 pipeline as alone. The formula assumes stages run side by side; when they share a core, their
 work stretches and the idle time measures the scheduler, not the schedule."""
 
+_ALPHA_BETA_CLAIM = (
+    "A latency-plus-bandwidth model fitted to all-reduces of growing size predicts the time "
+    "of the other collectives."
+)
+
 _SLUG = str.maketrans({" ": "-", ",": ""})
 
 
@@ -241,9 +246,28 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
 
 
 def alpha_beta_claim(
-    predicted_kinds: Sequence[Collective], fit: AlphaBeta, device: str
+    predicted_kinds: Sequence[Collective], fit: AlphaBeta | None, device: str, problem: str = ""
 ) -> ClaimResult:
-    """The latency-bandwidth fit from the all-reduce sweep predicts the other collectives."""
+    """The latency-bandwidth fit from the all-reduce sweep predicts the other collectives.
+
+    Without a fit (``problem`` says why) the claim is not visible here.
+    """
+    if fit is None:
+        return two_sided(
+            key="alpha-beta-predicts",
+            claim=_ALPHA_BETA_CLAIM,
+            prediction="t = calls·α + bytes / bandwidth, fitted to the all-reduce sweep",
+            predicted=1.0,
+            alternative="latency alone (t = calls·α)",
+            alternative_value=math.nan,
+            low=1 / ALPHA_BETA_FACTOR,
+            high=ALPHA_BETA_FACTOR,
+            measured=math.nan,
+            interval=(math.nan, math.nan),
+            measured_text="no fit",
+            device=device,
+            not_visible=f"there is no fit to predict with: {problem or 'no sweep'}",
+        )
     ratios = [
         c.median_seconds / fit.seconds(c.formula_bytes, c.collectives) for c in predicted_kinds
     ]
@@ -256,8 +280,7 @@ def alpha_beta_claim(
     latency_only = biggest.median_seconds / (fit.alpha_s * biggest.collectives or 1e-12)
     return two_sided(
         key="alpha-beta-predicts",
-        claim="A latency-plus-bandwidth model fitted to all-reduces of growing size predicts "
-        "the time of the other collectives.",
+        claim=_ALPHA_BETA_CLAIM,
         prediction=f"t = calls·α + bytes / bandwidth, α = {si(fit.alpha_s, 's')}, bandwidth "
         f"{si(fit.bytes_per_s, 'B/s')} ({fit.points} sizes); measured / predicted = 1",
         predicted=1.0,

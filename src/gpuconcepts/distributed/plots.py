@@ -145,8 +145,10 @@ def alpha_beta_chart(report: DistributedReport) -> Figure:
         color=INK,
         label="all-reduce sweep (median, IQR)",
     )
-    grid = np.geomspace(x.min(), x.max() * 4, 50)
-    ax.plot(grid, [report.fit.seconds(b) for b in grid], color="#64748b", label="α-β fit")
+    if report.fit is not None:
+        fit = report.fit
+        grid = np.geomspace(x.min(), x.max() * 4, 50)
+        ax.plot(grid, [fit.seconds(b) for b in grid], color="#64748b", label="α-β fit")
     for i, c in enumerate(c for c in report.main if report.predicted_seconds(c) is not None):
         ax.plot(
             [c.formula_bytes / c.collectives],

@@ -46,10 +46,12 @@ class DistributedReport:
     device: str
     sizes: Sizes
     collectives: tuple[Collective, ...]
-    fit: AlphaBeta
+    fit: AlphaBeta | None
     cores: int
     seconds: float
     timings: Mapping[str, float]
+    fit_problem: str = ""
+    """Why there is no fit (``fit`` is None): the sweep's times did not grow with size."""
 
     def of_kind(self, kind: str) -> tuple[Collective, ...]:
         """The collectives of one kind (``"sharded embedding"``, ``"size sweep"``, ...)."""
@@ -71,7 +73,7 @@ class DistributedReport:
 
     def predicted_seconds(self, c: Collective) -> float | None:
         """The fit's time for ``c``; None for the pipeline, whose time is mostly arithmetic."""
-        if c.kind == "pipeline":
+        if c.kind == "pipeline" or self.fit is None:
             return None
         return self.fit.seconds(c.formula_bytes, c.collectives)
 
@@ -83,7 +85,9 @@ class DistributedReport:
         results.append(claims.allreduce_growth_claim(growth, self.device))
         results.append(claims.rowwise_claim(self.of_kind("sharded embedding"), self.device))
         predicted = (*self.of_kind("sharded embedding"), *self.of_kind("tensor parallel"))
-        results.append(claims.alpha_beta_claim(predicted, self.fit, self.device))
+        results.append(
+            claims.alpha_beta_claim(predicted, self.fit, self.device, problem=self.fit_problem)
+        )
         results.extend(
             claims.bubble_claim(c, self.cores, self.device) for c in self.of_kind("pipeline")
         )
@@ -134,7 +138,8 @@ class DistributedReport:
             "seconds": self.seconds,
             "timings": dict(self.timings),
             "sizes": self.sizes.to_dict(),
-            "fit": self.fit.to_dict(),
+            "fit": None if self.fit is None else self.fit.to_dict(),
+            "fit_problem": self.fit_problem,
             "collectives": [
                 c.to_dict() | {"predicted_seconds": self.predicted_seconds(c)}
                 for c in self.collectives
@@ -190,7 +195,12 @@ def measure(
         payload = json.loads(out.read_text(encoding="utf-8"))
     collectives = tuple(Collective.from_record(r) for r in payload["records"])
     sweep = [c for c in collectives if c.kind == "size sweep"]
-    fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    fit: AlphaBeta | None = None
+    problem = ""
+    try:
+        fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    except GpuConceptsError as error:  # a measured outcome (noise), not bad input
+        problem = str(error)
     return DistributedReport(
         world_size=world_size,
         backend=backend,
@@ -202,6 +212,7 @@ def measure(
         cores=launch.cpu_cores(),
         seconds=time.perf_counter() - start,
         timings=payload["timings"],
+        fit_problem=problem,
     )
 
 
@@ -211,13 +222,15 @@ def format_report(report: DistributedReport) -> str:
     from gpuconcepts.hardware import format_table
 
     fit = report.fit
+    fit_line = (
+        f"no α-β fit: {report.fit_problem}"
+        if fit is None
+        else f"α-β fit over {fit.points} all-reduce sizes: α = {si(fit.alpha_s, 's')}, "
+        f"bandwidth = {si(fit.bytes_per_s, 'B/s')} per device"
+    )
     head = (
         f"gpuconcepts distributed: {report.device}, "
         f"{'quick' if report.quick else 'full'} sizes, {report.seconds:.0f} s"
-    )
-    fit_line = (
-        f"α-β fit over {fit.points} all-reduce sizes: α = {si(fit.alpha_s, 's')}, "
-        f"bandwidth = {si(fit.bytes_per_s, 'B/s')} per device"
     )
     body = [format_result(i, r) for i, r in enumerate(report.claims, start=1)]
     return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])
