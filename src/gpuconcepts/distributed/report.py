@@ -169,8 +169,6 @@ def measure(
 
     ``sizes`` overrides the quick or full sizes (the tests use smaller ones).
     """
-    from gpuconcepts.distributed.worker import run_all
-
     launch.check_backend(backend)
     launch.check_world_size(world_size, backend)
     if port is not None:
@@ -180,6 +178,8 @@ def measure(
             "gloo's traffic is counted on the loopback interface, and /proc/net/dev has none "
             "here (Linux only)"
         )
+    from gpuconcepts.distributed.worker import run_all  # torch: only once the input is good
+
     sizes = sizes or (QUICK if quick else FULL)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gpuconcepts-distributed-") as folder:
