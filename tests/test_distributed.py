@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from gpuconcepts import formulas as f
 from gpuconcepts.cli import main
 from gpuconcepts.distributed import QUICK, claims, launch
-from gpuconcepts.distributed.report import measure
+from gpuconcepts.distributed.report import format_report, measure
 from gpuconcepts.distributed.traffic import (
     AlphaBeta,
     Collective,
@@ -213,6 +213,15 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
     assert by_key["rowwise-more-than-tablewise"].status == "holds"
     assert by_key["traffic-all-reduce"].status == "holds"
     assert by_key["allreduce-grows-with-w"].status == "not visible here"  # W = 2: ratio is 1
+
+
+def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # type: ignore[no-untyped-def]
+    text = format_report(report)
+    assert text.startswith("gpuconcepts distributed: gloo over loopback TCP, 2 processes")
+    for c in report.main:
+        assert c.name in text
+    assert ("α-β fit over 3 all-reduce sizes" in text) or ("no α-β fit" in text)
+    assert text.count("Beyond one device:") == len(report.claims)
 
 
 def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore[no-untyped-def]
