@@ -44,9 +44,11 @@ const out = input.calls.map(([kind, name, texts]) => {
     values[s] = parsed.value;
   }
   const r = G.evaluate(name, values);
+  if (r.error) return {error: r.error};
   const kindOf = G.DATA.formulas[name].kind;
+  // describe() is given what Python's is: formula(**values), an int or a float
   return {value: r.text, isInt: r.isInt, worked: G.worked(name, values),
-          text: G.describe(r.exact, kindOf)};
+          text: G.UNITS.describe(r.value, kindOf)};
 });
 process.stdout.write(JSON.stringify(out));
 """

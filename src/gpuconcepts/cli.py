@@ -1,5 +1,5 @@
 """The ``gpuconcepts`` command line: formulas, calc, profile, verify, compare, hardware,
-analyze.
+analyze, model, distributed.
 
 Bad input never shows a traceback: it prints one line on stderr and exits with status 2.
 torch and matplotlib are imported only by the subcommands that measure.
@@ -194,6 +194,15 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_distributed(args: argparse.Namespace) -> int:
+    from gpuconcepts.distributed import run_distributed
+
+    status: int = run_distributed(
+        args.world_size, args.backend, args.quick, args.json, port=args.port
+    )
+    return status
+
+
 ANALYZE_EPILOG = """\
 Example: gpuconcepts analyze model.py:build --input 8x3x224x224
          gpuconcepts analyze dlrm.py:make --input 64x13 --input 64x26:int64 --json
@@ -359,6 +368,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(run=_cmd_model)
+
+    text = "run collectives in W processes with torch.distributed; check their bytes"
+    p = sub.add_parser(
+        "distributed",
+        help=text,
+        description=text + " on the loopback interface and time them",
+    )
+    p.add_argument(
+        "--world-size", type=int, required=True, metavar="W", help="number of processes (2 or more)"
+    )
+    p.add_argument(
+        "--backend", choices=("gloo", "nccl"), default="gloo", help="gloo (CPU, default) or nccl"
+    )
+    p.add_argument("--port", type=int, help="rendezvous port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--quick", action="store_true", help="small sizes, about a minute on a CPU")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.set_defaults(run=_cmd_distributed)
 
     p = sub.add_parser("hardware", help="the datasheet table of common GPUs, with sources")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

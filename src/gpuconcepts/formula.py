@@ -155,17 +155,18 @@ class Formula:
         'attention_flops = 4·B·S²·d'
         >>> mlp_intensity.text()
         'mlp_intensity = 2·B·d_in·d_out / (s·(B·d_in + d_in·d_out + B·d_out))'
-        >>> from gpuconcepts.formulas import decode_seconds_lower_bound
+        >>> from gpuconcepts.formulas import decode_seconds_lower_bound, pipeline_bubble_fraction
         >>> decode_seconds_lower_bound.text()
         'decode_seconds_lower_bound = (M_w + M_kv) / beta'
+        >>> pipeline_bubble_fraction.text()
+        'pipeline_bubble_fraction = (p - 1) / (m + p - 1)'
         """
         over = [f for f in self.expr.args if f.is_Pow and f.exp == -1] if self.expr.is_Mul else []
         if over:  # a ratio written with ratio(): numerator / (denominator)
-            top = [f for f in self.expr.args if f not in over]
+            top = sp.Mul(*(f for f in self.expr.args if f not in over), evaluate=False)
+            above = f"({_plain(top)})" if top.is_Add else _plain(top)
             below = _plain(over[0].base)
             below = below if over[0].base.is_Atom else f"({below})"
-            numerator = sp.Mul(*top, evaluate=False)
-            above = f"({_plain(numerator)})" if numerator.is_Add else _plain(numerator)
             body = f"{above} / {below}"
         else:
             body = _plain(self.expr)

@@ -35,6 +35,7 @@ N, d, s, B, L = (sym(n) for n in ("N", "d", "s", "B", "L"))
 d_in, d_out, d_h = (sym(n) for n in ("d_in", "d_out", "d_h"))
 H_out, W_out, K, C_in, C_out, C = (sym(n) for n in ("H_out", "W_out", "K", "C_in", "C_out", "C"))
 S, F, Q, P, beta, I = (sym(n) for n in ("S", "F", "Q", "P", "beta", "I"))
+W, n_params, p, m, n_tables = (sym(n) for n in ("W", "n_params", "p", "m", "n_tables"))
 
 # -- DLRM ----------------------------------------------------------------------------------
 embedding_memory = Formula(
@@ -771,6 +772,163 @@ attention_linear_flops_ratio = Formula(
     1
     >>> attention_linear_flops_ratio(S=1024, d=768, d_ff=3072) < 1
     True
+    """,
+)
+
+# -- Beyond one device ----------------------------------------------------------------------
+sharded_table_memory = Formula(
+    "sharded_table_memory",
+    ratio(product(N, d, s), W),
+    kind="bytes",
+    lhs=r"\text{Memory}_{\text{device}}",
+    summary="Memory per device of an embedding table split evenly over W devices "
+    "(row-wise, or table-wise over W equal tables).",
+    doc=r"""
+    The post's 51.2 GB table over eight devices:
+
+    >>> sharded_table_memory(N=100_000_000, d=128, s=4, W=8)
+    6400000000
+    >>> sharded_table_memory.worked(N=100_000_000, d=128, s=4, W=8)
+    '\\frac{N d s}{W} = \\frac{100{,}000{,}000 \\times 128 \\times 4}{8} = 6{,}400{,}000{,}000'
+    """,
+)
+
+ring_allreduce_bytes = Formula(
+    "ring_allreduce_bytes",
+    ratio(product(2, total(W, -1), n_params, s), W),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{all-reduce}}",
+    summary="Bytes each device sends in a ring all-reduce of n_params values of s bytes: "
+    "W - 1 steps of reduce-scatter and W - 1 of all-gather, each moving 1/W of the buffer.",
+    doc="""
+    The total is the same on every device and never reaches 2 n_params s: a 100-million
+    parameter FP32 gradient costs each of 8 devices 700 MB, each of 2 devices 400 MB.
+
+    >>> ring_allreduce_bytes(n_params=100_000_000, s=4, W=8)
+    700000000
+    >>> ring_allreduce_bytes(n_params=100_000_000, s=4, W=2)
+    400000000
+    """,
+)
+
+pipeline_bubble_fraction = Formula(
+    "pipeline_bubble_fraction",
+    ratio(total(p, -1), total(m, p, -1)),
+    kind="count",
+    lhs=r"\text{Bubble}",
+    summary="Fraction of a pipeline's time each stage sits idle when a batch is cut into m "
+    "micro-batches over p stages (GPipe schedule, equal stage times).",
+    doc="""
+    Each stage waits p - 1 slots for the first micro-batch and idles p - 1 slots after its
+    last one, out of m + p - 1 slots in all. More micro-batches shrink the bubble:
+
+    >>> pipeline_bubble_fraction(p=4, m=4)
+    0.42857142857142855
+    >>> round(pipeline_bubble_fraction(p=4, m=32), 3)
+    0.086
+    """,
+)
+
+_ALLTOALL_ASSUMPTIONS = """
+    Assumptions shared by the three sharding schemes: a global batch of B samples, split
+    evenly as B/W samples per device for the dense layers that follow (data parallel); each
+    sample looks up L rows in each of n_tables tables of width d and sum-pools them; every
+    device already holds the indices it needs (the index exchange, 8 bytes per id, is not
+    counted). Only the embedding rows crossing between devices in the forward pass are
+    counted, as bytes each device sends; the backward pass sends the same amount of
+    gradients back. L does not appear: pooling makes one row per sample and table, whatever L.
+"""
+
+tablewise_alltoall_bytes = Formula(
+    "tablewise_alltoall_bytes",
+    ratio(product(total(W, -1), B, n_tables, d, s), W**2),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{table-wise}}",
+    summary="Bytes each device sends in the all-to-all of a table-wise sharded embedding "
+    "lookup: every device owns n_tables/W whole tables and sends their pooled rows to the "
+    "devices that own the samples.",
+    doc=_ALLTOALL_ASSUMPTIONS
+    + """
+    A device owns n_tables/W tables (n_tables a multiple of W) and pools them for all B
+    samples; it keeps the B/W rows of its own samples and sends the other (W - 1) B/W.
+
+    >>> tablewise_alltoall_bytes(B=2048, n_tables=8, d=128, s=4, W=4)
+    1572864
+    """,
+)
+
+rowwise_alltoall_bytes = Formula(
+    "rowwise_alltoall_bytes",
+    ratio(product(total(W, -1), B, n_tables, d, s), W),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{row-wise}}",
+    summary="Bytes each device sends in the exchange of a row-wise sharded embedding lookup: "
+    "every device holds N/W rows of every table and sends its partial sums to the devices "
+    "that own the samples.",
+    doc=_ALLTOALL_ASSUMPTIONS
+    + """
+    A device pools the rows it holds for every sample of every table (a partial sum, full
+    width d) and sends the partial sums of other devices' samples, which reduce them (a
+    reduce-scatter). With L at least W a bag touches every device, so no partial sum is
+    empty; TorchRec sends them all whatever L. That is W times the table-wise traffic:
+
+    >>> rowwise_alltoall_bytes(B=2048, n_tables=8, d=128, s=4, W=4)
+    6291456
+    """,
+)
+
+columnwise_alltoall_bytes = Formula(
+    "columnwise_alltoall_bytes",
+    ratio(product(total(W, -1), B, n_tables, d, s), W**2),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{column-wise}}",
+    summary="Bytes each device sends in the all-to-all of a column-wise sharded embedding "
+    "lookup: every device holds d/W columns of every table and sends its pooled slices to "
+    "the devices that own the samples.",
+    doc=_ALLTOALL_ASSUMPTIONS
+    + """
+    A device pools its d/W columns for every sample of every table and sends the slices of
+    the other (W - 1) B/W samples (d a multiple of W). The bytes equal the table-wise ones;
+    what changes is that every device does the same work even when tables differ in size.
+
+    >>> columnwise_alltoall_bytes(B=2048, n_tables=8, d=128, s=4, W=4)
+    1572864
+    """,
+)
+
+tensor_parallel_mlp_bytes = Formula(
+    "tensor_parallel_mlp_bytes",
+    ratio(product(4, total(W, -1), B, S, d, s), W),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{tensor-parallel}}",
+    summary="Bytes each device sends per training step of one Megatron tensor-parallel MLP "
+    "block: one ring all-reduce of the B S d output in the forward pass and one of the input "
+    "gradient in the backward pass.",
+    doc="""
+    The first weight matrix is split by columns and the second by rows, so each device
+    computes a partial output that one all-reduce of B·S·d values of s bytes completes; the
+    backward pass all-reduces the gradient of the block's input, the same size. Each ring
+    all-reduce sends 2 (W - 1)/W of its buffer per device, hence the 4. The post's Q17
+    sizes (B=2, S=1000, d=512, FP16) split over two devices:
+
+    >>> tensor_parallel_mlp_bytes(B=2, S=1000, d=512, s=2, W=2)
+    4096000
+    """,
+)
+
+pipeline_activation_bytes = Formula(
+    "pipeline_activation_bytes",
+    product(B, d, s),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{stage}}",
+    summary="Bytes each pipeline stage but the last sends forward per batch: its output "
+    "activations, B rows of d values of s bytes, in m micro-batches of B/m rows.",
+    doc="""
+    Cutting the batch into micro-batches does not change the bytes, only how many messages
+    carry them. 2048 rows of width 1024 in FP16:
+
+    >>> pipeline_activation_bytes(B=2048, d=1024, s=2)
+    4194304
     """,
 )
 

@@ -54,6 +54,10 @@ class GPU:
         memory_bytes: DRAM capacity in bytes (decimal GB as printed).
         source: the document the figures come from.
         device_names: regular expressions matched against ``torch.cuda.get_device_name()``.
+        link_bytes_per_s: GPU-to-GPU bandwidth as the datasheet prints it, both directions
+            together (NVLink where the GPU has it, else its PCIe link); None when the
+            datasheet gives no figure. One direction carries half.
+        link: what ``link_bytes_per_s`` is ("NVLink", "PCIe Gen4 x16", ...).
     """
 
     name: str
@@ -63,6 +67,17 @@ class GPU:
     memory_bytes: int
     source: str
     device_names: tuple[str, ...] = ()
+    link_bytes_per_s: float | None = None
+    link: str = ""
+
+    @property
+    def link_send_bytes_per_s(self) -> float | None:
+        """Bytes per second one GPU can send over its link: half the datasheet's total.
+
+        >>> GPUS["H100 SXM"].link_send_bytes_per_s / 1e9
+        450.0
+        """
+        return None if self.link_bytes_per_s is None else self.link_bytes_per_s / 2
 
     def ridge_point(self, dtype: str) -> float:
         """``formulas.ridge_point(P, beta)`` for one dtype (``bf16`` or ``bfloat16``...)."""
@@ -86,6 +101,8 @@ class GPU:
             "l2_bytes": self.l2_bytes,
             "memory_bytes": self.memory_bytes,
             "ridge_points": {k: self.ridge_point(k) for k in self.flops_per_s},
+            "link_bytes_per_s": self.link_bytes_per_s,
+            "link": self.link,
             "source": self.source,
         }
 
@@ -98,8 +115,10 @@ _ROWS = (
         l2_bytes=40 * MiB,
         memory_bytes=80 * 10**9,
         source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM column; dense = half the "
-        "sparsity figures); L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper",
+        "sparsity figures; interconnect: NVLink 600 GB/s); L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper",
         device_names=(r"A100[- ]SXM4?[- ]80GB",),
+        link_bytes_per_s=600e9,
+        link="NVLink",
     ),
     GPU(
         "H100 SXM",
@@ -108,8 +127,10 @@ _ROWS = (
         l2_bytes=50 * MiB,
         memory_bytes=80 * 10**9,
         source="NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column; dense = half the "
-        "sparsity figures); L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
+        "sparsity figures; interconnect: NVLink 900 GB/s); L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
         device_names=(r"H100 80GB HBM3", r"H100[- ]SXM"),
+        link_bytes_per_s=900e9,
+        link="NVLink",
     ),
     GPU(
         "H200",
@@ -118,9 +139,11 @@ _ROWS = (
         l2_bytes=60 * MiB,
         memory_bytes=141 * 10**9,
         source="NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column; dense = half the "
-        "sparsity figures); L2 as the CUDA driver reports it on an H200 "
+        "sparsity figures; interconnect: NVLink 900 GB/s); L2 as the CUDA driver reports it on an H200 "
         "(cudaDeviceProp.l2CacheSize = 62,914,560 bytes; the datasheet does not state it)",
         device_names=(r"\bH200\b(?!.*NVL)",),
+        link_bytes_per_s=900e9,
+        link="NVLink",
     ),
     GPU(
         "L4",
@@ -128,9 +151,12 @@ _ROWS = (
         bytes_per_s=300e9,
         l2_bytes=48 * MiB,
         memory_bytes=24 * 10**9,
-        source="NVIDIA L4 Tensor Core GPU datasheet (dense = half the sparsity figures); "
+        source="NVIDIA L4 Tensor Core GPU datasheet (dense = half the sparsity figures; "
+        "interconnect: PCIe Gen4 x16, 64 GB/s bidirectional); "
         "L2 from the NVIDIA Ada Lovelace GPU Architecture whitepaper (AD104)",
         device_names=(r"\bL4\b",),
+        link_bytes_per_s=64e9,
+        link="PCIe Gen4 x16",
     ),
     GPU(
         "T4",
@@ -153,6 +179,10 @@ _ROWS = (
         device_names=(r"RTX 4090(?![ -]?(D\b|Laptop))",),
     ),
 )
+
+INFINIBAND_NDR_BYTES_PER_S = 400e9 / 8
+"""One InfiniBand NDR port: 400 Gb/s in each direction (NVIDIA ConnectX-7 adapter product
+brief), the link between the nodes of an H100-generation cluster; bits over 8 in bytes."""
 
 GPUS: dict[str, GPU] = {gpu.name: gpu for gpu in _ROWS}
 """The datasheet table by short name."""

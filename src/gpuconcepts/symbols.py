@@ -76,6 +76,11 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("d_ff", "hidden width of a transformer's MLP", "features", "positive integer"),
     Symbol("M_w", "bytes of a model's weights", "bytes", "positive real"),
     Symbol("M_kv", "bytes of the KV cache of every layer", "bytes", "positive real"),
+    # beyond one device
+    Symbol("W", "number of devices (world size)", "devices", "positive integer"),
+    Symbol("p", "pipeline stages", "stages", "positive integer"),
+    Symbol("m", "micro-batches per batch in a pipeline", "micro-batches", "positive integer"),
+    Symbol("n_tables", "number of embedding tables", "tables", "positive integer"),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {

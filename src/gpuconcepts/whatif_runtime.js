@@ -46,17 +46,25 @@ const R = {
 };
 
 // -- numbers as the library prints them (gpuconcepts.units) ------------------------------------
+// A port of units.py, value for value. Python's types are kept apart because the policy depends
+// on them: a bigint is an int, a number is a float, a rational {n, d} is a Fraction. Decimals are
+// exact rationals here, rounded where Python's decimal module rounds: a Fraction to 60
+// significant digits (units._CONTEXT), a quotient of Decimals to 28 (the default context).
+const UNITS_PREC = 60, DEFAULT_PREC = 28, FIXED_MAX = 15, FIXED_MIN = -4, FLOAT_EXACT = 2 ** 53;
+const pow10 = (k) => 10n ** BigInt(k);
+const absB = (a) => (a < 0n ? -a : a);
 const group = (digits) => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const grouped = (n) => (n < 0n ? "-" : "") + group(absB(n).toString()); // format(Decimal(n), ",")
 // Python's repr(float): shortest digits, exponent below 1e-4 and from 1e16.
 function pyRepr(x) {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "nan" : x > 0 ? "inf" : "-inf";
-  if (Number.isInteger(x) && Math.abs(x) < 1e16) return `${x}.0`;
+  if (Number.isInteger(x) && Math.abs(x) < 1e16) return Object.is(x, -0) ? "-0.0" : `${x}.0`;
   const [mantissa, exp] = x.toExponential().split("e");
   const e = Number(exp);
   if (e < -4 || e >= 16) return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
   return String(x);
 }
-// The exact value of a float, so that rounding ties go to even as Python's format() does.
+// The exact value of a float (Fraction(x), Decimal(x)).
 function exactOf(x) {
   const view = new DataView(new ArrayBuffer(8));
   view.setFloat64(0, x);
@@ -68,10 +76,13 @@ function exactOf(x) {
   const e = (biased || 1) - 1075;
   return e >= 0 ? make(m << BigInt(e), 1n) : make(m, 1n << BigInt(-e));
 }
+const isFloat = (v) => typeof v === "number";
+// Fraction(v): exact for an int, a float or a Fraction.
+const fractionOf = (v) => (typeof v === "bigint" ? { n: v, d: 1n } : isFloat(v) ? exactOf(v) : v);
 // round(q * 10**digits) with ties to even, as a BigInt (digits may be negative).
 function roundEven(q, digits) {
-  const n = digits >= 0 ? q.n * 10n ** BigInt(digits) : q.n;
-  const d = digits >= 0 ? q.d : q.d * 10n ** BigInt(-digits);
+  const n = digits >= 0 ? q.n * pow10(digits) : q.n;
+  const d = digits >= 0 ? q.d : q.d * pow10(-digits);
   const sign = n < 0n ? -1n : 1n;
   const a = n * sign;
   let whole = a / d;
@@ -79,127 +90,258 @@ function roundEven(q, digits) {
   if (twice > d || (twice === d && whole % 2n === 1n)) whole += 1n;
   return whole * sign;
 }
-// Python's format(x, f",.{digits}f") (grouped) or format(x, f".{digits}f").
-function fixed(x, digits, grouped = true) {
-  const r = roundEven(exactOf(x), digits);
-  const negative = r < 0n || (r === 0n && x < 0);
-  const text = (r < 0n ? -r : r).toString().padStart(digits + 1, "0");
-  const whole = text.slice(0, text.length - digits), frac = text.slice(text.length - digits);
-  return (negative ? "-" : "") + (grouped ? group(whole) : whole) + (digits ? `.${frac}` : "");
+// Decimal.adjusted(): the exponent of the leading digit, floor(log10 |q|), for q != 0.
+function adjusted(q) {
+  const a = absB(q.n);
+  const k = a.toString().length - q.d.toString().length;
+  return (k >= 0 ? a >= q.d * pow10(k) : a * pow10(-k) >= q.d) ? k : k - 1;
 }
-const stripZeros = (t) => (t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t);
-// Python's format(x, ".{p}g").
-function formatG(x, p) {
-  if (x === 0) return "0";
-  if (x < 0) return `-${formatG(-x, p)}`;
-  let e = Number(x.toExponential().split("e")[1]);
-  let m = roundEven(exactOf(x), p - 1 - e);
-  if (m >= 10n ** BigInt(p)) { e += 1; m = roundEven(exactOf(x), p - 1 - e); }
-  if (e >= -4 && e < p) return stripZeros(fixed(x, Math.max(0, p - 1 - e), false));
-  const digits = m.toString();
-  const mantissa = stripZeros(`${digits[0]}.${digits.slice(1)}`);
-  return `${mantissa}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+// q rounded (half to even) to a multiple of 10**exp: Decimal.quantize.
+function quantize(q, exp) {
+  const c = roundEven(q, -exp);
+  return exp <= 0 ? make(c, pow10(-exp)) : make(c * pow10(exp), 1n);
 }
-// units._trim: two decimals, thousands separators, no trailing zeros.
-const trim = (x, digits = 2) => stripZeros(fixed(x, digits));
-const asNumber = (v) => (typeof v === "number" ? v : R.toNumber(v));
-function plainNumber(v) {
-  if (typeof v !== "number" && R.isInt(v)) return group(v.n.toString());
-  const x = asNumber(v);
-  return Number.isInteger(x) ? group(BigInt(x).toString()) : trim(x);
+// q to `prec` significant digits, as a decimal context of that precision rounds.
+const toPrecision = (q, prec) => (q.n === 0n ? q : quantize(q, adjusted(q) - prec + 1));
+const divided = (q, by) => toPrecision(make(q.n, q.d * BigInt(by)), DEFAULT_PREC); // Decimal / int
+const atLeast = (q, bound) => R.cmp({ n: absB(q.n), d: q.d }, bound) >= 0; // abs(q) >= bound
+// units._decimal: ints and floats exactly, a Fraction to 60 digits.
+const decimalOf = (v) => (typeof v === "bigint" || isFloat(v) ? fractionOf(v) : toPrecision(v, UNITS_PREC));
+// The decimal places a rational with a power-of-ten denominator needs (its 2s and 5s).
+function places(d) {
+  let twos = 0, fives = 0;
+  while (d % 2n === 0n) { d /= 2n; twos += 1; }
+  while (d % 5n === 0n) { d /= 5n; fives += 1; }
+  return Math.max(twos, fives);
+}
+// format(Decimal, ",.{digits}f") of a decimal rational (rounding half to even past `digits`).
+function fixedText(q, digits, negative = q.n < 0n) {
+  const r = absB(roundEven(q, digits)).toString().padStart(digits + 1, "0");
+  const whole = r.slice(0, r.length - digits), frac = r.slice(r.length - digits);
+  return (negative ? "-" : "") + group(whole) + (digits ? `.${frac}` : "");
+}
+// units._plain_decimal: fixed notation, separators, no trailing zeros.
+function plainDecimal(q, negative = q.n < 0n) {
+  const text = fixedText(q, places(q.d), negative);
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+const SUPERSCRIPT = { "-": "⁻", 0: "⁰", 1: "¹", 2: "²", 3: "³", 4: "⁴", 5: "⁵", 6: "⁶", 7: "⁷", 8: "⁸", 9: "⁹" };
+// units._parts: [mantissa, exponent], the exponent null in fixed notation.
+function parts(v, digits) {
+  if (isFloat(v) && !Number.isFinite(v)) throw new RangeError(`${pyRepr(v)} is not a number a reader can use`);
+  const rounded = toPrecision(decimalOf(v), digits);
+  if (rounded.n === 0n) return [plainDecimal(rounded, Object.is(v, -0)), null];
+  const exponent = adjusted(rounded);
+  if (exponent >= FIXED_MIN && exponent < FIXED_MAX) return [plainDecimal(rounded), null];
+  const mantissa = exponent >= 0 ? make(rounded.n, rounded.d * pow10(exponent)) : make(rounded.n * pow10(-exponent), rounded.d);
+  return [plainDecimal(mantissa), exponent];
+}
+function significant(v, digits = 3) {
+  const [mantissa, exponent] = parts(v, digits);
+  if (exponent === null) return mantissa;
+  return `${mantissa}×10${String(exponent).replace(/./g, (c) => SUPERSCRIPT[c])}`;
+}
+function isWhole(v) {
+  if (typeof v === "bigint") return true;
+  if (!isFloat(v)) return v.d === 1n;
+  return Number.isFinite(v) && Number.isInteger(v) && Math.abs(v) < FLOAT_EXACT;
+}
+const wholeOf = (v) => (typeof v === "bigint" ? v : isFloat(v) ? BigInt(v) : v.n); // int(v) of a whole v
+const plainNumber = (v) => (isWhole(v) ? grouped(wholeOf(v)) : significant(v));
+function latexNumber(v) {
+  if (isWhole(v)) return grouped(wholeOf(v)).replaceAll(",", "{,}");
+  const [text, exponent] = parts(v, 3);
+  const mantissa = text.replaceAll(",", "{,}");
+  return exponent === null ? mantissa : `${mantissa} \\times 10^{${exponent}}`;
+}
+// units._two_decimals of a decimal rational.
+function twoDecimals(q) {
+  if (adjusted(q) >= FIXED_MAX) return significant(q, 4);
+  return plainDecimal(quantize(q, -2), q.n < 0n);
 }
 const DECIMAL = ["bytes", "kB", "MB", "GB", "TB", "PB"];
 const BINARY = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
 function scaled(v, base, names) {
-  let x = asNumber(v), i = 0;
-  // Python divides a whole number exactly the first time (int / int), then in floats.
-  if (typeof v !== "number" && R.isInt(v) && Math.abs(x) >= base) {
-    x = R.toNumber(make(v.n, BigInt(base))); i = 1;
+  let value = decimalOf(v), index = 0;
+  while (atLeast(value, { n: BigInt(base), d: 1n }) && index < names.length - 1) {
+    value = divided(value, base);
+    index += 1;
   }
-  while (Math.abs(x) >= base && i < names.length - 1) { x /= base; i += 1; }
-  return `${trim(x)} ${names[i]}`;
+  return `${value.n === 0n ? plainDecimal(quantize(value, -2), Object.is(v, -0)) : twoDecimals(value)} ${names[index]}`;
 }
-const WORDS = [[10n ** 12n, "trillion"], [10n ** 9n, "billion"], [10n ** 6n, "million"], [10n ** 3n, "thousand"]];
+const decimalBytes = (v) => scaled(v, 1000, DECIMAL);
+const binaryBytes = (v) => scaled(v, 1024, BINARY);
+function exactNumber(v, maxPlaces = 6) {
+  if (isWhole(v)) return grouped(wholeOf(v));
+  const value = fractionOf(v);
+  for (let k = 1; k <= maxPlaces; k += 1) {
+    if ((value.n * pow10(k)) % value.d === 0n) return fixedText(toPrecision(value, DEFAULT_PREC), k);
+  }
+  return significant(v);
+}
+const describeBytes = (v) => `${exactNumber(v)} bytes (${decimalBytes(v)}, ${binaryBytes(v)})`;
+const WORDS = [[12, "trillion"], [9, "billion"], [6, "million"], [3, "thousand"]];
 function inWords(v) {
-  for (const [size, word] of WORDS) {
-    if (R.cmp(v, { n: size, d: 1n }) >= 0) return `${trim(R.toNumber(make(v.n, v.d * size)))} ${word}`;
+  const value = decimalOf(v);
+  if (value.n === 0n) return plainNumber(v);
+  if (adjusted(value) >= WORDS[0][0] + 3) return significant(v, 3);
+  for (const [power, word] of WORDS) {
+    if (adjusted(value) >= power) return `${twoDecimals(divided(value, pow10(power)))} ${word}`;
   }
   return plainNumber(v);
 }
 function describe(v, kind) {
-  if (kind === "bytes") return `${plainNumber(v)} bytes (${scaled(v, 1000, DECIMAL)}, ${scaled(v, 1024, BINARY)})`;
-  const unit = kind === "count" ? "" : ` ${kind}`;
-  if (["MACs", "FLOPs", "count"].includes(kind) && R.cmp(v, R.int("1000")) >= 0) {
-    return `${plainNumber(v)}${unit} (${inWords(v)}${unit})`;
+  if (kind === "bytes") return describeBytes(v);
+  const unit = kind === "count" ? "" : ` ${kind}`; // a count is a bare number, not a unit
+  const value = decimalOf(v);
+  if (["MACs", "FLOPs", "count"].includes(kind) && isWhole(v) && value.n !== 0n && adjusted(value) >= 6) {
+    return `${plainNumber(v)}${unit} (${inWords(v)})`;
   }
   return `${plainNumber(v)}${unit}`;
 }
 const SI = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
 function si(x, unit, digits = 3) {
-  const g = (y) => formatG(Number(formatG(y, digits)), 6);
-  if (unit === "s" && x > 0 && x < 1) {
+  if (unit === "s" && Math.abs(x) > 0 && Math.abs(x) < 1) {
     for (const [scale, prefix] of [[1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]]) {
-      if (x >= scale) return `${g(x / scale)} ${prefix}`;
+      if (Math.abs(x) >= scale) return `${significant(x / scale, digits)} ${prefix}`;
     }
-    return `${formatG(x, digits)} s`;
+    return `${significant(x, digits)} s`;
   }
-  for (const [scale, prefix] of SI) if (Math.abs(x) >= scale) return `${g(x / scale)} ${prefix}${unit}`;
-  return `${g(x)} ${unit}`.trimEnd();
+  for (const [scale, prefix] of SI) if (Math.abs(x) >= scale) return `${significant(x / scale, digits)} ${prefix}${unit}`;
+  return `${significant(x, digits)} ${unit}`.replace(/\s+$/, "");
 }
-const latexNumber = (v) => plainNumber(v).replaceAll(",", "{,}");
+const howMany = (ratio) => (Math.abs(ratio) >= 10 ? grouped(roundEven(exactOf(ratio), 0)) : significant(ratio, 2));
+const times = (ratio) => `${howMany(ratio)}×`;
+function percent(fraction, digits = 2) {
+  if (fraction === 0) return "0%";
+  const q = fractionOf(fraction);
+  return `${significant(make(q.n * 100n, q.d), digits)}%`;
+}
+const UNITS = {
+  significant, plainNumber, latexNumber, exactNumber, decimalBytes, binaryBytes, describeBytes,
+  inWords, describe, si, howMany, times, percent,
+};
 
 // -- formulas --------------------------------------------------------------------------------
 const CODE = FORMULAS(R);
-// The exact value, and the string Python prints for formula(**args): an int when whole.
+const FLOAT_MIN = 2.2250738585072014e-308; // sys.float_info.min
+// formula(**values): {exact, value, isInt, text}, value as Python holds it (an int when whole,
+// else a float) and text as Python prints it; or {exact, error} for a result no float holds.
 function evaluate(name, values) {
   const exact = CODE[name](values);
-  const number = R.isInt(exact) ? null : R.toNumber(exact);
-  return { exact, isInt: number === null, text: number === null ? exact.n.toString() : pyRepr(number) };
+  if (R.isInt(exact)) return { exact, value: exact.n, isInt: true, text: exact.n.toString() };
+  const number = R.toNumber(exact);
+  if (!Number.isFinite(number) || Math.abs(number) < FLOAT_MIN) {
+    const given = DATA.formulas[name].params.map((s) => `${s}=${significant(values[s])}`).join(", ");
+    return { exact, error: `${name}: the result, about ${significant(exact)}, is beyond what a float can hold (about 2.2e-308 to 1.8e308); got ${given}` };
+  }
+  return { exact, value: number, isInt: false, text: pyRepr(number) };
+}
+// formula._short_decimal: LaTeX of an exact decimal of at most six places, else null.
+function shortDecimal(q, maxDigits = 6) {
+  for (let digits = 0; digits <= maxDigits; digits += 1) {
+    const scaledN = q.n * pow10(digits);
+    if (scaledN % q.d === 0n) {
+      const whole = latexNumber(q.n / q.d); // int(value): toward zero, as Python's int()
+      return digits ? `${whole}.${String(absB(scaledN / q.d) % pow10(digits)).padStart(digits, "0")}` : whole;
+    }
+  }
+  return null;
 }
 // formula.worked(): the template with the numbers in, then "= exact" or "\approx rounded".
 function worked(name, values) {
   const f = DATA.formulas[name];
-  const body = f.worked.replace(/@(\w+)@/g, (_, s) => latexNumber(values[s]));
+  const body = f.worked.replace(/@(\w+)@/g, (_, s) => shortDecimal(values[s]) ?? latexNumber(values[s]));
   const exact = CODE[name](values);
-  for (let digits = 0; digits <= 6; digits += 1) {
-    const scaledN = exact.n * 10n ** BigInt(digits);
-    if (scaledN % exact.d === 0n) {
-      const whole = latexNumber({ n: exact.n / exact.d, d: 1n });
-      const fraction = digits ? `.${String((scaledN / exact.d) % 10n ** BigInt(digits)).padStart(digits, "0")}` : "";
-      return `${body} = ${whole}${fraction}`;
-    }
-  }
-  const x = R.toNumber(exact);
-  return `${body} \\approx ${Math.abs(x) >= 1 ? latexNumber(x) : formatG(x, 3)}`;
+  const decimal = shortDecimal(exact);
+  return `${body} ${decimal !== null ? `= ${decimal}` : `\\approx ${latexNumber(exact)}`}`;
 }
 
-// -- inputs: the rules of Formula._exact_input and of `gpuconcepts calc` ----------------------
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// -- inputs: the rules of `gpuconcepts calc` (cli._parse_value) and Formula._exact_input -------
+const MAX_DIGITS = 10000;
+// What Python's str.strip() removes (str.isspace), and its repr() of a string.
+const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const pyStrip = (t) => t.replace(new RegExp(`^[${SPACE}]+|[${SPACE}]+$`, "g"), "");
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+function pyReprStr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = "";
+  for (const ch of text) {
+    const code = ch.codePointAt(0);
+    if (ch === quote || ch === "\\") out += `\\${ch}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch !== " " && UNPRINTABLE.test(ch)) {
+      const hex = code.toString(16);
+      out += code <= 0xff ? `\\x${hex.padStart(2, "0")}` : code <= 0xffff ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
+    } else out += ch;
+  }
+  return `${quote}${out}${quote}`;
+}
+// A Unicode decimal digit as ASCII, as Decimal() reads it (digits come in runs of ten from 0).
+function asciiDigit(ch) {
+  if (ch >= "0" && ch <= "9") return ch;
+  let code = ch.codePointAt(0), start = code;
+  while (/\p{Nd}/u.test(String.fromCodePoint(start - 1))) start -= 1;
+  return String((code - start) % 10);
+}
+const EMAX = 999999999999999999n, ETINY = -1999999999999999997n; // libmpdec's limits
+// Decimal(text) as {finite, n, exp} (value n * 10**exp; exp a BigInt), or null where Decimal
+// raises InvalidOperation.
+function parseDecimal(text) {
+  let ascii = "";
+  for (const ch of text) {
+    if (ch.codePointAt(0) < 128) ascii += ch;
+    else if (new RegExp(`[${SPACE}]`).test(ch)) ascii += " ";
+    else if (/\p{Nd}/u.test(ch)) ascii += asciiDigit(ch);
+    else return null;
+  }
+  ascii = ascii.replace(/^[ \t\n\v\f\r]+|[ \t\n\v\f\r]+$/g, "");
+  if (/^[+-]?(inf|infinity|s?nan\d*)$/i.test(ascii)) return { finite: false };
+  const m = /^([+-]?)(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:[eE]([+-]?\d+))?$/.exec(ascii);
+  if (!m) return null;
+  const digits = (m[2] || "") + (m[3] || m[4] || "");
+  const exp = BigInt(m[5] || "0") - BigInt((m[3] || m[4] || "").length);
+  const n = BigInt(m[1] + digits);
+  const top = exp + BigInt(n === 0n ? 0 : absB(n).toString().length - 1);
+  if (exp < ETINY || top > EMAX) return null;
+  return { finite: true, n, exp };
+}
+// A JSON number for an exact decimal input (digits when whole, so Python reads it exactly).
+function jsonOfDecimal(q) {
+  if (q.d === 1n) return q.n.toString();
+  const text = plainDecimal(q).replaceAll(",", "");
+  const e = adjusted(q);
+  if (e >= -6) return text;
+  const digits = (absB(q.n) * pow10(places(q.d)) / q.d).toString().replace(/0+$/, "");
+  return `${q.n < 0n ? "-" : ""}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ""}e${e}`;
+}
 // {value, json} for a valid entry, {error} naming the symbol and the rule otherwise.
 function parseInput(name, raw) {
   const symbol = DATA.symbols[name];
   const what = `${name} (${symbol.meaning})`;
-  const text = raw.trim().replaceAll("_", "");
-  if (text === "") return { error: `missing value for ${what}` };
-  if (/^[+-]?\d+$/.test(text)) {
-    const n = BigInt(text);
-    if (n <= 0n) return { error: `${what} must be positive; got ${n}` };
-    return { value: R.int(n), json: n.toString() };
+  if (pyStrip(raw) === "") return { error: `missing value for ${what}` };
+  const number = parseDecimal(pyStrip(raw.replaceAll("_", "")));
+  if (number === null) return { error: `${what} must be a number; got ${pyReprStr(raw)}` };
+  if (!number.finite) return { error: `${what} must be finite; got ${pyReprStr(raw)}` };
+  const top = number.exp + BigInt(number.n === 0n ? 0 : absB(number.n).toString().length - 1);
+  if (number.n !== 0n && absB(top) >= BigInt(MAX_DIGITS)) {
+    const head = Array.from(raw).slice(0, 20).join("");
+    return { error: `${what} must have fewer than ${grouped(BigInt(MAX_DIGITS))} digits; got ${pyReprStr(head)}...` };
   }
-  if (!NUMBER.test(text)) return { error: `${what} must be a number; got '${raw.trim()}'` };
-  const x = Number(text);
-  if (!Number.isFinite(x)) return { error: `${what} must be finite; got ${pyRepr(x)}` };
-  if (symbol.count) {
-    if (!Number.isInteger(x)) return { error: `${what} must be a whole number (it is a count); got ${pyRepr(x)}` };
-    if (x <= 0) return { error: `${what} must be positive; got ${BigInt(x)}` };
-    return { value: R.int(BigInt(x)), json: BigInt(x).toString() };
+  const value = number.n === 0n ? R.int("0")
+    : number.exp >= 0n ? make(number.n * 10n ** number.exp, 1n) : make(number.n, 10n ** -number.exp);
+  if (symbol.count && value.d !== 1n) {
+    return { error: `${what} must be a whole number (it is a count); got ${significant(value)}` };
   }
-  if (x <= 0) return { error: `${what} must be positive; got ${pyRepr(x)}` };
-  const repr = pyRepr(x); // Python keeps the decimal the user wrote: Fraction(str(float(value)))
-  return { value: R.decimal(repr), json: repr };
+  if (value.n <= 0n) {
+    return { error: `${what} must be positive; got ${value.d === 1n ? value.n.toString() : significant(value)}` };
+  }
+  return { value, json: jsonOfDecimal(value) };
 }
 
-const API = { R, DATA, evaluate, worked, parseInput, describe, si, formatG, pyRepr, plainNumber };
+const API = { R, DATA, UNITS, evaluate, worked, parseInput, pyRepr };
 if (typeof module === "object" && module.exports) module.exports = API;
 if (typeof document === "undefined") return;
 
@@ -232,9 +374,13 @@ function setOutput(node, name, params, jsonOf, values) {
   }
   const result = evaluate(name, values);
   node.setAttribute("data-args", argsJson(params, jsonOf));
-  node.setAttribute("data-value", result.text);
-  return result;
+  node.setAttribute("data-value", result.error ? "" : result.text);
+  if (!result.error) return result;
+  node.textContent = result.error; // the library's refusal, as `gpuconcepts calc` prints it
+  return null;
 }
+// A time as the book prints it (units.seconds); a whole count of seconds past any float in full.
+const secondsText = (v) => (Number.isFinite(Number(v)) ? si(Number(v), "s") : `${significant(v)} s`);
 
 const SVG = "http://www.w3.org/2000/svg";
 const svg = (tag, attrs = {}) => {
@@ -243,16 +389,17 @@ const svg = (tag, attrs = {}) => {
   return node;
 };
 // A log-log roofline: the chosen GPU's roofs (from attainable_flops) and the workload's point.
-function drawChart(box, gpu, dtype, P, beta, ridge, intensity) {
+function drawChart(box, gpu, dtype, P, beta, ridgeResult, point) {
   const W = 520, H = 320, left = 64, right = 16, top = 16, bottom = 44;
+  const ridge = ridgeResult.exact, intensity = point.exact;
   const x = R.toNumber(intensity), r = R.toNumber(ridge);
   const lo = Math.floor(Math.log10(Math.min(x, r))) - 1, hi = Math.ceil(Math.log10(Math.max(x, r))) + 1;
   const roof = (i) => R.toNumber(CODE.attainable_flops({ I: R.decimal(pyRepr(i)), P, beta }));
   const yLo = Math.floor(Math.log10(roof(10 ** lo))), yHi = Math.ceil(Math.log10(R.toNumber(P)));
   const px = (i) => left + ((Math.log10(i) - lo) / (hi - lo)) * (W - left - right);
   const py = (f) => top + ((yHi - Math.log10(f)) / (yHi - yLo)) * (H - top - bottom);
-  const label = `Roofline of the ${gpu} in ${dtype}: ridge at ${trim(r)} FLOP/byte; `
-    + `the workload at ${trim(x)} FLOP/byte is ${R.cmp(intensity, ridge) < 0 ? "memory" : "compute"}-bound`;
+  const label = `Roofline of the ${gpu} in ${dtype}: ridge at ${describe(ridgeResult.value, "FLOP/byte")}; `
+    + `the workload at ${describe(point.value, "FLOP/byte")} is ${R.cmp(intensity, ridge) < 0 ? "memory" : "compute"}-bound`;
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": label, class: "gc-chart" });
   const title = svg("title"); title.textContent = label; chart.append(title);
   for (let k = lo; k <= hi; k += 1) {
@@ -269,7 +416,7 @@ function drawChart(box, gpu, dtype, P, beta, ridge, intensity) {
   chart.append(svg("polyline", { points: corners, class: "gc-roof" }));
   chart.append(svg("line", { x1: px(r), x2: px(r), y1: top, y2: H - bottom, class: "gc-ridge" }));
   const roofName = svg("text", { x: W - right - 4, y: py(R.toNumber(P)) - 6, "text-anchor": "end" });
-  roofName.textContent = `${gpu}, ${dtype}: ridge ${trim(r)} FLOP/byte`;
+  roofName.textContent = `${gpu}, ${dtype}: ridge ${describe(ridgeResult.value, "FLOP/byte")}`;
   chart.append(roofName);
   const dot = svg("circle", { cx: px(x), cy: py(roof(x)), r: 6, class: "gc-point", "data-intensity": pyRepr(x) });
   chart.append(dot);
@@ -371,9 +518,10 @@ function buildPanel(root) {
     for (const name of panel.outputs) {
       const f = DATA.formulas[name];
       const result = setOutput(outputs[name], name, f.params, jsonOf, values);
-      if (result) outputs[name].textContent = describe(result.exact, f.kind);
+      if (result) outputs[name].textContent = describe(result.value, f.kind);
       results[name] = result;
-      workedNodes[name].textContent = result ? math(`${f.lhs} = ${worked(name, values)}`, true) : "";
+      const ready = f.params.every((s) => s in values); // Formula.worked needs no float
+      workedNodes[name].textContent = ready ? math(`${f.lhs} = ${worked(name, values)}`, true) : "";
     }
     const gpu = DATA.gpus.find((g) => g.name === gpuSelect.value);
     const dtype = dtypeSelect.value;
@@ -382,8 +530,8 @@ function buildPanel(root) {
     const peakJson = { P: pyRepr(gpu.flops_per_s[dtype]), beta: pyRepr(gpu.bytes_per_s) };
     const ridgeOut = el("output", {});
     const ridge = setOutput(ridgeOut, "ridge_point", ["P", "beta"], peakJson, peaks);
-    ridgeOut.textContent = `${trim(R.toNumber(ridge.exact))} FLOP/byte`;
-    bound.replaceChildren(el("p", {}, `Ridge point of the ${gpu.name} in ${dtype} (datasheet peaks ${si(R.toNumber(P), "FLOP/s")} and ${si(R.toNumber(beta), "B/s")}): `, ridgeOut));
+    ridgeOut.textContent = describe(ridge.value, "FLOP/byte");
+    bound.replaceChildren(el("p", {}, `Ridge point of the ${gpu.name} in ${dtype} (datasheet peaks ${si(gpu.flops_per_s[dtype], "FLOP/s")} and ${si(gpu.bytes_per_s, "B/s")}): `, ridgeOut));
     let chartPoint = null;
     for (const w of panel.workloads) {
       const line = el("p", { "data-workload": w.label });
@@ -399,14 +547,14 @@ function buildPanel(root) {
       const timeValues = { F: results[w.flops].exact, Q: results[w.bytes].exact, ...peaks };
       const timeJson = { F: results[w.flops].text, Q: results[w.bytes].text, ...peakJson };
       const t = setOutput(time, "roofline_seconds", ["F", "Q", "P", "beta"], timeJson, timeValues);
-      time.textContent = si(R.toNumber(t.exact), "s");
+      if (t) time.textContent = secondsText(t.value);
       line.append(`${w.label}: its intensity is ${memory ? "below" : "at or above"} the ridge point, so the roofline predicts it `,
         verdict, "; it cannot take less than ", time, ".");
       bound.append(line);
-      chartPoint = chartPoint || I.exact;
+      chartPoint = chartPoint || I;
     }
     if (chartBox) {
-      if (chartPoint) drawChart(chartBox, gpu.name, dtype, P, beta, ridge.exact, chartPoint);
+      if (chartPoint) drawChart(chartBox, gpu.name, dtype, P, beta, ridge, chartPoint);
       else chartBox.replaceChildren(el("p", {}, "The chart returns when every input is valid."));
     }
     clearTimeout(pending);

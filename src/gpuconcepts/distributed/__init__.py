@@ -1,0 +1,38 @@
+"""Beyond one device: sharding and parallelism measured with ``torch.distributed``.
+
+W processes join one ``torch.distributed`` group (gloo over loopback TCP on a CPU, NCCL
+between GPUs) and run a data-parallel gradient all-reduce, a sharded embedding-bag lookup in
+each scheme (table-, row- and column-wise), a two-way tensor-parallel MLP and a pipeline.
+The traffic is checked independently of the formulas: the bytes the loopback interface
+carried, read from /proc/net/dev, against the formulas' bytes. A latency-bandwidth fit of an
+all-reduce size sweep predicts the other collectives' times.
+
+* :mod:`~gpuconcepts.distributed.launch` — input checks, spawning, cleanup;
+* :mod:`~gpuconcepts.distributed.worker` — what each process runs (imports torch);
+* :mod:`~gpuconcepts.distributed.traffic` — sizes, loopback counter, records, the α-β fit;
+* :mod:`~gpuconcepts.distributed.claims` — the measurements as two-sided claims;
+* :mod:`~gpuconcepts.distributed.report` — :func:`measure` and the CLI's output;
+* :mod:`~gpuconcepts.distributed.plots` — the sharding diagram and the traffic chart.
+
+Importing this package loads neither torch nor matplotlib.
+
+>>> from gpuconcepts.distributed import QUICK
+>>> QUICK.embedding(2)[:2]
+(4, 2048)
+"""
+
+from __future__ import annotations
+
+from gpuconcepts.distributed.report import DistributedReport, measure, run_distributed
+from gpuconcepts.distributed.traffic import FULL, QUICK, AlphaBeta, Collective, Sizes
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "AlphaBeta",
+    "Collective",
+    "DistributedReport",
+    "Sizes",
+    "measure",
+    "run_distributed",
+]

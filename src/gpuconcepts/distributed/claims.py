@@ -1,0 +1,337 @@
+"""The distributed measurements as claims: prediction, the alternative ruled out, a verdict.
+
+Every claim is two-sided. It names the value a formula predicts and a concrete alternative
+(the value a plausible wrong model would give), and its pass region holds the prediction
+but not the alternative. When the alternative happens to fall inside the pass region at this
+run's sizes, the run cannot tell them apart and the claim is "not visible here". The
+regions are fixed below, each with its reason, before any run. Each result carries
+``alternative``, ``pass_region`` and ``interval`` in its ``values`` as well.
+
+>>> from gpuconcepts.distributed.traffic import Collective
+>>> c = Collective("all-reduce", "data parallel", "ring_allreduce_bytes",
+...                {"n_params": 1000, "s": 4, "W": 2}, 4000, 2, (4010.0, 4100.0), (1e-3,), 0.0)
+>>> r = traffic_claim(c, "demo")
+>>> r.status, r.values["pass_region"]
+('holds', '[0.98, 1.15]')
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from gpuconcepts import formulas
+from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.distributed.traffic import AlphaBeta, Collective
+from gpuconcepts.units import si
+
+ARCHITECTURE = "Beyond one device"
+
+BYTES_LOW = 0.98
+"""Measured loopback bytes may fall at most 2 % short of the formula: the interface counts
+every byte the processes send, so fewer means the formula counts bytes that never move."""
+
+BYTES_HIGH = 1.15
+"""And exceed it by at most 15 %: TCP/IP headers add about 0.1 % to messages of hundreds of
+kB (loopback frames are up to 64 kB), gloo adds a small header per message, and the barriers
+that delimit a window are measured separately and taken off."""
+
+ALPHA_BETA_FACTOR = 3.0
+"""A time predicted by the latency-bandwidth fit must be within 3x of the measured one. The
+fit comes from ring all-reduces and is applied to all-to-alls, whose message pattern differs;
+on a shared CPU the times of W processes also vary by tens of percent from run to run."""
+
+BUBBLE_MARGIN = 0.5
+"""The measured pipeline bubble passes when it lies within half the distance between the
+GPipe prediction and the alternative (no overlap between stages), on either side."""
+
+PIPELINE_MAX_SLOWDOWN = 1.5
+"""The bubble is only judged when each stage's work took at most 1.5x as long inside the
+pipeline as alone. The formula assumes stages run side by side; when they share a core, their
+work stretches and the idle time measures the scheduler, not the schedule."""
+
+_ALPHA_BETA_CLAIM = (
+    "A latency-plus-bandwidth model fitted to all-reduces of growing size predicts the time "
+    "of the other collectives."
+)
+
+_SLUG = str.maketrans({" ": "-", ",": ""})
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def two_sided(
+    *,
+    key: str,
+    claim: str,
+    prediction: str,
+    predicted: float,
+    alternative: str,
+    alternative_value: float,
+    low: float,
+    high: float,
+    measured: float,
+    interval: tuple[float, float],
+    measured_text: str,
+    device: str,
+    extra_check: bool = True,
+    not_visible: str = "",
+) -> ClaimResult:
+    """A claim whose pass region ``[low, high]`` holds ``predicted`` and not the alternative.
+
+    The verdict is ``low <= measured <= high`` (and ``extra_check``). When the alternative lies
+    inside the region, or ``not_visible`` gives a reason, the claim is not visible here.
+    """
+    reason = not_visible
+    if not reason and low <= alternative_value <= high:
+        reason = (
+            f"the alternative ({_fmt(alternative_value)}) falls inside the pass region "
+            f"{_interval(low, high)} at these sizes, so the run cannot tell them apart"
+        )
+    visible = not reason
+    verdict = visible and extra_check and low <= measured <= high
+    return ClaimResult(
+        key=key,
+        architecture=ARCHITECTURE,
+        claim=claim,
+        prediction=prediction,
+        measured=measured_text,
+        threshold=f"pass when the measured value lies in {_interval(low, high)}; "
+        f"the alternative gives {_fmt(alternative_value)}",
+        verdict=verdict,
+        device=device,
+        visible=visible,
+        reason=reason,
+        values={
+            "predicted": predicted,
+            "measured": measured,
+            "alternative": alternative,
+            "alternative_value": alternative_value,
+            "pass_region": _interval(low, high),
+            "pass_low": low,
+            "pass_high": high,
+            "interval": _interval(*interval),
+            "interval_low": interval[0],
+            "interval_high": interval[1],
+        },
+    )
+
+
+_ALTERNATIVES = {
+    "data parallel": (
+        0.5,
+        "only the reduce-scatter half of the ring is sent, (W - 1)/W n_params s per device",
+    ),
+    "tensor parallel": (0.5, "only the forward all-reduce is sent (as in inference)"),
+    "pipeline": (2.0, "activations and their gradients both cross (a training step)"),
+}
+
+
+def _alternative(c: Collective) -> tuple[float, str]:
+    """The ratio to the formula that a plausible wrong model of ``c`` predicts."""
+    if c.kind == "sharded embedding":
+        world = c.inputs["W"]
+        return world / (world - 1), (
+            "nothing stays local: every pooled row or partial sum crosses to another device"
+        )
+    return _ALTERNATIVES.get(c.kind, (2.0, "every byte is counted twice"))
+
+
+def traffic_claim(c: Collective, device: str) -> ClaimResult:
+    """The loopback interface carries the bytes the formula counts for one collective."""
+    formula = formulas.get(c.formula)
+    alternative_value, alternative = _alternative(c)
+    ratio, interval = c.bytes_ratio, c.bytes_interval
+    visible = ratio is not None and interval is not None
+    measured = ratio if ratio is not None else math.nan
+    low_high = (
+        (interval[0] / c.formula_bytes, interval[1] / c.formula_bytes)
+        if interval is not None
+        else (math.nan, math.nan)
+    )
+    return two_sided(
+        key=f"traffic-{c.name.lower().translate(_SLUG)}",
+        claim=f"The {c.name} sends the bytes {formula.name} counts.",
+        prediction=f"{formula.text()}: {c.formula_bytes:,.0f} bytes per sending device (ratio 1)",
+        predicted=1.0,
+        alternative=alternative,
+        alternative_value=alternative_value,
+        low=BYTES_LOW,
+        high=BYTES_HIGH,
+        measured=measured,
+        interval=low_high,
+        measured_text=(
+            f"{c.measured_bytes:,.0f} bytes per device on the loopback interface, "
+            f"ratio {measured:.4f} to the formula"
+            if visible
+            else "no loopback measurement"
+        ),
+        device=device,
+        not_visible=""
+        if visible
+        else "the traffic did not cross the loopback interface "
+        "(NCCL moves it between GPUs), so it was not counted",
+    )
+
+
+def allreduce_growth_claim(sweep: Sequence[Collective], device: str) -> ClaimResult:
+    """All-reduce bytes per device grow with W towards 2·n_params·s and stay below it.
+
+    ``sweep`` holds the all-reduce of the same gradient over groups of 2, 3, ... W processes.
+    """
+    ordered = sorted(sweep, key=lambda c: c.inputs["W"])
+    largest = ordered[-1]
+    world = largest.inputs["W"]
+    payload = largest.inputs["n_params"] * largest.inputs["s"]
+    predicted = largest.formula_bytes / payload
+    shares = [(c.measured_bytes or math.nan) / payload for c in ordered]
+    interval = largest.bytes_interval or (math.nan, math.nan)
+    rising = all(a < b for a, b in itertools.pairwise(shares))
+    missing = largest.measured_bytes is None
+    return two_sided(
+        key="allreduce-grows-with-w",
+        claim="The bytes each device sends in an all-reduce grow with W towards "
+        "2·n_params·s and never reach it.",
+        prediction=f"ring_allreduce_bytes / (n_params s) = 2 (W - 1)/W = {predicted:.3g} at "
+        f"W = {world}",
+        predicted=predicted,
+        alternative="each device sends n_params s whatever W (ratio 1, as at W = 2)",
+        alternative_value=1.0,
+        low=predicted * BYTES_LOW,
+        high=min(predicted * BYTES_HIGH, 2.0),
+        measured=shares[-1],
+        interval=(interval[0] / payload, interval[1] / payload),
+        measured_text="bytes per device / (n_params s) for W = "
+        + ", ".join(
+            f"{c.inputs['W']}: {share:.3f}" for c, share in zip(ordered, shares, strict=True)
+        ),
+        device=device,
+        extra_check=rising,
+        not_visible="the traffic did not cross the loopback interface" if missing else "",
+    )
+
+
+def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
+    """Row-wise sharding moves W times the bytes of table-wise sharding."""
+    by_name = {c.formula: c for c in lookups}
+    table, row = by_name["tablewise_alltoall_bytes"], by_name["rowwise_alltoall_bytes"]
+    predicted = row.formula_bytes / table.formula_bytes
+    missing = table.measured_bytes is None or row.measured_bytes is None
+    measured = math.nan if missing else (row.measured_bytes or 0) / (table.measured_bytes or 1)
+    t_low, t_high = table.bytes_interval or (math.nan, math.nan)
+    r_low, r_high = row.bytes_interval or (math.nan, math.nan)
+    return two_sided(
+        key="rowwise-more-than-tablewise",
+        claim="A row-wise sharded lookup moves more bytes than a table-wise one: every "
+        "device sends partial sums for every table, not pooled rows of its own tables.",
+        prediction=f"rowwise_alltoall_bytes / tablewise_alltoall_bytes = W = {predicted:.3g}",
+        predicted=predicted,
+        alternative="the same bytes in both schemes (ratio 1, as column-wise and table-wise)",
+        alternative_value=1.0,
+        low=predicted * BYTES_LOW / BYTES_HIGH,
+        high=predicted * BYTES_HIGH / BYTES_LOW,
+        measured=measured,
+        interval=(r_low / t_high, r_high / t_low),
+        measured_text=f"row-wise / table-wise loopback bytes = {measured:.3f}",
+        device=device,
+        not_visible="the traffic did not cross the loopback interface" if missing else "",
+    )
+
+
+def alpha_beta_claim(
+    predicted_kinds: Sequence[Collective], fit: AlphaBeta | None, device: str, problem: str = ""
+) -> ClaimResult:
+    """The latency-bandwidth fit from the all-reduce sweep predicts the other collectives.
+
+    Without a fit (``problem`` says why) the claim is not visible here.
+    """
+    if fit is None:
+        return two_sided(
+            key="alpha-beta-predicts",
+            claim=_ALPHA_BETA_CLAIM,
+            prediction="t = calls·α + bytes / bandwidth, fitted to the all-reduce sweep",
+            predicted=1.0,
+            alternative="latency alone (t = calls·α)",
+            alternative_value=math.nan,
+            low=1 / ALPHA_BETA_FACTOR,
+            high=ALPHA_BETA_FACTOR,
+            measured=math.nan,
+            interval=(math.nan, math.nan),
+            measured_text="no fit",
+            device=device,
+            not_visible=f"there is no fit to predict with: {problem or 'no sweep'}",
+        )
+    ratios = [
+        c.median_seconds / fit.seconds(c.formula_bytes, c.collectives) for c in predicted_kinds
+    ]
+    worst_index = max(range(len(ratios)), key=lambda i: abs(math.log(ratios[i])))
+    worst = predicted_kinds[worst_index]
+    prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
+    q1, q3 = worst.iqr_seconds
+    # The alternative: bytes cost nothing, only the latency of each call.
+    biggest = max(predicted_kinds, key=lambda c: c.formula_bytes)
+    latency_only = biggest.median_seconds / (fit.alpha_s * biggest.collectives or 1e-12)
+    return two_sided(
+        key="alpha-beta-predicts",
+        claim=_ALPHA_BETA_CLAIM,
+        prediction=f"t = calls·α + bytes / bandwidth, α = {si(fit.alpha_s, 's')}, bandwidth "
+        f"{si(fit.bytes_per_s, 'B/s')} ({fit.points} sizes); measured / predicted = 1",
+        predicted=1.0,
+        alternative=f"latency alone (t = calls·α): {biggest.name} would take "
+        f"{latency_only:.3g}x its prediction",
+        alternative_value=latency_only,
+        low=1 / ALPHA_BETA_FACTOR,
+        high=ALPHA_BETA_FACTOR,
+        measured=ratios[worst_index],
+        interval=(q1 / prediction_s, q3 / prediction_s),
+        measured_text="measured / predicted time: "
+        + ", ".join(f"{c.name} {r:.2f}" for c, r in zip(predicted_kinds, ratios, strict=True)),
+        device=device,
+    )
+
+
+def bubble_claim(c: Collective, cores: int, device: str) -> ClaimResult:
+    """The idle share of a pipeline stage is the GPipe bubble (p - 1)/(m + p - 1)."""
+    p, m = c.schedule["p"], c.schedule["m"]
+    predicted = formulas.pipeline_bubble_fraction(p=p, m=m)
+    alternative = (p - 1) / p
+    half = BUBBLE_MARGIN * (alternative - predicted)
+    bubbles = sorted(c.bubble)
+    q1, q3 = bubbles[len(bubbles) // 4], bubbles[(3 * len(bubbles)) // 4]
+    median = bubbles[len(bubbles) // 2]
+    slowdown = c.slowdown
+    if p > cores:
+        crowded = f"{p} stages share {cores} CPU cores, so they cannot all run at once"
+    elif slowdown is not None and slowdown > PIPELINE_MAX_SLOWDOWN:
+        crowded = (
+            f"each stage's work took {slowdown:.2g}x longer in the pipeline than alone: the "
+            "stages (or other programs) competed for the cores, so they did not run side by side"
+        )
+    else:
+        crowded = ""
+    return two_sided(
+        key="pipeline-bubble",
+        claim="In a pipeline of p stages fed m micro-batches, each stage idles for the "
+        "bubble (p - 1)/(m + p - 1) of the time.",
+        prediction=f"{formulas.pipeline_bubble_fraction.text()} = {predicted:.3g} "
+        f"(p = {p}, m = {m})",
+        predicted=predicted,
+        alternative=f"no overlap: each stage waits for the whole batch, (p - 1)/p = "
+        f"{alternative:.3g}",
+        alternative_value=alternative,
+        low=predicted - half,
+        high=predicted + half,
+        measured=median,
+        interval=(q1, q3),
+        measured_text=f"idle share of the stages {median:.3f} (median of {len(bubbles)}; "
+        f"IQR {q1:.3f}-{q3:.3f})",
+        device=device,
+        not_visible=crowded,
+    )

@@ -1,0 +1,248 @@
+"""``gpuconcepts distributed``: run the collectives in W processes, then report and judge them.
+
+Measuring (spawned processes, :mod:`~gpuconcepts.distributed.worker`) and reporting (this
+module, pure once the records are in) are kept apart, so the claims and the text can be
+tested on records made by hand.
+"""
+
+# torch is imported inside functions on purpose (DESIGN rule 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuconcepts.book import markdown_table
+from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.distributed import claims, launch
+from gpuconcepts.distributed.traffic import (
+    FULL,
+    QUICK,
+    AlphaBeta,
+    Collective,
+    Sizes,
+    fit_alpha_beta,
+    loopback_available,
+)
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import cpu_model
+from gpuconcepts.units import plain_number, si
+
+
+@dataclass(frozen=True)
+class DistributedReport:
+    """Everything one ``gpuconcepts distributed`` run measured, with the fit and the claims."""
+
+    world_size: int
+    backend: str
+    quick: bool
+    device: str
+    sizes: Sizes
+    collectives: tuple[Collective, ...]
+    fit: AlphaBeta | None
+    cores: int
+    seconds: float
+    timings: Mapping[str, float]
+    fit_problem: str = ""
+    """Why there is no fit (``fit`` is None): the sweep's times did not grow with size."""
+
+    def of_kind(self, kind: str) -> tuple[Collective, ...]:
+        """The collectives of one kind (``"sharded embedding"``, ``"size sweep"``, ...)."""
+        return tuple(c for c in self.collectives if c.kind == kind)
+
+    def collective(self, formula: str) -> Collective:
+        """The main (not sweep) collective measured against ``formula``."""
+        for c in self.collectives:
+            if c.formula == formula and c.kind not in ("size sweep", "world-size sweep"):
+                return c
+        raise GpuConceptsError(f"no collective measured against {formula!r} in this run")
+
+    @property
+    def main(self) -> tuple[Collective, ...]:
+        """The collectives the book shows: every kind but the two sweeps."""
+        return tuple(
+            c for c in self.collectives if c.kind not in ("size sweep", "world-size sweep")
+        )
+
+    def predicted_seconds(self, c: Collective) -> float | None:
+        """The fit's time for ``c``; None for the pipeline, whose time is mostly arithmetic."""
+        if c.kind == "pipeline" or self.fit is None:
+            return None
+        return self.fit.seconds(c.formula_bytes, c.collectives)
+
+    @property
+    def claims(self) -> tuple[ClaimResult, ...]:
+        """Every claim of the run, judged from the measurements."""
+        results = [claims.traffic_claim(c, self.device) for c in self.main]
+        growth = (*self.of_kind("world-size sweep"), *self.of_kind("data parallel"))
+        results.append(claims.allreduce_growth_claim(growth, self.device))
+        results.append(claims.rowwise_claim(self.of_kind("sharded embedding"), self.device))
+        predicted = (*self.of_kind("sharded embedding"), *self.of_kind("tensor parallel"))
+        results.append(
+            claims.alpha_beta_claim(predicted, self.fit, self.device, problem=self.fit_problem)
+        )
+        results.extend(
+            claims.bubble_claim(c, self.cores, self.device) for c in self.of_kind("pipeline")
+        )
+        return tuple(results)
+
+    def rows(self) -> list[list[str]]:
+        """The main collectives as text cells, header first."""
+        rows = [
+            [
+                "collective",
+                "formula",
+                "formula bytes/device",
+                "loopback bytes/device",
+                "ratio",
+                "time (IQR)",
+                "α-β prediction",
+            ]
+        ]
+        for c in self.main:
+            q1, q3 = c.iqr_seconds
+            predicted = self.predicted_seconds(c)
+            rows.append(
+                [
+                    c.name,
+                    c.formula,
+                    plain_number(round(c.formula_bytes)),
+                    "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
+                    "-" if c.bytes_ratio is None else f"{c.bytes_ratio:.4f}",
+                    f"{si(c.median_seconds, 's')} ({si(q1, 's')}-{si(q3, 's')})",
+                    "-" if predicted is None else si(predicted, "s"),
+                ]
+            )
+        return rows
+
+    def markdown(self) -> str:
+        """:meth:`rows` as a Markdown table for the book."""
+        rows = self.rows()
+        return markdown_table(rows[0], rows[1:])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: every collective with formula bytes, loopback bytes and time."""
+        return {
+            "world_size": self.world_size,
+            "backend": self.backend,
+            "quick": self.quick,
+            "device": self.device,
+            "cores": self.cores,
+            "seconds": self.seconds,
+            "timings": dict(self.timings),
+            "sizes": self.sizes.to_dict(),
+            "fit": None if self.fit is None else self.fit.to_dict(),
+            "fit_problem": self.fit_problem,
+            "collectives": [
+                c.to_dict() | {"predicted_seconds": self.predicted_seconds(c)}
+                for c in self.collectives
+            ],
+            "claims": [r.to_dict(with_plot=False) for r in self.claims],
+        }
+
+
+def _device(backend: str, world_size: int) -> str:
+    if backend == "nccl":
+        import torch
+
+        return f"nccl, {world_size} GPUs ({torch.cuda.get_device_name(0)})"
+    return f"gloo over loopback TCP, {world_size} processes on {cpu_model()}"
+
+
+def measure(
+    world_size: int,
+    *,
+    backend: str = "gloo",
+    quick: bool = True,
+    port: int | None = None,
+    timeout_s: float = 300.0,
+    sizes: Sizes | None = None,
+) -> DistributedReport:
+    """Check the input, run every workload in ``world_size`` processes, collect the report.
+
+    ``sizes`` overrides the quick or full sizes (the tests use smaller ones).
+    """
+    launch.check_backend(backend)
+    launch.check_world_size(world_size, backend)
+    if port is not None:
+        launch.check_port(port)
+    if backend == "gloo" and not loopback_available():
+        raise GpuConceptsError(
+            "gloo's traffic is counted on the loopback interface, and /proc/net/dev has none "
+            "here (Linux only)"
+        )
+    from gpuconcepts.distributed.worker import run_all  # torch: only once the input is good
+
+    sizes = sizes or (QUICK if quick else FULL)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gpuconcepts-distributed-") as folder:
+        out = Path(folder) / "result.json"
+        launch.launch(
+            run_all,
+            world_size,
+            (sizes.to_dict(), str(out)),
+            backend=backend,
+            port=port,
+            timeout_s=timeout_s,
+        )
+        payload = json.loads(out.read_text(encoding="utf-8"))
+    collectives = tuple(Collective.from_record(r) for r in payload["records"])
+    sweep = [c for c in collectives if c.kind == "size sweep"]
+    fit: AlphaBeta | None = None
+    problem = ""
+    try:
+        fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    except GpuConceptsError as error:  # a measured outcome (noise), not bad input
+        problem = str(error)
+    return DistributedReport(
+        world_size=world_size,
+        backend=backend,
+        quick=quick,
+        device=_device(backend, world_size),
+        sizes=sizes,
+        collectives=collectives,
+        fit=fit,
+        cores=launch.cpu_cores(),
+        seconds=time.perf_counter() - start,
+        timings=payload["timings"],
+        fit_problem=problem,
+    )
+
+
+def format_report(report: DistributedReport) -> str:
+    """The report as text: the table, the fit, then each claim."""
+    from gpuconcepts.hardware import format_table
+    from gpuconcepts.render import format_claim
+
+    fit = report.fit
+    fit_line = (
+        f"no α-β fit: {report.fit_problem}"
+        if fit is None
+        else f"α-β fit over {fit.points} all-reduce sizes: α = {si(fit.alpha_s, 's')}, "
+        f"bandwidth = {si(fit.bytes_per_s, 'B/s')} per device"
+    )
+    head = (
+        f"gpuconcepts distributed: {report.device}, "
+        f"{'quick' if report.quick else 'full'} sizes, {report.seconds:.0f} s"
+    )
+    body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
+    return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])
+
+
+def run_distributed(
+    world_size: int, backend: str, quick: bool, as_json: bool, port: int | None = None
+) -> int:
+    """The CLI's ``gpuconcepts distributed``: text or JSON on stdout; 0 when the run finished."""
+    report = measure(world_size, backend=backend, quick=quick, port=port)
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(format_report(report) + "\n")
+    return 0

@@ -1,0 +1,355 @@
+"""Beyond one device: the formulas' laws, the launcher's checks and cleanup, a real 2-process
+gloo run, and every claim fed data that violates it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuconcepts import formulas as f
+from gpuconcepts.cli import main
+from gpuconcepts.distributed import QUICK, claims, launch
+from gpuconcepts.distributed.report import format_report, measure
+from gpuconcepts.distributed.traffic import (
+    AlphaBeta,
+    Collective,
+    fit_alpha_beta,
+    parse_loopback,
+)
+from gpuconcepts.errors import GpuConceptsError
+
+counts = st.integers(min_value=1, max_value=10**9)
+worlds = st.integers(min_value=1, max_value=4096)
+
+
+# -- formulas ---------------------------------------------------------------------------------
+def test_done_when_value() -> None:
+    assert f.sharded_table_memory(N=100_000_000, d=128, s=4, W=8) == 6_400_000_000
+
+
+def test_calc_prints_the_sharded_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calc", "sharded_table_memory", "N=100000000", "d=128", "s=4", "W=8"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "6,400,000,000 bytes (6.4 GB, 5.96 GiB)"
+
+
+def test_importing_the_package_loads_no_torch() -> None:
+    code = (
+        "import sys, gpuconcepts.distributed, gpuconcepts.distributed.claims;"
+        "print(','.join(m for m in ('torch', 'matplotlib') if m in sys.modules))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == ""
+
+
+@given(n=counts, s=st.sampled_from([0.5, 1, 2, 4]), w=worlds)
+def test_allreduce_bytes_rise_with_w_and_stay_below_2ns(n: int, s: float, w: int) -> None:
+    here, next_ = (
+        f.ring_allreduce_bytes(n_params=n, s=s, W=w),
+        f.ring_allreduce_bytes(n_params=n, s=s, W=w + 1),
+    )
+    assert here < next_ < 2 * n * s
+
+
+@given(b=counts, t=st.integers(1, 64), d=st.integers(1, 4096), w=st.integers(2, 64))
+def test_rowwise_is_w_times_tablewise_and_columnwise_equals_it(
+    b: int, t: int, d: int, w: int
+) -> None:
+    sizes = {"B": b, "n_tables": t, "d": d, "s": 4, "W": w}
+    table = f.tablewise_alltoall_bytes.exact(**sizes)
+    assert f.rowwise_alltoall_bytes.exact(**sizes) == w * table
+    assert f.columnwise_alltoall_bytes.exact(**sizes) == table
+
+
+@given(n=counts, d=st.integers(1, 4096), w=worlds)
+def test_sharded_memory_times_w_is_the_whole_table(n: int, d: int, w: int) -> None:
+    assert f.sharded_table_memory(N=n, d=d, s=4, W=w) * w == pytest.approx(
+        f.embedding_memory(N=n, d=d, s=4)
+    )
+
+
+@given(p=st.integers(1, 64), m=st.integers(1, 512))
+def test_bubble_shrinks_with_micro_batches(p: int, m: int) -> None:
+    bubble = f.pipeline_bubble_fraction(p=p, m=m)
+    assert 0 <= bubble < 1
+    assert f.pipeline_bubble_fraction(p=p, m=m + 1) <= bubble
+
+
+def test_tensor_parallel_is_two_ring_allreduces_of_the_activations() -> None:
+    b, s_, d = 8, 2048, 4096
+    ring = f.ring_allreduce_bytes(n_params=b * s_ * d, s=2, W=8)
+    assert f.tensor_parallel_mlp_bytes(B=b, S=s_, d=d, s=2, W=8) == 2 * ring
+
+
+# -- launcher: input checks ---------------------------------------------------------------------
+def test_world_size_rules() -> None:
+    with pytest.raises(GpuConceptsError, match="at least 2; got 1"):
+        launch.check_world_size(1, "gloo")
+    with pytest.raises(GpuConceptsError, match="at most 4 with gloo"):
+        launch.check_world_size(5, "gloo", limit=4)
+    with pytest.raises(GpuConceptsError, match=r"nccl needs at least 2 GPUs.*has 0"):
+        launch.check_world_size(2, "nccl", limit=0)
+    assert launch.check_world_size(4, "gloo", limit=4) == 4
+
+
+def test_port_in_use_is_refused() -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        with pytest.raises(GpuConceptsError, match=f"--port {port} is already in use"):
+            launch.check_port(port)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--world-size", "1"], "must be at least 2; got 1"),
+        (["--world-size", "999"], "must be at most"),
+        (["--world-size", "2", "--backend", "nccl"], "nccl needs at least 2 GPUs"),
+    ],
+)
+def test_cli_bad_input_is_one_line_exit_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["distributed", *argv, "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_cli_port_in_use_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        start = time.monotonic()
+        assert main(["distributed", "--world-size", "2", "--port", str(port)]) == 2
+        assert time.monotonic() - start < 10  # refused before any process starts
+    assert "already in use" in capsys.readouterr().err
+
+
+# -- launcher: failure and cleanup ------------------------------------------------------------
+def _write_pid(folder: str, rank: int) -> None:
+    Path(folder, f"{rank}.pid").write_text(str(os.getpid()), encoding="ascii")
+
+
+def raise_on_rank_1(rank: int, _world: int, folder: str) -> None:
+    """A worker whose process 1 raises while process 0 waits for it in a collective."""
+    import torch.distributed as dist
+
+    _write_pid(folder, rank)
+    if rank == 1:
+        raise RuntimeError("worker 1 broke on purpose")
+    dist.barrier()
+
+
+def hang_on_rank_1(rank: int, _world: int, folder: str) -> None:
+    """A worker whose process 1 never returns."""
+    _write_pid(folder, rank)
+    if rank == 1:
+        time.sleep(3600)
+
+
+def _all_gone(folder: Path) -> bool:
+    for pid_file in folder.glob("*.pid"):
+        try:
+            os.kill(int(pid_file.read_text(encoding="ascii")), 0)
+        except ProcessLookupError:
+            continue
+        return False
+    return True
+
+
+def test_a_raising_worker_stops_them_all(tmp_path: Path) -> None:
+    with pytest.raises(GpuConceptsError, match="process 1 failed: RuntimeError: worker 1 broke"):
+        launch.launch(raise_on_rank_1, 2, (str(tmp_path),), timeout_s=120)
+    assert len(list(tmp_path.glob("*.pid"))) == 2
+    assert _all_gone(tmp_path)
+
+
+def test_a_hanging_worker_is_stopped_at_the_timeout(tmp_path: Path) -> None:
+    with pytest.raises(GpuConceptsError, match="did not finish within 20 s; all were stopped"):
+        launch.launch(hang_on_rank_1, 2, (str(tmp_path),), timeout_s=20)
+    assert _all_gone(tmp_path)
+
+
+# -- a real run ------------------------------------------------------------------------------
+SMALL = replace(
+    QUICK,
+    repeats=3,
+    sweep=(2**12, 2**16, 2**20),
+    pp_width=256,
+    pp_batch=256,
+)
+
+
+@pytest.fixture(scope="module")
+def report():  # type: ignore[no-untyped-def]
+    return measure(2, sizes=SMALL)
+
+
+def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ignore[no-untyped-def]
+    names = {c.name for c in report.main}
+    assert {"all-reduce", "table-wise lookup", "row-wise lookup", "column-wise lookup"} <= names
+    for c in report.main:
+        # The loopback interface saw the formula's bytes, plus a few headers.
+        assert c.bytes_ratio is not None, c.name
+        assert 0.98 <= c.bytes_ratio <= 1.15, c.name
+        # And the sharded computation gave one device's answer.
+        assert c.max_error < 1e-3, c.name
+        assert all(t > 0 for t in c.seconds)
+    by_key = {r.key: r for r in report.claims}
+    assert by_key["rowwise-more-than-tablewise"].status == "holds"
+    assert by_key["traffic-all-reduce"].status == "holds"
+    assert by_key["allreduce-grows-with-w"].status == "not visible here"  # W = 2: ratio is 1
+
+
+def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # type: ignore[no-untyped-def]
+    text = format_report(report)
+    assert text.startswith("gpuconcepts distributed: gloo over loopback TCP, 2 processes")
+    for c in report.main:
+        assert c.name in text
+    assert ("α-β fit over 3 all-reduce sizes" in text) or ("no α-β fit" in text)
+    assert text.count("Beyond one device:") == len(report.claims)
+
+
+def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore[no-untyped-def]
+    record = json.loads(json.dumps(report.to_dict()))
+    assert record["world_size"] == 2
+    assert record["backend"] == "gloo"
+    for c in record["collectives"]:
+        assert c["formula_bytes"] > 0
+        assert c["loopback_bytes"] > 0
+        assert c["seconds"] > 0
+    for claim in record["claims"]:
+        assert {"alternative", "pass_region", "interval"} <= set(claim["values"])
+
+
+# -- claims fed violating data -----------------------------------------------------------------
+def _collective(
+    kind: str = "data parallel",
+    formula: str = "ring_allreduce_bytes",
+    inputs: dict[str, int] | None = None,
+    measured: float | None = None,
+    seconds: float = 1e-3,
+    **extra: object,
+) -> Collective:
+    inputs = inputs or {"n_params": 1_000_000, "s": 4, "W": 2}
+    expected = float(f.get(formula)(**inputs))
+    measured = expected * 1.001 if measured is None else measured
+    return Collective(
+        name=f"{kind} {inputs.get('W', '')}",
+        kind=kind,
+        formula=formula,
+        inputs=inputs,
+        formula_bytes=expected,
+        senders=2,
+        loopback_bytes=(measured, measured * 1.01),
+        seconds=(seconds, seconds * 1.1, seconds * 0.9),
+        max_error=0.0,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_traffic_claim_fails_when_the_bytes_are_doubled() -> None:
+    good = _collective()
+    assert claims.traffic_claim(good, "demo").status == "holds"
+    doubled = _collective(measured=2 * good.formula_bytes)
+    assert claims.traffic_claim(doubled, "demo").status == "does not hold"
+    halved = _collective(measured=0.5 * good.formula_bytes)
+    assert claims.traffic_claim(halved, "demo").status == "does not hold"
+
+
+def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
+    sweep = [
+        _collective(inputs={"n_params": 1000, "s": 4, "W": w}, measured=4000.0 * 1.001)
+        for w in (2, 3, 4)
+    ]
+    assert claims.allreduce_growth_claim(sweep, "demo").status == "does not hold"
+    honest = [_collective(inputs={"n_params": 1000, "s": 4, "W": w}) for w in (2, 3, 4)]
+    result = claims.allreduce_growth_claim(honest, "demo")
+    assert result.status == "holds"
+    assert result.values["alternative_value"] == 1.0
+
+
+def _lookups(row_factor: float) -> list[Collective]:
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    table = _collective("sharded embedding", "tablewise_alltoall_bytes", inputs)
+    row_bytes = f.tablewise_alltoall_bytes(**inputs) * row_factor
+    row = _collective("sharded embedding", "rowwise_alltoall_bytes", inputs, measured=row_bytes)
+    return [table, row]
+
+
+def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
+    assert claims.rowwise_claim(_lookups(2.0), "demo").status == "holds"
+    assert claims.rowwise_claim(_lookups(1.0), "demo").status == "does not hold"
+
+
+def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
+    fit = AlphaBeta(alpha_s=1e-4, bytes_per_s=1e9, points=5)
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    bytes_ = f.rowwise_alltoall_bytes(**inputs)
+    on_line = _collective(
+        "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=fit.seconds(bytes_)
+    )
+    assert claims.alpha_beta_claim([on_line], fit, "demo").status == "holds"
+    slow = _collective(
+        "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=10 * fit.seconds(bytes_)
+    )
+    assert claims.alpha_beta_claim([slow], fit, "demo").status == "does not hold"
+
+
+def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
+    return _collective(
+        "pipeline",
+        "pipeline_activation_bytes",
+        {"B": 512, "d": 256, "s": 4},
+        bubble=(bubble,) * 5,
+        schedule={"p": 2, "m": 4},
+        busy_seconds=(slowdown,),
+        solo_seconds=1.0,
+    )
+
+
+def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
+    predicted = f.pipeline_bubble_fraction(p=2, m=4)
+    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").status == "holds"
+    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").status == "does not hold"
+    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").status == "not visible here"
+    crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
+    assert crowded.status == "not visible here"
+    assert "3x longer" in crowded.reason
+
+
+def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    lookup = _collective("sharded embedding", "rowwise_alltoall_bytes", inputs)
+    result = claims.alpha_beta_claim([lookup], None, "demo", problem="time fell with size")
+    assert result.status == "not visible here"
+    assert "time fell with size" in result.reason
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+def test_fit_recovers_alpha_and_bandwidth() -> None:
+    sizes = [1e3, 1e4, 1e5, 1e6, 1e7]
+    fit = fit_alpha_beta(sizes, [5e-5 + b / 2e9 for b in sizes])
+    assert fit.alpha_s == pytest.approx(5e-5, rel=1e-6)
+    assert fit.bytes_per_s == pytest.approx(2e9, rel=1e-6)
+    with pytest.raises(GpuConceptsError, match="at least 2 message sizes"):
+        fit_alpha_beta([1e3], [1e-3])
+
+
+def test_loopback_parse_needs_lo() -> None:
+    with pytest.raises(GpuConceptsError, match="no loopback interface"):
+        parse_loopback(" eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n")
