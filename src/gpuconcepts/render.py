@@ -267,7 +267,11 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
     results = run.claims if claims is None else tuple(claims)
     peaks = run.peaks
     head = [
-        f"gpuconcepts verify: {run.provenance.summary} ({run.provenance.seconds:.0f} s)",
+        *textwrap.wrap(
+            f"gpuconcepts verify: {run.provenance.summary} ({run.provenance.seconds:.0f} s)",
+            WIDTH,
+            subsequent_indent="    ",
+        ),
         (
             f"measured peaks: {si(peaks.flops_per_s, 'FLOP/s')} ({peaks.dtype}), "
             f"{si(peaks.bytes_per_s, 'B/s')}; ridge point {peaks.ridge_point:.3g} FLOP/byte"
