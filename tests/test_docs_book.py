@@ -28,7 +28,9 @@ def test_measurement_table_puts_sizes_under_the_kernel_name() -> None:
     assert header == "| " + " | ".join(MEASUREMENT_COLUMNS) + " |"
     assert rule.count("---") == len(MEASUREMENT_COLUMNS)
     cells = [c.strip() for c in row.strip("|").split(" | ")]
-    assert cells[0] == ("`dlrm-random`<br><small>N=1,000,000, B=4,096, L=16, d=64, float32</small>")
+    assert cells[0] == (
+        '`dlrm-random`<br><small data-run="live">N=1,000,000, B=4,096, L=16, d=64, float32</small>'
+    )
     # median 3 ms ± IQR 1 ms; roofline max(1e6/1e11, 4e6/1e10) = 400 µs; a time never breaks
     assert cells[1:4] == ["3\u00a0ms\u00a0±\u00a01\u00a0ms", "400\u00a0µs", "7.5×"]
     # 1.33 GB/s against a 10 GB/s DRAM roof: memory-bound by the formulas, DRAM-bound observed
@@ -124,7 +126,9 @@ def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:
         "**Recorded** on cuda (NVIDIA H200) with torch 2.13.0 / CUDA 13.0 on 2026-01-01, "
         "quick sizes (commit abc123):"
     )
-    assert table.splitlines()[2].startswith("| `cnn-conv`<br><small>B=1, H=6, W=6")
+    assert table.splitlines()[2].startswith(
+        '| `cnn-conv`<br><small data-run="cuda (NVIDIA H200) @ 2026-01-01T00:00:00Z">B=1, H=6'
+    )
     assert "10\u00a0µs" in table
     assert recorded_section("cnn", tmp_path) == (
         "No runs from other machines are recorded in `docs/runs/` yet."

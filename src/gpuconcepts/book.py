@@ -63,6 +63,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "profile_of",
     "recorded_runs",
     "recorded_section",
+    "run_source",
     "show",
     "svg_text",
     "worked_answer",
@@ -283,13 +284,18 @@ def bound(m: Measurement, run: Run) -> str:
     return place(m, run.peaks).bound
 
 
+def run_source(run: Run) -> str:
+    """What names a recorded run in its tables' ``data-run``: its device and when it ran."""
+    return f"{run.label} @ {run.provenance.created_utc}"
+
+
 def recorded_section(name: str, docs: Path | None = None) -> str:
     """Markdown: a chapter's measurements on every recorded run, each labelled with its device
     and provenance (each at that machine's own preset sizes and dtype)."""
     parts = [
         f"**Recorded** on {run.provenance.summary} (commit "
         f"{(run.provenance.git_commit or 'unknown')[:10]}):\n\n"
-        + measurement_table(chapter(run, name), run.peaks)
+        + measurement_table(chapter(run, name), run.peaks, source=run_source(run))
         for run in recorded_runs(docs)
     ]
     if not parts:

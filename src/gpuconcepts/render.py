@@ -112,20 +112,26 @@ MEASUREMENT_COLUMNS = (
 
 
 def measurement_table(
-    measurements: Iterable[Measurement], peaks: Peaks, *, numbered: bool = False
+    measurements: Iterable[Measurement],
+    peaks: Peaks,
+    *,
+    numbered: bool = False,
+    source: str = "live",
 ) -> str:
     """Measurements beside the roofline's prediction under ``peaks``, as a Markdown table.
 
-    The sizes go under the kernel's name in small type (inline HTML), so the table has eight
-    short columns; ``numbered`` puts a ``#`` column in front that matches the numbered points
-    of :func:`gpuconcepts.figures.roofline_chart`.
+    The sizes go under the kernel's name in small type (inline HTML), so the table has short
+    columns; ``numbered`` puts a ``#`` column in front that matches the numbered points of
+    :func:`gpuconcepts.figures.roofline_chart`. ``source`` names the run the rows come from
+    (``data-run`` on the sizes), so that a check of the built book can find every row of one
+    run on every page and see that it shows one time.
     """
     header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
     rows = []
     for number, m in enumerate(measurements, start=1):
         where = place(m, peaks)
         row = [
-            f"`{m.workload}`<br><small>{sizes(m.params)}</small>",
+            f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
             time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
             si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
             f"{where.ratio:.1f}×",
