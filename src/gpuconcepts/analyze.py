@@ -115,32 +115,35 @@ class Layer:
         return self.path if self.call == 1 else f"{self.path} (call {self.call})"
 
     @property
+    def timing(self) -> Measurement:
+        """The call's repetitions and counts as a Measurement: its statistics (median, IQR,
+        rates) are the ones of every measurement of the book."""
+        return Measurement(self.name, "", {}, self.raw_seconds, self.flops, self.bytes)
+
+    @property
     def seconds(self) -> float:
         """Median of the repetitions."""
-        return float(statistics.median(self.raw_seconds))
+        return self.timing.seconds
 
     @property
     def iqr_seconds(self) -> float:
-        """Interquartile range of the repetitions (the statistic of ``measure.Measurement``)."""
-        if len(self.raw_seconds) < 2:
-            return 0.0
-        q = statistics.quantiles(self.raw_seconds, n=4, method="inclusive")
-        return q[2] - q[0]
+        """Interquartile range of the repetitions."""
+        return self.timing.iqr_seconds
 
     @property
     def intensity(self) -> float:
         """FLOPs per byte of minimal traffic (0 for a call without arithmetic)."""
-        return self.flops / self.bytes
+        return self.timing.intensity
 
     @property
     def flops_per_s(self) -> float:
         """Attained FLOP/s at the median time."""
-        return self.flops / self.seconds
+        return self.timing.flops_per_s
 
     @property
     def bytes_per_s(self) -> float:
         """Attained bytes/s at the median time."""
-        return self.bytes / self.seconds
+        return self.timing.bytes_per_s
 
     @property
     def note(self) -> str:
@@ -1119,9 +1122,7 @@ def _report(
                 flushed=bound_at(flops / traffic, ridge) == "memory",
                 bound=observed_bound(
                     Measurement(call.path, device, {}, tuple(seconds), flops, traffic), peaks
-                )
-                if traffic > 0
-                else "overhead",  # moves nothing: only its launch takes time
+                ),
             )
         )
     gpus, per_layer = _predictions(layers, dtype)
