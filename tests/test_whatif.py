@@ -14,6 +14,7 @@ import random
 import shutil
 import subprocess
 from contextlib import redirect_stderr, redirect_stdout
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,12 @@ pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="needs Node (/us
 DRIVER = r"""
 const G = require(process.argv[2]);
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+// Python's numbers as JSON: {int: digits}, {float: repr}, {frac: [p, q]}; else as they are.
+const py = (a) => (a === null || typeof a !== "object" ? a : "int" in a ? BigInt(a.int)
+  : "float" in a ? Number(a.float) : {n: BigInt(a.frac[0]), d: BigInt(a.frac[1])});
 const out = input.calls.map(([kind, name, texts]) => {
   if (kind === "parse") return G.parseInput(name, texts).error || null;
+  if (kind === "units") return G.UNITS[name](...texts.map(py));
   const values = {};
   for (const [s, t] of Object.entries(texts)) {
     const parsed = G.parseInput(s, t);
@@ -143,7 +148,8 @@ def test_large_counts_stay_exact(node_run):
 @pytest.mark.parametrize(
     ("symbol", "text"),
     [("B", "0"), ("B", "-3"), ("B", "6.5"), ("B", "-6.5"), ("s", "-0.5"), ("s", "0"),
-     ("B", "abc"), ("s", "4x"), ("d_in", "1e400")],
+     ("B", "abc"), ("s", "4x"), ("d_in", "1e10000"), ("s", "1e-10000"), ("s", " inf"),
+    ("s", "NaN"), ("s", "1e1000000000000000000"), ("B", "1_0.5"), ("s", "١ ٢"), ("B", "-0.0")],
 )  # fmt: skip
 def test_invalid_entries_get_the_library_message(node_run, symbol, text):
     (message,) = node_run([["parse", symbol, text]])
@@ -210,3 +216,90 @@ def test_printer_refuses_what_it_cannot_keep_exact():
 def test_unknown_panel_is_named():
     with pytest.raises(GpuConceptsError, match="unknown what-if panel 'mpl'"):
         whatif.panel_html("mpl")
+
+
+def test_huge_exact_entries_are_the_clis(node_run):
+    texts = {"B": "3", "d_in": "1e400", "d_out": "7"}
+    (js,) = node_run([["eval", "mlp_macs", texts]])
+    record = calc("mlp_macs", texts)
+    assert js["value"] == str(21 * 10**400) == str(record["value"])
+    assert js["text"] == record["text"] == f"{21 * 10**400:,} MACs (2.1×10⁴⁰¹)"
+
+
+def test_a_result_no_float_holds_gets_the_library_message(node_run):
+    texts = {"B": "1", "d_in": "1", "d_out": "1", "s": "1e-400"}
+    (js,) = node_run([["eval", "mlp_intensity", texts]])
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        status = main(["calc", "mlp_intensity", *(f"{k}={v}" for k, v in texts.items())])
+    assert status == 2
+    assert js == {"error": err.getvalue().strip().split("error: ", 1)[1]}
+    assert "beyond what a float can hold" in js["error"]
+
+
+def _py(value: int | float | Fraction) -> dict[str, Any]:
+    """A Python number as the Node driver reads it back, type and all."""
+    if isinstance(value, int):
+        return {"int": str(value)}
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    return {"frac": [str(value.numerator), str(value.denominator)]}
+
+
+def _numbers(rng: random.Random) -> list[int | float | Fraction]:
+    """Values on every side of the policy's edges: rounding ties, 10**6, 10**15, 2**53, tiny."""
+    edges: list[int | float | Fraction] = [
+        0, 1, 999, 1000, 999_999, 10**6, 999_995_000, 10**15 - 1, 10**15, 2**53, 2**53 + 1,
+        10**30 + 5, 0.0, -0.0, 0.125, 2.675, 0.0001, 0.00009995, 9.995, 99.95, 999.5, 1e15,
+        2.0**53, 2.0**60, 11_942_443.5, 1_462_608.4, 315.08, 1e-320, 1.7e308, 48_828.125,
+        0.5, 1.5, 2.5, 1023.995, 1_048_575.999, Fraction(2, 3), Fraction(2 * 10**320, 3),
+        Fraction(1, 10**320), Fraction(10**70 + 1, 7), Fraction(123_456_789, 1000), -1234.5,
+        Fraction(-7, 2), -(10**20), Fraction(125 * 10**40 + 1, 10**43),
+        Fraction(125 * 10**70 + 1, 10**73),  # rounded to 60 digits first, as units._decimal does
+    ]  # fmt: skip
+    for _ in range(150):
+        exponent = rng.uniform(-12, 40)
+        edges.append(rng.choice([
+            int(10**exponent) if exponent > 0 else rng.randint(0, 50),
+            10**exponent,
+            round(10 ** min(exponent, 20), rng.randint(0, 6)),
+            Fraction(rng.randint(1, 10**30), rng.randint(1, 10**12)),
+            rng.randint(1, 10**6) / 2 ** rng.randint(1, 8),
+        ]))  # fmt: skip
+    return edges
+
+
+# units.py's functions and their names in the runtime's port (UNITS).
+PORTED = {
+    "significant": "significant", "plain_number": "plainNumber", "exact_number": "exactNumber",
+    "latex_number": "latexNumber", "decimal_bytes": "decimalBytes", "binary_bytes": "binaryBytes",
+    "describe_bytes": "describeBytes", "in_words": "inWords", "describe": "describe", "si": "si",
+    "how_many": "howMany", "times": "times", "percent": "percent",
+}  # fmt: skip
+
+
+def test_number_formatting_is_units_py_value_for_value(node_run):
+    from gpuconcepts import units
+
+    numbers = _numbers(random.Random(7))
+    floats = [float(v) for v in numbers if abs(v) < 1e300]
+    whole_range = ("plain_number", "exact_number", "latex_number", "decimal_bytes",
+                   "binary_bytes", "describe_bytes", "in_words")  # fmt: skip
+    calls: list[tuple[str, list[Any]]] = [
+        *((fn, [v]) for v in numbers for fn in whole_range),
+        *(("significant", [v, digits]) for v in numbers for digits in (2, 3, 4)),
+        *(("describe", [v, kind]) for v in numbers for kind in ("MACs", "count", "FLOP/byte")),
+        *(("describe", [x, "seconds"]) for x in floats),
+        *(("si", [x, unit]) for x in floats for unit in ("s", "FLOP/s", "B/s", "")),
+        *((fn, [x]) for x in floats for fn in ("how_many", "times", "percent")),
+        *(("percent", [x / 1e6, 3]) for x in floats),
+    ]
+    answers = node_run([["units", PORTED[fn], [_py(args[0]), *args[1:]]] for fn, args in calls])
+    expected = [getattr(units, fn)(*args) for fn, args in calls]
+    wrong = [
+        (call, js, python)
+        for call, js, python in zip(calls, answers, expected, strict=True)
+        if js != python
+    ]
+    assert not wrong, wrong[:5]
+    assert len(calls) > 3000

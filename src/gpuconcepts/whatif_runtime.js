@@ -190,8 +190,15 @@ function inWords(v) {
   }
   return plainNumber(v);
 }
+// float(v), which refuses an int past the largest float.
+function pyFloat(v) {
+  const x = typeof v === "bigint" ? Number(v) : isFloat(v) ? v : R.toNumber(v);
+  if (typeof v === "bigint" && !Number.isFinite(x)) throw new RangeError("int too large to convert to float");
+  return x;
+}
 function describe(v, kind) {
   if (kind === "bytes") return describeBytes(v);
+  if (kind === "seconds") return si(pyFloat(v), "s");
   const unit = kind === "count" ? "" : ` ${kind}`; // a count is a bare number, not a unit
   const value = decimalOf(v);
   if (["MACs", "FLOPs", "count"].includes(kind) && isWhole(v) && value.n !== 0n && adjusted(value) >= 6) {
@@ -232,7 +239,8 @@ function evaluate(name, values) {
   if (R.isInt(exact)) return { exact, value: exact.n, isInt: true, text: exact.n.toString() };
   const number = R.toNumber(exact);
   if (!Number.isFinite(number) || Math.abs(number) < FLOAT_MIN) {
-    const given = DATA.formulas[name].params.map((s) => `${s}=${significant(values[s])}`).join(", ");
+    const params = DATA.formulas[name].params; // named in the order given, as Python does
+    const given = Object.keys(values).filter((s) => params.includes(s)).map((s) => `${s}=${significant(values[s])}`).join(", ");
     return { exact, error: `${name}: the result, about ${significant(exact)}, is beyond what a float can hold (about 2.2e-308 to 1.8e308); got ${given}` };
   }
   return { exact, value: number, isInt: false, text: pyRepr(number) };
@@ -380,7 +388,7 @@ function setOutput(node, name, params, jsonOf, values) {
   return null;
 }
 // A time as the book prints it (units.seconds); a whole count of seconds past any float in full.
-const secondsText = (v) => (Number.isFinite(Number(v)) ? si(Number(v), "s") : `${significant(v)} s`);
+const secondsText = (v) => (Number.isFinite(Number(v)) ? describe(v, "seconds") : `${significant(v)} s`);
 
 const SVG = "http://www.w3.org/2000/svg";
 const svg = (tag, attrs = {}) => {

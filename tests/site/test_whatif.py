@@ -102,14 +102,18 @@ def test_panel_values_are_the_clis_for_defaults_and_random_inputs(browse, site, 
     assert visit.problems == []
 
 
-@pytest.mark.parametrize("text", ["", "-3", "0", "6.5", "abc", "1e400"])
+@pytest.mark.parametrize("text", ["", "-3", "0", "6.5", "abc", "1e10000", "inf"])
 def test_invalid_input_is_named_and_never_nan(browse, site, text):
     page, visit = open_panel(browse, site, "mlp")
     page.fill('[data-symbol="B"]', text)
     error = page.locator(".gc-whatif .gc-error")
     assert error.count() == 1
     message = error.inner_text()
-    assert message.startswith(("missing value for B (batch size)", "B (batch size) must be"))
+    assert message.startswith((
+        "missing value for B (batch size)",
+        "B (batch size) must be",
+        "B (batch size) must have fewer than 10,000 digits",
+    ))  # fmt: skip
     assert page.get_attribute('[data-symbol="B"]', "aria-invalid") == "true"
     assert page.get_attribute('[data-formula="mlp_macs"]', "data-value") == ""
     # what does not depend on B still answers
@@ -120,6 +124,23 @@ def test_invalid_input_is_named_and_never_nan(browse, site, text):
     assert "Infinity" not in panel_text(page)
     page.fill('[data-symbol="B"]', "64")
     assert error.count() == 0
+    assert visit.problems == []
+
+
+def test_huge_and_tiny_entries_are_exact_or_refused_as_the_library_does(browse, site):
+    page, visit = open_panel(browse, site, "mlp")
+    page.fill('[data-symbol="B"]', "1e400")  # an exact count, as `gpuconcepts calc` reads it
+    assert page.get_attribute('[data-formula="mlp_macs"]', "data-value") == str(
+        calc("mlp_macs", {"B": 10**400, "d_in": 512, "d_out": 256})
+    )
+    page.fill('[data-symbol="B"]', "64")
+    page.fill('[data-symbol="s"]', "1e-400")  # an intensity no float can hold
+    intensity = page.locator('td [data-formula="mlp_intensity"]')
+    assert intensity.get_attribute("data-value") == ""
+    assert "is beyond what a float can hold" in intensity.inner_text()
+    assert page.locator(".gc-whatif .gc-error").count() == 0
+    assert "NaN" not in panel_text(page)
+    assert "Infinity" not in panel_text(page)
     assert visit.problems == []
 
 
