@@ -545,7 +545,9 @@ function buildPanel(root) {
       const line = el("p", { "data-workload": w.label });
       const I = results[w.intensity];
       if (!I || !results[w.flops] || !results[w.bytes]) {
-        line.append(`${w.label}: no verdict until every input is valid.`);
+        const valid = panel.symbols.every((s) => s in values);
+        line.append(valid ? `${w.label}: no verdict while one of its results is beyond what a float can hold.`
+          : `${w.label}: no verdict until every input is valid.`);
         bound.append(line);
         continue;
       }

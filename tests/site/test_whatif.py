@@ -138,6 +138,8 @@ def test_huge_and_tiny_entries_are_exact_or_refused_as_the_library_does(browse, 
     intensity = page.locator('td [data-formula="mlp_intensity"]')
     assert intensity.get_attribute("data-value") == ""
     assert "is beyond what a float can hold" in intensity.inner_text()
+    verdict = page.locator('.gc-whatif [data-workload="fully connected layer"]').inner_text()
+    assert "no verdict while one of its results is beyond what a float can hold" in verdict
     assert page.locator(".gc-whatif .gc-error").count() == 0
     assert "NaN" not in panel_text(page)
     assert "Infinity" not in panel_text(page)
