@@ -192,6 +192,7 @@ function inWords(v) {
 }
 function describe(v, kind) {
   if (kind === "bytes") return describeBytes(v);
+  if (kind === "seconds") return si(Number(v), "s"); // as units.describe: 5.07 ms, not 0.01 seconds
   const unit = kind === "count" ? "" : ` ${kind}`; // a count is a bare number, not a unit
   const value = decimalOf(v);
   if (["MACs", "FLOPs", "count"].includes(kind) && isWhole(v) && value.n !== 0n && adjusted(value) >= 6) {
