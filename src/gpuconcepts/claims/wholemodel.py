@@ -206,10 +206,13 @@ def _between(fastest: float, typical: float) -> tuple[float, float]:
 def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
     """The backward pass costs two forward passes: in FLOPs counted, and in time measured."""
     ratio_predicted = result.predicted_backward_flops / result.predicted_forward_flops
+    # Each pair was timed back to back, under the same load: one ratio per pair.
+    ratios = sorted(
+        (s - f) / f for f, s in zip(result.forward_seconds, result.step_seconds, strict=True)
+    )
+    measured = statistics.median(ratios)
+    interval = (ratios[0], ratios[-1])
     forward, step = min(result.forward_seconds), min(result.step_seconds)
-    measured = (step - forward) / forward
-    typical = statistics.median(result.forward_seconds), statistics.median(result.step_seconds)
-    interval = _between(measured, (typical[1] - typical[0]) / typical[0])
     counted = (result.forward_flops, result.backward_flops)
     predicted = (result.predicted_forward_flops, result.predicted_backward_flops)
     exact = all(
@@ -486,7 +489,7 @@ def sizes_for(device: str) -> WholeModelSizes:
             repeats=7,
         )  # fmt: skip
     return WholeModelSizes(
-        backward={"tokens": 256, "d": 256, "d_ff": 1024, "blocks": 2},
+        backward={"tokens": 512, "d": 512, "d_ff": 2048, "blocks": 1},
         decode=ModelShape("decode-cpu", d=768, layers=2, d_ff=3072, heads=12, n_kv=4,
                           d_head=64, vocab=8192, seq=16, dtype="float32"),
         batches=(1, 4, 16, 64),

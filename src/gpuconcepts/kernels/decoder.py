@@ -120,8 +120,9 @@ def linear_stack(d: int, d_ff: int, blocks: int, *, seed: int = 0) -> nn.Sequent
 class BackwardForward:
     """FLOPs counted by ``FlopCounterMode`` and seconds timed, forward and backward.
 
-    ``backward_*`` is the forward-and-backward run less the forward one. The ``predicted_*``
-    FLOPs are ``forward_flops_per_token`` and ``training_flops_per_token`` at the stack's
+    ``backward_*`` is the forward-and-backward run less the forward one. ``forward_seconds[i]``
+    and ``step_seconds[i]`` were timed back to back (see :func:`_paired_times`). The
+    ``predicted_*`` FLOPs are ``forward_flops_per_token`` and ``training_flops_per_token`` at the stack's
     weight count, times the tokens.
     """
 
@@ -140,6 +141,27 @@ def count_flops(fn: Callable[[], object]) -> int:
     with FlopCounterMode(display=False) as counter:
         fn()
     return int(counter.get_total_flops())
+
+
+def _paired_times(
+    forward: Callable[[], object], step: Callable[[], object], device: str, repeats: int
+) -> dict[str, tuple[float, ...]]:
+    """``repeats`` pairs of (forward, forward-and-backward) times, each pair timed back to back.
+
+    On a shared machine the load changes from one second to the next; timing the two passes
+    in alternation lets each ratio compare times taken under the same load.
+    """
+    pairs = [
+        (
+            min(time_function(forward, device, repeats=1)),
+            min(time_function(step, device, repeats=1)),
+        )
+        for _ in range(repeats)
+    ]
+    return {
+        "forward_seconds": tuple(f for f, _ in pairs),
+        "step_seconds": tuple(s for _, s in pairs),
+    }
 
 
 def backward_forward(
@@ -177,8 +199,7 @@ def backward_forward(
             formulas.training_flops_per_token(n_params=n)
             - formulas.forward_flops_per_token(n_params=n)
         ),
-        forward_seconds=time_function(forward, device, repeats=repeats),
-        step_seconds=time_function(step, device, repeats=repeats),
+        **_paired_times(forward, step, device, repeats),
     )
 
 
