@@ -32,13 +32,15 @@ MAX_FIGURE_LUMINANCE = 0.45  # mean luminance (0 black, 1 white) of a figure on 
 FIGURES_SAMPLED = 3  # per page: screenshots are slow, and every figure is styled alike
 
 LAYOUT_JS = """() => {
-  const article = document.querySelector("article.bd-article") || document.body;
-  const figures = [...article.querySelectorAll("img")].filter(img => img.naturalWidth > 0);
+  const article = document.querySelector("article.bd-article");
+  // images shown in the article (not inside a closed dropdown or a hidden output)
+  const figures = [...(article ? article.querySelectorAll("img") : [])].filter(
+    img => img.naturalWidth > 0 && img.checkVisibility({checkVisibilityCSS: true}));
   return {
     theme: document.documentElement.dataset.theme || "",
     viewport: document.documentElement.clientWidth,
     scroll: document.documentElement.scrollWidth,
-    text: article.innerText,
+    text: (article || document.body).innerText,
     figures: figures.map((img, i) => {
       img.setAttribute("data-figure", String(i));
       return {
