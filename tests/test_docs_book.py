@@ -32,7 +32,7 @@ def test_measurement_table_puts_sizes_under_the_kernel_name() -> None:
         '`dlrm-random`<br><small data-run="live">N=1,000,000, B=4,096, L=16, d=64, float32</small>'
     )
     # median 3 ms ± IQR 1 ms; roofline max(1e6/1e11, 4e6/1e10) = 400 µs; a time never breaks
-    assert cells[1:4] == ["3\u00a0ms\u00a0±\u00a01\u00a0ms", "400\u00a0µs", "7.5×"]
+    assert cells[1:4] == ["3\u00a0ms\u00a0±\u00a01\u00a0ms", "400\u00a0µs", "7.5×"]  # units.times
     # 1.33 GB/s against a 10 GB/s DRAM roof: memory-bound by the formulas, DRAM-bound observed
     assert cells[4:] == ["333 MFLOP/s", "1.33 GB/s", "0.25", "**memory**", "DRAM (13%)"]
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.roofline import Peaks, Placement, place
-from gpuconcepts.units import percent, plain_number, si
+from gpuconcepts.units import percent, plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -134,7 +134,7 @@ def measurement_table(
             f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
             time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
             si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
-            f"{where.ratio:.1f}×",
+            times(where.ratio),
             si(m.flops_per_s, "FLOP/s"),
             si(m.bytes_per_s, "B/s"),
             si(m.intensity, ""),
