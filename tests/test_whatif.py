@@ -330,7 +330,7 @@ def test_run_data_is_the_runs_measured_peaks_and_profile():
     html = whatif.run_html(hostile)
     assert html.count("</script>") == 1
     body = re.fullmatch(
-        r'<script type="application/json" class="gc-run-data">(.*)</script>', html, re.S
+        r'<script type="application/json" class="gc-run-data">(.*)</script>', html, re.DOTALL
     )
     assert body is not None
     assert json.loads(body.group(1)) == whatif.run_data(hostile)

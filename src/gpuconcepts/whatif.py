@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import doctest
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import sympy as sp
 from sympy.printing.printer import Printer
 
+from gpuconcepts.book import profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
 from gpuconcepts.formulas import CATALOGUE, get
@@ -375,10 +377,6 @@ def run_data(run: Run) -> dict[str, Any]:
     The dtype is named as the datasheet names it (``float32`` is ``fp32``), so the panel can
     set the element width from it. Only kernels with a finite intensity and rate are kept.
     """
-    import math
-
-    from gpuconcepts.book import profile_of
-
     peaks = run.peaks
     points = [
         {"workload": m.workload, "intensity": m.intensity, "flops_per_s": m.flops_per_s}

@@ -4,8 +4,8 @@ GPU moves the verdict where the ridge point says, and the panel works from the k
 
 from __future__ import annotations
 
-import io
 import dataclasses
+import io
 import json
 import random
 from contextlib import redirect_stderr, redirect_stdout
