@@ -591,7 +591,7 @@ function buildPanel(root) {
       chartPoint = chartPoint || I;
     }
     if (chartBox) {
-      const roofsName = gpu.measured ? `${MEASURED} (${run.label})` : gpu.name;
+      const roofsName = gpu.measured ? "this build (measured)" : gpu.name;
       if (chartPoint) drawChart(chartBox, roofsName, dtype, P, beta, ridge, chartPoint, run ? run.points : []);
       else chartBox.replaceChildren(el("p", {}, "The chart returns when every input is valid."));
     }
