@@ -303,3 +303,34 @@ def test_number_formatting_is_units_py_value_for_value(node_run):
     ]
     assert not wrong, wrong[:5]
     assert len(calls) > 3000
+
+
+def test_run_data_is_the_runs_measured_peaks_and_profile():
+    import re
+
+    from synthetic import synthetic_run
+
+    from gpuconcepts.book import profile_of
+
+    run = synthetic_run()
+    data = whatif.run_data(run)
+    profile = profile_of(run)
+    assert data["label"] == "cpu (Example CPU, 2 threads)"
+    assert data["dtype"] == "fp32"  # float32, named as the datasheet names it
+    assert (data["flops_per_s"], data["bytes_per_s"], data["ridge_point"]) == (1e11, 1e10, 10.0)
+    assert len(data["points"]) == len(profile) > 5
+    for point, m in zip(data["points"], profile, strict=True):
+        assert point == {
+            "workload": m.workload,
+            "intensity": m.intensity,
+            "flops_per_s": m.flops_per_s,
+        }
+    # the page's island holds the same data, and no name in it can end the script early
+    hostile = synthetic_run(label="cpu </script><b>x</b>")
+    html = whatif.run_html(hostile)
+    assert html.count("</script>") == 1
+    body = re.fullmatch(
+        r'<script type="application/json" class="gc-run-data">(.*)</script>', html, re.DOTALL
+    )
+    assert body is not None
+    assert json.loads(body.group(1)) == whatif.run_data(hostile)

@@ -27,22 +27,29 @@ from __future__ import annotations
 import ast
 import doctest
 import json
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 from sympy.printing.printer import Printer
 
+from gpuconcepts.book import profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.hardware import DTYPES, GPUS
+from gpuconcepts.hardware import DTYPES, GPUS, TORCH_DTYPES
 from gpuconcepts.questions import question
 from gpuconcepts.symbols import SYMBOLS
 
+if TYPE_CHECKING:
+    from gpuconcepts.run import Run
+
 FILENAME = "gpuconcepts-whatif.js"
+RUN_DATA_CLASS = "gc-run-data"
+"""The class of the ``<script type="application/json">`` that carries a page's Run."""
 """The generated script's name under the build's ``_static``."""
 
 DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
@@ -361,3 +368,33 @@ def panel_html(name: str) -> str:
         f'<div class="gc-whatif" data-panel="{name}">'
         f"<noscript><p>This what-if panel needs JavaScript.</p></noscript></div>"
     )
+
+
+# -- this build's Run, for the roofline panel -------------------------------------------------
+def run_data(run: Run) -> dict[str, Any]:
+    """A Run's measured peaks and its profile's points, as the roofline panel reads them.
+
+    The dtype is named as the datasheet names it (``float32`` is ``fp32``), so the panel can
+    set the element width from it. Only kernels with a finite intensity and rate are kept.
+    """
+    peaks = run.peaks
+    points = [
+        {"workload": m.workload, "intensity": m.intensity, "flops_per_s": m.flops_per_s}
+        for m in profile_of(run)
+        if math.isfinite(m.intensity) and math.isfinite(m.flops_per_s)
+    ]
+    return {
+        "label": run.label,
+        "dtype": TORCH_DTYPES.get(peaks.dtype, peaks.dtype),
+        "flops_per_s": peaks.flops_per_s,
+        "bytes_per_s": peaks.bytes_per_s,
+        "ridge_point": peaks.ridge_point,
+        "points": points,
+    }
+
+
+def run_html(run: Run) -> str:
+    """The JSON island a page with the roofline panel carries: :func:`run_data` of ``run``."""
+    payload = json.dumps(run_data(run), sort_keys=True, allow_nan=False, ensure_ascii=False)
+    payload = payload.replace("</", "<\\/")  # a workload name can never close the script
+    return f'<script type="application/json" class="{RUN_DATA_CLASS}">{payload}</script>'

@@ -396,18 +396,22 @@ const svg = (tag, attrs = {}) => {
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
   return node;
 };
-// A log-log roofline: the chosen GPU's roofs (from attainable_flops) and the workload's point.
-function drawChart(box, gpu, dtype, P, beta, ridgeResult, point) {
+// A log-log roofline: the chosen GPU's roofs (from attainable_flops), the workload's point and
+// the build's measured kernels (the page's Run, when it carries one).
+function drawChart(box, gpu, dtype, P, beta, ridgeResult, point, measured) {
   const W = 520, H = 320, left = 64, right = 16, top = 16, bottom = 44;
   const ridge = ridgeResult.exact, intensity = point.exact;
   const x = R.toNumber(intensity), r = R.toNumber(ridge);
-  const lo = Math.floor(Math.log10(Math.min(x, r))) - 1, hi = Math.ceil(Math.log10(Math.max(x, r))) + 1;
+  const xs = [x, r, ...measured.map((m) => m.intensity)], ys = measured.map((m) => m.flops_per_s);
+  const lo = Math.floor(Math.log10(Math.min(...xs))) - 1, hi = Math.ceil(Math.log10(Math.max(...xs))) + 1;
   const roof = (i) => R.toNumber(CODE.attainable_flops({ I: R.decimal(pyRepr(i)), P, beta }));
-  const yLo = Math.floor(Math.log10(roof(10 ** lo))), yHi = Math.ceil(Math.log10(R.toNumber(P)));
+  const yLo = Math.floor(Math.log10(Math.min(roof(10 ** lo), ...ys)));
+  const yHi = Math.ceil(Math.log10(Math.max(R.toNumber(P), ...ys)));
   const px = (i) => left + ((Math.log10(i) - lo) / (hi - lo)) * (W - left - right);
   const py = (f) => top + ((yHi - Math.log10(f)) / (yHi - yLo)) * (H - top - bottom);
-  const label = `Roofline of the ${gpu} in ${dtype}: ridge at ${describe(ridgeResult.value, "FLOP/byte")}; `
-    + `the workload at ${describe(point.value, "FLOP/byte")} is ${R.cmp(intensity, ridge) < 0 ? "memory" : "compute"}-bound`;
+  const label = `Roofline of ${gpu}, ${dtype}: ridge at ${describe(ridgeResult.value, "FLOP/byte")}; `
+    + `the workload at ${describe(point.value, "FLOP/byte")} is ${R.cmp(intensity, ridge) < 0 ? "memory" : "compute"}-bound`
+    + (measured.length ? `; with this build's ${measured.length} measured kernels` : "");
   const chart = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": label, class: "gc-chart" });
   const title = svg("title"); title.textContent = label; chart.append(title);
   for (let k = lo; k <= hi; k += 1) {
@@ -426,6 +430,14 @@ function drawChart(box, gpu, dtype, P, beta, ridgeResult, point) {
   const roofName = svg("text", { x: W - right - 4, y: py(R.toNumber(P)) - 6, "text-anchor": "end" });
   roofName.textContent = `${gpu}, ${dtype}: ridge ${describe(ridgeResult.value, "FLOP/byte")}`;
   chart.append(roofName);
+  for (const m of measured) { // this build's kernels, where they ran (not where the roofs say)
+    const mark = svg("rect", { x: px(m.intensity) - 3, y: py(m.flops_per_s) - 3, width: 6, height: 6,
+      class: "gc-measured", "data-workload": m.workload, "data-intensity": pyRepr(m.intensity) });
+    const tip = svg("title");
+    tip.textContent = `${m.workload}: ${describe(m.intensity, "FLOP/byte")}, ${si(m.flops_per_s, "FLOP/s")} measured`;
+    mark.append(tip);
+    chart.append(mark);
+  }
   const dot = svg("circle", { cx: px(x), cy: py(roof(x)), r: 6, class: "gc-point", "data-intensity": pyRepr(x) });
   chart.append(dot);
   const xl = svg("text", { x: (left + W - right) / 2, y: H - 8, "text-anchor": "middle" });
@@ -436,9 +448,21 @@ function drawChart(box, gpu, dtype, P, beta, ridgeResult, point) {
   box.replaceChildren(chart);
 }
 
+// This build's Run, when the page carries it (gpuconcepts.whatif.run_html): its measured peaks
+// become one more choice of roofs on a chart panel, and its kernels are drawn on the chart.
+const RUN = (() => {
+  const island = document.querySelector("script.gc-run-data");
+  return island ? JSON.parse(island.textContent) : null;
+})();
+const MEASURED = "this build's measured peaks";
+
 function buildPanel(root) {
   const id = root.getAttribute("data-panel");
   const panel = DATA.panels[id];
+  const run = panel.chart ? RUN : null;
+  const gpus = run ? [...DATA.gpus, {
+    name: MEASURED, measured: true, flops_per_s: { [run.dtype]: run.flops_per_s }, bytes_per_s: run.bytes_per_s,
+  }] : DATA.gpus;
   const prefix = `gc-${id}`;
   root.replaceChildren();
   root.setAttribute("role", "group");
@@ -460,11 +484,11 @@ function buildPanel(root) {
     inputs[name] = input;
   }
   const gpuSelect = el("select", { id: `${prefix}-gpu`, "data-control": "gpu" });
-  for (const g of DATA.gpus) gpuSelect.append(el("option", { value: g.name }, g.name));
+  for (const g of gpus) gpuSelect.append(el("option", { value: g.name }, g.measured ? `${g.name} (${run.label})` : g.name));
   gpuSelect.value = DATA.default_gpu;
   const dtypeSelect = el("select", { id: `${prefix}-dtype`, "data-control": "dtype" });
   fields.append(
-    el("div", { class: "gc-field" }, el("label", { for: gpuSelect.id }, "GPU (datasheet)"), gpuSelect),
+    el("div", { class: "gc-field" }, el("label", { for: gpuSelect.id }, run ? "roofs (a datasheet GPU or this build)" : "GPU (datasheet)"), gpuSelect),
     el("div", { class: "gc-field" }, el("label", { for: dtypeSelect.id }, "data type of its peak"), dtypeSelect),
   );
   root.append(fields);
@@ -493,7 +517,7 @@ function buildPanel(root) {
   if (chartBox) root.append(chartBox);
 
   function fillDtypes(preferred) {
-    const gpu = DATA.gpus.find((g) => g.name === gpuSelect.value);
+    const gpu = gpus.find((g) => g.name === gpuSelect.value);
     const listed = Object.keys(gpu.flops_per_s);
     const width = DATA.dtypes[preferred];
     const keep = listed.includes(preferred) ? preferred
@@ -531,7 +555,7 @@ function buildPanel(root) {
       const ready = f.params.every((s) => s in values); // Formula.worked needs no float
       workedNodes[name].textContent = ready ? math(`${f.lhs} = ${worked(name, values)}`, true) : "";
     }
-    const gpu = DATA.gpus.find((g) => g.name === gpuSelect.value);
+    const gpu = gpus.find((g) => g.name === gpuSelect.value);
     const dtype = dtypeSelect.value;
     const P = R.decimal(pyRepr(gpu.flops_per_s[dtype])), beta = R.decimal(pyRepr(gpu.bytes_per_s));
     const peaks = { P, beta };
@@ -539,7 +563,10 @@ function buildPanel(root) {
     const ridgeOut = el("output", {});
     const ridge = setOutput(ridgeOut, "ridge_point", ["P", "beta"], peakJson, peaks);
     ridgeOut.textContent = describe(ridge.value, "FLOP/byte");
-    bound.replaceChildren(el("p", {}, `Ridge point of the ${gpu.name} in ${dtype} (datasheet peaks ${si(gpu.flops_per_s[dtype], "FLOP/s")} and ${si(gpu.bytes_per_s, "B/s")}): `, ridgeOut));
+    const peakText = `${si(gpu.flops_per_s[dtype], "FLOP/s")} and ${si(gpu.bytes_per_s, "B/s")}`;
+    bound.replaceChildren(el("p", {}, gpu.measured
+      ? `Ridge point of ${MEASURED} in ${dtype} (${peakText}, measured on ${run.label}): `
+      : `Ridge point of the ${gpu.name} in ${dtype} (datasheet peaks ${peakText}): `, ridgeOut));
     let chartPoint = null;
     for (const w of panel.workloads) {
       const line = el("p", { "data-workload": w.label });
@@ -564,7 +591,8 @@ function buildPanel(root) {
       chartPoint = chartPoint || I;
     }
     if (chartBox) {
-      if (chartPoint) drawChart(chartBox, gpu.name, dtype, P, beta, ridge, chartPoint);
+      const roofsName = gpu.measured ? "this build (measured)" : gpu.name;
+      if (chartPoint) drawChart(chartBox, roofsName, dtype, P, beta, ridge, chartPoint, run ? run.points : []);
       else chartBox.replaceChildren(el("p", {}, "The chart returns when every input is valid."));
     }
     clearTimeout(pending);
@@ -574,7 +602,8 @@ function buildPanel(root) {
   gpuSelect.addEventListener("change", () => { fillDtypes(dtypeSelect.value); update(); });
   dtypeSelect.addEventListener("change", () => {
     const s = inputs.s;
-    if (s) s.value = String(DATA.dtypes[dtypeSelect.value]); // the new width, still editable
+    const width = DATA.dtypes[dtypeSelect.value];
+    if (s && width) s.value = String(width); // the new width, still editable
     update();
   });
   update();

@@ -4,6 +4,7 @@ GPU moves the verdict where the ridge point says, and the panel works from the k
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import random
@@ -18,7 +19,9 @@ from gpuconcepts.symbols import SYMBOLS
 
 if TYPE_CHECKING:
     from conftest import Browse, Site
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
+
+    from gpuconcepts.run import Run
 
 pytestmark = pytest.mark.site
 
@@ -225,4 +228,98 @@ def test_derivations_are_typeset_again_after_a_change(browse, site):
     )
     assert "= 128 \\times 512 \\times 256 =" in tex
     assert page.locator(".gc-whatif mjx-merror").count() == 0
+    assert visit.problems == []
+
+
+MEASURED = "this build's measured peaks"
+
+
+def hand_made_page(browser: Browser, run: Run | None) -> tuple[Page, list[str]]:
+    """The roofline panel alone on a page, with ``run``'s island before it (or none)."""
+    page = browser.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    island = whatif.run_html(run) if run is not None else ""
+    page.set_content(
+        f"<!doctype html><html><body>{island}{whatif.panel_html('roofline')}"
+        f"<script>{whatif.javascript()}</script></body></html>"
+    )
+    page.wait_for_selector(".gc-whatif [data-symbol]")
+    return page, problems
+
+
+def measured_peaks_and_points(page: Page) -> tuple[float, float, list[dict[str, str]]]:
+    """The ridge point and mlp_intensity the panel shows, and its measured marks."""
+    ridge = float(page.get_attribute('[data-formula="ridge_point"]', "data-value") or "")
+    intensity = float(page.get_attribute('td [data-formula="mlp_intensity"]', "data-value") or "")
+    marks = page.eval_on_selector_all(
+        ".gc-chart .gc-measured",
+        """ms => ms.map(m => ({workload: m.getAttribute("data-workload"),
+                              intensity: m.getAttribute("data-intensity")}))""",
+    )
+    return ridge, intensity, marks
+
+
+def test_measured_peaks_are_a_choice_and_move_the_verdict_with_their_ridge(browser):
+    from synthetic import synthetic_run
+
+    from gpuconcepts.book import profile_of
+    from gpuconcepts.roofline import Peaks
+
+    base = synthetic_run()  # peaks 1e11 FLOP/s and 1e10 B/s: a ridge of 10 FLOP/byte
+    slow_memory = dataclasses.replace(base, peaks=Peaks("cpu", 1e11, 1e8, "float32"))
+    profile = profile_of(base)
+    verdicts = {}
+    for run in (base, slow_memory):
+        page, problems = hand_made_page(browser, run)
+        options = page.eval_on_selector_all(
+            '[data-control="gpu"] option', "os => os.map(o => [o.value, o.textContent])"
+        )
+        assert [MEASURED, f"{MEASURED} ({run.label})"] in options
+        # the Run's kernels are on the chart whatever roofs are chosen
+        assert len(measured_peaks_and_points(page)[2]) == len(profile)
+        page.select_option('[data-control="gpu"]', MEASURED)
+        dtypes = page.eval_on_selector_all(
+            '[data-control="dtype"] option', "os => os.map(o => o.value)"
+        )
+        assert dtypes == ["fp32"]
+        ridge, intensity, marks = measured_peaks_and_points(page)
+        assert ridge == pytest.approx(run.peaks.ridge_point, rel=1e-12)
+        assert [m["workload"] for m in marks] == [m.workload for m in profile]
+        assert [float(m["intensity"]) for m in marks] == [m.intensity for m in profile]
+        verdict = page.get_attribute(".gc-verdict", "data-bound")
+        assert verdict == ("memory" if intensity < ridge else "compute")
+        verdicts[run.peaks.ridge_point] = verdict
+        assert "measured on cpu (Example CPU, 2 threads)" in page.inner_text(".gc-bound")
+        assert problems == []
+        page.close()
+    # the default layer (about 327 FLOP/byte) is right of a ridge of 10, left of one of 1000
+    assert verdicts == {10.0: "compute", 1000.0: "memory"}
+
+
+def test_without_a_run_the_panel_offers_only_the_datasheet(browser):
+    page, problems = hand_made_page(browser, None)
+    gpus = page.eval_on_selector_all('[data-control="gpu"] option', "os => os.map(o => o.value)")
+    assert MEASURED not in gpus
+    assert gpus == [g["name"] for g in whatif.data()["gpus"]]
+    assert page.locator(".gc-chart .gc-measured").count() == 0
+    assert page.locator(".gc-chart .gc-point").count() == 1
+    assert problems == []
+    page.close()
+
+
+def test_the_roofline_page_carries_its_builds_run(browse, site):
+    page, visit = open_panel(browse, site, "roofline")
+    island = json.loads(
+        page.evaluate("() => document.querySelector('script.gc-run-data')?.textContent ?? 'null'")
+    )
+    assert island is not None, "the roofline page must carry this build's Run"
+    assert page.locator(".gc-chart .gc-measured").count() == len(island["points"]) > 0
+    page.select_option('[data-control="gpu"]', MEASURED)
+    ridge, intensity, _ = measured_peaks_and_points(page)
+    assert ridge == pytest.approx(island["ridge_point"], rel=1e-12)
+    assert page.get_attribute(".gc-verdict", "data-bound") == (
+        "memory" if intensity < ridge else "compute"
+    )
     assert visit.problems == []
