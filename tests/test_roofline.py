@@ -124,3 +124,12 @@ def test_peaks_with_levels_round_trip() -> None:
     assert [lvl.name for lvl in CACHED.memory_roofs] == ["L2", "L3", "DRAM"]
     gpu = Peaks("cuda", 1e15, 4e12, "bfloat16")
     assert [lvl.name for lvl in gpu.memory_roofs] == ["HBM"]
+
+
+def test_each_point_carries_its_spread_as_an_error_bar() -> None:
+    m = Measurement("mlp", "cpu", {}, (1.0, 2.0, 4.0), 8e9, 1e8)  # quartiles 1.5 s and 3 s
+    fig = roofline.plot_roofline(PEAKS, [m])
+    (bar,) = [c for c in fig.axes[0].collections if len(c.get_segments()) == 1]
+    (segment,) = bar.get_segments()
+    low, high = sorted(segment[:, 1])
+    assert (low, high) == (pytest.approx(8e9 / 3.0), pytest.approx(8e9 / 1.5))

@@ -398,9 +398,13 @@ class Report:
         from gpuconcepts import figures
 
         shown = [layer for layer in self.layers if layer.flops > 0]
-        points = [_Point(str(layer.index), layer.intensity, layer.flops_per_s) for layer in shown]
+        # one point per layer, named by its row number (the measurement of its call)
+        points = [
+            Measurement(str(layer.index), "", {}, layer.raw_seconds, layer.flops, layer.bytes)
+            for layer in shown
+        ]
         peaks = Peaks(self.device, self.peak_flops_per_s, self.peak_bytes_per_s, self.peaks_dtype)
-        fig = figures.roofline_chart(peaks, points)  # type: ignore[arg-type]
+        fig = figures.roofline_chart(peaks, points)
         ax = fig.axes[0]
         colours = {"compute": "C1", "memory": "C0", "overhead": "C7"}
         for layer, point in zip(shown, ax.lines[-len(shown) :] if shown else [], strict=True):
@@ -450,15 +454,6 @@ def count_types(layers: Sequence[Layer]) -> str:
         counts[layer.type] = counts.get(layer.type, 0) + 1
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{n} {kind}" for kind, n in ranked) or "none"
-
-
-@dataclass(frozen=True)
-class _Point:
-    """What the roofline plot reads of a measurement: a label, an intensity and a rate."""
-
-    workload: str
-    intensity: float
-    flops_per_s: float
 
 
 def shapes_text(inputs: Sequence[tuple[int, ...]], outputs: Sequence[tuple[int, ...]]) -> str:

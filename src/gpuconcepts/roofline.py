@@ -251,7 +251,8 @@ def plot_roofline(
     *,
     datasheet_dtype: str | None = None,
 ) -> Any:
-    """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points.
+    """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points
+    with their spread (FLOP/s at the interquartile range of the time) as error bars.
 
     Args:
         peaks: measured peaks of the device the measurements ran on.
@@ -320,6 +321,18 @@ def plot_roofline(
     colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}
     for m in measurements:
         family = m.workload.split("-", 1)[0]
+        # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
+        # points stay the last lines of the axes, in order)
+        fast, slow = (m.flops / q for q in m.interval_seconds)
+        ax.errorbar(
+            [m.intensity],
+            [m.flops_per_s],
+            yerr=[[m.flops_per_s - slow], [fast - m.flops_per_s]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.8,
+            capsize=0,
+        )
         ax.loglog(
             [m.intensity],
             [m.flops_per_s],
