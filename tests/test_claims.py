@@ -1,5 +1,5 @@
 """Tests of gpuconcepts.claims: fitting, verdict logic on synthetic measurements, the
-experiments at tiny sizes (a live :class:`~gpuconcepts.lab.Lab`, and the same claims judged
+experiments at tiny sizes (a live :class:`~gpuconcepts.lab.Lab`, and the same claims, judged
 again from a saved :class:`~gpuconcepts.run.Run`), and ``gpuconcepts verify``.
 
 No test asserts a time: the verdicts are checked on synthetic measurements whose answer
@@ -853,7 +853,7 @@ def test_tiny_run_structure(tiny: Tiny) -> None:
     assert [line for line in tiny.lines if line.startswith("claims: ")] == [
         f"claims: {name}" for name in ("DLRM", "MLP", "CNN", "RNN", "Transformer")
     ]
-    # the roofline claims judge the very measurements of their experiments
+    # the roofline claims are judged on the very measurements of their experiments
     decode = tiny.claim("roofline-transformer-decode").values
     assert (decode["workload"], decode["bound"]) == ("transformer-decode", "memory")
     assert (
