@@ -1,5 +1,5 @@
 """Tests of gpuconcepts.claims: fitting, verdict logic on synthetic measurements, the
-experiments at tiny sizes (a live :class:`~gpuconcepts.lab.Lab`, and the same claims judged
+experiments at tiny sizes (a live :class:`~gpuconcepts.lab.Lab`, and the same claims, judged
 again from a saved :class:`~gpuconcepts.run.Run`), and ``gpuconcepts verify``.
 
 No test asserts a time: the verdicts are checked on synthetic measurements whose answer
@@ -22,11 +22,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuconcepts import formulas
-from gpuconcepts.claims import experiments, judge, quantities, thresholds
+from gpuconcepts.claims import experiments, quantities, thresholds
+from gpuconcepts.claims.cnn import (
+    WeightCounts,
+    count_weights,
+    judge_conv_vs_depthwise,
+    judge_weight_sharing,
+)
+from gpuconcepts.claims.dlrm import judge_dlrm_lookups
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
-from gpuconcepts.claims.judge import WeightCounts
+from gpuconcepts.claims.mlp import judge_mlp_crossover, judge_mlp_trend
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.rnn import judge_rnn_batch, judge_rnn_length, judge_rnn_loop_vs_gemm
+from gpuconcepts.claims.roofline import judge_roofline
+from gpuconcepts.claims.transformer import (
+    judge_attention_doubling,
+    judge_attention_exponent,
+    judge_kv_cache,
+    judge_prefill_vs_decode,
+)
 from gpuconcepts.claims.verify import run_verify
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -195,7 +210,7 @@ def lookups(
 
 def test_dlrm_holds_when_random_is_much_slower() -> None:
     random, sequential = lookups(3e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(
+    result = judge_dlrm_lookups(
         random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
     )
     assert result.verdict is True
@@ -213,7 +228,7 @@ def test_dlrm_holds_when_random_is_much_slower() -> None:
 
 def test_dlrm_does_not_hold_when_orders_run_alike() -> None:
     random, sequential = lookups(1.2e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(
+    result = judge_dlrm_lookups(
         random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
     )
     assert result.verdict is False
@@ -222,7 +237,7 @@ def test_dlrm_does_not_hold_when_orders_run_alike() -> None:
 
 def test_dlrm_is_not_visible_when_the_table_fits_in_cache() -> None:
     random, sequential = lookups(3e-4, 1e-4, N=10_000)  # 5 MB table, 32 MiB cache
-    result = judge.judge_dlrm_lookups(
+    result = judge_dlrm_lookups(
         random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
     )
     assert result.visible is False
@@ -248,7 +263,7 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
                 s=4,
             )
         )
-    result = judge.judge_dlrm_lookups(
+    result = judge_dlrm_lookups(
         random,
         sequential,
         peaks=PEAKS,
@@ -264,7 +279,7 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
     assert result.plot.vlines == (("the post's rows (d=128)", 512.0),)
     assert [s.x for s in result.plot.series] == [(16.0, 512.0), (16.0, 512.0)]
     with pytest.raises(GpuConceptsError, match="row widths must differ"):
-        judge.judge_dlrm_lookups(
+        judge_dlrm_lookups(
             random,
             sequential,
             peaks=PEAKS,
@@ -278,7 +293,7 @@ def test_dlrm_rejects_mismatched_sizes() -> None:
     random, _ = lookups(1e-4, 1e-4)
     _, other = lookups(1e-4, 1e-4, N=5)
     with pytest.raises(GpuConceptsError, match="same N, B, L, d, s"):
-        judge.judge_dlrm_lookups(random, other, peaks=PEAKS, cache_bytes=1, device=DEVICE)
+        judge_dlrm_lookups(random, other, peaks=PEAKS, cache_bytes=1, device=DEVICE)
 
 
 # -- MLP ---------------------------------------------------------------------------------------
@@ -303,10 +318,10 @@ def smooth_roofline(_B: int, flops: float, nbytes: float) -> float:
 
 def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     sweep = mlp_sweep(smooth_roofline)
-    trend = judge.judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE)
+    trend = judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE)
     assert trend.verdict is True
     assert trend.values["rank_correlation"] == pytest.approx(1.0)
-    cross = judge.judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE)
+    cross = judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE)
     predicted = quantities.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
     assert cross.values["predicted_B"] == pytest.approx(predicted)
     assert cross.visible is True
@@ -318,14 +333,14 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
 def test_mlp_sweep_order_does_not_matter() -> None:
     sweep = mlp_sweep(smooth_roofline)
     shuffled = sweep[::2] + sweep[1::2]
-    assert judge.judge_mlp_trend(shuffled, peaks=PEAKS, device=DEVICE).values == (
-        judge.judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE).values
+    assert judge_mlp_trend(shuffled, peaks=PEAKS, device=DEVICE).values == (
+        judge_mlp_trend(sweep, peaks=PEAKS, device=DEVICE).values
     )
 
 
 def test_mlp_trend_does_not_hold_when_flops_stay_flat() -> None:
     flat = mlp_sweep(lambda _B, flops, _q: flops / 1e9)  # 1 GFLOP/s at every batch
-    result = judge.judge_mlp_trend(flat, peaks=PEAKS, device=DEVICE)
+    result = judge_mlp_trend(flat, peaks=PEAKS, device=DEVICE)
     assert result.verdict is False
     assert result.values["gain"] == pytest.approx(1.0)
 
@@ -333,7 +348,7 @@ def test_mlp_trend_does_not_hold_when_flops_stay_flat() -> None:
 def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
     # bandwidth 8x lower than measured: FLOP/s reaches half the peak near B=232, not B=21
     late = mlp_sweep(lambda _B, f, q: f / PEAKS.flops_per_s + 8 * q / PEAKS.bytes_per_s)
-    result = judge.judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE)
+    result = judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE)
     assert result.visible is True
     assert result.verdict is False
     assert result.number("factor") > thresholds.MLP_MAX_CROSSOVER_FACTOR
@@ -341,7 +356,7 @@ def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
 
 def test_mlp_crossover_never_reached() -> None:
     slow = mlp_sweep(lambda _B, f, _q: f / 1e9)
-    result = judge.judge_mlp_crossover(slow, peaks=PEAKS, device=DEVICE)
+    result = judge_mlp_crossover(slow, peaks=PEAKS, device=DEVICE)
     assert result.values["measured_B"] is None
     assert result.verdict is False
 
@@ -350,7 +365,7 @@ def test_mlp_crossover_not_visible_when_the_ridge_is_out_of_reach() -> None:
     # d=64: intensity tends to 2*64*64/(4*128) = 16 FLOP/byte, under a ridge of 100
     high_ridge = Peaks("cpu", 1e12, 1e10, "float32")
     sweep = mlp_sweep(smooth_roofline, d=64)
-    result = judge.judge_mlp_crossover(sweep, peaks=high_ridge, device=DEVICE)
+    result = judge_mlp_crossover(sweep, peaks=high_ridge, device=DEVICE)
     assert result.number("ridge_point") == pytest.approx(100.0)
     assert result.visible is False
     assert result.status == "not visible here"
@@ -361,20 +376,20 @@ def test_mlp_sweep_must_keep_the_layer_fixed() -> None:
     sweep = mlp_sweep(smooth_roofline)
     other = mlp_sweep(smooth_roofline, d=512)
     with pytest.raises(GpuConceptsError, match="keep d_in, d_out and s fixed"):
-        judge.judge_mlp_trend([*sweep[:3], other[5]], peaks=PEAKS, device=DEVICE)
+        judge_mlp_trend([*sweep[:3], other[5]], peaks=PEAKS, device=DEVICE)
     with pytest.raises(GpuConceptsError, match="repeated values"):
-        judge.judge_mlp_trend([sweep[0], sweep[0]], peaks=PEAKS, device=DEVICE)
+        judge_mlp_trend([sweep[0], sweep[0]], peaks=PEAKS, device=DEVICE)
 
 
 # -- CNN ---------------------------------------------------------------------------------------
 def test_weight_sharing_counted_from_torch_equals_the_formulas() -> None:
-    counts = experiments.count_weights()
+    counts = count_weights()
     assert (counts.linear_weights, counts.conv_weights, counts.positions) == (48, 9, 4)
     assert counts.linear_weights == formulas.mlp_weights(d_in=16, d_out=3)
     assert counts.conv_weights == formulas.conv_weights(K=3, C_in=1, C_out=1)
     assert counts.linear_flops == formulas.mlp_flops(B=1, d_in=16, d_out=3)
     assert counts.conv_flops == formulas.conv_flops(B=1, H_out=2, W_out=2, K=3, C_in=1, C_out=1)
-    result = judge.judge_weight_sharing(counts, device=DEVICE)
+    result = judge_weight_sharing(counts, device=DEVICE)
     assert result.verdict is True
     assert result.values["uses_per_weight"] == 4
     assert "48 weights" in result.claim
@@ -382,14 +397,14 @@ def test_weight_sharing_counted_from_torch_equals_the_formulas() -> None:
 
 
 def test_weight_sharing_names_a_mismatch() -> None:
-    counts = replace(experiments.count_weights(), conv_weights=10)
-    result = judge.judge_weight_sharing(counts, device=DEVICE)
+    counts = replace(count_weights(), conv_weights=10)
+    result = judge_weight_sharing(counts, device=DEVICE)
     assert result.verdict is False
     assert "mismatch: conv_weights" in result.threshold
 
 
 def test_count_weights_other_shapes() -> None:
-    counts = experiments.count_weights(image=6, neurons=2, K=5)
+    counts = count_weights(image=6, neurons=2, K=5)
     assert isinstance(counts, WeightCounts)
     assert counts.linear_weights == 72
     assert counts.conv_weights == 25
@@ -415,7 +430,7 @@ def convs(
 
 def test_conv_vs_depthwise_holds_and_fails() -> None:
     dense, depthwise = convs(6e10, 3e9)
-    result = judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE)
+    result = judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE)
     assert result.verdict is True
     assert result.values["flops_ratio"] == pytest.approx(20.0)
     assert result.values["dense_intensity"] == pytest.approx(
@@ -423,13 +438,9 @@ def test_conv_vs_depthwise_holds_and_fails() -> None:
     )
     assert result.number("dense_intensity") > 10 * result.number("depthwise_intensity")
     dense, depthwise = convs(6e10, 4e10)  # depthwise near the peak: not memory-bound
-    assert (
-        judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
-    )
+    assert judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
     dense, depthwise = convs(6e9, 3e9)  # only 2x apart
-    assert (
-        judge.judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
-    )
+    assert judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict is False
 
 
 # -- RNN ---------------------------------------------------------------------------------------
@@ -441,51 +452,49 @@ def rnn(S: int, seconds: float, B: int = 8, workload: str = "rnn-module") -> Mea
 
 def test_rnn_length_linear_holds_quadratic_does_not() -> None:
     lengths = (16, 32, 64, 128, 256)
-    linear = judge.judge_rnn_length([rnn(S, 1e-4 + 2e-5 * S) for S in lengths], device=DEVICE)
+    linear = judge_rnn_length([rnn(S, 1e-4 + 2e-5 * S) for S in lengths], device=DEVICE)
     assert linear.values["predicted_exponent"] == pytest.approx(1.0)
     assert linear.verdict is True
-    quadratic = judge.judge_rnn_length([rnn(S, 1e-7 * S**2) for S in lengths], device=DEVICE)
+    quadratic = judge_rnn_length([rnn(S, 1e-7 * S**2) for S in lengths], device=DEVICE)
     assert quadratic.values["exponent"] == pytest.approx(2.0)
     assert quadratic.verdict is False
 
 
 def test_rnn_length_sweep_must_keep_the_layer_fixed() -> None:
     with pytest.raises(GpuConceptsError, match="an RNN length sweep must keep B, d_in and d_h"):
-        judge.judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], device=DEVICE)
+        judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], device=DEVICE)
 
 
 def test_rnn_loop_vs_gemm() -> None:
     gemm = rnn(128, 1e-3, workload="rnn-gemm")
     assert (
-        judge.judge_rnn_loop_vs_gemm(
+        judge_rnn_loop_vs_gemm(
             rnn(128, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
         ).verdict
         is True
     )
-    close = judge.judge_rnn_loop_vs_gemm(
+    close = judge_rnn_loop_vs_gemm(
         rnn(128, 1.5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
     )
     assert close.verdict is False
     assert close.values["slowdown"] == pytest.approx(1.5)
     with pytest.raises(GpuConceptsError, match="same FLOPs"):
-        judge.judge_rnn_loop_vs_gemm(
-            rnn(64, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
-        )
+        judge_rnn_loop_vs_gemm(rnn(64, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE)
 
 
 def test_rnn_batch_raises_throughput_not_the_critical_path() -> None:
     # time per step 10 µs up to B=16, then growing: throughput rises, latency never falls
     sweep = [rnn(128, 128 * 1e-5 * max(1.0, B / 16), B=B) for B in (1, 4, 16, 64)]
-    result = judge.judge_rnn_batch(sweep, device=DEVICE)
+    result = judge_rnn_batch(sweep, device=DEVICE)
     assert result.verdict is True
     assert result.values["throughput_gain"] == pytest.approx(16.0)
     assert result.values["latency_ratio"] == pytest.approx(4.0)
     # a per-step time that halves with batch would break the recurrence: not the claim
     shrinking = [rnn(128, 128 * 1e-5 / (1 + B / 64), B=B) for B in (1, 4, 16, 64)]
-    assert judge.judge_rnn_batch(shrinking, device=DEVICE).verdict is False
+    assert judge_rnn_batch(shrinking, device=DEVICE).verdict is False
     # throughput that does not rise: not the claim either
     flat = [rnn(128, 128 * 1e-5 * B, B=B) for B in (1, 4, 16, 64)]
-    assert judge.judge_rnn_batch(flat, device=DEVICE).verdict is False
+    assert judge_rnn_batch(flat, device=DEVICE).verdict is False
 
 
 # -- Transformer ---------------------------------------------------------------------------------
@@ -500,10 +509,10 @@ LENGTHS = (128, 256, 512, 1024, 2048)
 
 def test_attention_exponent_and_doubling_hold_for_s_squared() -> None:
     sweep = [prefill(S, 1e-4 + 5e-9 * S**2) for S in LENGTHS]
-    exponent = judge.judge_attention_exponent(sweep, device=DEVICE)
+    exponent = judge_attention_exponent(sweep, device=DEVICE)
     assert exponent.values["predicted_exponent"] == pytest.approx(2.0)
     assert exponent.verdict is True
-    doubling = judge.judge_attention_doubling(sweep, device=DEVICE)
+    doubling = judge_attention_doubling(sweep, device=DEVICE)
     assert doubling.values["predicted_ratio"] == pytest.approx(4.0)
     assert doubling.values["S"] == 1024
     assert doubling.verdict is True
@@ -512,15 +521,15 @@ def test_attention_exponent_and_doubling_hold_for_s_squared() -> None:
 
 def test_attention_linear_time_does_not_hold() -> None:
     sweep = [prefill(S, 1e-6 * S) for S in LENGTHS]
-    assert judge.judge_attention_exponent(sweep, device=DEVICE).verdict is False
-    doubling = judge.judge_attention_doubling(sweep, device=DEVICE)
+    assert judge_attention_exponent(sweep, device=DEVICE).verdict is False
+    doubling = judge_attention_doubling(sweep, device=DEVICE)
     assert doubling.values["ratio"] == pytest.approx(2.0)
     assert doubling.verdict is False
 
 
 def test_attention_doubling_without_a_doubling_is_not_visible() -> None:
     sweep = [prefill(S, 1e-9 * S**2) for S in (100, 300, 900)]
-    result = judge.judge_attention_doubling(sweep, device=DEVICE)
+    result = judge_attention_doubling(sweep, device=DEVICE)
     assert result.visible is False
     assert result.verdict is False
     assert "holds no doubling" in result.reason
@@ -535,15 +544,15 @@ def decode(S: int, seconds: float, B: int = 1, d: int = 256) -> Measurement:
 
 def test_prefill_vs_decode() -> None:
     p = prefill(1024, 1024 * 5e-6)  # 5 µs per token
-    slow = judge.judge_prefill_vs_decode(p, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
+    slow = judge_prefill_vs_decode(p, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
     assert slow.verdict is True
     assert slow.values["slowdown"] == pytest.approx(10.0)
     # same FLOPs per token by the formulas: 4·S·d
     assert f"{formulas.attention_decode_flops(B=1, S=1024, d=256):,}" in slow.prediction
-    fast = judge.judge_prefill_vs_decode(p, decode(1024, 6e-6), peaks=PEAKS, device=DEVICE)
+    fast = judge_prefill_vs_decode(p, decode(1024, 6e-6), peaks=PEAKS, device=DEVICE)
     assert fast.verdict is False
     with pytest.raises(GpuConceptsError, match="share B, S and d"):
-        judge.judge_prefill_vs_decode(p, decode(512, 5e-5), peaks=PEAKS, device=DEVICE)
+        judge_prefill_vs_decode(p, decode(512, 5e-5), peaks=PEAKS, device=DEVICE)
 
 
 def test_prefill_vs_decode_counts_a_causal_prefill_by_its_own_formula() -> None:
@@ -554,7 +563,7 @@ def test_prefill_vs_decode_counts_a_causal_prefill_by_its_own_formula() -> None:
     causal = measurement(
         "transformer-prefill-causal", 1024 * 5e-6, f, q, B=1, S=1024, d=256, heads=4, s=4
     )
-    result = judge.judge_prefill_vs_decode(causal, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
+    result = judge_prefill_vs_decode(causal, decode(1024, 5e-5), peaks=PEAKS, device=DEVICE)
     assert result.values["slowdown"] == pytest.approx(10.0)
     assert f"{2 * 1025 * 256:,} attention FLOPs on average (attention_flops_causal)" in (
         result.prediction
@@ -566,14 +575,12 @@ def test_prefill_vs_decode_counts_a_causal_prefill_by_its_own_formula() -> None:
 def test_kv_cache_exact_and_off_by_one() -> None:
     lengths = (1001, 1002, 1003)
     exact = [int(formulas.kv_cache_memory(B=2, S=n, d=512, s=2)) for n in lengths]
-    result = judge.judge_kv_cache(
-        B=2, d=512, s=2, lengths=lengths, cache_bytes=exact, device=DEVICE
-    )
+    result = judge_kv_cache(B=2, d=512, s=2, lengths=lengths, cache_bytes=exact, device=DEVICE)
     assert result.verdict is True
     assert result.values["max_difference_bytes"] == 0
     assert result.values["bytes_per_step"] == 2 * 2 * 512 * 2
     assert "4,096,000 bytes" in result.prediction  # the post's Q17, from gpuconcepts.questions
-    off = judge.judge_kv_cache(
+    off = judge_kv_cache(
         B=2,
         d=512,
         s=2,
@@ -584,13 +591,13 @@ def test_kv_cache_exact_and_off_by_one() -> None:
     assert off.verdict is False
     assert off.values["max_difference_bytes"] == 1
     with pytest.raises(GpuConceptsError, match="one measured cache size per length"):
-        judge.judge_kv_cache(B=2, d=512, s=2, lengths=lengths, cache_bytes=exact[:2], device=DEVICE)
+        judge_kv_cache(B=2, d=512, s=2, lengths=lengths, cache_bytes=exact[:2], device=DEVICE)
 
 
 # -- Roofline ------------------------------------------------------------------------------------
 def roofline(m: Measurement, expected: str, role: str = "mlp-large-batch") -> ClaimResult:
     """The roofline claim for ``m`` on the synthetic device."""
-    return judge.judge_roofline(
+    return judge_roofline(
         m, role=role, peaks=PEAKS, expected=expected, label="x", source="y", device=DEVICE
     )
 
@@ -630,7 +637,7 @@ def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:
     f, q = 1e10, 1e7
     m = measurement("mlp", f / 5e10, f, q, B=1024)
     faster = Peaks("cpu", 1e12, 1e11, "float32")
-    other = judge.judge_roofline(
+    other = judge_roofline(
         m,
         role="mlp-large-batch",
         peaks=faster,
@@ -652,7 +659,7 @@ def test_verdicts_use_the_median_repetition() -> None:
     loop = Measurement("rnn-loop", "cpu", sizes, (9e-3, 1e-3, 5e-3), f, q)
     gemm = Measurement("rnn-gemm", "cpu", sizes, (1e-3, 1e-3, 1e-3), f, q)
     assert loop.seconds == 5e-3
-    result = judge.judge_rnn_loop_vs_gemm(loop, gemm, peaks=PEAKS, device=DEVICE)
+    result = judge_rnn_loop_vs_gemm(loop, gemm, peaks=PEAKS, device=DEVICE)
     assert result.values["loop_seconds"] == 5e-3
     assert result.values["slowdown"] == pytest.approx(5.0)
     assert result.verdict is True  # with the minimum, 1 ms against 1 ms, it would not hold
@@ -791,8 +798,8 @@ def no_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for name in suite.KERNELS:
         monkeypatch.setitem(suite.KERNELS, name, boom)
-    monkeypatch.setattr(experiments, "count_weights", boom)
-    monkeypatch.setattr(experiments, "_embedding_element_bytes", boom)
+    monkeypatch.setattr("gpuconcepts.claims.cnn.count_weights", boom)
+    monkeypatch.setattr("gpuconcepts.claims.dlrm._embedding_element_bytes", boom)
 
 
 EXPECTED_KEYS = [
@@ -846,7 +853,7 @@ def test_tiny_run_structure(tiny: Tiny) -> None:
     assert [line for line in tiny.lines if line.startswith("claims: ")] == [
         f"claims: {name}" for name in ("DLRM", "MLP", "CNN", "RNN", "Transformer")
     ]
-    # the roofline claims judge the very measurements of their experiments
+    # the roofline claims are judged on the very measurements of their experiments
     decode = tiny.claim("roofline-transformer-decode").values
     assert (decode["workload"], decode["bound"]) == ("transformer-decode", "memory")
     assert (
@@ -1088,7 +1095,7 @@ def test_run_verify_missing_run(tmp_path: Path) -> None:
 
 def test_thresholds_appear_in_the_threshold_text() -> None:
     random, sequential = lookups(3e-4, 1e-4)
-    text = judge.judge_dlrm_lookups(
+    text = judge_dlrm_lookups(
         random, sequential, peaks=PEAKS, cache_bytes=1, device=DEVICE
     ).threshold
     assert f"{thresholds.DLRM_MIN_BANDWIDTH_RATIO:g}×" in text
@@ -1114,9 +1121,7 @@ def test_draw_result_into_given_axes() -> None:
     from gpuconcepts.claims.plots import draw_result
 
     random, sequential = lookups(3e-4, 1e-4)
-    result = judge.judge_dlrm_lookups(
-        random, sequential, peaks=PEAKS, cache_bytes=2**20, device=DEVICE
-    )
+    result = judge_dlrm_lookups(random, sequential, peaks=PEAKS, cache_bytes=2**20, device=DEVICE)
     ax = Figure().add_subplot()
     assert draw_result(result, ax) is ax.figure
     assert [t.get_text() for t in ax.texts] == [f"holds · {DEVICE}"]

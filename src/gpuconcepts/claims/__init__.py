@@ -8,7 +8,14 @@ in :mod:`gpuconcepts.claims.thresholds`.
 * :mod:`~gpuconcepts.claims.result` — :class:`ClaimResult`, plot specs;
 * :mod:`~gpuconcepts.claims.fit` — power-law exponents, rank trends, crossovers;
 * :mod:`~gpuconcepts.claims.quantities` — formulas at a measurement's sizes;
-* :mod:`~gpuconcepts.claims.judge` — measurements in, verdicts out (no kernels run);
+* :mod:`~gpuconcepts.claims.shape` — what several claims share: the statistic, ratio text,
+  the power-law and bar-chart builders;
+* :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`,
+  :mod:`~gpuconcepts.claims.cnn`, :mod:`~gpuconcepts.claims.rnn`,
+  :mod:`~gpuconcepts.claims.transformer` — one per architecture: its experiment (what it asks
+  the lab for) and its judges (measurements in, verdicts out, no kernels run) together;
+* :mod:`~gpuconcepts.claims.roofline` — the roofline claims, over the experiments'
+  measurements;
 * :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
 * :mod:`~gpuconcepts.claims.plots` — one matplotlib renderer for every claim;
 * :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`run_verify`).
@@ -22,7 +29,8 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.claims.experiments import ClaimSizes, count_weights, judge_claims, sizes_for
+from gpuconcepts.claims.cnn import count_weights
+from gpuconcepts.claims.experiments import ClaimSizes, judge_claims, sizes_for
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 

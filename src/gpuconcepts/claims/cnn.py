@@ -1,0 +1,205 @@
+# ruff: noqa: PLC0415
+# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+"""The CNN's claims: a shared filter needs far fewer weights, and depthwise runs far below a
+dense convolution.
+
+:func:`count_weights` builds the post's 4×4-image layers in torch and counts them
+(:class:`WeightCounts`); :func:`_cnn` asks the lab for that count and for a dense and a
+depthwise 3×3 convolution; :func:`judge_weight_sharing` and :func:`judge_conv_vs_depthwise`
+give the verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas
+from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.quantities import attainable, formula_at, sizes
+from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.shape import _bars, _ratio_text
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import si
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.experiments import ClaimSizes, Found
+
+
+@dataclass(frozen=True)
+class WeightCounts:
+    """Weights and FLOPs counted from real torch modules for the post's 4×4-image example.
+
+    ``image`` is the side of the square one-channel image, ``neurons`` the outputs of the
+    fully connected layer and ``K`` the filter side; the convolution has no padding, so the
+    filter visits ``positions`` places. FLOPs are counted by ``torch.utils.flop_counter``.
+    """
+
+    image: int
+    neurons: int
+    K: int
+    linear_weights: int
+    conv_weights: int
+    positions: int
+    linear_flops: int
+    conv_flops: int
+
+
+POST_IMAGE_SIDE = 4
+"""The post's example image is 4×4 pixels (16 inputs)."""
+POST_NEURONS = 3
+"""...fully connected to 3 output neurons."""
+POST_KERNEL = 3
+"""...against one 3×3 filter."""
+
+
+def count_weights(
+    image: int = POST_IMAGE_SIDE, neurons: int = POST_NEURONS, K: int = POST_KERNEL
+) -> WeightCounts:
+    """Build the post's two layers in torch and count their weights, positions and FLOPs.
+
+    >>> c = count_weights()
+    >>> c.linear_weights, c.conv_weights, c.positions
+    (48, 9, 4)
+    """
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    linear = torch.nn.Linear(image * image, neurons, bias=False)
+    conv = torch.nn.Conv2d(1, 1, K, bias=False)
+    pixels = torch.zeros(1, 1, image, image)
+    with torch.no_grad():
+        with FlopCounterMode(display=False) as linear_counter:
+            linear(pixels.flatten(1))
+        with FlopCounterMode(display=False) as conv_counter:
+            out = conv(pixels)
+    return WeightCounts(
+        image=image,
+        neurons=neurons,
+        K=K,
+        linear_weights=sum(p.numel() for p in linear.parameters()),
+        conv_weights=sum(p.numel() for p in conv.parameters()),
+        positions=int(out.shape[-1] * out.shape[-2]),
+        linear_flops=int(linear_counter.get_total_flops()),
+        conv_flops=int(conv_counter.get_total_flops()),
+    )
+
+
+def _cnn(lab: Lab, z: ClaimSizes) -> Found:
+    counted = lab.fact("cnn-weights", lambda: asdict(count_weights()))
+    sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
+    shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
+    dense = lab.measure("cnn-conv", C_in=z.cnn_C, C_out=z.cnn_C, **shape)
+    depthwise = lab.measure("cnn-depthwise", C=z.cnn_C, **shape)
+    results = [
+        sharing,
+        judge_conv_vs_depthwise(dense, depthwise, peaks=lab.peaks, device=lab.label),
+    ]
+    return results, {"cnn-conv": dense, "cnn-depthwise": depthwise}
+
+
+def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
+    """48 weights fully connected against 9 shared ones, each counted and equal to the formulas."""
+    pixels = counts.image**2
+    side = counts.image - counts.K + 1  # a filter without padding fits this many times per row
+    conv = {"B": 1, "H_out": side, "W_out": side, "K": counts.K, "C_in": 1, "C_out": 1}
+    expected = {
+        "linear_weights": formulas.mlp_weights(d_in=pixels, d_out=counts.neurons),
+        "conv_weights": formulas.conv_weights(K=counts.K, C_in=1, C_out=1),
+        "positions": side * side,
+        "linear_flops": formulas.mlp_flops(B=1, d_in=pixels, d_out=counts.neurons),
+        "conv_flops": formulas.conv_flops(**conv),
+    }
+    got = {name: getattr(counts, name) for name in expected}
+    mismatches = [n for n in expected if got[n] != expected[n]]
+    uses = formulas.conv_macs(**conv) // int(expected["conv_weights"])
+    linear, filt = f"nn.Linear({pixels}, {counts.neurons})", f"nn.Conv2d(1, 1, {counts.K})"
+    return ClaimResult(
+        key="cnn-weight-sharing",
+        architecture="CNN",
+        claim=f"A fully connected layer from a {counts.image}×{counts.image} image to "
+        f"{counts.neurons} neurons needs {expected['linear_weights']} weights; a "
+        f"{counts.K}×{counts.K} filter needs {expected['conv_weights']}, reused at every position.",
+        prediction=f"mlp_weights(d_in={pixels}, d_out={counts.neurons}) = "
+        f"{expected['linear_weights']}; conv_weights(K={counts.K}, C_in=1, C_out=1) = "
+        f"{expected['conv_weights']}, each used at {expected['positions']} positions ({uses} "
+        f"times) on a {counts.image}×{counts.image} image; FLOPs {expected['linear_flops']} and "
+        f"{expected['conv_flops']}",
+        measured=f"{linear} has {counts.linear_weights} weights, {filt} has "
+        f"{counts.conv_weights}, visiting {counts.positions} positions; FlopCounterMode counts "
+        f"{counts.linear_flops} and {counts.conv_flops} FLOPs",
+        threshold="every count equal to its formula, exactly"
+        + (f" (mismatch: {', '.join(mismatches)})" if mismatches else ""),
+        verdict=not mismatches,
+        device=device,
+        values={
+            **{f"{k}_expected": v for k, v in expected.items()},
+            **{f"{k}_counted": v for k, v in got.items()},
+            "uses_per_weight": uses,
+        },
+        plot=_bars(
+            "Weights to learn: fully connected against one shared filter",
+            "layer",
+            "weights",
+            (linear, filt),
+            (float(counts.linear_weights), float(counts.conv_weights)),
+            (float(expected["linear_weights"]), float(expected["conv_weights"])),
+            labels=("counted from torch modules", "formula"),
+            log_y=False,
+        ),
+    )
+
+
+def judge_conv_vs_depthwise(
+    dense: Measurement, depthwise: Measurement, *, peaks: Peaks, device: str
+) -> ClaimResult:
+    """A dense 3×3 conv is compute-heavy; the depthwise one has far lower intensity and runs
+    memory- or overhead-bound (far below the compute roof)."""
+    same = {"H_out": "H", "W_out": "W"}  # 'same' padding: the output map is the input's size
+    dense_i = formula_at(formulas.conv_intensity, dense, **same)
+    dw_i = formula_at(formulas.depthwise_conv_intensity, depthwise, **same)
+    ridge = peaks.ridge_point
+    dense_roof, dw_roof = attainable((dense_i, dw_i), peaks)
+    dense_flops, dw_flops = dense.flops_per_s, depthwise.flops_per_s
+    ratio = dense_flops / dw_flops
+    dw_fraction = dw_flops / peaks.flops_per_s
+    B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
+    return ClaimResult(
+        key="cnn-dense-vs-depthwise",
+        architecture="CNN",
+        claim="A dense 3×3 convolution is compute-heavy; a depthwise one has far lower "
+        "intensity and runs memory- or overhead-bound.",
+        prediction=f"conv_intensity {dense_i:.3g} FLOP/byte against depthwise_conv_intensity "
+        f"{dw_i:.3g} ({dense_i / dw_i:.3g}× lower); ridge point {ridge:.3g}. The roofline allows "
+        f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
+        "depthwise one.",
+        measured=f"dense {si(dense_flops, 'FLOP/s')}, depthwise {si(dw_flops, 'FLOP/s')} "
+        f"({_ratio_text(ratio)} apart); depthwise at {dw_fraction:.1%} of the measured peak "
+        f"{si(peaks.flops_per_s, 'FLOP/s')}",
+        threshold=f"dense FLOP/s ≥ {T.CNN_MIN_FLOPS_RATIO:g}× depthwise, and depthwise ≤ "
+        f"{T.DEPTHWISE_MAX_PEAK_FRACTION:.0%} of peak FLOP/s",
+        verdict=ratio >= T.CNN_MIN_FLOPS_RATIO and dw_fraction <= T.DEPTHWISE_MAX_PEAK_FRACTION,
+        device=device,
+        values={
+            "dense_intensity": dense_i,
+            "depthwise_intensity": dw_i,
+            "ridge_point": ridge,
+            "dense_flops_per_s": dense_flops,
+            "depthwise_flops_per_s": dw_flops,
+            "flops_ratio": ratio,
+            "depthwise_peak_fraction": dw_fraction,
+            "dense_attainable": dense_roof,
+            "depthwise_attainable": dw_roof,
+        },
+        plot=_bars(
+            f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
+            "kernel",
+            "FLOP/s",
+            ("dense conv2d", "depthwise conv2d"),
+            (dense_flops, dw_flops),
+            (dense_roof, dw_roof),
+            hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
+        ),
+    )

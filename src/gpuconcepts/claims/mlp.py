@@ -1,0 +1,206 @@
+"""The MLP's claims: a larger batch raises intensity and FLOP/s, and crosses the ridge point.
+
+:func:`_mlp` asks the lab for one layer over a batch sweep; :func:`judge_mlp_trend` and
+:func:`judge_mlp_crossover` read that sweep through :class:`_MlpSweep`, which derives the
+intensities and the roofline at each batch from the formulas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas
+from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.fit import crossing, rank_correlation
+from gpuconcepts.claims.quantities import (
+    attainable,
+    formula_along,
+    limit_of,
+    size_values,
+    sizes,
+    solve_for,
+    sorted_sweep,
+)
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.shape import _ratio_text
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import plain_number, si
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.experiments import ClaimSizes, Found
+
+
+def _mlp(lab: Lab, z: ClaimSizes) -> Found:
+    sweep = [lab.measure("mlp", B=B, d_in=z.mlp_d, d_out=z.mlp_d) for B in z.mlp_batches]
+    results = [
+        judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
+        judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
+    ]
+    return results, {"mlp-small-batch": sweep[0], "mlp-large-batch": sweep[-1]}
+
+
+@dataclass(frozen=True)
+class _MlpSweep:
+    """An MLP batch sweep, sorted by B, with its intensities and roofline from the formulas."""
+
+    batches: tuple[float, ...]
+    flops_per_s: tuple[float, ...]
+    intensity: tuple[float, ...]
+    attainable: tuple[float, ...]
+    d_in: int
+    d_out: int
+    s: int
+    peaks: Peaks
+
+    @classmethod
+    def of(cls, sweep: Sequence[Measurement], peaks: Peaks) -> _MlpSweep:
+        """Sort and check a sweep (the layer and its dtype fixed), then derive from it."""
+        fixed = ("d_in", "d_out", "s")
+        ordered = sorted_sweep(sweep, "B", fixed=fixed, what="an MLP batch sweep")
+        intensity = formula_along(formulas.mlp_intensity, ordered)
+        d_in, d_out, s = sizes(ordered[0], *fixed)
+        return cls(
+            batches=size_values(ordered, "B"),
+            flops_per_s=tuple(m.flops_per_s for m in ordered),
+            intensity=intensity,
+            attainable=attainable(intensity, peaks),
+            d_in=d_in,
+            d_out=d_out,
+            s=s,
+            peaks=peaks,
+        )
+
+    def series(self) -> tuple[Series, Series]:
+        """Measured FLOP/s against the roofline's, both over B."""
+        return (
+            Series("measured", self.batches, self.flops_per_s),
+            Series(
+                "roofline (mlp_intensity × bandwidth, capped at peak)",
+                self.batches,
+                self.attainable,
+                role="predicted",
+            ),
+        )
+
+
+def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
+    """Larger batches raise both the intensity (formula) and the achieved FLOP/s (measured)."""
+    w = _MlpSweep.of(sweep, peaks)
+    trend = rank_correlation(w.batches, w.flops_per_s)
+    gain = w.flops_per_s[-1] / w.flops_per_s[0]
+    b0, b1 = plain_number(w.batches[0]), plain_number(w.batches[-1])
+    return ClaimResult(
+        key="mlp-batch-trend",
+        architecture="MLP",
+        claim="A larger batch raises both arithmetic intensity and achieved FLOP/s.",
+        prediction=f"mlp_intensity for a {w.d_in}→{w.d_out} layer ({w.s}-byte values) rises "
+        f"from {w.intensity[0]:.3g} FLOP/byte at B={b0} to {w.intensity[-1]:.3g} at B={b1}: the "
+        "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
+        f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
+        measured=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
+        f"at B={b1} ({_ratio_text(gain)}); rank correlation with B {trend:.2f}",
+        threshold=f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} and FLOP/s at the "
+        f"largest batch ≥ {T.MLP_MIN_GAIN:g}× the smallest",
+        verdict=trend >= T.MLP_MIN_TREND and gain >= T.MLP_MIN_GAIN,
+        device=device,
+        values={
+            "d_in": w.d_in,
+            "d_out": w.d_out,
+            "B_min": w.batches[0],
+            "B_max": w.batches[-1],
+            "intensity_min": w.intensity[0],
+            "intensity_max": w.intensity[-1],
+            "flops_per_s_min": w.flops_per_s[0],
+            "flops_per_s_max": w.flops_per_s[-1],
+            "gain": gain,
+            "rank_correlation": trend,
+        },
+        plot=PlotSpec(
+            title=f"MLP {w.d_in}→{w.d_out}: achieved FLOP/s against batch size",
+            x_label="batch size B",
+            y_label="FLOP/s",
+            series=w.series(),
+            hlines=(("measured peak FLOP/s", w.peaks.flops_per_s),),
+        ),
+    )
+
+
+def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
+    """The batch where the layer turns compute-bound: measured knee against the ridge point.
+
+    Predicted: the B solving ``mlp_intensity(B) = ridge_point``. Measured: the first B at
+    which achieved FLOP/s reaches :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_FRACTION`
+    of the measured peak (log-log interpolation between sweep points).
+    """
+    w = _MlpSweep.of(sweep, peaks)
+    layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
+    ridge, peak = w.peaks.ridge_point, w.peaks.flops_per_s
+    predicted = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
+    ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
+    knee = T.MLP_KNEE_FRACTION * peak
+    measured_b = crossing(w.batches, w.flops_per_s, level=knee)
+    lo, hi = w.batches[0], w.batches[-1]
+    # the claim can only be seen when the predicted crossover lies inside the sweep
+    if predicted is None:
+        reason = (
+            f"this layer's intensity never exceeds {ceiling:.3g} FLOP/byte (its limit as B grows),"
+            f" below this device's ridge point {ridge:.3g}: it stays memory-bound at any batch"
+        )
+    elif not lo <= predicted <= hi:
+        reason = (
+            f"the predicted crossover B ≈ {predicted:.3g} lies outside the sweep "
+            f"(B = {plain_number(lo)} … {plain_number(hi)})"
+        )
+    else:
+        reason = ""
+    visible = not reason
+    factor = (
+        max(measured_b / predicted, predicted / measured_b)
+        if (predicted is not None and measured_b is not None)
+        else None
+    )
+    vlines: list[tuple[str, float]] = []
+    if predicted is not None:
+        vlines.append(("predicted crossover (intensity = ridge)", predicted))
+    if measured_b is not None:
+        vlines.append(("measured crossover (half of peak)", measured_b))
+    return ClaimResult(
+        key="mlp-crossover",
+        architecture="MLP",
+        claim="Batch size moves the MLP from memory-bound to compute-bound where its "
+        "intensity crosses the ridge point.",
+        prediction=f"ridge point {ridge:.3g} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
+        f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
+        + (f"B ≈ {predicted:.3g}" if predicted is not None else "no batch size")
+        + f" (its limit as B grows: {ceiling:.3g} FLOP/byte)",
+        measured=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
+        f"({si(knee, 'FLOP/s')}) at "
+        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep")
+        + (f", {factor:.2f}× from the prediction" if factor is not None else ""),
+        threshold=f"measured crossover within {T.MLP_MAX_CROSSOVER_FACTOR:g}× of the predicted B "
+        f"(knee = first B with FLOP/s ≥ {T.MLP_KNEE_FRACTION:g} × measured peak)",
+        verdict=visible and factor is not None and factor <= T.MLP_MAX_CROSSOVER_FACTOR,
+        device=device,
+        visible=visible,
+        reason=reason,
+        values={
+            "ridge_point": ridge,
+            "predicted_B": predicted,
+            "measured_B": measured_b,
+            "factor": factor,
+            "intensity_limit": ceiling,
+            "peak_flops_per_s": peak,
+        },
+        plot=PlotSpec(
+            title="MLP: where the batch sweep crosses the ridge point",
+            x_label="batch size B",
+            y_label="FLOP/s",
+            series=w.series(),
+            hlines=(("measured peak FLOP/s", peak), ("half of peak", knee)),
+            vlines=tuple(vlines),
+        ),
+    )

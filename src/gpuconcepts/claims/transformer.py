@@ -1,0 +1,257 @@
+"""The Transformer's claims: attention grows like S², doubling S costs about 4×, decode is
+slower per token than prefill, and the KV cache matches its formula exactly.
+
+:func:`_transformer` asks the lab for a prefill sweep over S, a decode run and the causal
+prefill it is compared with; the ``judge_*`` functions here turn them into verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas
+from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.quantities import formula_along, param, size_values, sizes, sorted_sweep
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.shape import _bars, _power_law, _ratio_text, _seconds
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.questions import question
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import describe_bytes, plain_number, si
+from gpuconcepts.workloads import workload
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.experiments import ClaimSizes, Found
+
+
+_ATTENTION_FIXED = ("B", "d")
+"""The sizes an attention sweep over S holds fixed."""
+_ATTENTION_SWEEP = "an attention sweep over S"
+"""Its name in an error message."""
+
+
+def _transformer(lab: Lab, z: ClaimSizes) -> Found:
+    attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
+    sweep = [lab.measure("transformer-prefill", S=S, **attention) for S in z.attn_lengths]
+    S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
+    decode = lab.measure(
+        "transformer-decode", S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
+    )
+    prefill_at_S = lab.measure("transformer-prefill-causal", S=S, **attention)  # a decoder's
+    results = [
+        judge_attention_exponent(sweep, device=lab.label),
+        judge_attention_doubling(sweep, device=lab.label),
+        judge_prefill_vs_decode(prefill_at_S, decode, peaks=lab.peaks, device=lab.label),
+        judge_kv_cache(
+            B=z.attn_B,
+            d=z.attn_d,
+            s=param(decode, "s"),
+            lengths=tuple(int(n) for n in decode.series["lengths"]),
+            cache_bytes=tuple(int(b) for b in decode.series["cache_bytes"]),
+            device=lab.label,
+        ),
+    ]
+    return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode}
+
+
+def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
+    """Attention time grows like S² for large S: the exponent fitted on the upper sweep."""
+    return _power_law(
+        sweep,
+        formulas.attention_flops,
+        exponent=T.ATTENTION_EXPONENT,
+        tolerance=T.ATTENTION_EXPONENT_TOLERANCE,
+        fixed=_ATTENTION_FIXED,
+        what=_ATTENTION_SWEEP,
+        key="attention-quadratic",
+        architecture="Transformer",
+        claim="Attention time grows like S² for long sequences.",
+        title="Attention prefill time against S",
+        device=device,
+    )
+
+
+def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
+    """Doubling S costs about 4×: the largest doubling of the sweep against the formula's ratio."""
+    ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
+    lengths, seconds = size_values(ordered, "S"), tuple(_seconds(m) for m in ordered)
+    flops = formula_along(formulas.attention_flops, ordered)
+    pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
+    post = question(16)
+    post_S = " → ".join(plain_number(step.values["S"]) for step in post.steps)
+    low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
+    high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
+    claim = f"Doubling S makes attention about {post.ratio}× as expensive."
+    threshold = f"{low:.2f}× ≤ t(2S)/t(S) ≤ {high:.2f}× at the largest doubling of the sweep"
+    if not pairs:
+        B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
+        doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(
+            B=B, S=S, d=d
+        )
+        return ClaimResult(
+            key="attention-doubling",
+            architecture="Transformer",
+            claim=claim,
+            prediction=f"attention_flops(2S)/attention_flops(S) = {doubled:g}; the post's Q16: "
+            f"{post.ratio}×",
+            measured="no pair S, 2S in the sweep",
+            threshold=threshold,
+            verdict=False,
+            device=device,
+            visible=False,
+            reason=f"the sweep S = {[plain_number(x) for x in lengths]} holds no doubling",
+        )
+    i, j = pairs[-1]
+    predicted = flops[j] / flops[i]
+    ratio = seconds[j] / seconds[i]
+    before = tuple(lengths[a] for a, _ in pairs)
+    return ClaimResult(
+        key="attention-doubling",
+        architecture="Transformer",
+        claim=claim,
+        prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
+        f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 ({post_S} tokens):"
+        f" {post.ratio}× the scores",
+        measured=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}: {_ratio_text(ratio)}",
+        threshold=threshold,
+        verdict=low <= ratio <= high,
+        device=device,
+        values={
+            "ratio": ratio,
+            "predicted_ratio": predicted,
+            "S": lengths[i],
+            "low": low,
+            "high": high,
+        },
+        plot=PlotSpec(
+            title="Attention: cost of doubling S, at each doubling of the sweep",
+            x_label="S (before doubling)",
+            y_label="t(2S) / t(S)",
+            series=(
+                Series("measured", before, tuple(seconds[b] / seconds[a] for a, b in pairs)),
+                Series(
+                    "attention_flops ratio",
+                    before,
+                    tuple(flops[b] / flops[a] for a, b in pairs),
+                    role="predicted",
+                ),
+            ),
+            log_y=False,
+            hlines=((f"lower bound {low:.2f}×", low), (f"upper bound {high:.2f}×", high)),
+        ),
+    )
+
+
+def judge_prefill_vs_decode(
+    prefill: Measurement, decode: Measurement, *, peaks: Peaks, device: str
+) -> ClaimResult:
+    """Prefill handles all S tokens at once; decode goes one token at a time and is slower per
+    token. ``prefill`` is a decoder's (causal) or an encoder's prefill: its FLOPs per token come
+    from its own workload's formula, so a causal prefill is counted with about half the
+    scores."""
+    B, S, d = sizes(prefill, "B", "S", "d")
+    if sizes(decode, "B", "S", "d") != (B, S, d):
+        raise GpuConceptsError(
+            "prefill and decode must share B, S and d to compare time per token; got "
+            f"prefill {(B, S, d)} and decode {sizes(decode, 'B', 'S', 'd')}"
+        )
+    # per token: prefill's counts and time cover B·S tokens, one decode step's cover B
+    prefill_per_token = _seconds(prefill) / (B * S)
+    decode_per_token = _seconds(decode) / B
+    slowdown = decode_per_token / prefill_per_token
+    counted = workload(prefill.workload).flops  # attention_flops_causal for a decoder's prefill
+    flops_prefill = prefill.flops / (B * S)
+    flops_decode = decode.flops / B
+    i_prefill, i_decode = prefill.intensity, decode.intensity
+    roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
+    roof_decode = place(decode, peaks).predicted_seconds / B
+    return ClaimResult(
+        key="prefill-vs-decode",
+        architecture="Transformer",
+        claim="Prefill processes the prompt's tokens in parallel; decode generates one token at "
+        "a time.",
+        prediction=f"per token, the prefill does {plain_number(round(flops_prefill))} attention "
+        f"FLOPs on average ({counted.name}) and a decode step at S={plain_number(S)} "
+        f"{plain_number(round(flops_decode))} ({flops_decode / flops_prefill:.2g}×), at intensity "
+        f"{i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
+        f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
+        f"({roof_decode / roof_prefill:.3g}×)",
+        measured=f"prefill {si(prefill_per_token, 's')} per token, decode "
+        f"{si(decode_per_token, 's')} per token: {_ratio_text(slowdown)}",
+        threshold=f"decode time per token ≥ {T.DECODE_MIN_SLOWDOWN:g}× prefill time per token",
+        verdict=slowdown >= T.DECODE_MIN_SLOWDOWN,
+        device=device,
+        values={
+            "prefill_seconds_per_token": prefill_per_token,
+            "decode_seconds_per_token": decode_per_token,
+            "slowdown": slowdown,
+            "predicted_slowdown": roof_decode / roof_prefill,
+            "prefill_intensity": i_prefill,
+            "decode_intensity": i_decode,
+        },
+        plot=_bars(
+            f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
+            "phase",
+            "seconds per token",
+            ("prefill (all tokens at once)", "decode (one token per step)"),
+            (prefill_per_token, decode_per_token),
+            (roof_prefill, roof_decode),
+        ),
+    )
+
+
+def judge_kv_cache(
+    *,
+    B: int,
+    d: int,
+    s: int,
+    lengths: Sequence[int],
+    cache_bytes: Sequence[int],
+    device: str,
+) -> ClaimResult:
+    """The KV cache measured after every decode step equals ``kv_cache_memory`` exactly."""
+    if len(lengths) != len(cache_bytes) or not lengths:
+        raise GpuConceptsError(
+            f"need one measured cache size per length; got {len(lengths)} lengths and "
+            f"{len(cache_bytes)} sizes"
+        )
+    expected = tuple(int(formulas.kv_cache_memory(B=B, S=n, d=d, s=s)) for n in lengths)
+    worst = max(abs(int(c) - e) for c, e in zip(cache_bytes, expected, strict=True))
+    growth = expected[1] - expected[0] if len(expected) > 1 else expected[0] // lengths[0]
+    tokens = tuple(float(n) for n in lengths)
+    return ClaimResult(
+        key="kv-cache-exact",
+        architecture="Transformer",
+        claim="The KV cache grows by one K and one V vector per token: "
+        f"{formulas.kv_cache_memory.text()} bytes per layer.",
+        prediction=f"kv_cache_memory(B={B}, S, d={d}, s={s}) = "
+        f"{describe_bytes(expected[0])} at S={plain_number(lengths[0])} … "
+        f"{describe_bytes(expected[-1])} at S={plain_number(lengths[-1])}, "
+        f"+{plain_number(growth)} bytes per step; the post's Q17: {question(17).answer}",
+        measured=f"{len(lengths)} steps measured; largest difference from the formula "
+        f"{plain_number(worst)} bytes (last: {plain_number(int(cache_bytes[-1]))} bytes)",
+        threshold=f"|measured − kv_cache_memory| ≤ {T.KV_CACHE_TOLERANCE_BYTES} bytes at every step",
+        verdict=worst <= T.KV_CACHE_TOLERANCE_BYTES,
+        device=device,
+        values={
+            "steps": len(lengths),
+            "max_difference_bytes": worst,
+            "first_bytes": int(cache_bytes[0]),
+            "last_bytes": int(cache_bytes[-1]),
+            "bytes_per_step": growth,
+        },
+        plot=PlotSpec(
+            title=f"KV cache size during decode (B={B}, d={d}, {s}-byte values)",
+            x_label="tokens in the cache S",
+            y_label="bytes",
+            series=(
+                Series("measured (K and V storage)", tokens, tuple(float(c) for c in cache_bytes)),
+                Series("kv_cache_memory", tokens, tuple(float(e) for e in expected), "predicted"),
+            ),
+            log_x=False,
+            log_y=False,
+        ),
+    )
