@@ -274,7 +274,7 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
     assert result.verdict is False  # judged at the post's 512-byte rows only
     assert result.number("ratio_16B_rows") == pytest.approx(8.0)
     assert result.number("ratio_512B_rows") == pytest.approx(1.1)
-    assert "8.00× (16-byte rows)" in result.measured
+    assert "8× (16-byte rows)" in result.measured
     assert result.plot is not None
     assert result.plot.vlines == (("the post's rows (d=128)", 512.0),)
     assert [s.x for s in result.plot.series] == [(16.0, 512.0), (16.0, 512.0)]

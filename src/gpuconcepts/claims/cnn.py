@@ -18,11 +18,11 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import attainable, formula_at, sizes
 from gpuconcepts.claims.result import ClaimResult
-from gpuconcepts.claims.shape import _bars, _ratio_text
+from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import si
+from gpuconcepts.units import percent, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -176,10 +176,10 @@ def judge_conv_vs_depthwise(
         f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
         "depthwise one.",
         measured=f"dense {si(dense_flops, 'FLOP/s')}, depthwise {si(dw_flops, 'FLOP/s')} "
-        f"({_ratio_text(ratio)} apart); depthwise at {dw_fraction:.1%} of the measured peak "
+        f"({times(ratio)} apart); depthwise at {percent(dw_fraction)} of the measured peak "
         f"{si(peaks.flops_per_s, 'FLOP/s')}",
         threshold=f"dense FLOP/s ≥ {T.CNN_MIN_FLOPS_RATIO:g}× depthwise, and depthwise ≤ "
-        f"{T.DEPTHWISE_MAX_PEAK_FRACTION:.0%} of peak FLOP/s",
+        f"{percent(T.DEPTHWISE_MAX_PEAK_FRACTION)} of peak FLOP/s",
         verdict=ratio >= T.CNN_MIN_FLOPS_RATIO and dw_fraction <= T.DEPTHWISE_MAX_PEAK_FRACTION,
         device=device,
         values={

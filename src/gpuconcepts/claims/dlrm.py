@@ -16,13 +16,13 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import formula_at, param, sizes
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
-from gpuconcepts.claims.shape import _bars, _ratio_text
+from gpuconcepts.claims.shape import _bars
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.questions import question
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import MiB, binary_bytes, describe_bytes, plain_number, si
+from gpuconcepts.units import MiB, binary_bytes, describe_bytes, percent, plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -114,12 +114,12 @@ def judge_dlrm_lookups(
     measured = (
         f"random {si(random.bytes_per_s, 'B/s')}, sequential "
         f"{si(sequential.bytes_per_s, 'B/s')} (DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
-        f": sequential/random = {_ratio_text(ratio)} with {plain_number(row)}-byte rows"
+        f": sequential/random = {times(ratio)} with {plain_number(row)}-byte rows"
     )
     dram = (("measured DRAM bandwidth", peaks.bytes_per_s),)
     if len(pairs) > 1:
         measured += "; at other widths: " + ", ".join(
-            f"{_ratio_text(x)} ({plain_number(b)}-byte rows)"
+            f"{times(x)} ({plain_number(b)}-byte rows)"
             for b, x in zip(row_bytes, ratios, strict=True)
             if b != row
         )
@@ -150,9 +150,9 @@ def judge_dlrm_lookups(
         claim="Random embedding lookups reach much lower bandwidth than sequential ones; "
         "a batch touches a tiny part of a huge table.",
         prediction=f"The post's table is {describe_bytes(post_table)}; one batch reads "
-        f"{describe_bytes(post_batch)}, {post_batch / post_table:.4%} of it. Here the table has "
+        f"{describe_bytes(post_batch)}, {percent(post_batch / post_table)} of it. Here the table has "
         f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
-        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {batch / table:.4%} of it. "
+        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
         f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
         "memory-bound, and scattered rows should stream slower than consecutive ones.",
         measured=measured,

@@ -24,11 +24,10 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
-from gpuconcepts.claims.shape import _ratio_text
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -102,7 +101,7 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
         f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
         measured=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
-        f"at B={b1} ({_ratio_text(gain)}); rank correlation with B {trend:.2f}",
+        f"at B={b1} ({times(gain)}); rank correlation with B {trend:.2f}",
         threshold=f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} and FLOP/s at the "
         f"largest batch ≥ {T.MLP_MIN_GAIN:g}× the smallest",
         verdict=trend >= T.MLP_MIN_TREND and gain >= T.MLP_MIN_GAIN,
@@ -180,7 +179,7 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         measured=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
         f"({si(knee, 'FLOP/s')}) at "
         + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep")
-        + (f", {factor:.2f}× from the prediction" if factor is not None else ""),
+        + (f", {times(factor)} from the prediction" if factor is not None else ""),
         threshold=f"measured crossover within {T.MLP_MAX_CROSSOVER_FACTOR:g}× of the predicted B "
         f"(knee = first B with FLOP/s ≥ {T.MLP_KNEE_FRACTION:g} × measured peak)",
         verdict=visible and factor is not None and factor <= T.MLP_MAX_CROSSOVER_FACTOR,

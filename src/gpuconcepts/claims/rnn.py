@@ -22,12 +22,12 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import formula_along, param, size_values, sorted_sweep
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
-from gpuconcepts.claims.shape import _bars, _power_law, _ratio_text, _seconds
+from gpuconcepts.claims.shape import _bars, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import plain_number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -82,7 +82,7 @@ def judge_rnn_loop_vs_gemm(
         f"rnn_bytes = {plain_number(loop.bytes)} bytes, so the roofline gives both "
         f"{si(place(loop, peaks).predicted_seconds, 's')}; only the loop must run its {S} steps in order",
         measured=f"step loop {si(_seconds(loop), 's')}, one GEMM {si(_seconds(gemm), 's')}: "
-        f"{_ratio_text(slowdown)} slower",
+        f"{times(slowdown)} slower",
         threshold=f"loop time ≥ {T.RNN_MIN_LOOP_SLOWDOWN:g}× GEMM time",
         verdict=slowdown >= T.RNN_MIN_LOOP_SLOWDOWN,
         device=device,
@@ -121,9 +121,9 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
         prediction=f"rnn_flops grows {flops[-1] / flops[0]:g}× from B={b0} to B={b1}, all "
         f"of it parallel within a step; the {S} steps stay in order, so time per step cannot "
         "fall below its value at the smallest batch",
-        measured=f"throughput {plain_number(round(throughput[0]))} → "
-        f"{plain_number(round(throughput[-1]))} tokens/s ({_ratio_text(gain)}); time per step "
-        f"{si(per_step[0], 's')} → {si(per_step[-1], 's')} ({_ratio_text(latency_ratio)})",
+        measured=f"throughput {significant(throughput[0])} → "
+        f"{significant(throughput[-1])} tokens/s ({times(gain)}); time per step "
+        f"{si(per_step[0], 's')} → {si(per_step[-1], 's')} ({times(latency_ratio)})",
         threshold=f"throughput gain ≥ {T.RNN_MIN_THROUGHPUT_GAIN:g}× and time per step at the "
         f"largest batch ≥ {T.RNN_MIN_LATENCY_RATIO:g}× that at the smallest",
         verdict=gain >= T.RNN_MIN_THROUGHPUT_GAIN and latency_ratio >= T.RNN_MIN_LATENCY_RATIO,

@@ -16,7 +16,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import si
+from gpuconcepts.units import percent, si, times
 
 
 def judge_roofline(
@@ -47,7 +47,9 @@ def judge_roofline(
     roofline_ratio = where.ratio
     if where.bound == "compute":
         behaves = peak_fraction >= T.COMPUTE_MIN_PEAK_FRACTION
-        rule = f"compute-bound: FLOP/s ≥ {T.COMPUTE_MIN_PEAK_FRACTION:.0%} of the measured peak"
+        rule = (
+            f"compute-bound: FLOP/s ≥ {percent(T.COMPUTE_MIN_PEAK_FRACTION)} of the measured peak"
+        )
     else:
         behaves = bandwidth_ratio <= T.MEMORY_MAX_BANDWIDTH_RATIO
         rule = f"memory-bound: bytes/s ≤ {T.MEMORY_MAX_BANDWIDTH_RATIO:g}× the measured bandwidth"
@@ -57,9 +59,9 @@ def judge_roofline(
         claim=f"{label} is {expected}-bound ({source}).",
         prediction=f"intensity {m.intensity:.3g} FLOP/byte against the ridge point "
         f"{peaks.ridge_point:.3g}: the roofline says {where.bound}-bound",
-        measured=f"{si(m.flops_per_s, 'FLOP/s')} ({peak_fraction:.1%} of peak), "
-        f"{si(m.bytes_per_s, 'B/s')} ({bandwidth_ratio:.2f}× the measured bandwidth); "
-        f"{roofline_ratio:.2g}× the roofline time",
+        measured=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(peak_fraction)} of peak), "
+        f"{si(m.bytes_per_s, 'B/s')} ({times(bandwidth_ratio)} the measured bandwidth); "
+        f"{times(roofline_ratio)} the roofline time",
         threshold=f"roofline class = the post's ({expected}), and {rule}",
         verdict=where.bound == expected and behaves,
         device=device,

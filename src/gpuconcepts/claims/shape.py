@@ -1,11 +1,10 @@
-"""What several claims share: the statistic they compare, ratio text, and two result builders.
+"""What several claims share: the statistic they compare, and two result builders.
 
 Claims of one shape share one builder: a power law in S (:func:`_power_law`, for the RNN and
 attention sweeps) and a bar chart of measured against predicted (:func:`_bars`, for the DLRM,
 CNN, RNN and Transformer comparisons). The architecture modules import them from here.
-
->>> _ratio_text(3.14159)
-'3.14×'
+Ratios and percentages are printed by :mod:`gpuconcepts.units` (``times``, ``percent``), the
+book's one number policy.
 """
 
 from __future__ import annotations
@@ -26,10 +25,6 @@ def _seconds(m: Measurement) -> float:
 
 
 # -- building results ------------------------------------------------------------------------
-def _ratio_text(value: float) -> str:
-    return f"{value:.2f}×"
-
-
 def _bars(
     title: str,
     x_label: str,

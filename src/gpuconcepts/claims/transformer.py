@@ -14,13 +14,13 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import formula_along, param, size_values, sizes, sorted_sweep
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
-from gpuconcepts.claims.shape import _bars, _power_law, _ratio_text, _seconds
+from gpuconcepts.claims.shape import _bars, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.questions import question
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe_bytes, plain_number, si
+from gpuconcepts.units import describe_bytes, plain_number, si, times
 from gpuconcepts.workloads import workload
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
     high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
     claim = f"Doubling S makes attention about {post.ratio}× as expensive."
-    threshold = f"{low:.2f}× ≤ t(2S)/t(S) ≤ {high:.2f}× at the largest doubling of the sweep"
+    threshold = f"{times(low)} ≤ t(2S)/t(S) ≤ {times(high)} at the largest doubling of the sweep"
     if not pairs:
         B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
         doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(
@@ -115,7 +115,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
         f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 ({post_S} tokens):"
         f" {post.ratio}× the scores",
-        measured=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}: {_ratio_text(ratio)}",
+        measured=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}: {times(ratio)}",
         threshold=threshold,
         verdict=low <= ratio <= high,
         device=device,
@@ -140,7 +140,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
                 ),
             ),
             log_y=False,
-            hlines=((f"lower bound {low:.2f}×", low), (f"upper bound {high:.2f}×", high)),
+            hlines=((f"lower bound {times(low)}", low), (f"upper bound {times(high)}", high)),
         ),
     )
 
@@ -175,12 +175,12 @@ def judge_prefill_vs_decode(
         "a time.",
         prediction=f"per token, the prefill does {plain_number(round(flops_prefill))} attention "
         f"FLOPs on average ({counted.name}) and a decode step at S={plain_number(S)} "
-        f"{plain_number(round(flops_decode))} ({flops_decode / flops_prefill:.2g}×), at intensity "
+        f"{plain_number(round(flops_decode))} ({times(flops_decode / flops_prefill)}), at intensity "
         f"{i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
         f"({roof_decode / roof_prefill:.3g}×)",
         measured=f"prefill {si(prefill_per_token, 's')} per token, decode "
-        f"{si(decode_per_token, 's')} per token: {_ratio_text(slowdown)}",
+        f"{si(decode_per_token, 's')} per token: {times(slowdown)}",
         threshold=f"decode time per token ≥ {T.DECODE_MIN_SLOWDOWN:g}× prefill time per token",
         verdict=slowdown >= T.DECODE_MIN_SLOWDOWN,
         device=device,
