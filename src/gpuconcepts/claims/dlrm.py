@@ -103,7 +103,7 @@ def judge_dlrm_lookups(
     reason = (
         ""
         if visible
-        else f"the table ({binary_bytes(table)}) is only {multiple:.1f}× the "
+        else f"the table ({binary_bytes(table)}) is only {times(multiple)} the "
         f"{binary_bytes(cache_bytes)} last-level cache, so random rows are served from cache"
     )
     pairs = sorted([*widths, (random, sequential)], key=lambda pair: param(pair[0], "d"))

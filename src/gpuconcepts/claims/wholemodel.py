@@ -34,7 +34,7 @@ from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import binary_bytes, plain_number, si
+from gpuconcepts.units import binary_bytes, plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.kernels.decoder import BackwardForward, DecodeSweep, TrainingPeak
@@ -413,7 +413,7 @@ def judge_decode_floor(
         visible=(
             multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
             (
-                f"the weights ({binary_bytes(sweep.weight_bytes)}) are only {multiple:.1f}× the "
+                f"the weights ({binary_bytes(sweep.weight_bytes)}) are only {times(multiple)} the "
                 f"{binary_bytes(cache_bytes)} last-level cache"
             ),
         ),
