@@ -203,9 +203,10 @@ def doctest_example(formula: Formula) -> dict[str, Number]:
     raise GpuConceptsError(f"{formula.name}: its docstring has no example call")
 
 
-def default_dtype(s: Number) -> str:
-    """The first datasheet dtype whose elements take ``s`` bytes (fp32 for 4, fp16 for 2)."""
-    return next((d for d in DTYPES if DTYPE_BYTES[d] == s), DTYPES[0])
+def default_dtype(element_bytes: Number) -> str:
+    """The first datasheet dtype whose elements take ``element_bytes`` bytes (fp32 for 4, fp16
+    for 2)."""
+    return next((d for d in DTYPES if DTYPE_BYTES[d] == element_bytes), DTYPES[0])
 
 
 PANELS: dict[str, Panel] = {
