@@ -1,4 +1,5 @@
-"""A synthetic Run: the profile's workloads at tiny sizes, times made up, counts real."""
+"""Tiny sizes every test of the profile shares, and a synthetic Run: the profile's workloads
+at those sizes, times made up, counts real."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from gpuconcepts.run import Provenance, Run
 from gpuconcepts.workloads import workload
 
 TINY_PRESETS: dict[str, dict[str, int]] = {
-    "dlrm": {"N": 512, "d": 8, "B": 4, "L": 2},
+    "timing": {"repeats": 2},
+    "peaks": {"gemm_n": 32, "stream_mib": 1},
+    "dlrm": {"N": 256, "d": 8, "B": 4, "L": 2},
     "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},
     "mlp": {"B": 4, "d_in": 8, "d_out": 8},
     "cnn": {"B": 1, "H": 6, "W": 6, "C_in": 2, "C_out": 2, "K": 3},

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import TINY_PRESETS
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import experiments, quantities, thresholds
@@ -1001,19 +1002,6 @@ def test_draw_bar_spec() -> None:
 
 
 # -- gpuconcepts verify ----------------------------------------------------------------------------
-TINY_PRESETS = {
-    "timing": {"repeats": 2},
-    "peaks": {"gemm_n": 32, "stream_mib": 1},
-    "dlrm": {"N": 256, "d": 8, "B": 4, "L": 2},
-    "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},
-    "mlp": {"B": 4, "d_in": 8, "d_out": 8},
-    "cnn": {"B": 1, "H": 6, "W": 6, "C_in": 2, "C_out": 2, "K": 3},
-    "cnn_depthwise": {"B": 1, "H": 6, "W": 6, "C": 2, "K": 3},
-    "rnn": {"B": 2, "S": 3, "d_in": 4, "d_h": 4},
-    "transformer_prefill": {"B": 1, "S": 8, "d": 8, "heads": 2},
-    "transformer_decode": {"B": 1, "S_prompt": 4, "steps": 2, "d": 8, "heads": 2},
-}
-"""Profile sizes for a live ``verify`` (it collects a whole run: the profile, then the claims)."""
 
 
 @pytest.fixture

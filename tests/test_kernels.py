@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from synthetic import TINY_PRESETS as TINY
 
 torch = pytest.importorskip("torch")
 
@@ -539,18 +540,6 @@ def test_packaged_presets_are_the_conf_file() -> None:
 
 
 # -- the whole suite -------------------------------------------------------------------------
-TINY = {
-    "timing": {"repeats": 2},
-    "peaks": {"gemm_n": 32, "stream_mib": 1},
-    "dlrm": {"N": 256, "d": 8, "B": 4, "L": 2},
-    "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},
-    "mlp": {"B": 4, "d_in": 8, "d_out": 8},
-    "cnn": {"B": 1, "H": 6, "W": 6, "C_in": 2, "C_out": 2, "K": 3},
-    "cnn_depthwise": {"B": 1, "H": 6, "W": 6, "C": 2, "K": 3},
-    "rnn": {"B": 2, "S": 3, "d_in": 4, "d_h": 4},
-    "transformer_prefill": {"B": 1, "S": 8, "d": 8, "heads": 2},
-    "transformer_decode": {"B": 1, "S_prompt": 4, "steps": 2, "d": 8, "heads": 2},
-}
 
 
 def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.MonkeyPatch) -> None:

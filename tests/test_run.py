@@ -149,7 +149,7 @@ def test_compare_puts_devices_side_by_side() -> None:
     rows = compare_rows([fast, slow])
     assert len(rows) == len(fast.measurements)
     first = rows[0]
-    assert (first["workload"], first["sizes"]) == ("dlrm-random", "N=512, d=8, B=4, L=2")
+    assert (first["workload"], first["sizes"]) == ("dlrm-random", "N=256, d=8, B=4, L=2")
     assert first["runs"]["machine B"]["seconds"] == pytest.approx(
         4 * first["runs"]["machine A"]["seconds"]
     )
@@ -177,6 +177,6 @@ def test_cli_compare_and_its_errors(
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1
         assert err.endswith("(a stale count)")
-        assert "measurements[0] (dlrm-random at N=512, d=8, B=4, L=2, float32)" in err
+        assert "measurements[0] (dlrm-random at N=256, d=8, B=4, L=2, float32)" in err
     assert cli.main(["compare", str(tmp_path / "nope.json")]) == 2
     assert "nope.json: no such file" in capsys.readouterr().err
