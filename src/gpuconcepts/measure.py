@@ -306,23 +306,13 @@ def parse_cache_size(text: str) -> int:
 def cpu_last_level_cache_bytes(
     cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
 ) -> int:
-    """Size of the highest-level data/unified cache seen by CPU 0, from sysfs.
+    """Size of the highest-level data/unified cache seen by CPU 0 (the last of
+    :func:`cpu_cache_levels`).
 
     Falls back to :data:`DEFAULT_LLC_BYTES` when sysfs is missing or unreadable.
     """
-    best: tuple[int, int] | None = None
-    try:
-        for index in sorted(cache_dir.glob("index*")):
-            kind = (index / "type").read_text().strip()
-            if kind == "Instruction":
-                continue
-            level = int((index / "level").read_text())
-            size = parse_cache_size((index / "size").read_text())
-            if best is None or (level, size) > best:
-                best = (level, size)
-    except (OSError, ValueError):
-        best = None
-    return best[1] if best else DEFAULT_LLC_BYTES
+    levels = cpu_cache_levels(cache_dir)
+    return levels[-1][1] if levels else DEFAULT_LLC_BYTES
 
 
 def cpu_cache_levels(
