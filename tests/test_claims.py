@@ -75,7 +75,9 @@ def test_fit_power_law_recovers_known_exponent(exponent: float, prefactor: float
     fit = fit_power_law(xs, ys)
     assert fit.exponent == pytest.approx(exponent, abs=1e-9)
     assert fit.prefactor == pytest.approx(prefactor, rel=1e-9)
-    assert fit.r_squared == pytest.approx(1.0) or exponent == pytest.approx(0.0, abs=1e-12)
+    # R² is undefined when y barely varies: an exponent within 1e-6 of zero leaves only
+    # rounding noise in log y (hypothesis found 1.7e-12, R² 0.999998)
+    assert fit.r_squared == pytest.approx(1.0) or exponent == pytest.approx(0.0, abs=1e-6)
     assert fit.points == 8
 
 
