@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from gpuconcepts import formulas
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
@@ -34,7 +35,12 @@ def fake_measurement(name: str, sizes: Mapping[str, object], seconds: float = 1e
     if name == "transformer-decode":
         steps, prompt = int(sizes["steps"]), int(sizes["S_prompt"])  # type: ignore[call-overload]
         params["S"] = prompt + steps
-        series = {"lengths": tuple(float(prompt + i) for i in range(1, steps + 1))}
+        lengths = tuple(float(prompt + i) for i in range(1, steps + 1))
+        cache = tuple(
+            float(formulas.kv_cache_memory(B=sizes["B"], S=int(n), d=sizes["d"], s=4))
+            for n in lengths
+        )
+        series = {"lengths": lengths, "cache_bytes": cache}
     flops, nbytes = workload(name).counts(params)
     return Measurement(
         name, "cpu", {**params, "dtype": "float32"}, (seconds, 1.2 * seconds, 0.9 * seconds),
@@ -42,15 +48,21 @@ def fake_measurement(name: str, sizes: Mapping[str, object], seconds: float = 1e
     )  # fmt: skip
 
 
+def synthetic_lab(peaks: Peaks, label: str, seconds: float = 1e-3) -> Lab:
+    """A lab whose every kernel is faked: real counts, ``seconds`` for every measurement."""
+    lab = Lab("cpu", peaks, repeats=3, cache_bytes=2**25, free_bytes=2**34, label=label)
+    lab.measure = lambda name, **sizes: lab._measured.setdefault(  # type: ignore[method-assign]
+        (name, tuple(sorted(sizes.items()))), fake_measurement(name, sizes, seconds)
+    )
+    return lab
+
+
 def synthetic_run(label: str = "cpu (Example CPU, 2 threads)", seconds: float = 1e-3) -> Run:
     """A Run of the profile at tiny sizes, measured by nothing: every kernel faked."""
     from gpuconcepts.profile import profile_all
 
     peaks = Peaks("cpu", 1e11, 1e10, "float32")
-    lab = Lab("cpu", peaks, repeats=3, cache_bytes=2**25, free_bytes=2**34, label=label)
-    lab.measure = lambda name, **sizes: lab._measured.setdefault(  # type: ignore[method-assign]
-        (name, tuple(sorted(sizes.items()))), fake_measurement(name, sizes, seconds)
-    )
+    lab = synthetic_lab(peaks, label, seconds)
     profile_all(lab, TINY_PRESETS, {k: tuple(v) for k, v in TINY_SWEEPS.items()})
     provenance = dataclasses.replace(
         Provenance.example(),

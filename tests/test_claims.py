@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synthetic import TINY_PRESETS
+from synthetic import TINY_PRESETS, synthetic_lab
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import experiments, quantities, thresholds
@@ -360,7 +360,7 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     assert cross.visible is True
     assert cross.verdict == "holds"
     # log-log interpolation between B=16 and B=32 lands close to the exact crossing
-    assert cross.values["factor"] == pytest.approx(1.0, abs=0.05)
+    assert cross.values["ratio"] == pytest.approx(1.0, abs=0.05)
 
 
 def test_mlp_sweep_order_does_not_matter() -> None:
@@ -384,7 +384,7 @@ def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
     result = judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE)
     assert result.visible is True
     assert result.verdict != "holds"
-    assert result.number("factor") > thresholds.MLP_MAX_CROSSOVER_FACTOR
+    assert result.number("ratio") > thresholds.MLP_MAX_CROSSOVER_FACTOR
 
 
 def test_mlp_crossover_never_reached() -> None:
@@ -470,10 +470,18 @@ def test_conv_vs_depthwise_holds_and_fails() -> None:
         formulas.conv_intensity(B=4, H_out=56, W_out=56, K=3, C_in=64, C_out=64, s=4)
     )
     assert result.number("dense_intensity") > 10 * result.number("depthwise_intensity")
-    dense, depthwise = convs(6e10, 4e10)  # depthwise near the peak: not memory-bound
-    assert judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict != "holds"
-    dense, depthwise = convs(6e9, 3e9)  # only 2x apart
-    assert judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE).verdict != "holds"
+    assert result.test.predicted == pytest.approx(
+        result.number("dense_attainable") / result.number("depthwise_attainable")
+    )
+    assert result.test.high == pytest.approx(5 * result.test.predicted)
+    for dense_rate, depthwise_rate in (
+        (6e10, 4e10),  # depthwise near the peak: intensity made no difference
+        (6e9, 4e9),  # only 1.5x apart
+        (6e10, 1e9),  # 60x: far beyond the roofline's gap, the roofs do not set these times
+    ):
+        dense, depthwise = convs(dense_rate, depthwise_rate)
+        failed = judge_conv_vs_depthwise(dense, depthwise, peaks=PEAKS, device=DEVICE)
+        assert failed.verdict == "fails", (dense_rate, depthwise_rate)
 
 
 # -- RNN ---------------------------------------------------------------------------------------
@@ -695,7 +703,8 @@ def test_verdicts_use_the_median_repetition() -> None:
     result = judge_rnn_loop_vs_gemm(loop, gemm, peaks=PEAKS, device=DEVICE)
     assert result.values["loop_seconds"] == 5e-3
     assert result.values["slowdown"] == pytest.approx(5.0)
-    assert result.verdict == "holds"  # with the minimum, 1 ms against 1 ms, it would not hold
+    assert result.test.measured == pytest.approx(5.0)  # with the minimum it would be 1
+    assert result.test.interval[0] == pytest.approx(1.0)  # but a 1 ms repetition widens it
     # the rates a roofline verdict reads are at the median too
     noisy = Measurement("mlp", "cpu", {"B": 1}, (9e-3, 1e-3, 5e-3), 1e6, 1e6)
     assert roofline(noisy, "compute").number("peak_fraction") == pytest.approx(2e8 / 1e11)
@@ -874,7 +883,7 @@ def test_tiny_run_structure(tiny: Tiny) -> None:
         "Roofline",
     }
     for result in tiny.claims:
-        assert isinstance(result.verdict, bool)
+        assert result.verdict in ("holds", "fails", "not visible")
         assert result.device == LABEL
         assert result.prediction
         assert result.measured
@@ -1080,9 +1089,16 @@ def test_run_verify_json_from_a_saved_run(
     assert run_verify("cpu", True, True, run_path=str(path)) == 0
     out, err = capsys.readouterr()
     record = json.loads(out)
-    assert [(c["key"], c["status"]) for c in record["claims"]] == [
+    assert [(c["key"], c["verdict"]) for c in record["claims"]] == [
         (r.key, r.verdict) for r in tiny.claims
     ]
+    fields = {"prediction", "alternative", "pass_region", "measured", "interval", "verdict"}
+    for claim in record["claims"]:
+        assert fields <= set(claim), claim["key"]
+        assert claim["verdict"] in ("holds", "fails", "not visible")
+        low, high = claim["pass_region"]
+        assert low is not None or high is not None
+        assert len(claim["interval"]) == 2
     assert record["device_label"] == LABEL
     assert err == ""  # a replay has nothing to report progress on
 
@@ -1097,7 +1113,8 @@ def test_run_verify_text_from_a_saved_run(
     out, _ = capsys.readouterr()
     assert out.startswith(f"gpuconcepts verify: {LABEL} with torch ")
     assert " 1. [" in out
-    assert "threshold:" in out
+    assert "pass region:" in out
+    assert "rules out:" in out
     held = tiny.run.counts["holds"]
     assert f"{held} of {len(EXPECTED_KEYS)} claims hold" in out
     assert max(len(line) for line in out.splitlines()) <= 100
@@ -1113,12 +1130,24 @@ def test_run_verify_missing_run(tmp_path: Path) -> None:
         run_verify("cpu", True, True, run_path=str(tmp_path / "missing.json"))
 
 
-def test_thresholds_appear_in_the_threshold_text() -> None:
-    random, sequential = lookups(3e-4, 1e-4)
-    text = judge_dlrm_lookups(
-        random, sequential, peaks=PEAKS, cache_bytes=1, device=DEVICE
-    ).pass_region
-    assert f"{thresholds.DLRM_MIN_BANDWIDTH_RATIO:g}×" in text
+def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:
+    # every kernel at the full CPU sizes took the same time: no effect of size, order, batch
+    # or dependency shows, and work of very different sizes took equal times
+    peaks = Peaks("cpu", 1.27e11, 2.36e10, "float32", latency_seconds=4e-6)
+    lab = synthetic_lab(peaks, DEVICE)
+    verdicts = {r.key: r.verdict for r in judge_claims(lab, experiments.sizes_for("cpu", False))}
+    timing = [key for key in verdicts if key not in ("cnn-weight-sharing", "kv-cache-exact")]
+    failing = [key for key in timing if verdicts[key] == "fails"]
+    assert len(failing) > len(timing) / 2, " ".join(f"{k}:{v}" for k, v in verdicts.items())
+    for key in ("attention-quadratic", "attention-doubling", "mlp-batch-trend",
+                "cnn-dense-vs-depthwise", "prefill-vs-decode"):  # fmt: skip
+        assert verdicts[key] == "fails", key
+
+
+def test_thresholds_appear_in_the_pass_region() -> None:
+    text = judge_mlp_trend(mlp_sweep(smooth_roofline), peaks=PEAKS, device=DEVICE).pass_region
+    assert f"{thresholds.MLP_MIN_GAIN:g} ≤ FLOP/s" in text
+    assert f"≥ {thresholds.MLP_MIN_TREND:g}" in text
     assert math.isclose(
         2 ** (thresholds.ATTENTION_EXPONENT + thresholds.ATTENTION_EXPONENT_TOLERANCE),
         4.924577653379665,
@@ -1140,8 +1169,7 @@ def test_draw_result_into_given_axes() -> None:
 
     from gpuconcepts.claims.plots import draw_result
 
-    random, sequential = lookups(3e-4, 1e-4)
-    result = judge_dlrm_lookups(random, sequential, peaks=PEAKS, cache_bytes=2**20, device=DEVICE)
+    result = judge_mlp_trend(mlp_sweep(smooth_roofline), peaks=PEAKS, device=DEVICE)
     ax = Figure().add_subplot()
     assert draw_result(result, ax) is ax.figure
     assert [t.get_text() for t in ax.texts] == [f"holds · {DEVICE}"]

@@ -273,6 +273,10 @@ class ClaimResult:
     values: Mapping[str, float | int | bool | str | None] = field(default_factory=dict)
     plot: PlotSpec | None = None
 
+    def __post_init__(self) -> None:
+        # a value JSON cannot hold ("never", an infinity) is stored as None, as a saved run has it
+        object.__setattr__(self, "values", {k: _json_value(v) for k, v in self.values.items()})
+
     @property
     def verdict(self) -> Verdict:
         """ "not visible" when the device or the test cannot show the effect; "holds" when
@@ -360,7 +364,7 @@ class ClaimResult:
             "visible": self.visible,
             "verdict": self.verdict,
             "reason": self.why,
-            "values": {k: _json_value(v) for k, v in self.values.items()},
+            "values": dict(self.values),
         }
         if with_plot:
             record["plot"] = self.plot.to_dict() if self.plot is not None else None
