@@ -357,6 +357,59 @@ def test_decode_cache_grows_exactly_as_kv_cache_memory() -> None:
     assert Measurement.from_dict(m.to_dict()) == m
 
 
+def test_decode_cache_is_what_the_allocator_handed_out_not_the_shapes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An append that over-allocates: each new cache's storage holds one spare token row that
+    # the returned view hides. The shapes (and so the lengths) are unchanged; the CPU
+    # measurement, read from the allocator's memory events, sees one extra K and V row.
+    real = transformer._append
+
+    def padded(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+        return torch.cat((cache, row, torch.zeros_like(row)), dim=2)[:, :, :-1]
+
+    monkeypatch.setattr(transformer, "_append", padded)
+    m = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=3, d=12, heads=3, repeats=R)
+    assert m.series["lengths"] == (6, 7, 8)
+    spare_row = 2 * 2 * 12 * 4  # K and V, B=2, d=12, 4-byte floats
+    assert m.series["cache_bytes"] == tuple(
+        formulas.kv_cache_memory(B=2, S=n, d=12, s=4) + spare_row for n in (6, 7, 8)
+    )
+
+    # An append that never lets an old cache go: every older copy stays live, so the cache
+    # costs the sum of all its sizes so far, though each K and V storage is as the formula says.
+    kept: list[torch.Tensor] = []
+
+    def hoarding(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+        kept.append(cache)
+        return real(cache, row)
+
+    monkeypatch.setattr(transformer, "_append", hoarding)
+    m = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=3, d=12, heads=3, repeats=R)
+    held = [formulas.kv_cache_memory(B=2, S=n, d=12, s=4) for n in (5, 6, 7, 8)]
+    assert m.series["cache_bytes"] == (sum(held[:2]), sum(held[:3]), sum(held))
+
+
+def test_live_cache_bytes_counts_only_blocks_allocated_in_the_cache_scope() -> None:
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True
+    ) as prof:
+        outside = torch.empty(1000)  # 4000 bytes, never in a scope
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            cache = torch.empty(10)  # 40 bytes
+            scratch = torch.empty(100)  # 400 bytes, freed inside the scope
+            del scratch
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            cache = torch.cat((cache, torch.empty(5)))  # 60 bytes; the 40 are freed
+        del cache, outside
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            pass
+    assert prof.profiler is not None and prof.profiler.kineto_results is not None
+    events = prof.profiler.kineto_results.experimental_event_tree()
+    assert transformer.live_cache_bytes(events) == [40, 60, 0]
+    assert transformer.live_cache_bytes(events, device="cuda") == [0, 0, 0]
+
+
 def test_decode_cache_in_half_precision() -> None:
     m = transformer.decode(
         "cpu", PEAKS, B=1, S_prompt=3, steps=2, d=8, heads=2, dtype="bfloat16", repeats=R
