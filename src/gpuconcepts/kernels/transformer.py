@@ -85,7 +85,7 @@ CACHE_SCOPE = "gpuconcepts::kv_cache"
 
 
 def _append(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
-    """The cache one token longer: ``torch.cat`` copies the old rows and the new one to new storage."""
+    """The cache one token longer: ``torch.cat`` copies old rows and the new one to new storage."""
     return torch.cat((cache, row), dim=2)
 
 
