@@ -288,7 +288,7 @@ def judge_kv_cache(
             x_label="tokens in the cache S",
             y_label="bytes",
             series=(
-                Series("measured (K and V storage)", tokens, tuple(float(c) for c in cache_bytes)),
+                Series("measured (allocator)", tokens, tuple(float(c) for c in cache_bytes)),
                 Series("kv_cache_memory", tokens, tuple(float(e) for e in expected), "predicted"),
             ),
             log_x=False,
