@@ -221,7 +221,7 @@ def format_run(run: Run) -> str:
 
 # -- claims ------------------------------------------------------------------------------------
 def _wrap(label: str, text: str) -> list[str]:
-    head = f"{' ' * 6}{label:<11}"
+    head = f"{' ' * 6}{label:<13}"
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
 
 
@@ -236,7 +236,7 @@ def format_claim(number: int, result: ClaimResult) -> str:
           rules out:   FLOP/s independent of batch (FLOP/s gain = 1)
           pass region: FLOP/s gain ≥ 2
           measured:    FLOP/s gain = 1.5 (interval [1.5, 1.5])
-          why:         FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2
+          why:         the measured 1.5 lies outside the pass region (≥ 2)
     """
     lines = textwrap.wrap(
         f"[{result.verdict}] {result.architecture}: {result.claim}",
@@ -285,7 +285,7 @@ def markdown_claim(result: ClaimResult) -> str:
 
     >>> from gpuconcepts.claims.result import example
     >>> print(markdown_claim(example(1.5)).splitlines()[-2])
-    | **Verdict** | **fails**: FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2 |
+    | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
     verdict = f"**{result.verdict}**"
     if result.verdict != "holds":
