@@ -179,7 +179,9 @@ def test_claim_result_verdict_reason_and_json() -> None:
 
 
 def test_two_sided_refuses_an_interval_that_misses_its_value() -> None:
-    with pytest.raises(GpuConceptsError, match=r"the interval \[1, 2\] must hold the measured value 3"):
+    with pytest.raises(
+        GpuConceptsError, match=r"the interval \[1, 2\] must hold the measured value 3"
+    ):
         TwoSided("r", 2.0, "one", 1.0, 1.5, None, 3.0, (1.0, 2.0))
     with pytest.raises(GpuConceptsError, match="needs at least one bound"):
         TwoSided("r", 2.0, "one", 1.0, None, None, 2.0, (2.0, 2.0))

@@ -8,7 +8,6 @@ import pytest
 
 from gpuconcepts import formulas as f
 from gpuconcepts.claims import wholemodel as W
-from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape, matmul_params, params
 from gpuconcepts.roofline import Peaks
 
