@@ -372,6 +372,45 @@ def test_dlrm_is_judged_at_the_narrowest_row() -> None:
     )
 
 
+def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> None:
+    from gpuconcepts.claims.dlrm import _dlrm
+
+    sizes = replace(TINY, dlrm_table_mib=1024)  # a 1 GiB table: 32× the 32 MiB cache
+    recorded = []
+    for d in sizes.dlrm_widths:  # rows of 16 and 64 bytes; random rows 3× slower
+        L = sizes.dlrm_L * sizes.dlrm_d // d
+        N = 2**30 // (4 * d)
+        for pattern, seconds in (("random", 3e-4), ("sequential", 1e-4)):
+            recorded.append(
+                measurement(f"dlrm-{pattern}", seconds, 1.0, 2**20, N=N, B=64, L=L, d=d, s=4)
+            )
+
+    def judged(memory: dict[str, int], device: str = "cpu") -> ClaimResult:
+        lab = Lab(
+            device,
+            PEAKS,
+            repeats=1,
+            cache_bytes=CACHE,
+            free_bytes=2**40,
+            recorded=recorded,
+            facts={"dlrm-element": memory},
+        )
+        (result,), _ = _dlrm(lab, sizes)
+        return result
+
+    cpu = judged({"s": 4, "c": 64})
+    assert (cpu.test.predicted, cpu.values["transfer_unit"]) == (4, "cache line")
+    assert cpu.verdict == "holds"
+    gpu = judged({"s": 4, "c": 32}, device="cuda")
+    assert (gpu.test.predicted, gpu.values["transfer_unit"]) == (2, "sector")
+    wide_lines = judged({"s": 4, "c": 16})  # a unit no wider than the narrowest row
+    assert wide_lines.test.predicted == 1
+    assert wide_lines.verdict == "not visible"
+    # a run recorded before the unit was saved: its device's documented default
+    assert judged({"s": 4}).number("transfer_bytes") == 64
+    assert judged({"s": 4}, device="cuda").number("transfer_bytes") == 32
+
+
 def test_dlrm_rejects_mismatched_sizes() -> None:
     random, sequential = lookups(1e-4, 1e-4)
     _, other = lookups(1e-4, 1e-4, N=5)
