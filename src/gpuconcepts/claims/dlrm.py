@@ -3,8 +3,10 @@
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
 :func:`_dlrm` asks the lab for random and sequential lookups at the post's row width and at
-other widths of the same bytes per batch, in a table sized by the device's free memory;
-:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there).
+other widths of the same bytes per batch, in a table sized by the device's free memory, and
+records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
+:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
+where :data:`~gpuconcepts.formulas.lookup_order_ratio` predicts the largest gap.
 """
 
 from __future__ import annotations
