@@ -351,6 +351,9 @@ def test_dlrm_prediction_follows_the_devices_transfer_unit() -> None:
     wide = row_sweep({8: 3.0, 128: 3.0}, transfer_bytes=32, transfer_unit="sector")
     assert wide.verdict == "not visible"  # 32-byte rows fill a whole sector
     assert "against a 32-byte sector" in wide.why
+    # the CUDA presets add 8-byte rows, where the model's 4× sits clear of the region's edge
+    eight = row_sweep({2: 5.0, 4: 2.5, 128: 1.2}, transfer_bytes=32, transfer_unit="sector")
+    assert (eight.number("judged_row_bytes"), eight.test.predicted) == (8, 4)
 
 
 def test_dlrm_is_judged_at_the_narrowest_row() -> None:
