@@ -231,88 +231,196 @@ def test_formula_at_renames_kernel_sizes() -> None:
 
 
 # -- verdicts on synthetic measurements: DLRM -------------------------------------------------
+CACHE = 32 * 2**20
+"""A 32 MiB last-level cache: the synthetic tables of 10**7 rows dwarf it."""
+
+
 def lookups(
-    random_seconds: float, sequential_seconds: float, N: int = 10**7
+    random_seconds: float, sequential_seconds: float, N: int = 10**7, d: int = 4
 ) -> tuple[Measurement, Measurement]:
-    sizes = {"N": N, "B": 2048, "L": 1, "d": 128, "s": 4}
-    flops = formulas.embedding_bag_flops(B=2048, L=1, d=128)
-    nbytes = formulas.embedding_bag_bytes(B=2048, L=1, d=128, s=4)
+    """Random and sequential FP32 lookups of d-wide rows, 1 MiB of rows per batch at any d."""
+    B, L = 1024, 256 // d
+    sizes = {"N": N, "B": B, "L": L, "d": d, "s": 4}
+    flops = formulas.embedding_bag_flops(B=B, L=L, d=d)
+    nbytes = formulas.embedding_bag_bytes(B=B, L=L, d=d, s=4)
     return (
         measurement("dlrm-random", random_seconds, flops, nbytes, **sizes),
         measurement("dlrm-sequential", sequential_seconds, flops, nbytes, **sizes),
     )
 
 
-def test_dlrm_holds_when_random_is_much_slower() -> None:
-    random, sequential = lookups(3e-4, 1e-4)
-    result = judge_dlrm_lookups(
-        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
+def row_sweep(slowdown: dict[int, float], N: int = 10**7, **kwargs: Any) -> ClaimResult:
+    """The claim judged on lookups at each row width d of ``slowdown`` (random rows that much
+    slower than consecutive ones); the post's d = 128 is the main pair when measured."""
+    pairs = {d: lookups(1e-4 * x, 1e-4, N=N, d=d) for d, x in slowdown.items()}
+    post = pairs.pop(128 if 128 in pairs else max(pairs))
+    return judge_dlrm_lookups(
+        *post, peaks=PEAKS, cache_bytes=CACHE, device=DEVICE, widths=list(pairs.values()), **kwargs
     )
+
+
+SWEEP = (4, 8, 16, 32, 64, 128, 256)
+"""The full presets' row widths: rows of 16 B to 1 KiB."""
+
+
+def test_dlrm_holds_when_narrow_rows_show_the_gap() -> None:
+    # measured like the dev CPU: a wide gap at 16-byte rows, a small one left at 512 bytes
+    result = row_sweep(dict(zip(SWEEP, (6.3, 4.0, 2.5, 2.0, 1.8, 1.6, 1.5), strict=True)))
     assert result.verdict == "holds"
-    assert result.visible is True
-    assert result.values["ratio"] == pytest.approx(3.0)
-    assert result.values["ridge_point"] == pytest.approx(10.0)  # from the peaks it was given
+    assert result.test.predicted == 4  # a 16-byte row costs a whole 64-byte line
+    assert result.test.measured == pytest.approx(6.3)
+    assert result.test.interval == pytest.approx((6.3, 6.3))  # every repetition alike
+    assert result.number("judged_row_bytes") == 16
+    # the ratio at every row size, beside the line model's prediction for it
+    assert result.number("ratio_16B_rows") == pytest.approx(6.3)
+    assert result.number("ratio_512B_rows") == pytest.approx(1.6)
+    assert [result.number(f"predicted_{4 * d}B_rows") for d in SWEEP] == [4, 2, 1, 1, 1, 1, 1]
+    assert result.number("predicted_ratio") == 1  # the post's 512-byte rows: no gap predicted
+    assert result.number("row_bytes") == 512
+    assert "16 bytes 6.3× (model 4×)" in result.detail
+    assert "512 bytes 1.6× (model 1×)" in result.detail
     # the post's numbers and the scaled table, all from the formulas
     assert result.values["post_table_bytes"] == 51_200_000_000
     assert result.values["post_batch_bytes"] == 1_048_576
     assert result.values["table_bytes"] == formulas.embedding_memory(N=10**7, d=128, s=4)
-    assert result.values["fraction"] == pytest.approx(1_048_576 / 5_120_000_000)
+    assert result.values["ridge_point"] == pytest.approx(10.0)  # from the peaks it was given
     assert "51.2 GB" in result.prediction
     assert "1 MiB" in result.prediction
 
 
-def test_dlrm_does_not_hold_when_orders_run_alike() -> None:
-    random, sequential = lookups(1.2e-4, 1e-4)
-    result = judge_dlrm_lookups(
-        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
+def test_dlrm_fails_when_random_rows_stream_as_fast_as_consecutive_ones() -> None:
+    result = row_sweep(dict.fromkeys(SWEEP, 1.0))  # the alternative, at every row width
+    assert result.verdict == "fails"
+    assert result.test.distinguishes  # the model predicts 4× at 16-byte rows: a real test
+    assert result.why == (
+        "sequential ÷ random bandwidth with 16-byte rows = 1 lies outside "
+        "sequential ÷ random bandwidth with 16-byte rows ≥ 2"
     )
-    assert result.verdict != "holds"
+    # a gap only at the rows the model says cannot show one is no evidence either
+    wide_only = row_sweep({4: 1.0, 16: 1.0, 128: 3.0})
+    assert wide_only.verdict == "fails"
+
+
+def test_dlrm_fails_when_the_interval_reaches_below_the_region() -> None:
+    random, sequential = lookups(2.4e-4, 1e-4)
+    noisy = replace(random, raw_seconds=(1.5e-4, 2.4e-4, 2.4e-4, 2.5e-4, 1.6e-4))
+    result = judge_dlrm_lookups(noisy, sequential, peaks=PEAKS, cache_bytes=CACHE, device=DEVICE)
+    assert result.test.measured == pytest.approx(2.4)  # the median alone would pass
+    assert result.test.interval[0] < thresholds.DLRM_MIN_BANDWIDTH_RATIO
     assert result.verdict == "fails"
 
 
 def test_dlrm_is_not_visible_when_the_table_fits_in_cache() -> None:
-    random, sequential = lookups(3e-4, 1e-4, N=10_000)  # 5 MB table, 32 MiB cache
-    result = judge_dlrm_lookups(
-        random, sequential, peaks=PEAKS, cache_bytes=32 * 2**20, device=DEVICE
-    )
-    assert result.visible is False
-    assert result.verdict != "holds"
+    from gpuconcepts import units
+
+    result = row_sweep(dict.fromkeys(SWEEP, 3.0), N=10_000)  # tables of 160 KB to 10 MB
+    table = result.number("table_bytes")
+    assert table < thresholds.DLRM_MIN_CACHE_MULTIPLE * CACHE
     assert result.verdict == "not visible"
-    assert "last-level cache" in result.reason
-
-
-def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
-    random, sequential = lookups(1.1e-4, 1e-4)  # 512-byte rows: order hardly matters
-    narrow = []
-    for pattern, seconds in (("random", 8e-4), ("sequential", 1e-4)):  # 16-byte rows: 8x
-        narrow.append(
-            measurement(
-                f"dlrm-{pattern}",
-                seconds,
-                1.0,
-                1_048_576.0,
-                N=10**8,
-                B=2048,
-                L=32,
-                d=4,
-                s=4,
-            )
+    assert (
+        result.why
+        == result.reason
+        == (
+            f"the table ({units.binary_bytes(table)}) is only {units.times(table / CACHE)} the "
+            "32 MiB last-level cache, so random rows are served from cache"
         )
-    result = judge_dlrm_lookups(
-        random,
-        sequential,
-        peaks=PEAKS,
-        cache_bytes=32 * 2**20,
-        device=DEVICE,
-        widths=[(narrow[0], narrow[1])],
     )
-    assert result.verdict != "holds"  # judged at the post's 512-byte rows only
-    assert result.number("ratio_16B_rows") == pytest.approx(8.0)
-    assert result.number("ratio_512B_rows") == pytest.approx(1.1)
-    assert "8× (16-byte rows)" in result.measured
+
+
+def test_dlrm_is_not_visible_when_every_row_fills_whole_lines() -> None:
+    result = row_sweep({128: 3.0, 256: 3.0})  # 512- and 1,024-byte rows: 8 and 16 lines
+    assert result.verdict == "not visible"  # even with a gap: the model predicts none here
+    assert result.test.predicted == 1
+    assert not result.test.contains(result.test.predicted)
+    row, line = result.number("judged_row_bytes"), result.number("transfer_bytes")
+    assert (row, line) == (512, 64)
+    assert result.why == (
+        "the narrowest row measured is 512 bytes against a 64-byte cache line: the cache line "
+        "model (lookup_order_ratio) predicts sequential ÷ random = 1, outside the pass region "
+        "sequential ÷ random bandwidth with 512-byte rows ≥ 2; rows of at most 32 bytes are "
+        "needed to show the effect"
+    )
+    assert formulas.lookup_order_ratio(d=128, s=4, c=64) == 1  # the reason's number, checked
+
+
+def test_dlrm_prediction_follows_the_devices_transfer_unit() -> None:
+    slowdown = {4: 3.0, 8: 2.5, 128: 1.2}  # rows of 16, 32 and 512 bytes
+    cpu = row_sweep(slowdown)
+    gpu = row_sweep(slowdown, transfer_bytes=32, transfer_unit="sector")
+    assert (cpu.test.predicted, gpu.test.predicted) == (4, 2)  # 64-byte lines, 32-byte sectors
+    assert cpu.verdict == gpu.verdict == "holds"
+    assert gpu.number("predicted_32B_rows") == 1
+    wide = row_sweep({8: 3.0, 128: 3.0}, transfer_bytes=32, transfer_unit="sector")
+    assert wide.verdict == "not visible"  # 32-byte rows fill a whole sector
+    assert "against a 32-byte sector" in wide.why
+    # the CUDA presets add 8-byte rows, where the model's 4× sits clear of the region's edge
+    eight = row_sweep({2: 5.0, 4: 2.5, 128: 1.2}, transfer_bytes=32, transfer_unit="sector")
+    assert (eight.number("judged_row_bytes"), eight.test.predicted) == (8, 4)
+
+
+def test_dlrm_is_judged_at_the_narrowest_row() -> None:
+    # the largest measured gap is at 32-byte rows, but the claim is judged where the model
+    # predicts the largest one: the narrowest row
+    result = row_sweep({4: 2.5, 8: 5.0, 16: 1.0, 128: 1.1})
+    assert result.number("judged_row_bytes") == 16
+    assert result.test.quantity == "sequential ÷ random bandwidth with 16-byte rows"
+    assert result.test.measured == pytest.approx(2.5)
+    assert result.verdict == "holds"
     assert result.plot is not None
-    assert result.plot.vlines == (("the post's rows (d=128)", 512.0),)
-    assert [s.x for s in result.plot.series] == [(16.0, 512.0), (16.0, 512.0)]
+    assert result.plot.vlines == (("one cache line (64 bytes)", 64.0),)
+    random, consecutive, model = result.plot.series
+    assert random.x == consecutive.x == model.x == (16.0, 32.0, 64.0, 512.0)
+    assert model.role == "predicted"
+    # the model's random bandwidth: consecutive rows' over the predicted ratio (4, 2, 1, 1)
+    assert model.y == pytest.approx(
+        [c / p for c, p in zip(consecutive.y, (4, 2, 1, 1), strict=True)]
+    )
+
+
+def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> None:
+    from gpuconcepts.claims.dlrm import _dlrm
+
+    sizes = replace(TINY, dlrm_table_mib=1024)  # a 1 GiB table: 32× the 32 MiB cache
+    recorded = []
+    for d in sizes.dlrm_widths:  # rows of 16 and 64 bytes; random rows 3× slower
+        L = sizes.dlrm_L * sizes.dlrm_d // d
+        N = 2**30 // (4 * d)
+        for pattern, seconds in (("random", 3e-4), ("sequential", 1e-4)):
+            recorded.append(
+                measurement(f"dlrm-{pattern}", seconds, 1.0, 2**20, N=N, B=64, L=L, d=d, s=4)
+            )
+
+    def judged(memory: dict[str, int], device: str = "cpu") -> ClaimResult:
+        lab = Lab(
+            device,
+            PEAKS,
+            repeats=1,
+            cache_bytes=CACHE,
+            free_bytes=2**40,
+            recorded=recorded,
+            facts={"dlrm-element": memory},
+        )
+        (result,), _ = _dlrm(lab, sizes)
+        return result
+
+    cpu = judged({"s": 4, "c": 64})
+    assert (cpu.test.predicted, cpu.values["transfer_unit"]) == (4, "cache line")
+    assert cpu.verdict == "holds"
+    gpu = judged({"s": 4, "c": 32}, device="cuda")
+    assert (gpu.test.predicted, gpu.values["transfer_unit"]) == (2, "sector")
+    wide_lines = judged({"s": 4, "c": 16})  # a unit no wider than the narrowest row
+    assert wide_lines.test.predicted == 1
+    assert wide_lines.verdict == "not visible"
+    # a run recorded before the unit was saved: its device's documented default
+    assert judged({"s": 4}).number("transfer_bytes") == 64
+    assert judged({"s": 4}, device="cuda").number("transfer_bytes") == 32
+
+
+def test_dlrm_rejects_mismatched_sizes() -> None:
+    random, sequential = lookups(1e-4, 1e-4)
+    _, other = lookups(1e-4, 1e-4, N=5)
+    with pytest.raises(GpuConceptsError, match="same N, B, L, d, s"):
+        judge_dlrm_lookups(random, other, peaks=PEAKS, cache_bytes=1, device=DEVICE)
     with pytest.raises(GpuConceptsError, match="row widths must differ"):
         judge_dlrm_lookups(
             random,
@@ -322,13 +430,6 @@ def test_dlrm_row_width_sweep_is_reported_not_judged() -> None:
             device=DEVICE,
             widths=[(random, sequential)],
         )
-
-
-def test_dlrm_rejects_mismatched_sizes() -> None:
-    random, _ = lookups(1e-4, 1e-4)
-    _, other = lookups(1e-4, 1e-4, N=5)
-    with pytest.raises(GpuConceptsError, match="same N, B, L, d, s"):
-        judge_dlrm_lookups(random, other, peaks=PEAKS, cache_bytes=1, device=DEVICE)
 
 
 # -- MLP ---------------------------------------------------------------------------------------
