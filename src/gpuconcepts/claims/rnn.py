@@ -20,7 +20,9 @@ of the same FLOPs sits near a 20 µs floor:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
@@ -29,6 +31,7 @@ from gpuconcepts.claims.quantities import (
     formula_along,
     param,
     size_values,
+    sizes,
     sorted_sweep,
     with_interval,
 )
@@ -204,3 +207,82 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
             ),
         ),
     )
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """What the dependency costs per step: a step loop against one GEMM of the same FLOPs.
+
+    Every number is the run's: the per-step FLOPs from the formula, the peak and the latency
+    floor from the run's peaks, the two times measured. The slowdown is
+    ``1 + extra_per_step / gemm_per_step``: the dependency costs little when each step holds
+    enough work that its GEMM time dwarfs the extra a dependent step pays, and much when it
+    does not.
+    """
+
+    loop: Measurement
+    gemm: Measurement
+    step_flops: float
+    """rnn_flops of one step (S = 1) at the pair's B, d_in, d_h."""
+    step_at_peak: float
+    """Seconds one step's FLOPs take at the measured peak."""
+    latency: float
+    """The measured latency floor of one kernel (nan when the run has none)."""
+
+    @property
+    def steps(self) -> int:
+        """S, the steps the loop runs one after another."""
+        return param(self.loop, "S")
+
+    @property
+    def floors(self) -> float:
+        """One step's work at the peak, in latency floors: the work per step against the
+        machine's width."""
+        return self.step_at_peak / self.latency
+
+    @property
+    def loop_per_step(self) -> float:
+        """Measured loop time per step."""
+        return _seconds(self.loop) / self.steps
+
+    @property
+    def gemm_per_step(self) -> float:
+        """Measured GEMM time per step's worth of its FLOPs."""
+        return _seconds(self.gemm) / self.steps
+
+    @property
+    def extra_per_step(self) -> float:
+        """What a dependent step costs beyond its share of the GEMM."""
+        return self.loop_per_step - self.gemm_per_step
+
+    @property
+    def slowdown(self) -> float:
+        """Loop time ÷ GEMM time."""
+        return _seconds(self.loop) / _seconds(self.gemm)
+
+
+def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> list[StepCost]:
+    """Every step loop of a run beside the GEMM at its sizes, the least work per step first.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> sizes = {"B": 8, "S": 4, "d_in": 64, "d_h": 64, "s": 4}
+    >>> f = formulas.rnn_flops(B=8, S=4, d_in=64, d_h=64)
+    >>> pair = [Measurement(w, "cpu", sizes, (t,), f, 1.0)
+    ...         for w, t in (("rnn-loop", 4e-5), ("rnn-gemm", 1e-5))]
+    >>> peaks = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=5e-6)
+    >>> [(c.steps, c.step_flops, c.slowdown, round(c.extra_per_step * 1e6, 3))
+    ...  for c in step_costs(pair, peaks)]
+    [(4, 131072.0, 4.0, 7.5)]
+    """
+    names = ("B", "S", "d_in", "d_h")
+    gemms = {sizes(m, *names): m for m in measurements if m.workload == "rnn-gemm"}
+    found = []
+    for loop in (m for m in measurements if m.workload == "rnn-loop"):
+        gemm = gemms.get(sizes(loop, *names))
+        if gemm is None:
+            continue
+        B, _, d_in, d_h = sizes(loop, *names)
+        flops = float(formulas.rnn_flops(B=B, S=1, d_in=d_in, d_h=d_h))
+        latency = peaks.latency_seconds if peaks.latency_seconds is not None else math.nan
+        found.append(StepCost(loop, gemm, flops, flops / peaks.flops_per_s, latency))
+    return sorted(found, key=lambda c: c.step_flops)
