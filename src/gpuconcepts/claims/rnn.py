@@ -88,7 +88,7 @@ def judge_rnn_length(
         key="rnn-linear-in-S",
         architecture="RNN",
         claim="RNN time grows linearly with the sequence length S: one step after another.",
-        title="nn.RNN against one GEMM of the same FLOPs, time against sequence length",
+        title="nn.RNN and one GEMM of its FLOPs against S",
         device=device,
         fraction=1.0,
     )
