@@ -585,57 +585,173 @@ def test_conv_vs_depthwise_holds_and_fails() -> None:
 
 
 # -- RNN ---------------------------------------------------------------------------------------
-def rnn(S: int, seconds: float, B: int = 8, workload: str = "rnn-module") -> Measurement:
-    f = formulas.rnn_flops(B=B, S=S, d_in=128, d_h=128)
-    q = formulas.rnn_bytes(B=B, S=S, d_in=128, d_h=128, s=4)
-    return measurement(workload, seconds, f, q, B=B, S=S, d_in=128, d_h=128, s=4)
+RNN_PEAKS = replace(PEAKS, latency_seconds=5e-6)
+"""The synthetic device with a 5 µs latency floor per kernel: the step model needs one."""
 
 
-def test_rnn_length_linear_holds_quadratic_does_not() -> None:
-    lengths = (16, 32, 64, 128, 256)
-    linear = judge_rnn_length([rnn(S, 1e-4 + 2e-5 * S) for S in lengths], device=DEVICE)
-    assert linear.values["predicted_exponent"] == pytest.approx(1.0)
-    assert linear.verdict == "holds"
-    quadratic = judge_rnn_length([rnn(S, 1e-7 * S**2) for S in lengths], device=DEVICE)
-    assert quadratic.values["exponent"] == pytest.approx(2.0)
-    assert quadratic.verdict != "holds"
+def rnn(
+    S: int, seconds: float, B: int = 8, workload: str = "rnn-module", d: int = 128
+) -> Measurement:
+    f = formulas.rnn_flops(B=B, S=S, d_in=d, d_h=d)
+    q = formulas.rnn_bytes(B=B, S=S, d_in=d, d_h=d, s=4)
+    return measurement(workload, seconds, f, q, B=B, S=S, d_in=d, d_h=d, s=4)
+
+
+RNN_LENGTHS = (16, 32, 64, 128, 256, 512, 1024)
+
+
+def length_sweeps(
+    recurrence: Callable[[int], float], parallel: Callable[[int], float]
+) -> tuple[list[Measurement], list[Measurement]]:
+    """nn.RNN and its GEMM over RNN_LENGTHS at B=1, d=32, with these times."""
+    return (
+        [rnn(S, recurrence(S), B=1, d=32) for S in RNN_LENGTHS],
+        [rnn(S, parallel(S), B=1, d=32, workload="rnn-gemm") for S in RNN_LENGTHS],
+    )
+
+
+def gemm_near_its_floor(S: int) -> float:
+    """A GEMM of little work: a 20 µs floor, then 10 ns a step."""
+    return 2e-5 + 1e-8 * S
+
+
+FLAT_EXPONENT = fit_power_law(RNN_LENGTHS, [gemm_near_its_floor(S) for S in RNN_LENGTHS]).exponent
+"""That GEMM's exponent over the whole sweep (0.089)."""
+
+
+def test_rnn_length_holds_where_the_gemm_of_the_same_flops_is_flat() -> None:
+    module, gemm = length_sweeps(lambda S: 3e-5 + 1e-5 * S, gemm_near_its_floor)
+    result = judge_rnn_length(module, gemm, device=DEVICE)
+    assert result.verdict == "holds"
+    assert result.test.predicted == pytest.approx(1.0)  # rnn_flops ∝ S
+    assert result.test.measured == pytest.approx(0.97, abs=0.01)  # the whole sweep is fitted
+    assert result.values["fit_points"] == len(RNN_LENGTHS)
+    assert result.test.alternative_value == pytest.approx(result.number("counterpart_exponent"))
+    assert result.test.alternative_value == pytest.approx(FLAT_EXPONENT)
+    assert f"one GEMM of the same FLOPs: exponent {FLAT_EXPONENT:.3g} (interval" in result.detail
+    assert [s.label for s in result.plot.series][:2] == ["measured", "one GEMM of the same FLOPs"]
+
+
+def test_rnn_length_fails_when_the_recurrence_scales_like_its_gemm() -> None:
+    # the recurrence as flat as the GEMM: no step after step
+    module, gemm = length_sweeps(gemm_near_its_floor, gemm_near_its_floor)
+    result = judge_rnn_length(module, gemm, device=DEVICE)
+    assert result.test.measured == pytest.approx(result.test.alternative_value)
+    assert result.verdict == "fails"
+    assert result.why == (
+        f"fitted exponent of time in S = {FLAT_EXPONENT:.3g} lies outside "
+        "0.8 ≤ fitted exponent of time in S ≤ 1.2"
+    )
+    # quadratic in S: fails as well
+    module, gemm = length_sweeps(lambda S: 1e-8 * S**2, gemm_near_its_floor)
+    assert judge_rnn_length(module, gemm, device=DEVICE).verdict == "fails"
+
+
+def test_rnn_length_is_not_visible_when_the_gemm_grows_like_s_too() -> None:
+    # enough work per step that the GEMM is ∝ S as well: linear time tells nothing here
+    module, gemm = length_sweeps(lambda S: 1e-5 * S, lambda S: 2e-6 * S)
+    result = judge_rnn_length(module, gemm, device=DEVICE)
+    assert result.test.inside  # the recurrence is linear...
+    assert result.verdict == "not visible"  # ...and so is its parallel counterpart
+    assert result.test.alternative_value == pytest.approx(1.0)
+    assert result.why == (
+        "the alternative (the steps run in parallel, as the GEMM does: 1) falls inside the pass "
+        "region 0.8 ≤ fitted exponent of time in S ≤ 1.2, so no measurement here could tell "
+        "the two apart"
+    )
 
 
 def test_rnn_length_sweep_must_keep_the_layer_fixed() -> None:
+    module, gemm = length_sweeps(lambda S: 1e-5 * S, gemm_near_its_floor)
     with pytest.raises(GpuConceptsError, match="an RNN length sweep must keep B, d_in and d_h"):
-        judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], device=DEVICE)
+        judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], gemm, device=DEVICE)
+    with pytest.raises(GpuConceptsError, match="its counterpart must cover the same S"):
+        judge_rnn_length(module, gemm[:-1], device=DEVICE)
+    wider = [rnn(S, 1e-5, B=1, d=64, workload="rnn-gemm") for S in RNN_LENGTHS]
+    with pytest.raises(GpuConceptsError, match="counterpart must keep B, d_in and d_h fixed"):
+        judge_rnn_length(module, [*gemm[:-1], wider[-1]], device=DEVICE)
+    with pytest.raises(GpuConceptsError, match="same FLOPs at the same B, d_in, d_h at each S"):
+        judge_rnn_length(module, wider, device=DEVICE)
 
 
-def test_rnn_loop_vs_gemm() -> None:
-    gemm = rnn(128, 1e-3, workload="rnn-gemm")
-    assert (
-        judge_rnn_loop_vs_gemm(
-            rnn(128, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
-        ).verdict
-        is True
+def test_rnn_loop_vs_gemm_holds_fails_and_is_not_visible() -> None:
+    # little work per step (B=1, d=32): each of the 128 steps costs the 5 µs latency floor
+    gemm = rnn(128, 5e-5, B=1, d=32, workload="rnn-gemm")
+    roofline = formulas.rnn_flops(B=1, S=128, d_in=32, d_h=32) / RNN_PEAKS.flops_per_s
+    loop = judge_rnn_loop_vs_gemm(
+        rnn(128, 1e-3, B=1, d=32, workload="rnn-loop"), gemm, peaks=RNN_PEAKS, device=DEVICE
     )
-    close = judge_rnn_loop_vs_gemm(
-        rnn(128, 1.5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE
+    assert loop.test.predicted == pytest.approx(128 * 5e-6 / roofline)
+    assert loop.values["slowdown"] == pytest.approx(20.0)
+    assert loop.verdict == "holds"
+    # the loop as fast as the GEMM: the dependency cost nothing, which the claim denies
+    free = judge_rnn_loop_vs_gemm(
+        rnn(128, 5e-5, B=1, d=32, workload="rnn-loop"), gemm, peaks=RNN_PEAKS, device=DEVICE
     )
-    assert close.verdict != "holds"
-    assert close.values["slowdown"] == pytest.approx(1.5)
+    assert free.verdict == "fails"
+    assert free.why == "loop time ÷ GEMM time = 1 lies outside loop time ÷ GEMM time ≥ 2"
+    # much work per step (B=64, d=512: 671 µs of roofline each): no floor to pay, the model
+    # predicts the loop as fast as the GEMM, and a 2× slowdown is not what it can show
+    big = judge_rnn_loop_vs_gemm(
+        rnn(128, 0.3, B=64, d=512, workload="rnn-loop"),
+        rnn(128, 0.1, B=64, d=512, workload="rnn-gemm"),
+        peaks=RNN_PEAKS,
+        device=DEVICE,
+    )
+    assert big.test.predicted == pytest.approx(1.0)
+    assert big.verdict == "not visible"
+    assert big.why.startswith(
+        "the prediction here (loop time ÷ GEMM time = 1) falls outside the pass region"
+    )
     with pytest.raises(GpuConceptsError, match="same FLOPs"):
         judge_rnn_loop_vs_gemm(rnn(64, 5e-3, workload="rnn-loop"), gemm, peaks=PEAKS, device=DEVICE)
 
 
-def test_rnn_batch_raises_throughput_not_the_critical_path() -> None:
+RNN_BATCHES = (1, 4, 16, 64)
+
+
+def batch_sweep(per_step: Callable[[int], float], d: int = 128) -> list[Measurement]:
+    """nn.RNN over RNN_BATCHES at S=128, with these times per step."""
+    return [rnn(128, 128 * per_step(B), B=B, d=d) for B in RNN_BATCHES]
+
+
+def test_rnn_batch_holds_when_time_per_step_never_falls() -> None:
     # time per step 10 µs up to B=16, then growing: throughput rises, latency never falls
-    sweep = [rnn(128, 128 * 1e-5 * max(1.0, B / 16), B=B) for B in (1, 4, 16, 64)]
-    result = judge_rnn_batch(sweep, device=DEVICE)
+    result = judge_rnn_batch(
+        batch_sweep(lambda B: 1e-5 * max(1.0, B / 16)), peaks=RNN_PEAKS, device=DEVICE
+    )
     assert result.verdict == "holds"
     assert result.values["throughput_gain"] == pytest.approx(16.0)
-    assert result.values["latency_ratio"] == pytest.approx(4.0)
-    # a per-step time that halves with batch would break the recurrence: not the claim
-    shrinking = [rnn(128, 128 * 1e-5 / (1 + B / 64), B=B) for B in (1, 4, 16, 64)]
-    assert judge_rnn_batch(shrinking, device=DEVICE).verdict != "holds"
-    # throughput that does not rise: not the claim either
-    flat = [rnn(128, 128 * 1e-5 * B, B=B) for B in (1, 4, 16, 64)]
-    assert judge_rnn_batch(flat, device=DEVICE).verdict != "holds"
+    assert result.test.measured == pytest.approx(4.0)
+    assert (result.test.low, result.test.high) == (0.8, 32.0)  # k = 64, high = k/2
+    # the step model: the latency floor at B=1, the roofline share of one step at B=64
+    share = formulas.rnn_flops(B=64, S=1, d_in=128, d_h=128) / RNN_PEAKS.flops_per_s
+    assert result.test.predicted == pytest.approx(share / 5e-6)
+
+
+def test_rnn_batch_fails_when_batch_shortens_the_critical_path() -> None:
+    # time per step ∝ 1/B: batch would have broken the recurrence
+    shrinking = judge_rnn_batch(batch_sweep(lambda B: 1e-5 / B), peaks=RNN_PEAKS, device=DEVICE)
+    assert shrinking.test.measured == pytest.approx(shrinking.test.alternative_value)
+    assert shrinking.verdict == "fails"
+    # time per step ∝ B: throughput did not rise, the machine was full from B=1
+    flat = judge_rnn_batch(batch_sweep(lambda B: 1e-5 * B), peaks=RNN_PEAKS, device=DEVICE)
+    assert flat.verdict == "fails"
+    assert "= 64 lies outside" in flat.why
+
+
+def test_rnn_batch_is_not_visible_when_one_sequence_fills_the_machine() -> None:
+    # d=1024: one step of one sequence is 42 µs of roofline, past the floor, so the model
+    # predicts time per step ∝ B (64×), outside what a rising throughput allows
+    result = judge_rnn_batch(
+        batch_sweep(lambda B: 1e-5 * max(1.0, B / 16), d=1024), peaks=RNN_PEAKS, device=DEVICE
+    )
+    assert result.test.predicted == pytest.approx(64.0)
+    assert result.verdict == "not visible"
+    assert result.why.startswith(
+        "the prediction here (time per step at B=64 ÷ at B=1 = 64) falls outside the pass region "
+        "0.8 ≤ time per step at B=64 ÷ at B=1 ≤ 32"
+    )
 
 
 # -- Transformer ---------------------------------------------------------------------------------
@@ -825,6 +941,8 @@ TINY = experiments.ClaimSizes(
     rnn_B=2,
     rnn_d=8,
     rnn_lengths=(4, 8, 16),
+    rnn_length_B=2,
+    rnn_length_d=8,
     rnn_S=8,
     rnn_batches=(1, 2, 4),
     attn_B=1,
@@ -966,10 +1084,11 @@ EXPECTED_KEYS = [
     "roofline-transformer-decode",
 ]
 
-TINY_KERNEL_RUNS = 2 * 2 + 4 + 2 + (3 + 2 + 2) + (3 + 1 + 1)
-"""Kernels the tiny claims run: DLRM 2 widths × 2 orders; MLP 4 batches; CNN 2; RNN 3 lengths,
-loop and GEMM, and 2 new batches (B=2 at S=8 is a point of the length sweep too); Transformer 3
-prefill lengths, the decode, and the causal prefill it is compared with."""
+TINY_KERNEL_RUNS = 2 * 2 + 4 + 2 + (3 + 3 + 1 + 2) + (3 + 1 + 1)
+"""Kernels the tiny claims run: DLRM 2 widths × 2 orders; MLP 4 batches; CNN 2; RNN 3 lengths
+and their 3 GEMMs, the loop (its GEMM is one of those), and 2 new batches (B=2 at S=8 is a point
+of the length sweep too); Transformer 3 prefill lengths, the decode, and the causal prefill it is
+compared with."""
 
 
 def test_tiny_run_structure(tiny: Tiny) -> None:
@@ -1009,13 +1128,15 @@ def test_tiny_run_measures_each_size_once(tiny: Tiny) -> None:
     assert len(kernel_lines) == TINY_KERNEL_RUNS  # one progress line per kernel run
     assert kernel_lines[0] == "dlrm-random: N=65536, B=64, L=8, d=4"
     # the RNN batch sweep meets the length sweep at B=2, S=8: one measurement serves both
-    rnn_runs = tiny.lab.measurements[10:17]  # after DLRM (4), MLP (4) and CNN (2)
+    rnn_runs = tiny.lab.measurements[10:19]  # after DLRM (4), MLP (4) and CNN (2)
     assert [(m.workload, m.size("B"), m.size("S")) for m in rnn_runs] == [
         ("rnn-module", 2, 4),
         ("rnn-module", 2, 8),
         ("rnn-module", 2, 16),
-        ("rnn-loop", 2, 8),
+        ("rnn-gemm", 2, 4),
         ("rnn-gemm", 2, 8),
+        ("rnn-gemm", 2, 16),
+        ("rnn-loop", 2, 8),
         ("rnn-module", 1, 8),
         ("rnn-module", 4, 8),
     ]
