@@ -63,7 +63,9 @@ _TABLE: tuple[Symbol, ...] = (
     ),
     Symbol("S", "sequence length", "tokens", "positive integer"),
     Symbol(
-        "S_tile", "query rows per tile of a tiled (flash) attention kernel", "tokens",
+        "S_tile",
+        "query rows per tile of a tiled (flash) attention kernel",
+        "tokens",
         "positive integer",
     ),
     Symbol("F", "floating-point operations of a kernel", "FLOPs", "positive real"),
