@@ -133,3 +133,14 @@ def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:
     assert recorded_section("cnn", tmp_path) == (
         "No runs from other machines are recorded in `docs/runs/` yet."
     )
+
+
+def test_gpu_latency_floors_come_only_from_gpu_runs_that_measured_one() -> None:
+    cpu = synthetic_run()
+    cpu = dataclasses.replace(cpu, peaks=dataclasses.replace(cpu.peaks, latency_seconds=4e-6))
+    gpu = synthetic_run("cuda (NVIDIA H200)")
+    no_floor = dataclasses.replace(gpu, peaks=dataclasses.replace(gpu.peaks, device="cuda"))
+    gpu = dataclasses.replace(no_floor, peaks=dataclasses.replace(
+        no_floor.peaks, latency_seconds=6.5e-6))  # fmt: skip
+    assert book.gpu_latency_floors([cpu, no_floor]) == []  # the page then says: still to record
+    assert book.gpu_latency_floors([cpu, gpu, no_floor]) == [("cuda (NVIDIA H200)", 6.5e-6)]

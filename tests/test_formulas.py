@@ -234,3 +234,23 @@ def test_reaches_finds_the_first_batch_past_a_level_or_never():
     assert f.mlp_intensity.reaches(512 / 3, "B", d_in=512, d_out=256, s=2) is None
     with pytest.raises(GpuConceptsError, match="unknown symbol 'q'"):
         f.mlp_intensity.reaches(1, "q", d_in=512, d_out=256, s=2)
+
+
+def test_tiled_attention_traffic_levels_the_intensity_off_at_twice_the_tile() -> None:
+    sizes = {"B": 2, "d": 512, "s": 2}
+    # one tile for the whole sequence: the minimal traffic, and the intensity S/s
+    assert f.attention_tiled_bytes(**sizes, S=1024, S_tile=1024) == f.attention_bytes(
+        **sizes, S=1024
+    )
+    assert f.attention_tiled_intensity(**sizes, S=256, S_tile=512) == 256 / 2
+    # 64 tiles of 128 rows: Q and O once, K and V 64 times, each B·S·d·s bytes
+    assert f.attention_tiled_bytes(**sizes, S=8192, S_tile=128) == (2 * 8192 * 512 * 2) * (
+        2 + 2 * 64
+    )
+    # a partial last tile is a whole re-read: ⌈1000/128⌉ = 8
+    assert f.attention_tiled_bytes(**sizes, S=1000, S_tile=128) == 2 * 2 * 1000 * 512 * 2 * 9
+    grows = [f.attention_tiled_intensity(**sizes, S=n, S_tile=128) for n in (128, 1024, 2**16)]
+    assert grows == sorted(grows)
+    assert grows[-1] < 128 < grows[-1] * 1.01
+    assert f.attention_tiled_intensity.supremum("S", B=1, d=64, s=2, S_tile=128) == 128
+    assert f.attention_tiled_intensity.supremum("S", B=1, d=64, s=4, S_tile=256) == 128

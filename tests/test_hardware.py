@@ -123,3 +123,52 @@ def test_run_hardware_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(rows) == set(GPUS)
     assert round(rows["H100 SXM"]["ridge_points"]["bf16"]) == 295
     assert rows["H200"]["bytes_per_s"] == 4.8e12
+
+
+# -- the hardware page: the post's small layers on every GPU, and Q12's intensity ceiling ----------
+def test_datasheet_peaks_are_the_table_rows_in_one_dtype() -> None:
+    h100 = GPUS["H100 SXM"].datasheet_peaks("float16")
+    assert (h100.flops_per_s, h100.bytes_per_s, h100.dtype) == (989e12, 3.35e12, "fp16")
+    assert h100.ridge_point == GPUS["H100 SXM"].ridge_point("fp16")
+    assert [p.device for p in hardware.datasheet_peaks("bf16")] == [
+        "A100 80GB SXM", "H100 SXM", "H200", "L4", "RTX 4090"
+    ]  # fmt: skip
+    with pytest.raises(GpuConceptsError, match="T4 has no 'bf16' peak"):
+        GPUS["T4"].datasheet_peaks("bf16")
+
+
+def test_q12_and_q14_are_bandwidth_limited_in_nanoseconds_on_an_h100() -> None:
+    from gpuconcepts.questions import question
+    from gpuconcepts.roofline import predicted_seconds
+
+    h100 = GPUS["H100 SXM"].datasheet_peaks("fp16")
+    q12, q14 = question(12).steps[1].values, question(14).steps[0].values
+    q12_bytes = formulas.mlp_bytes(**q12, s=2)
+    q14_bytes = formulas.conv_bytes(**q14, s=2)
+    assert (q12_bytes, q14_bytes) == (360_448, 107_520)  # 2·(64·512 + 512·256 + 64·256), ...
+    # the bytes, not the FLOPs, set the roofline time, and it is about a tenth of a microsecond
+    assert predicted_seconds(formulas.mlp_flops(**q12), q12_bytes, h100) == q12_bytes / 3.35e12
+    assert predicted_seconds(formulas.conv_flops(**q14), q14_bytes, h100) == q14_bytes / 3.35e12
+    assert q12_bytes / 3.35e12 == pytest.approx(1.076e-7, rel=1e-3)
+
+
+def test_q12_intensity_ceiling_is_the_limit_of_the_formula_and_below_the_h100_ridge() -> None:
+    import sympy as sp
+
+    from gpuconcepts.symbols import sym
+
+    limit = sp.limit(formulas.mlp_intensity.expr, sym("B"), sp.oo)
+    d_in, d_out, s = sym("d_in"), sym("d_out"), sym("s")
+    assert sp.simplify(limit - 2 * d_in * d_out / (s * (d_in + d_out))) == 0
+    cap = formulas.mlp_intensity.supremum("B", d_in=512, d_out=256, s=2)
+    assert cap == pytest.approx(2 * 512 * 256 / (2 * (512 + 256)))  # 170.67 FLOP/byte
+    for name in ("H100 SXM", "H200", "L4", "T4"):  # FP16 ridge above the ceiling: never
+        ridge = GPUS[name].ridge_point("fp16")
+        assert ridge > cap
+        assert formulas.mlp_intensity.reaches(ridge, "B", d_in=512, d_out=256, s=2) is None
+    # below it, a (huge) batch gets there: the first batch at or past the A100's ridge
+    a100 = GPUS["A100 80GB SXM"].ridge_point("fp16")
+    first = formulas.mlp_intensity.reaches(a100, "B", d_in=512, d_out=256, s=2)
+    assert first == 1480
+    assert formulas.mlp_intensity(B=first, d_in=512, d_out=256, s=2) >= a100
+    assert formulas.mlp_intensity(B=first - 1, d_in=512, d_out=256, s=2) < a100

@@ -133,3 +133,41 @@ def test_each_point_carries_its_spread_as_an_error_bar() -> None:
     (segment,) = bar.get_segments()
     low, high = sorted(segment[:, 1])
     assert (low, high) == (pytest.approx(8e9 / 3.0), pytest.approx(8e9 / 1.5))
+
+
+# -- a verdict on another machine, and a gap split into reuse and efficiency -----------------------
+def _kernel(name: str, intensity: float, flops_per_s: float = 1e9) -> Measurement:
+    return Measurement(name, "cpu", {}, (1e9 * intensity / flops_per_s,), 1e9 * intensity, 1e9)
+
+
+def test_changes_side_against_the_datasheet_gpus_in_fp32() -> None:
+    from gpuconcepts import hardware
+
+    cpu = Peaks("cpu", 1.27e11, 2.365e10, "float32")  # a ridge of about 5.4 FLOP/byte
+    gpus = hardware.datasheet_peaks("float32")  # ridges from 9.56 (A100) to 101 (L4)
+    kernels = [
+        _kernel(name, i)
+        for name, i in (("lookup", 0.24), ("small-mlp", 7.9), ("mlp", 56.9), ("dense", 114.0))
+    ]
+    changed = {m.workload: where for m, where in roofline.changes_side(kernels, cpu, gpus)}
+    assert changed == {
+        "small-mlp": ("A100 80GB SXM", "H100 SXM", "H200", "L4", "T4", "RTX 4090"),
+        "mlp": ("L4", "RTX 4090"),  # fp32 ridges 101 and 81.9; the others are below 56.9
+    }
+    factors = [p.ridge_point / cpu.ridge_point for p in gpus]
+    assert min(factors) == pytest.approx(9.5635 / 5.3700, rel=1e-3)
+    assert max(factors) == pytest.approx(101 / 5.3700, rel=1e-3)
+
+
+def test_gap_split_multiplies_back_to_the_measured_gap_and_agrees_with_place() -> None:
+    peaks = Peaks("cpu", 1.27e11, 2.365e10, "float32")
+    dense = _kernel("cnn-conv", 143.2, flops_per_s=1.437e11)  # above its compute roof
+    depthwise = _kernel("cnn-depthwise", 2.25, flops_per_s=2.546e10)  # under its DRAM roof
+    split = roofline.gap_split(dense, depthwise, peaks)
+    assert split.measured == pytest.approx(1.437e11 / 2.546e10)
+    assert split.roofline == pytest.approx(1.27e11 / (2.25 * 2.365e10))  # compute roof / slope
+    assert split.roofline * split.rest == pytest.approx(split.measured)
+    # each kernel's share of its own roof is the inverse of "time ÷ roofline" in the tables
+    assert split.fast_attained == pytest.approx(1 / roofline.place(dense, peaks).ratio)
+    assert split.slow_attained == pytest.approx(1 / roofline.place(depthwise, peaks).ratio)
+    assert split.fast_attained > 1 > split.slow_attained

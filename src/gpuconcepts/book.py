@@ -55,6 +55,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "glue_figure",
     "glue_math",
     "glue_md",
+    "gpu_latency_floors",
     "literal",
     "markdown_table",
     "measurement_table",
@@ -282,6 +283,16 @@ def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
 def bound(m: Measurement, run: Run) -> str:
     """The side of the ridge of ``m`` under its run's peaks (``"memory"`` or ``"compute"``)."""
     return place(m, run.peaks).bound
+
+
+def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:
+    """(device, latency floor in seconds) of each run measured on a GPU that measured one: the
+    time of its smallest kernel, launch included. Empty until a GPU run is recorded."""
+    return [
+        (run.label, run.peaks.latency_seconds)
+        for run in runs
+        if run.peaks.device == "cuda" and run.peaks.latency_seconds is not None
+    ]
 
 
 def run_source(run: Run) -> str:

@@ -525,6 +525,51 @@ attention_intensity = Formula(
     """,
 )
 
+S_tile = sym("S_tile")
+
+attention_tiled_bytes = Formula(
+    "attention_tiled_bytes",
+    product(2, B, S, d, s, total(1, sp.ceiling(ratio(S, S_tile)))),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{tiled}}",
+    summary="Traffic of a tiled (flash) attention kernel: Q read and the output written once, "
+    "K and V read once per tile of S_tile query rows.",
+    doc=r"""
+    Assumptions: the kernel holds one tile of ``S_tile`` query rows (of every head) on chip
+    while all S keys and values stream past it, so K and V cross DRAM once per tile, ⌈S/S_tile⌉
+    times; the S×S scores never reach DRAM. With one tile for the whole sequence
+    (``S_tile ≥ S``) this is the minimal traffic, :data:`attention_bytes`; with more tiles the
+    K and V reads grow with S², like the FLOPs.
+
+    >>> attention_tiled_bytes(B=1, S=1000, d=512, s=2, S_tile=1000) == attention_bytes(
+    ...     B=1, S=1000, d=512, s=2)
+    True
+    >>> attention_tiled_bytes(B=1, S=8192, d=512, s=2, S_tile=128)  # 64 tiles: 65 × 2BSds
+    1090519040
+    """,
+)
+
+attention_tiled_intensity = Formula(
+    "attention_tiled_intensity",
+    ratio(attention_flops.expr, attention_tiled_bytes.expr),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{tiled}}",
+    summary="Arithmetic intensity of tiled (flash) attention prefill: "
+    "attention_flops / attention_tiled_bytes.",
+    doc="""
+    Traffic model: as :data:`attention_tiled_bytes`. While the whole sequence fits in one tile
+    the intensity is S/s, as :data:`attention_intensity`; beyond it, the K and V re-reads grow
+    as fast as the FLOPs, and the intensity levels off towards 2·S_tile/s.
+
+    >>> attention_tiled_intensity(B=1, S=128, d=512, s=2, S_tile=128)
+    64
+    >>> round(attention_tiled_intensity(B=1, S=8192, d=512, s=2, S_tile=128), 1)
+    126.0
+    >>> attention_tiled_intensity.supremum("S", B=1, d=512, s=2, S_tile=128)
+    128.0
+    """,
+)
+
 attention_decode_flops = Formula(
     "attention_decode_flops",
     product(4, B, S, d),

@@ -30,6 +30,7 @@ from typing import Any
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
@@ -91,6 +92,18 @@ class GPU:
     def peak(self, dtype: str) -> float | None:
         """Dense FLOP/s for a dtype (kernel or datasheet name), or None when not listed."""
         return self.flops_per_s.get(TORCH_DTYPES.get(dtype, dtype))
+
+    def datasheet_peaks(self, dtype: str) -> Peaks:
+        """The datasheet's two roofs in one dtype as :class:`~gpuconcepts.roofline.Peaks`, to
+        place a kernel under this GPU's roofline (``roofline.place``, ``predicted_seconds``).
+
+        >>> p = GPUS["H100 SXM"].datasheet_peaks("float16")
+        >>> p.device, p.dtype, p.flops_per_s / 1e12, round(p.ridge_point)
+        ('H100 SXM', 'fp16', 989.0, 295)
+        """
+        self.ridge_point(dtype)  # the error names the dtypes listed when this one is not
+        key = TORCH_DTYPES.get(dtype, dtype)
+        return Peaks(self.name, self.flops_per_s[key], self.bytes_per_s, key)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the ridge point of every listed dtype."""
@@ -186,6 +199,16 @@ brief), the link between the nodes of an H100-generation cluster; bits over 8 in
 
 GPUS: dict[str, GPU] = {gpu.name: gpu for gpu in _ROWS}
 """The datasheet table by short name."""
+
+
+def datasheet_peaks(dtype: str) -> list[Peaks]:
+    """Every datasheet GPU's roofs in ``dtype``, in table order; a GPU without that dtype is left
+    out (the T4 has no BF16).
+
+    >>> [p.device for p in datasheet_peaks("bfloat16")]
+    ['A100 80GB SXM', 'H100 SXM', 'H200', 'L4', 'RTX 4090']
+    """
+    return [gpu.datasheet_peaks(dtype) for gpu in _ROWS if gpu.peak(dtype) is not None]
 
 
 def lookup(device_name: str) -> GPU | None:

@@ -210,6 +210,75 @@ def place(m: Measurement, peaks: Peaks) -> Placement:
     )
 
 
+def changes_side(
+    measurements: Sequence[Measurement], here: Peaks, elsewhere: Sequence[Peaks]
+) -> list[tuple[Measurement, tuple[str, ...]]]:
+    """The measurements whose predicted bound under ``here`` is not their bound under some of
+    ``elsewhere`` (other machines' peaks), each with the devices where it changes side.
+
+    A kernel's intensity is the same everywhere; only the ridge point it is read against moves.
+
+    >>> cpu = Peaks("cpu", 1e11, 1e10, "float32")  # ridge 10 FLOP/byte
+    >>> gpus = [Peaks("A", 2e13, 2e12, "float32"), Peaks("B", 8e13, 1e12, "float32")]  # 10, 80
+    >>> from gpuconcepts.measure import Measurement
+    >>> kernels = [Measurement(name, "cpu", {}, (1.0,), flops, 1.0)
+    ...            for name, flops in (("lookup", 0.25), ("mlp", 40.0), ("gemm", 200.0))]
+    >>> [(m.workload, where) for m, where in changes_side(kernels, cpu, gpus)]
+    [('mlp', ('B',))]
+    """
+    changed = []
+    for m in measurements:
+        verdict = classify(m.intensity, here)
+        where = tuple(p.device for p in elsewhere if classify(m.intensity, p) != verdict)
+        if where:
+            changed.append((m, where))
+    return changed
+
+
+@dataclass(frozen=True)
+class GapSplit:
+    """The FLOP-rate gap between two kernels, split into what their roofs explain and the rest.
+
+    ``measured`` is the faster kernel's FLOP/s over the slower one's. ``roofline`` is the ratio of
+    their roofs at their intensities (``attainable_flops``): the part that data reuse alone
+    explains. ``rest`` = ``measured`` / ``roofline``, the part the roofline does not: it equals
+    ``fast_attained`` / ``slow_attained``, each kernel's measured FLOP/s over its own roof.
+    """
+
+    measured: float
+    roofline: float
+    rest: float
+    fast_attained: float
+    slow_attained: float
+
+
+def gap_split(fast: Measurement, slow: Measurement, peaks: Peaks) -> GapSplit:
+    """Split the FLOP-rate gap between ``fast`` and ``slow`` under ``peaks`` (see GapSplit).
+
+    A dense kernel at its compute roof against one at half of a bandwidth roof a quarter as
+    high: the gap of eight is four from reuse and two from the slow kernel's own inefficiency.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> peaks = Peaks("cpu", 1e11, 1e10, "float32")  # ridge 10 FLOP/byte
+    >>> dense = Measurement("cnn-conv", "cpu", {}, (1.0,), 1e11, 1e9)  # I = 100, at 100 GFLOP/s
+    >>> depthwise = Measurement("cnn-depthwise", "cpu", {}, (1.0,), 1.25e10, 5e9)  # I = 2.5
+    >>> split = gap_split(dense, depthwise, peaks)
+    >>> split.measured, split.roofline, split.rest, split.fast_attained, split.slow_attained
+    (8.0, 4.0, 2.0, 1.0, 0.5)
+    """
+    fast_roof = attainable(fast.intensity, peaks)
+    slow_roof = attainable(slow.intensity, peaks)
+    fast_attained = fast.flops_per_s / fast_roof
+    slow_attained = slow.flops_per_s / slow_roof
+    return GapSplit(
+        measured=fast.flops_per_s / slow.flops_per_s,
+        roofline=fast_roof / slow_roof,
+        rest=fast_attained / slow_attained,
+        fast_attained=fast_attained,
+        slow_attained=slow_attained,
+    )
+
+
 def ridge(flops_per_s: float, bytes_per_s: float) -> float:
     """Ridge point in FLOP/byte: ``formulas.ridge_point(P, beta)``."""
     return float(formulas.ridge_point(P=flops_per_s, beta=bytes_per_s))

@@ -68,6 +68,12 @@ _TABLE: tuple[Symbol, ...] = (
         "C", "channels of a depthwise convolution (input = output)", "channels", "positive integer"
     ),
     Symbol("S", "sequence length", "tokens", "positive integer"),
+    Symbol(
+        "S_tile",
+        "query rows per tile of a tiled (flash) attention kernel",
+        "tokens",
+        "positive integer",
+    ),
     Symbol("F", "floating-point operations of a kernel", "FLOPs", "positive real"),
     Symbol("Q", "bytes a kernel must move to or from DRAM", "bytes", "positive real"),
     Symbol("P", "peak compute throughput", "FLOP/s", "positive real"),
