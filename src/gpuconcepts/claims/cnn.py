@@ -21,8 +21,8 @@ from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import percent, si
+from gpuconcepts.roofline import Peaks, gap_split
+from gpuconcepts.units import percent, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -178,6 +178,7 @@ def judge_conv_vs_depthwise(
     ridge = peaks.ridge_point
     dense_roof, dw_roof = attainable((dense_i, dw_i), peaks)
     dense_flops, dw_flops = dense.flops_per_s, depthwise.flops_per_s
+    split = gap_split(dense, depthwise, peaks)  # how much of the gap is reuse, how much kernels
     ratio, interval = with_interval(
         lambda t: (dense.flops / t[0]) / (depthwise.flops / t[1]), (dense, depthwise)
     )
@@ -193,16 +194,17 @@ def judge_conv_vs_depthwise(
         "depthwise one.",
         test=TwoSided(
             "dense FLOP/s ÷ depthwise FLOP/s",
-            predicted=dense_roof / dw_roof,
+            predicted=split.roofline,
             alternative="intensity does not matter: both run at the same FLOP/s",
             alternative_value=1.0,
             low=T.CNN_MIN_FLOPS_RATIO,
-            high=rate_ceiling(dense_roof / dw_roof, T.CNN_MIN_FLOPS_RATIO),
+            high=rate_ceiling(split.roofline, T.CNN_MIN_FLOPS_RATIO),
             measured=ratio,
             interval=interval,
         ),
-        detail=f"dense {si(dense_flops, 'FLOP/s')} ({percent(dense_flops / dense_roof)} of its "
-        f"roof), depthwise {si(dw_flops, 'FLOP/s')} ({percent(dw_flops / dw_roof)} of its roof)",
+        detail=f"dense {si(dense_flops, 'FLOP/s')} ({percent(split.fast_attained)} of its roof), "
+        f"depthwise {si(dw_flops, 'FLOP/s')} ({percent(split.slow_attained)} of its roof): "
+        f"{times(split.roofline)} of the gap from reuse, {times(split.rest)} from the kernels",
         device=device,
         values={
             "dense_intensity": dense_i,
@@ -211,8 +213,9 @@ def judge_conv_vs_depthwise(
             "dense_flops_per_s": dense_flops,
             "depthwise_flops_per_s": dw_flops,
             "flops_ratio": ratio,
-            "dense_roof_fraction": dense_flops / dense_roof,
-            "depthwise_roof_fraction": dw_flops / dw_roof,
+            "dense_roof_fraction": split.fast_attained,
+            "depthwise_roof_fraction": split.slow_attained,
+            "gap_from_kernels": split.rest,
             "dense_attainable": dense_roof,
             "depthwise_attainable": dw_roof,
         },
