@@ -627,7 +627,7 @@ def _measure_distributed(
     quick: bool, say: Callable[[str], None]
 ) -> tuple[DistributedReport | None, str]:
     """The distributed measurement, or None and the reason this machine could not run it."""
-    from gpuconcepts.distributed import measure
+    from gpuconcepts.distributed.report import measure
 
     world = DISTRIBUTED_WORLD_SIZE
     say(f"distributed: {world} gloo processes over loopback TCP")
