@@ -210,9 +210,9 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
         assert c.max_error < 1e-3, c.name
         assert all(t > 0 for t in c.seconds)
     by_key = {r.key: r for r in report.claims}
-    assert by_key["rowwise-more-than-tablewise"].status == "holds"
-    assert by_key["traffic-all-reduce"].status == "holds"
-    assert by_key["allreduce-grows-with-w"].status == "not visible here"  # W = 2: ratio is 1
+    assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
+    assert by_key["traffic-all-reduce"].verdict == "holds"
+    assert by_key["allreduce-grows-with-w"].verdict == "not visible"  # W = 2: ratio is 1
 
 
 def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # type: ignore[no-untyped-def]
@@ -274,9 +274,9 @@ def test_traffic_claim_fails_when_the_bytes_are_doubled() -> None:
     good = _collective()
     assert claims.traffic_claim(good, "demo").status == "holds"
     doubled = _collective(measured=2 * good.formula_bytes)
-    assert claims.traffic_claim(doubled, "demo").status == "does not hold"
+    assert claims.traffic_claim(doubled, "demo").status == "fails"
     halved = _collective(measured=0.5 * good.formula_bytes)
-    assert claims.traffic_claim(halved, "demo").status == "does not hold"
+    assert claims.traffic_claim(halved, "demo").status == "fails"
 
 
 def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
@@ -284,10 +284,10 @@ def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
         _collective(inputs={"n_params": 1000, "s": 4, "W": w}, measured=4000.0 * 1.001)
         for w in (2, 3, 4)
     ]
-    assert claims.allreduce_growth_claim(sweep, "demo").status == "does not hold"
+    assert claims.allreduce_growth_claim(sweep, "demo").status == "fails"
     honest = [_collective(inputs={"n_params": 1000, "s": 4, "W": w}) for w in (2, 3, 4)]
     result = claims.allreduce_growth_claim(honest, "demo")
-    assert result.status == "holds"
+    assert result.verdict == "holds"
     assert result.values["alternative_value"] == 1.0
 
 
@@ -301,7 +301,7 @@ def _lookups(row_factor: float) -> list[Collective]:
 
 def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
     assert claims.rowwise_claim(_lookups(2.0), "demo").status == "holds"
-    assert claims.rowwise_claim(_lookups(1.0), "demo").status == "does not hold"
+    assert claims.rowwise_claim(_lookups(1.0), "demo").status == "fails"
 
 
 def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
@@ -315,7 +315,7 @@ def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
     slow = _collective(
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=10 * fit.seconds(bytes_)
     )
-    assert claims.alpha_beta_claim([slow], fit, "demo").status == "does not hold"
+    assert claims.alpha_beta_claim([slow], fit, "demo").status == "fails"
 
 
 def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
@@ -333,10 +333,10 @@ def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
 def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
     assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").status == "holds"
-    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").status == "does not hold"
-    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").status == "not visible here"
+    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").status == "fails"
+    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").status == "not visible"
     crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
-    assert crowded.status == "not visible here"
+    assert crowded.verdict == "not visible"
     assert "3x longer" in crowded.reason
 
 
@@ -344,7 +344,7 @@ def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
     inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
     lookup = _collective("sharded embedding", "rowwise_alltoall_bytes", inputs)
     result = claims.alpha_beta_claim([lookup], None, "demo", problem="time fell with size")
-    assert result.status == "not visible here"
+    assert result.verdict == "not visible"
     assert "time fell with size" in result.reason
 
 

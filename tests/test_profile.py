@@ -194,8 +194,8 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     # verify --run judges the saved run again, without measuring: the same verdicts
     assert cli.main(["verify", "--run", str(saved), "--json"]) == 0
     judged = json.loads(capsys.readouterr().out)
-    assert [(c["key"], c["status"]) for c in judged["claims"]] == [
-        (c.key, c.status) for c in run.claims
+    assert [(c["key"], c["verdict"]) for c in judged["claims"]] == [
+        (c.key, c.verdict) for c in run.claims
     ]
     assert cli.main(["compare", str(saved)]) == 0
     assert "[1] cpu (" in capsys.readouterr().out

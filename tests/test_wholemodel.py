@@ -87,22 +87,22 @@ def backward(forward: float, step: float, *, off_by: int = 0) -> BackwardForward
 
 def test_backward_holds_at_twice_the_forward():
     result = W.judge_backward(backward(1.0, 3.0), device="test")
-    assert result.status == "holds"
+    assert result.verdict == "holds"
     assert result.values["alternative"] == "the backward pass costs one forward pass"
     assert result.values["pass_region"] == "1.4 ≤ backward ÷ forward time ≤ 3"
     assert result.values["interval"] == "[2, 2]"
     assert "rules out" in result.prediction
-    assert "pass region" in result.threshold
+    assert "pass region" in result.pass_region
 
 
 @pytest.mark.parametrize("step", [2.0, 1.2, 5.0])  # backward = 1×, 0.2×, 4× the forward
 def test_backward_does_not_hold_outside_the_region(step):
-    assert W.judge_backward(backward(1.0, step), device="test").status == "does not hold"
+    assert W.judge_backward(backward(1.0, step), device="test").status == "fails"
 
 
 def test_backward_does_not_hold_when_the_counted_flops_differ():
     result = W.judge_backward(backward(1.0, 3.0, off_by=1), device="test")
-    assert result.status == "does not hold"
+    assert result.verdict == "fails"
     assert "differ from the formulas" in result.measured
 
 
@@ -122,7 +122,7 @@ def roofline_times(knee: float, batches=(1, 4, 16, 64, 128)) -> list[float]:
 def test_decode_knee_holds_where_the_formula_puts_it():
     predicted = f.decode_compute_bound_batch(P=1e11, s=4, beta=1e10)  # 20
     result = W.judge_decode_knee(sweep(roofline_times(predicted)), PEAKS, device="test")
-    assert result.status == "holds"
+    assert result.verdict == "holds"
     assert result.number("measured") == pytest.approx(predicted)
     assert result.number("interval_low") <= predicted <= result.number("interval_high")
 
@@ -136,24 +136,24 @@ def test_decode_knee_holds_where_the_formula_puts_it():
     ],
 )
 def test_decode_knee_does_not_hold_for_the_alternatives(times):
-    assert W.judge_decode_knee(sweep(times), PEAKS, device="test").status == "does not hold"
+    assert W.judge_decode_knee(sweep(times), PEAKS, device="test").status == "fails"
 
 
 def test_decode_knee_is_not_visible_when_the_sweep_stops_short():
     short = (1, 2, 4)
     result = W.judge_decode_knee(sweep(roofline_times(20, short), short), PEAKS, device="test")
-    assert result.status == "not visible here"
+    assert result.verdict == "not visible"
     assert "below the predicted knee" in result.reason
 
 
 def test_decode_floor_holds_at_the_floor_and_not_at_ten_times_it():
     floor = f.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
     at_floor = W.judge_decode_floor(sweep([1.2 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
-    assert at_floor.status == "holds"
+    assert at_floor.verdict == "holds"
     slow = W.judge_decode_floor(sweep([10 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
-    assert slow.status == "does not hold"
+    assert slow.verdict == "fails"
     cached = W.judge_decode_floor(sweep([floor] * 5), PEAKS, cache_bytes=10**8, device="t")
-    assert cached.status == "not visible here"
+    assert cached.verdict == "not visible"
 
 
 def test_training_memory_holds_at_sixteen_bytes_and_not_at_eight():
@@ -164,7 +164,7 @@ def test_training_memory_holds_at_sixteen_bytes_and_not_at_eight():
                                 state_bytes=16 * n)  # fmt: skip
     assert W.judge_training_memory(full, TOY, device="t").status == "holds"
     no_moments = dataclasses.replace(full, peak_bytes=8 * n + activations)
-    assert W.judge_training_memory(no_moments, TOY, device="t").status == "does not hold"
+    assert W.judge_training_memory(no_moments, TOY, device="t").status == "fails"
 
 
 def test_a_prediction_outside_its_own_region_is_refused():
@@ -180,7 +180,7 @@ def test_an_alternative_inside_the_region_makes_the_claim_not_visible():
 
 
 def test_every_whole_model_threshold_has_a_reason():
-    from gpuconcepts.claims.thresholds import described
+    from gpuconcepts.claims.pass_regions import described
 
     listed = {name: (value, reason) for name, value, reason in described(W)}
     assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 4.0

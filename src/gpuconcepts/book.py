@@ -253,7 +253,7 @@ def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) 
     rows = [
         [
             first.claim,
-            *(claims[key].status if key in claims else "not measured" for _, claims in judged),
+            *(claims[key].verdict if key in claims else "not measured" for _, claims in judged),
         ]
         for key, first in judged[0][1].items()
     ]

@@ -228,8 +228,8 @@ def format_run(run: Run) -> str:
     ]
     if run.claims:
         out.append(
-            f"claims: {counts['holds']} hold, {counts['does not hold']} do not hold, "
-            f"{counts['not visible here']} not visible (gpuconcepts verify shows them)"
+            f"claims: {counts['holds']} hold, {counts['fails']} fail, "
+            f"{counts['not visible']} not visible (gpuconcepts verify shows them)"
         )
     out.append(f"wall time {run.provenance.seconds:.1f} s")
     return "\n".join(out)
@@ -242,29 +242,31 @@ def _wrap(label: str, text: str) -> list[str]:
 
 
 def format_claim(number: int, result: ClaimResult) -> str:
-    """One claim as a few wrapped lines: status, claim, prediction, measurement, threshold.
+    """One claim as a few wrapped lines: verdict, claim, prediction, alternative, pass region,
+    measurement, and why when it does not hold.
 
-    >>> from gpuconcepts.claims.result import ClaimResult
-    >>> r = ClaimResult(key="k", architecture="MLP", claim="FLOP/s rises with B.",
-    ...                 prediction="intensity 0.5 → 64", measured="4× more FLOP/s",
-    ...                 threshold="≥ 2×", verdict=True, device="cpu (demo)")
-    >>> print(format_claim(1, r))
-     1. [holds] MLP: FLOP/s rises with B.
-          predicted: intensity 0.5 → 64
-          measured:  4× more FLOP/s
-          threshold: ≥ 2×
+    >>> from gpuconcepts.claims.result import example
+    >>> print(format_claim(1, example(1.5)))
+     1. [fails] MLP: Bigger batches run faster per sample.
+          predicted:   intensity rises from 0.5 to 64 FLOP/byte (FLOP/s gain = 8)
+          rules out:   FLOP/s independent of batch (FLOP/s gain = 1)
+          pass region: FLOP/s gain ≥ 2
+          measured:    FLOP/s gain = 1.5 (interval [1.5, 1.5])
+          why:         FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2
     """
     lines = textwrap.wrap(
-        f"[{result.status}] {result.architecture}: {result.claim}",
+        f"[{result.verdict}] {result.architecture}: {result.claim}",
         WIDTH,
         initial_indent=f"{number:>2}. ",
         subsequent_indent="    ",
     )
-    lines += _wrap("predicted:", result.prediction)
+    test = result.test
+    lines += _wrap("predicted:", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})")
+    lines += _wrap("rules out:", result.alternative)
+    lines += _wrap("pass region:", result.pass_region)
     lines += _wrap("measured:", result.measured)
-    lines += _wrap("threshold:", result.threshold)
-    if not result.visible:
-        lines += _wrap("not shown:", result.reason)
+    if result.verdict != "holds":
+        lines += _wrap("why:", result.why)
     return "\n".join(lines)
 
 
@@ -285,35 +287,36 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
         "",
     ]
     body = [format_claim(i, r) for i, r in enumerate(results, start=1)]
-    held = sum(r.status == "holds" for r in results)
-    failed = sum(r.status == "does not hold" for r in results)
-    hidden = sum(r.status == "not visible here" for r in results)
+    from gpuconcepts.claims.result import tally  # the claims package imports this module
+
+    counts = tally(results)
     summary = (
-        f"{held} of {len(results)} claims hold, {failed} do not hold, {hidden} not visible "
-        "on this device."
+        f"{counts['holds']} of {len(results)} claims hold, {counts['fails']} fail, "
+        f"{counts['not visible']} not visible on this device."
     )
     return "\n".join([*head, "\n\n".join(body), "", summary])
 
 
 def markdown_claim(result: ClaimResult) -> str:
-    """One claim as a Markdown table (for the book): claim, prediction, measurement, verdict.
+    """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
+    out, the pass region, the measurement with its interval, the verdict and why.
 
-    >>> from gpuconcepts.claims.result import ClaimResult
-    >>> r = ClaimResult("k", "MLP", "FLOP/s rises.", "x", "y", "z", False, "cpu (demo)",
-    ...                 visible=False, reason="no GPU")
-    >>> print(markdown_claim(r).splitlines()[-2])
-    | **Verdict** | **not visible here**: no GPU |
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claim(example(1.5)).splitlines()[-2])
+    | **Verdict** | **fails**: FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2 |
     """
-    verdict = f"**{result.status}**"
-    if not result.visible:
-        verdict += f": {result.reason}"
+    verdict = f"**{result.verdict}**"
+    if result.verdict != "holds":
+        verdict += f": {result.why}"
+    test = result.test
     return markdown_table(
         ["", ""],
         [
             ["**Claim**", result.claim],
-            ["**Prediction**", result.prediction],
+            ["**Prediction**", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})"],
+            ["**Rules out**", result.alternative],
+            ["**Pass region**", result.pass_region],
             ["**Measured**", result.measured],
-            ["**Threshold**", result.threshold],
             ["**Verdict**", verdict],
             ["**Device**", result.device],
         ],
@@ -337,7 +340,7 @@ def markdown_claims_summary(
         verdicts = []
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
-            verdicts.append(found[0].status if found else "not measured")
+            verdicts.append(found[0].verdict if found else "not measured")
         rows.append([str(number), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
 
@@ -384,7 +387,7 @@ def compare_dict(runs: Sequence[Run]) -> dict[str, Any]:
                 "label": run.label,
                 "provenance": run.provenance.to_dict(),
                 "peaks": run.peaks.to_dict(),
-                "claims": {r.key: r.status for r in run.claims},
+                "claims": {r.key: r.verdict for r in run.claims},
             }
             for run in runs
         ],
@@ -420,7 +423,7 @@ def format_compare(runs: Sequence[Run]) -> str:
         for key in keys:
             statuses = []
             for run in runs:
-                found = [r.status for r in run.claims if r.key == key]
+                found = [r.verdict for r in run.claims if r.key == key]
                 statuses.append(found[0] if found else "—")
             claim_rows.append([key, "", *statuses])
         out.append(text_table(claim_rows))

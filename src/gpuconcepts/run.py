@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import gpuconcepts
-from gpuconcepts.claims.result import ClaimResult, Status
+from gpuconcepts.claims.result import ClaimResult, Verdict, tally
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
@@ -212,12 +212,9 @@ class Run:
         return self.provenance.device_name
 
     @property
-    def counts(self) -> dict[Status, int]:
+    def counts(self) -> dict[Verdict, int]:
         """How many claims hold, do not hold, or are not visible on this device."""
-        counts: dict[Status, int] = {"holds": 0, "does not hold": 0, "not visible here": 0}
-        for result in self.claims:
-            counts[result.status] += 1
-        return counts
+        return tally(self.claims)
 
     def select(self, workload: str, **sizes: object) -> list[Measurement]:
         """Every measurement of ``workload`` whose params match ``sizes``, in run order."""

@@ -9,13 +9,14 @@ other widths of the same bytes per batch, in a table sized by the device's free 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import formula_at, param, sizes
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -47,10 +48,26 @@ def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
         sequential,
         peaks=lab.peaks,
         cache_bytes=lab.cache_bytes,
+        line_bytes=TRANSFER_BYTES["cuda" if lab.device == "cuda" else "cpu"],
         device=lab.label,
         widths=tuple(pairs.values()),
     )
     return [result], {"dlrm-random": random}
+
+
+TRANSFER_BYTES = {"cpu": 64, "cuda": 32}
+"""The unit memory moves in: a 64-byte cache line on x86 and Arm server CPUs, a 32-byte sector
+on NVIDIA GPUs. A random row narrower than this still costs one whole unit."""
+
+
+def predicted_order_ratio(row_bytes: float, line_bytes: int) -> float:
+    """Sequential ÷ random bandwidth when a random row costs whole transfer units and
+    consecutive rows share them: the units a random row touches over the row's bytes.
+
+    >>> predicted_order_ratio(16, 64), predicted_order_ratio(512, 64)
+    (4.0, 1.0)
+    """
+    return math.ceil(row_bytes / line_bytes) * line_bytes / row_bytes
 
 
 def _embedding_element_bytes(device: str) -> int:
@@ -75,6 +92,7 @@ def judge_dlrm_lookups(
     peaks: Peaks,
     cache_bytes: int,
     device: str,
+    line_bytes: int = TRANSFER_BYTES["cpu"],
     widths: Sequence[tuple[Measurement, Measurement]] = (),
 ) -> ClaimResult:
     """Random lookups reach much lower bandwidth than sequential ones; batch ≪ table.
@@ -111,6 +129,13 @@ def judge_dlrm_lookups(
     if len(set(row_bytes)) != len(row_bytes):
         raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
     ratios = tuple(q.bytes_per_s / r.bytes_per_s for r, q in pairs)
+    # judged where the formulas predict the largest effect: the narrowest row
+    judged = max(range(len(pairs)), key=lambda k: predicted_order_ratio(row_bytes[k], line_bytes))
+    judged_random, judged_sequential = pairs[judged]
+    judged_ratio, interval = with_interval(
+        lambda t: (judged_sequential.bytes / t[1]) / (judged_random.bytes / t[0]),
+        pairs[judged],
+    )
     measured = (
         f"random {si(random.bytes_per_s, 'B/s')}, sequential "
         f"{si(sequential.bytes_per_s, 'B/s')} (DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
@@ -155,11 +180,17 @@ def judge_dlrm_lookups(
         f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
         f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
         "memory-bound, and scattered rows should stream slower than consecutive ones.",
-        measured=measured,
-        threshold=f"sequential/random ≥ {T.DLRM_MIN_BANDWIDTH_RATIO:g}×; shown only when the "
-        f"table is ≥ {T.DLRM_MIN_CACHE_MULTIPLE:g}× the last-level cache "
-        f"({binary_bytes(cache_bytes)})",
-        verdict=visible and ratio >= T.DLRM_MIN_BANDWIDTH_RATIO,
+        test=TwoSided(
+            f"sequential ÷ random bandwidth with {plain_number(row_bytes[judged])}-byte rows",
+            predicted=predicted_order_ratio(row_bytes[judged], line_bytes),
+            alternative="random rows stream as fast as consecutive ones",
+            alternative_value=1.0,
+            low=T.DLRM_MIN_BANDWIDTH_RATIO,
+            high=None,
+            measured=judged_ratio,
+            interval=interval,
+        ),
+        detail=measured,
         device=device,
         visible=visible,
         reason=reason,
@@ -180,6 +211,9 @@ def judge_dlrm_lookups(
             "random_bytes_per_s": random.bytes_per_s,
             "sequential_bytes_per_s": sequential.bytes_per_s,
             "ratio": ratio,
+            "judged_row_bytes": row_bytes[judged],
+            "judged_ratio": judged_ratio,
+            "line_bytes": line_bytes,
             "cache_bytes": cache_bytes,
             "cache_multiple": multiple,
             **{f"ratio_{int(b)}B_rows": x for b, x in zip(row_bytes, ratios, strict=True)},

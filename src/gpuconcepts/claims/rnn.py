@@ -20,8 +20,14 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import formula_along, param, size_values, sorted_sweep
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import (
+    formula_along,
+    param,
+    size_values,
+    sorted_sweep,
+    with_interval,
+)
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import _bars, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -42,7 +48,7 @@ def _rnn(lab: Lab, z: ClaimSizes) -> Found:
     results = [
         judge_rnn_length(by_length, device=lab.label),
         judge_rnn_loop_vs_gemm(loop, gemm, peaks=lab.peaks, device=lab.label),
-        judge_rnn_batch(by_batch, device=lab.label),
+        judge_rnn_batch(by_batch, peaks=lab.peaks, device=lab.label),
     ]
     return results, {}
 
@@ -54,6 +60,7 @@ def judge_rnn_length(sweep: Sequence[Measurement], *, device: str) -> ClaimResul
         formulas.rnn_flops,
         exponent=T.RNN_EXPONENT,
         tolerance=T.RNN_EXPONENT_TOLERANCE,
+        alternative=("time independent of S", 0.0),
         fixed=("B", "d_in", "d_h"),
         what="an RNN length sweep",
         key="rnn-linear-in-S",
@@ -73,18 +80,28 @@ def judge_rnn_loop_vs_gemm(
             f"loop and GEMM must do the same FLOPs; got {loop.flops} and {gemm.flops}"
         )
     S = param(loop, "S")
-    slowdown = _seconds(loop) / _seconds(gemm)
+    slowdown, interval = with_interval(lambda t: t[0] / t[1], (loop, gemm))
+    roofline = place(gemm, peaks).predicted_seconds
+    predicted = step_seconds(loop, peaks) * S / roofline
     return ClaimResult(
         key="rnn-loop-vs-gemm",
         architecture="RNN",
         claim="The step-by-step recurrence is much slower than the same arithmetic done at once.",
         prediction=f"both do rnn_flops = {plain_number(loop.flops)} FLOPs on "
         f"rnn_bytes = {plain_number(loop.bytes)} bytes, so the roofline gives both "
-        f"{si(place(loop, peaks).predicted_seconds, 's')}; only the loop must run its {S} steps in order",
-        measured=f"step loop {si(_seconds(loop), 's')}, one GEMM {si(_seconds(gemm), 's')}: "
-        f"{times(slowdown)} slower",
-        threshold=f"loop time ≥ {T.RNN_MIN_LOOP_SLOWDOWN:g}× GEMM time",
-        verdict=slowdown >= T.RNN_MIN_LOOP_SLOWDOWN,
+        f"{si(roofline, 's')}; only the loop must run its {S} steps in order, each at least one "
+        f"kernel's latency floor, so it should take {si(predicted * roofline, 's')}",
+        test=TwoSided(
+            "loop time ÷ GEMM time",
+            predicted=predicted,
+            alternative="no dependency: the loop takes as long as the GEMM",
+            alternative_value=1.0,
+            low=T.RNN_MIN_LOOP_SLOWDOWN,
+            high=None,
+            measured=slowdown,
+            interval=interval,
+        ),
+        detail=f"step loop {si(_seconds(loop), 's')}, one GEMM {si(_seconds(gemm), 's')}",
         device=device,
         values={
             "loop_seconds": _seconds(loop),
@@ -103,7 +120,15 @@ def judge_rnn_loop_vs_gemm(
     )
 
 
-def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
+def step_seconds(m: Measurement, peaks: Peaks) -> float:
+    """The predicted time of one step of a recurrence: its share of the roofline time, or the
+    measured latency floor of one kernel when that is longer (a step cannot start before the
+    previous one ends, so each pays at least one kernel's latency)."""
+    share = place(m, peaks).predicted_seconds / param(m, "S")
+    return max(share, peaks.latency_seconds or 0.0)
+
+
+def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
     """More batch raises throughput, yet the time per step (the critical path) does not fall."""
     ordered = sorted_sweep(sweep, "B", fixed=("S", "d_in", "d_h"), what="an RNN batch sweep")
     batches = size_values(ordered, "B")
@@ -112,7 +137,9 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
     per_step = tuple(_seconds(m) / S for m in ordered)
     throughput = tuple(b * S / _seconds(m) for b, m in zip(batches, ordered, strict=True))
     gain = throughput[-1] / throughput[0]
-    latency_ratio = per_step[-1] / per_step[0]
+    latency_ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[0], ordered[-1]))
+    k = batches[-1] / batches[0]
+    predicted = step_seconds(ordered[-1], peaks) / step_seconds(ordered[0], peaks)
     b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
     return ClaimResult(
         key="rnn-batch-vs-critical-path",
@@ -120,13 +147,21 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, device: str) -> ClaimResult
         claim="More batch raises throughput but does not shorten the sequential critical path.",
         prediction=f"rnn_flops grows {flops[-1] / flops[0]:g}× from B={b0} to B={b1}, all "
         f"of it parallel within a step; the {S} steps stay in order, so time per step cannot "
-        "fall below its value at the smallest batch",
-        measured=f"throughput {significant(throughput[0])} → "
-        f"{significant(throughput[-1])} tokens/s ({times(gain)}); time per step "
-        f"{si(per_step[0], 's')} → {si(per_step[-1], 's')} ({times(latency_ratio)})",
-        threshold=f"throughput gain ≥ {T.RNN_MIN_THROUGHPUT_GAIN:g}× and time per step at the "
-        f"largest batch ≥ {T.RNN_MIN_LATENCY_RATIO:g}× that at the smallest",
-        verdict=gain >= T.RNN_MIN_THROUGHPUT_GAIN and latency_ratio >= T.RNN_MIN_LATENCY_RATIO,
+        "fall below its value at the smallest batch (the roofline with the latency floor "
+        f"per step gives {times(predicted)})",
+        test=TwoSided(
+            f"time per step at B={b1} ÷ at B={b0}",
+            predicted=predicted,
+            alternative="batch shortens the critical path: time per step ∝ 1/B",
+            alternative_value=1 / k,
+            low=T.RNN_MIN_LATENCY_RATIO,
+            high=k / T.RNN_MIN_THROUGHPUT_GAIN,
+            measured=latency_ratio,
+            interval=interval,
+        ),
+        detail=f"throughput {significant(throughput[0])} → {significant(throughput[-1])} "
+        f"tokens/s ({times(gain)}); time per step {si(per_step[0], 's')} → "
+        f"{si(per_step[-1], 's')}",
         device=device,
         values={
             "throughput_gain": gain,

@@ -12,8 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuconcepts.claims.fit import fit_power_law, fit_upper
-from gpuconcepts.claims.quantities import formula_along, param, size_values, sorted_sweep
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import (
+    formula_along,
+    param,
+    size_values,
+    sorted_sweep,
+    with_interval,
+)
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
 from gpuconcepts.units import plain_number, si
@@ -60,6 +66,7 @@ def _power_law(
     *,
     exponent: float,
     tolerance: float,
+    alternative: tuple[str, float],
     fixed: Sequence[str],
     what: str,
     key: str,
@@ -70,8 +77,9 @@ def _power_law(
 ) -> ClaimResult:
     """Time grows like S**exponent: the exponent fitted on the upper half of a sweep over S.
 
-    The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep;
-    ``title`` is completed with the sizes the sweep holds fixed.
+    The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep; the
+    pass region is ``exponent ± tolerance``; ``alternative`` names the law to rule out and its
+    exponent. ``title`` is completed with the sizes the sweep holds fixed.
     """
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
@@ -79,6 +87,7 @@ def _power_law(
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds)
+    fitted_exponent, interval = with_interval(lambda t: fit_upper(lengths, t).exponent, ordered)
     fitted = lengths[-fit.points :]
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
@@ -87,12 +96,18 @@ def _power_law(
         architecture=architecture,
         claim=claim,
         prediction=f"{formula.text()}: exponent {predicted:.3g} in S ({held})",
-        measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = {plain_number(fitted[0])} … "
-        f"{last} (R² {fit.r_squared:.3f}); {si(seconds[0], 's')} at S={first}, "
-        f"{si(seconds[-1], 's')} at S={last}",
-        threshold=f"|exponent − {exponent:g}| ≤ {tolerance:g} "
-        "(upper half of the sweep, at least 3 points)",
-        verdict=abs(fit.exponent - exponent) <= tolerance,
+        test=TwoSided(
+            "fitted exponent of time in S",
+            predicted=predicted,
+            alternative=alternative[0],
+            alternative_value=alternative[1],
+            low=exponent - tolerance,
+            high=exponent + tolerance,
+            measured=fitted_exponent,
+            interval=interval,
+        ),
+        detail=f"fitted over S = {plain_number(fitted[0])} … {last} (R² {fit.r_squared:.3f}); "
+        f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}",
         device=device,
         values={
             "exponent": fit.exponent,
