@@ -133,3 +133,25 @@ def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:
     assert recorded_section("cnn", tmp_path) == (
         "No runs from other machines are recorded in `docs/runs/` yet."
     )
+
+
+def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:
+    from gpuconcepts.book import claims_beside
+    from gpuconcepts.errors import GpuConceptsError
+
+    here, old, gpu = synthetic_run(), synthetic_run("old", parts=False), synthetic_run("gpu")
+    slow = dataclasses.replace(
+        gpu.wholemodel.backward,  # type: ignore[union-attr]
+        step_seconds=(9e-3, 9e-3, 9e-3),  # the backward pass 8x the forward: outside the region
+    )
+    gpu = dataclasses.replace(gpu, wholemodel=dataclasses.replace(gpu.wholemodel, backward=slow))
+    table = claims_beside([here, old, gpu], ["This machine", "old", "gpu"], "Whole model")
+    lines = table.splitlines()
+    assert lines[0] == "| Claim | This machine | gpu |"  # the run without the part is left out
+    assert len(lines) == 2 + 4
+    assert lines[2].startswith("| Training costs three forward passes")
+    assert lines[2].endswith("| holds | fails |")  # judged again from the stored results
+    alone = claims_beside([here, old], ["This machine", "old"], "Beyond one device")
+    assert alone.endswith("No run recorded in `docs/runs/` holds these results yet.")
+    with pytest.raises(GpuConceptsError, match="no run holds 'Whole model' claims"):
+        claims_beside([old], ["old"], "Whole model")
