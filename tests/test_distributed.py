@@ -233,7 +233,7 @@ def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore
         assert c["loopback_bytes"] > 0
         assert c["seconds"] > 0
     for claim in record["claims"]:
-        assert {"alternative", "pass_region", "interval"} <= set(claim["values"])
+        assert {"alternative", "pass_region", "interval", "measured", "verdict"} <= set(claim)
 
 
 def test_the_record_a_run_saves_gives_the_same_report_and_claims(report) -> None:  # type: ignore[no-untyped-def]
@@ -272,11 +272,11 @@ def _collective(
 
 def test_traffic_claim_fails_when_the_bytes_are_doubled() -> None:
     good = _collective()
-    assert claims.traffic_claim(good, "demo").status == "holds"
+    assert claims.traffic_claim(good, "demo").verdict == "holds"
     doubled = _collective(measured=2 * good.formula_bytes)
-    assert claims.traffic_claim(doubled, "demo").status == "fails"
+    assert claims.traffic_claim(doubled, "demo").verdict == "fails"
     halved = _collective(measured=0.5 * good.formula_bytes)
-    assert claims.traffic_claim(halved, "demo").status == "fails"
+    assert claims.traffic_claim(halved, "demo").verdict == "fails"
 
 
 def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
@@ -284,11 +284,11 @@ def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
         _collective(inputs={"n_params": 1000, "s": 4, "W": w}, measured=4000.0 * 1.001)
         for w in (2, 3, 4)
     ]
-    assert claims.allreduce_growth_claim(sweep, "demo").status == "fails"
+    assert claims.allreduce_growth_claim(sweep, "demo").verdict == "fails"
     honest = [_collective(inputs={"n_params": 1000, "s": 4, "W": w}) for w in (2, 3, 4)]
     result = claims.allreduce_growth_claim(honest, "demo")
     assert result.verdict == "holds"
-    assert result.values["alternative_value"] == 1.0
+    assert result.test.alternative_value == 1.0
 
 
 def _lookups(row_factor: float) -> list[Collective]:
@@ -300,8 +300,8 @@ def _lookups(row_factor: float) -> list[Collective]:
 
 
 def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
-    assert claims.rowwise_claim(_lookups(2.0), "demo").status == "holds"
-    assert claims.rowwise_claim(_lookups(1.0), "demo").status == "fails"
+    assert claims.rowwise_claim(_lookups(2.0), "demo").verdict == "holds"
+    assert claims.rowwise_claim(_lookups(1.0), "demo").verdict == "fails"
 
 
 def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
@@ -311,11 +311,11 @@ def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
     on_line = _collective(
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=fit.seconds(bytes_)
     )
-    assert claims.alpha_beta_claim([on_line], fit, "demo").status == "holds"
+    assert claims.alpha_beta_claim([on_line], fit, "demo").verdict == "holds"
     slow = _collective(
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=10 * fit.seconds(bytes_)
     )
-    assert claims.alpha_beta_claim([slow], fit, "demo").status == "fails"
+    assert claims.alpha_beta_claim([slow], fit, "demo").verdict == "fails"
 
 
 def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
@@ -332,9 +332,9 @@ def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
 
 def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
-    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").status == "holds"
-    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").status == "fails"
-    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").status == "not visible"
+    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").verdict == "holds"
+    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").verdict == "fails"
+    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").verdict == "not visible"
     crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
     assert crowded.verdict == "not visible"
     assert "3x longer" in crowded.reason

@@ -24,8 +24,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuconcepts.claims.result import tally
 from gpuconcepts.roofline import Peaks, Placement, place
-from gpuconcepts.units import percent, plain_number, si, times
+from gpuconcepts.units import percent, si, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -67,23 +68,6 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
-
-
-def sizes(params: Mapping[str, object]) -> str:
-    """Kernel sizes as ``B=4,096, d_in=512, float32``: the element size ``s`` is left out and
-    the data type is shown bare, last.
-
-    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
-    'B=4,096, d_in=512, float32'
-    """
-    shown = [
-        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
-        for k, v in params.items()
-        if k not in ("s", "dtype")
-    ]
-    if "dtype" in params:
-        shown.append(str(params["dtype"]))
-    return ", ".join(shown)
 
 
 def time_spread(m: Measurement) -> str:
@@ -237,7 +221,7 @@ def format_run(run: Run) -> str:
 
 # -- claims ------------------------------------------------------------------------------------
 def _wrap(label: str, text: str) -> list[str]:
-    head = f"{' ' * 6}{label:<11}"
+    head = f"{' ' * 6}{label:<13}"
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
 
 
@@ -252,7 +236,7 @@ def format_claim(number: int, result: ClaimResult) -> str:
           rules out:   FLOP/s independent of batch (FLOP/s gain = 1)
           pass region: FLOP/s gain ≥ 2
           measured:    FLOP/s gain = 1.5 (interval [1.5, 1.5])
-          why:         FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2
+          why:         the measured 1.5 lies outside the pass region (≥ 2)
     """
     lines = textwrap.wrap(
         f"[{result.verdict}] {result.architecture}: {result.claim}",
@@ -287,8 +271,6 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
         "",
     ]
     body = [format_claim(i, r) for i, r in enumerate(results, start=1)]
-    from gpuconcepts.claims.result import tally  # the claims package imports this module
-
     counts = tally(results)
     summary = (
         f"{counts['holds']} of {len(results)} claims hold, {counts['fails']} fail, "
@@ -303,7 +285,7 @@ def markdown_claim(result: ClaimResult) -> str:
 
     >>> from gpuconcepts.claims.result import example
     >>> print(markdown_claim(example(1.5)).splitlines()[-2])
-    | **Verdict** | **fails**: FLOP/s gain = 1.5 lies outside FLOP/s gain ≥ 2 |
+    | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
     verdict = f"**{result.verdict}**"
     if result.verdict != "holds":
@@ -320,6 +302,34 @@ def markdown_claim(result: ClaimResult) -> str:
             ["**Verdict**", verdict],
             ["**Device**", result.device],
         ],
+    )
+
+
+def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
+    """Several claims as one Markdown table: claim, prediction, the alternative ruled out, the
+    pass region, the measured value with its interval, and the verdict (with why, when it does
+    not hold).
+
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claims_table([example()]).splitlines()[-1])
+    | Bigger batches run faster per sample. | 8 | FLOP/s independent of batch (FLOP/s gain = 1) | FLOP/s gain ≥ 2 | 4 [4, 4] | **holds** |
+    """
+    rows = []
+    for r in results:
+        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
+        low, high = r.test.interval
+        rows.append(
+            [
+                r.claim,
+                f"{r.test.predicted:.3g}",
+                r.alternative,
+                r.pass_region,
+                f"{r.test.measured:.3g} [{low:.3g}, {high:.3g}]",
+                verdict,
+            ]
+        )
+    return markdown_table(
+        ["Claim", "Predicted", "Rules out", "Pass region", "Measured [interval]", "Verdict"], rows
     )
 
 

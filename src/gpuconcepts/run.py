@@ -49,6 +49,7 @@ from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Fact, Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
 SCHEMA = 2
@@ -80,18 +81,6 @@ def catalogue_hash() -> str:
     for name in sorted(CATALOGUE):
         digest.update(f"{name}={CATALOGUE[name].expr!r};".encode())
     return digest.hexdigest()[:16]
-
-
-def sizes_text(params: Mapping[str, object]) -> str:
-    """A measurement's sizes in one short phrase: ``B=4, d_in=8, float32`` (``s`` left out).
-
-    >>> sizes_text({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
-    'B=4096, d_in=512, float32'
-    """
-    shown = [f"{k}={v}" for k, v in params.items() if k not in ("s", "dtype")]
-    if "dtype" in params:
-        shown.append(str(params["dtype"]))
-    return ", ".join(shown)
 
 
 # -- provenance --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
+from gpuconcepts.claims.quantities import attainable, formula_at, rate_ceiling, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
@@ -197,7 +197,7 @@ def judge_conv_vs_depthwise(
             alternative="intensity does not matter: both run at the same FLOP/s",
             alternative_value=1.0,
             low=T.CNN_MIN_FLOPS_RATIO,
-            high=None,
+            high=rate_ceiling(dense_roof / dw_roof, T.CNN_MIN_FLOPS_RATIO),
             measured=ratio,
             interval=interval,
         ),

@@ -22,7 +22,11 @@ import numpy as np
 import sympy as sp
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.thresholds import INTERVAL_COVERAGE, INTERVAL_RESAMPLES
+from gpuconcepts.claims.thresholds import (
+    INTERVAL_COVERAGE,
+    INTERVAL_RESAMPLES,
+    RATE_RATIO_MAX_EXCESS,
+)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
@@ -66,6 +70,16 @@ def with_interval(
     low = float(ranked[math.floor(tail)])
     high = float(ranked[math.ceil(INTERVAL_RESAMPLES - 1 - tail)])
     return value, (min(low, value), max(high, value))
+
+
+def rate_ceiling(predicted: float, low: float) -> float:
+    """The top of a rate ratio's pass region: the roofline's ratio times
+    :data:`~gpuconcepts.claims.thresholds.RATE_RATIO_MAX_EXCESS`, and never below ``low``.
+
+    >>> rate_ceiling(10.0, 2.0), rate_ceiling(0.1, 2.0)
+    (50.0, 2.0)
+    """
+    return max(low, predicted * RATE_RATIO_MAX_EXCESS)
 
 
 # -- what a measurement achieved ---------------------------------------------------------------

@@ -200,6 +200,16 @@ class TwoSided:
             return f"{q} ≥ {_short(self.low)}"
         return f"{q} ≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
 
+    def bounds_text(self) -> str:
+        """The pass region's bounds alone, e.g. ``"≥ 2"`` or ``"0.2 to 1.5"``."""
+        if self.low is not None and self.high is not None:
+            if self.low == self.high:
+                return f"= {_short(self.low)}"
+            return f"{_short(self.low)} to {_short(self.high)}"
+        if self.low is not None:
+            return f"≥ {_short(self.low)}"
+        return f"≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
+
     def interval_text(self) -> str:
         """The measured interval, e.g. ``"[2.8, 3.4]"``."""
         low, high = self.interval
@@ -273,6 +283,10 @@ class ClaimResult:
     values: Mapping[str, float | int | bool | str | None] = field(default_factory=dict)
     plot: PlotSpec | None = None
 
+    def __post_init__(self) -> None:
+        # a value JSON cannot hold ("never", an infinity) is stored as None, as a saved run has it
+        object.__setattr__(self, "values", {k: _json_value(v) for k, v in self.values.items()})
+
     @property
     def verdict(self) -> Verdict:
         """ "not visible" when the device or the test cannot show the effect; "holds" when
@@ -305,9 +319,9 @@ class ClaimResult:
             if test.contains(test.measured):
                 return (
                     f"the interval {test.interval_text()} reaches outside the pass region "
-                    f"{test.region_text()}"
+                    f"({test.bounds_text()})"
                 )
-            return f"{test.quantity} = {_short(test.measured)} lies outside {test.region_text()}"
+            return f"the measured {_short(test.measured)} lies outside the pass region ({test.bounds_text()})"
         unmet = [sentence for sentence, met in self.gates if not met]
         return "; ".join(unmet)
 
@@ -360,7 +374,7 @@ class ClaimResult:
             "visible": self.visible,
             "verdict": self.verdict,
             "reason": self.why,
-            "values": {k: _json_value(v) for k, v in self.values.items()},
+            "values": dict(self.values),
         }
         if with_plot:
             record["plot"] = self.plot.to_dict() if self.plot is not None else None

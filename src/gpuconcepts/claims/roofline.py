@@ -15,9 +15,9 @@ from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
-from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import percent, si, times
+from gpuconcepts.units import sizes as sizes_text
 
 
 def judge_roofline(

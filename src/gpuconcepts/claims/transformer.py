@@ -16,6 +16,7 @@ from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import (
     formula_along,
     param,
+    rate_ceiling,
     size_values,
     sizes,
     sorted_sweep,
@@ -207,7 +208,7 @@ def judge_prefill_vs_decode(
             alternative="decode computes as efficiently as prefill",
             alternative_value=1.0,
             low=T.PREFILL_MIN_RATE_RATIO,
-            high=None,
+            high=rate_ceiling(predicted_rate_ratio, T.PREFILL_MIN_RATE_RATIO),
             measured=rate_ratio,
             interval=interval,
         ),
@@ -287,7 +288,7 @@ def judge_kv_cache(
             x_label="tokens in the cache S",
             y_label="bytes",
             series=(
-                Series("measured (K and V storage)", tokens, tuple(float(c) for c in cache_bytes)),
+                Series("measured (allocator)", tokens, tuple(float(c) for c in cache_bytes)),
                 Series("kv_cache_memory", tokens, tuple(float(e) for e in expected), "predicted"),
             ),
             log_x=False,

@@ -12,7 +12,7 @@ regions are fixed below, each with its reason, before any run. Each result carri
 ...                {"n_params": 1000, "s": 4, "W": 2}, 4000, 2, (4010.0, 4100.0), (1e-3,), 0.0)
 >>> r = traffic_claim(c, "demo")
 >>> r.verdict, r.test.region_text()
-('holds', '0.98 ≤ measured ÷ formula ≤ 1.15')
+('holds', '0.98 ≤ loopback bytes ÷ formula bytes ≤ 1.15')
 """
 
 from __future__ import annotations
