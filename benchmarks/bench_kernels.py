@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n(numpy peers run on the CPU only; see benchmarks/gpu_check.py for the datasheet)")
 
     print("\nmeasuring peaks and running every kernel ...", file=sys.stderr)
-    run = collect(device, args.quick, claims=False)
+    run = collect(device, args.quick, claims=False, wholemodel=False, distributed=False)
     peaks, measurements = run.peaks, run.measurements
     print(
         f"\npeaks: {peaks.flops_per_s / 1e9:.1f} GFLOP/s ({peaks.dtype}), "

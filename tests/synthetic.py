@@ -1,5 +1,7 @@
 """Tiny sizes every test of the profile shares, and a synthetic Run: the profile's workloads
-at those sizes, times made up, counts real."""
+at those sizes, times made up, counts real; and made-up whole-model and distributed results,
+every count from the formulas, every time chosen so that their claims hold (the growth of the
+all-reduce with W excepted: at W = 2 it is not visible)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,19 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.wholemodel_results import (
+    BackwardForward,
+    DecodeSweep,
+    TrainingPeak,
+    WholeModelResults,
+    WholeModelSizes,
+    sizes_for,
+)
+from gpuconcepts.distributed.report import DistributedReport
+from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.model import ModelShape, matmul_params
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run
 from gpuconcepts.workloads import workload
@@ -26,6 +39,13 @@ TINY_PRESETS: dict[str, dict[str, int]] = {
     "transformer_decode": {"B": 1, "S_prompt": 4, "steps": 2, "d": 8, "heads": 2},
 }
 TINY_SWEEPS: dict[str, list[int]] = {"mlp_B": [1, 2], "transformer_S": [4, 16]}
+_TOY = ModelShape("toy", d=32, layers=2, d_ff=64, heads=4, n_kv=2, d_head=8, vocab=50, seq=16,
+                  dtype="float32")  # fmt: skip
+TINY_WHOLEMODEL = WholeModelSizes(
+    backward={"tokens": 8, "d": 16, "d_ff": 32, "blocks": 1}, decode=_TOY, batches=(1, 2),
+    cached=4, training=_TOY, training_batch=2, repeats=2,
+)  # fmt: skip
+"""Whole-model experiments that run in well under a second (their verdicts mean nothing)."""
 
 
 Timing = Callable[[str, Mapping[str, object], float, float], float]
@@ -56,6 +76,103 @@ def fake_measurement(
     )  # fmt: skip
 
 
+PEAKS = Peaks("cpu", 1e11, 1e10, "float32")
+"""The synthetic run's peaks: a ridge point of 10 FLOP/byte."""
+
+
+def synthetic_wholemodel(peaks: Peaks = PEAKS) -> WholeModelResults:
+    """The whole-model experiments at the CPU's quick sizes, as they would go on ``peaks``.
+
+    The backward pass takes twice the forward; a decode step is ``a + b·B`` with ``a`` 1.2x the
+    decode floor and its knee where ``decode_compute_bound_batch`` puts it; the training peak
+    is 16 bytes per weight plus the activations.
+    """
+    sizes = sizes_for("cpu", quick=True)
+    tokens, n = sizes.backward["tokens"], 2 * sizes.backward["d"] * sizes.backward["d_ff"]
+    forward = tokens * int(formulas.forward_flops_per_token(n_params=n))
+    backward = BackwardForward(
+        tokens=tokens, n_params=n, forward_flops=forward, backward_flops=2 * forward,
+        predicted_forward_flops=forward, predicted_backward_flops=2 * forward,
+        forward_seconds=(1e-3, 1.1e-3, 1.05e-3), step_seconds=(3e-3, 3.2e-3, 3.1e-3),
+    )  # fmt: skip
+    shape = sizes.decode
+    weights = int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s))
+    cache = tuple(1024 * B for B in sizes.batches)
+    floor = float(
+        formulas.decode_seconds_lower_bound(M_w=weights, M_kv=cache[0], beta=peaks.bytes_per_s)
+    )
+    knee = float(
+        formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=shape.s, beta=peaks.bytes_per_s)
+    )
+    step = [1.2 * floor * (1 + B / knee) for B in sizes.batches]
+    decode = DecodeSweep(
+        shape=shape, cached=sizes.cached, batches=sizes.batches,
+        seconds=tuple((t, 1.01 * t, 1.02 * t) for t in step), weight_bytes=weights,
+        cache_bytes=cache,
+    )  # fmt: skip
+    train = sizes.training
+    n_train = 1_000_000
+    tokens_train = sizes.training_batch * train.seq
+    activations = (
+        tokens_train
+        * train.layers
+        * int(formulas.layer_activation_memory(d=train.d, d_ff=train.d_ff, s=train.s))
+    )
+    training = TrainingPeak(
+        n_params=n_train, tokens=tokens_train, peak_bytes=16 * n_train + activations,
+        state_bytes=16 * n_train,
+    )  # fmt: skip
+    return WholeModelResults(sizes, backward, decode, training)
+
+
+def _collective(
+    name: str, kind: str, formula: str, inputs: dict[str, int], **more: object
+) -> Collective:
+    """A collective whose loopback bytes are 0.1% above the formula's (headers) and whose time
+    the synthetic α–β line predicts."""
+    expected = float(formulas.get(formula)(**inputs))
+    calls = 2 if kind == "tensor parallel" else 1
+    seconds = 1e-4 * calls + expected / 1e9
+    return Collective(
+        name=name, kind=kind, formula=formula, inputs=inputs, formula_bytes=expected,
+        senders=2, loopback_bytes=(1.001 * expected, 1.002 * expected),
+        seconds=(seconds, 1.05 * seconds, 0.98 * seconds), max_error=0.0, **more,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def synthetic_distributed() -> DistributedReport:
+    """A two-process gloo run: every collective of the book, its bytes as the formulas count."""
+    lookup = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    sweep = tuple(
+        _collective(f"all-reduce of {n:,} values", "size sweep", "ring_allreduce_bytes",
+                    {"n_params": n, "s": 4, "W": 2})
+        for n in (4096, 65536, 1048576)
+    )  # fmt: skip
+    p, m = 2, 4
+    collectives = (
+        _collective("all-reduce", "data parallel", "ring_allreduce_bytes",
+                    {"n_params": 1_000_000, "s": 4, "W": 2}),
+        *sweep,
+        _collective("table-wise lookup", "sharded embedding", "tablewise_alltoall_bytes", lookup),
+        _collective("row-wise lookup", "sharded embedding", "rowwise_alltoall_bytes", lookup),
+        _collective("column-wise lookup", "sharded embedding", "columnwise_alltoall_bytes",
+                    lookup),
+        _collective("two-way tensor-parallel MLP", "tensor parallel",
+                    "tensor_parallel_mlp_bytes", {"B": 4, "S": 128, "d": 256, "s": 4, "W": 2}),
+        _collective(f"{p}-stage pipeline, {m} micro-batches", "pipeline",
+                    "pipeline_activation_bytes", {"B": 512, "d": 768, "s": 4},
+                    bubble=(float(formulas.pipeline_bubble_fraction(p=p, m=m)),) * 5,
+                    schedule={"p": p, "m": m}, busy_seconds=(1.0, 1.1), solo_seconds=1.0),
+    )  # fmt: skip
+    fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    return DistributedReport(
+        world_size=2, backend="gloo", quick=True,
+        device="gloo over loopback TCP, 2 processes on Example CPU", sizes=QUICK,
+        collectives=collectives, fit=fit, cores=2, seconds=60.0,
+        timings={"data parallel": 1.0, "size sweep": 2.0},
+    )  # fmt: skip
+
+
 def synthetic_lab(
     peaks: Peaks, label: str, seconds: float | Timing = 1e-3, spread: float = 0.2
 ) -> Lab:
@@ -67,11 +184,15 @@ def synthetic_lab(
     return lab
 
 
-def synthetic_run(label: str = "cpu (Example CPU, 2 threads)", seconds: float = 1e-3) -> Run:
-    """A Run of the profile at tiny sizes, measured by nothing: every kernel faked."""
+def synthetic_run(
+    label: str = "cpu (Example CPU, 2 threads)", seconds: float = 1e-3, *, parts: bool = True
+) -> Run:
+    """A Run of the profile at tiny sizes, measured by nothing: every kernel faked. With
+    ``parts`` it holds the synthetic whole-model and distributed results and their claims
+    (judged by :meth:`Run.part_claims`, as :func:`gpuconcepts.run.collect` does)."""
     from gpuconcepts.profile import profile_all
 
-    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    peaks = PEAKS
     lab = synthetic_lab(peaks, label, seconds)
     profile_all(lab, TINY_PRESETS, {k: tuple(v) for k, v in TINY_SWEEPS.items()})
     provenance = dataclasses.replace(
@@ -79,4 +200,10 @@ def synthetic_run(label: str = "cpu (Example CPU, 2 threads)", seconds: float = 
         device_name=label,
         sizes={"presets": TINY_PRESETS, "sweeps": TINY_SWEEPS, "claims": None},
     )
-    return Run(provenance, peaks, lab.measurements, {}, ())
+    run = Run(provenance, peaks, lab.measurements, {}, ())
+    if not parts:
+        return run
+    run = dataclasses.replace(
+        run, wholemodel=synthetic_wholemodel(peaks), distributed=synthetic_distributed()
+    )
+    return dataclasses.replace(run, claims=run.part_claims())

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synthetic import TINY_PRESETS, synthetic_lab
+from synthetic import TINY_PRESETS, synthetic_distributed, synthetic_lab, synthetic_wholemodel
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import experiments, quantities, thresholds
@@ -1275,6 +1275,18 @@ def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         gpuconcepts.kernels, "load_sweeps", lambda *_a, **_k: {"mlp_B": (), "transformer_S": ()}
     )
+    # the whole-model and distributed parts as if measured (their experiments are tested in
+    # test_wholemodel.py and test_distributed.py; toy sizes give no stable verdicts)
+    monkeypatch.setattr(
+        "gpuconcepts.kernels.decoder.whole_model", lambda *_a, **_k: synthetic_wholemodel(PEAKS)
+    )
+    monkeypatch.setattr(
+        "gpuconcepts.distributed.report.measure", lambda *_a, **_k: synthetic_distributed()
+    )
+
+
+WHOLE_MODEL_KEYS = ["backward-pass", "decode-knee", "decode-floor", "training-memory"]
+DISTRIBUTED_KEYS = [r.key for r in synthetic_distributed().claims]
 
 
 @pytest.mark.usefixtures("tiny_verify")
@@ -1284,13 +1296,16 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["verify", "--device", "cpu", "--quick", "--json"]) == 0
     out, err = capsys.readouterr()
     record = json.loads(out)
-    assert [c["key"] for c in record["claims"]] == EXPECTED_KEYS
+    keys = [c["key"] for c in record["claims"]]
+    assert keys == EXPECTED_KEYS + WHOLE_MODEL_KEYS + DISTRIBUTED_KEYS
     for claim in record["claims"]:
-        assert {"claim", "prediction", "measured", "threshold", "verdict"} <= set(claim)
-        assert isinstance(claim["verdict"], bool)
+        assert {"claim", "prediction", "measured", "pass_region", "verdict"} <= set(claim)
         assert claim["verdict"] in ("holds", "fails", "not visible")
-        assert claim["device"] == record["device_label"]
-    assert sum(record["counts"].values()) == len(EXPECTED_KEYS)
+    # the distributed claims name the process group they ran in, the others this device
+    devices = [c["device"] for c in record["claims"]]
+    assert set(devices[: -len(DISTRIBUTED_KEYS)]) == {record["device_label"]}
+    assert set(devices[-len(DISTRIBUTED_KEYS) :]) == {synthetic_distributed().device}
+    assert sum(record["counts"].values()) == len(keys)
     assert record["device"] == "cpu"
     assert record["device_label"].startswith("cpu (")
     assert record["quick"] is True
@@ -1298,6 +1313,7 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
     assert record["provenance"]["sizes"]["claims"]["mlp_d"] == TINY.mlp_d
     assert "[verify] " in err
     assert "claims: DLRM" in err
+    assert "distributed: 2 gloo processes over loopback TCP" in err
 
 
 @pytest.mark.usefixtures("no_kernels")
@@ -1338,6 +1354,32 @@ def test_run_verify_text_from_a_saved_run(
     held = tiny.run.counts["holds"]
     assert f"{held} of {len(EXPECTED_KEYS)} claims hold" in out
     assert max(len(line) for line in out.splitlines()) <= 100
+
+
+@pytest.mark.usefixtures("no_kernels")
+def test_run_verify_rejudges_every_part_of_a_saved_run(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuconcepts.kernels import decoder
+
+    def boom(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("an experiment ran during a replay")
+
+    monkeypatch.setattr(decoder, "whole_model", boom)
+    monkeypatch.setattr("gpuconcepts.distributed.report.measure", boom)
+    run = replace(
+        tiny.run, wholemodel=synthetic_wholemodel(PEAKS), distributed=synthetic_distributed()
+    )
+    run = replace(run, claims=(*tiny.claims, *run.part_claims()))
+    path = tmp_path / "tiny.json"
+    run.save(path)
+    assert run_verify("cpu", True, True, run_path=str(path)) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [
+        c["key"] for c in record["claims"]
+    ] == EXPECTED_KEYS + WHOLE_MODEL_KEYS + DISTRIBUTED_KEYS
+    assert [c["verdict"] for c in record["claims"]] == [r.verdict for r in run.claims]
+    assert record["counts"] == run.counts
 
 
 def test_run_verify_bad_device() -> None:

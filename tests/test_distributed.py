@@ -236,6 +236,14 @@ def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore
         assert {"alternative", "pass_region", "interval", "measured", "verdict"} <= set(claim)
 
 
+def test_the_record_a_run_saves_gives_the_same_report_and_claims(report) -> None:  # type: ignore[no-untyped-def]
+    from gpuconcepts.distributed.report import DistributedReport
+
+    again = DistributedReport.from_record(json.loads(json.dumps(report.record())))
+    assert again == report
+    assert again.claims == report.claims
+
+
 # -- claims fed violating data -----------------------------------------------------------------
 def _collective(
     kind: str = "data parallel",

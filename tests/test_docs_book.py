@@ -144,3 +144,25 @@ def test_gpu_latency_floors_come_only_from_gpu_runs_that_measured_one() -> None:
         no_floor.peaks, latency_seconds=6.5e-6))  # fmt: skip
     assert book.gpu_latency_floors([cpu, no_floor]) == []  # the page then says: still to record
     assert book.gpu_latency_floors([cpu, gpu, no_floor]) == [("cuda (NVIDIA H200)", 6.5e-6)]
+
+
+def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:
+    from gpuconcepts.book import claims_beside
+    from gpuconcepts.errors import GpuConceptsError
+
+    here, old, gpu = synthetic_run(), synthetic_run("old", parts=False), synthetic_run("gpu")
+    slow = dataclasses.replace(
+        gpu.wholemodel.backward,  # type: ignore[union-attr]
+        step_seconds=(9e-3, 9e-3, 9e-3),  # the backward pass 8x the forward: outside the region
+    )
+    gpu = dataclasses.replace(gpu, wholemodel=dataclasses.replace(gpu.wholemodel, backward=slow))
+    table = claims_beside([here, old, gpu], ["This machine", "old", "gpu"], "Whole model")
+    lines = table.splitlines()
+    assert lines[0] == "| Claim | This machine | gpu |"  # the run without the part is left out
+    assert len(lines) == 2 + 4
+    assert lines[2].startswith("| Training costs three forward passes")
+    assert lines[2].endswith("| holds | fails |")  # judged again from the stored results
+    alone = claims_beside([here, old], ["This machine", "old"], "Beyond one device")
+    assert alone.endswith("No run recorded in `docs/runs/` holds these results yet.")
+    with pytest.raises(GpuConceptsError, match="no run holds 'Whole model' claims"):
+        claims_beside([old], ["old"], "Whole model")

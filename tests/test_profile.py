@@ -10,10 +10,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+from synthetic import PEAKS, synthetic_distributed, synthetic_wholemodel
+
 from gpuconcepts import cli, formulas, profile
+from gpuconcepts.distributed import report
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels import presets
-from gpuconcepts.run import catalogue_hash, load
+from gpuconcepts.run import Run, catalogue_hash, load
 
 TINY_TOML = """
 [cpu.timing]
@@ -103,6 +106,25 @@ def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def parts_as_if_measured(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """The whole-model and distributed parts made up (their experiments are tested in
+    test_wholemodel.py and test_distributed.py); the calls are recorded."""
+    calls: list[tuple[object, ...]] = []
+
+    def whole_model(device: str, sizes: object, **_: object) -> object:
+        calls.append(("whole_model", device, sizes))
+        return synthetic_wholemodel(PEAKS)
+
+    def measure(world: int, **options: object) -> object:
+        calls.append(("measure", world, options))
+        return synthetic_distributed()
+
+    monkeypatch.setattr("gpuconcepts.kernels.decoder.whole_model", whole_model)
+    monkeypatch.setattr(report, "measure", measure)
+    return calls
+
+
 PROFILE = [
     "dlrm-random",
     "dlrm-sequential",
@@ -163,6 +185,14 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     assert "peaks on cpu (" in captured.err
     assert "transformer-decode: " in captured.err
 
+    # the whole-model and distributed results are in the file, and their claims judged
+    assert data["wholemodel"]["sizes"]["repeats"] == 5  # quick
+    assert data["distributed"]["world_size"] == 2
+    assert data["skipped"] == {}
+    keys = [c.key for c in run.claims]
+    assert keys.index("backward-pass") < keys.index("traffic-all-reduce")
+    assert run.claim("decode-knee").device == run.label
+
     # verify --run judges the saved run again, without measuring: the same verdicts
     assert cli.main(["verify", "--run", str(saved), "--json"]) == 0
     judged = json.loads(capsys.readouterr().out)
@@ -171,6 +201,40 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     ]
     assert cli.main(["compare", str(saved)]) == 0
     assert "[1] cpu (" in capsys.readouterr().out
+
+
+def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
+    parts_as_if_measured: list[tuple[object, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuconcepts.claims.wholemodel_results import sizes_for
+    from gpuconcepts.run import collect
+
+    run = collect("cpu", True, claims=False)
+    assert parts_as_if_measured == [
+        ("whole_model", "cpu", sizes_for("cpu", quick=True)),
+        ("measure", 2, {"backend": "gloo", "quick": True}),
+    ]
+    assert [r.key for r in run.claims] == [r.key for r in run.part_claims()]
+    assert len(run.claims) == 14
+
+    def no_loopback(*_: object, **__: object) -> object:
+        raise GpuConceptsError("/proc/net/dev has no loopback interface here (Linux only)")
+
+    monkeypatch.setattr(report, "measure", no_loopback)
+    lines: list[str] = []
+    run = collect("cpu", False, claims=False, wholemodel=False, progress=lines.append)
+    assert (run.wholemodel, run.distributed, run.claims) == (None, None, ())
+    assert run.skipped == {
+        "wholemodel": "left out when the run was collected",
+        "distributed": "this machine could not run it: /proc/net/dev has no loopback "
+        "interface here (Linux only)",
+    }
+    assert any(line.endswith("distributed: skipped (/proc/net/dev has no loopback interface "
+                             "here (Linux only))") for line in lines)  # fmt: skip
+    again = Run.from_json(run.to_json())
+    assert again.skipped == run.skipped
+    with pytest.raises(GpuConceptsError, match="this run records no claim sizes"):
+        again.rejudged()
 
 
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:

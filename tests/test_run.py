@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic import fake_measurement, synthetic_run
+from synthetic import fake_measurement, synthetic_distributed, synthetic_run, synthetic_wholemodel
 
 from gpuconcepts import cli
 from gpuconcepts.errors import GpuConceptsError
@@ -28,6 +28,29 @@ def test_a_run_round_trips_through_json(run: Run, tmp_path: Path) -> None:
     # readers of the file get the statistics too; loading ignores them
     assert first["summary"]["seconds"] == run.measurements[0].seconds
     assert first["summary"]["bound"] == "memory"
+    # the whole-model and distributed results are plain JSON, every repetition kept
+    whole = data["wholemodel"]
+    assert whole["sizes"]["batches"] == [1, 4, 16, 64]
+    assert whole["decode"]["shape"]["name"] == "decode-cpu"
+    assert len(whole["decode"]["seconds"]) == 4
+    assert whole["training"]["peak_bytes"] == run.wholemodel.training.peak_bytes  # type: ignore[union-attr]
+    spread = data["distributed"]
+    assert (spread["world_size"], spread["backend"]) == (2, "gloo")
+    # ring_allreduce_bytes(n_params=10**6, s=4, W=2) = 4 MB, and 0.1% of headers
+    assert spread["collectives"][0]["loopback_bytes"] == pytest.approx([4.004e6, 4.008e6])
+    assert spread["fit"]["points"] == 3
+    assert data["skipped"] == {}
+
+
+def test_the_parts_round_trip_on_their_own() -> None:
+    from gpuconcepts.claims.wholemodel_results import WholeModelResults
+    from gpuconcepts.distributed.report import DistributedReport
+
+    whole, spread = synthetic_wholemodel(), synthetic_distributed()
+    assert WholeModelResults.from_dict(json.loads(json.dumps(whole.to_dict()))) == whole
+    assert DistributedReport.from_record(json.loads(json.dumps(spread.record()))) == spread
+    with pytest.raises(GpuConceptsError, match=r"^missing field 'decode\.shape'$"):
+        WholeModelResults.from_dict({**whole.to_dict(), "decode": {"cached": 16}})
 
 
 def _saved(run: Run, tmp_path: Path, edit: object = None) -> Path:
@@ -56,7 +79,30 @@ def test_a_stale_count_is_refused_and_named(run: Run, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(schema=99), "unknown schema version 99; this gpuconcepts reads 1"),
+        (lambda d: d.update(schema=99), "unknown schema version 99; this gpuconcepts reads 2"),
+        (lambda d: d.update(schema=1), "r.json: unknown schema version 1; this gpuconcepts reads 2"),
+        (lambda d: d.pop("wholemodel"), "missing field 'wholemodel'"),
+        (lambda d: d.pop("skipped"), "missing field 'skipped'"),
+        (lambda d: d["wholemodel"]["decode"]["seconds"][2].__setitem__(0, "slow"),
+         r"wholemodel: decode\.seconds\[2\]\[0\] must be a number; got 'slow'"),
+        (lambda d: d["wholemodel"]["backward"].pop("step_seconds"),
+         "wholemodel: missing field 'backward.step_seconds'"),
+        (lambda d: d["wholemodel"]["sizes"]["decode"].update(d=0),
+         r"wholemodel: sizes\.decode: model decode-cpu: d \(model width\) must be a positive"),
+        (lambda d: d["wholemodel"]["training"].update(peak_bytes=True),
+         "wholemodel: training.peak_bytes must be a whole number; got True"),
+        (lambda d: d["distributed"]["collectives"][3].update(loopback_bytes="many"),
+         r"distributed: collectives\[3\]\.loopback_bytes must be a list; got 'many'"),
+        (lambda d: d["distributed"]["fit"].update(points=2.5),
+         "distributed: fit.points must be a whole number; got 2.5"),
+        (lambda d: d["distributed"].pop("world_size"), "distributed: missing field 'world_size'"),
+        (lambda d: d["distributed"]["sizes"].pop("sweep"),
+         "distributed: missing field 'sizes.sweep'"),
+        (lambda d: d.update(skipped={"distributed": 3}), "skipped must be an object of reasons"),
+        (lambda d: d.update(skipped={"gpu": "none here"}),
+         "skipped names 'gpu', which is not a part this run left out"),
+        (lambda d: d.update(skipped={"distributed": "no loopback"}),
+         "skipped names 'distributed', which is not a part this run left out"),
         (lambda d: d.pop("peaks"), "missing field 'peaks'"),
         (lambda d: d["provenance"].pop("torch_version"), "provenance: missing field 'torch_version'"),
         (lambda d: d["measurements"][2].pop("raw_seconds"), r"measurements\[2\]: missing field"),
@@ -139,9 +185,103 @@ def test_a_replaying_lab_never_measures(run: Run, monkeypatch: pytest.MonkeyPatc
         lab.fact("cnn-weights", dict)
 
 
-def test_rejudging_needs_the_claim_sizes(run: Run) -> None:
+def test_rejudging_needs_the_claim_sizes() -> None:
     with pytest.raises(GpuConceptsError, match="this run records no claim sizes"):
-        run.rejudged()
+        synthetic_run(parts=False).rejudged()
+
+
+def test_the_parts_claims_and_counts(run: Run) -> None:
+    keys = [r.key for r in run.claims]
+    assert keys[:4] == ["backward-pass", "decode-knee", "decode-floor", "training-memory"]
+    assert keys[4:] == [
+        "traffic-all-reduce", "traffic-table-wise-lookup", "traffic-row-wise-lookup",
+        "traffic-column-wise-lookup", "traffic-two-way-tensor-parallel-mlp",
+        "traffic-2-stage-pipeline-4-micro-batches", "allreduce-grows-with-w",
+        "rowwise-more-than-tablewise", "alpha-beta-predicts", "pipeline-bubble",
+    ]  # fmt: skip
+    # every made-up result sits where its formula puts it; at W = 2 the all-reduce's share
+    # of 2·n_params·s is 1 whatever the model, so its growth with W cannot be seen
+    assert run.counts == {"holds": 13, "fails": 0, "not visible": 1}
+    assert run.claim("allreduce-grows-with-w").verdict == "not visible"
+    assert set(run.by_architecture()) == {"Whole model", "Beyond one device"}
+    # the whole-model claims are judged under the run's peaks and cache, on its device
+    assert run.claim("decode-knee").test.predicted == pytest.approx(20.0)
+    assert run.claim("decode-floor").device == run.label
+    assert run.claim("pipeline-bubble").device == run.distributed.device  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every kernel, whole-model experiment and distributed launch an error."""
+    from gpuconcepts.distributed import launch, report
+    from gpuconcepts.kernels import decoder, suite
+
+    def boom(*_: object, **__: object) -> object:
+        raise AssertionError("a replay ran an experiment")
+
+    monkeypatch.setattr(suite, "KERNELS", dict.fromkeys(suite.KERNELS, boom))
+    for name in ("backward_forward", "decode_sweep", "training_peak", "whole_model"):
+        monkeypatch.setattr(decoder, name, boom)
+    monkeypatch.setattr(report, "measure", boom)
+    monkeypatch.setattr(launch, "launch", boom)
+
+
+@pytest.mark.usefixtures("nothing_runs")
+def test_rejudging_the_parts_runs_nothing(run: Run, tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    run.save(path)
+    again = load(path)
+    assert again.rejudged() == run.claims
+    # the judges read the stored results: a slower backward pass in the file changes the verdict
+    data = json.loads(path.read_text())
+    data["wholemodel"]["backward"]["step_seconds"] = [9e-3, 9e-3, 9e-3]  # backward 8x forward
+    path.write_text(json.dumps(data))
+    judged = {r.key: r.verdict for r in load(path).rejudged()}
+    assert judged["backward-pass"] == "fails"
+    assert judged["decode-knee"] == "holds"
+
+
+@pytest.mark.usefixtures("nothing_runs")
+def test_verify_run_rejudges_the_parts(
+    run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.json"
+    run.save(path)
+    assert cli.main(["verify", "--run", str(path), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [(c["key"], c["verdict"]) for c in record["claims"]] == [
+        (r.key, r.verdict) for r in run.claims
+    ]
+    assert record["counts"] == run.counts
+    assert cli.main(["verify", "--run", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "Whole model" in text
+    assert "Beyond one device" in text
+    assert "13 of 14 claims hold" in text
+
+
+def test_a_schema_1_file_is_one_line_naming_it(
+    run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _saved(run, tmp_path, lambda d: d.update(schema=1))
+    for argv in (["verify", "--run", str(path)], ["compare", str(path)]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"{path}: unknown schema version 1; this gpuconcepts reads 2")
+        assert len(err.splitlines()) == 1
+
+
+def test_a_run_whose_distributed_fit_failed_can_be_saved(run: Run, tmp_path: Path) -> None:
+    import dataclasses
+
+    spread = dataclasses.replace(
+        run.distributed, fit=None, fit_problem="time does not grow with message size"
+    )  # type: ignore[type-var]
+    unfit = dataclasses.replace(run, distributed=spread)
+    unfit = dataclasses.replace(unfit, claims=unfit.part_claims())
+    assert unfit.claim("alpha-beta-predicts").verdict == "not visible"
+    unfit.save(tmp_path / "r.json")
+    assert load(tmp_path / "r.json").rejudged() == unfit.claims
 
 
 def test_compare_puts_devices_side_by_side() -> None:

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
+from synthetic import TINY_WHOLEMODEL
 
 from gpuconcepts import formulas as f
 from gpuconcepts.claims import wholemodel as W
+from gpuconcepts.claims.wholemodel_results import (
+    BackwardForward,
+    DecodeSweep,
+    TrainingPeak,
+    WholeModelResults,
+)
 from gpuconcepts.model import ModelShape, matmul_params, params
 from gpuconcepts.roofline import Peaks
 
@@ -55,9 +63,21 @@ def test_decode_sweep_and_training_peak_run_on_a_toy_model():
     assert peak.peak_bytes >= peak.state_bytes
 
 
+def test_whole_model_runs_the_three_and_its_results_round_trip_as_json():
+    lines: list[str] = []
+    results = decoder.whole_model("cpu", TINY_WHOLEMODEL, progress=lines.append)
+    assert results.sizes == TINY_WHOLEMODEL
+    assert results.backward.n_params == 2 * 16 * 32
+    assert len(results.backward.step_seconds) == TINY_WHOLEMODEL.repeats
+    assert results.decode.batches == (1, 2)
+    assert results.training.tokens == 2 * 16
+    assert [line.split(":")[0] for line in lines] == ["whole model"] * 3
+    assert WholeModelResults.from_dict(json.loads(json.dumps(results.to_dict()))) == results
+
+
 # -- the judges, on synthetic data ----------------------------------------------------------------
-def backward(forward: float, step: float, *, off_by: int = 0) -> decoder.BackwardForward:
-    return decoder.BackwardForward(
+def backward(forward: float, step: float, *, off_by: int = 0) -> BackwardForward:
+    return BackwardForward(
         tokens=256, n_params=1000, forward_flops=512_000, backward_flops=1_024_000 + off_by,
         predicted_forward_flops=512_000, predicted_backward_flops=1_024_000,
         forward_seconds=(forward,) * 5, step_seconds=(step,) * 5,
@@ -84,8 +104,8 @@ def test_backward_does_not_hold_when_the_counted_flops_differ():
     assert result.why == "FlopCounterMode's counts equal the formulas exactly"
 
 
-def sweep(seconds: list[float], batches=(1, 4, 16, 64, 128)) -> decoder.DecodeSweep:
-    return decoder.DecodeSweep(
+def sweep(seconds: list[float], batches=(1, 4, 16, 64, 128)) -> DecodeSweep:
+    return DecodeSweep(
         shape=TOY, cached=4, batches=tuple(batches),
         seconds=tuple((t, t * 1.01, t * 1.02) for t in seconds),
         weight_bytes=10**8, cache_bytes=tuple(10**4 * b for b in batches),
@@ -138,7 +158,7 @@ def test_training_memory_holds_at_sixteen_bytes_and_not_at_eight():
     tokens = 2 * TOY.seq
     activations = tokens * TOY.layers * f.layer_activation_memory(d=32, d_ff=64, s=4)
     n = params(TOY)
-    full = decoder.TrainingPeak(n_params=n, tokens=tokens, peak_bytes=16 * n + activations,
+    full = TrainingPeak(n_params=n, tokens=tokens, peak_bytes=16 * n + activations,
                                 state_bytes=16 * n)  # fmt: skip
     assert W.judge_training_memory(full, TOY, device="t").verdict == "holds"
     no_moments = dataclasses.replace(full, peak_bytes=8 * n + activations)

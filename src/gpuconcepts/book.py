@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "catalogue_table",
     "chapter",
     "claim_measurement",
+    "claims_beside",
     "figure_svg",
     "fill",
     "glue_figure",
@@ -233,6 +234,34 @@ def recorded_runs(docs: Path | None = None) -> list[Run]:
 
     folder = _docs_folder(docs) or Path.cwd()
     return load_all(folder / "runs")
+
+
+def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) -> str:
+    """Markdown: the claims of one part (``"Whole model"``, ``"Beyond one device"``) judged
+    again from each run's stored results (:meth:`~gpuconcepts.run.Run.part_claims`, nothing
+    runs), one verdict column per run that holds that part, the first run's claims as rows.
+
+    A run without the part is left out; when no run but the first has it, a sentence below
+    the table says so.
+    """
+    judged = []
+    for run, name in zip(runs, names, strict=True):
+        found = {r.key: r for r in run.part_claims() if r.architecture == architecture}
+        if found:
+            judged.append((name, found))
+    if not judged:
+        raise GpuConceptsError(f"claims_beside: no run holds {architecture!r} claims")
+    rows = [
+        [
+            first.claim,
+            *(claims[key].verdict if key in claims else "not measured" for _, claims in judged),
+        ]
+        for key, first in judged[0][1].items()
+    ]
+    table = markdown_table(["Claim", *(name for name, _ in judged)], rows)
+    if len(judged) == 1:
+        table += "\n\nNo run recorded in `docs/runs/` holds these results yet."
+    return table
 
 
 def profile_of(run: Run) -> list[Measurement]:

@@ -2,8 +2,10 @@ r"""The Run: everything one machine measured, saved once and read by every page 
 
 A :class:`Run` holds the provenance of a machine and its software, the measured peaks, every
 measurement (raw repetition times, FLOPs and bytes, sizes, dtype, flush policy), the facts
-counted along the way, and the claim results. :func:`collect` measures one; ``to_json`` and
-:func:`load` save and read it. Loading checks everything: the schema version, every field,
+counted along the way, the raw results of the whole-model experiments and of the distributed
+measurement (:data:`PARTS`; a part not measured is recorded with the reason in ``skipped``),
+and the claim results. :func:`collect` measures one; ``to_json`` and :func:`load` save and
+read it. Loading checks everything: the schema version, every field,
 and that each measurement's FLOPs and bytes still equal the catalogue's formulas at its sizes
 (a stale count is refused, never rendered). Nothing here needs torch except :func:`collect`.
 
@@ -33,13 +35,15 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import gpuconcepts
 from gpuconcepts.claims.result import ClaimResult, Verdict, tally
+from gpuconcepts.claims.wholemodel_results import WholeModelResults
+from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Fact, Lab
@@ -48,8 +52,20 @@ from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
-SCHEMA = 1
-"""Version of the Run file format; :func:`load` refuses any other."""
+SCHEMA = 2
+"""Version of the Run file format; :func:`load` refuses any other. Version 2 added the
+whole-model and distributed parts (``wholemodel``, ``distributed``, ``skipped``)."""
+
+PARTS = ("wholemodel", "distributed")
+"""The parts of a run beyond the profile and the core claims, in the order they are judged:
+the whole-model experiments (:mod:`gpuconcepts.claims.wholemodel`) and the distributed
+measurement (:mod:`gpuconcepts.distributed`)."""
+
+DISTRIBUTED_WORLD_SIZE = 2
+"""Processes in the distributed part of a run (gloo over the loopback interface): the fewest
+that exchange anything, so every machine can run it and the pipeline's two stages get a core
+each on a 2-core machine. Growth of the all-reduce with W needs more (``gpuconcepts
+distributed --world-size``), so a run shows that claim as not visible."""
 
 
 def catalogue_hash() -> str:
@@ -164,13 +180,20 @@ class Provenance:
 # -- the run -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Run:
-    """Everything one machine measured in one collection; see the module docstring."""
+    """Everything one machine measured in one collection; see the module docstring.
+
+    ``wholemodel`` and ``distributed`` hold what those experiments measured (None when the
+    part was not measured, ``skipped`` then saying why, by part name).
+    """
 
     provenance: Provenance
     peaks: Peaks
     measurements: tuple[Measurement, ...]
     facts: Mapping[str, Fact]
     claims: tuple[ClaimResult, ...]
+    wholemodel: WholeModelResults | None = None
+    distributed: DistributedReport | None = None
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -228,25 +251,51 @@ class Run:
             label=self.label,
         )
 
+    def part_claims(self) -> tuple[ClaimResult, ...]:
+        """The whole-model and distributed claims, judged from this run's stored results by
+        the same judges that judged them when it was collected; nothing runs."""
+        from gpuconcepts.claims.wholemodel import judge_wholemodel
+
+        results: list[ClaimResult] = []
+        if self.wholemodel is not None:
+            results += judge_wholemodel(
+                self.wholemodel,
+                self.peaks,
+                cache_bytes=self.provenance.cache_bytes,
+                device=self.label,
+            )
+        if self.distributed is not None:
+            results += self.distributed.claims
+        return tuple(results)
+
     def rejudged(self) -> tuple[ClaimResult, ...]:
-        """Every claim judged again from this run's measurements by this version's judges."""
+        """Every claim judged again from this run's measurements and stored results by this
+        version's judges: the core claims (when the run recorded their sizes), then
+        :meth:`part_claims`."""
         from gpuconcepts.claims.experiments import ClaimSizes, judge_claims
 
         recorded = self.provenance.sizes.get("claims")
-        if not isinstance(recorded, Mapping):
+        core: tuple[ClaimResult, ...] = ()
+        if isinstance(recorded, Mapping):
+            core = judge_claims(self.lab(), ClaimSizes.from_table(recorded))
+        elif self.wholemodel is None and self.distributed is None:
             raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
-        return judge_claims(self.lab(), ClaimSizes.from_table(recorded))
+        return (*core, *self.part_claims())
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``schema``, ``provenance``, ``peaks``, ``measurements`` (each with a
-        derived ``summary``), ``facts``, ``claims``."""
+        derived ``summary``), ``facts``, ``wholemodel``, ``distributed`` (null when not
+        measured), ``skipped`` (why, by part) and ``claims``."""
         return {
             "schema": SCHEMA,
             "provenance": self.provenance.to_dict(),
             "peaks": self.peaks.to_dict(),
             "measurements": [self._measurement_record(m) for m in self.measurements],
             "facts": {k: dict(v) for k, v in self.facts.items()},
+            "wholemodel": None if self.wholemodel is None else self.wholemodel.to_dict(),
+            "distributed": None if self.distributed is None else self.distributed.record(),
+            "skipped": dict(self.skipped),
             "claims": [c.to_dict() for c in self.claims],
         }
 
@@ -296,7 +345,7 @@ class Run:
             raise GpuConceptsError(
                 f"{source}: unknown schema version {schema!r}; this gpuconcepts reads {SCHEMA}"
             )
-        for name in ("provenance", "peaks", "measurements", "facts", "claims"):
+        for name in ("provenance", "peaks", "measurements", "facts", *PARTS, "skipped", "claims"):
             if name not in data:
                 raise GpuConceptsError(f"{source}: missing field {name!r}")
         with _entry(source, "provenance"):
@@ -315,13 +364,38 @@ class Run:
         facts = data["facts"]
         if not isinstance(facts, dict) or not all(isinstance(v, dict) for v in facts.values()):
             raise GpuConceptsError(f"{source}: facts must be an object of objects")
+        wholemodel = distributed = None
+        if data["wholemodel"] is not None:
+            with _entry(source, "wholemodel"):
+                wholemodel = WholeModelResults.from_dict(data["wholemodel"])
+        if data["distributed"] is not None:
+            with _entry(source, "distributed"):
+                distributed = DistributedReport.from_record(data["distributed"])
+        skipped = data["skipped"]
+        if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
+            raise GpuConceptsError(f"{source}: skipped must be an object of reasons (text)")
+        for part in skipped:
+            if part not in PARTS or data[part] is not None:
+                raise GpuConceptsError(
+                    f"{source}: skipped names {part!r}, which is not a part this run left out "
+                    f"(the parts are {', '.join(PARTS)})"
+                )
         claims = []
         if not isinstance(data["claims"], list):
             raise GpuConceptsError(f"{source}: claims must be a list")
         for i, record in enumerate(data["claims"]):
             with _entry(source, f"claims[{i}]"):
                 claims.append(ClaimResult.from_dict(record))
-        return cls(provenance, peaks, tuple(measurements), facts, tuple(claims))
+        return cls(
+            provenance,
+            peaks,
+            tuple(measurements),
+            facts,
+            tuple(claims),
+            wholemodel,
+            distributed,
+            skipped,
+        )
 
     def save(self, path: Path) -> None:
         """Write the run to ``path`` as JSON (parent folders are made)."""
@@ -443,11 +517,16 @@ def collect(
     command: str | None = None,
     claims: bool = True,
     dtype: str | None = None,
+    wholemodel: bool = True,
+    distributed: bool = True,
 ) -> Run:
-    """Measure a whole run on a resolved device: peaks, the five workloads, every claim.
+    """Measure a whole run on a resolved device: peaks, the five workloads, every claim, the
+    whole-model experiments and the distributed measurement.
 
     Each kernel runs once per size (a :class:`~gpuconcepts.lab.Lab` hands the same
-    measurement to the profile and to every claim that asks for it).
+    measurement to the profile and to every claim that asks for it). The whole-model and
+    distributed claims are judged from the results stored in the run
+    (:meth:`Run.part_claims`), exactly as :meth:`Run.rejudged` judges them again later.
 
     Args:
         device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
@@ -457,7 +536,12 @@ def collect(
         claims: False to measure the profile only (no claim experiments).
         dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
             ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
-            bfloat16 on a GPU with float32 embedding tables).
+            bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
+            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.sizes_for`).
+        wholemodel: False to leave out the whole-model experiments.
+        distributed: False to leave out the distributed measurement (gloo over loopback TCP
+            in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
+            that cannot run it gets the part skipped, with the reason recorded.
     """
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
@@ -489,6 +573,22 @@ def collect(
     )
     profile_all(lab, presets, sweeps)
     results = judge_claims(lab, claim_sizes) if claims else ()
+    skipped: dict[str, str] = {}
+    whole = None
+    if wholemodel:
+        from gpuconcepts.claims.wholemodel_results import sizes_for as wholemodel_sizes
+        from gpuconcepts.kernels.decoder import whole_model
+
+        whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
+    else:
+        skipped["wholemodel"] = _LEFT_OUT
+    report = None
+    if distributed:
+        report, reason = _measure_distributed(quick, timed)
+        if report is None:
+            skipped["distributed"] = reason
+    else:
+        skipped["distributed"] = _LEFT_OUT
     sizes = {
         "presets": presets,
         "sweeps": {k: list(v) for k, v in sweeps.items()},
@@ -501,5 +601,24 @@ def collect(
         seconds=time.perf_counter() - start,
         sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
     )
+    run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
     timed("done")
-    return Run(provenance, peaks, lab.measurements, lab.facts, results)
+    return replace(run, claims=(*results, *run.part_claims()))
+
+
+_LEFT_OUT = "left out when the run was collected"
+
+
+def _measure_distributed(
+    quick: bool, say: Callable[[str], None]
+) -> tuple[DistributedReport | None, str]:
+    """The distributed measurement, or None and the reason this machine could not run it."""
+    from gpuconcepts.distributed.report import measure
+
+    world = DISTRIBUTED_WORLD_SIZE
+    say(f"distributed: {world} gloo processes over loopback TCP")
+    try:
+        return measure(world, backend="gloo", quick=quick), ""
+    except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed
+        say(f"distributed: skipped ({error})")
+        return None, f"this machine could not run it: {error}"

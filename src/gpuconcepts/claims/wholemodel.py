@@ -24,7 +24,6 @@ import math
 import random
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
@@ -35,7 +34,13 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import binary_bytes, plain_number, si, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.kernels.decoder import BackwardForward, DecodeSweep, TrainingPeak
+    from gpuconcepts.claims.wholemodel_results import (
+        BackwardForward,
+        DecodeSweep,
+        TrainingPeak,
+        WholeModelResults,
+        WholeModelSizes,
+    )
 
 ARCHITECTURE = "Whole model"
 
@@ -383,48 +388,20 @@ def judge_training_memory(result: TrainingPeak, shape: ModelShape, *, device: st
 
 
 # -- the experiments ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class WholeModelSizes:
-    """Sizes of the whole-model experiments on one device class."""
+def judge_wholemodel(
+    results: WholeModelResults, peaks: Peaks, *, cache_bytes: int, device: str
+) -> list[ClaimResult]:
+    """Every whole-model claim, judged from what the experiments measured (nothing runs).
 
-    backward: dict[str, int]
-    decode: ModelShape
-    batches: tuple[int, ...]
-    cached: int
-    training: ModelShape
-    training_batch: int
-    repeats: int
-
-
-def sizes_for(device: str) -> WholeModelSizes:
-    """Small on a CPU (the book's page runs in seconds), larger on a GPU.
-
-    >>> sizes_for("cpu").decode.dtype, sizes_for("cuda").decode.dtype
-    ('float32', 'bfloat16')
+    ``peaks`` and ``cache_bytes`` are the machine's measured peaks and last-level cache, as
+    a Run records them.
     """
-    if device == "cuda":
-        return WholeModelSizes(
-            backward={"tokens": 8192, "d": 2048, "d_ff": 8192, "blocks": 4},
-            decode=ModelShape("decode-gpu", d=2048, layers=4, d_ff=8192, heads=16, n_kv=4,
-                              d_head=128, vocab=32000, seq=64, dtype="bfloat16"),
-            batches=(1, 4, 16, 64, 128, 256, 512, 1024, 2048),
-            cached=64,
-            training=ModelShape("train-gpu", d=1024, layers=4, d_ff=4096, heads=8, n_kv=8,
-                                d_head=128, vocab=8192, seq=256, dtype="float32"),
-            training_batch=4,
-            repeats=7,
-        )  # fmt: skip
-    return WholeModelSizes(
-        backward={"tokens": 512, "d": 512, "d_ff": 2048, "blocks": 1},
-        decode=ModelShape("decode-cpu", d=768, layers=2, d_ff=3072, heads=12, n_kv=4,
-                          d_head=64, vocab=8192, seq=16, dtype="float32"),
-        batches=(1, 4, 16, 64),
-        cached=16,
-        training=ModelShape("train-cpu", d=256, layers=2, d_ff=1024, heads=4, n_kv=4,
-                            d_head=64, vocab=1024, seq=64, dtype="float32"),
-        training_batch=2,
-        repeats=5,
-    )  # fmt: skip
+    return [
+        judge_backward(results.backward, device=device),
+        judge_decode_knee(results.decode, peaks, device=device),
+        judge_decode_floor(results.decode, peaks, cache_bytes=cache_bytes, device=device),
+        judge_training_memory(results.training, results.sizes.training, device=device),
+    ]
 
 
 def run_wholemodel_claims(
@@ -432,28 +409,23 @@ def run_wholemodel_claims(
     peaks: Peaks,
     *,
     sizes: WholeModelSizes | None = None,
+    quick: bool = False,
     label: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[ClaimResult]:
-    """Run the whole-model experiments on a resolved device and judge each claim."""
-    from gpuconcepts.kernels import decoder
+    """Run the whole-model experiments on a resolved device and judge each claim.
+
+    A Run does the same in two steps (:func:`gpuconcepts.kernels.decoder.whole_model`, then
+    :func:`judge_wholemodel`), keeping what was measured.
+    """
+    from gpuconcepts.claims.wholemodel_results import sizes_for
+    from gpuconcepts.kernels.decoder import whole_model
     from gpuconcepts.measure import device_name, last_level_cache_bytes
 
-    say = progress or (lambda _line: None)
-    chosen = sizes or sizes_for(device)
-    where = label or device_name(device)
-    say("whole model: backward against forward on a stack of linear layers")
-    backward = decoder.backward_forward(device, repeats=chosen.repeats, **chosen.backward)
-    say("whole model: decode steps at growing batch")
-    sweep = decoder.decode_sweep(
-        device, chosen.decode, batches=chosen.batches, cached=chosen.cached,
-        repeats=chosen.repeats,
-    )  # fmt: skip
-    say("whole model: peak memory of an Adam training step")
-    peak = decoder.training_peak(device, chosen.training, batch=chosen.training_batch)
-    return [
-        judge_backward(backward, device=where),
-        judge_decode_knee(sweep, peaks, device=where),
-        judge_decode_floor(sweep, peaks, cache_bytes=last_level_cache_bytes(device), device=where),
-        judge_training_memory(peak, chosen.training, device=where),
-    ]
+    results = whole_model(device, sizes or sizes_for(device, quick), progress=progress)
+    return judge_wholemodel(
+        results,
+        peaks,
+        cache_bytes=last_level_cache_bytes(device),
+        device=label or device_name(device),
+    )

@@ -33,6 +33,7 @@ from gpuconcepts.distributed.traffic import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
+from gpuconcepts.records import from_record, to_record
 from gpuconcepts.units import plain_number, si
 
 
@@ -127,8 +128,20 @@ class DistributedReport:
         rows = self.rows()
         return markdown_table(rows[0], rows[1:])
 
+    def record(self) -> dict[str, Any]:
+        """Every measured value as plain JSON, losslessly: what a Run saves. (:meth:`to_dict`
+        is the CLI's view: statistics, predictions and claims.)"""
+        return to_record(self)
+
+    @classmethod
+    def from_record(cls, record: object) -> DistributedReport:
+        """The inverse of :meth:`record`; a missing or mistyped entry is named
+        (``collectives[3].seconds[0] must be a number; got 'x'``)."""
+        return from_record(cls, record)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form: every collective with formula bytes, loopback bytes and time."""
+        """JSON-ready form for ``gpuconcepts distributed --json``: every collective with
+        formula bytes, loopback bytes and time, and the claims."""
         return {
             "world_size": self.world_size,
             "backend": self.backend,

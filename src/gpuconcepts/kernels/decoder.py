@@ -7,7 +7,12 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
 * :func:`backward_forward` — FLOPs of a forward and a backward pass counted by
   ``FlopCounterMode``, and both timed, on a stack of linear layers;
 * :func:`decode_sweep` — one decode step timed at several batch sizes, the KV cache short;
-* :func:`training_peak` — the peak memory of one training step with Adam.
+* :func:`training_peak` — the peak memory of one training step with Adam;
+* :func:`whole_model` — the three at a device's sizes, as one
+  :class:`~gpuconcepts.claims.wholemodel_results.WholeModelResults` (what a Run saves).
+
+Their results are plain values of :mod:`gpuconcepts.claims.wholemodel_results`, which a saved
+run reads back without torch.
 
 >>> from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 >>> shape = ModelShape("toy", d=16, layers=2, d_ff=32, heads=4, n_kv=2, d_head=4,
@@ -24,7 +29,6 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -33,6 +37,13 @@ from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.wholemodel_results import (
+    BackwardForward,
+    DecodeSweep,
+    TrainingPeak,
+    WholeModelResults,
+    WholeModelSizes,
+)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
 from gpuconcepts.measure import time_function
@@ -116,26 +127,6 @@ def linear_stack(d: int, d_ff: int, blocks: int, *, seed: int = 0) -> nn.Sequent
     return nn.Sequential(*layers)
 
 
-@dataclass(frozen=True)
-class BackwardForward:
-    """FLOPs counted by ``FlopCounterMode`` and seconds timed, forward and backward.
-
-    ``backward_*`` is the forward-and-backward run less the forward one. ``forward_seconds[i]``
-    and ``step_seconds[i]`` were timed back to back (see :func:`_paired_times`). The
-    ``predicted_*`` FLOPs are ``forward_flops_per_token`` and ``training_flops_per_token`` at the stack's
-    weight count, times the tokens.
-    """
-
-    tokens: int
-    n_params: int
-    forward_flops: int
-    backward_flops: int
-    predicted_forward_flops: int
-    predicted_backward_flops: int
-    forward_seconds: tuple[float, ...]
-    step_seconds: tuple[float, ...]
-
-
 def count_flops(fn: Callable[[], object]) -> int:
     """FLOPs ``FlopCounterMode`` counts while ``fn()`` runs."""
     with FlopCounterMode(display=False) as counter:
@@ -204,27 +195,6 @@ def backward_forward(
 
 
 # -- decode ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DecodeSweep:
-    """One decode step (one new token per sequence, a cache of ``cached`` tokens) per batch.
-
-    ``weight_bytes`` are the bytes of every weight a step multiplies by (``weight_memory`` at
-    :func:`gpuconcepts.model.matmul_params`) and ``cache_bytes[i]`` the KV cache of batch
-    ``batches[i]`` (``gqa_kv_cache_memory`` × layers).
-    """
-
-    shape: ModelShape
-    cached: int
-    batches: tuple[int, ...]
-    seconds: tuple[tuple[float, ...], ...]
-    weight_bytes: int
-    cache_bytes: tuple[int, ...]
-
-    def tokens_per_second(self) -> tuple[float, ...]:
-        """Tokens per second at each batch, at the fastest repetition."""
-        return tuple(B / min(t) for B, t in zip(self.batches, self.seconds, strict=True))
-
-
 def _step(model: Decoder, token: torch.Tensor, cache: Cache) -> Callable[[], object]:
     """One decode step on a fixed cache, as a call without arguments for the timers."""
     return lambda: model(token, cache)
@@ -263,21 +233,6 @@ def decode_sweep(
 
 
 # -- training memory ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TrainingPeak:
-    """Peak bytes of one Adam training step (fp32), beside the states it must hold.
-
-    ``state_bytes``: weights, gradients and Adam's two moments, counted from the tensors;
-    ``peak_bytes``: the most bytes live at once during the step (allocator peak on CUDA, the
-    profiler's memory events on a CPU), including the weights and moments live before it.
-    """
-
-    n_params: int
-    tokens: int
-    peak_bytes: int
-    state_bytes: int
-
-
 def _profiled_peak(fn: Callable[[], object]) -> int:
     """Most bytes allocated at once while ``fn()`` runs, from the profiler's memory events."""
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
@@ -333,3 +288,20 @@ def training_peak(device: str, shape: ModelShape, *, batch: int) -> TrainingPeak
     return TrainingPeak(
         n_params=n, tokens=batch * shape.seq, peak_bytes=int(peak), state_bytes=resident + grads
     )
+
+
+# -- all three ---------------------------------------------------------------------------------
+def whole_model(
+    device: str, sizes: WholeModelSizes, *, progress: Callable[[str], None] | None = None
+) -> WholeModelResults:
+    """Run the three whole-model experiments at ``sizes`` on a resolved device."""
+    say = progress or (lambda _line: None)
+    say("whole model: backward against forward on a stack of linear layers")
+    backward = backward_forward(device, repeats=sizes.repeats, **sizes.backward)
+    say("whole model: decode steps at growing batch")
+    decode = decode_sweep(
+        device, sizes.decode, batches=sizes.batches, cached=sizes.cached, repeats=sizes.repeats
+    )
+    say("whole model: peak memory of an Adam training step")
+    training = training_peak(device, sizes.training, batch=sizes.training_batch)
+    return WholeModelResults(sizes, backward, decode, training)
