@@ -196,7 +196,7 @@ def test_the_parts_claims_and_counts(run: Run) -> None:
     assert keys[4:] == [
         "traffic-all-reduce", "traffic-table-wise-lookup", "traffic-row-wise-lookup",
         "traffic-column-wise-lookup", "traffic-two-way-tensor-parallel-mlp",
-        "traffic-2-stage-pipeline-4-micro-batches", "allreduce-grows-with-w",
+        "traffic-pipeline", "allreduce-grows-with-w",
         "rowwise-more-than-tablewise", "alpha-beta-predicts", "pipeline-bubble",
     ]  # fmt: skip
     # every made-up result sits where its formula puts it; at W = 2 the all-reduce's share

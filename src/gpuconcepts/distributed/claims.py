@@ -149,7 +149,10 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
         else (math.nan, math.nan)
     )
     return two_sided(
-        key=f"traffic-{c.name.lower().translate(_SLUG)}",
+        # the pipeline's name holds its sizes; its key must not, to match runs of other sizes
+        key="traffic-pipeline"
+        if c.kind == "pipeline"
+        else f"traffic-{c.name.lower().translate(_SLUG)}",
         quantity="loopback bytes ÷ formula bytes",
         claim=f"The {c.name} sends the bytes {formula.name} counts.",
         prediction=f"{formula.text()}: {c.formula_bytes:,.0f} bytes per sending device (ratio 1)",
