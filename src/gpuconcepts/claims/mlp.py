@@ -24,6 +24,7 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
@@ -48,6 +49,7 @@ class _MlpSweep:
 
     batches: tuple[float, ...]
     flops_per_s: tuple[float, ...]
+    flops_per_s_spread: tuple[tuple[float, ...], tuple[float, ...]]  # (slow ends, fast ends)
     intensity: tuple[float, ...]
     attainable: tuple[float, ...]
     d_in: int
@@ -65,6 +67,7 @@ class _MlpSweep:
         return cls(
             batches=size_values(ordered, "B"),
             flops_per_s=tuple(m.flops_per_s for m in ordered),
+            flops_per_s_spread=_ends(m.interval_flops_per_s for m in ordered),
             intensity=intensity,
             attainable=attainable(intensity, peaks),
             d_in=d_in,
@@ -74,9 +77,10 @@ class _MlpSweep:
         )
 
     def series(self) -> tuple[Series, Series]:
-        """Measured FLOP/s against the roofline's, both over B."""
+        """Measured FLOP/s (with its spread) against the roofline's, both over B."""
+        low, high = self.flops_per_s_spread
         return (
-            Series("measured", self.batches, self.flops_per_s),
+            Series("measured", self.batches, self.flops_per_s, low=low, high=high),
             Series(
                 "roofline (mlp_intensity × bandwidth, capped at peak)",
                 self.batches,

@@ -9,7 +9,7 @@ book's one number policy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gpuconcepts.claims.fit import fit_power_law, fit_upper
 from gpuconcepts.claims.quantities import formula_along, param, size_values, sorted_sweep
@@ -24,6 +24,12 @@ def _seconds(m: Measurement) -> float:
     return m.seconds
 
 
+def _ends(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A series' ``low`` and ``high`` from each point's interval (e.g. ``interval_seconds``)."""
+    pairs = tuple(intervals)
+    return tuple(lo for lo, _ in pairs), tuple(hi for _, hi in pairs)
+
+
 # -- building results ------------------------------------------------------------------------
 def _bars(
     title: str,
@@ -36,10 +42,15 @@ def _bars(
     labels: tuple[str, str] = ("measured", "roofline"),
     log_y: bool = True,
     hlines: tuple[tuple[str, float], ...] = (),
+    spread: Sequence[tuple[float, float]] = (),
 ) -> PlotSpec:
-    """A bar chart of one measured value per category, beside its prediction when given."""
+    """A bar chart of one measured value per category, beside its prediction when given.
+
+    ``spread`` gives each measured value's interval (low, high), drawn as error bars.
+    """
     at = tuple(float(i) for i in range(len(categories)))
-    series = [Series(labels[0], at, measured)]
+    low, high = _ends(spread) if spread else (None, None)
+    series = [Series(labels[0], at, measured, low=low, high=high)]
     if predicted:
         series.append(Series(labels[1], at, predicted, role="predicted"))
     return PlotSpec(
@@ -76,6 +87,7 @@ def _power_law(
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
     seconds = tuple(_seconds(m) for m in ordered)
+    low, high = _ends(m.interval_seconds for m in ordered)
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds)
@@ -105,7 +117,7 @@ def _power_law(
             x_label="sequence length S",
             y_label="seconds",
             series=(
-                Series("measured", lengths, seconds),
+                Series("measured", lengths, seconds, low=low, high=high),
                 Series(
                     f"∝ {formula.name} (anchored at the largest S)",
                     lengths,
