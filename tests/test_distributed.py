@@ -210,9 +210,9 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
         assert c.max_error < 1e-3, c.name
         assert all(t > 0 for t in c.seconds)
     by_key = {r.key: r for r in report.claims}
-    assert by_key["rowwise-more-than-tablewise"].status == "holds"
-    assert by_key["traffic-all-reduce"].status == "holds"
-    assert by_key["allreduce-grows-with-w"].status == "not visible here"  # W = 2: ratio is 1
+    assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
+    assert by_key["traffic-all-reduce"].verdict == "holds"
+    assert by_key["allreduce-grows-with-w"].verdict == "not visible"  # W = 2: ratio is 1
 
 
 def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # type: ignore[no-untyped-def]
@@ -233,7 +233,7 @@ def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore
         assert c["loopback_bytes"] > 0
         assert c["seconds"] > 0
     for claim in record["claims"]:
-        assert {"alternative", "pass_region", "interval"} <= set(claim["values"])
+        assert {"alternative", "pass_region", "interval", "measured", "verdict"} <= set(claim)
 
 
 # -- claims fed violating data -----------------------------------------------------------------
@@ -264,11 +264,11 @@ def _collective(
 
 def test_traffic_claim_fails_when_the_bytes_are_doubled() -> None:
     good = _collective()
-    assert claims.traffic_claim(good, "demo").status == "holds"
+    assert claims.traffic_claim(good, "demo").verdict == "holds"
     doubled = _collective(measured=2 * good.formula_bytes)
-    assert claims.traffic_claim(doubled, "demo").status == "does not hold"
+    assert claims.traffic_claim(doubled, "demo").verdict == "fails"
     halved = _collective(measured=0.5 * good.formula_bytes)
-    assert claims.traffic_claim(halved, "demo").status == "does not hold"
+    assert claims.traffic_claim(halved, "demo").verdict == "fails"
 
 
 def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
@@ -276,11 +276,11 @@ def test_allreduce_growth_fails_when_bytes_stay_flat() -> None:
         _collective(inputs={"n_params": 1000, "s": 4, "W": w}, measured=4000.0 * 1.001)
         for w in (2, 3, 4)
     ]
-    assert claims.allreduce_growth_claim(sweep, "demo").status == "does not hold"
+    assert claims.allreduce_growth_claim(sweep, "demo").verdict == "fails"
     honest = [_collective(inputs={"n_params": 1000, "s": 4, "W": w}) for w in (2, 3, 4)]
     result = claims.allreduce_growth_claim(honest, "demo")
-    assert result.status == "holds"
-    assert result.values["alternative_value"] == 1.0
+    assert result.verdict == "holds"
+    assert result.test.alternative_value == 1.0
 
 
 def _lookups(row_factor: float) -> list[Collective]:
@@ -292,8 +292,8 @@ def _lookups(row_factor: float) -> list[Collective]:
 
 
 def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
-    assert claims.rowwise_claim(_lookups(2.0), "demo").status == "holds"
-    assert claims.rowwise_claim(_lookups(1.0), "demo").status == "does not hold"
+    assert claims.rowwise_claim(_lookups(2.0), "demo").verdict == "holds"
+    assert claims.rowwise_claim(_lookups(1.0), "demo").verdict == "fails"
 
 
 def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
@@ -303,11 +303,11 @@ def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
     on_line = _collective(
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=fit.seconds(bytes_)
     )
-    assert claims.alpha_beta_claim([on_line], fit, "demo").status == "holds"
+    assert claims.alpha_beta_claim([on_line], fit, "demo").verdict == "holds"
     slow = _collective(
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=10 * fit.seconds(bytes_)
     )
-    assert claims.alpha_beta_claim([slow], fit, "demo").status == "does not hold"
+    assert claims.alpha_beta_claim([slow], fit, "demo").verdict == "fails"
 
 
 def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
@@ -324,11 +324,11 @@ def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
 
 def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
-    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").status == "holds"
-    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").status == "does not hold"
-    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").status == "not visible here"
+    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").verdict == "holds"
+    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").verdict == "fails"
+    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").verdict == "not visible"
     crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
-    assert crowded.status == "not visible here"
+    assert crowded.verdict == "not visible"
     assert "3x longer" in crowded.reason
 
 
@@ -336,7 +336,7 @@ def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
     inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
     lookup = _collective("sharded embedding", "rowwise_alltoall_bytes", inputs)
     result = claims.alpha_beta_claim([lookup], None, "demo", problem="time fell with size")
-    assert result.status == "not visible here"
+    assert result.verdict == "not visible"
     assert "time fell with size" in result.reason
 
 

@@ -1,4 +1,4 @@
-"""Our FLOP formulas against what torch's FlopCounterMode counts on real modules."""
+"""Our FLOP formulas against what torch's FlopCounterMode counts on real modules and kernels."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import pytest
 from gpuconcepts import formulas as f
 
 torch = pytest.importorskip("torch")
+from kernel_probe import closure, timed_function
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 
@@ -44,3 +46,35 @@ def test_explicit_attention(B, S, d):
         return scores @ v
 
     assert _count(attention) == f.attention_flops(B=B, S=S, d=d)
+
+
+@pytest.mark.parametrize("workload", ["transformer-prefill", "transformer-prefill-causal"])
+def test_sdpa_prefill_kernels(workload, monkeypatch):
+    # The functions the two prefill kernels time, with their own Q, K and V.
+    B, S, d, heads = 2, 9, 12, 3
+    fn, m = timed_function(monkeypatch, workload, {"B": B, "S": S, "d": d, "heads": heads})
+    causal = workload.endswith("-causal")
+    formula = f.attention_flops_causal if causal else f.attention_flops
+    assert m.flops == formula(B=B, S=S, d=d)
+
+    # torch 2.13's FlopCounterMode has no formula for the CPU's fused attention op
+    # (_scaled_dot_product_flash_attention_for_cpu): it counts nothing there.
+    assert _count(fn) == 0
+    # On the math backend SDPA is two batched matmuls, which it counts: the full S×S square
+    # in both cases, because a causal mask is applied to scores already computed (its CUDA
+    # formulas say the same: "We aren't accounting for causal attention here").
+    with sdpa_kernel(SDPBackend.MATH):
+        assert _count(fn) == f.attention_flops(B=B, S=S, d=d)
+
+    # What the causal formula counts is the products a causal kernel needs: a multiply-add
+    # per width element for each (query, key) pair the mask lets through, in QKᵀ and again in
+    # P·V. The kernel's own attention weights say which pairs those are: with V = identity its
+    # output is P, nonzero exactly where a key is visible.
+    q, k = closure(fn)["q"], closure(fn)["k"]
+    identity = torch.eye(S).expand(B, heads, S, S)
+    with torch.inference_mode():
+        weights = torch.nn.functional.scaled_dot_product_attention(q, k, identity, is_causal=causal)
+    visible_pairs = int(torch.count_nonzero(weights))
+    assert visible_pairs == B * heads * (S * (S + 1) // 2 if causal else S * S)
+    width = d // heads
+    assert formula(B=B, S=S, d=d) == 2 * 2 * visible_pairs * width

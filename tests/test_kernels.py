@@ -15,6 +15,7 @@ import pytest
 from synthetic import TINY_PRESETS as TINY
 
 torch = pytest.importorskip("torch")
+from kernel_probe import closure, timed_function, touched_bytes
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -287,24 +288,70 @@ def test_rnn_module_runs_float16_where_the_default_is_bfloat16(
         rnn.rnn_module("cpu", PEAKS, B=2, S=3, d_in=4, d_h=4, dtype="bfloat16", repeats=R)
 
 
-def test_step_loop_computes_the_rnn_recurrence() -> None:
-    # The explicit loop and nn.RNN agree when given the same weights.
-    B, S, d_in, d_h = 2, 4, 3, 5
-    x = torch.randn(B, S, d_in)
-    module = torch.nn.RNN(d_in, d_h, batch_first=True)
+@pytest.mark.parametrize("workload", ["rnn-loop", "rnn-hoisted"])
+def test_the_loops_compute_what_nn_rnn_computes(
+    workload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The function each loop kernel times, on its own x, W_x, W_h and b, against an nn.RNN
+    # given the same weights (b as its input bias, a zero hidden bias).
+    S, B, d_in, d_h = 4, 3, 5, 6
+    fn, _ = timed_function(monkeypatch, workload, {"B": B, "S": S, "d_in": d_in, "d_h": d_h})
+    tensors = closure(fn)
+    module = torch.nn.RNN(d_in, d_h)  # sequence first, like the loops' x and out
     with torch.no_grad():
-        expected, _ = module(x)
-        h = torch.zeros(B, d_h)
-        bias = module.bias_ih_l0 + module.bias_hh_l0
-        outs = []
-        for t in range(S):
-            h = torch.tanh(
-                torch.addmm(
-                    torch.addmm(bias, x[:, t], module.weight_ih_l0.T), h, module.weight_hh_l0.T
-                )
-            )
-            outs.append(h)
-    torch.testing.assert_close(torch.stack(outs, dim=1), expected)
+        module.weight_ih_l0.copy_(tensors["w_x"].T)
+        module.weight_hh_l0.copy_(tensors["w_h"].T)
+        module.bias_ih_l0.copy_(tensors["bias"])
+        module.bias_hh_l0.zero_()
+        expected, last = module(tensors["x"].view(S, B, d_in))
+        got = fn()
+    assert got.shape == (S, B, d_h)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(got[-1], last[0])
+
+
+UNCOUNTED_ELEMENTS: dict[str, Callable[[dict[str, int]], int]] = {
+    "rnn-module": lambda z: 2 * z["d_h"] + z["B"] * z["d_h"],  # two biases; h_n, also returned
+    "rnn-loop": lambda z: z["d_h"],  # the bias
+    "rnn-hoisted": lambda z: z["d_h"],  # the bias
+    "rnn-gemm": lambda z: z["B"] * z["S"] * z["d_h"] + z["d_h"],  # every h_{t-1}, given; bias
+}
+"""Elements a kernel touches that its ``*_bytes`` formula leaves out, as the formulas say
+(no biases; minimal traffic of the layer itself): the formula is the rest exactly."""
+
+
+@pytest.mark.parametrize("workload", [w for w in SUITE_SIZES if not w.startswith("dlrm-")])
+def test_bytes_formula_is_the_bytes_of_the_tensors_the_kernel_touches(
+    workload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes = SUITE_SIZES[workload]
+    fn, m = timed_function(monkeypatch, workload, sizes)
+    touched = touched_bytes(fn)
+    _, formula_bytes = WORKLOADS[workload].counts(m.params)
+    assert set(touched) == {torch.float32}
+    uncounted = 4 * UNCOUNTED_ELEMENTS.get(workload, lambda _z: 0)(sizes)
+    assert touched[torch.float32] == formula_bytes + uncounted
+
+
+@pytest.mark.parametrize("workload", ["dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"])
+def test_embedding_bytes_count_the_rows_looked_up_not_the_table(
+    workload: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # embedding_bag is handed the whole N × d table, the int64 indices and bag offsets, and
+    # returns B pooled rows. embedding_bag_bytes counts the B·L rows the indices select and
+    # the output, and leaves the indices out (its summary says so).
+    sizes = SUITE_SIZES[workload]
+    fn, m = timed_function(monkeypatch, workload, sizes)
+    touched = touched_bytes(fn)
+    _, formula_bytes = WORKLOADS[workload].counts(m.params)
+    if workload == "dlrm-dense":
+        assert touched == {torch.float32: formula_bytes}
+        return
+    N, B, L, d = (sizes[k] for k in ("N", "B", "L", "d"))
+    index = closure(fn)["index"]
+    assert index.numel() == B * L
+    assert touched == {torch.float32: (N * d + B * d) * 4, torch.int64: (B * L + B) * 8}
+    assert formula_bytes == touched[torch.float32] - N * d * 4 + index.numel() * d * 4
 
 
 @pytest.mark.parametrize("pattern", dlrm.PATTERNS)
@@ -355,6 +402,60 @@ def test_decode_cache_grows_exactly_as_kv_cache_memory() -> None:
     # the series travel with the measurement into a saved run, and back
     assert m.to_dict()["series"]["cache_bytes"] == list(m.series["cache_bytes"])
     assert Measurement.from_dict(m.to_dict()) == m
+
+
+def test_decode_cache_is_what_the_allocator_handed_out_not_the_shapes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An append that over-allocates: each new cache's storage holds one spare token row that
+    # the returned view hides. The shapes (and so the lengths) are unchanged; the CPU
+    # measurement, read from the allocator's memory events, sees one extra K and V row.
+    real = transformer._append
+
+    def padded(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+        return torch.cat((cache, row, torch.zeros_like(row)), dim=2)[:, :, :-1]
+
+    monkeypatch.setattr(transformer, "_append", padded)
+    m = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=3, d=12, heads=3, repeats=R)
+    assert m.series["lengths"] == (6, 7, 8)
+    spare_row = 2 * 2 * 12 * 4  # K and V, B=2, d=12, 4-byte floats
+    assert m.series["cache_bytes"] == tuple(
+        formulas.kv_cache_memory(B=2, S=n, d=12, s=4) + spare_row for n in (6, 7, 8)
+    )
+
+    # An append that never lets an old cache go: every older copy stays live, so the cache
+    # costs the sum of all its sizes so far, though each K and V storage is as the formula says.
+    kept: list[torch.Tensor] = []
+
+    def hoarding(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+        kept.append(cache)
+        return real(cache, row)
+
+    monkeypatch.setattr(transformer, "_append", hoarding)
+    m = transformer.decode("cpu", PEAKS, B=2, S_prompt=5, steps=3, d=12, heads=3, repeats=R)
+    held = [formulas.kv_cache_memory(B=2, S=n, d=12, s=4) for n in (5, 6, 7, 8)]
+    assert m.series["cache_bytes"] == (sum(held[:2]), sum(held[:3]), sum(held))
+
+
+def test_live_cache_bytes_counts_only_blocks_allocated_in_the_cache_scope() -> None:
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True
+    ) as prof:
+        outside = torch.empty(1000)  # 4000 bytes, never in a scope
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            cache = torch.empty(10)  # 40 bytes
+            scratch = torch.empty(100)  # 400 bytes, freed inside the scope
+            del scratch
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            cache = torch.cat((cache, torch.empty(5)))  # 60 bytes; the 40 are freed
+        del cache, outside
+        with torch.profiler.record_function(transformer.CACHE_SCOPE):
+            pass
+    assert prof.profiler is not None
+    assert prof.profiler.kineto_results is not None
+    events = prof.profiler.kineto_results.experimental_event_tree()
+    assert transformer.live_cache_bytes(events) == [40, 60, 0]
+    assert transformer.live_cache_bytes(events, device="cuda") == [0, 0, 0]
 
 
 def test_decode_cache_in_half_precision() -> None:

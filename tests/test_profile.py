@@ -80,6 +80,8 @@ cnn_C = 4
 rnn_B = 2
 rnn_d = 8
 rnn_lengths = [4, 8, 16]
+rnn_length_B = 2
+rnn_length_d = 8
 rnn_S = 8
 rnn_batches = [1, 2, 4]
 attn_B = 1
@@ -164,8 +166,8 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     # verify --run judges the saved run again, without measuring: the same verdicts
     assert cli.main(["verify", "--run", str(saved), "--json"]) == 0
     judged = json.loads(capsys.readouterr().out)
-    assert [(c["key"], c["status"]) for c in judged["claims"]] == [
-        (c.key, c.status) for c in run.claims
+    assert [(c["key"], c["verdict"]) for c in judged["claims"]] == [
+        (c.key, c.verdict) for c in run.claims
     ]
     assert cli.main(["compare", str(saved)]) == 0
     assert "[1] cpu (" in capsys.readouterr().out

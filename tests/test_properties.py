@@ -62,3 +62,16 @@ def test_embedding_lookups_stay_below_one_flop_per_element_byte(B, L, d, s):
     assert f.embedding_payload(B=2 * B, L=L, d=d, s=s) == 2 * f.embedding_payload(
         B=B, L=L, d=d, s=s
     )
+
+
+@given(d=size, s=elem, c=st.sampled_from([16, 32, 64, 128]))
+def test_a_random_row_moves_whole_units_and_never_less_than_itself(d, s, c):
+    moved = f.random_row_bytes(d=d, s=s, c=c)
+    assert moved % c == 0
+    assert d * s <= moved < d * s + c
+    ratio = f.lookup_order_ratio(d=d, s=s, c=c)
+    assert 1 <= ratio < 1 + c / (d * s)
+    if d * s <= c:  # a row within one unit pays for all of it
+        assert ratio == c / (d * s)
+    if (d * s) % c == 0:  # rows of whole units waste nothing: the model predicts no gap
+        assert ratio == 1

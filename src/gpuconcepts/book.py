@@ -269,7 +269,7 @@ def chapter(run: Run, name: str) -> list[Measurement]:
 
 def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
     """The measurement behind a roofline claim (its values name the workload and sizes)."""
-    from gpuconcepts.render import sizes as sizes_text
+    from gpuconcepts.units import sizes as sizes_text
 
     for m in run.measurements:
         if m.workload == result.values.get("workload") and sizes_text(

@@ -31,7 +31,7 @@ from gpuconcepts.formula import Formula, product, ratio, total
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import FLOPS_PER_MAC
 
-N, d, s, B, L = (sym(n) for n in ("N", "d", "s", "B", "L"))
+N, d, s, B, L, c = (sym(n) for n in ("N", "d", "s", "B", "L", "c"))
 d_in, d_out, d_h = (sym(n) for n in ("d_in", "d_out", "d_h"))
 H_out, W_out, K, C_in, C_out, C = (sym(n) for n in ("H_out", "W_out", "K", "C_in", "C_out", "C"))
 S, F, Q, P, beta, I = (sym(n) for n in ("S", "F", "Q", "P", "beta", "I"))
@@ -109,6 +109,56 @@ embedding_intensity = Formula(
     0.125
     >>> embedding_intensity(B=2048, L=80, d=128, s=4) < 1 / 4
     True
+    """,
+)
+
+random_row_bytes = Formula(
+    "random_row_bytes",
+    product(sp.ceiling(ratio(product(d, s), c)), c),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{random row}}",
+    summary="Bytes memory moves to fetch one embedding row at a random address: the row's d·s "
+    "bytes rounded up to whole transfer units of c bytes.",
+    doc=r"""
+    Model: memory moves whole units of c bytes (a 64-byte cache line on a CPU, a 32-byte
+    sector on an NVIDIA GPU), and a row at a random address shares none of them with the
+    rows fetched around it, so it costs every unit it touches. Assumed: rows start on a unit
+    boundary (a row of d·s bytes touches ⌈d·s/c⌉ units; a misaligned one may touch one more),
+    and no unit is still in cache from an earlier lookup (a table far larger than the cache,
+    rows drawn uniformly). Consecutive rows share their units, so they move just d·s bytes
+    each.
+
+    A 16-byte row (d = 4 in FP32) still costs a whole 64-byte line; a 512-byte row moves
+    exactly its own eight lines:
+
+    >>> random_row_bytes(d=4, s=4, c=64), random_row_bytes(d=128, s=4, c=64)
+    (64, 512)
+    >>> random_row_bytes.worked(d=4, s=4, c=64)
+    '\\left\\lceil{\\frac{d s}{c}}\\right\\rceil c = \\left\\lceil{\\frac{4 \\times 4}{64}}\\right\\rceil \\times 64 = 64'
+    """,
+)
+
+lookup_order_ratio = Formula(
+    "lookup_order_ratio",
+    ratio(random_row_bytes.expr, product(d, s)),
+    kind="count",
+    lhs=r"\frac{\beta_{\text{sequential}}}{\beta_{\text{random}}}",
+    summary="Predicted bandwidth of consecutive row lookups over random ones: the bytes a "
+    "random row moves (random_row_bytes) over the d·s bytes it holds.",
+    doc="""
+    Same model as :data:`random_row_bytes`, and both orders are assumed to stream at the
+    same bytes per second of whole units: only the wasted part of each unit makes random
+    rows slower. Rows narrower than a unit waste most of it; rows of whole units waste
+    nothing, and the model predicts no gap at all (what it leaves out, such as hardware
+    prefetching and DRAM pages kept open for consecutive addresses, still favours
+    consecutive rows a little).
+
+    >>> lookup_order_ratio(d=4, s=4, c=64), lookup_order_ratio(d=128, s=4, c=64)
+    (4, 1)
+    >>> lookup_order_ratio(d=4, s=4, c=32)  # the same 16-byte rows on a GPU's sectors
+    2
+    >>> lookup_order_ratio(d=24, s=4, c=64)  # 96 bytes span two lines
+    1.3333333333333333
     """,
 )
 

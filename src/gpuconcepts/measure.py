@@ -350,6 +350,51 @@ def cpu_cache_levels(
     return tuple((f"L{level}", size) for level, size in sorted(levels.items()))
 
 
+DEFAULT_CACHE_LINE_BYTES = 64
+"""Fallback CPU cache line when sysfs says nothing: the line of every x86-64 CPU and of most
+Arm server cores."""
+
+GPU_SECTOR_BYTES = 32
+"""The unit an NVIDIA GPU's L2 cache and DRAM move: a 32-byte sector (four per 128-byte cache
+line), as the CUDA C++ Best Practices Guide describes coalesced access since compute capability
+6.0. CUDA does not report it, so it is written here once."""
+
+TRANSFER_UNIT_NAMES = {"cpu": "cache line", "cuda": "sector"}
+"""What each device calls its unit of memory transfer (see :func:`transfer_unit_bytes`)."""
+
+
+def cpu_cache_line_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
+    """The cache line of CPU 0's data caches (sysfs ``coherency_line_size``, the largest when
+    the levels differ), or :data:`DEFAULT_CACHE_LINE_BYTES` when sysfs says nothing.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> cpu_cache_line_bytes(folder)  # no sysfs entries: the fallback
+    64
+    >>> (folder / "index0").mkdir()
+    >>> _ = (folder / "index0" / "type").write_text("Data\\n")
+    >>> _ = (folder / "index0" / "coherency_line_size").write_text("128\\n")
+    >>> cpu_cache_line_bytes(folder)
+    128
+    """
+    sizes = []
+    try:
+        for index in sorted(cache_dir.glob("index*")):
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            sizes.append(int((index / "coherency_line_size").read_text()))
+    except (OSError, ValueError):
+        return DEFAULT_CACHE_LINE_BYTES
+    return max(sizes, default=DEFAULT_CACHE_LINE_BYTES)
+
+
+def transfer_unit_bytes(device: str) -> int:
+    """Bytes memory moves as one unit on ``device``: the CPU's cache line (sysfs), or a GPU's
+    :data:`GPU_SECTOR_BYTES`. A random access narrower than this still costs the whole unit
+    (see :data:`gpuconcepts.formulas.random_row_bytes`)."""
+    return GPU_SECTOR_BYTES if device == "cuda" else cpu_cache_line_bytes()
+
+
 def cache_levels(device: str) -> tuple[tuple[str, int], ...]:
     """The caches between the cores and DRAM: a CPU's L1, L2, L3 (sysfs), a GPU's L2."""
     if device == "cuda":

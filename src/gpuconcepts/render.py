@@ -24,8 +24,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuconcepts.claims.result import tally
 from gpuconcepts.roofline import Peaks, Placement, place
-from gpuconcepts.units import percent, plain_number, si, times
+from gpuconcepts.units import percent, si, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -67,23 +68,6 @@ def text_table(rows: Sequence[Sequence[str]]) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
-
-
-def sizes(params: Mapping[str, object]) -> str:
-    """Kernel sizes as ``B=4,096, d_in=512, float32``: the element size ``s`` is left out and
-    the data type is shown bare, last.
-
-    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
-    'B=4,096, d_in=512, float32'
-    """
-    shown = [
-        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
-        for k, v in params.items()
-        if k not in ("s", "dtype")
-    ]
-    if "dtype" in params:
-        shown.append(str(params["dtype"]))
-    return ", ".join(shown)
 
 
 def time_spread(m: Measurement) -> str:
@@ -228,8 +212,8 @@ def format_run(run: Run) -> str:
     ]
     if run.claims:
         out.append(
-            f"claims: {counts['holds']} hold, {counts['does not hold']} do not hold, "
-            f"{counts['not visible here']} not visible (gpuconcepts verify shows them)"
+            f"claims: {counts['holds']} hold, {counts['fails']} fail, "
+            f"{counts['not visible']} not visible (gpuconcepts verify shows them)"
         )
     out.append(f"wall time {run.provenance.seconds:.1f} s")
     return "\n".join(out)
@@ -237,34 +221,36 @@ def format_run(run: Run) -> str:
 
 # -- claims ------------------------------------------------------------------------------------
 def _wrap(label: str, text: str) -> list[str]:
-    head = f"{' ' * 6}{label:<11}"
+    head = f"{' ' * 6}{label:<13}"
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
 
 
 def format_claim(number: int, result: ClaimResult) -> str:
-    """One claim as a few wrapped lines: status, claim, prediction, measurement, threshold.
+    """One claim as a few wrapped lines: verdict, claim, prediction, alternative, pass region,
+    measurement, and why when it does not hold.
 
-    >>> from gpuconcepts.claims.result import ClaimResult
-    >>> r = ClaimResult(key="k", architecture="MLP", claim="FLOP/s rises with B.",
-    ...                 prediction="intensity 0.5 → 64", measured="4× more FLOP/s",
-    ...                 threshold="≥ 2×", verdict=True, device="cpu (demo)")
-    >>> print(format_claim(1, r))
-     1. [holds] MLP: FLOP/s rises with B.
-          predicted: intensity 0.5 → 64
-          measured:  4× more FLOP/s
-          threshold: ≥ 2×
+    >>> from gpuconcepts.claims.result import example
+    >>> print(format_claim(1, example(1.5)))
+     1. [fails] MLP: Bigger batches run faster per sample.
+          predicted:   intensity rises from 0.5 to 64 FLOP/byte (FLOP/s gain = 8)
+          rules out:   FLOP/s independent of batch (FLOP/s gain = 1)
+          pass region: FLOP/s gain ≥ 2
+          measured:    FLOP/s gain = 1.5 (interval [1.5, 1.5])
+          why:         the measured 1.5 lies outside the pass region (≥ 2)
     """
     lines = textwrap.wrap(
-        f"[{result.status}] {result.architecture}: {result.claim}",
+        f"[{result.verdict}] {result.architecture}: {result.claim}",
         WIDTH,
         initial_indent=f"{number:>2}. ",
         subsequent_indent="    ",
     )
-    lines += _wrap("predicted:", result.prediction)
+    test = result.test
+    lines += _wrap("predicted:", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})")
+    lines += _wrap("rules out:", result.alternative)
+    lines += _wrap("pass region:", result.pass_region)
     lines += _wrap("measured:", result.measured)
-    lines += _wrap("threshold:", result.threshold)
-    if not result.visible:
-        lines += _wrap("not shown:", result.reason)
+    if result.verdict != "holds":
+        lines += _wrap("why:", result.why)
     return "\n".join(lines)
 
 
@@ -285,38 +271,65 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
         "",
     ]
     body = [format_claim(i, r) for i, r in enumerate(results, start=1)]
-    held = sum(r.status == "holds" for r in results)
-    failed = sum(r.status == "does not hold" for r in results)
-    hidden = sum(r.status == "not visible here" for r in results)
+    counts = tally(results)
     summary = (
-        f"{held} of {len(results)} claims hold, {failed} do not hold, {hidden} not visible "
-        "on this device."
+        f"{counts['holds']} of {len(results)} claims hold, {counts['fails']} fail, "
+        f"{counts['not visible']} not visible on this device."
     )
     return "\n".join([*head, "\n\n".join(body), "", summary])
 
 
 def markdown_claim(result: ClaimResult) -> str:
-    """One claim as a Markdown table (for the book): claim, prediction, measurement, verdict.
+    """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
+    out, the pass region, the measurement with its interval, the verdict and why.
 
-    >>> from gpuconcepts.claims.result import ClaimResult
-    >>> r = ClaimResult("k", "MLP", "FLOP/s rises.", "x", "y", "z", False, "cpu (demo)",
-    ...                 visible=False, reason="no GPU")
-    >>> print(markdown_claim(r).splitlines()[-2])
-    | **Verdict** | **not visible here**: no GPU |
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claim(example(1.5)).splitlines()[-2])
+    | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
-    verdict = f"**{result.status}**"
-    if not result.visible:
-        verdict += f": {result.reason}"
+    verdict = f"**{result.verdict}**"
+    if result.verdict != "holds":
+        verdict += f": {result.why}"
+    test = result.test
     return markdown_table(
         ["", ""],
         [
             ["**Claim**", result.claim],
-            ["**Prediction**", result.prediction],
+            ["**Prediction**", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})"],
+            ["**Rules out**", result.alternative],
+            ["**Pass region**", result.pass_region],
             ["**Measured**", result.measured],
-            ["**Threshold**", result.threshold],
             ["**Verdict**", verdict],
             ["**Device**", result.device],
         ],
+    )
+
+
+def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
+    """Several claims as one Markdown table: claim, prediction, the alternative ruled out, the
+    pass region, the measured value with its interval, and the verdict (with why, when it does
+    not hold).
+
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claims_table([example()]).splitlines()[-1])
+    | Bigger batches run faster per sample. | 8 | FLOP/s independent of batch (FLOP/s gain = 1) | FLOP/s gain ≥ 2 | 4 [4, 4] | **holds** |
+    """
+    rows = []
+    for r in results:
+        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
+        low, high = r.test.interval
+        rows.append(
+            [
+                r.claim,
+                f"{r.test.predicted:.3g}",
+                r.alternative,
+                r.pass_region,
+                f"{r.test.measured:.3g} [{low:.3g}, {high:.3g}]",
+                verdict,
+            ]
+        )
+    return markdown_table(
+        ["Claim", "Predicted", "Rules out", "Pass region", "Measured [interval]", "Verdict"], rows
     )
 
 
@@ -337,7 +350,7 @@ def markdown_claims_summary(
         verdicts = []
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
-            verdicts.append(found[0].status if found else "not measured")
+            verdicts.append(found[0].verdict if found else "not measured")
         rows.append([str(number), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
 
@@ -384,7 +397,7 @@ def compare_dict(runs: Sequence[Run]) -> dict[str, Any]:
                 "label": run.label,
                 "provenance": run.provenance.to_dict(),
                 "peaks": run.peaks.to_dict(),
-                "claims": {r.key: r.status for r in run.claims},
+                "claims": {r.key: r.verdict for r in run.claims},
             }
             for run in runs
         ],
@@ -420,7 +433,7 @@ def format_compare(runs: Sequence[Run]) -> str:
         for key in keys:
             statuses = []
             for run in runs:
-                found = [r.status for r in run.claims if r.key == key]
+                found = [r.verdict for r in run.claims if r.key == key]
                 statuses.append(found[0] if found else "—")
             claim_rows.append([key, "", *statuses])
         out.append(text_table(claim_rows))

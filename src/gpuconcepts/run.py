@@ -39,12 +39,13 @@ from pathlib import Path
 from typing import Any
 
 import gpuconcepts
-from gpuconcepts.claims.result import ClaimResult, Status
+from gpuconcepts.claims.result import ClaimResult, Verdict, tally
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Fact, Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
 SCHEMA = 1
@@ -64,18 +65,6 @@ def catalogue_hash() -> str:
     for name in sorted(CATALOGUE):
         digest.update(f"{name}={CATALOGUE[name].expr!r};".encode())
     return digest.hexdigest()[:16]
-
-
-def sizes_text(params: Mapping[str, object]) -> str:
-    """A measurement's sizes in one short phrase: ``B=4, d_in=8, float32`` (``s`` left out).
-
-    >>> sizes_text({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
-    'B=4096, d_in=512, float32'
-    """
-    shown = [f"{k}={v}" for k, v in params.items() if k not in ("s", "dtype")]
-    if "dtype" in params:
-        shown.append(str(params["dtype"]))
-    return ", ".join(shown)
 
 
 # -- provenance --------------------------------------------------------------------------------
@@ -189,12 +178,9 @@ class Run:
         return self.provenance.device_name
 
     @property
-    def counts(self) -> dict[Status, int]:
+    def counts(self) -> dict[Verdict, int]:
         """How many claims hold, do not hold, or are not visible on this device."""
-        counts: dict[Status, int] = {"holds": 0, "does not hold": 0, "not visible here": 0}
-        for result in self.claims:
-            counts[result.status] += 1
-        return counts
+        return tally(self.claims)
 
     def select(self, workload: str, **sizes: object) -> list[Measurement]:
         """Every measurement of ``workload`` whose params match ``sizes``, in run order."""

@@ -50,6 +50,12 @@ _TABLE: tuple[Symbol, ...] = (
     ),
     Symbol("B", "batch size", "samples", "positive integer"),
     Symbol("L", "embedding rows looked up per sample", "rows", "positive integer"),
+    Symbol(
+        "c",
+        "bytes memory moves as one unit: a CPU cache line, a GPU sector",
+        "bytes",
+        "positive integer",
+    ),
     Symbol("d_in", "input features of a layer", "features", "positive integer"),
     Symbol("d_out", "output features of a layer", "features", "positive integer"),
     Symbol("d_h", "hidden-state width of an RNN", "features", "positive integer"),

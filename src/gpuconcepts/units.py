@@ -42,7 +42,7 @@ from __future__ import annotations
 import decimal
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
@@ -331,3 +331,20 @@ def article(text: str) -> str:
 def with_article(text: str) -> str:
     """``text`` with its article in front: ``an 8.39 MB table``, ``a 1 MiB batch``."""
     return f"{article(text)} {text}"
+
+
+def sizes(params: Mapping[str, object]) -> str:
+    """Kernel sizes as ``B=4,096, d_in=512, float32``: the element size ``s`` is left out and
+    the data type is shown bare, last.
+
+    >>> sizes({"B": 4096, "d_in": 512, "s": 4, "dtype": "float32"})
+    'B=4,096, d_in=512, float32'
+    """
+    shown = [
+        f"{k}={plain_number(v) if isinstance(v, int | float) else v}"
+        for k, v in params.items()
+        if k not in ("s", "dtype")
+    ]
+    if "dtype" in params:
+        shown.append(str(params["dtype"]))
+    return ", ".join(shown)

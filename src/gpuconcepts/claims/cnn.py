@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import attainable, formula_at, sizes
-from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.quantities import attainable, formula_at, rate_ceiling, sizes, with_interval
+from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import percent, si, times
+from gpuconcepts.units import percent, si
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -127,12 +127,27 @@ def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
         f"{expected['conv_weights']}, each used at {expected['positions']} positions ({uses} "
         f"times) on a {counts.image}×{counts.image} image; FLOPs {expected['linear_flops']} and "
         f"{expected['conv_flops']}",
-        measured=f"{linear} has {counts.linear_weights} weights, {filt} has "
+        test=TwoSided(
+            "fully connected weights ÷ filter weights, counted",
+            predicted=expected["linear_weights"] / expected["conv_weights"],
+            alternative="no sharing: one filter per position",
+            alternative_value=expected["linear_weights"]
+            / (expected["conv_weights"] * expected["positions"]),
+            low=expected["linear_weights"] / expected["conv_weights"],
+            high=expected["linear_weights"] / expected["conv_weights"],
+            measured=counts.linear_weights / counts.conv_weights,
+            interval=(counts.linear_weights / counts.conv_weights,) * 2,  # a count: no spread
+        ),
+        detail=f"{linear} has {counts.linear_weights} weights, {filt} has "
         f"{counts.conv_weights}, visiting {counts.positions} positions; FlopCounterMode counts "
         f"{counts.linear_flops} and {counts.conv_flops} FLOPs",
-        threshold="every count equal to its formula, exactly"
-        + (f" (mismatch: {', '.join(mismatches)})" if mismatches else ""),
-        verdict=not mismatches,
+        gates=(
+            (
+                "every count equal to its formula, exactly"
+                + (f" (mismatch: {', '.join(mismatches)})" if mismatches else ""),
+                not mismatches,
+            ),
+        ),
         device=device,
         values={
             **{f"{k}_expected": v for k, v in expected.items()},
@@ -163,8 +178,9 @@ def judge_conv_vs_depthwise(
     ridge = peaks.ridge_point
     dense_roof, dw_roof = attainable((dense_i, dw_i), peaks)
     dense_flops, dw_flops = dense.flops_per_s, depthwise.flops_per_s
-    ratio = dense_flops / dw_flops
-    dw_fraction = dw_flops / peaks.flops_per_s
+    ratio, interval = with_interval(
+        lambda t: (dense.flops / t[0]) / (depthwise.flops / t[1]), (dense, depthwise)
+    )
     B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
     return ClaimResult(
         key="cnn-dense-vs-depthwise",
@@ -175,12 +191,18 @@ def judge_conv_vs_depthwise(
         f"{dw_i:.3g} ({dense_i / dw_i:.3g}× lower); ridge point {ridge:.3g}. The roofline allows "
         f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
         "depthwise one.",
-        measured=f"dense {si(dense_flops, 'FLOP/s')}, depthwise {si(dw_flops, 'FLOP/s')} "
-        f"({times(ratio)} apart); depthwise at {percent(dw_fraction)} of the measured peak "
-        f"{si(peaks.flops_per_s, 'FLOP/s')}",
-        threshold=f"dense FLOP/s ≥ {T.CNN_MIN_FLOPS_RATIO:g}× depthwise, and depthwise ≤ "
-        f"{percent(T.DEPTHWISE_MAX_PEAK_FRACTION)} of peak FLOP/s",
-        verdict=ratio >= T.CNN_MIN_FLOPS_RATIO and dw_fraction <= T.DEPTHWISE_MAX_PEAK_FRACTION,
+        test=TwoSided(
+            "dense FLOP/s ÷ depthwise FLOP/s",
+            predicted=dense_roof / dw_roof,
+            alternative="intensity does not matter: both run at the same FLOP/s",
+            alternative_value=1.0,
+            low=T.CNN_MIN_FLOPS_RATIO,
+            high=rate_ceiling(dense_roof / dw_roof, T.CNN_MIN_FLOPS_RATIO),
+            measured=ratio,
+            interval=interval,
+        ),
+        detail=f"dense {si(dense_flops, 'FLOP/s')} ({percent(dense_flops / dense_roof)} of its "
+        f"roof), depthwise {si(dw_flops, 'FLOP/s')} ({percent(dw_flops / dw_roof)} of its roof)",
         device=device,
         values={
             "dense_intensity": dense_i,
@@ -189,7 +211,8 @@ def judge_conv_vs_depthwise(
             "dense_flops_per_s": dense_flops,
             "depthwise_flops_per_s": dw_flops,
             "flops_ratio": ratio,
-            "depthwise_peak_fraction": dw_fraction,
+            "dense_roof_fraction": dense_flops / dense_roof,
+            "depthwise_roof_fraction": dw_flops / dw_roof,
             "dense_attainable": dense_roof,
             "depthwise_attainable": dw_roof,
         },

@@ -3,8 +3,10 @@
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
 :func:`_dlrm` asks the lab for random and sequential lookups at the post's row width and at
-other widths of the same bytes per batch, in a table sized by the device's free memory;
-:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there).
+other widths of the same bytes per batch, in a table sized by the device's free memory, and
+records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
+:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
+where :data:`~gpuconcepts.formulas.lookup_order_ratio` predicts the largest gap.
 """
 
 from __future__ import annotations
@@ -14,12 +16,18 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import formula_at, param, sizes
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import (
+    DEFAULT_CACHE_LINE_BYTES,
+    GPU_SECTOR_BYTES,
+    TRANSFER_UNIT_NAMES,
+    Measurement,
+    transfer_unit_bytes,
+)
 from gpuconcepts.questions import question
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB, binary_bytes, describe_bytes, percent, plain_number, si, times
@@ -29,7 +37,10 @@ if TYPE_CHECKING:
 
 
 def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
-    s = int(lab.fact("dlrm-element", lambda: {"s": _embedding_element_bytes(lab.device)})["s"])
+    memory = lab.fact("dlrm-element", lambda: _memory_facts(lab.device))
+    s = int(memory["s"])
+    # a run recorded before the transfer unit was saved: its device's documented default
+    c = int(memory.get("c", _DEFAULT_TRANSFER_BYTES[lab.device]))
     table_bytes = min(z.dlrm_table_mib * MiB, lab.free_bytes // 4)
     pairs: dict[int, tuple[Measurement, Measurement]] = {}
     for d in z.dlrm_widths:
@@ -47,10 +58,21 @@ def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
         sequential,
         peaks=lab.peaks,
         cache_bytes=lab.cache_bytes,
+        transfer_bytes=c,
+        transfer_unit=TRANSFER_UNIT_NAMES[lab.device],
         device=lab.label,
         widths=tuple(pairs.values()),
     )
     return [result], {"dlrm-random": random}
+
+
+_DEFAULT_TRANSFER_BYTES = {"cpu": DEFAULT_CACHE_LINE_BYTES, "cuda": GPU_SECTOR_BYTES}
+
+
+def _memory_facts(device: str) -> dict[str, int]:
+    """What the lookups' bytes depend on: the table's element size ``s`` and the device's
+    transfer unit ``c`` (recorded in the run, so a replay elsewhere judges with the same)."""
+    return {"s": _embedding_element_bytes(device), "c": transfer_unit_bytes(device)}
 
 
 def _embedding_element_bytes(device: str) -> int:
@@ -75,56 +97,92 @@ def judge_dlrm_lookups(
     peaks: Peaks,
     cache_bytes: int,
     device: str,
+    transfer_bytes: int = DEFAULT_CACHE_LINE_BYTES,
+    transfer_unit: str = TRANSFER_UNIT_NAMES["cpu"],
     widths: Sequence[tuple[Measurement, Measurement]] = (),
 ) -> ClaimResult:
     """Random lookups reach much lower bandwidth than sequential ones; batch ≪ table.
 
-    The prediction restates the post's 51.2 GB table and 1 MiB batch (Q10, Q11) and the same
-    formulas at the table size that fits here. Visible only when the table is at least
-    :data:`~gpuconcepts.claims.thresholds.DLRM_MIN_CACHE_MULTIPLE` times the last-level cache.
+    ``random`` and ``sequential`` are the lookups at the post's row width; ``widths`` may add
+    (random, sequential) pairs at other row widths with the same bytes per batch. The
+    prediction at each row width is :data:`~gpuconcepts.formulas.lookup_order_ratio`: a random
+    row costs whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
+    sector), consecutive rows share them. The claim is judged at the row where that model
+    predicts the largest gap (the narrowest, among equals).
 
-    The verdict is taken at the post's row width. ``widths`` may add (random, sequential)
-    pairs at other row widths with the same bytes per batch: they are plotted and reported,
-    to show where the access order starts to matter, but do not change the verdict.
+    Not visible when the table is under
+    :data:`~gpuconcepts.claims.thresholds.DLRM_MIN_CACHE_MULTIPLE` times the last-level
+    cache (random rows come from cache), or when no row measured is narrow enough for the
+    model to predict a gap inside the pass region (every row fills whole units).
     """
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):
         raise GpuConceptsError("random and sequential lookups must use the same N, B, L, d, s")
     N, B, L, d, s = sizes(random, *names)
+    c, unit = transfer_bytes, transfer_unit
     post_table, post_batch = float(question(10).steps[0].value), float(question(11).steps[0].value)
     table = formula_at(formulas.embedding_memory, random)
     batch = formula_at(formulas.embedding_payload, random)
     intensity = formula_at(formulas.embedding_intensity, random)
     row = _row_bytes(random)
     ridge = peaks.ridge_point
-    ratio = sequential.bytes_per_s / random.bytes_per_s
-    multiple = table / cache_bytes
-    visible = multiple >= T.DLRM_MIN_CACHE_MULTIPLE
-    reason = (
-        ""
-        if visible
-        else f"the table ({binary_bytes(table)}) is only {times(multiple)} the "
-        f"{binary_bytes(cache_bytes)} last-level cache, so random rows are served from cache"
-    )
-    pairs = sorted([*widths, (random, sequential)], key=lambda pair: param(pair[0], "d"))
+
+    pairs = sorted([*widths, (random, sequential)], key=lambda pair: _row_bytes(pair[0]))
     row_bytes = tuple(_row_bytes(r) for r, _ in pairs)
     if len(set(row_bytes)) != len(row_bytes):
         raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
     ratios = tuple(q.bytes_per_s / r.bytes_per_s for r, q in pairs)
-    measured = (
-        f"random {si(random.bytes_per_s, 'B/s')}, sequential "
-        f"{si(sequential.bytes_per_s, 'B/s')} (DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
-        f": sequential/random = {times(ratio)} with {plain_number(row)}-byte rows"
+    predicted = tuple(
+        float(formulas.lookup_order_ratio(d=param(r, "d"), s=param(r, "s"), c=c)) for r, _ in pairs
     )
+    judged = max(range(len(pairs)), key=lambda k: predicted[k])  # the first of equals: narrowest
+    judged_random, judged_sequential = pairs[judged]
+    judged_ratio, interval = with_interval(
+        lambda t: (judged_sequential.bytes / t[1]) / (judged_random.bytes / t[0]),
+        pairs[judged],
+    )
+    test = TwoSided(
+        f"sequential ÷ random bandwidth with {plain_number(row_bytes[judged])}-byte rows",
+        predicted=predicted[judged],
+        alternative="random rows stream as fast as consecutive ones",
+        alternative_value=1.0,
+        low=T.DLRM_MIN_BANDWIDTH_RATIO,
+        high=None,
+        measured=judged_ratio,
+        interval=interval,
+    )
+
+    multiple = table / cache_bytes
+    reasons = []
+    if multiple < T.DLRM_MIN_CACHE_MULTIPLE:
+        reasons.append(
+            f"the table ({binary_bytes(table)}) is only {times(multiple)} the "
+            f"{binary_bytes(cache_bytes)} last-level cache, so random rows are served from cache"
+        )
+    if not test.contains(test.predicted):
+        reasons.append(
+            f"the narrowest row measured is {plain_number(row_bytes[judged])} bytes against a "
+            f"{plain_number(c)}-byte {unit}: the {unit} model (lookup_order_ratio) predicts "
+            f"sequential ÷ random = {test.predicted:.3g}, outside the pass region "
+            f"{test.region_text()}; rows of at most "
+            f"{plain_number(c / T.DLRM_MIN_BANDWIDTH_RATIO)} bytes are needed to show the effect"
+        )
+
+    by_row = ", ".join(
+        f"{plain_number(b)} bytes {times(x)} (model {times(p)})"
+        for b, x, p in zip(row_bytes, ratios, predicted, strict=True)
+    )
+    detail = (
+        f"random {si(random.bytes_per_s, 'B/s')}, sequential "
+        f"{si(sequential.bytes_per_s, 'B/s')} with the post's {plain_number(row)}-byte rows "
+        f"(DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
+    )
+    if len(pairs) > 1:
+        detail += f"; sequential ÷ random by row size: {by_row}"
     dram = (("measured DRAM bandwidth", peaks.bytes_per_s),)
     if len(pairs) > 1:
-        measured += "; at other widths: " + ", ".join(
-            f"{times(x)} ({plain_number(b)}-byte rows)"
-            for b, x in zip(row_bytes, ratios, strict=True)
-            if b != row
-        )
         plot = PlotSpec(
-            title="Embedding lookups: achieved bandwidth by access order and row width",
+            title="Embedding lookups: achieved bandwidth by access order and row size",
             x_label="bytes per embedding row (d·s)",
             y_label="achieved bandwidth (bytes/s)",
             series=(
@@ -142,9 +200,15 @@ def judge_dlrm_lookups(
                     low=tuple(q.interval_bytes_per_s[0] for _, q in pairs),
                     high=tuple(q.interval_bytes_per_s[1] for _, q in pairs),
                 ),
+                Series(
+                    f"random rows, {unit} model (consecutive ÷ lookup_order_ratio)",
+                    row_bytes,
+                    tuple(q.bytes_per_s / p for (_, q), p in zip(pairs, predicted, strict=True)),
+                    role="predicted",
+                ),
             ),
             hlines=dram,
-            vlines=((f"the post's rows (d={d})", row),),
+            vlines=((f"one {unit} ({plain_number(c)} bytes)", float(c)),),
         )
     else:
         plot = _bars(
@@ -167,15 +231,16 @@ def judge_dlrm_lookups(
         f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
         f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
         f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
-        "memory-bound, and scattered rows should stream slower than consecutive ones.",
-        measured=measured,
-        threshold=f"sequential/random ≥ {T.DLRM_MIN_BANDWIDTH_RATIO:g}×; shown only when the "
-        f"table is ≥ {T.DLRM_MIN_CACHE_MULTIPLE:g}× the last-level cache "
-        f"({binary_bytes(cache_bytes)})",
-        verdict=visible and ratio >= T.DLRM_MIN_BANDWIDTH_RATIO,
+        f"memory-bound. Memory moves whole {plain_number(c)}-byte {unit}s and a random row "
+        "shares none with its neighbours, so it costs ⌈d·s/c⌉·c bytes (random_row_bytes): "
+        f"consecutive rows should stream {times(predicted[judged])} faster with "
+        f"{plain_number(row_bytes[judged])}-byte rows, and no faster with rows of whole "
+        f"{unit}s.",
+        test=test,
+        detail=detail,
         device=device,
-        visible=visible,
-        reason=reason,
+        visible=not reasons,
+        reason="; ".join(reasons),
         values={
             "post_table_bytes": post_table,
             "post_batch_bytes": post_batch,
@@ -190,12 +255,19 @@ def judge_dlrm_lookups(
             "fraction": batch / table,
             "intensity": intensity,
             "ridge_point": ridge,
+            "row_bytes": row,
             "random_bytes_per_s": random.bytes_per_s,
             "sequential_bytes_per_s": sequential.bytes_per_s,
-            "ratio": ratio,
+            "ratio": sequential.bytes_per_s / random.bytes_per_s,
+            "predicted_ratio": predicted[row_bytes.index(row)],
+            "judged_row_bytes": row_bytes[judged],
+            "judged_ratio": judged_ratio,
+            "transfer_bytes": c,
+            "transfer_unit": unit,
             "cache_bytes": cache_bytes,
             "cache_multiple": multiple,
             **{f"ratio_{int(b)}B_rows": x for b, x in zip(row_bytes, ratios, strict=True)},
+            **{f"predicted_{int(b)}B_rows": p for b, p in zip(row_bytes, predicted, strict=True)},
         },
         plot=plot,
     )

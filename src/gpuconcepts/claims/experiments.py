@@ -52,6 +52,8 @@ class ClaimSizes:
     rnn_B: int
     rnn_d: int
     rnn_lengths: tuple[int, ...]
+    rnn_length_B: int
+    rnn_length_d: int
     rnn_S: int
     rnn_batches: tuple[int, ...]
     attn_B: int

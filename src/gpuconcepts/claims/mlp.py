@@ -7,6 +7,7 @@ intensities and the roofline at each batch from the formulas.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,17 +19,19 @@ from gpuconcepts.claims.quantities import (
     attainable,
     formula_along,
     limit_of,
+    rate_ceiling,
     size_values,
     sizes,
     solve_for,
     sorted_sweep,
+    with_interval,
 )
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import plain_number, si, times
+from gpuconcepts.units import plain_number, si
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -47,9 +50,9 @@ def _mlp(lab: Lab, z: ClaimSizes) -> Found:
 class _MlpSweep:
     """An MLP batch sweep, sorted by B, with its intensities and roofline from the formulas."""
 
+    ordered: tuple[Measurement, ...]
     batches: tuple[float, ...]
     flops_per_s: tuple[float, ...]
-    flops_per_s_spread: tuple[tuple[float, ...], tuple[float, ...]]  # (slow ends, fast ends)
     intensity: tuple[float, ...]
     attainable: tuple[float, ...]
     d_in: int
@@ -65,9 +68,9 @@ class _MlpSweep:
         intensity = formula_along(formulas.mlp_intensity, ordered)
         d_in, d_out, s = sizes(ordered[0], *fixed)
         return cls(
+            ordered=tuple(ordered),
             batches=size_values(ordered, "B"),
             flops_per_s=tuple(m.flops_per_s for m in ordered),
-            flops_per_s_spread=_ends(m.interval_flops_per_s for m in ordered),
             intensity=intensity,
             attainable=attainable(intensity, peaks),
             d_in=d_in,
@@ -78,7 +81,7 @@ class _MlpSweep:
 
     def series(self) -> tuple[Series, Series]:
         """Measured FLOP/s (with its spread) against the roofline's, both over B."""
-        low, high = self.flops_per_s_spread
+        low, high = _ends(m.interval_flops_per_s for m in self.ordered)
         return (
             Series("measured", self.batches, self.flops_per_s, low=low, high=high),
             Series(
@@ -94,7 +97,10 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     """Larger batches raise both the intensity (formula) and the achieved FLOP/s (measured)."""
     w = _MlpSweep.of(sweep, peaks)
     trend = rank_correlation(w.batches, w.flops_per_s)
-    gain = w.flops_per_s[-1] / w.flops_per_s[0]
+    first, last = w.ordered[0], w.ordered[-1]
+    gain, interval = with_interval(
+        lambda t: (last.flops / t[1]) / (first.flops / t[0]), (first, last)
+    )
     b0, b1 = plain_number(w.batches[0]), plain_number(w.batches[-1])
     return ClaimResult(
         key="mlp-batch-trend",
@@ -104,11 +110,24 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         f"from {w.intensity[0]:.3g} FLOP/byte at B={b0} to {w.intensity[-1]:.3g} at B={b1}: the "
         "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
         f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
-        measured=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
-        f"at B={b1} ({times(gain)}); rank correlation with B {trend:.2f}",
-        threshold=f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} and FLOP/s at the "
-        f"largest batch ≥ {T.MLP_MIN_GAIN:g}× the smallest",
-        verdict=trend >= T.MLP_MIN_TREND and gain >= T.MLP_MIN_GAIN,
+        test=TwoSided(
+            f"FLOP/s at B={b1} ÷ FLOP/s at B={b0}",
+            predicted=w.attainable[-1] / w.attainable[0],
+            alternative="achieved FLOP/s does not depend on the batch",
+            alternative_value=1.0,
+            low=T.MLP_MIN_GAIN,
+            high=rate_ceiling(w.attainable[-1] / w.attainable[0], T.MLP_MIN_GAIN),
+            measured=gain,
+            interval=interval,
+        ),
+        detail=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
+        f"at B={b1}; rank correlation with B {trend:.2f}",
+        gates=(
+            (
+                f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} (here {trend:.2f})",
+                trend >= T.MLP_MIN_TREND,
+            ),
+        ),
         device=device,
         values={
             "d_in": w.d_in,
@@ -161,11 +180,14 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     else:
         reason = ""
     visible = not reason
-    factor = (
-        max(measured_b / predicted, predicted / measured_b)
-        if (predicted is not None and measured_b is not None)
-        else None
-    )
+    flops = tuple(m.flops for m in w.ordered)
+
+    def knee_ratio(seconds: Sequence[float]) -> float:
+        rates = tuple(f / t for f, t in zip(flops, seconds, strict=True))
+        found = crossing(w.batches, rates, level=knee)
+        return math.inf if found is None or predicted is None else found / predicted
+
+    ratio, interval = with_interval(knee_ratio, w.ordered)
     vlines: list[tuple[str, float]] = []
     if predicted is not None:
         vlines.append(("predicted crossover (intensity = ridge)", predicted))
@@ -180,13 +202,19 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
         + (f"B ≈ {predicted:.3g}" if predicted is not None else "no batch size")
         + f" (its limit as B grows: {ceiling:.3g} FLOP/byte)",
-        measured=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
+        test=TwoSided(
+            "measured crossover B ÷ predicted B",
+            predicted=1.0 if visible else math.inf,
+            alternative="compute-bound from the first batch of the sweep",
+            alternative_value=lo / predicted if predicted else math.inf,
+            low=1 / T.MLP_MAX_CROSSOVER_FACTOR,
+            high=T.MLP_MAX_CROSSOVER_FACTOR,
+            measured=ratio,
+            interval=interval,
+        ),
+        detail=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
         f"({si(knee, 'FLOP/s')}) at "
-        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep")
-        + (f", {times(factor)} from the prediction" if factor is not None else ""),
-        threshold=f"measured crossover within {T.MLP_MAX_CROSSOVER_FACTOR:g}× of the predicted B "
-        f"(knee = first B with FLOP/s ≥ {T.MLP_KNEE_FRACTION:g} × measured peak)",
-        verdict=visible and factor is not None and factor <= T.MLP_MAX_CROSSOVER_FACTOR,
+        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep"),
         device=device,
         visible=visible,
         reason=reason,
@@ -194,7 +222,7 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
             "ridge_point": ridge,
             "predicted_B": predicted,
             "measured_B": measured_b,
-            "factor": factor,
+            "ratio": ratio,
             "intensity_limit": ceiling,
             "peak_flops_per_s": peak,
         },

@@ -28,7 +28,7 @@ _STYLE: dict[str, dict[str, Any]] = {
     "predicted": {"marker": "", "linestyle": "--", "linewidth": 1.5},
     "threshold": {"marker": "", "linestyle": ":", "linewidth": 1.5},
 }
-_STATUS_COLOR = {"holds": "#1a7f37", "does not hold": "#cf222e", "not visible here": "#6e7781"}
+_VERDICT_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "not visible": "#6e7781"}
 _CAPSIZE = 3
 
 
@@ -110,16 +110,16 @@ def draw(spec: PlotSpec, ax: Any = None) -> Figure:
 
 
 def draw_result(result: ClaimResult, ax: Any = None) -> Figure | None:
-    """Draw a result's plot with its computed status above it; None when it has no plot.
+    """Draw a result's plot with its computed verdict above it; None when it has no plot.
 
-    On a new figure the status is the figure's super-title (so it never covers the data);
+    On a new figure the verdict is the figure's super-title (so it never covers the data);
     drawn into a given ``ax``, it is written in the axes' top-left corner.
     """
     if result.plot is None:
         return None
     fig = draw(result.plot, ax)
-    text = f"{result.status} · {result.device}"
-    color = _STATUS_COLOR[result.status]
+    text = f"{result.verdict} · {result.device}"
+    color = _VERDICT_COLOR[result.verdict]
     if ax is None:
         fig.suptitle(text, x=0.99, ha="right", fontsize=8, color=color)
     else:

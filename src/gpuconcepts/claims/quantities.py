@@ -15,17 +15,71 @@ comes from :mod:`gpuconcepts.formulas`; nothing here writes one by hand.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import sympy as sp
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.thresholds import (
+    INTERVAL_COVERAGE,
+    INTERVAL_RESAMPLES,
+    RATE_RATIO_MAX_EXCESS,
+)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.symbols import sym
+
+
+def with_interval(
+    statistic: Callable[[Sequence[float]], float], ms: Sequence[Measurement]
+) -> tuple[float, tuple[float, float]]:
+    """A derived quantity and its interval: ``statistic`` of the measurements' medians, and
+    the central :data:`~gpuconcepts.claims.thresholds.INTERVAL_COVERAGE` of its values over
+    bootstrap resamples (each measurement's repetitions drawn again with replacement, the
+    median taken; seeded, so a saved run is judged the same way every time).
+
+    ``statistic`` takes one time per measurement, in the order of ``ms``. Equal repetitions
+    give a zero-width interval.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> a = Measurement("mlp", "cpu", {"B": 1}, (2.0, 2.0, 2.2), 1.0, 1.0)
+    >>> b = Measurement("mlp", "cpu", {"B": 2}, (1.0, 1.0, 1.0), 1.0, 1.0)
+    >>> value, (low, high) = with_interval(lambda t: t[0] / t[1], (a, b))
+    >>> value, low, high
+    (2.0, 2.0, 2.2)
+    """
+    value = float(statistic([m.seconds for m in ms]))
+    rng = np.random.default_rng(0)
+    medians = [
+        np.median(
+            rng.choice(np.asarray(m.raw_seconds), size=(INTERVAL_RESAMPLES, len(m.raw_seconds))),
+            axis=1,
+        )
+        for m in ms
+    ]
+    resampled = np.array(
+        [statistic([float(column[i]) for column in medians]) for i in range(INTERVAL_RESAMPLES)]
+    )
+    # order statistics, not interpolation: a resample may give an infinite value ("never")
+    ranked = np.sort(resampled)
+    tail = (1 - INTERVAL_COVERAGE) / 2 * (INTERVAL_RESAMPLES - 1)
+    low = float(ranked[math.floor(tail)])
+    high = float(ranked[math.ceil(INTERVAL_RESAMPLES - 1 - tail)])
+    return value, (min(low, value), max(high, value))
+
+
+def rate_ceiling(predicted: float, low: float) -> float:
+    """The top of a rate ratio's pass region: the roofline's ratio times
+    :data:`~gpuconcepts.claims.thresholds.RATE_RATIO_MAX_EXCESS`, and never below ``low``.
+
+    >>> rate_ceiling(10.0, 2.0), rate_ceiling(0.1, 2.0)
+    (50.0, 2.0)
+    """
+    return max(low, predicted * RATE_RATIO_MAX_EXCESS)
 
 
 # -- what a measurement achieved ---------------------------------------------------------------

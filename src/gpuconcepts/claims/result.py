@@ -1,24 +1,20 @@
-"""What a claim check returns: the claim, its prediction, the measurement and the verdict.
+"""What a claim check returns: the claim, its two-sided test and the verdict.
 
 Plain frozen values, separate from the experiments that produce them (as
 ``torch.utils.benchmark`` keeps ``Measurement`` apart from ``Timer``), so the verdict logic
 and the renderers can be tested without running a kernel.
 
->>> result = ClaimResult(
-...     key="demo", architecture="MLP", claim="bigger batches run faster per sample",
-...     prediction="intensity rises from 0.5 to 64 FLOP/byte", measured="4.1x more FLOP/s",
-...     threshold="at least 2x", verdict=True, device="cpu (demo)")
->>> result.status
-'holds'
->>> sorted(result.to_dict())[:5]
-['architecture', 'claim', 'device', 'key', 'measured']
+>>> result = example()
+>>> result.verdict, result.test.region_text()
+('holds', 'FLOP/s gain ≥ 2')
 >>> ClaimResult.from_dict(result.to_dict()) == result
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,9 +30,6 @@ def _field(record: Mapping[str, Any], name: str) -> Any:
     if name not in record:
         raise GpuConceptsError(f"missing field {name!r}")
     return record[name]
-
-
-Status = Literal["holds", "does not hold", "not visible here"]
 
 
 @dataclass(frozen=True)
@@ -160,40 +153,240 @@ class PlotSpec:
         )
 
 
+Verdict = Literal["holds", "fails", "not visible"]
+VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "not visible")
+"""Every verdict a claim can have, in the order the summaries count them."""
+
+
+def _finite_or_none(x: float | None) -> float | None:
+    """``x`` as JSON can hold it: an open bound or a non-finite value becomes None."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def _short(x: float) -> str:
+    """A claim's value for people: three significant digits (the values are ratios,
+    exponents and fractions; the detail text shows the times behind them)."""
+    return f"{x:.3g}"
+
+
+@dataclass(frozen=True)
+class TwoSided:
+    """A claim as a test: the prediction, the alternative it must rule out, the pass region,
+    and the measured value with its interval.
+
+    The pass region ``low ≤ quantity ≤ high`` (either end may be open: None) holds the
+    prediction and leaves the alternative out. The claim holds only when the whole measured
+    interval lies inside it. When, at this device's peaks and sizes, the alternative falls
+    inside the region or the prediction outside it, no measurement here could tell the two
+    apart: the claim is "not visible".
+
+    >>> t = TwoSided("sequential ÷ random bandwidth", predicted=4.0,
+    ...              alternative="random rows stream as fast as consecutive ones",
+    ...              alternative_value=1.0, low=2.0, high=None,
+    ...              measured=3.1, interval=(2.8, 3.4))
+    >>> t.region_text(), t.inside, t.distinguishes
+    ('sequential ÷ random bandwidth ≥ 2', True, True)
+    >>> TwoSided("r", 4.0, "one", 1.0, 2.0, None, 2.5, (1.9, 2.7)).inside
+    False
+    """
+
+    quantity: str
+    predicted: float
+    alternative: str
+    alternative_value: float
+    low: float | None
+    high: float | None
+    measured: float
+    interval: tuple[float, float]
+
+    def __post_init__(self) -> None:
+        if self.low is None and self.high is None:
+            raise GpuConceptsError(f"{self.quantity}: the pass region needs at least one bound")
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise GpuConceptsError(
+                f"{self.quantity}: the pass region needs low ≤ high; got {self.low}, {self.high}"
+            )
+        low, high = self.interval
+        if not math.isnan(self.measured) and not low <= self.measured <= high:  # nan: unmeasured
+            raise GpuConceptsError(
+                f"{self.quantity}: the interval [{low:g}, {high:g}] must hold the measured "
+                f"value {self.measured:g}"
+            )
+
+    def contains(self, x: float) -> bool:
+        """True when ``x`` lies in the pass region (ends included)."""
+        return (self.low is None or x >= self.low) and (self.high is None or x <= self.high)
+
+    @property
+    def inside(self) -> bool:
+        """True when the whole measured interval lies in the pass region."""
+        return self.contains(self.interval[0]) and self.contains(self.interval[1])
+
+    @property
+    def distinguishes(self) -> bool:
+        """False when the test cannot tell the prediction from the alternative on this device:
+        the alternative falls inside the pass region, or the prediction outside it."""
+        return self.contains(self.predicted) and not self.contains(self.alternative_value)
+
+    def region_text(self) -> str:
+        """The pass region for people, e.g. ``"ratio ≥ 2"`` or ``"1.7 ≤ exponent ≤ 2.3"``."""
+        q = self.quantity
+        if self.low is not None and self.high is not None:
+            if self.low == self.high:
+                return f"{q} = {_short(self.low)}"
+            return f"{_short(self.low)} ≤ {q} ≤ {_short(self.high)}"
+        if self.low is not None:
+            return f"{q} ≥ {_short(self.low)}"
+        return f"{q} ≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
+
+    def bounds_text(self) -> str:
+        """The pass region's bounds alone, e.g. ``"≥ 2"`` or ``"0.2 to 1.5"``."""
+        if self.low is not None and self.high is not None:
+            if self.low == self.high:
+                return f"= {_short(self.low)}"
+            return f"{_short(self.low)} to {_short(self.high)}"
+        if self.low is not None:
+            return f"≥ {_short(self.low)}"
+        return f"≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
+
+    def interval_text(self) -> str:
+        """The measured interval, e.g. ``"[2.8, 3.4]"``."""
+        low, high = self.interval
+        return f"[{_short(low)}, {_short(high)}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (an open bound is null)."""
+        return {
+            "quantity": self.quantity,
+            "predicted": _finite_or_none(self.predicted),
+            "alternative": self.alternative,
+            "alternative_value": _finite_or_none(self.alternative_value),
+            "pass_region": [_finite_or_none(self.low), _finite_or_none(self.high)],
+            "measured": _finite_or_none(self.measured),
+            "interval": [_finite_or_none(x) for x in self.interval],
+        }
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> TwoSided:
+        """The inverse of :meth:`to_dict`."""
+
+        def number(value: Any, name: str) -> float:
+            if value is None:  # written for a value JSON cannot hold: "never", an infinity
+                return math.inf
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise GpuConceptsError(f"{name} must be a number; got {value!r}")
+            return float(value)
+
+        def bound(value: Any, name: str) -> float | None:
+            return None if value is None else number(value, name)  # None: an open end
+
+        region = _field(record, "pass_region")
+        interval = _field(record, "interval")
+        if not (isinstance(region, list) and len(region) == 2):
+            raise GpuConceptsError(f"pass_region must be [low, high]; got {region!r}")
+        if not (isinstance(interval, list) and len(interval) == 2):
+            raise GpuConceptsError(f"interval must be [low, high]; got {interval!r}")
+        return cls(
+            quantity=str(_field(record, "quantity")),
+            predicted=number(_field(record, "predicted"), "predicted"),
+            alternative=str(_field(record, "alternative")),
+            alternative_value=number(_field(record, "alternative_value"), "alternative_value"),
+            low=bound(region[0], "pass_region[0]"),
+            high=bound(region[1], "pass_region[1]"),
+            measured=number(_field(record, "measured"), "measured"),
+            interval=(number(interval[0], "interval[0]"), number(interval[1], "interval[1]")),
+        )
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """One claim of the post, checked on one device.
 
-    ``verdict`` is computed by comparing the measurement with ``threshold``, a rule fixed
-    in :mod:`gpuconcepts.claims.thresholds` before any run. ``visible`` is False when this
-    device cannot show the effect at all (``reason`` says why, from the device or the data);
-    the verdict is then False and the status reads "not visible here", not "does not hold".
+    ``test`` states the claim as a :class:`TwoSided` test; its pass region is fixed before
+    any run (the constants of :mod:`gpuconcepts.claims.thresholds`). ``gates`` are further
+    conditions, each a sentence and whether the data met it. ``visible`` is False when this
+    device cannot show the effect at all, ``reason`` saying why (from the device or the data).
+    :attr:`verdict` is computed from these, never stored.
     """
 
     key: str
     architecture: str
     claim: str
     prediction: str
-    measured: str
-    threshold: str
-    verdict: bool
+    test: TwoSided
     device: str
+    detail: str = ""
     visible: bool = True
     reason: str = ""
+    gates: tuple[tuple[str, bool], ...] = ()
     values: Mapping[str, float | int | bool | str | None] = field(default_factory=dict)
     plot: PlotSpec | None = None
 
+    def __post_init__(self) -> None:
+        # a value JSON cannot hold ("never", an infinity) is stored as None, as a saved run has it
+        object.__setattr__(self, "values", {k: _json_value(v) for k, v in self.values.items()})
+
     @property
-    def status(self) -> Status:
-        """One of: holds, does not hold, not visible here."""
+    def verdict(self) -> Verdict:
+        """ "not visible" when the device or the test cannot show the effect; "holds" when
+        the measured interval lies in the pass region and every gate is met; else "fails"."""
+        if not self.visible or not self.test.distinguishes:
+            return "not visible"
+        if self.test.inside and all(met for _, met in self.gates):
+            return "holds"
+        return "fails"
+
+    @property
+    def why(self) -> str:
+        """Why the verdict is not "holds", in one sentence computed from the data ("" when
+        it holds)."""
+        test = self.test
         if not self.visible:
-            return "not visible here"
-        return "holds" if self.verdict else "does not hold"
+            return self.reason
+        if not test.contains(test.predicted):
+            return (
+                f"the prediction here ({test.quantity} = {_short(test.predicted)}) falls outside "
+                f"the pass region {test.region_text()}: this device cannot show the effect"
+            )
+        if not test.distinguishes:
+            return (
+                f"the alternative ({test.alternative}: {_short(test.alternative_value)}) falls "
+                f"inside the pass region {test.region_text()}, so no measurement here could "
+                "tell the two apart"
+            )
+        if not test.inside:
+            if test.contains(test.measured):
+                return (
+                    f"the interval {test.interval_text()} reaches outside the pass region "
+                    f"({test.bounds_text()})"
+                )
+            return f"the measured {_short(test.measured)} lies outside the pass region ({test.bounds_text()})"
+        unmet = [sentence for sentence, met in self.gates if not met]
+        return "; ".join(unmet)
+
+    @property
+    def measured(self) -> str:
+        """The measured value with its interval, then the detail, for people."""
+        head = (
+            f"{self.test.quantity} = {_short(self.test.measured)} "
+            f"(interval {self.test.interval_text()})"
+        )
+        return f"{head}; {self.detail}" if self.detail else head
+
+    @property
+    def alternative(self) -> str:
+        """The alternative ruled out, with its value."""
+        return f"{self.test.alternative} ({self.test.quantity} = {_short(self.test.alternative_value)})"
+
+    @property
+    def pass_region(self) -> str:
+        """The pass region, with the gates that come on top of it."""
+        return "; ".join([self.test.region_text(), *(sentence for sentence, _ in self.gates)])
 
     def number(self, name: str) -> float:
         """A numeric entry of ``values`` as a float, with a clear error when it is not one.
 
-        >>> ClaimResult("k", "MLP", "c", "p", "m", "t", True, "cpu", values={"gain": 4}).number("gain")
+        >>> example().number("gain")
         4.0
         """
         value = self.values.get(name)
@@ -204,19 +397,22 @@ class ClaimResult:
         return float(value)
 
     def to_dict(self, *, with_plot: bool = True) -> dict[str, Any]:
-        """JSON-ready form: every field, plus ``status``; ``verdict`` is a real boolean."""
+        """JSON-ready form: the claim, the test's fields at top level (``prediction``,
+        ``predicted``, ``alternative``, ``pass_region``, ``measured``, ``interval``), the
+        ``verdict`` and its ``reason``, the gates, the values and the plot."""
         record: dict[str, Any] = {
             "key": self.key,
             "architecture": self.architecture,
             "claim": self.claim,
-            "prediction": self.prediction,
-            "measured": self.measured,
-            "threshold": self.threshold,
-            "verdict": bool(self.verdict),
-            "status": self.status,
-            "visible": bool(self.visible),
-            "reason": self.reason,
             "device": self.device,
+            "prediction": self.prediction,
+            **self.test.to_dict(),
+            "pass_region_text": self.test.region_text(),
+            "detail": self.detail,
+            "gates": [{"condition": sentence, "met": met} for sentence, met in self.gates],
+            "visible": self.visible,
+            "verdict": self.verdict,
+            "reason": self.why,
             "values": dict(self.values),
         }
         if with_plot:
@@ -225,24 +421,76 @@ class ClaimResult:
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> ClaimResult:
-        """The inverse of :meth:`to_dict` (``status`` is derived again, not read).
+        """The inverse of :meth:`to_dict` (``verdict`` and ``reason`` of a visible claim are
+        derived again, not read).
 
-        >>> r = ClaimResult("k", "MLP", "c", "p", "m", "t", True, "cpu", values={"gain": 4})
+        >>> r = example()
         >>> ClaimResult.from_dict(r.to_dict()) == r
         True
         """
         plot = record.get("plot")
+        visible = bool(record.get("visible", True))
         return cls(
             key=str(_field(record, "key")),
             architecture=str(_field(record, "architecture")),
             claim=str(_field(record, "claim")),
             prediction=str(_field(record, "prediction")),
-            measured=str(_field(record, "measured")),
-            threshold=str(_field(record, "threshold")),
-            verdict=bool(_field(record, "verdict")),
+            test=TwoSided.from_dict(record),
             device=str(_field(record, "device")),
-            visible=bool(record.get("visible", True)),
-            reason=str(record.get("reason", "")),
+            detail=str(record.get("detail", "")),
+            visible=visible,
+            reason="" if visible else str(record.get("reason", "")),
+            gates=tuple(
+                (str(_field(g, "condition")), bool(_field(g, "met")))
+                for g in record.get("gates", [])
+            ),
             values=dict(record.get("values", {})),
             plot=PlotSpec.from_dict(plot) if plot is not None else None,
         )
+
+
+def _json_value(value: float | int | bool | str | None) -> float | int | bool | str | None:
+    """A value JSON can hold: a non-finite float becomes None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def example(measured: float = 4.0, *, interval: tuple[float, float] | None = None) -> ClaimResult:
+    """A small claim for examples and tests: "FLOP/s rises with batch", gain ≥ 2, the
+    alternative "no gain" (1).
+
+    >>> example().verdict, example(1.5).verdict, example(2.5, interval=(1.8, 3)).verdict
+    ('holds', 'fails', 'fails')
+    """
+    return ClaimResult(
+        key="demo",
+        architecture="MLP",
+        claim="Bigger batches run faster per sample.",
+        prediction="intensity rises from 0.5 to 64 FLOP/byte",
+        test=TwoSided(
+            "FLOP/s gain",
+            predicted=8.0,
+            alternative="FLOP/s independent of batch",
+            alternative_value=1.0,
+            low=2.0,
+            high=None,
+            measured=measured,
+            interval=interval or (measured, measured),
+        ),
+        device="cpu (demo)",
+        values={"gain": measured},
+    )
+
+
+def tally(claims: Sequence[ClaimResult]) -> dict[Verdict, int]:
+    """How many claims hold, fail, or are not visible.
+
+    >>> from gpuconcepts.claims.result import example
+    >>> tally([example(), example(1.0)])
+    {'holds': 1, 'fails': 1, 'not visible': 0}
+    """
+    counts: dict[Verdict, int] = dict.fromkeys(VERDICTS, 0)
+    for result in claims:
+        counts[result.verdict] += 1
+    return counts

@@ -8,15 +8,16 @@ role in :data:`ROOFLINE_EXPECTATIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
-from gpuconcepts.render import sizes as sizes_text
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import percent, si, times
+from gpuconcepts.units import sizes as sizes_text
 
 
 def judge_roofline(
@@ -35,46 +36,83 @@ def judge_roofline(
     ``expected`` is the post's word (``"memory"`` or ``"compute"``), ``label`` names the
     workload for people and ``source`` says where the post says so. The values keep the
     measurement's workload and sizes, so a page can find it in the run again.
-    Compute-bound means reaching :data:`~gpuconcepts.claims.thresholds.COMPUTE_MIN_PEAK_FRACTION`
-    of the measured peak; memory-bound means moving the minimal bytes at no more than
-    :data:`~gpuconcepts.claims.thresholds.MEMORY_MAX_BANDWIDTH_RATIO` times the measured bandwidth.
+    Compute-bound means a share of the measured peak FLOP/s between
+    :data:`~gpuconcepts.claims.thresholds.COMPUTE_MIN_PEAK_FRACTION` and
+    :data:`~gpuconcepts.claims.thresholds.COMPUTE_MAX_PEAK_FRACTION`; memory-bound, moving the
+    minimal bytes at between :data:`~gpuconcepts.claims.thresholds.MEMORY_MIN_BANDWIDTH_RATIO`
+    and :data:`~gpuconcepts.claims.thresholds.MEMORY_MAX_BANDWIDTH_RATIO` times the measured
+    DRAM bandwidth. The alternative is the other roof: the share that roof would give at this
+    intensity. And the roof that best explains the measured time
+    (:func:`~gpuconcepts.roofline.observe`) must be of the expected kind.
     """
     if expected not in ("memory", "compute"):
         raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
     where = place(m, peaks)
+    ridge, intensity = peaks.ridge_point, m.intensity
+    if expected == "compute":
+        quantity = "FLOP/s ÷ measured peak FLOP/s"
+        low, high = T.COMPUTE_MIN_PEAK_FRACTION, T.COMPUTE_MAX_PEAK_FRACTION
+        # the roofline's share of the compute roof, and the memory roof's, at this intensity
+        predicted, other = min(1.0, intensity / ridge), intensity / ridge
+        alternative = "memory-bound: its minimal bytes at the DRAM bandwidth set its time"
+        reference = peaks.flops_per_s
+
+        def share(t: Sequence[float]) -> float:
+            return m.flops / t[0] / reference
+
+        observed_ok = where.observed == "compute"
+    else:
+        quantity = "bytes/s ÷ measured DRAM bandwidth"
+        low, high = T.MEMORY_MIN_BANDWIDTH_RATIO, T.MEMORY_MAX_BANDWIDTH_RATIO
+        predicted, other = min(1.0, ridge / intensity), ridge / intensity
+        alternative = "compute-bound: its FLOPs at the peak set its time"
+        reference = peaks.bytes_per_s
+
+        def share(t: Sequence[float]) -> float:
+            return m.bytes / t[0] / reference
+
+        observed_ok = where.observed in {level.name for level in peaks.memory_roofs}
+    measured, interval = with_interval(share, (m,))
     peak_fraction = m.flops_per_s / peaks.flops_per_s
     bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
-    roofline_ratio = where.ratio
-    if where.bound == "compute":
-        behaves = peak_fraction >= T.COMPUTE_MIN_PEAK_FRACTION
-        rule = (
-            f"compute-bound: FLOP/s ≥ {percent(T.COMPUTE_MIN_PEAK_FRACTION)} of the measured peak"
-        )
-    else:
-        behaves = bandwidth_ratio <= T.MEMORY_MAX_BANDWIDTH_RATIO
-        rule = f"memory-bound: bytes/s ≤ {T.MEMORY_MAX_BANDWIDTH_RATIO:g}× the measured bandwidth"
     return ClaimResult(
         key=f"roofline-{role}",
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
-        prediction=f"intensity {m.intensity:.3g} FLOP/byte against the ridge point "
-        f"{peaks.ridge_point:.3g}: the roofline says {where.bound}-bound",
-        measured=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(peak_fraction)} of peak), "
+        prediction=f"intensity {intensity:.3g} FLOP/byte against the ridge point {ridge:.3g}: "
+        f"the roofline says {where.bound}-bound",
+        test=TwoSided(
+            quantity,
+            predicted=predicted,
+            alternative=alternative,
+            alternative_value=other,
+            low=low,
+            high=high,
+            measured=measured,
+            interval=interval,
+        ),
+        detail=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(peak_fraction)} of peak), "
         f"{si(m.bytes_per_s, 'B/s')} ({times(bandwidth_ratio)} the measured bandwidth); "
-        f"{times(roofline_ratio)} the roofline time",
-        threshold=f"roofline class = the post's ({expected}), and {rule}",
-        verdict=where.bound == expected and behaves,
+        f"{times(where.ratio)} the roofline time; observed bound: {where.observed} "
+        f"({percent(where.attained)} of that roof)",
+        gates=(
+            (
+                f"the measured time is best explained by a {expected} roof ({where.observed})",
+                observed_ok,
+            ),
+        ),
         device=device,
         values={
             "workload": m.workload,
             "sizes": sizes_text(m.params),
-            "intensity": m.intensity,
-            "ridge_point": peaks.ridge_point,
+            "intensity": intensity,
+            "ridge_point": ridge,
             "bound": where.bound,
+            "observed": where.observed,
             "expected": expected,
             "peak_fraction": peak_fraction,
             "bandwidth_ratio": bandwidth_ratio,
-            "roofline_ratio": roofline_ratio,
+            "roofline_ratio": where.ratio,
         },
     )
 

@@ -10,10 +10,19 @@ book's one number policy.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from gpuconcepts.claims.fit import fit_power_law, fit_upper
-from gpuconcepts.claims.quantities import formula_along, param, size_values, sorted_sweep
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import (
+    formula_along,
+    param,
+    size_values,
+    sizes,
+    sorted_sweep,
+    with_interval,
+)
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
 from gpuconcepts.units import plain_number, si
@@ -65,12 +74,26 @@ def _bars(
     )
 
 
+@dataclass(frozen=True)
+class Counterpart:
+    """The alternative of a power-law claim, measured rather than assumed: the same work
+    without the effect (e.g. an RNN's FLOPs as one GEMM, with no step dependency), over the
+    same sweep. Its fitted exponent is the alternative's value."""
+
+    alternative: str
+    """The alternative in words, e.g. "the steps run in parallel, as the GEMM does"."""
+    label: str
+    """Its line in the plot, e.g. "one GEMM of the same FLOPs"."""
+    sweep: Sequence[Measurement]
+
+
 def _power_law(
     sweep: Sequence[Measurement],
     formula: Formula,
     *,
     exponent: float,
     tolerance: float,
+    alternative: tuple[str, float] | Counterpart,
     fixed: Sequence[str],
     what: str,
     key: str,
@@ -78,46 +101,84 @@ def _power_law(
     claim: str,
     title: str,
     device: str,
+    fraction: float = 0.5,
 ) -> ClaimResult:
-    """Time grows like S**exponent: the exponent fitted on the upper half of a sweep over S.
+    """Time grows like S**exponent: the exponent fitted on the largest ``fraction`` of a sweep
+    over S (the upper half unless told; at least three points).
 
-    The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep;
-    ``title`` is completed with the sizes the sweep holds fixed.
+    The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep; the
+    pass region is ``exponent ± tolerance``; ``alternative`` names the law to rule out and its
+    exponent, or is a :class:`Counterpart` whose exponent is fitted over its own sweep the same
+    way (it must hold the same S and the same FLOPs at each). ``title`` is completed with the
+    sizes the sweep holds fixed.
     """
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
     seconds = tuple(_seconds(m) for m in ordered)
-    low, high = _ends(m.interval_seconds for m in ordered)
+    spread = _ends(m.interval_seconds for m in ordered)  # the plot's error bars
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
-    fit = fit_upper(lengths, seconds)
+    fit = fit_upper(lengths, seconds, fraction=fraction)
+    fitted_exponent, interval = with_interval(
+        lambda t: fit_upper(lengths, t, fraction=fraction).exponent, ordered
+    )
     fitted = lengths[-fit.points :]
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
+    detail = (
+        f"fitted over S = {plain_number(fitted[0])} … {last} (R² {fit.r_squared:.3f}); "
+        f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}"
+    )
+    values: dict[str, float | int | bool | str | None] = {
+        "exponent": fit.exponent,
+        "predicted_exponent": predicted,
+        "r_squared": fit.r_squared,
+        "fit_points": fit.points,
+    }
+    extra: tuple[Series, ...] = ()
+    if isinstance(alternative, Counterpart):
+        other = _counterpart(alternative, ordered, fixed=fixed, what=what)
+        other_seconds = tuple(_seconds(m) for m in other)
+        other_fit = fit_upper(lengths, other_seconds, fraction=fraction)
+        _, (low, high) = with_interval(
+            lambda t: fit_upper(lengths, t, fraction=fraction).exponent, other
+        )
+        alternative_text, alternative_value = alternative.alternative, other_fit.exponent
+        detail += (
+            f"; {alternative.label}: exponent {other_fit.exponent:.3g} "
+            f"(interval [{low:.3g}, {high:.3g}]), {si(other_seconds[0], 's')} at S={first}, "
+            f"{si(other_seconds[-1], 's')} at S={last}"
+        )
+        values["counterpart_exponent"] = other_fit.exponent
+        other_low, other_high = _ends(m.interval_seconds for m in other)
+        extra = (Series(alternative.label, lengths, other_seconds, low=other_low, high=other_high),)
+    else:
+        alternative_text, alternative_value = alternative
     return ClaimResult(
         key=key,
         architecture=architecture,
         claim=claim,
         prediction=f"{formula.text()}: exponent {predicted:.3g} in S ({held})",
-        measured=f"time ∝ S^{fit.exponent:.2f} fitted over S = {plain_number(fitted[0])} … "
-        f"{last} (R² {fit.r_squared:.3f}); {si(seconds[0], 's')} at S={first}, "
-        f"{si(seconds[-1], 's')} at S={last}",
-        threshold=f"|exponent − {exponent:g}| ≤ {tolerance:g} "
-        "(upper half of the sweep, at least 3 points)",
-        verdict=abs(fit.exponent - exponent) <= tolerance,
+        test=TwoSided(
+            "fitted exponent of time in S",
+            predicted=predicted,
+            alternative=alternative_text,
+            alternative_value=alternative_value,
+            low=exponent - tolerance,
+            high=exponent + tolerance,
+            measured=fitted_exponent,
+            interval=interval,
+        ),
+        detail=detail,
         device=device,
-        values={
-            "exponent": fit.exponent,
-            "predicted_exponent": predicted,
-            "r_squared": fit.r_squared,
-            "fit_points": fit.points,
-        },
+        values=values,
         plot=PlotSpec(
             title=f"{title} ({held})",
             x_label="sequence length S",
             y_label="seconds",
             series=(
-                Series("measured", lengths, seconds, low=low, high=high),
+                Series("measured", lengths, seconds, low=spread[0], high=spread[1]),
+                *extra,
                 Series(
                     f"∝ {formula.name} (anchored at the largest S)",
                     lengths,
@@ -133,3 +194,25 @@ def _power_law(
             ),
         ),
     )
+
+
+def _counterpart(
+    counterpart: Counterpart, ordered: Sequence[Measurement], *, fixed: Sequence[str], what: str
+) -> list[Measurement]:
+    """The counterpart's sweep sorted, checked against the claim's own: the same S, the same
+    fixed sizes, the same FLOPs at each S."""
+    other = sorted_sweep(counterpart.sweep, "S", fixed=fixed, what=f"{what}'s counterpart")
+    if size_values(other, "S") != size_values(ordered, "S"):
+        raise GpuConceptsError(
+            f"{what} and its counterpart must cover the same S; got "
+            f"{[param(m, 'S') for m in ordered]} and {[param(m, 'S') for m in other]}"
+        )
+    if any(
+        sizes(a, *fixed) != sizes(b, *fixed) or a.flops != b.flops
+        for a, b in zip(ordered, other, strict=True)
+    ):
+        raise GpuConceptsError(
+            f"{what} and its counterpart must do the same FLOPs at the same "
+            f"{', '.join(fixed)} at each S"
+        )
+    return other

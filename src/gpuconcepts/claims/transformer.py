@@ -7,13 +7,22 @@ prefill it is compared with; the ``judge_*`` functions here turn them into verdi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import formula_along, param, size_values, sizes, sorted_sweep
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.quantities import (
+    formula_along,
+    param,
+    rate_ceiling,
+    size_values,
+    sizes,
+    sorted_sweep,
+    with_interval,
+)
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import _bars, _ends, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -64,6 +73,7 @@ def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> Cl
         formulas.attention_flops,
         exponent=T.ATTENTION_EXPONENT,
         tolerance=T.ATTENTION_EXPONENT_TOLERANCE,
+        alternative=("attention time ∝ S", 1.0),
         fixed=_ATTENTION_FIXED,
         what=_ATTENTION_SWEEP,
         key="attention-quadratic",
@@ -85,7 +95,19 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
     high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
     claim = f"Doubling S makes attention about {post.ratio}× as expensive."
-    threshold = f"{times(low)} ≤ t(2S)/t(S) ≤ {times(high)} at the largest doubling of the sweep"
+
+    def test(predicted: float, measured: float, interval: tuple[float, float]) -> TwoSided:
+        return TwoSided(
+            "t(2S) ÷ t(S) at the largest doubling of the sweep",
+            predicted=predicted,
+            alternative="attention time ∝ S",
+            alternative_value=2.0,
+            low=low,
+            high=high,
+            measured=measured,
+            interval=interval,
+        )
+
     if not pairs:
         B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
         doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(
@@ -97,16 +119,14 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
             claim=claim,
             prediction=f"attention_flops(2S)/attention_flops(S) = {doubled:g}; the post's Q16: "
             f"{post.ratio}×",
-            measured="no pair S, 2S in the sweep",
-            threshold=threshold,
-            verdict=False,
+            test=test(doubled, math.nan, (math.nan, math.nan)),
             device=device,
             visible=False,
             reason=f"the sweep S = {[plain_number(x) for x in lengths]} holds no doubling",
         )
     i, j = pairs[-1]
     predicted = flops[j] / flops[i]
-    ratio = seconds[j] / seconds[i]
+    ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[i], ordered[j]))
     before = tuple(lengths[a] for a, _ in pairs)
     # each ratio's widest spread: one time at its fast quartile over the other at its slow one
     quartiles = tuple(m.interval_seconds for m in ordered)
@@ -120,9 +140,8 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
         f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 ({post_S} tokens):"
         f" {post.ratio}× the scores",
-        measured=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}: {times(ratio)}",
-        threshold=threshold,
-        verdict=low <= ratio <= high,
+        test=test(predicted, ratio, interval),
+        detail=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}",
         device=device,
         values={
             "ratio": ratio,
@@ -173,12 +192,16 @@ def judge_prefill_vs_decode(
     prefill_per_token = _seconds(prefill) / (B * S)
     decode_per_token = _seconds(decode) / B
     slowdown = decode_per_token / prefill_per_token
+    rate_ratio, interval = with_interval(
+        lambda t: (prefill.flops / t[0]) / (decode.flops / t[1]), (prefill, decode)
+    )
     counted = workload(prefill.workload).flops  # attention_flops_causal for a decoder's prefill
     flops_prefill = prefill.flops / (B * S)
     flops_decode = decode.flops / B
     i_prefill, i_decode = prefill.intensity, decode.intensity
     roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
     roof_decode = place(decode, peaks).predicted_seconds / B
+    predicted_rate_ratio = (flops_prefill / roof_prefill) / (flops_decode / roof_decode)
     return ClaimResult(
         key="prefill-vs-decode",
         architecture="Transformer",
@@ -190,10 +213,18 @@ def judge_prefill_vs_decode(
         f"{i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
         f"({roof_decode / roof_prefill:.3g}×)",
-        measured=f"prefill {si(prefill_per_token, 's')} per token, decode "
-        f"{si(decode_per_token, 's')} per token: {times(slowdown)}",
-        threshold=f"decode time per token ≥ {T.DECODE_MIN_SLOWDOWN:g}× prefill time per token",
-        verdict=slowdown >= T.DECODE_MIN_SLOWDOWN,
+        test=TwoSided(
+            "prefill FLOP/s ÷ decode FLOP/s",
+            predicted=predicted_rate_ratio,
+            alternative="decode computes as efficiently as prefill",
+            alternative_value=1.0,
+            low=T.PREFILL_MIN_RATE_RATIO,
+            high=rate_ceiling(predicted_rate_ratio, T.PREFILL_MIN_RATE_RATIO),
+            measured=rate_ratio,
+            interval=interval,
+        ),
+        detail=f"prefill {si(prefill_per_token, 's')} per token, decode "
+        f"{si(decode_per_token, 's')} per token ({times(slowdown)})",
         device=device,
         values={
             "prefill_seconds_per_token": prefill_per_token,
@@ -235,6 +266,7 @@ def judge_kv_cache(
         )
     expected = tuple(int(formulas.kv_cache_memory(B=B, S=n, d=d, s=s)) for n in lengths)
     worst = max(abs(int(c) - e) for c, e in zip(cache_bytes, expected, strict=True))
+    relative = max(abs(int(c) - e) / e for c, e in zip(cache_bytes, expected, strict=True))
     growth = expected[1] - expected[0] if len(expected) > 1 else expected[0] // lengths[0]
     tokens = tuple(float(n) for n in lengths)
     return ClaimResult(
@@ -246,10 +278,18 @@ def judge_kv_cache(
         f"{describe_bytes(expected[0])} at S={plain_number(lengths[0])} … "
         f"{describe_bytes(expected[-1])} at S={plain_number(lengths[-1])}, "
         f"+{plain_number(growth)} bytes per step; the post's Q17: {question(17).answer}",
-        measured=f"{len(lengths)} steps measured; largest difference from the formula "
+        test=TwoSided(
+            "largest |measured − kv_cache_memory| ÷ kv_cache_memory",
+            predicted=0.0,
+            alternative="the cache keeps the keys only (half the formula)",
+            alternative_value=0.5,
+            low=0.0,
+            high=T.KV_CACHE_TOLERANCE,
+            measured=relative,
+            interval=(relative, relative),  # the allocator's count: no spread
+        ),
+        detail=f"{len(lengths)} steps measured; largest difference from the formula "
         f"{plain_number(worst)} bytes (last: {plain_number(int(cache_bytes[-1]))} bytes)",
-        threshold=f"|measured − kv_cache_memory| ≤ {T.KV_CACHE_TOLERANCE_BYTES} bytes at every step",
-        verdict=worst <= T.KV_CACHE_TOLERANCE_BYTES,
         device=device,
         values={
             "steps": len(lengths),
@@ -263,7 +303,7 @@ def judge_kv_cache(
             x_label="tokens in the cache S",
             y_label="bytes",
             series=(
-                Series("measured (K and V storage)", tokens, tuple(float(c) for c in cache_bytes)),
+                Series("measured (allocator)", tokens, tuple(float(c) for c in cache_bytes)),
                 Series("kv_cache_memory", tokens, tuple(float(e) for e in expected), "predicted"),
             ),
             log_x=False,

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.result import ClaimResult, tally
 from gpuconcepts.measure import resolve_device
 from gpuconcepts.render import format_claims
 from gpuconcepts.run import Run, collect, load
@@ -20,16 +20,13 @@ from gpuconcepts.run import Run, collect, load
 
 def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
     """The ``--json`` payload: the device, its provenance and peaks, the tally, each claim."""
-    counts = {"holds": 0, "does not hold": 0, "not visible here": 0}
-    for result in claims:
-        counts[result.status] += 1
     return {
         "device": run.provenance.device,
         "device_label": run.label,
         "quick": run.provenance.quick,
         "provenance": run.provenance.to_dict(),
         "peaks": run.peaks.to_dict(),
-        "counts": counts,
+        "counts": tally(claims),
         "claims": [r.to_dict() for r in claims],
     }
 
@@ -38,9 +35,12 @@ def run_verify(device: str, quick: bool, as_json: bool, *, run_path: str | None 
     """Judge the claims: from a saved run (``run_path``, nothing is measured) or measured here
     on ``device`` (auto, cpu or cuda), with progress on stderr and results on stdout.
 
-    With ``as_json`` stdout holds one JSON object whose ``claims`` list has, per claim,
-    ``claim``, ``prediction``, ``measured``, ``threshold``, ``verdict`` (a boolean), ``status``,
-    ``visible``, ``reason``, ``values`` and ``plot``.
+    With ``as_json`` stdout holds one JSON object whose ``claims`` list has, per claim (see
+    :meth:`~gpuconcepts.claims.result.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
+    and ``predicted`` (the value), ``quantity``, ``alternative`` and ``alternative_value``,
+    ``pass_region`` ([low, high], null for an open end), ``measured``, ``interval``,
+    ``verdict`` ("holds", "fails" or "not visible") with its ``reason``, ``gates``,
+    ``detail``, ``values`` and ``plot``.
     """
     if run_path is not None:
         run = load(run_path)

@@ -2,19 +2,17 @@ r"""Whole-model claims: backward against forward, decode against batch, training
 
 Every claim here is *two-sided*: it states the prediction (from :mod:`gpuconcepts.formulas`),
 an alternative the measurement must rule out, and a pass region, fixed below before any run,
-that holds the prediction and leaves the alternative outside. The verdict is the measured
-value, with an interval from its repetitions, falling in the pass region. When the
-alternative itself would fall inside the region on this device, the device cannot tell the
-two apart and the claim is "not visible here".
+that holds the prediction and leaves the alternative outside (a
+:class:`~gpuconcepts.claims.result.TwoSided` test). The claim holds when the whole measured
+interval lies in the pass region. When the alternative itself would fall inside the region on
+this device, the device cannot tell the two apart and the claim is "not visible".
 
 The ``judge_*`` functions take the plain results of :mod:`gpuconcepts.kernels.decoder` and run
 nothing; :func:`run_wholemodel_claims` runs the experiments and judges them. Importing this
 module loads neither torch nor matplotlib.
 
->>> test = TwoSided("ratio", predicted=2.0, alternative=1.0, alternative_text="one",
-...                 low=1.5, high=3.0, measured=2.1, interval=(1.9, 2.4))
->>> test.verdict, test.visible, test.values()["pass_region"]
-(True, True, '1.5 ≤ ratio ≤ 3')
+>>> BACKWARD_MIN_TIME_RATIO < 2.0 < BACKWARD_MAX_TIME_RATIO  # 2: the formulas' ratio
+True
 """
 
 # torch is imported inside functions on purpose (DESIGN rule 3).
@@ -30,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
 from gpuconcepts.roofline import Peaks
@@ -91,65 +89,6 @@ KNEE_RESAMPLES = 200
 """Bootstrap resamples of the repetitions behind the knee's interval (seeded: reproducible)."""
 
 
-# -- the two-sided test ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TwoSided:
-    """A prediction, the alternative it must rule out, the pass region, and the measurement."""
-
-    quantity: str
-    predicted: float
-    alternative: float
-    alternative_text: str
-    low: float
-    high: float
-    measured: float
-    interval: tuple[float, float]
-
-    def __post_init__(self) -> None:
-        if not self.low < self.high:
-            raise GpuConceptsError(
-                f"{self.quantity}: the pass region needs low < high; got {self.low}, {self.high}"
-            )
-        if not self.low <= self.predicted <= self.high:
-            raise GpuConceptsError(
-                f"{self.quantity}: the prediction {self.predicted:g} must lie in its own pass "
-                f"region [{self.low:g}, {self.high:g}]"
-            )
-
-    @property
-    def visible(self) -> bool:
-        """False when the alternative falls inside the pass region: the test cannot tell them."""
-        return not self.low <= self.alternative <= self.high
-
-    @property
-    def verdict(self) -> bool:
-        """True when the measured value lies in the pass region."""
-        return self.low <= self.measured <= self.high
-
-    def region_text(self) -> str:
-        """The pass region as ``low ≤ quantity ≤ high``."""
-        return f"{self.low:.3g} ≤ {self.quantity} ≤ {self.high:.3g}"
-
-    def interval_text(self) -> str:
-        """The measured interval as ``[low, high]``."""
-        return f"[{self.interval[0]:.3g}, {self.interval[1]:.3g}]"
-
-    def values(self) -> dict[str, float | str]:
-        """The entries every two-sided claim puts in its result's ``values``."""
-        return {
-            "measured": self.measured,
-            "predicted": self.predicted,
-            "alternative": self.alternative_text,
-            "alternative_value": self.alternative,
-            "pass_region": self.region_text(),
-            "pass_low": self.low,
-            "pass_high": self.high,
-            "interval": self.interval_text(),
-            "interval_low": self.interval[0],
-            "interval_high": self.interval[1],
-        }
-
-
 def _result(
     key: str,
     claim: str,
@@ -167,31 +106,18 @@ def _result(
     (with the sentence that says it failed), ``visible`` a condition of the device."""
     passed, why_not = gate
     seen, reason = visible
-    reason = "" if seen else reason
-    if seen and not test.visible:
-        seen = False
-        reason = (
-            f"the alternative ({test.alternative_text}: {test.alternative:.3g}) falls inside the "
-            f"pass region {test.region_text()} on this device, so the two cannot be told apart"
-        )
-    measured = f"{test.quantity} = {test.measured:.3g}, interval {test.interval_text()}"
-    if measured_extra:
-        measured += f"; {measured_extra}"
-    if not passed:
-        measured += f"; {why_not}"
     return ClaimResult(
         key=key,
         architecture=ARCHITECTURE,
         claim=claim,
-        prediction=f"{prediction}; rules out: {test.alternative_text} "
-        f"({test.quantity} = {test.alternative:.3g})",
-        measured=measured,
-        threshold=f"pass region {test.region_text()}; the alternative falls outside it",
-        verdict=seen and passed and test.verdict,
+        prediction=prediction,
+        test=test,
+        detail=measured_extra,
+        gates=((why_not, passed),) if why_not else (),
         device=device,
         visible=seen,
-        reason=reason,
-        values={**test.values(), **(values or {})},
+        reason="" if seen else reason,
+        values=values or {},
         plot=plot,
     )
 
@@ -221,8 +147,8 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
     test = TwoSided(
         "backward ÷ forward time",
         predicted=ratio_predicted,
-        alternative=1.0,
-        alternative_text="the backward pass costs one forward pass",
+        alternative="the backward pass costs one forward pass",
+        alternative_value=1.0,
         low=BACKWARD_MIN_TIME_RATIO,
         high=BACKWARD_MAX_TIME_RATIO,
         measured=measured,
@@ -241,7 +167,7 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
         f"{plain_number(counted[0])} forward FLOPs (formulas: {plain_number(predicted[1])} "
         f"and {plain_number(predicted[0])}); forward {si(forward, 's')}, forward and "
         f"backward {si(step, 's')}",
-        gate=(exact, "the counted FLOPs differ from the formulas"),
+        gate=(exact, "FlopCounterMode's counts equal the formulas exactly"),
         values={
             "forward_flops": counted[0],
             "backward_flops": counted[1],
@@ -329,8 +255,8 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
     test = TwoSided(
         "knee batch",
         predicted=predicted,
-        alternative=1.0,
-        alternative_text="decode is compute-bound from batch 1, like prefill",
+        alternative="decode is compute-bound from batch 1, like prefill",
+        alternative_value=1.0,
         low=predicted / DECODE_KNEE_FACTOR,
         high=predicted * DECODE_KNEE_FACTOR,
         measured=measured,
@@ -391,8 +317,8 @@ def judge_decode_floor(
     test = TwoSided(
         "step time ÷ floor",
         predicted=1.0,
-        alternative=compute / floor,
-        alternative_text="the step's FLOPs at the peak set its time",
+        alternative="the step's FLOPs at the peak set its time",
+        alternative_value=compute / floor,
         low=DECODE_FLOOR_MIN_RATIO,
         high=DECODE_FLOOR_MAX_RATIO,
         measured=min(sweep.seconds[0]) / floor,
@@ -435,8 +361,8 @@ def judge_training_memory(result: TrainingPeak, shape: ModelShape, *, device: st
     test = TwoSided(
         "peak ÷ formula",
         predicted=1.0,
-        alternative=float(weights_and_grads + activations) / predicted,
-        alternative_text="only weights and gradients are held (no optimizer state)",
+        alternative="only weights and gradients are held (no optimizer state)",
+        alternative_value=float(weights_and_grads + activations) / predicted,
         low=TRAINING_MEMORY_MIN_RATIO,
         high=TRAINING_MEMORY_MAX_RATIO,
         measured=ratio,

@@ -3,7 +3,7 @@
 Every claim is two-sided. It names the value a formula predicts and a concrete alternative
 (the value a plausible wrong model would give), and its pass region holds the prediction
 but not the alternative. When the alternative happens to fall inside the pass region at this
-run's sizes, the run cannot tell them apart and the claim is "not visible here". The
+run's sizes, the run cannot tell them apart and the claim is "not visible". The
 regions are fixed below, each with its reason, before any run. Each result carries
 ``alternative``, ``pass_region`` and ``interval`` in its ``values`` as well.
 
@@ -11,8 +11,8 @@ regions are fixed below, each with its reason, before any run. Each result carri
 >>> c = Collective("all-reduce", "data parallel", "ring_allreduce_bytes",
 ...                {"n_params": 1000, "s": 4, "W": 2}, 4000, 2, (4010.0, 4100.0), (1e-3,), 0.0)
 >>> r = traffic_claim(c, "demo")
->>> r.status, r.values["pass_region"]
-('holds', '[0.98, 1.15]')
+>>> r.verdict, r.test.region_text()
+('holds', '0.98 ≤ loopback bytes ÷ formula bytes ≤ 1.15')
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective
 from gpuconcepts.units import si
 
@@ -70,6 +70,7 @@ def _interval(low: float, high: float) -> str:
 def two_sided(
     *,
     key: str,
+    quantity: str,
     claim: str,
     prediction: str,
     predicted: float,
@@ -81,46 +82,37 @@ def two_sided(
     interval: tuple[float, float],
     measured_text: str,
     device: str,
-    extra_check: bool = True,
+    extra_check: tuple[str, bool] | None = None,
     not_visible: str = "",
 ) -> ClaimResult:
     """A claim whose pass region ``[low, high]`` holds ``predicted`` and not the alternative.
 
-    The verdict is ``low <= measured <= high`` (and ``extra_check``). When the alternative lies
-    inside the region, or ``not_visible`` gives a reason, the claim is not visible here.
+    It holds when the whole interval lies in the region (and ``extra_check``, a condition
+    and whether it was met). When the alternative lies inside the region, or
+    ``not_visible`` gives a reason, the claim is not visible.
     """
-    reason = not_visible
-    if not reason and low <= alternative_value <= high:
-        reason = (
-            f"the alternative ({_fmt(alternative_value)}) falls inside the pass region "
-            f"{_interval(low, high)} at these sizes, so the run cannot tell them apart"
-        )
-    visible = not reason
-    verdict = visible and extra_check and low <= measured <= high
+    if not math.isnan(measured):  # the interval always holds the value it surrounds
+        interval = (min(interval[0], measured), max(interval[1], measured))
     return ClaimResult(
         key=key,
         architecture=ARCHITECTURE,
         claim=claim,
         prediction=prediction,
-        measured=measured_text,
-        threshold=f"pass when the measured value lies in {_interval(low, high)}; "
-        f"the alternative gives {_fmt(alternative_value)}",
-        verdict=verdict,
+        test=TwoSided(
+            quantity,
+            predicted=predicted,
+            alternative=alternative,
+            alternative_value=alternative_value,
+            low=low,
+            high=high,
+            measured=measured,
+            interval=interval,
+        ),
+        detail=measured_text,
+        gates=(extra_check,) if extra_check else (),
         device=device,
-        visible=visible,
-        reason=reason,
-        values={
-            "predicted": predicted,
-            "measured": measured,
-            "alternative": alternative,
-            "alternative_value": alternative_value,
-            "pass_region": _interval(low, high),
-            "pass_low": low,
-            "pass_high": high,
-            "interval": _interval(*interval),
-            "interval_low": interval[0],
-            "interval_high": interval[1],
-        },
+        visible=not not_visible,
+        reason=not_visible,
     )
 
 
@@ -158,6 +150,7 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
     )
     return two_sided(
         key=f"traffic-{c.name.lower().translate(_SLUG)}",
+        quantity="loopback bytes ÷ formula bytes",
         claim=f"The {c.name} sends the bytes {formula.name} counts.",
         prediction=f"{formula.text()}: {c.formula_bytes:,.0f} bytes per sending device (ratio 1)",
         predicted=1.0,
@@ -197,6 +190,7 @@ def allreduce_growth_claim(sweep: Sequence[Collective], device: str) -> ClaimRes
     missing = largest.measured_bytes is None
     return two_sided(
         key="allreduce-grows-with-w",
+        quantity="bytes per device ÷ n_params·s",
         claim="The bytes each device sends in an all-reduce grow with W towards "
         "2·n_params·s and never reach it.",
         prediction=f"ring_allreduce_bytes / (n_params s) = 2 (W - 1)/W = {predicted:.3g} at "
@@ -213,7 +207,7 @@ def allreduce_growth_claim(sweep: Sequence[Collective], device: str) -> ClaimRes
             f"{c.inputs['W']}: {share:.3f}" for c, share in zip(ordered, shares, strict=True)
         ),
         device=device,
-        extra_check=rising,
+        extra_check=("the share rises with every added process", rising),
         not_visible="the traffic did not cross the loopback interface" if missing else "",
     )
 
@@ -229,6 +223,7 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
     r_low, r_high = row.bytes_interval or (math.nan, math.nan)
     return two_sided(
         key="rowwise-more-than-tablewise",
+        quantity="row-wise ÷ table-wise bytes",
         claim="A row-wise sharded lookup moves more bytes than a table-wise one: every "
         "device sends partial sums for every table, not pooled rows of its own tables.",
         prediction=f"rowwise_alltoall_bytes / tablewise_alltoall_bytes = W = {predicted:.3g}",
@@ -255,6 +250,7 @@ def alpha_beta_claim(
     if fit is None:
         return two_sided(
             key="alpha-beta-predicts",
+            quantity="measured ÷ predicted time (worst collective)",
             claim=_ALPHA_BETA_CLAIM,
             prediction="t = calls·α + bytes / bandwidth, fitted to the all-reduce sweep",
             predicted=1.0,
@@ -280,6 +276,7 @@ def alpha_beta_claim(
     latency_only = biggest.median_seconds / (fit.alpha_s * biggest.collectives or 1e-12)
     return two_sided(
         key="alpha-beta-predicts",
+        quantity="measured ÷ predicted time (worst collective)",
         claim=_ALPHA_BETA_CLAIM,
         prediction=f"t = calls·α + bytes / bandwidth, α = {si(fit.alpha_s, 's')}, bandwidth "
         f"{si(fit.bytes_per_s, 'B/s')} ({fit.points} sizes); measured / predicted = 1",
@@ -318,6 +315,7 @@ def bubble_claim(c: Collective, cores: int, device: str) -> ClaimResult:
         crowded = ""
     return two_sided(
         key="pipeline-bubble",
+        quantity="measured bubble fraction",
         claim="In a pipeline of p stages fed m micro-batches, each stage idles for the "
         "bubble (p - 1)/(m + p - 1) of the time.",
         prediction=f"{formulas.pipeline_bubble_fraction.text()} = {predicted:.3g} "

@@ -16,10 +16,17 @@ every cached byte is used for one multiply-add, so it is memory-bound.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from torch._C._profiler import _ExtraFields_Allocation, _ProfilerEvent
+from torch.profiler import ProfilerActivity, profile, record_function
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
@@ -73,12 +80,128 @@ def prefill(
     )
 
 
-def _allocated_bytes(device: str) -> int:
-    """Bytes live tensors asked the CUDA caching allocator for (0 on CPU, where storages are read)."""
-    if device != "cuda":
-        return 0
+CACHE_SCOPE = "gpuconcepts::kv_cache"
+"""The profiler scope around the code that builds the KV cache: the prompt's, then each append."""
+
+
+def _append(cache: torch.Tensor, row: torch.Tensor) -> torch.Tensor:
+    """The cache one token longer: ``torch.cat`` copies old rows and the new one to new storage."""
+    return torch.cat((cache, row), dim=2)
+
+
+def _requested_bytes() -> int:
+    """Bytes live tensors asked the CUDA caching allocator for (not its rounded block sizes)."""
     torch.cuda.synchronize()
     return int(torch.cuda.memory_stats().get("requested_bytes.all.current", 0))
+
+
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 sent to /dev/null: kineto writes a line there each time a profiler
+    starts or stops, which would land in the CLI's and the book's output."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with Path(os.devnull).open("w") as null:
+        os.dup2(null.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _walk(events: Sequence[_ProfilerEvent]) -> Iterator[_ProfilerEvent]:
+    for event in events:
+        yield event
+        yield from _walk(event.children)
+
+
+def _inside_cache_scope(event: _ProfilerEvent) -> bool:
+    parent = event.parent
+    while parent is not None:
+        if parent.name == CACHE_SCOPE:
+            return True
+        parent = parent.parent
+    return False
+
+
+def live_cache_bytes(events: Sequence[_ProfilerEvent], device: str = "cpu") -> list[int]:
+    """Bytes the allocator handed out inside a :data:`CACHE_SCOPE` and had not taken back, at
+    the end of each such scope, from a profiler's event tree (``profile_memory=True``).
+
+    Every allocation event carries its address and size (negative for a free), so a block
+    allocated inside a scope counts from then until its free, wherever the free happens.
+    Blocks allocated outside the scopes (the attention's output and scratch) never count.
+    """
+    timeline: list[tuple[int, int, int, int]] = []  # (ns, 0 memory | 1 scope end, address, bytes)
+    for event in _walk(events):
+        memory = event.extra_fields
+        if event.name == CACHE_SCOPE:
+            timeline.append((event.end_time_ns, 1, 0, 0))
+        elif (
+            isinstance(memory, _ExtraFields_Allocation)
+            and memory.device.type == device
+            and (memory.alloc_size < 0 or _inside_cache_scope(event))
+        ):
+            timeline.append((event.start_time_ns, 0, memory.ptr, memory.alloc_size))
+    live: dict[int, int] = {}
+    at_scope_ends: list[int] = []
+    for _ns, scope_end, address, size in sorted(timeline):
+        if scope_end:
+            at_scope_ends.append(sum(live.values()))
+        elif size > 0:
+            live[address] = size
+        else:
+            live.pop(address, None)
+    return at_scope_ends
+
+
+Prompt = Callable[[], tuple[torch.Tensor, torch.Tensor]]
+"""Makes the prompt's K and V caches."""
+
+
+def _grow(
+    prompt: Prompt,
+    new: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    device: str,
+    after_step: Callable[[torch.Tensor], None],
+) -> tuple[torch.Tensor, torch.Tensor, list[float]]:
+    """The decode loop: the prompt's cache, then per step one K and one V row appended and the
+    new query attended to the whole cache. Returns the final K and V and each step's time."""
+    new_q, new_k, new_v = new
+    with record_function(CACHE_SCOPE):
+        k, v = prompt()
+    step_seconds: list[float] = []
+    for step in range(new_q.shape[0]):
+        start = time.perf_counter()
+        with record_function(CACHE_SCOPE):
+            k = _append(k, new_k[step])
+            v = _append(v, new_v[step])
+        F.scaled_dot_product_attention(new_q[step], k, v)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        step_seconds.append(time.perf_counter() - start)
+        after_step(k)
+    return k, v, step_seconds
+
+
+def _cpu_cache_bytes(
+    prompt: Prompt, new: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+) -> list[int]:
+    """The decode loop run once more under the profiler: the cache's live bytes after each
+    step, as the CPU allocator handed them out."""
+    profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _stderr_silenced():
+        profiler.start()
+    try:
+        _grow(prompt, new, "cpu", lambda _k: None)
+    finally:
+        with _stderr_silenced():
+            profiler.stop()
+    recorded = profiler.profiler.kineto_results if profiler.profiler is not None else None
+    if recorded is None:
+        raise GpuConceptsError("transformer.decode: the profiler returned no events")
+    return live_cache_bytes(recorded.experimental_event_tree())[1:]  # [0] is the prompt's
 
 
 def decode(
@@ -97,15 +220,18 @@ def decode(
 
     Each step appends one K and one V row per sequence with ``torch.cat`` (so the cache's
     storage really grows) and attends the new query to the whole cache. After every step the
-    cache's memory is measured: the bytes of the K and V storages on CPU, and on CUDA the
-    growth of the caching allocator's requested bytes over the moment before the cache
-    existed (``memory_allocated`` would add the allocator's rounding of each block). Then one step at the final length
-    S = S_prompt + steps is timed ``repeats`` times with caches flushed; it counts
-    ``attention_decode_flops(B, S, d)`` and ``attention_decode_bytes(B, S, d, s)``.
+    cache's memory is read from the allocator, never from the tensors' shapes: on CUDA the
+    growth of the caching allocator's requested bytes over the moment before the cache existed
+    (``memory_allocated`` would add the allocator's rounding of each block); on a CPU the same
+    loop runs again under ``torch.profiler`` with ``profile_memory=True``, and the cache is the
+    bytes the CPU allocator handed out while building it and had not taken back
+    (:func:`live_cache_bytes`). Then one step at the final length S = S_prompt + steps is
+    timed ``repeats`` times with caches flushed; it counts ``attention_decode_flops(B, S, d)``
+    and ``attention_decode_bytes(B, S, d, s)``.
 
     The measurement's ``series`` keeps what the growing loop observed: ``lengths`` (cache
-    length after each step), ``cache_bytes`` (the cache's memory then) and ``step_seconds``
-    (wall time of each step, the append included).
+    length after each step), ``cache_bytes`` (the cache's memory then, by the allocator) and
+    ``step_seconds`` (wall time of each step, the append included; never under the profiler).
     """
     check_sizes("transformer.decode", B=B, S_prompt=S_prompt, steps=steps, d=d, heads=heads)
     width = _head_width("transformer.decode", d, heads)
@@ -113,27 +239,24 @@ def decode(
     new_q, new_k, new_v = (
         tensor((steps, B, heads, 1, width), dtype, device, seed=i) for i in (3, 4, 5)
     )
-    before_cache = _allocated_bytes(device)
-    k = tensor((B, heads, S_prompt, width), dtype, device, seed=1)
-    v = tensor((B, heads, S_prompt, width), dtype, device, seed=2)
-    s = k.element_size()
+
+    def prompt() -> tuple[torch.Tensor, torch.Tensor]:
+        shape = (B, heads, S_prompt, width)
+        return tensor(shape, dtype, device, seed=1), tensor(shape, dtype, device, seed=2)
+
+    before_cache = _requested_bytes() if device == "cuda" else 0
     lengths: list[int] = []
     cache_bytes: list[int] = []
-    step_seconds: list[float] = []
+
+    def after_step(k: torch.Tensor) -> None:
+        lengths.append(int(k.shape[2]))
+        if device == "cuda":
+            cache_bytes.append(_requested_bytes() - before_cache)
+
     with torch.inference_mode():
-        for step in range(steps):
-            start = time.perf_counter()
-            k = torch.cat((k, new_k[step]), dim=2)
-            v = torch.cat((v, new_v[step]), dim=2)
-            F.scaled_dot_product_attention(new_q[step], k, v)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            step_seconds.append(time.perf_counter() - start)
-            lengths.append(int(k.shape[2]))
-            if device == "cuda":
-                cache_bytes.append(_allocated_bytes(device) - before_cache)
-            else:
-                cache_bytes.append(k.untyped_storage().nbytes() + v.untyped_storage().nbytes())
+        k, v, step_seconds = _grow(prompt, (new_q, new_k, new_v), device, after_step)
+        if device != "cuda":
+            cache_bytes = _cpu_cache_bytes(prompt, (new_q, new_k, new_v))
     query = new_q[-1]
 
     def fn() -> torch.Tensor:
@@ -151,7 +274,7 @@ def decode(
             "steps": steps,
             "d": d,
             "heads": heads,
-            "s": s,
+            "s": k.element_size(),
         },
         repeats=repeats,
         flush=True,
