@@ -204,6 +204,34 @@ def test_series_lengths_must_match() -> None:
         Series("x", (1.0, 2.0), (1.0,))
 
 
+def test_series_spread_round_trips_and_old_records_still_load() -> None:
+    series = Series("time", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0))
+    record = json.loads(json.dumps(series.to_dict()))
+    assert record["low"] == [2.5, 3.5]
+    assert record["high"] == [3.5, 5.0]
+    assert Series.from_dict(record) == series
+    plain = Series("time", (1.0,), (3.0,))
+    assert set(plain.to_dict()) == {"label", "x", "y", "role"}  # a record without spread
+    old = {"label": "time", "x": [1.0], "y": [3.0], "role": "measured"}
+    assert Series.from_dict(old) == plain
+    assert Series.from_dict(old).low is None
+
+
+def test_series_spread_is_checked() -> None:
+    with pytest.raises(
+        GpuConceptsError, match=r"series 'time': high and y differ in length \(1 vs 2\)"
+    ):
+        Series("time", (1.0, 2.0), (3.0, 4.0), low=(2.0, 3.0), high=(5.0,))
+    with pytest.raises(GpuConceptsError, match="series 'time': give both low and high"):
+        Series("time", (1.0,), (3.0,), low=(2.0,))
+    with pytest.raises(
+        GpuConceptsError,
+        match=r"series 'time': point 1 must lie within its spread \(low ≤ y ≤ high\); "
+        r"got 4.5 ≤ 4.0 ≤ 5.0",
+    ):
+        Series("time", (1.0, 2.0), (3.0, 4.0), low=(2.0, 4.5), high=(3.5, 5.0))
+
+
 # -- solving the formulas ----------------------------------------------------------------------
 def test_solve_for_mlp_crossover_satisfies_the_formula() -> None:
     b = quantities.solve_for(formulas.mlp_intensity, "B", 10, d_in=1024, d_out=1024, s=4)
@@ -1223,6 +1251,44 @@ def test_run_lookup_and_json(tiny: Tiny) -> None:
     assert len(record["measurements"]) == TINY_KERNEL_RUNS
 
 
+COUNTED_NOT_TIMED = {"cnn-weight-sharing", "kv-cache-exact"}  # their measured series have no spread
+
+
+def test_every_timed_series_carries_its_spread(tiny: Tiny) -> None:
+    plots = {r.key: r.plot for r in tiny.claims if r.plot is not None}
+    assert len(plots) == 12
+    for key, plot in plots.items():
+        measured = [s for s in plot.series if s.role == "measured"]
+        assert measured, key
+        for series in measured:
+            assert (series.low is None) == (key in COUNTED_NOT_TIMED), (key, series)
+    # the MLP sweep's error bars are each measurement's FLOP/s at its quartile times
+    sweep = sorted(
+        (m for m in tiny.lab.measurements if m.workload == "mlp"), key=lambda m: m.size("B")
+    )
+    series = tiny.claim("mlp-batch-trend").plot.series[0]  # type: ignore[union-attr]
+    assert series.low == tuple(m.flops / m.interval_seconds[1] for m in sweep)
+    assert series.high == tuple(m.flops / m.interval_seconds[0] for m in sweep)
+
+
+def test_bars_and_ratios_carry_the_quartiles() -> None:
+    loop = replace(rnn(128, 1.0, workload="rnn-loop"), raw_seconds=(1.0, 2.0, 3.0, 4.0, 5.0))
+    gemm = replace(rnn(128, 1.0, workload="rnn-gemm"), raw_seconds=(0.5, 1.0, 1.5))
+    plot = judge_rnn_loop_vs_gemm(loop, gemm, peaks=PEAKS, device=DEVICE).plot
+    assert plot is not None
+    bars = plot.series[0]
+    assert (bars.y, bars.low, bars.high) == ((3.0, 1.0), (2.0, 0.75), (4.0, 1.25))
+    # a doubling's ratio spans one time's fast quartile over the other's slow one
+    short = replace(prefill(128, 1.0), raw_seconds=(1.0, 2.0, 3.0))  # quartiles 1.5, 2.5
+    long = replace(prefill(256, 1.0), raw_seconds=(6.0, 8.0, 10.0))  # quartiles 7, 9
+    ratio = judge_attention_doubling([short, long], device=DEVICE).plot
+    assert ratio is not None
+    measured = ratio.series[0]
+    assert measured.y == (4.0,)
+    assert measured.low == pytest.approx((7.0 / 2.5,))
+    assert measured.high == pytest.approx((9.0 / 1.5,))
+
+
 def test_every_plot_draws(tiny: Tiny) -> None:
     pytest.importorskip("matplotlib")
     from gpuconcepts.claims.plots import draw_result
@@ -1260,6 +1326,44 @@ def test_draw_bar_spec() -> None:
     ax = draw(spec).axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
     assert len(ax.patches) == 4
+    assert ax.containers[0].errorbar is None  # no spread given: no error bars
+
+
+def _error_segments(container: Any) -> list[tuple[float, float]]:
+    """The (bottom, top) of each vertical error bar of a matplotlib ErrorbarContainer."""
+    (bars,) = container.lines[2]
+    return [(float(seg[0][1]), float(seg[1][1])) for seg in bars.get_segments()]
+
+
+def test_draw_spread_as_error_bars() -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    from gpuconcepts.claims.plots import draw
+
+    timed = Series("measured", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0))
+    line = draw(PlotSpec("line", "S", "seconds", (timed,))).axes[0]
+    (container,) = line.containers
+    assert isinstance(container, ErrorbarContainer)
+    assert _error_segments(container) == [(2.5, 3.5), (3.5, 5.0)]
+    assert line.get_legend_handles_labels()[1] == ["measured"]
+    bars = PlotSpec(
+        "bars",
+        "kind",
+        "seconds",
+        (timed, Series("roofline", (0.0, 1.0), (2.0, 2.0), role="predicted")),
+        categories=("a", "b"),
+        log_x=False,
+    )
+    ax = draw(bars).axes[0]
+    measured, predicted = (c for c in ax.containers if isinstance(c, BarContainer))
+    assert isinstance(measured.errorbar, ErrorbarContainer)
+    assert _error_segments(measured.errorbar) == [(2.5, 3.5), (3.5, 5.0)]
+    assert predicted.errorbar is None
+    # a quartile an ulp past the median is drawn as a zero-length bar, not refused
+    ulp = Series("measured", (1.0,), (3.0,), low=(3.0 + 1e-15,), high=(3.5,))
+    (edge,) = draw(PlotSpec("edge", "S", "seconds", (ulp,))).axes[0].containers
+    assert _error_segments(edge) == [(3.0, 3.5)]
 
 
 # -- gpuconcepts verify ----------------------------------------------------------------------------

@@ -18,8 +18,8 @@ Public API (others code against it):
 * ``device_name(device) -> str``, e.g. ``"cpu (AMD EPYC, 2 threads)"`` or ``"cuda (NVIDIA H200)"``.
 * :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, flush=False,
   series={})`` with ``.seconds`` (median), ``.interval_seconds`` (quartiles),
-  ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s``, ``.intensity``,
-  ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
+  ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s`` (and their spread,
+  ``.interval_flops_per_s``, ``.interval_bytes_per_s``), ``.intensity``, ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
 * Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
   ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
 * Cache and memory sizes: ``cache_levels(device)``, ``cpu_last_level_cache_bytes()``,
@@ -160,6 +160,8 @@ class Measurement:
     (0.003, 0.001, (0.0025, 0.0035), 0.1)
     >>> m.noisy
     True
+    >>> [round(rate / 1e6) for rate in m.interval_flops_per_s]
+    [286, 400]
     """
 
     workload: str
@@ -219,6 +221,18 @@ class Measurement:
     def bytes_per_s(self) -> float:
         """Achieved bytes/s at the median time (model bytes, see the formulas' traffic model)."""
         return self.bytes / self.seconds
+
+    @property
+    def interval_flops_per_s(self) -> tuple[float, float]:
+        """FLOP/s at the slow and fast quartile ends of the time: the spread of a rate."""
+        fast, slow = self.interval_seconds
+        return self.flops / slow, self.flops / fast
+
+    @property
+    def interval_bytes_per_s(self) -> tuple[float, float]:
+        """Bytes/s at the slow and fast quartile ends of the time."""
+        fast, slow = self.interval_seconds
+        return self.bytes / slow, self.bytes / fast
 
     @property
     def intensity(self) -> float:

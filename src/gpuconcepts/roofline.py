@@ -392,7 +392,7 @@ def plot_roofline(
         family = m.workload.split("-", 1)[0]
         # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
         # points stay the last lines of the axes, in order)
-        fast, slow = (m.flops / q for q in m.interval_seconds)
+        slow, fast = m.interval_flops_per_s
         ax.errorbar(
             [m.intensity],
             [m.flops_per_s],

@@ -227,5 +227,6 @@ def judge_conv_vs_depthwise(
             (dense_flops, dw_flops),
             (dense_roof, dw_roof),
             hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
+            spread=(dense.interval_flops_per_s, depthwise.interval_flops_per_s),
         ),
     )

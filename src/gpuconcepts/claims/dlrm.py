@@ -186,8 +186,20 @@ def judge_dlrm_lookups(
             x_label="bytes per embedding row (d·s)",
             y_label="achieved bandwidth (bytes/s)",
             series=(
-                Series("random rows", row_bytes, tuple(r.bytes_per_s for r, _ in pairs)),
-                Series("consecutive rows", row_bytes, tuple(q.bytes_per_s for _, q in pairs)),
+                Series(
+                    "random rows",
+                    row_bytes,
+                    tuple(r.bytes_per_s for r, _ in pairs),
+                    low=tuple(r.interval_bytes_per_s[0] for r, _ in pairs),
+                    high=tuple(r.interval_bytes_per_s[1] for r, _ in pairs),
+                ),
+                Series(
+                    "consecutive rows",
+                    row_bytes,
+                    tuple(q.bytes_per_s for _, q in pairs),
+                    low=tuple(q.interval_bytes_per_s[0] for _, q in pairs),
+                    high=tuple(q.interval_bytes_per_s[1] for _, q in pairs),
+                ),
                 Series(
                     f"random rows, {unit} model (consecutive ÷ lookup_order_ratio)",
                     row_bytes,
@@ -207,6 +219,7 @@ def judge_dlrm_lookups(
             (random.bytes_per_s, sequential.bytes_per_s),
             log_y=False,
             hlines=dram,
+            spread=(random.interval_bytes_per_s, sequential.interval_bytes_per_s),
         )
     return ClaimResult(
         key="dlrm-random-vs-sequential",

@@ -27,6 +27,7 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
@@ -79,9 +80,10 @@ class _MlpSweep:
         )
 
     def series(self) -> tuple[Series, Series]:
-        """Measured FLOP/s against the roofline's, both over B."""
+        """Measured FLOP/s (with its spread) against the roofline's, both over B."""
+        low, high = _ends(m.interval_flops_per_s for m in self.ordered)
         return (
-            Series("measured", self.batches, self.flops_per_s),
+            Series("measured", self.batches, self.flops_per_s, low=low, high=high),
             Series(
                 "roofline (mlp_intensity × bandwidth, capped at peak)",
                 self.batches,

@@ -3,8 +3,9 @@
 """Draw a claim's :class:`~gpuconcepts.claims.result.PlotSpec` with matplotlib.
 
 One renderer for every claim: line plots (log axes by default) or grouped bars, measured
-series solid with markers, predictions dashed, fits dotted, reference lines in grey. The
-verdict is written into the figure from the result, never by hand.
+series solid with markers, predictions dashed, fits dotted, reference lines in grey. A series
+with a spread (its ``low`` and ``high``) gets error bars. The verdict is written into the
+figure from the result, never by hand.
 
 >>> from gpuconcepts.claims.result import PlotSpec, Series
 >>> spec = PlotSpec("demo", "S", "seconds", (Series("measured", (1.0, 2.0), (1.0, 4.0)),))
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.claims.result import ClaimResult, PlotSpec
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,6 +29,21 @@ _STYLE: dict[str, dict[str, Any]] = {
     "threshold": {"marker": "", "linestyle": ":", "linewidth": 1.5},
 }
 _VERDICT_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "not visible": "#6e7781"}
+_CAPSIZE = 3
+
+
+def _yerr(series: Series) -> list[list[float]] | None:
+    """Matplotlib's ``yerr`` (distances below and above each point), None without a spread.
+
+    A quartile a rounding error past the median would give a negative distance, which
+    matplotlib refuses: it is drawn as zero.
+    """
+    if series.low is None or series.high is None:
+        return None
+    return [
+        [max(y - lo, 0.0) for y, lo in zip(series.y, series.low, strict=True)],
+        [max(hi - y, 0.0) for y, hi in zip(series.y, series.high, strict=True)],
+    ]
 
 
 def _bars(ax: Any, spec: PlotSpec) -> None:
@@ -44,6 +60,8 @@ def _bars(ax: Any, spec: PlotSpec) -> None:
             hatch=hatch,
             alpha=0.9 if series.role == "measured" else 0.5,
             edgecolor="black",
+            yerr=_yerr(series),
+            capsize=_CAPSIZE,
         )
     ax.set_xticks(range(len(spec.categories)), spec.categories)
 
@@ -61,7 +79,18 @@ def draw(spec: PlotSpec, ax: Any = None) -> Figure:
         _bars(ax, spec)
     else:
         for series in spec.series:
-            ax.plot(series.x, series.y, label=series.label, **_STYLE[series.role])
+            yerr = _yerr(series)
+            if yerr is None:
+                ax.plot(series.x, series.y, label=series.label, **_STYLE[series.role])
+            else:
+                ax.errorbar(
+                    series.x,
+                    series.y,
+                    yerr=yerr,
+                    capsize=_CAPSIZE,
+                    label=series.label,
+                    **_STYLE[series.role],
+                )
         if spec.log_x:
             ax.set_xscale("log", base=2)
     if spec.log_y:

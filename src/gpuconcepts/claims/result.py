@@ -36,33 +36,72 @@ def _field(record: Mapping[str, Any], name: str) -> Any:
 class Series:
     """One line of a plot: ``x`` against ``y``, measured or predicted.
 
+    A measured series may carry its spread: ``low`` and ``high`` give, for each point, the
+    ends of its interval (for a time, the first and third quartiles of the repetitions), drawn
+    as error bars. Both or neither, each as long as ``y``.
+
     >>> Series("time", (1.0, 2.0), (3.0, 4.0)).role
     'measured'
+    >>> Series("time", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0)).to_dict()["low"]
+    [2.5, 3.5]
     """
 
     label: str
     x: tuple[float, ...]
     y: tuple[float, ...]
     role: SeriesRole = "measured"
+    low: tuple[float, ...] | None = None
+    high: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if len(self.x) != len(self.y):
             raise GpuConceptsError(
                 f"series {self.label!r}: x and y differ in length ({len(self.x)} vs {len(self.y)})"
             )
+        if (self.low is None) != (self.high is None):
+            raise GpuConceptsError(
+                f"series {self.label!r}: give both low and high (the spread's two ends) or neither"
+            )
+        if self.low is None or self.high is None:
+            return
+        for name, ends in (("low", self.low), ("high", self.high)):
+            if len(ends) != len(self.y):
+                raise GpuConceptsError(
+                    f"series {self.label!r}: {name} and y differ in length "
+                    f"({len(ends)} vs {len(self.y)})"
+                )
+        for i, (lo, y, hi) in enumerate(zip(self.low, self.y, self.high, strict=True)):
+            slack = 1e-9 * abs(y)  # quartiles computed apart from the median may differ by an ulp
+            if not lo - slack <= y <= hi + slack:
+                raise GpuConceptsError(
+                    f"series {self.label!r}: point {i} must lie within its spread "
+                    f"(low ≤ y ≤ high); got {lo!r} ≤ {y!r} ≤ {hi!r}"
+                )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {"label": self.label, "x": list(self.x), "y": list(self.y), "role": self.role}
+        """JSON-ready form (``low`` and ``high`` only when the series has a spread)."""
+        record: dict[str, Any] = {
+            "label": self.label,
+            "x": list(self.x),
+            "y": list(self.y),
+            "role": self.role,
+        }
+        if self.low is not None and self.high is not None:
+            record["low"], record["high"] = list(self.low), list(self.high)
+        return record
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Series:
         """The inverse of :meth:`to_dict`."""
+        label = str(_field(record, "label"))
+        low, high = record.get("low"), record.get("high")  # absent from a series without spread
         return cls(
-            label=str(_field(record, "label")),
+            label=label,
             x=tuple(_field(record, "x")),
             y=tuple(_field(record, "y")),
             role=_field(record, "role"),
+            low=None if low is None else tuple(low),
+            high=None if high is None else tuple(high),
         )
 
 

@@ -36,7 +36,7 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
-from gpuconcepts.claims.shape import Counterpart, _bars, _power_law, _seconds
+from gpuconcepts.claims.shape import Counterpart, _bars, _ends, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -139,6 +139,7 @@ def judge_rnn_loop_vs_gemm(
             (f"step loop ({S} steps)", "one batched GEMM"),
             (_seconds(loop), _seconds(gemm)),
             (place(loop, peaks).predicted_seconds, place(gemm, peaks).predicted_seconds),
+            spread=(loop.interval_seconds, gemm.interval_seconds),
         ),
     )
 
@@ -164,6 +165,15 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     k = batches[-1] / batches[0]
     predicted = step_seconds(ordered[-1], peaks) / step_seconds(ordered[0], peaks)
     b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
+    # each point's spread: its time's quartiles, on the plot's scale (relative to B=b0's median)
+    quartiles = tuple(m.interval_seconds for m in ordered)
+    step_low, step_high = _ends(
+        (lo / S / per_step[0], hi / S / per_step[0]) for lo, hi in quartiles
+    )
+    rate_low, rate_high = _ends(
+        (b * S / hi / throughput[0], b * S / lo / throughput[0])
+        for b, (lo, hi) in zip(batches, quartiles, strict=True)
+    )
     return ClaimResult(
         key="rnn-batch-vs-critical-path",
         architecture="RNN",
@@ -198,9 +208,19 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
             y_label=f"relative to B={b0}",
             series=(
                 Series(
-                    "throughput (tokens/s)", batches, tuple(t / throughput[0] for t in throughput)
+                    "throughput (tokens/s)",
+                    batches,
+                    tuple(t / throughput[0] for t in throughput),
+                    low=rate_low,
+                    high=rate_high,
                 ),
-                Series("time per step", batches, tuple(p / per_step[0] for p in per_step)),
+                Series(
+                    "time per step",
+                    batches,
+                    tuple(p / per_step[0] for p in per_step),
+                    low=step_low,
+                    high=step_high,
+                ),
             ),
             hlines=(
                 (f"time per step floor ({T.RNN_MIN_LATENCY_RATIO:g}×)", T.RNN_MIN_LATENCY_RATIO),

@@ -9,7 +9,7 @@ book's one number policy.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gpuconcepts.claims.fit import fit_power_law, fit_upper
@@ -33,6 +33,12 @@ def _seconds(m: Measurement) -> float:
     return m.seconds
 
 
+def _ends(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A series' ``low`` and ``high`` from each point's interval (e.g. ``interval_seconds``)."""
+    pairs = tuple(intervals)
+    return tuple(lo for lo, _ in pairs), tuple(hi for _, hi in pairs)
+
+
 # -- building results ------------------------------------------------------------------------
 def _bars(
     title: str,
@@ -45,10 +51,15 @@ def _bars(
     labels: tuple[str, str] = ("measured", "roofline"),
     log_y: bool = True,
     hlines: tuple[tuple[str, float], ...] = (),
+    spread: Sequence[tuple[float, float]] = (),
 ) -> PlotSpec:
-    """A bar chart of one measured value per category, beside its prediction when given."""
+    """A bar chart of one measured value per category, beside its prediction when given.
+
+    ``spread`` gives each measured value's interval (low, high), drawn as error bars.
+    """
     at = tuple(float(i) for i in range(len(categories)))
-    series = [Series(labels[0], at, measured)]
+    low, high = _ends(spread) if spread else (None, None)
+    series = [Series(labels[0], at, measured, low=low, high=high)]
     if predicted:
         series.append(Series(labels[1], at, predicted, role="predicted"))
     return PlotSpec(
@@ -104,6 +115,7 @@ def _power_law(
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
     seconds = tuple(_seconds(m) for m in ordered)
+    spread = _ends(m.interval_seconds for m in ordered)  # the plot's error bars
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds, fraction=fraction)
@@ -138,7 +150,8 @@ def _power_law(
             f"{si(other_seconds[-1], 's')} at S={last}"
         )
         values["counterpart_exponent"] = other_fit.exponent
-        extra = (Series(alternative.label, lengths, other_seconds),)
+        other_low, other_high = _ends(m.interval_seconds for m in other)
+        extra = (Series(alternative.label, lengths, other_seconds, low=other_low, high=other_high),)
     else:
         alternative_text, alternative_value = alternative
     return ClaimResult(
@@ -164,7 +177,7 @@ def _power_law(
             x_label="sequence length S",
             y_label="seconds",
             series=(
-                Series("measured", lengths, seconds),
+                Series("measured", lengths, seconds, low=spread[0], high=spread[1]),
                 *extra,
                 Series(
                     f"∝ {formula.name} (anchored at the largest S)",

@@ -23,7 +23,7 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
-from gpuconcepts.claims.shape import _bars, _power_law, _seconds
+from gpuconcepts.claims.shape import _bars, _ends, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -128,6 +128,11 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     predicted = flops[j] / flops[i]
     ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[i], ordered[j]))
     before = tuple(lengths[a] for a, _ in pairs)
+    # each ratio's widest spread: one time at its fast quartile over the other at its slow one
+    quartiles = tuple(m.interval_seconds for m in ordered)
+    ratio_low, ratio_high = _ends(
+        (quartiles[b][0] / quartiles[a][1], quartiles[b][1] / quartiles[a][0]) for a, b in pairs
+    )
     return ClaimResult(
         key="attention-doubling",
         architecture="Transformer",
@@ -150,7 +155,13 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
             x_label="S (before doubling)",
             y_label="t(2S) / t(S)",
             series=(
-                Series("measured", before, tuple(seconds[b] / seconds[a] for a, b in pairs)),
+                Series(
+                    "measured",
+                    before,
+                    tuple(seconds[b] / seconds[a] for a, b in pairs),
+                    low=ratio_low,
+                    high=ratio_high,
+                ),
                 Series(
                     "attention_flops ratio",
                     before,
@@ -230,6 +241,10 @@ def judge_prefill_vs_decode(
             ("prefill (all tokens at once)", "decode (one token per step)"),
             (prefill_per_token, decode_per_token),
             (roof_prefill, roof_decode),
+            spread=(
+                (prefill.interval_seconds[0] / (B * S), prefill.interval_seconds[1] / (B * S)),
+                (decode.interval_seconds[0] / B, decode.interval_seconds[1] / B),
+            ),
         ),
     )
 
