@@ -17,6 +17,10 @@ from sphinx.application import Sphinx
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT / "src"))  # the book documents the checkout it lives in
+# ...and so do the notebook kernels, which run in their own processes from docs/
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
 sys.path.insert(0, str(DOCS))  # the book's own small extensions (_whatif) and helpers
 
 import gpuconcepts
