@@ -230,14 +230,9 @@ class TwoSided:
 
     def region_text(self) -> str:
         """The pass region for people, e.g. ``"ratio ≥ 2"`` or ``"1.7 ≤ exponent ≤ 2.3"``."""
-        q = self.quantity
-        if self.low is not None and self.high is not None:
-            if self.low == self.high:
-                return f"{q} = {_short(self.low)}"
-            return f"{_short(self.low)} ≤ {q} ≤ {_short(self.high)}"
-        if self.low is not None:
-            return f"{q} ≥ {_short(self.low)}"
-        return f"{q} ≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
+        if self.low is not None and self.high is not None and self.low != self.high:
+            return f"{_short(self.low)} ≤ {self.quantity} ≤ {_short(self.high)}"
+        return f"{self.quantity} {self.bounds_text()}"
 
     def bounds_text(self) -> str:
         """The pass region's bounds alone, e.g. ``"≥ 2"`` or ``"0.2 to 1.5"``."""
