@@ -35,15 +35,17 @@ from gpuconcepts.symbols import sym
 
 
 def with_interval(
-    statistic: Callable[[Sequence[float]], float], ms: Sequence[Measurement]
+    statistic: Callable[[Sequence[float]], float],
+    ms: Sequence[Measurement] | Sequence[Sequence[float]],
 ) -> tuple[float, tuple[float, float]]:
     """A derived quantity and its interval: ``statistic`` of the measurements' medians, and
     the central :data:`~gpuconcepts.claims.thresholds.INTERVAL_COVERAGE` of its values over
     bootstrap resamples (each measurement's repetitions drawn again with replacement, the
     median taken; seeded, so a saved run is judged the same way every time).
 
-    ``statistic`` takes one time per measurement, in the order of ``ms``. Equal repetitions
-    give a zero-width interval.
+    ``ms`` are measurements, or plain repetitions (a whole-model result's times);
+    ``statistic`` takes one time per entry, in their order. Equal repetitions give a
+    zero-width interval.
 
     >>> from gpuconcepts.measure import Measurement
     >>> a = Measurement("mlp", "cpu", {"B": 1}, (2.0, 2.0, 2.2), 1.0, 1.0)
@@ -52,15 +54,10 @@ def with_interval(
     >>> value, low, high
     (2.0, 2.0, 2.2)
     """
-    value = float(statistic([m.seconds for m in ms]))
+    samples = [np.asarray(m.raw_seconds if isinstance(m, Measurement) else m) for m in ms]
+    value = float(statistic([float(np.median(x)) for x in samples]))
     rng = np.random.default_rng(0)
-    medians = [
-        np.median(
-            rng.choice(np.asarray(m.raw_seconds), size=(INTERVAL_RESAMPLES, len(m.raw_seconds))),
-            axis=1,
-        )
-        for m in ms
-    ]
+    medians = [np.median(rng.choice(x, size=(INTERVAL_RESAMPLES, len(x))), axis=1) for x in samples]
     resampled = np.array(
         [statistic([float(column[i]) for column in medians]) for i in range(INTERVAL_RESAMPLES)]
     )

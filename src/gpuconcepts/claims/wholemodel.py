@@ -21,12 +21,12 @@ True
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
@@ -90,9 +90,6 @@ TRAINING_MEMORY_MAX_RATIO = 1.5
 """The peak memory of an Adam training step must be at most 1.5x the formula: the logits, the
 loss and the allocator's temporaries come on top of it, but not as much again as half of it."""
 
-KNEE_RESAMPLES = 200
-"""Bootstrap resamples of the repetitions behind the knee's interval (seeded: reproducible)."""
-
 
 def _result(
     key: str,
@@ -127,23 +124,14 @@ def _result(
     )
 
 
-def _between(fastest: float, typical: float) -> tuple[float, float]:
-    """The interval of a timed ratio: from its value at the fastest repetitions to its value at
-    the medians (other processes only ever add time, so the truth lies towards the fastest)."""
-    return min(fastest, typical), max(fastest, typical)
-
-
 # -- backward against forward ---------------------------------------------------------------------
 def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
     """The backward pass costs two forward passes: in FLOPs counted, and in time measured."""
     ratio_predicted = result.predicted_backward_flops / result.predicted_forward_flops
-    # Each pair was timed back to back, under the same load: one ratio per pair.
-    ratios = sorted(
-        (s - f) / f for f, s in zip(result.forward_seconds, result.step_seconds, strict=True)
-    )
-    measured = statistics.median(ratios)
-    interval = (ratios[0], ratios[-1])
-    forward, step = min(result.forward_seconds), min(result.step_seconds)
+    # Each pair was timed back to back, under the same load: one ratio per pair, their median
+    ratios = [(s - f) / f for f, s in zip(result.forward_seconds, result.step_seconds, strict=True)]
+    measured, interval = with_interval(lambda r: r[0], [ratios])
+    forward, step = (statistics.median(t) for t in (result.forward_seconds, result.step_seconds))
     counted = (result.forward_flops, result.backward_flops)
     predicted = (result.predicted_forward_flops, result.predicted_backward_flops)
     exact = all(
@@ -183,7 +171,7 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
         plot=PlotSpec(
             "Backward against forward on a stack of linear layers",
             "pass",
-            "seconds (fastest repetition)",
+            "seconds (median repetition)",
             (
                 Series("measured", (0.0, 1.0), (forward, step - forward)),
                 Series(
@@ -223,17 +211,6 @@ def knee_of(batches: Sequence[float], seconds: Sequence[float]) -> float:
     return round(max(intercept, 0.0) / slope, 12)
 
 
-def knee_interval(
-    batches: Sequence[int], seconds: Sequence[Sequence[float]], resamples: int = KNEE_RESAMPLES
-) -> tuple[float, float]:
-    """10th to 90th percentile of the knee over bootstrap draws of one repetition per batch."""
-    draw = random.Random(0)
-    knees = sorted(
-        knee_of(batches, [draw.choice(list(reps)) for reps in seconds]) for _ in range(resamples)
-    )
-    return knees[len(knees) // 10], knees[(9 * len(knees)) // 10]
-
-
 def _tokens_per_second_roofline(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
     """Tokens/s at each batch under the roofline: the slower of the FLOPs and the bytes."""
     from gpuconcepts.model import matmul_params
@@ -255,8 +232,7 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
     predicted = float(
         formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=peaks.bytes_per_s)
     )
-    best = tuple(min(t) for t in sweep.seconds)
-    measured = knee_of(sweep.batches, best)
+    measured, interval = with_interval(lambda t: knee_of(sweep.batches, t), sweep.seconds)
     test = TwoSided(
         "knee batch",
         predicted=predicted,
@@ -265,7 +241,7 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
         low=predicted / DECODE_KNEE_FACTOR,
         high=predicted * DECODE_KNEE_FACTOR,
         measured=measured,
-        interval=knee_interval(sweep.batches, sweep.seconds),
+        interval=interval,
     )
     reach = sweep.batches[-1] >= predicted
     throughput = sweep.tokens_per_second()
@@ -319,6 +295,8 @@ def judge_decode_floor(
     )
     flops = B * formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
     compute = float(flops / peaks.flops_per_s)
+    ratio, interval = with_interval(lambda t: t[0] / floor, sweep.seconds[:1])
+    step = statistics.median(sweep.seconds[0])
     test = TwoSided(
         "step time ÷ floor",
         predicted=1.0,
@@ -326,10 +304,8 @@ def judge_decode_floor(
         alternative_value=compute / floor,
         low=DECODE_FLOOR_MIN_RATIO,
         high=DECODE_FLOOR_MAX_RATIO,
-        measured=min(sweep.seconds[0]) / floor,
-        interval=_between(
-            min(sweep.seconds[0]) / floor, statistics.median(sweep.seconds[0]) / floor
-        ),
+        measured=ratio,
+        interval=interval,
     )
     multiple = sweep.weight_bytes / cache_bytes
     return _result(
@@ -340,7 +316,7 @@ def judge_decode_floor(
         f"({binary_bytes(sweep.weight_bytes)} of weights at {si(peaks.bytes_per_s, 'B/s')})",
         test,
         device=device,
-        measured_extra=f"{si(min(sweep.seconds[0]), 's')} per step",
+        measured_extra=f"{si(step, 's')} per step",
         visible=(
             multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
             (
@@ -348,7 +324,7 @@ def judge_decode_floor(
                 f"{binary_bytes(cache_bytes)} last-level cache"
             ),
         ),
-        values={"floor_seconds": floor, "step_seconds": min(sweep.seconds[0])},
+        values={"floor_seconds": floor, "step_seconds": step},
     )
 
 
