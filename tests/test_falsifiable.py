@@ -8,14 +8,15 @@ one violation each case introduces. A claim with no case here is a defect.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 
 import pytest
 from synthetic import Timing, synthetic_lab
 
+from gpuconcepts import formulas
 from gpuconcepts.claims.experiments import judge_claims, sizes_for
 from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.roofline import Peaks
 
 LATENCY = 2e-4
@@ -24,8 +25,8 @@ PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=LATENCY)
 small steps is slower than one GEMM."""
 
 
-LINE = 64
-"""The ideal machine moves memory in 64-byte lines."""
+LINE = transfer_unit_bytes("cpu")
+"""The ideal machine moves memory in this machine's cache lines (the judge reads the same)."""
 EFFICIENCY = 0.8
 """...and reaches 80% of each roof."""
 
@@ -34,8 +35,7 @@ def ideal(name: str, params: Mapping[str, object], flops: float, nbytes: float) 
     """The roofline time at 80% of the roofs, never below the latency floor; a random row
     costs whole lines; a recurrence pays the latency floor at every step."""
     if name == "dlrm-random":
-        row = int(params["d"]) * int(params["s"])  # type: ignore[call-overload]
-        nbytes *= math.ceil(row / LINE) * LINE / row
+        nbytes *= float(formulas.lookup_order_ratio(d=params["d"], s=params["s"], c=LINE))
     roof = max(flops / PEAKS.flops_per_s, nbytes / PEAKS.bytes_per_s) / EFFICIENCY
     if name in ("rnn-module", "rnn-loop"):
         steps = int(params["S"])  # type: ignore[call-overload]

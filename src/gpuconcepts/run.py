@@ -320,7 +320,7 @@ class Run:
         }
 
     def to_json(self) -> str:
-        """The run as JSON text (strict: no NaN or Infinity)."""
+        """The run as strict JSON text: every number finite (JSON has no infinities)."""
         return json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
 
     @classmethod

@@ -158,9 +158,15 @@ VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "not visible")
 """Every verdict a claim can have, in the order the summaries count them."""
 
 
-def _finite_or_none(x: float | None) -> float | None:
-    """``x`` as JSON can hold it: an open bound or a non-finite value becomes None."""
-    return None if x is None or not math.isfinite(x) else float(x)
+JsonValue = float | int | bool | str | None
+
+
+def _json_value(value: JsonValue) -> JsonValue:
+    """A value JSON can hold: a non-finite float ("never", an infinity, unmeasured) becomes
+    None, as does an open bound already."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _short(x: float) -> str:
@@ -253,12 +259,12 @@ class TwoSided:
         """JSON-ready form (an open bound is null)."""
         return {
             "quantity": self.quantity,
-            "predicted": _finite_or_none(self.predicted),
+            "predicted": _json_value(self.predicted),
             "alternative": self.alternative,
-            "alternative_value": _finite_or_none(self.alternative_value),
-            "pass_region": [_finite_or_none(self.low), _finite_or_none(self.high)],
-            "measured": _finite_or_none(self.measured),
-            "interval": [_finite_or_none(x) for x in self.interval],
+            "alternative_value": _json_value(self.alternative_value),
+            "pass_region": [_json_value(self.low), _json_value(self.high)],
+            "measured": _json_value(self.measured),
+            "interval": [_json_value(x) for x in self.interval],
         }
 
     @classmethod
@@ -442,13 +448,6 @@ class ClaimResult:
             values=dict(record.get("values", {})),
             plot=PlotSpec.from_dict(plot) if plot is not None else None,
         )
-
-
-def _json_value(value: float | int | bool | str | None) -> float | int | bool | str | None:
-    """A value JSON can hold: a non-finite float becomes None."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def example(measured: float = 4.0, *, interval: tuple[float, float] | None = None) -> ClaimResult:

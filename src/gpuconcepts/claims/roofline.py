@@ -8,14 +8,14 @@ role in :data:`ROOFLINE_EXPECTATIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, place
+from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, place
 from gpuconcepts.units import percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
@@ -49,31 +49,23 @@ def judge_roofline(
         raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
     where = place(m, peaks)
     ridge, intensity = peaks.ridge_point, m.intensity
+    roof = attainable(intensity, peaks)  # the FLOP/s the roofline allows at this intensity
     if expected == "compute":
-        quantity = "FLOP/s ÷ measured peak FLOP/s"
+        quantity, work, reference = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
         low, high = T.COMPUTE_MIN_PEAK_FRACTION, T.COMPUTE_MAX_PEAK_FRACTION
-        # the roofline's share of the compute roof, and the memory roof's, at this intensity
-        predicted, other = min(1.0, intensity / ridge), intensity / ridge
+        predicted = roof / reference
+        other = intensity / ridge  # FLOP/s at the DRAM roof (I·β) over the peak
         alternative = "memory-bound: its minimal bytes at the DRAM bandwidth set its time"
-        reference = peaks.flops_per_s
-
-        def share(t: Sequence[float]) -> float:
-            return m.flops / t[0] / reference
-
         # beating the measured peak (within the pass region's top) is still the compute roof
         observed_ok = where.observed in ("compute", ABOVE_EVERY_ROOF)
     else:
-        quantity = "bytes/s ÷ measured DRAM bandwidth"
+        quantity, work, reference = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
         low, high = T.MEMORY_MIN_BANDWIDTH_RATIO, T.MEMORY_MAX_BANDWIDTH_RATIO
-        predicted, other = min(1.0, ridge / intensity), ridge / intensity
+        predicted = roof / intensity / reference
+        other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
-        reference = peaks.bytes_per_s
-
-        def share(t: Sequence[float]) -> float:
-            return m.bytes / t[0] / reference
-
         observed_ok = where.observed in {level.name for level in peaks.memory_roofs}
-    measured, interval = with_interval(share, (m,))
+    measured, interval = with_interval(lambda t: work / t[0] / reference, (m,))
     peak_fraction = m.flops_per_s / peaks.flops_per_s
     bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
     return ClaimResult(

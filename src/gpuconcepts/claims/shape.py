@@ -101,10 +101,9 @@ def _power_law(
     claim: str,
     title: str,
     device: str,
-    fraction: float = 0.5,
 ) -> ClaimResult:
-    """Time grows like S**exponent: the exponent fitted on the largest ``fraction`` of a sweep
-    over S (the upper half unless told; at least three points).
+    """Time grows like S**exponent: the exponent fitted on the upper half of a sweep over S
+    (at least three points).
 
     The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep; the
     pass region is ``exponent ± tolerance``; ``alternative`` names the law to rule out and its
@@ -118,10 +117,8 @@ def _power_law(
     spread = _ends(m.interval_seconds for m in ordered)  # the plot's error bars
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
-    fit = fit_upper(lengths, seconds, fraction=fraction)
-    fitted_exponent, interval = with_interval(
-        lambda t: fit_upper(lengths, t, fraction=fraction).exponent, ordered
-    )
+    fit = fit_upper(lengths, seconds)
+    fitted_exponent, interval = with_interval(lambda t: fit_upper(lengths, t).exponent, ordered)
     fitted = lengths[-fit.points :]
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
@@ -139,10 +136,8 @@ def _power_law(
     if isinstance(alternative, Counterpart):
         other = _counterpart(alternative, ordered, fixed=fixed, what=what)
         other_seconds = tuple(_seconds(m) for m in other)
-        other_fit = fit_upper(lengths, other_seconds, fraction=fraction)
-        _, (low, high) = with_interval(
-            lambda t: fit_upper(lengths, t, fraction=fraction).exponent, other
-        )
+        other_fit = fit_upper(lengths, other_seconds)
+        _, (low, high) = with_interval(lambda t: fit_upper(lengths, t).exponent, other)
         alternative_text, alternative_value = alternative.alternative, other_fit.exponent
         detail += (
             f"; {alternative.label}: exponent {other_fit.exponent:.3g} "

@@ -59,14 +59,6 @@ _ALPHA_BETA_CLAIM = (
 _SLUG = str.maketrans({" ": "-", ",": ""})
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
-def _interval(low: float, high: float) -> str:
-    return f"[{_fmt(low)}, {_fmt(high)}]"
-
-
 def two_sided(
     *,
     key: str,
