@@ -78,7 +78,7 @@ def _parse_values(formula: Formula, assignments: Sequence[str]) -> dict[str, int
 
 
 def _json_number(value: int | float | Fraction) -> int | float | str:
-    """A value as JSON can carry it: no Infinity, no NaN, no int past Python's str() limit.
+    """A value as JSON can carry it: no infinite or not-a-number floats, no int past Python's str() limit.
 
     Ints are exact JSON numbers up to about 4,000 digits and exact digit strings beyond;
     a fraction is a float when a normal float holds it, else its exact decimal text.
