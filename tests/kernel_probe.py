@@ -11,7 +11,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from gpuconcepts.kernels import _common, cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.kernels.suite import KERNELS
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
@@ -26,17 +25,9 @@ def timed_function(
 ) -> tuple[Timed, Measurement]:
     """Run the workload's kernel on the CPU and hand back the function it timed (holding the
     kernel's own tensors) with its measurement."""
-    timed: list[Timed] = []
-
-    def keep(workload: str, device: str, peaks: Peaks, fn: Timed, **rest: Any) -> Measurement:
-        timed.append(fn)
-        return _common.run(workload, device, peaks, fn, **rest)
-
-    for module in (cnn, dlrm, mlp, rnn, transformer):  # each imported `run` by name
-        monkeypatch.setattr(module, "run", keep)
-    m = KERNELS[workload]("cpu", PEAKS, repeats=1, **sizes)
-    (fn,) = timed
-    return fn, m
+    del monkeypatch  # the kernel hands its function over itself now
+    kernel = KERNELS[workload]("cpu", PEAKS, **sizes)
+    return kernel.fn, kernel.time(1)
 
 
 def closure(fn: Timed) -> dict[str, Any]:

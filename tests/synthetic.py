@@ -173,6 +173,18 @@ def synthetic_distributed() -> DistributedReport:
     )  # fmt: skip
 
 
+@dataclasses.dataclass(frozen=True)
+class FakeKernel:
+    """Stands for a prepared kernel (:class:`gpuconcepts.kernels._common.Kernel`): timing it
+    hands back a made-up measurement."""
+
+    made: Measurement
+
+    def time(self, repeats: int) -> Measurement:
+        del repeats
+        return self.made
+
+
 def synthetic_lab(
     peaks: Peaks, label: str, seconds: float | Timing = 1e-3, spread: float = 0.2
 ) -> Lab:
@@ -180,6 +192,10 @@ def synthetic_lab(
     lab = Lab("cpu", peaks, repeats=3, cache_bytes=2**25, free_bytes=2**34, label=label)
     lab.measure = lambda name, **sizes: lab._measured.setdefault(  # type: ignore[method-assign]
         (name, tuple(sorted(sizes.items()))), fake_measurement(name, sizes, seconds, spread)
+    )
+    # compared kernels are faked the same way: timed apart, judged without pairing
+    lab.compare = lambda wanted, _judge=None: tuple(  # type: ignore[method-assign]
+        lab.measure(name, **sizes) for name, sizes in wanted
     )
     return lab
 

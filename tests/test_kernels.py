@@ -33,6 +33,7 @@ from gpuconcepts.kernels import (
     rnn,
     transformer,
 )
+from gpuconcepts.kernels._common import Kernel
 from gpuconcepts.kernels.suite import KERNELS
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -205,6 +206,8 @@ SUITE_SIZES: dict[str, dict[str, int]] = {
     "transformer-prefill": {"B": 1, "S": 6, "d": 8, "heads": 2},
     "transformer-prefill-causal": {"B": 1, "S": 6, "d": 8, "heads": 2},
     "transformer-decode": {"B": 2, "S_prompt": 3, "steps": 2, "d": 8, "heads": 2},
+    "peak-gemm": {"n": 16, "backend": "mm"},
+    "peak-triad": {"N": 8, "d": 32},
 }
 """Tiny sizes for every kernel of the suite, by workload name."""
 
@@ -216,7 +219,7 @@ def test_the_suite_has_one_kernel_per_workload() -> None:
 
 @pytest.mark.parametrize("workload", list(SUITE_SIZES))
 def test_every_kernel_counts_what_its_descriptor_counts(workload: str) -> None:
-    m = KERNELS[workload]("cpu", PEAKS, repeats=R, **SUITE_SIZES[workload])
+    m = KERNELS[workload]("cpu", PEAKS, **SUITE_SIZES[workload]).time(R)
     assert m.workload == workload
     descriptor = WORKLOADS[workload]
     assert (m.flops, m.bytes) == descriptor.counts(m.params)
@@ -647,7 +650,7 @@ def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.M
     runs: list[dict[str, object]] = []
     real = KERNELS["mlp"]
 
-    def counted(device: str, peaks: Peaks, **sizes: Any) -> Measurement:
+    def counted(device: str, peaks: Peaks, **sizes: Any) -> Kernel:
         runs.append(sizes)
         return real(device, peaks, **sizes)
 
@@ -655,12 +658,12 @@ def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.M
     half = Lab("cpu", PEAKS, R, cache_bytes=2**25, free_bytes=2**34, dtype="bfloat16")
     m = half.measure("mlp", B=2, d_in=8, d_out=4)
     assert half.measure("mlp", d_out=4, B=2, d_in=8) is m
-    assert runs == [{"repeats": R, "dtype": "bfloat16", "B": 2, "d_in": 8, "d_out": 4}]
+    assert runs == [{"dtype": "bfloat16", "B": 2, "d_in": 8, "d_out": 4}]
     assert (m.params["dtype"], m.params["s"], len(m.raw_seconds)) == ("bfloat16", 2, R)
     assert m.bytes == formulas.mlp_bytes(B=2, d_in=8, d_out=4, s=2)
     # without a dtype the kernel keeps its own default
     default = lab().measure("mlp", B=2, d_in=8, d_out=4)
-    assert runs[-1] == {"repeats": R, "B": 2, "d_in": 8, "d_out": 4}
+    assert runs[-1] == {"B": 2, "d_in": 8, "d_out": 4}
     assert (default.params["dtype"], default.params["s"]) == ("float32", 4)
 
 

@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic import fake_measurement, synthetic_distributed, synthetic_run, synthetic_wholemodel
+from synthetic import (
+    FakeKernel,
+    fake_measurement,
+    synthetic_distributed,
+    synthetic_run,
+    synthetic_wholemodel,
+)
 
 from gpuconcepts import cli
 from gpuconcepts.errors import GpuConceptsError
@@ -151,10 +157,10 @@ def test_a_live_lab_measures_each_size_once(monkeypatch: pytest.MonkeyPatch) -> 
 
     calls: list[dict[str, object]] = []
 
-    def kernel(device: str, peaks: Peaks, *, repeats: int, **sizes: object) -> object:
-        del device, peaks, repeats
+    def kernel(device: str, peaks: Peaks, **sizes: object) -> object:
+        del device, peaks
         calls.append(sizes)
-        return fake_measurement("mlp", sizes)
+        return FakeKernel(fake_measurement("mlp", sizes))
 
     monkeypatch.setitem(suite.KERNELS, "mlp", kernel)
     lines: list[str] = []
@@ -201,7 +207,7 @@ def test_the_parts_claims_and_counts(run: Run) -> None:
     ]  # fmt: skip
     # every made-up result sits where its formula puts it; at W = 2 the all-reduce's share
     # of 2·n_params·s is 1 whatever the model, so its growth with W cannot be seen
-    assert run.counts == {"holds": 13, "fails": 0, "not visible": 1}
+    assert run.counts == {"holds": 13, "fails": 0, "undecided": 0, "not visible": 1}
     assert run.claim("allreduce-grows-with-w").verdict == "not visible"
     assert set(run.by_architecture()) == {"Whole model", "Beyond one device"}
     # the whole-model claims are judged under the run's peaks and cache, on its device

@@ -26,8 +26,10 @@ gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
@@ -35,9 +37,71 @@ from gpuconcepts.roofline import Peaks
 
 Progress = Callable[[str], None]
 Fact = dict[str, Any]
+Wanted = tuple[str, Mapping[str, object]]
+"""A kernel a comparison asks for: its workload and its sizes."""
 
 
-def _key(workload: str, sizes: Mapping[str, object]) -> tuple[str, tuple[tuple[str, object], ...]]:
+class Judged(Protocol):
+    """What a comparison's judge returns for each claim it decides (a
+    :class:`~gpuconcepts.claims.result.ClaimResult` is one)."""
+
+    @property
+    def decided(self) -> bool: ...
+
+    @property
+    def anomalous(self) -> bool: ...
+
+
+Judge = Callable[[tuple[Measurement, ...]], Iterable[Judged]]
+"""Judges a comparison's measurements so far: the claims they decide."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long a comparison may measure (``timing`` table of ``conf/presets.toml``).
+
+    At least ``min_rounds`` paired rounds; then more, until every claim the comparison decides
+    is decided (its interval wholly inside or wholly outside its pass region), ``max_rounds``
+    are done, or ``seconds`` have passed.
+    """
+
+    min_rounds: int = 7
+    max_rounds: int = 40
+    seconds: float = 3.0
+
+    @classmethod
+    def from_timing(cls, timing: Mapping[str, int]) -> Budget:
+        """The budget of a presets ``timing`` table (``repeats`` is the minimum of rounds).
+
+        >>> Budget.from_timing({"repeats": 7, "max_rounds": 30, "compare_seconds": 4})
+        Budget(min_rounds=7, max_rounds=30, seconds=4.0)
+        """
+        default = cls()
+        return cls(
+            min_rounds=int(timing.get("repeats", default.min_rounds)),
+            max_rounds=int(timing.get("max_rounds", default.max_rounds)),
+            seconds=float(timing.get("compare_seconds", default.seconds)),
+        )
+
+
+def _matching(
+    measurements: Sequence[Measurement], workload: str, sizes: Mapping[str, object]
+) -> Measurement | None:
+    """The first of ``measurements`` of ``workload`` at ``sizes`` (None when none is)."""
+    for m in measurements:
+        if m.workload == workload and all(m.params.get(k) == v for k, v in sizes.items()):
+            return m
+    return None
+
+
+def _shown(sizes: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+Key = tuple[str, tuple[tuple[str, object], ...]]
+
+
+def _key(workload: str, sizes: Mapping[str, object]) -> Key:
     return workload, tuple(sorted(sizes.items()))
 
 
@@ -49,6 +113,7 @@ class Lab:
         label: the device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``.
         dtype: the data type every kernel runs in (None: each kernel's default, see
             :func:`~gpuconcepts.kernels.default_dtype`).
+        budget: how long each comparison (:meth:`compare`) may measure.
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
         repeats: timed repetitions of each kernel.
         cache_bytes, free_bytes: the device's last-level cache and free memory when the run
@@ -72,6 +137,7 @@ class Lab:
         label: str = "",
         dtype: str | None = None,
         progress: Progress | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.device = device
         self.label = label or device
@@ -81,9 +147,12 @@ class Lab:
         self.cache_bytes = cache_bytes
         self.free_bytes = free_bytes
         self.replaying = recorded is not None
+        self.budget = budget or Budget(min_rounds=repeats)
+        self._groups = 0
+        self._paired_again: list[Measurement] = []
         self._say = progress or (lambda _line: None)
         self._recorded = tuple(recorded or ())
-        self._measured: dict[tuple[str, tuple[tuple[str, object], ...]], Measurement] = {}
+        self._measured: dict[Key, Measurement] = {}
         self._facts: dict[str, Fact] = {k: dict(v) for k, v in (facts or {}).items()}
 
     def say(self, line: str) -> None:
@@ -93,8 +162,9 @@ class Lab:
 
     @property
     def measurements(self) -> tuple[Measurement, ...]:
-        """Every measurement handed out so far, each once, in the order first asked for."""
-        return tuple(self._measured.values())
+        """Every measurement handed out so far, each once, in the order first asked for; a
+        size timed in two comparisons answers with the later one, the earlier coming last."""
+        return (*self._measured.values(), *self._paired_again)
 
     @property
     def facts(self) -> dict[str, Fact]:
@@ -109,24 +179,113 @@ class Lab:
         if self.replaying:
             found = self._find(workload, sizes)
         else:
-            from gpuconcepts.kernels.suite import KERNELS
-
-            shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
-            self._say(f"{workload}: {shown}")
-            chosen = {"dtype": self.dtype} if self.dtype else {}
-            found = KERNELS[workload](
-                self.device, self.peaks, repeats=self.repeats, **chosen, **sizes
-            )
+            self._say(f"{workload}: {_shown(sizes)}")
+            found = self._kernel(workload, sizes).time(self.repeats)
         self._measured[key] = found
         return found
 
+    def _kernel(self, workload: str, sizes: Mapping[str, object]) -> Any:
+        from gpuconcepts.kernels.suite import KERNELS
+
+        chosen = {"dtype": self.dtype} if self.dtype else {}
+        return KERNELS[workload](self.device, self.peaks, **chosen, **sizes)
+
+    def compare(
+        self, wanted: Sequence[Wanted], judge: Judge | None = None
+    ) -> tuple[Measurement, ...]:
+        """The measurements of kernels that a claim compares, timed side by side.
+
+        A live lab prepares every kernel, then times them in interleaved rounds (each round
+        runs each kernel once, in a shuffled order: :class:`~gpuconcepts.measure.Rounds`), so
+        their ``raw_seconds`` pair up round by round and share a ``group``. After the
+        budget's minimum of rounds it adds rounds until ``judge`` finds every claim decided,
+        or the budget is spent. When ``judge`` finds an anomaly, the whole comparison is
+        measured once more (its group then ends in ``-again``) and the new rounds stand,
+        anomaly or not. A replaying lab returns the recorded measurements.
+
+        A size already measured elsewhere is timed again here, since its rounds could not pair
+        with the new ones; :meth:`measure` answers with the paired measurement from then on.
+        """
+        keys = [_key(workload, sizes) for workload, sizes in wanted]
+        if self.replaying:
+            return self._keep(keys, self._find_group(self._recorded, wanted))
+        again = self._find_group(self.measurements, wanted, whole_only=True)
+        if again:  # asked again (judging some architectures twice): the same rounds
+            return again
+        self._groups += 1
+        group = f"{wanted[0][0]}-{self._groups}"
+        kernels = []
+        for workload, sizes in wanted:
+            self._say(f"{workload}: {_shown(sizes)}")
+            kernels.append(self._kernel(workload, sizes))
+        found = self._rounds(kernels, group, judge)
+        if judge is not None and any(result.anomalous for result in judge(found)):
+            self._say(f"anomaly in {group}: measuring the comparison again")
+            found = self._rounds(kernels, f"{group}-again", judge)
+        return self._keep(keys, found)
+
+    def _keep(self, keys: Sequence[Key], found: tuple[Measurement, ...]) -> tuple[Measurement, ...]:
+        """Record a comparison's measurements under their sizes."""
+        for key, m in zip(keys, found, strict=True):
+            # the paired measurement answers measure() from now on; one that an earlier
+            # comparison timed is kept beside it, so that a replay finds every group whole
+            replaced = self._measured.get(key)
+            if replaced is not None and replaced.group:
+                self._paired_again.append(replaced)
+            self._measured[key] = m
+        return found
+
+    def _rounds(
+        self, kernels: Sequence[Any], group: str, judge: Judge | None
+    ) -> tuple[Measurement, ...]:
+        """Paired rounds of ``kernels`` within the budget (see :meth:`compare`)."""
+        from gpuconcepts.measure import Rounds
+
+        budget = self.budget
+        start = time.perf_counter()
+        rounds = Rounds(kernels, self.device, seed=self._groups)
+        rounds.more(budget.min_rounds)
+
+        def measured() -> tuple[Measurement, ...]:
+            return tuple(
+                k.measurement(t, group=group) for k, t in zip(kernels, rounds.times, strict=True)
+            )
+
+        while judge is not None and rounds.count < budget.max_rounds:
+            if time.perf_counter() - start > budget.seconds:
+                break
+            if all(result.decided for result in judge(measured())):
+                break
+            # a quarter more each time: few judgements, and the interval narrows as 1/sqrt(n)
+            rounds.more(min(budget.max_rounds - rounds.count, max(2, rounds.count // 4)))
+        return measured()
+
+    def _find_group(
+        self,
+        measurements: Sequence[Measurement],
+        wanted: Sequence[Wanted],
+        *,
+        whole_only: bool = False,
+    ) -> tuple[Measurement, ...]:
+        """The measurements of a comparison: one group that holds every kernel wanted (the last
+        such group: a comparison measured again), else each kernel on its own (or nothing, with
+        ``whole_only``)."""
+        groups = dict.fromkeys(m.group for m in measurements if m.group)
+        for group in reversed(groups):
+            members = [m for m in measurements if m.group == group]
+            found = [_matching(members, workload, sizes) for workload, sizes in wanted]
+            if all(m is not None for m in found):
+                return tuple(m for m in found if m is not None)
+        if whole_only:
+            return ()
+        return tuple(self.measure(workload, **sizes) for workload, sizes in wanted)
+
     def _find(self, workload: str, sizes: Mapping[str, object]) -> Measurement:
-        for m in self._recorded:
-            if m.workload == workload and all(m.params.get(k) == v for k, v in sizes.items()):
-                return m
-        shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+        found = _matching(self._recorded, workload, sizes)
+        if found is not None:
+            return found
         raise GpuConceptsError(
-            f"this run holds no {workload} measurement at {shown}; it was recorded with other "
+            f"this run holds no {workload} measurement at {_shown(sizes)}; it was recorded with other "
             "sizes (record it again with this version: gpuconcepts profile --save)"
         )
 

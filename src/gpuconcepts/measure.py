@@ -40,9 +40,11 @@ from __future__ import annotations
 import math
 import os
 import platform
+import random
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -154,6 +156,9 @@ class Measurement:
 
     ``flush`` says whether the caches were flushed before each repetition; ``series`` holds
     what was observed alongside the timing (e.g. the KV-cache bytes after each decode step).
+    ``group`` names the paired comparison the kernel was timed in ("" when it was timed
+    alone): then ``raw_seconds[i]`` ran in round ``i``, beside the ``i``-th repetition of
+    every other member of the group (see :class:`Rounds` and :func:`paired`).
 
     >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
     >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
@@ -172,6 +177,7 @@ class Measurement:
     bytes: float
     flush: bool = False
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    group: str = ""
 
     def __post_init__(self) -> None:
         if not self.raw_seconds:
@@ -266,6 +272,8 @@ class Measurement:
         }
         if self.series:
             record["series"] = {k: list(v) for k, v in self.series.items()}
+        if self.group:
+            record["group"] = self.group
         return record
 
     @classmethod
@@ -296,6 +304,7 @@ class Measurement:
             bytes=record["bytes"],
             flush=bool(record.get("flush", False)),
             series={str(k): tuple(v) for k, v in series.items()},
+            group=str(record.get("group", "")),
         )
 
 
@@ -644,3 +653,100 @@ def time_function(
     if device == "cpu":
         return time_cpu(fn, repeats=repeats, warmup=1 if warmup is None else warmup, flush=flusher)
     raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")
+
+
+# -- paired rounds ---------------------------------------------------------------------------
+class Timeable(Protocol):
+    """What :class:`Rounds` times: a call, whether to flush the caches before it, and the
+    settings it runs under (a :class:`gpuconcepts.kernels._common.Kernel` is one)."""
+
+    @property
+    def fn(self) -> Callable[[], Any]: ...
+
+    @property
+    def flush(self) -> bool: ...
+
+    def settings(self) -> AbstractContextManager[None]: ...
+
+
+class Rounds:
+    """Kernels that are compared, timed in interleaved rounds.
+
+    Each round times every kernel once (one repetition: one call right after a cache flush
+    for a memory-bound kernel, else enough calls to last ``min_rep_seconds``), in an order
+    shuffled anew each round, so that drift and background load fall on all of them alike and
+    the ``i``-th times of two kernels can be compared as a pair. :meth:`more` adds rounds;
+    :attr:`times` holds each kernel's times, round by round.
+
+    >>> import contextlib
+    >>> class Call:
+    ...     flush = False
+    ...     def __init__(self): self.fn = lambda: sum(range(50))
+    ...     def settings(self): return contextlib.nullcontext()
+    >>> rounds = Rounds([Call(), Call()], "cpu")
+    >>> rounds.more(3)
+    >>> [len(t) for t in rounds.times], rounds.count
+    ([3, 3], 3)
+    """
+
+    def __init__(
+        self,
+        kernels: Sequence[Timeable],
+        device: str,
+        *,
+        seed: int = 0,
+        min_rep_seconds: float = 1e-3,
+    ) -> None:
+        if not kernels:
+            raise GpuConceptsError("Rounds: give at least one kernel to time")
+        self.kernels = tuple(kernels)
+        self.device = device
+        self._order = random.Random(seed)
+        self._flusher = make_flusher(device) if any(k.flush for k in kernels) else None
+        self.times: tuple[list[float], ...] = tuple([] for _ in kernels)
+        # warm-up: one untimed call each, which also says how many calls a repetition needs
+        self._calls = tuple(
+            1 if k.flush else calls_per_repetition(self._repetition(k, 1), min_rep_seconds)
+            for k in self.kernels
+        )
+
+    @property
+    def count(self) -> int:
+        """Rounds timed so far."""
+        return len(self.times[0])
+
+    def _repetition(self, kernel: Timeable, calls: int) -> float:
+        """Seconds per call of one repetition of ``calls`` calls (flushed first if needed)."""
+        import torch
+
+        with kernel.settings():
+            if kernel.flush and self._flusher is not None:
+                self._flusher()
+            if self.device == "cuda":
+                backend = TorchCudaBackend()
+                backend.synchronize()
+                start, end = backend.event(), backend.event()
+                start.record()
+                for _ in range(calls):
+                    kernel.fn()
+                end.record()
+                backend.synchronize()
+                return start.elapsed_time(end) / 1000.0 / calls
+            threads = cpu_threads()
+            previous = torch.get_num_threads()
+            torch.set_num_threads(threads)
+            try:
+                begin = time.perf_counter()
+                for _ in range(calls):
+                    kernel.fn()
+                return (time.perf_counter() - begin) / calls
+            finally:
+                torch.set_num_threads(previous)
+
+    def more(self, rounds: int = 1) -> None:
+        """Time ``rounds`` more rounds, each kernel once per round in a shuffled order."""
+        for _ in range(rounds):
+            order = list(range(len(self.kernels)))
+            self._order.shuffle(order)
+            for i in order:
+                self.times[i].append(self._repetition(self.kernels[i], self._calls[i]))

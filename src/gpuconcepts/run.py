@@ -46,7 +46,7 @@ from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE
-from gpuconcepts.lab import Fact, Lab
+from gpuconcepts.lab import Budget, Fact, Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import sizes as sizes_text
@@ -570,6 +570,7 @@ def collect(
         label=device_name(device),
         dtype=dtype,
         progress=timed,
+        budget=Budget.from_timing(presets.get("timing", {})),
     )
     profile_all(lab, presets, sweeps)
     results = judge_claims(lab, claim_sizes) if claims else ()

@@ -100,9 +100,14 @@ WORKLOADS: dict[str, Workload] = {
                  formulas.attention_flops_causal, formulas.attention_bytes),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes),
+        Workload("peak-gemm", "a square n×n×n GEMM: the compute roof's reference",
+                 formulas.mlp_flops, formulas.mlp_bytes, {"B": "n", "d_in": "n", "d_out": "n"}),
+        Workload("peak-triad", "the STREAM triad a = b + 3c: the DRAM roof's reference",
+                 formulas.stream_triad_flops, formulas.stream_triad_bytes),
     )
 }  # fmt: skip
-"""Every workload by name, in the order of the book."""
+"""Every workload by name, in the order of the book; the two roofs' reference kernels last
+(timed beside the kernels a roofline claim reads against them)."""
 
 
 def workload(name: str) -> Workload:
@@ -113,7 +118,7 @@ def workload(name: str) -> Workload:
     >>> workload("gemm")
     Traceback (most recent call last):
     ...
-    gpuconcepts.errors.GpuConceptsError: unknown workload 'gemm'; known: dlrm-random, dlrm-sequential, dlrm-hot, dlrm-dense, mlp, cnn-conv, cnn-depthwise, rnn-module, rnn-loop, rnn-hoisted, rnn-gemm, transformer-prefill, transformer-prefill-causal, transformer-decode
+    gpuconcepts.errors.GpuConceptsError: unknown workload 'gemm'; known: dlrm-random, dlrm-sequential, dlrm-hot, dlrm-dense, mlp, cnn-conv, cnn-depthwise, rnn-module, rnn-loop, rnn-hoisted, rnn-gemm, transformer-prefill, transformer-prefill-causal, transformer-decode, peak-gemm, peak-triad
     """
     if name not in WORKLOADS:
         raise GpuConceptsError(f"unknown workload {name!r}; known: {', '.join(WORKLOADS)}")

@@ -11,6 +11,7 @@ give the verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import attainable, formula_at, rate_ceiling, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
+from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -91,13 +93,16 @@ def _cnn(lab: Lab, z: ClaimSizes) -> Found:
     counted = lab.fact("cnn-weights", lambda: asdict(count_weights()))
     sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
     shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
-    dense = lab.measure("cnn-conv", C_in=z.cnn_C, C_out=z.cnn_C, **shape)
-    depthwise = lab.measure("cnn-depthwise", C=z.cnn_C, **shape)
-    results = [
-        sharing,
-        judge_conv_vs_depthwise(dense, depthwise, peaks=lab.peaks, device=lab.label),
+
+    def judge(pair: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge_conv_vs_depthwise(*pair, peaks=lab.peaks, device=lab.label)]
+
+    wanted = [
+        ("cnn-conv", {"C_in": z.cnn_C, "C_out": z.cnn_C, **shape}),
+        ("cnn-depthwise", {"C": z.cnn_C, **shape}),
     ]
-    return results, {"cnn-conv": dense, "cnn-depthwise": depthwise}
+    pair, read = compare_with_roofs(lab, z, wanted, judge, {"cnn-conv": 0, "cnn-depthwise": 1})
+    return [sharing, *judge(pair)], read
 
 
 def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:

@@ -11,13 +11,14 @@ where :data:`~gpuconcepts.formulas.lookup_order_ratio` predicts the largest gap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.claims.roofline import Roles, compare_with_roofs
 from gpuconcepts.claims.shape import _bars
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -30,7 +31,16 @@ from gpuconcepts.measure import (
 )
 from gpuconcepts.questions import question
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import MiB, binary_bytes, describe_bytes, percent, plain_number, si, times
+from gpuconcepts.units import (
+    MiB,
+    binary_bytes,
+    describe_bytes,
+    percent,
+    plain_number,
+    si,
+    significant,
+    times,
+)
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -42,28 +52,42 @@ def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
     # a run recorded before the transfer unit was saved: its device's documented default
     c = int(memory.get("c", _DEFAULT_TRANSFER_BYTES[lab.device]))
     table_bytes = min(z.dlrm_table_mib * MiB, lab.free_bytes // 4)
-    pairs: dict[int, tuple[Measurement, Measurement]] = {}
+
+    def judge(
+        pair: Sequence[Measurement], widths: Sequence[tuple[Measurement, Measurement]] = ()
+    ) -> list[ClaimResult]:
+        random, sequential = pair
+        return [
+            judge_dlrm_lookups(
+                random,
+                sequential,
+                peaks=lab.peaks,
+                cache_bytes=lab.cache_bytes,
+                transfer_bytes=c,
+                transfer_unit=TRANSFER_UNIT_NAMES[lab.device],
+                device=lab.label,
+                widths=widths,
+            )
+        ]
+
+    # one comparison per row width (two tables in memory at a time), each run until its own
+    # ratio is decided and re-measured if consecutive rows come out slower than random ones
+    # (the post's row width with the DRAM roof's reference too, for the roofline claim)
+    pairs: dict[int, tuple[Measurement, ...]] = {}
+    read: Roles = {}
     for d in z.dlrm_widths:
         L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
         row_bytes = int(formulas.embedding_memory(N=1, d=d, s=s))
         N = max(z.dlrm_B * L, table_bytes // row_bytes)
-        random, sequential = (
-            lab.measure(f"dlrm-{pattern}", N=N, B=z.dlrm_B, L=L, d=d)
-            for pattern in ("random", "sequential")
-        )
-        pairs[d] = (random, sequential)
+        sizes = {"N": N, "B": z.dlrm_B, "L": L, "d": d}
+        wanted = [(f"dlrm-{pattern}", sizes) for pattern in ("random", "sequential")]
+        if d == z.dlrm_d:
+            pairs[d], read = compare_with_roofs(lab, z, wanted, judge, {"dlrm-random": 0})
+        else:
+            pairs[d] = lab.compare(wanted, judge)
     random, sequential = pairs.pop(z.dlrm_d)
-    result = judge_dlrm_lookups(
-        random,
-        sequential,
-        peaks=lab.peaks,
-        cache_bytes=lab.cache_bytes,
-        transfer_bytes=c,
-        transfer_unit=TRANSFER_UNIT_NAMES[lab.device],
-        device=lab.label,
-        widths=tuple(pairs.values()),
-    )
-    return [result], {"dlrm-random": random}
+    widths = tuple((r, q) for r, q in pairs.values())
+    return judge((random, sequential), widths), read
 
 
 _DEFAULT_TRANSFER_BYTES = {"cpu": DEFAULT_CACHE_LINE_BYTES, "cuda": GPU_SECTOR_BYTES}
@@ -88,6 +112,13 @@ def _embedding_element_bytes(device: str) -> int:
 def _row_bytes(m: Measurement) -> float:
     """Bytes of one embedding row: the table's formula at N = 1."""
     return float(formulas.embedding_memory(N=1, d=param(m, "d"), s=param(m, "s")))
+
+
+def _bandwidth_ratio(
+    random: Measurement, sequential: Measurement
+) -> Callable[[Sequence[float]], float]:
+    """Sequential ÷ random bandwidth from the two lookups' times (random first)."""
+    return lambda t: (sequential.bytes / t[1]) / (random.bytes / t[0])
 
 
 def judge_dlrm_lookups(
@@ -136,11 +167,7 @@ def judge_dlrm_lookups(
         float(formulas.lookup_order_ratio(d=param(r, "d"), s=param(r, "s"), c=c)) for r, _ in pairs
     )
     judged = max(range(len(pairs)), key=lambda k: predicted[k])  # the first of equals: narrowest
-    judged_random, judged_sequential = pairs[judged]
-    judged_ratio, interval = with_interval(
-        lambda t: (judged_sequential.bytes / t[1]) / (judged_random.bytes / t[0]),
-        pairs[judged],
-    )
+    judged_ratio, interval = with_interval(_bandwidth_ratio(*pairs[judged]), pairs[judged])
     test = TwoSided(
         f"sequential ÷ random bandwidth with {plain_number(row_bytes[judged])}-byte rows",
         predicted=predicted[judged],
@@ -151,6 +178,18 @@ def judge_dlrm_lookups(
         measured=judged_ratio,
         interval=interval,
     )
+
+    # consecutive rows share lines, random rows do not: at no width may consecutive rows stream
+    # slower than random ones beyond the noise (the judged row's test says so itself)
+    anomalies = []
+    for k, pair in enumerate(pairs):
+        _, (low, high) = with_interval(_bandwidth_ratio(*pair), pair)
+        if high < 1.0 and not (k == judged and test.anomalous):
+            anomalies.append(
+                f"with {plain_number(row_bytes[k])}-byte rows consecutive lookups streamed slower "
+                f"than random ones (sequential ÷ random bandwidth {significant(low)} to "
+                f"{significant(high)}, model {significant(predicted[k])})"
+            )
 
     multiple = table / cache_bytes
     reasons = []
@@ -241,6 +280,7 @@ def judge_dlrm_lookups(
         device=device,
         visible=not reasons,
         reason="; ".join(reasons),
+        anomalies=tuple(anomalies),
         values={
             "post_table_bytes": post_table,
             "post_batch_bytes": post_batch,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, fields
 
 from gpuconcepts.claims import cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.claims.result import ClaimResult
-from gpuconcepts.claims.roofline import ROOFLINE_EXPECTATIONS, judge_roofline
+from gpuconcepts.claims.roofline import Roles, judge_roles
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -61,6 +61,8 @@ class ClaimSizes:
     attn_heads: int
     attn_lengths: tuple[int, ...]
     decode_steps: int
+    roof_gemm_n: int
+    roof_triad_mib: int
 
     @classmethod
     def from_table(cls, table: Mapping[str, object]) -> ClaimSizes:
@@ -113,9 +115,10 @@ def sizes_for(device: str, quick: bool) -> ClaimSizes:
     return ClaimSizes.from_table(load_claim_sizes(device, quick))
 
 
-Found = tuple[list[ClaimResult], dict[str, Measurement]]
+Found = tuple[list[ClaimResult], Roles]
 """What an experiment returns: its claims, and its measurements for the roofline claims
-(keyed by the role they play in :data:`~gpuconcepts.claims.roofline.ROOFLINE_EXPECTATIONS`)."""
+(keyed by the role they play in :data:`~gpuconcepts.claims.roofline.ROOFLINE_EXPECTATIONS`,
+each with its roof's reference kernel timed beside it)."""
 
 
 EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
@@ -151,7 +154,7 @@ def judge_claims(
                 f"unknown architecture {unknown[0]!r}; choose from {', '.join(known)}"
             )
     results: list[ClaimResult] = []
-    roofline: dict[str, Measurement] = {}
+    roofline: dict[str, tuple[Measurement, Measurement | None]] = {}
     for name, experiment in EXPERIMENTS:
         if only is not None and name not in only:
             continue
@@ -159,17 +162,4 @@ def judge_claims(
         found, measured = experiment(lab, sizes)
         results.extend(found)
         roofline.update(measured)
-    for role, m in roofline.items():
-        expected, what, source = ROOFLINE_EXPECTATIONS[role]
-        results.append(
-            judge_roofline(
-                m,
-                role=role,
-                peaks=lab.peaks,
-                expected=expected,
-                label=what,
-                source=source,
-                device=lab.label,
-            )
-        )
-    return tuple(results)
+    return (*results, *judge_roles(roofline, lab.peaks, lab.label))

@@ -27,6 +27,7 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -38,12 +39,16 @@ if TYPE_CHECKING:
 
 
 def _mlp(lab: Lab, z: ClaimSizes) -> Found:
-    sweep = [lab.measure("mlp", B=B, d_in=z.mlp_d, d_out=z.mlp_d) for B in z.mlp_batches]
-    results = [
-        judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
-        judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
-    ]
-    return results, {"mlp-small-batch": sweep[0], "mlp-large-batch": sweep[-1]}
+    def judge(sweep: Sequence[Measurement]) -> list[ClaimResult]:
+        return [
+            judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
+            judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
+        ]
+
+    wanted = [("mlp", {"B": B, "d_in": z.mlp_d, "d_out": z.mlp_d}) for B in z.mlp_batches]
+    roles = {"mlp-small-batch": 0, "mlp-large-batch": len(wanted) - 1}
+    sweep, read = compare_with_roofs(lab, z, wanted, judge, roles)
+    return judge(sweep), read
 
 
 @dataclass(frozen=True)

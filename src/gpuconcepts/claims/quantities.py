@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -38,13 +39,17 @@ def with_interval(
     statistic: Callable[[Sequence[float]], float],
     ms: Sequence[Measurement] | Sequence[Sequence[float]],
 ) -> tuple[float, tuple[float, float]]:
-    """A derived quantity and its interval: ``statistic`` of the measurements' medians, and
-    the central :data:`~gpuconcepts.claims.thresholds.INTERVAL_COVERAGE` of its values over
-    bootstrap resamples (each measurement's repetitions drawn again with replacement, the
-    median taken; seeded, so a saved run is judged the same way every time).
+    """A derived quantity and its interval (the central
+    :data:`~gpuconcepts.claims.thresholds.INTERVAL_COVERAGE` of its bootstrap values; seeded,
+    so a saved run is judged the same way every time).
 
-    ``ms`` are measurements, or plain repetitions (a whole-model result's times);
-    ``statistic`` takes one time per entry, in their order. Equal repetitions give a
+    ``statistic`` takes one time per entry of ``ms``, in their order. When ``ms`` are
+    measurements timed in the same paired rounds (one ``group``, as many repetitions each),
+    the statistic is computed **per round**, from the times that ran side by side, and the
+    quantity is the median over rounds, bootstrapped over rounds (:func:`paired_interval`):
+    drift and background load hit both sides of each round alike. Otherwise (measurements timed
+    apart, or plain repetitions such as a whole-model result's) it is the statistic of the
+    medians, each entry's repetitions resampled on their own. Equal repetitions give a
     zero-width interval.
 
     >>> from gpuconcepts.measure import Measurement
@@ -53,7 +58,13 @@ def with_interval(
     >>> value, (low, high) = with_interval(lambda t: t[0] / t[1], (a, b))
     >>> value, low, high
     (2.0, 2.0, 2.2)
+    >>> slow = Measurement("mlp", "cpu", {"B": 1}, (2.0, 4.0, 2.2), 1.0, 1.0, group="g")
+    >>> fast = Measurement("mlp", "cpu", {"B": 2}, (1.0, 2.0, 1.1), 1.0, 1.0, group="g")
+    >>> with_interval(lambda t: t[0] / t[1], (slow, fast))  # load hit round 1 on both sides
+    (2.0, (2.0, 2.0))
     """
+    if paired(ms):
+        return paired_interval(statistic, [m.raw_seconds for m in ms])  # type: ignore[union-attr]
     samples = [np.asarray(m.raw_seconds if isinstance(m, Measurement) else m) for m in ms]
     value = float(statistic([float(np.median(x)) for x in samples]))
     rng = np.random.default_rng(0)
@@ -61,12 +72,44 @@ def with_interval(
     resampled = np.array(
         [statistic([float(column[i]) for column in medians]) for i in range(INTERVAL_RESAMPLES)]
     )
-    # order statistics, not interpolation: a resample may give an infinite value ("never")
+    low, high = _central(resampled)
+    return value, (min(low, value), max(high, value))
+
+
+def paired(ms: Sequence[Measurement] | Sequence[Sequence[float]]) -> bool:
+    """True when ``ms`` are measurements timed side by side in the same rounds: one non-empty
+    ``group`` and as many repetitions each."""
+    if not ms or not all(isinstance(m, Measurement) for m in ms):
+        return False
+    groups = {m.group for m in ms}  # type: ignore[union-attr]
+    lengths = {len(m.raw_seconds) for m in ms}  # type: ignore[union-attr]
+    return len(groups) == 1 and "" not in groups and len(lengths) == 1
+
+
+def paired_interval(
+    statistic: Callable[[Sequence[float]], float], rounds: Sequence[Sequence[float]]
+) -> tuple[float, tuple[float, float]]:
+    """The median over rounds of ``statistic`` computed per round, and its bootstrap interval
+    over rounds. ``rounds[k][i]`` is entry ``k``'s time in round ``i``.
+
+    >>> paired_interval(lambda t: t[0] / t[1], [(2.0, 4.0, 3.0), (1.0, 2.0, 1.0)])
+    (2.0, (2.0, 3.0))
+    """
+    count = len(rounds[0])
+    per_round = np.array([statistic([float(t[i]) for t in rounds]) for i in range(count)])
+    value = float(np.median(per_round))
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, count, size=(INTERVAL_RESAMPLES, count))
+    low, high = _central(np.median(per_round[picks], axis=1))
+    return value, (min(low, value), max(high, value))
+
+
+def _central(resampled: Any) -> tuple[float, float]:
+    """The central INTERVAL_COVERAGE of bootstrap values, by order statistics rather than
+    interpolation: a resample may give an infinite value ("never")."""
     ranked = np.sort(resampled)
     tail = (1 - INTERVAL_COVERAGE) / 2 * (INTERVAL_RESAMPLES - 1)
-    low = float(ranked[math.floor(tail)])
-    high = float(ranked[math.ceil(INTERVAL_RESAMPLES - 1 - tail)])
-    return value, (min(low, value), max(high, value))
+    return float(ranked[math.floor(tail)]), float(ranked[math.ceil(INTERVAL_RESAMPLES - 1 - tail)])
 
 
 def rate_ceiling(predicted: float, low: float) -> float:

@@ -153,9 +153,11 @@ class PlotSpec:
         )
 
 
-Verdict = Literal["holds", "fails", "not visible"]
-VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "not visible")
-"""Every verdict a claim can have, in the order the summaries count them."""
+Verdict = Literal["holds", "fails", "undecided", "not visible"]
+VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "undecided", "not visible")
+"""Every verdict a claim can have, in the order the summaries count them. "undecided": after
+its time budget the measured interval still straddles an edge of the pass region, so noise
+could decide it either way; noise alone never makes a claim fail."""
 
 
 JsonValue = float | int | bool | str | None
@@ -227,6 +229,41 @@ class TwoSided:
     def inside(self) -> bool:
         """True when the whole measured interval lies in the pass region."""
         return self.contains(self.interval[0]) and self.contains(self.interval[1])
+
+    @property
+    def outside(self) -> bool:
+        """True when the whole measured interval lies outside the pass region (on one side)."""
+        low, high = self.interval
+        return (self.low is not None and high < self.low) or (
+            self.high is not None and low > self.high
+        )
+
+    @property
+    def anomalous(self) -> bool:
+        """True when the whole interval lies beyond the alternative, on the side away from the
+        prediction: the measurement contradicts the model more than the alternative does
+        (e.g. consecutive rows slower than random ones), which is a faulty measurement or a
+        missing piece of physics, never a verdict on the claim.
+
+        >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.2, (0.1, 0.3)).anomalous
+        True
+        >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.9, (0.8, 1.1)).anomalous
+        False
+        """
+        low, high = self.interval
+        if self.alternative_value < self.predicted:
+            return high < self.alternative_value
+        if self.alternative_value > self.predicted:
+            return low > self.alternative_value
+        return False
+
+    def edge_crossed(self) -> float | None:
+        """The edge of the pass region the interval straddles (None when it straddles none)."""
+        low, high = self.interval
+        for edge in (self.low, self.high):
+            if edge is not None and low < edge < high:
+                return edge
+        return None
 
     @property
     def distinguishes(self) -> bool:
@@ -307,6 +344,9 @@ class ClaimResult:
     any run (the constants of :mod:`gpuconcepts.claims.thresholds`). ``gates`` are further
     conditions, each a sentence and whether the data met it. ``visible`` is False when this
     device cannot show the effect at all, ``reason`` saying why (from the device or the data).
+    ``anomalies`` are results that contradict physics beyond the noise, each a sentence with
+    its numbers (besides the test's own, see :attr:`TwoSided.anomalous`): the kernels were
+    measured again, the anomaly persisted, and it is shown, never read as agreement.
     :attr:`verdict` is computed from these, never stored.
     """
 
@@ -320,6 +360,7 @@ class ClaimResult:
     visible: bool = True
     reason: str = ""
     gates: tuple[tuple[str, bool], ...] = ()
+    anomalies: tuple[str, ...] = ()
     values: Mapping[str, float | int | bool | str | None] = field(default_factory=dict)
     plot: PlotSpec | None = None
 
@@ -328,14 +369,41 @@ class ClaimResult:
         object.__setattr__(self, "values", {k: _json_value(v) for k, v in self.values.items()})
 
     @property
+    def anomaly(self) -> tuple[str, ...]:
+        """Every anomaly of this result, each a sentence with its numbers (empty: none)."""
+        test = self.test
+        own = (
+            f"{test.quantity} measured {test.interval_text()}, beyond the alternative "
+            f"({test.alternative}: {_short(test.alternative_value)}) on the side away from the "
+            f"prediction ({_short(test.predicted)})"
+        )
+        return ((own,) if test.anomalous else ()) + self.anomalies
+
+    @property
+    def anomalous(self) -> bool:
+        """True when the result holds an anomaly (see :attr:`anomaly`)."""
+        return bool(self.anomaly)
+
+    @property
     def verdict(self) -> Verdict:
         """ "not visible" when the device or the test cannot show the effect; "holds" when
-        the measured interval lies in the pass region and every gate is met; else "fails"."""
+        the whole measured interval lies in the pass region and every gate is met; "fails"
+        when it lies wholly outside, a gate is unmet, or the result is an anomaly; else
+        (the interval straddles an edge of the region) "undecided"."""
         if not self.visible or not self.test.distinguishes:
             return "not visible"
-        if self.test.inside and all(met for _, met in self.gates):
+        if self.anomalous or not all(met for _, met in self.gates):
+            return "fails"
+        if self.test.inside:
             return "holds"
-        return "fails"
+        if self.test.outside:
+            return "fails"
+        return "undecided"
+
+    @property
+    def decided(self) -> bool:
+        """False while noise could still decide the verdict (it is "undecided")."""
+        return self.verdict != "undecided"
 
     @property
     def why(self) -> str:
@@ -355,15 +423,27 @@ class ClaimResult:
                 f"inside the pass region {test.region_text()}, so no measurement here could "
                 "tell the two apart"
             )
-        if not test.inside:
-            if test.contains(test.measured):
-                return (
-                    f"the interval {test.interval_text()} reaches outside the pass region "
-                    f"({test.bounds_text()})"
-                )
-            return f"the measured {_short(test.measured)} lies outside the pass region ({test.bounds_text()})"
+        if self.anomalous:
+            return "anomaly, measured again and persisting: " + "; ".join(self.anomaly)
         unmet = [sentence for sentence, met in self.gates if not met]
-        return "; ".join(unmet)
+        if unmet:
+            return "; ".join(unmet)
+        if test.inside:
+            return ""
+        if test.outside:
+            low, high = test.interval
+            if low == high:
+                return f"the measured {_short(test.measured)} lies outside the pass region ({test.bounds_text()})"
+            return (
+                f"the whole interval {test.interval_text()} lies outside the pass region "
+                f"({test.bounds_text()})"
+            )
+        edge = test.edge_crossed()
+        return (
+            f"undecided: the interval {test.interval_text()} straddles the pass region's edge "
+            f"{_short(edge if edge is not None else test.measured)}, so the machine's noise could "
+            "still decide it either way"
+        )
 
     @property
     def measured(self) -> str:
@@ -411,6 +491,7 @@ class ClaimResult:
             "pass_region_text": self.test.region_text(),
             "detail": self.detail,
             "gates": [{"condition": sentence, "met": met} for sentence, met in self.gates],
+            "anomalies": list(self.anomalies),
             "visible": self.visible,
             "verdict": self.verdict,
             "reason": self.why,
@@ -445,6 +526,7 @@ class ClaimResult:
                 (str(_field(g, "condition")), bool(_field(g, "met")))
                 for g in record.get("gates", [])
             ),
+            anomalies=tuple(str(a) for a in record.get("anomalies", [])),
             values=dict(record.get("values", {})),
             plot=PlotSpec.from_dict(plot) if plot is not None else None,
         )
@@ -455,7 +537,9 @@ def example(measured: float = 4.0, *, interval: tuple[float, float] | None = Non
     alternative "no gain" (1).
 
     >>> example().verdict, example(1.5).verdict, example(2.5, interval=(1.8, 3)).verdict
-    ('holds', 'fails', 'fails')
+    ('holds', 'fails', 'undecided')
+    >>> example(0.5).verdict, example(0.5).why.split(":")[0]
+    ('fails', 'anomaly, measured again and persisting')
     """
     return ClaimResult(
         key="demo",
@@ -481,8 +565,8 @@ def tally(claims: Sequence[ClaimResult]) -> dict[Verdict, int]:
     """How many claims hold, fail, or are not visible.
 
     >>> from gpuconcepts.claims.result import example
-    >>> tally([example(), example(1.0)])
-    {'holds': 1, 'fails': 1, 'not visible': 0}
+    >>> tally([example(), example(1.0), example(2.5, interval=(1.8, 3))])
+    {'holds': 1, 'fails': 1, 'undecided': 1, 'not visible': 0}
     """
     counts: dict[Verdict, int] = dict.fromkeys(VERDICTS, 0)
     for result in claims:

@@ -50,17 +50,27 @@ if TYPE_CHECKING:
 def _rnn(lab: Lab, z: ClaimSizes) -> Found:
     width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
     small = {"B": z.rnn_length_B, "d_in": z.rnn_length_d, "d_h": z.rnn_length_d}
-    by_length = [lab.measure("rnn-module", S=S, **small) for S in z.rnn_lengths]
-    parallel = [lab.measure("rnn-gemm", S=S, **small) for S in z.rnn_lengths]
-    loop = lab.measure("rnn-loop", B=z.rnn_B, S=z.rnn_S, **width)
-    gemm = lab.measure("rnn-gemm", B=z.rnn_B, S=z.rnn_S, **width)
-    by_batch = [lab.measure("rnn-module", B=B, S=z.rnn_S, **width) for B in z.rnn_batches]
-    results = [
-        judge_rnn_length(by_length, parallel, device=lab.label),
-        judge_rnn_loop_vs_gemm(loop, gemm, peaks=lab.peaks, device=lab.label),
-        judge_rnn_batch(by_batch, peaks=lab.peaks, device=lab.label),
-    ]
-    return results, {}
+    n = len(z.rnn_lengths)
+
+    def length(ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge_rnn_length(ms[:n], ms[n:], device=lab.label)]
+
+    def loop_vs_gemm(ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge_rnn_loop_vs_gemm(*ms, peaks=lab.peaks, device=lab.label)]
+
+    def batch(ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge_rnn_batch(ms, peaks=lab.peaks, device=lab.label)]
+
+    by_length = lab.compare(
+        [(w, {"S": S, **small}) for w in ("rnn-module", "rnn-gemm") for S in z.rnn_lengths], length
+    )
+    pair = lab.compare(
+        [(w, {"B": z.rnn_B, "S": z.rnn_S, **width}) for w in ("rnn-loop", "rnn-gemm")], loop_vs_gemm
+    )
+    by_batch = lab.compare(
+        [("rnn-module", {"B": B, "S": z.rnn_S, **width}) for B in z.rnn_batches], batch
+    )
+    return [*length(by_length), *loop_vs_gemm(pair), *batch(by_batch)], {}
 
 
 def judge_rnn_length(

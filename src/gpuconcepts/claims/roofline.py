@@ -1,3 +1,5 @@
+# ruff: noqa: PLC0415
+# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
 """The roofline claims: for each workload the post calls memory- or compute-bound, the
 post's word, the roofline's class and the measured behaviour agree.
 
@@ -8,16 +10,21 @@ role in :data:`ROOFLINE_EXPECTATIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, place
-from gpuconcepts.units import percent, si, times
+from gpuconcepts.units import MiB, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.experiments import ClaimSizes
 
 
 def judge_roofline(
@@ -29,6 +36,7 @@ def judge_roofline(
     label: str,
     source: str,
     device: str,
+    reference: Measurement | None = None,
 ) -> ClaimResult:
     """The post's tendency for a workload, its roofline class, and its measured behaviour agree.
 
@@ -44,6 +52,11 @@ def judge_roofline(
     DRAM bandwidth. The alternative is the other roof: the share that roof would give at this
     intensity. And the roof that best explains the measured time
     (:func:`~gpuconcepts.roofline.observe`) must be of the expected kind.
+
+    ``reference`` is the roof's own kernel (``peak-gemm`` for compute, ``peak-triad`` for
+    memory) timed in the same rounds as ``m``: the share is then the kernel's rate over the
+    reference's, round by round, so load on the machine slows both sides alike. Without it,
+    the share is taken of the peaks measured at the start of the run.
     """
     if expected not in ("memory", "compute"):
         raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
@@ -51,21 +64,32 @@ def judge_roofline(
     ridge, intensity = peaks.ridge_point, m.intensity
     roof = attainable(intensity, peaks)  # the FLOP/s the roofline allows at this intensity
     if expected == "compute":
-        quantity, work, reference = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
+        quantity, work, roof_rate = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
         low, high = T.COMPUTE_MIN_PEAK_FRACTION, T.COMPUTE_MAX_PEAK_FRACTION
-        predicted = roof / reference
+        predicted = roof / roof_rate
         other = intensity / ridge  # FLOP/s at the DRAM roof (I·β) over the peak
         alternative = "memory-bound: its minimal bytes at the DRAM bandwidth set its time"
         # beating the measured peak (within the pass region's top) is still the compute roof
         observed_ok = where.observed in ("compute", ABOVE_EVERY_ROOF)
     else:
-        quantity, work, reference = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
+        quantity, work, roof_rate = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
         low, high = T.MEMORY_MIN_BANDWIDTH_RATIO, T.MEMORY_MAX_BANDWIDTH_RATIO
-        predicted = roof / intensity / reference
+        predicted = roof / intensity / roof_rate
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
         observed_ok = where.observed in {level.name for level in peaks.memory_roofs}
-    measured, interval = with_interval(lambda t: work / t[0] / reference, (m,))
+    if reference is None:
+        measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
+    else:
+        ref_work = reference.flops if expected == "compute" else reference.bytes
+        quantity = (
+            "FLOP/s ÷ a square GEMM's FLOP/s in the same rounds"
+            if expected == "compute"
+            else "bytes/s ÷ the STREAM triad's bandwidth in the same rounds"
+        )
+        measured, interval = with_interval(
+            lambda t: (work / t[0]) / (ref_work / t[1]), (m, reference)
+        )
     peak_fraction = m.flops_per_s / peaks.flops_per_s
     bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
     return ClaimResult(
@@ -110,6 +134,35 @@ def judge_roofline(
     )
 
 
+Roles = Mapping[str, tuple[Measurement, Measurement | None]]
+"""Measurements a roofline claim reads, by role: the kernel, and its roof's reference kernel
+timed in the same rounds (None when there is none)."""
+
+
+def judge_roles(roles: Roles, peaks: Peaks, device: str) -> list[ClaimResult]:
+    """The roofline claim of each role (a key of :data:`ROOFLINE_EXPECTATIONS`)."""
+    results = []
+    for role, (m, reference) in roles.items():
+        expected, what, source = ROOFLINE_EXPECTATIONS[role]
+        results.append(
+            judge_roofline(
+                m,
+                role=role,
+                peaks=peaks,
+                expected=expected,
+                label=what,
+                source=source,
+                device=device,
+                reference=reference,
+            )
+        )
+    return results
+
+
+ROOF_REFERENCES = {"compute": "peak-gemm", "memory": "peak-triad"}
+"""The kernel that stands for each roof when a claim times it beside the kernel it reads."""
+
+
 ROOFLINE_EXPECTATIONS: Mapping[str, tuple[str, str, str]] = {
     "dlrm-random": ("memory", "DLRM's random embedding lookup", "the post: DLRM, memory-bound"),
     "mlp-small-batch": (
@@ -143,3 +196,58 @@ ROOFLINE_EXPECTATIONS: Mapping[str, tuple[str, str, str]] = {
 
 The RNN is left out on purpose: the post names its sequential dependency, not compute or
 memory, as its limit (checked by the RNN claims instead)."""
+
+
+def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
+    """The roofs' reference kernels at the claims' sizes (see
+    :data:`~gpuconcepts.claims.roofline.ROOF_REFERENCES`): a square GEMM through the faster of
+    the device's GEMM paths (a fact of the run, so a replay asks for the same), and the STREAM
+    triad on arrays of at least 4x the last-level cache."""
+    from gpuconcepts.kernels.peaks import COLUMNS, stream_array_bytes, triad_rows  # torch: lazily
+
+    fastest = lab.fact("peak-gemm-backend", lambda: _fastest_gemm(lab.device, z.roof_gemm_n))
+    array = stream_array_bytes(z.roof_triad_mib * MiB, lab.cache_bytes, lab.free_bytes)
+    return {
+        "compute": (
+            ROOF_REFERENCES["compute"],
+            {"n": z.roof_gemm_n, "backend": fastest["backend"]},
+        ),
+        "memory": (ROOF_REFERENCES["memory"], {"N": triad_rows(array), "d": COLUMNS}),
+    }
+
+
+def _fastest_gemm(device: str, n: int) -> dict[str, str]:
+    from gpuconcepts.kernels.peaks import gemm_backends, gemm_flops  # torch: lazily
+
+    rates = {b: gemm_flops(device, n=n, backend=b, repeats=3) for b in gemm_backends(device)}
+    return {"backend": max(rates, key=lambda b: rates[b])}
+
+
+def compare_with_roofs(
+    lab: Lab,
+    z: ClaimSizes,
+    wanted: Sequence[Wanted],
+    judge: Callable[[tuple[Measurement, ...]], list[ClaimResult]],
+    roles: Mapping[str, int],
+) -> tuple[tuple[Measurement, ...], Roles]:
+    """A comparison (:meth:`~gpuconcepts.lab.Lab.compare`) that also times the reference of each
+    roof its roofline claims read: ``roles`` maps a role of :data:`ROOFLINE_EXPECTATIONS` to the
+    index in ``wanted`` of the kernel it reads. It runs until ``judge``'s claims and those
+    roofline claims are decided, and returns the measurements of ``wanted`` and the roles, each
+    with its reference."""
+    kinds = sorted({ROOFLINE_EXPECTATIONS[role][0] for role in roles})
+    refs = references(lab, z)
+    n = len(wanted)
+
+    def split(ms: tuple[Measurement, ...]) -> tuple[tuple[Measurement, ...], Roles]:
+        reference = dict(zip(kinds, ms[n:], strict=True))
+        own = ms[:n]
+        return own, {
+            role: (own[i], reference[ROOFLINE_EXPECTATIONS[role][0]]) for role, i in roles.items()
+        }
+
+    def every_claim(ms: tuple[Measurement, ...]) -> list[ClaimResult]:
+        own, read = split(ms)
+        return [*judge(own), *judge_roles(read, lab.peaks, lab.label)]
+
+    return split(lab.compare([*wanted, *(refs[kind] for kind in kinds)], every_claim))

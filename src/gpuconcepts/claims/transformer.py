@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.fit import fit_upper
 from gpuconcepts.claims.quantities import (
     formula_along,
     param,
@@ -23,6 +24,7 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import _bars, _ends, _power_law, _seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
@@ -44,16 +46,35 @@ _ATTENTION_SWEEP = "an attention sweep over S"
 
 def _transformer(lab: Lab, z: ClaimSizes) -> Found:
     attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
-    sweep = [lab.measure("transformer-prefill", S=S, **attention) for S in z.attn_lengths]
-    S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
-    decode = lab.measure(
-        "transformer-decode", S_prompt=S - z.decode_steps, steps=z.decode_steps, **attention
+
+    def growth(ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [
+            judge_attention_exponent(ms, device=lab.label),
+            judge_attention_doubling(ms, device=lab.label),
+        ]
+
+    def per_token(ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge_prefill_vs_decode(*ms, peaks=lab.peaks, device=lab.label)]
+
+    lengths = [("transformer-prefill", {"S": S, **attention}) for S in z.attn_lengths]
+    sweep, read = compare_with_roofs(
+        lab, z, lengths, growth, {"transformer-prefill": len(lengths) - 1}
     )
-    prefill_at_S = lab.measure("transformer-prefill-causal", S=S, **attention)  # a decoder's
+    S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
+    steps = {"S_prompt": S - z.decode_steps, "steps": z.decode_steps}
+    (prefill_at_S, decode), decoding = compare_with_roofs(
+        lab,
+        z,
+        [
+            ("transformer-prefill-causal", {"S": S, **attention}),  # a decoder's prefill
+            ("transformer-decode", {**steps, **attention}),
+        ],
+        per_token,
+        {"transformer-decode": 1},
+    )
     results = [
-        judge_attention_exponent(sweep, device=lab.label),
-        judge_attention_doubling(sweep, device=lab.label),
-        judge_prefill_vs_decode(prefill_at_S, decode, peaks=lab.peaks, device=lab.label),
+        *growth(sweep),
+        *per_token((prefill_at_S, decode)),
         judge_kv_cache(
             B=z.attn_B,
             d=z.attn_d,
@@ -63,7 +84,7 @@ def _transformer(lab: Lab, z: ClaimSizes) -> Found:
             device=lab.label,
         ),
     ]
-    return results, {"transformer-prefill": sweep[-1], "transformer-decode": decode}
+    return results, {**read, **decoding}
 
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
@@ -85,7 +106,9 @@ def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> Cl
 
 
 def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
-    """Doubling S costs about 4×: the largest doubling of the sweep against the formula's ratio."""
+    """Doubling S costs about 4×: 2 to the exponent fitted over the upper sweep (the same fit
+    and interval as :func:`judge_attention_exponent`), against the formula's ratio at the
+    largest doubling of the sweep."""
     ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
     lengths, seconds = size_values(ordered, "S"), tuple(_seconds(m) for m in ordered)
     flops = formula_along(formulas.attention_flops, ordered)
@@ -98,7 +121,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
 
     def test(predicted: float, measured: float, interval: tuple[float, float]) -> TwoSided:
         return TwoSided(
-            "t(2S) ÷ t(S) at the largest doubling of the sweep",
+            "t(2S) ÷ t(S) = 2^(exponent fitted over the upper sweep)",
             predicted=predicted,
             alternative="attention time ∝ S",
             alternative_value=2.0,
@@ -126,7 +149,12 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         )
     i, j = pairs[-1]
     predicted = flops[j] / flops[i]
-    ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[i], ordered[j]))
+    # one fit serves both attention claims (the exponent's, see _power_law), so they cannot
+    # disagree: doubling S multiplies the time by 2 to the fitted exponent
+    exponent, (low_exponent, high_exponent) = with_interval(
+        lambda t: fit_upper(lengths, t).exponent, ordered
+    )
+    ratio, interval = 2.0**exponent, (2.0**low_exponent, 2.0**high_exponent)
     before = tuple(lengths[a] for a, _ in pairs)
     # each ratio's widest spread: one time at its fast quartile over the other at its slow one
     quartiles = tuple(m.interval_seconds for m in ordered)

@@ -1,8 +1,12 @@
-"""Shared plumbing of the kernel modules: dtypes, tensor creation, timing into a Measurement."""
+"""Shared plumbing of the kernel modules: dtypes, tensor creation, the :class:`Kernel` each
+module prepares, and timing it into a Measurement."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
@@ -59,19 +63,75 @@ def tensor(shape: tuple[int, ...], dtype: str, device: str, seed: int = 0) -> to
     return out.uniform_(-1.0, 1.0, generator=generator)
 
 
-def run(
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel ready to time: the call, what it counts, and how to time it.
+
+    The kernel modules build their tensors and return one of these; timing is separate, so
+    one kernel can be timed on its own (:meth:`time`) or in interleaved rounds beside the
+    kernels it is compared with (:class:`~gpuconcepts.measure.Rounds`), and the measurement
+    is the same value either way.
+    """
+
+    workload: str
+    device: str
+    fn: Callable[[], Any]
+    params: Mapping[str, object]
+    flops: int | float
+    bytes: int | float
+    flush: bool
+    dtype: str
+    series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    @contextmanager
+    def settings(self) -> Iterator[None]:
+        """The kernel's settings while it is timed: no autograd, TF32 matmuls only for tf32."""
+        tf32 = self.dtype == "tf32"
+        previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        try:
+            with torch.inference_mode():
+                yield
+        finally:
+            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+
+    def measurement(self, raw_seconds: Sequence[float], *, group: str = "") -> Measurement:
+        """The measurement of these repetition times (``group``: the paired comparison they
+        were timed in, see :class:`~gpuconcepts.measure.Measurement`)."""
+        return Measurement(
+            workload=self.workload,
+            device=self.device,
+            params={**self.params, "dtype": self.dtype},
+            raw_seconds=tuple(raw_seconds),
+            flops=self.flops,
+            bytes=self.bytes,
+            flush=self.flush,
+            series=dict(self.series),
+            group=group,
+        )
+
+    def time(self, repeats: int) -> Measurement:
+        """Time this kernel alone, ``repeats`` repetitions (caches flushed first when
+        :attr:`flush`)."""
+        check_sizes(self.workload, repeats=repeats)
+        with self.settings():
+            raw = time_function(self.fn, self.device, repeats=repeats, flush=self.flush)
+        return self.measurement(raw)
+
+
+def prepare(
     workload: str,
     device: str,
-    peaks: Peaks,
+    peaks: Peaks | None,
     fn: Callable[[], Any],
     *,
     params: Mapping[str, object],
-    repeats: int,
     dtype: str,
     flush: bool | None = None,
     series: Mapping[str, tuple[float, ...]] | None = None,
-) -> Measurement:
-    """Time ``fn`` (no autograd, TF32 only when asked for) and wrap it in a Measurement.
+) -> Kernel:
+    """A :class:`Kernel` of ``fn``, its counts from the workload's descriptor.
 
     The FLOPs and bytes come from the workload's descriptor (:mod:`gpuconcepts.workloads`)
     at ``params``. ``flush=None`` flushes the caches before each repetition exactly when the
@@ -79,26 +139,22 @@ def run(
     that it reads from DRAM as the roofline assumes; compute-bound kernels keep their operands
     warm. The peaks decide only that: the measurement does not keep them.
     """
-    check_sizes(workload, repeats=repeats)
     flops, nbytes = describe(workload).counts(params)
     if flush is None:
+        if peaks is None:
+            raise GpuConceptsError(f"{workload}: give the peaks, or say whether to flush")
         flush = flops / nbytes < peaks.ridge_point
-    tf32 = dtype == "tf32"
-    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    try:
-        with torch.inference_mode():
-            raw = time_function(fn, device, repeats=repeats, flush=flush)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
-    return Measurement(
-        workload=workload,
-        device=device,
-        params={**params, "dtype": dtype},
-        raw_seconds=raw,
-        flops=flops,
-        bytes=nbytes,
-        flush=flush,
-        series=dict(series or {}),
+    return Kernel(
+        workload, device, fn, dict(params), flops, nbytes, flush, dtype, dict(series or {})
     )
+
+
+def timed(make: Callable[..., Kernel]) -> Callable[..., Measurement]:
+    """The measuring form of a kernel maker: the same arguments and ``repeats`` (default
+    :data:`DEFAULT_REPEATS`); it makes the kernel and times it alone."""
+
+    @functools.wraps(make)
+    def measure(*args: Any, repeats: int = DEFAULT_REPEATS, **kwargs: Any) -> Measurement:
+        return make(*args, **kwargs).time(repeats)
+
+    return measure

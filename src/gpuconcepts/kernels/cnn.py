@@ -16,8 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement
+from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
 from gpuconcepts.roofline import Peaks
 
 
@@ -31,7 +30,7 @@ def _odd(kernel: str, K: int) -> None:
         raise GpuConceptsError(f"{kernel}: K must be odd for 'same' padding; got {K}")
 
 
-def conv2d(
+def conv2d_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -42,8 +41,7 @@ def conv2d(
     C_out: int,
     K: int = 3,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Time a dense K×K ``conv2d`` (channels-last); counts ``conv_flops`` and ``conv_bytes``."""
 
     check_sizes("cnn.conv2d", B=B, H=H, W=W, C_in=C_in, C_out=C_out, K=K)
@@ -55,7 +53,7 @@ def conv2d(
     def fn() -> torch.Tensor:
         return F.conv2d(x, weight, padding=K // 2)
 
-    return run(
+    return prepare(
         "cnn-conv",
         device,
         peaks,
@@ -69,12 +67,14 @@ def conv2d(
             "K": K,
             "s": x.element_size(),
         },
-        repeats=repeats,
         dtype=dtype,
     )
 
 
-def depthwise_conv2d(
+conv2d = timed(conv2d_kernel)
+
+
+def depthwise_conv2d_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -84,8 +84,7 @@ def depthwise_conv2d(
     C: int,
     K: int = 3,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Time a depthwise K×K ``conv2d`` (``groups=C``); counts ``depthwise_conv_*``."""
 
     check_sizes("cnn.depthwise_conv2d", B=B, H=H, W=W, C=C, K=K)
@@ -97,12 +96,14 @@ def depthwise_conv2d(
     def fn() -> torch.Tensor:
         return F.conv2d(x, weight, padding=K // 2, groups=C)
 
-    return run(
+    return prepare(
         "cnn-depthwise",
         device,
         peaks,
         fn,
         params={"B": B, "H": H, "W": W, "C": C, "K": K, "s": x.element_size()},
-        repeats=repeats,
         dtype=dtype,
     )
+
+
+depthwise_conv2d = timed(depthwise_conv2d_kernel)

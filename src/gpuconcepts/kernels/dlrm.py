@@ -18,9 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.kernels.mlp import linear
-from gpuconcepts.measure import Measurement
+from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
+from gpuconcepts.kernels.mlp import linear_kernel
 from gpuconcepts.roofline import Peaks
 
 Pattern = Literal["random", "sequential", "hot"]
@@ -52,7 +51,7 @@ def lookup_indices(pattern: str, *, N: int, B: int, L: int, device: str, seed: i
     return index.to(device)
 
 
-def embedding_lookup(
+def embedding_lookup_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -62,8 +61,7 @@ def embedding_lookup(
     d: int,
     pattern: str = "random",
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Time ``F.embedding_bag`` (sum of L rows per sample) into an N × d table.
 
     Counts: ``embedding_bag_flops(B, L, d)`` and ``embedding_bag_bytes(B, L, d, s)``; the
@@ -82,19 +80,21 @@ def embedding_lookup(
     def fn() -> torch.Tensor:
         return F.embedding_bag(index, table, offsets, mode="sum")
 
-    return run(
+    return prepare(
         f"dlrm-{pattern}",
         device,
         peaks,
         fn,
         params={"N": N, "B": B, "L": L, "d": d, "s": table.element_size()},
-        repeats=repeats,
         flush=True,
         dtype=dtype,
     )
 
 
-def dense_mlp(
+embedding_lookup = timed(embedding_lookup_kernel)
+
+
+def dense_mlp_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -102,16 +102,17 @@ def dense_mlp(
     d_in: int,
     d_out: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """The dense part of DLRM: one fully connected layer, workload ``dlrm-dense``."""
-    return linear(
+    return linear_kernel(
         device,
         peaks,
         B=B,
         d_in=d_in,
         d_out=d_out,
         dtype=dtype,
-        repeats=repeats,
         workload="dlrm-dense",
     )
+
+
+dense_mlp = timed(dense_mlp_kernel)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import torch
 
-from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement
+from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
 from gpuconcepts.roofline import Peaks
 
 
-def linear(
+def linear_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -26,9 +25,8 @@ def linear(
     d_in: int,
     d_out: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
     workload: str = "mlp",
-) -> Measurement:
+) -> Kernel:
     """Time ``nn.Linear(d_in, d_out, bias=False)`` on a B × d_in batch.
 
     Counts: ``mlp_flops(B, d_in, d_out)`` and ``mlp_bytes(B, d_in, d_out, s)``. Caches are
@@ -40,12 +38,14 @@ def linear(
     layer = torch.nn.Linear(d_in, d_out, bias=False, device=device, dtype=x.dtype)
     with torch.no_grad():
         layer.weight.copy_(tensor((d_out, d_in), dtype, device, seed=2))
-    return run(
+    return prepare(
         workload,
         device,
         peaks,
         lambda: layer(x),
         params={"B": B, "d_in": d_in, "d_out": d_out, "s": x.element_size()},
-        repeats=repeats,
         dtype=dtype,
     )
+
+
+linear = timed(linear_kernel)

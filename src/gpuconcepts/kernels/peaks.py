@@ -20,7 +20,14 @@ import torch
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels._common import default_dtype, tensor, torch_dtype
+from gpuconcepts.kernels._common import (
+    Kernel,
+    check_sizes,
+    default_dtype,
+    prepare,
+    tensor,
+    torch_dtype,
+)
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     cache_levels,
@@ -71,14 +78,39 @@ def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     return formulas.stream_copy_bytes(N=rows, d=COLUMNS, s=src.element_size()) / min(times)
 
 
-def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
-    """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element)."""
-    rows = _rows(array_bytes, 4)
-    b = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
+def triad_kernel(device: str, peaks: Peaks | None = None, *, N: int, d: int = COLUMNS) -> Kernel:
+    """The triad ``a = b + 3·c`` on N × d float32 arrays (two reads, one write per element):
+    workload ``peak-triad``, the reference of the DRAM roof.
+
+    A claim that reads a memory-bound kernel against DRAM's bandwidth times this kernel in the
+    same rounds (:meth:`~gpuconcepts.lab.Lab.compare`), so that load on the machine slows the
+    roof and the kernel alike.
+    """
+    check_sizes("peaks.triad", N=N, d=d)
+    b = torch.ones((N, d), dtype=torch.float32, device=device)
     c = torch.full_like(b, 2.0)
     a = torch.zeros_like(b)
-    times = time_function(lambda: torch.add(b, c, alpha=3.0, out=a), device, repeats=repeats)
-    return formulas.stream_triad_bytes(N=rows, d=COLUMNS, s=a.element_size()) / min(times)
+    return prepare(
+        "peak-triad",
+        device,
+        peaks,
+        lambda: torch.add(b, c, alpha=3.0, out=a),
+        params={"N": N, "d": d, "s": a.element_size()},
+        dtype="float32",
+        flush=False,  # arrays of at least 4x the last-level cache: DRAM serves them anyway
+    )
+
+
+def triad_rows(array_bytes: int) -> int:
+    """Rows of a float32 STREAM array of about ``array_bytes``."""
+    return _rows(array_bytes, 4)
+
+
+def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
+    """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element), at its best
+    repetition."""
+    kernel = triad_kernel(device, N=triad_rows(array_bytes))
+    return kernel.bytes / min(kernel.time(repeats).raw_seconds)
 
 
 GEMM_BACKENDS = ("mm", "onednn")
@@ -97,27 +129,21 @@ def gemm_backends(device: str) -> tuple[str, ...]:
     return ("mm",)
 
 
-def gemm_flops(
+def gemm_kernel(
     device: str,
+    peaks: Peaks | None = None,
     *,
     n: int,
+    backend: str = "mm",
     dtype: str | None = None,
-    repeats: int = 5,
-    backend: str = "best",
-) -> float:
-    """FLOP/s of an n × n × n GEMM in ``dtype`` (``formulas.mlp_flops(n, n, n)`` FLOPs).
+) -> Kernel:
+    """An n × n × n GEMM through ``backend`` (see :data:`GEMM_BACKENDS`): workload
+    ``peak-gemm``, the reference of the compute roof (``formulas.mlp_flops(n, n, n)`` FLOPs).
 
-    ``backend="best"`` times every path of :func:`gemm_backends` and keeps the fastest: on
-    a CPU where MKL's ``torch.mm`` runs a narrower code path than the cores allow (AMD
-    EPYC with AVX-512 reaches about half its peak through MKL), oneDNN's GEMM — the one
-    torch's convolutions use — shows what the machine can do, and a roof must not sit below
-    kernels that were measured above it.
+    A claim that reads a compute-bound kernel against the peak times this kernel in the same
+    rounds, so that load on the machine slows the roof and the kernel alike.
     """
-    if backend == "best":
-        return max(
-            gemm_flops(device, n=n, dtype=dtype, repeats=repeats, backend=b)
-            for b in gemm_backends(device)
-        )
+    check_sizes("peaks.gemm", n=n)
     name = dtype or default_dtype(device)
     a = tensor((n, n), name, device, seed=1)
     b = tensor((n, n), name, device, seed=2)
@@ -137,15 +163,33 @@ def gemm_flops(
 
     else:
         raise GpuConceptsError(f"GEMM backend {backend!r} is not one of {gemm_backends(device)}")
-    tf32 = name == "tf32"
-    previous = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    try:
-        with torch.inference_mode():
-            times = time_function(fn, device, repeats=repeats)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = previous
-    return formulas.mlp_flops(B=n, d_in=n, d_out=n) / min(times)
+    params = {"n": n, "backend": backend, "s": a.element_size()}
+    return prepare("peak-gemm", device, peaks, fn, params=params, dtype=name, flush=False)
+
+
+def gemm_flops(
+    device: str,
+    *,
+    n: int,
+    dtype: str | None = None,
+    repeats: int = 5,
+    backend: str = "best",
+) -> float:
+    """FLOP/s of an n × n × n GEMM in ``dtype``, at its best repetition.
+
+    ``backend="best"`` times every path of :func:`gemm_backends` and keeps the fastest: on
+    a CPU where MKL's ``torch.mm`` runs a narrower code path than the cores allow (AMD
+    EPYC with AVX-512 reaches about half its peak through MKL), oneDNN's GEMM — the one
+    torch's convolutions use — shows what the machine can do, and a roof must not sit below
+    kernels that were measured above it.
+    """
+    if backend == "best":
+        return max(
+            gemm_flops(device, n=n, dtype=dtype, repeats=repeats, backend=b)
+            for b in gemm_backends(device)
+        )
+    kernel = gemm_kernel(device, n=n, backend=backend, dtype=dtype)
+    return kernel.flops / min(kernel.time(repeats).raw_seconds)
 
 
 SWEEP_SMALLEST = 4 * 1024

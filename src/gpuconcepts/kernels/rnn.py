@@ -19,12 +19,11 @@ from typing import Any
 
 import torch
 
-from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement
+from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
 from gpuconcepts.roofline import Peaks
 
 
-def _measure(
+def _kernel(
     workload: str,
     device: str,
     peaks: Peaks,
@@ -32,12 +31,11 @@ def _measure(
     x: torch.Tensor,
     *,
     dtype: str,
-    repeats: int,
     **sizes: int,
-) -> Measurement:
-    """Time ``fn``; the three RNN kernels share the sizes B, S, d_in, d_h (``s`` from ``x``)."""
+) -> Kernel:
+    """The RNN kernels share the sizes B, S, d_in, d_h (``s`` from ``x``)."""
     params = {**sizes, "s": x.element_size()}
-    return run(workload, device, peaks, fn, params=params, repeats=repeats, dtype=dtype)
+    return prepare(workload, device, peaks, fn, params=params, dtype=dtype)
 
 
 def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
@@ -47,7 +45,7 @@ def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
     return module
 
 
-def rnn_module(
+def rnn_module_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -56,8 +54,7 @@ def rnn_module(
     d_in: int,
     d_h: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps.
 
     With the default dtype, a CUDA RNN runs in float16 rather than bfloat16: the same
@@ -72,14 +69,13 @@ def rnn_module(
     x = tensor((B, S, d_in), chosen, device, seed=1)
     module = _rnn(d_in, d_h, x)
     dtype = chosen
-    return _measure(
+    return _kernel(
         "rnn-module",
         device,
         peaks,
         lambda: module(x),
         x,
         dtype=dtype,
-        repeats=repeats,
         B=B,
         S=S,
         d_in=d_in,
@@ -87,7 +83,10 @@ def rnn_module(
     )
 
 
-def step_loop(
+rnn_module = timed(rnn_module_kernel)
+
+
+def step_loop_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -96,8 +95,7 @@ def step_loop(
     d_in: int,
     d_h: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Time the explicit loop h_t = tanh(x_t W_x + h_{t-1} W_h + b), one step after another."""
     check_sizes("rnn.step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
@@ -114,14 +112,13 @@ def step_loop(
             out[t] = h
         return out
 
-    return _measure(
+    return _kernel(
         "rnn-loop",
         device,
         peaks,
         fn,
         x,
         dtype=dtype,
-        repeats=repeats,
         B=B,
         S=S,
         d_in=d_in,
@@ -129,7 +126,10 @@ def step_loop(
     )
 
 
-def hoisted_loop(
+step_loop = timed(step_loop_kernel)
+
+
+def hoisted_loop_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -138,8 +138,7 @@ def hoisted_loop(
     d_in: int,
     d_h: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """The step loop with the input projection hoisted out: x_t W_x for every t is one GEMM
     up front (it depends on no hidden state), and only h_{t-1} W_h stays on the critical path.
 
@@ -161,14 +160,13 @@ def hoisted_loop(
             out[t] = h
         return out
 
-    return _measure(
+    return _kernel(
         "rnn-hoisted",
         device,
         peaks,
         fn,
         x,
         dtype=dtype,
-        repeats=repeats,
         B=B,
         S=S,
         d_in=d_in,
@@ -176,7 +174,10 @@ def hoisted_loop(
     )
 
 
-def batched_gemm(
+hoisted_loop = timed(hoisted_loop_kernel)
+
+
+def batched_gemm_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -185,8 +186,7 @@ def batched_gemm(
     d_in: int,
     d_h: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """The RNN's FLOPs as one GEMM: [x_t, h_{t-1}] for all B·S steps at once times [W_x; W_h].
 
     The previous hidden states are given up front (as if the recurrence were known), so
@@ -201,16 +201,18 @@ def batched_gemm(
     def fn() -> torch.Tensor:
         return torch.tanh(torch.addmm(bias, z, w))
 
-    return _measure(
+    return _kernel(
         "rnn-gemm",
         device,
         peaks,
         fn,
         z,
         dtype=dtype,
-        repeats=repeats,
         B=B,
         S=S,
         d_in=d_in,
         d_h=d_h,
     )
+
+
+batched_gemm = timed(batched_gemm_kernel)

@@ -29,8 +29,7 @@ from torch._C._profiler import _ExtraFields_Allocation, _ProfilerEvent
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels._common import DEFAULT_REPEATS, check_sizes, default_dtype, run, tensor
-from gpuconcepts.measure import Measurement
+from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
 from gpuconcepts.roofline import Peaks
 
 
@@ -40,7 +39,7 @@ def _head_width(kernel: str, d: int, heads: int) -> int:
     return d // heads
 
 
-def prefill(
+def prefill_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -49,9 +48,8 @@ def prefill(
     d: int,
     heads: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
     causal: bool = False,
-) -> Measurement:
+) -> Kernel:
     """Time ``scaled_dot_product_attention`` on B × heads × S × (d / heads) Q, K, V.
 
     ``causal=False`` is an encoder's attention (every token sees every other), workload
@@ -69,15 +67,17 @@ def prefill(
     def fn() -> torch.Tensor:
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    return run(
+    return prepare(
         "transformer-prefill-causal" if causal else "transformer-prefill",
         device,
         peaks,
         fn,
         params={"B": B, "S": S, "d": d, "heads": heads, "s": q.element_size()},
-        repeats=repeats,
         dtype=dtype,
     )
+
+
+prefill = timed(prefill_kernel)
 
 
 CACHE_SCOPE = "gpuconcepts::kv_cache"
@@ -204,7 +204,7 @@ def _cpu_cache_bytes(
     return live_cache_bytes(recorded.experimental_event_tree())[1:]  # [0] is the prompt's
 
 
-def decode(
+def decode_kernel(
     device: str,
     peaks: Peaks,
     *,
@@ -214,8 +214,7 @@ def decode(
     d: int,
     heads: int,
     dtype: str | None = None,
-    repeats: int = DEFAULT_REPEATS,
-) -> Measurement:
+) -> Kernel:
     """Decode ``steps`` tokens after a prompt of ``S_prompt``, growing the KV cache each step.
 
     Each step appends one K and one V row per sequence with ``torch.cat`` (so the cache's
@@ -262,7 +261,7 @@ def decode(
     def fn() -> torch.Tensor:
         return F.scaled_dot_product_attention(query, k, v)
 
-    return run(
+    return prepare(
         "transformer-decode",
         device,
         peaks,
@@ -276,7 +275,6 @@ def decode(
             "heads": heads,
             "s": k.element_size(),
         },
-        repeats=repeats,
         flush=True,
         dtype=dtype,
         series={
@@ -285,3 +283,6 @@ def decode(
             "step_seconds": tuple(step_seconds),
         },
     )
+
+
+decode = timed(decode_kernel)
