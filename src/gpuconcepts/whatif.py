@@ -40,7 +40,7 @@ from gpuconcepts.book import profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.hardware import DTYPES, GPUS, TORCH_DTYPES
+from gpuconcepts.hardware import DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
 from gpuconcepts.questions import question
 from gpuconcepts.symbols import SYMBOLS
 
@@ -51,9 +51,6 @@ FILENAME = "gpuconcepts-whatif.js"
 RUN_DATA_CLASS = "gc-run-data"
 """The class of the ``<script type="application/json">`` that carries a page's Run."""
 """The generated script's name under the build's ``_static``."""
-
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-"""Bytes per element of each datasheet dtype (TF32 is stored as a 4-byte FP32 word)."""
 
 DEFAULT_GPU = "H100 SXM"
 """The GPU a panel starts on: the one the post's ridge-point example uses."""
