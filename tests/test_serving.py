@@ -223,3 +223,19 @@ def test_calc_refuses_a_bad_stage_in_one_line():
     assert err.getvalue().count("\n") == 1
     assert "stage (ZeRO stage" in err.getvalue()
     assert "must be 0, 1, 2 or 3; got 4" in err.getvalue()
+
+
+def test_decode_step_flops_and_bytes_are_decode_intensitys_parts_and_fit_max_batch() -> None:
+    """The panel's decode step: FLOPs over bytes is decode_intensity, the limit its supremum,
+    and the bytes of max_decode_batch sequences fit the device while one more does not."""
+    shape = {"n_params": 6_738_415_616, "S": 4096, "s": 2, **LLAMA2_KV}
+    for batch in (1, 30, 1000):
+        flops = f.decode_step_flops.exact(n_params=shape["n_params"], B=batch)
+        step = f.decode_step_bytes.exact(B=batch, **shape)
+        assert flops / step == f.decode_intensity.exact(B=batch, **shape)
+    assert f.decode_intensity_limit(**shape) == pytest.approx(
+        f.decode_intensity.supremum("B", **shape), rel=1e-12
+    )
+    memory = 80_000_000_000
+    most = f.max_decode_batch(M_dev=memory, **shape)
+    assert f.decode_step_bytes(B=most, **shape) <= memory < f.decode_step_bytes(B=most + 1, **shape)

@@ -909,6 +909,62 @@ decode_intensity = Formula(
     """,
 )
 
+decode_step_flops = Formula(
+    "decode_step_flops",
+    product(FLOPS_PER_MAC, n_params, B),
+    kind="FLOPs",
+    lhs=r"F_{\text{decode step}}",
+    summary="FLOPs of one decode step of B sequences: each new token passes through every "
+    "weight, 2 FLOPs per weight (the numerator of decode_intensity).",
+    doc=r"""
+    :data:`forward_flops_per_token` for B tokens; the attention FLOPs are left out, as in
+    :data:`decode_intensity`. Llama-2-7B, a batch of 30:
+
+    >>> decode_step_flops(n_params=6_738_415_616, B=30)
+    404304936960
+    """,
+)
+
+decode_step_bytes = Formula(
+    "decode_step_bytes",
+    total(product(n_params, s), _kv_all),
+    kind="bytes",
+    lhs=r"Q_{\text{decode step}}",
+    summary="Bytes one decode step of B sequences at context S reads: every weight once and "
+    "every layer's KV cache of every sequence (the denominator of decode_intensity); also "
+    "what the weights and the caches take in memory.",
+    doc=r"""
+    :data:`weight_memory` plus n_layers × :data:`gqa_kv_cache_memory`; activations are left
+    out. It is the memory term of :data:`tpot_seconds_lower_bound`, and what has to fit in a
+    device for :data:`max_decode_batch` sequences. Llama-2-7B, 30 sequences of 4,096 tokens
+    in bf16, just under an H100's 80 GB:
+
+    >>> decode_step_bytes(n_params=6_738_415_616, B=30, S=4096, n_layers=32, n_kv=32,
+    ...                   d_head=128, s=2)
+    77901340672
+    """,
+)
+
+decode_intensity_limit = Formula(
+    "decode_intensity_limit",
+    ratio(n_params, product(S, n_layers, n_kv, d_head, s)),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{decode}, B \to \infty}",
+    summary="The decode intensity a batch can reach at context S: 2·n_params FLOPs per "
+    "sequence over the bytes of one sequence's KV cache, the limit of decode_intensity as B "
+    "grows.",
+    doc=r"""
+    The weights' bytes are shared by the batch and vanish against the caches, which are not:
+    :data:`decode_intensity` tends to 2·n_params / (2·S·n_layers·n_kv·d_head·s). Decode can
+    become compute-bound at context S only when this limit passes the ridge point. Llama-2-7B
+    at 4,096 tokens in bf16 (an H100's ridge point is 295 FLOP/byte):
+
+    >>> round(decode_intensity_limit(n_params=6_738_415_616, S=4096, n_layers=32, n_kv=32,
+    ...                              d_head=128, s=2), 2)
+    6.28
+    """,
+)
+
 max_decode_batch = Formula(
     "max_decode_batch",
     sp.floor(ratio(total(M_dev, product(-1, n_params, s)), _kv_per_sequence)),

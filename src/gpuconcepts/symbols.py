@@ -62,6 +62,16 @@ class Symbol:
         """What a value must satisfy beyond being a (whole) number, as an error says it."""
         return _RANGES[self.domain][0]
 
+    @property
+    def bounds(self) -> tuple[Fraction, bool, Fraction | None, bool]:
+        """The range: lowest value and whether it is allowed, highest (None: no bound) likewise.
+
+        >>> SYMBOLS["stage"].bounds
+        (Fraction(0, 1), True, Fraction(3, 1), True)
+        """
+        _, low, low_allowed, high, high_allowed = _RANGES[self.domain]
+        return low, low_allowed, high, high_allowed
+
     def allows(self, value: Fraction | int | float) -> bool:
         """True when ``value`` lies in the domain's range (wholeness is checked apart)."""
         _, low, low_allowed, high, high_allowed = _RANGES[self.domain]
