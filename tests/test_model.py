@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -13,39 +14,83 @@ from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import (
     PRESETS,
-    ModelShape,
     account,
+    active_matmul_params,
     attention_crossover,
+    attention_params,
     attention_share,
-    layer_params,
+    layer_matmul_params,
     params,
     shape_from,
 )
 
 
-def norms(shape: ModelShape) -> int:
-    """Weights of the norms the table leaves out: two per layer and a final one, d each."""
-    return (2 * shape.layers + 1) * shape.d
-
-
 @pytest.mark.parametrize(
     ("name", "published"),
     [
+        ("gpt2-small", 124_439_808),  # GPT-2's 124M: biases, LayerNorms, positions, tied head
         ("llama-2-7b-like", 6_738_415_616),  # Llama-2-7B's weights, RMSNorm weights included
         ("llama-3-8b-like", 8_030_261_248),  # Llama-3-8B's
+        ("llama-2-70b", 68_976_648_192),
+        ("mistral-7b", 7_241_732_096),
+        ("llama-3.2-1b", 1_235_814_400),  # tied head
+        ("gemma-7b", 8_537_680_896),  # 16 heads of 256 on d = 3,072, tied head
+        ("mixtral-8x7b", 46_702_792_704),  # all eight experts
     ],
 )
-def test_llama_parameter_counts_are_the_published_ones_less_the_norms(name, published):
-    shape = PRESETS[name]
-    assert params(shape) + norms(shape) == published
+def test_presets_are_the_published_parameter_counts(name, published):
+    assert params(PRESETS[name]) == published
 
 
-def test_gpt2_small_is_the_published_count_less_biases_and_norms():
+def test_mixtral_active_parameters_and_flops_use_two_experts():
+    mixtral = PRESETS["mixtral-8x7b"]
+    table = account(mixtral)
+    assert table.value("params") == 46_702_792_704
+    assert table.value("active_params") == 12_879_925_248  # "12.9B active"
+    expert = f.gated_mlp_params(d=4096, d_ff=14336)
+    assert table.value("params") - table.value("active_params") == 32 * 6 * expert
+    # Less the norms and the embedding (a lookup), the active weights are the ones multiplied.
+    active_matmul = table.value("active_params") - (2 * 32 + 1) * 4096 - 32000 * 4096
+    assert active_matmul == active_matmul_params(mixtral)
+    assert table.value("forward_flops") == f.forward_flops_per_token(
+        n_params=active_matmul_params(mixtral)
+    )
+    # Memory counts every expert.
+    assert table.value("weights") == f.weight_memory(n_params=46_702_792_704, s=2)
+
+
+def test_gpt2_xl_typed_naturally_is_its_published_count():
+    xl = shape_from(PRESETS["gpt2-small"], d=1600, layers=48, heads=25, d_ff=6400)
+    assert (xl.heads, xl.n_kv, xl.d_head) == (25, 25, 64)
+    assert params(xl) == 1_557_611_200
+
+
+def test_layer_matrices_are_the_catalogue_layer_for_gpt2():
     shape = PRESETS["gpt2-small"]
-    biases = shape.layers * (3 * shape.d + shape.d + shape.d_ff + shape.d)
-    layer_norms = 2 * norms(shape)  # LayerNorm has a weight and a bias
-    assert params(shape) + biases + layer_norms == 124_439_808
-    assert layer_params(shape) == f.transformer_layer_params(d=768, d_ff=3072)
+    assert layer_matmul_params(shape) == f.transformer_layer_params(d=768, d_ff=3072)
+
+
+def test_kv_heads_follow_heads_unless_given():
+    llama2, llama3 = PRESETS["llama-2-7b-like"], PRESETS["llama-3-8b-like"]
+    assert shape_from(llama2, heads=64).n_kv == 64
+    assert shape_from(llama3, heads=64).n_kv == 16
+    assert shape_from(llama3, heads=64, n_kv=8).n_kv == 8
+    with pytest.raises(GpuConceptsError, match="give n_kv"):
+        shape_from(llama3, heads=2, d_head=128)
+
+
+def test_gemma_keeps_its_wide_heads_and_free_d_head_is_accepted():
+    gemma = PRESETS["gemma-7b"]
+    assert shape_from(gemma, seq=1024) == replace(gemma, seq=1024)
+    wide = shape_from(PRESETS["llama-3-8b-like"], heads=32, d_head=256)
+    assert wide.heads * wide.d_head == 2 * wide.d
+    # Attention is counted from the heads, not from d.
+    assert attention_params(gemma) == 2 * 3072 * 4096 + 2 * 3072 * 4096
+
+
+def test_tied_head_is_counted_once():
+    untied = shape_from(PRESETS["llama-3.2-1b"], tied=False)
+    assert params(untied) - params(PRESETS["llama-3.2-1b"]) == f.embedding_params(N=128256, d=2048)
 
 
 def test_kv_cache_per_token_under_mha_gqa_and_mqa():
@@ -72,9 +117,11 @@ def test_attention_share_is_the_catalogue_ratio_for_mha_and_a_plain_mlp():
 
 
 def test_decode_rows_use_the_datasheet_gpu():
-    table = account(PRESETS["llama-3-8b-like"], "H100 SXM")
-    weights, cache = table.value("weights"), table.value("kv_cache")
-    assert table.value("decode_floor") == pytest.approx((weights + cache) / 3.35e12)
+    shape = PRESETS["llama-3-8b-like"]
+    table = account(shape, "H100 SXM")
+    read = f.weight_memory(n_params=active_matmul_params(shape), s=2)  # not the embedding table
+    cache = table.value("kv_cache")
+    assert table.value("decode_floor") == pytest.approx((read + cache) / 3.35e12)
     assert round(table.value("decode_knee")) == 295
 
 
@@ -92,7 +139,13 @@ def test_decode_rows_use_the_datasheet_gpu():
             {"d": 1000},
             "d_head (head width) must divide d (model width); 1000 is not a multiple of 128",
         ),
-        ({"dtype": "int8"}, "dtype must be one of float32, bfloat16, float16; got 'int8'"),
+        (
+            {"dtype": "int8"},
+            (
+                "dtype: unknown dtype 'int8'; one of float32 (fp32), tf32, float16 (fp16), "
+                "bfloat16 (bf16)"
+            ),
+        ),
     ],
 )
 def test_bad_shapes_name_the_symbol_and_the_rule(change, message):

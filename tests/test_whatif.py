@@ -93,7 +93,13 @@ def calc(name: str, texts: dict[str, str]) -> dict[str, Any]:
 
 
 def random_text(rng: random.Random, symbol: str) -> str:
-    """A valid entry as a reader might type it: small or huge counts, decimals for reals."""
+    """A valid entry as a reader might type it: small or huge counts, decimals for reals, and
+    values inside a symbol's range (a ZeRO stage, a probability)."""
+    low, _, high, _ = SYMBOLS[symbol].bounds
+    if high is not None:  # a bounded range: each whole value, or a decimal strictly inside
+        if SYMBOLS[symbol].is_count:
+            return str(rng.randint(int(low), int(high)))
+        return rng.choice(["0.5", "0.001", "0.999", repr(round(rng.uniform(0.01, 0.99), 4))])
     if SYMBOLS[symbol].is_count:
         return str(rng.choice([rng.randint(1, 64), rng.randint(1, 10**6), rng.randint(1, 10**24)]))
     if symbol in ("P", "beta"):
@@ -149,7 +155,8 @@ def test_large_counts_stay_exact(node_run):
     ("symbol", "text"),
     [("B", "0"), ("B", "-3"), ("B", "6.5"), ("B", "-6.5"), ("s", "-0.5"), ("s", "0"),
      ("B", "abc"), ("s", "4x"), ("d_in", "1e10000"), ("s", "1e-10000"), ("s", " inf"),
-    ("s", "NaN"), ("s", "1e1000000000000000000"), ("B", "1_0.5"), ("s", "١ ٢"), ("B", "-0.0")],
+    ("s", "NaN"), ("s", "1e1000000000000000000"), ("B", "1_0.5"), ("s", "١ ٢"), ("B", "-0.0"),
+     ("stage", "4"), ("stage", "-1"), ("stage", "1.5"), ("N_d", "0")],
 )  # fmt: skip
 def test_invalid_entries_get_the_library_message(node_run, symbol, text):
     (message,) = node_run([["parse", symbol, text]])
@@ -334,3 +341,73 @@ def test_run_data_is_the_runs_measured_peaks_and_profile():
     )
     assert body is not None
     assert json.loads(body.group(1)) == whatif.run_data(hostile)
+
+
+def test_piecewise_formula_shows_the_case_python_shows(node_run):
+    """ZeRO's stages: each stage's value and worked derivation are the CLI's."""
+    cases = [
+        ("zero_memory_per_device", {"n_params": "7500000000", "N_d": "64", "stage": str(z),
+                                    "k_opt": "12"})
+        for z in range(4)
+    ]  # fmt: skip
+    answers = node_run([["eval", name, texts] for name, texts in cases])
+    for (name, texts), js in zip(cases, answers, strict=True):
+        record = calc(name, texts)
+        assert int(js["value"]) == record["value"]
+        assert js["worked"] == record["worked"]
+    assert len({js["worked"].split(" = ")[0] for js in answers}) == 4
+
+
+def test_floor_rounds_down_on_both_sides_of_zero(node_run):
+    """max_decode_batch: 30 sequences fit; with too little memory the floor is negative."""
+    shape = {"n_params": "6738415616", "S": "4096", "n_layers": "32", "n_kv": "32",
+             "d_head": "128", "s": "2"}  # fmt: skip
+    cases = [{**shape, "M_dev": m} for m in ("80000000000", "1000", "13476831232", "13476831231")]
+    answers = node_run([["eval", "max_decode_batch", texts] for texts in cases])
+    for texts, js in zip(cases, answers, strict=True):
+        record = calc("max_decode_batch", texts)
+        assert int(js["value"]) == record["value"], texts
+        assert js["worked"] == record["worked"], texts
+    assert [int(js["value"]) for js in answers] == [30, -7, 0, -1]
+
+
+def test_a_range_is_the_symbols(node_run):
+    """A stage of 0 and 3 is valid, a probability of 0 or 1 is not, as Symbol.allows says."""
+    entries = [
+        ("stage", "0"),
+        ("stage", "0.0"),
+        ("stage", "3"),
+        ("alpha", "0"),
+        ("alpha", "1"),
+        ("alpha", "0.5"),
+    ]
+    answers = node_run([["parse", s, text] for s, text in entries])
+    for (symbol, text), message in zip(entries, answers, strict=True):
+        allowed = SYMBOLS[symbol].allows(Fraction(text))
+        assert (message is None) == allowed, (symbol, text, message)
+        if message is not None:
+            assert message.endswith(f"{SYMBOLS[symbol].rule}; got {text}")
+
+
+def test_gpu_symbols_start_at_the_default_gpus_datasheet():
+    model = whatif.PANELS["model"].defaults()
+    h100 = GPUS[whatif.DEFAULT_GPU]
+    assert model["M_dev"] == h100.memory_bytes
+    assert model["beta"] == h100.bytes_per_s
+    assert model["P"] == h100.flops_per_s[whatif.default_dtype(model["s"])]
+    assert whatif.PANELS["model"].limits[0].symbol == "M_dev"
+    # the distributed panel's defaults are the post's table and each formula's example
+    distributed = whatif.PANELS["distributed"].defaults()
+    assert distributed["N"] == question(10).steps[0].values["N"]
+    assert distributed["stage"] in range(4)
+
+
+def test_every_formula_of_the_catalogue_prints_as_javascript():
+    """Floors, ceilings, maxima and piecewise cases print; only non-whole powers are refused."""
+    refused = []
+    for formula in CATALOGUE.values():
+        try:
+            whatif.formula_js(formula)
+        except GpuConceptsError:
+            refused.append(formula.name)
+    assert set(refused) <= {"speculative_expected_tokens", "speculative_speedup"}, refused

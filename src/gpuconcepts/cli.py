@@ -212,7 +212,7 @@ are random indices below the smallest embedding table of the model.
 
 
 def _cmd_model(args: argparse.Namespace) -> int:
-    from gpuconcepts.model import account, preset, shape_from
+    from gpuconcepts.model import Draft, account, preset, shape_from
 
     shape = shape_from(
         preset(args.preset),
@@ -227,8 +227,17 @@ def _cmd_model(args: argparse.Namespace) -> int:
         batch=args.batch,
         dtype=args.dtype,
         gated=args.gated,
+        tied=args.tied,
+        experts=args.experts,
+        top_k=args.top_k,
     )
-    table = account(shape, args.gpu)
+    given = [args.draft_alpha is not None, args.draft_gamma is not None]
+    if any(given) and not all(given):
+        raise GpuConceptsError("give --draft-alpha and --draft-gamma together")
+    if args.draft_cost is not None and not all(given):
+        raise GpuConceptsError("--draft-cost needs --draft-alpha and --draft-gamma")
+    draft = Draft(args.draft_alpha, args.draft_gamma, args.draft_cost) if all(given) else None
+    table = account(shape, args.gpu, draft)
     print(table.to_json() if args.json else table.format())
     return 0
 
@@ -327,14 +336,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=_cmd_analyze)
 
-    from gpuconcepts.hardware import GPUS
-    from gpuconcepts.model import DEFAULT_GPU, DTYPE_BYTES, PRESETS
+    from gpuconcepts.hardware import GPUS, TORCH_DTYPES
+    from gpuconcepts.model import DEFAULT_GPU, PRESETS
 
     p = sub.add_parser(
         "model",
-        help="a whole transformer from its shapes: params, FLOPs, memory, KV cache, decode",
-        description="Account for a whole decoder-only transformer with the book's formulas. "
-        "Start from a preset and change any shape; heads and d_head follow d.",
+        help="a whole transformer from its shapes: params, FLOPs, memory, KV cache, decode, "
+        "serving on a GPU",
+        description="Account for a whole decoder-only transformer with the book's formulas, "
+        "and answer a serving question on a datasheet GPU: do the weights and the KV cache "
+        "fit, the largest batch that does, whether decode can become compute-bound at this "
+        "context, and lower bounds on the time to the first token and per output token. "
+        "Start from a preset and change any shape; heads and d_head follow d, and the KV "
+        "heads follow the heads, unless given.",
     )
     p.add_argument(
         "--preset",
@@ -350,21 +364,44 @@ def build_parser() -> argparse.ArgumentParser:
         ("--n-kv", "key/value heads (= heads: MHA; 1: MQA)"),
         ("--d-head", "width of one head"),
         ("--vocab", "vocabulary size"),
-        ("--seq", "sequence length (KV cache, activations, attention share)"),
+        ("--seq", "sequence length: prompt and context (KV cache, activations, serving)"),
         ("--batch", "sequences per batch"),
+        ("--experts", "MLP experts per layer (mixture of experts; 1: dense)"),
+        ("--top-k", "experts each token is routed to"),
     ):
         p.add_argument(flag, type=int, metavar="N", help=text)
-    p.add_argument("--dtype", choices=tuple(DTYPE_BYTES), help="weights and cache dtype")
+    aliases = ", ".join(f"{k} ({v})" if k != v else k for k, v in TORCH_DTYPES.items())
+    p.add_argument("--dtype", metavar="D", help=f"weights and cache dtype: {aliases}")
     p.add_argument(
         "--gated",
         action=argparse.BooleanOptionalAction,
         help="three-matrix (SwiGLU) MLP, or two with --no-gated",
     )
     p.add_argument(
+        "--tied",
+        action=argparse.BooleanOptionalAction,
+        help="the output head shares the embedding's weights, or not with --no-tied",
+    )
+    p.add_argument(
+        "--draft-alpha",
+        type=float,
+        metavar="A",
+        help="speculative decoding: chance a drafted token is accepted (0 < A < 1)",
+    )
+    p.add_argument(
+        "--draft-gamma", type=int, metavar="N", help="speculative decoding: tokens drafted per step"
+    )
+    p.add_argument(
+        "--draft-cost",
+        type=float,
+        metavar="C",
+        help="speculative decoding: a draft step's time over a target step's (for the speedup)",
+    )
+    p.add_argument(
         "--gpu",
         choices=tuple(GPUS),
         default=DEFAULT_GPU,
-        help=f"datasheet GPU for the decode rows (default: {DEFAULT_GPU})",
+        help=f"datasheet GPU for the decode and serving rows (default: {DEFAULT_GPU})",
     )
     p.add_argument("--json", action="store_true", help="print a JSON object instead of text")
     p.set_defaults(run=_cmd_model)

@@ -33,7 +33,7 @@ import sympy as sp
 from sympy.printing.latex import LatexPrinter
 
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
-from gpuconcepts.symbols import SYMBOLS, Symbol
+from gpuconcepts.symbols import LATEX_NAMES, SYMBOLS, Symbol
 from gpuconcepts.units import Kind, latex_number, significant
 
 Number = int | float | Fraction
@@ -65,6 +65,21 @@ def _plain(expr: sp.Expr) -> str:
     return str(sp.sstr(expr, order="none"))
 
 
+def _text(expr: sp.Expr) -> str:
+    """One expression as plain text: ``·`` for products, superscript powers, a ratio as ``a / b``."""
+    over = [f for f in expr.args if f.is_Pow and f.exp == -1] if expr.is_Mul else []
+    if over:  # a ratio written with ratio(): numerator / (denominator)
+        top = sp.Mul(*(f for f in expr.args if f not in over), evaluate=False)
+        above = f"({_plain(top)})" if top.is_Add else _plain(top)
+        below = _plain(over[0].base)
+        below = below if over[0].base.is_Atom else f"({below})"
+        body = f"{above} / {below}"
+    else:
+        body = _plain(expr)
+    body = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), body)
+    return body.replace("**", "^").replace("*", "·")
+
+
 class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
     """LaTeX printer for substituted expressions: digits grouped with ``{,}``, ``\\times`` between."""
 
@@ -79,6 +94,11 @@ class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
 
     def _print_Float(self, expr: sp.Float) -> str:
         return latex_number(float(expr))
+
+
+def _latex(expr: sp.Expr) -> str:
+    """LaTeX for an expression as written, with the symbols' declared LaTeX names."""
+    return str(sp.latex(expr, order="none", symbol_names=LATEX_NAMES))
 
 
 def _short_decimal(value: sp.Rational, max_digits: int = 6) -> str | None:
@@ -141,7 +161,7 @@ class Formula:
     # -- rendering -------------------------------------------------------------------------
     def latex(self) -> str:
         """The right-hand side in LaTeX, e.g. ``N d s``."""
-        return str(sp.latex(self.expr, order="none"))
+        return _latex(self.expr)
 
     def equation(self) -> str:
         """The whole equation in LaTeX, e.g. ``\\text{Memory} = N d s``."""
@@ -160,25 +180,35 @@ class Formula:
         'decode_seconds_lower_bound = (M_w + M_kv) / beta'
         >>> pipeline_bubble_fraction.text()
         'pipeline_bubble_fraction = (p - 1) / (m + p - 1)'
+        >>> from gpuconcepts.formulas import zero_memory_per_device
+        >>> from gpuconcepts.formulas import speculative_expected_tokens
+        >>> speculative_expected_tokens.text()
+        'speculative_expected_tokens = (1 - alpha^(gamma + 1)) / (1 - alpha)'
+        >>> zero_memory_per_device.text().split("; ")[1]
+        '4·n_params + (k_opt·n_params)/N_d if stage = 1'
         """
-        over = [f for f in self.expr.args if f.is_Pow and f.exp == -1] if self.expr.is_Mul else []
-        if over:  # a ratio written with ratio(): numerator / (denominator)
-            top = sp.Mul(*(f for f in self.expr.args if f not in over), evaluate=False)
-            above = f"({_plain(top)})" if top.is_Add else _plain(top)
-            below = _plain(over[0].base)
-            below = below if over[0].base.is_Atom else f"({below})"
-            body = f"{above} / {below}"
-        else:
-            body = _plain(self.expr)
-        body = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), body)
-        return f"{self.name} = {body.replace('*', '·')}"
+        if isinstance(self.expr, sp.Piecewise):  # one case per value of a symbol (a stage)
+            cases = [f"{_text(e)} if {_plain(c.lhs)} = {_plain(c.rhs)}" for e, c in self.expr.args]
+            return f"{self.name} = {'; '.join(cases)}"
+        return f"{self.name} = {_text(self.expr)}"
 
     def substituted(self, **values: Number) -> str:
         """The expression with the numbers put in, unevaluated: ``100{,}000{,}000 \\times 128 \\times 4``."""
         exact = self._exact_inputs(values)
+        expr = self._case(exact)
         with sp.evaluate(False):
-            filled = self.expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()})
+            filled = expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()})
         return str(_NumberPrinter().doprint(filled))
+
+    def _case(self, exact: Mapping[str, sp.Rational]) -> sp.Expr:
+        """The expression, or the one case of a piecewise formula that these values select."""
+        if not isinstance(self.expr, sp.Piecewise):
+            return self.expr
+        given = {SYMBOLS[k].sym: v for k, v in exact.items()}
+        for expr, condition in self.expr.args:
+            if condition.xreplace(given) == sp.true:
+                return sp.sympify(expr)
+        raise GpuConceptsError(f"{self.name}: no case holds for {dict(exact)}")  # pragma: no cover
 
     def worked(self, **values: Number) -> str:
         """The derivation as LaTeX: formula = substituted values = result.
@@ -189,7 +219,8 @@ class Formula:
         value = self.exact(**values)
         decimal = _short_decimal(value)
         result = f"= {decimal}" if decimal is not None else rf"\approx {_rounded(value)}"
-        return f"{self.latex()} = {self.substituted(**values)} {result}"
+        case = _latex(self._case(self._exact_inputs(values)))
+        return f"{case} = {self.substituted(**values)} {result}"
 
     # -- evaluation ------------------------------------------------------------------------
     def exact(self, **values: Number) -> sp.Rational:
@@ -318,9 +349,11 @@ class Formula:
                 f"{self.name}: {self._what(name)} must hold whole numbers (it is a count); "
                 f"got {wrong:g}"
             )
-        if column.size and column.min() <= 0:
+        symbol = SYMBOLS[name]
+        outside = [x for x in column.ravel().tolist() if not symbol.allows(x)]
+        if outside:
             raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} must be positive; got {column.min():g}"
+                f"{self.name}: {self._what(name)} {symbol.rule}; got {outside[0]:g}"
             )
         return column
 
@@ -373,7 +406,7 @@ class Formula:
                 )
             # str() keeps the decimal the user wrote: 0.1 becomes 1/10, not 3602879701896397/2**55.
             exact = Fraction(str(float(value)))
-        if exact <= 0:
+        if not symbol.allows(exact):
             shown = significant(value) if isinstance(value, Fraction) else repr(value)
-            raise GpuConceptsError(f"{self.name}: {self._what(name)} must be positive; got {shown}")
+            raise GpuConceptsError(f"{self.name}: {self._what(name)} {symbol.rule}; got {shown}")
         return sp.Rational(exact.numerator, exact.denominator)

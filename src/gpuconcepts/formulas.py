@@ -870,6 +870,210 @@ attention_linear_flops_ratio = Formula(
     """,
 )
 
+# -- Serving: what fits, decode intensity with the KV cache, latency floors -------------------
+n_layers, M_dev = sym("n_layers"), sym("M_dev")
+alpha, gamma, c_draft = sym("alpha"), sym("gamma"), sym("c_draft")
+
+_kv_per_sequence = product(2, S, n_layers, n_kv, d_head, s)  # every layer's K and V, one sequence
+_kv_all = product(2, B, S, n_layers, n_kv, d_head, s)  # n_layers × gqa_kv_cache_memory
+
+decode_intensity = Formula(
+    "decode_intensity",
+    ratio(product(FLOPS_PER_MAC, n_params, B), total(product(n_params, s), _kv_all)),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{decode}}",
+    summary="Arithmetic intensity of a whole decode step with its KV cache: the weights' FLOPs "
+    "for B new tokens over the bytes of the weights and of every layer's KV cache.",
+    doc=r"""
+    Per step, each of the B sequences passes its new token through every weight (2 FLOPs per
+    weight, :data:`forward_flops_per_token`), and the step reads every weight once
+    (:data:`weight_memory`) and every sequence's cache of S tokens in all n_layers layers
+    (:data:`gqa_kv_cache_memory` × n_layers). n_params counts the weights a step reads: the
+    layers and the head (an embedding lookup reads only B rows). The attention FLOPs (one new
+    query against S keys and values, :data:`attention_decode_flops`) are left out: about 2
+    FLOPs per cached element read, they add at most 2/s to the limit. Activations are small
+    beside both and are not counted.
+
+    The weights are shared by the batch, the cache is not: as B grows the intensity tends to
+    2·n_params / (KV bytes of one sequence), not to infinity. A 7-billion-parameter model with
+    Llama-2-7B's attention (32 layers, 32 KV heads of 128) at 4,096 tokens in bf16 stays far
+    below an H100's ridge of 295 FLOP/byte at any batch:
+
+    >>> kv = dict(S=4096, n_layers=32, n_kv=32, d_head=128, s=2)
+    >>> round(decode_intensity(n_params=7_000_000_000, B=1, **kv), 3)
+    0.867
+    >>> round(decode_intensity.supremum("B", n_params=7_000_000_000, **kv), 2)
+    6.52
+    >>> decode_intensity.reaches(295, "B", n_params=7_000_000_000, **kv) is None
+    True
+    """,
+)
+
+decode_step_flops = Formula(
+    "decode_step_flops",
+    product(FLOPS_PER_MAC, n_params, B),
+    kind="FLOPs",
+    lhs=r"F_{\text{decode step}}",
+    summary="FLOPs of one decode step of B sequences: each new token passes through every "
+    "weight, 2 FLOPs per weight (the numerator of decode_intensity).",
+    doc=r"""
+    :data:`forward_flops_per_token` for B tokens; the attention FLOPs are left out, as in
+    :data:`decode_intensity`. Llama-2-7B, a batch of 30:
+
+    >>> decode_step_flops(n_params=6_738_415_616, B=30)
+    404304936960
+    """,
+)
+
+decode_step_bytes = Formula(
+    "decode_step_bytes",
+    total(product(n_params, s), _kv_all),
+    kind="bytes",
+    lhs=r"Q_{\text{decode step}}",
+    summary="Bytes one decode step of B sequences at context S reads: every weight once and "
+    "every layer's KV cache of every sequence (the denominator of decode_intensity); also "
+    "what the weights and the caches take in memory.",
+    doc=r"""
+    :data:`weight_memory` plus n_layers × :data:`gqa_kv_cache_memory`; activations are left
+    out. It is the memory term of :data:`tpot_seconds_lower_bound`, and what has to fit in a
+    device for :data:`max_decode_batch` sequences. Llama-2-7B, 30 sequences of 4,096 tokens
+    in bf16, just under an H100's 80 GB:
+
+    >>> decode_step_bytes(n_params=6_738_415_616, B=30, S=4096, n_layers=32, n_kv=32,
+    ...                   d_head=128, s=2)
+    77901340672
+    """,
+)
+
+decode_intensity_limit = Formula(
+    "decode_intensity_limit",
+    ratio(n_params, product(S, n_layers, n_kv, d_head, s)),
+    kind="FLOP/byte",
+    lhs=r"I_{\text{decode}, B \to \infty}",
+    summary="The decode intensity a batch can reach at context S: 2·n_params FLOPs per "
+    "sequence over the bytes of one sequence's KV cache, the limit of decode_intensity as B "
+    "grows.",
+    doc=r"""
+    The weights' bytes are shared by the batch and vanish against the caches, which are not:
+    :data:`decode_intensity` tends to 2·n_params / (2·S·n_layers·n_kv·d_head·s). Decode can
+    become compute-bound at context S only when this limit passes the ridge point. Llama-2-7B
+    at 4,096 tokens in bf16 (an H100's ridge point is 295 FLOP/byte):
+
+    >>> round(decode_intensity_limit(n_params=6_738_415_616, S=4096, n_layers=32, n_kv=32,
+    ...                              d_head=128, s=2), 2)
+    6.28
+    """,
+)
+
+max_decode_batch = Formula(
+    "max_decode_batch",
+    sp.floor(ratio(total(M_dev, product(-1, n_params, s)), _kv_per_sequence)),
+    kind="count",
+    lhs=r"B_{\max}",
+    summary="The largest batch of sequences of S tokens whose KV cache fits in a device of "
+    "M_dev bytes beside the model's weights.",
+    doc=r"""
+    The weights take n_params·s bytes (:data:`weight_memory`); every sequence of S tokens
+    adds its cache in every layer, 2·S·n_layers·n_kv·d_head·s bytes. Activations, the CUDA
+    context and fragmentation are left out, so real servers fit fewer. A value of 0 means not
+    one sequence of that length fits; a negative one, that the weights alone do not.
+    Llama-2-7B (6,738,415,616 weights) at 4,096 tokens in bf16 on an 80 GB H100:
+
+    >>> max_decode_batch(M_dev=80_000_000_000, n_params=6_738_415_616, S=4096, n_layers=32,
+    ...                  n_kv=32, d_head=128, s=2)
+    30
+    """,
+)
+
+ttft_seconds_lower_bound = Formula(
+    "ttft_seconds_lower_bound",
+    sp.Max(ratio(product(FLOPS_PER_MAC, n_params, B, S), P), ratio(product(n_params, s), beta)),
+    kind="seconds",
+    lhs=r"t_{\text{first token}}",
+    summary="Least time to the first token: the prefill of B prompts of S tokens does "
+    "2·n_params FLOPs per token at the peak P, and reads every weight once at beta.",
+    doc=r"""
+    The roofline bound (:data:`roofline_seconds`) of the prefill: F is
+    :data:`forward_flops_per_token` for B·S tokens, Q is :data:`weight_memory`. The attention
+    FLOPs (:data:`attention_flops_causal`), the KV cache written and any queueing are left out,
+    so a real first token comes later. Llama-2-7B, one prompt of 4,096 tokens in bf16 on an
+    H100 SXM (989 TFLOP/s, 3.35 TB/s) is compute-bound, 55.8 ms at the least:
+
+    >>> round(ttft_seconds_lower_bound(n_params=6_738_415_616, B=1, S=4096, P=989e12,
+    ...                                s=2, beta=3.35e12) * 1e3, 1)
+    55.8
+    """,
+)
+
+tpot_seconds_lower_bound = Formula(
+    "tpot_seconds_lower_bound",
+    sp.Max(
+        ratio(product(FLOPS_PER_MAC, n_params, B), P),
+        ratio(total(product(n_params, s), _kv_all), beta),
+    ),
+    kind="seconds",
+    lhs=r"t_{\text{per output token}}",
+    summary="Least time per output token of B sequences at context S: the decode step's "
+    "FLOPs at the peak, or its weight and KV-cache bytes at the bandwidth, whichever is slower.",
+    doc=r"""
+    The memory term is :data:`decode_seconds_lower_bound` with M_w = :data:`weight_memory`
+    and M_kv = n_layers × :data:`gqa_kv_cache_memory`; the compute term is B tokens of
+    :data:`forward_flops_per_token`. Their ratio is :data:`decode_intensity`: the step is
+    compute-bound only when that intensity passes the ridge point. Without speculative
+    decoding each step yields one token per sequence; with it (:data:`speculative_speedup`) a
+    step can yield several, so this bounds a target-model step, not every way of generating.
+    Llama-2-7B at 4,096 tokens, batch 1, bf16 on an H100 SXM:
+
+    >>> round(tpot_seconds_lower_bound(n_params=6_738_415_616, B=1, P=989e12, S=4096,
+    ...       n_layers=32, n_kv=32, d_head=128, s=2, beta=3.35e12) * 1e3, 2)
+    4.66
+    """,
+)
+
+speculative_expected_tokens = Formula(
+    "speculative_expected_tokens",
+    ratio(total(1, product(-1, alpha ** total(gamma, 1))), total(1, product(-1, alpha))),
+    kind="count",
+    lhs=r"E[\text{tokens}]",
+    summary="Tokens one target-model step yields under speculative decoding when the draft "
+    "proposes gamma tokens, each accepted with chance alpha (Leviathan et al., 2023).",
+    doc=r"""
+    Leviathan, Kalman and Matias (2023), equation (1): acceptances are taken as independent
+    with the same chance alpha; the target model checks the gamma drafted tokens in one step
+    and always adds one token of its own, so a step yields between 1 and gamma + 1 tokens.
+    With alpha = 0.8 and gamma = 4:
+
+    >>> speculative_expected_tokens(alpha=0.8, gamma=4)
+    3.3616
+    >>> speculative_expected_tokens.worked(alpha=0.8, gamma=4)
+    '\\frac{1 - \\alpha^{\\gamma + 1}}{1 - \\alpha} = \\frac{1 - \\left(0.8\\right)^{4 + 1}}{1 - 0.8} = 3.3616'
+    """,
+)
+
+speculative_speedup = Formula(
+    "speculative_speedup",
+    ratio(
+        total(1, product(-1, alpha ** total(gamma, 1))),
+        product(total(1, product(-1, alpha)), total(product(gamma, c_draft), 1)),
+    ),
+    kind="count",
+    lhs=r"\text{Speedup}_{\text{speculative}}",
+    summary="Expected speedup of speculative decoding over plain decoding: the tokens a step "
+    "yields over the step's cost, gamma draft steps of relative cost c_draft plus one "
+    "target step (Leviathan et al., 2023).",
+    doc=r"""
+    Leviathan, Kalman and Matias (2023), theorem 3.8, with their c called c_draft here (c is
+    the cache line). It assumes the target model checks gamma + 1 tokens in the time of one
+    decode step, true while decode is memory-bound (:data:`decode_intensity` below the
+    ridge). It exceeds 1 only when alpha > c_draft. A draft at 5 % of the target's cost:
+
+    >>> round(speculative_speedup(alpha=0.8, gamma=4, c_draft=0.05), 3)
+    2.801
+    >>> speculative_speedup(alpha=0.5, gamma=1, c_draft=1) < 1  # a draft as slow as the target
+    True
+    """,
+)
+
 # -- Beyond one device ----------------------------------------------------------------------
 sharded_table_memory = Formula(
     "sharded_table_memory",
@@ -921,6 +1125,64 @@ pipeline_bubble_fraction = Formula(
     0.42857142857142855
     >>> round(pipeline_bubble_fraction(p=4, m=32), 3)
     0.086
+    """,
+)
+
+N_d, stage, k_opt, v = sym("N_d"), sym("stage"), sym("k_opt"), sym("v")
+n_tokens, top_k = sym("n_tokens"), sym("top_k")
+
+zero_memory_per_device = Formula(
+    "zero_memory_per_device",
+    sp.Piecewise(
+        (product(total(2, 2, k_opt), n_params), sp.Eq(stage, 0)),
+        (total(product(4, n_params), ratio(product(k_opt, n_params), N_d)), sp.Eq(stage, 1)),
+        (
+            total(product(2, n_params), ratio(product(total(2, k_opt), n_params), N_d)),
+            sp.Eq(stage, 2),
+        ),
+        (ratio(product(total(2, 2, k_opt), n_params), N_d), sp.Eq(stage, 3)),
+    ),
+    kind="bytes",
+    lhs=r"\text{Memory}_{\text{ZeRO}}",
+    summary="Model-state bytes per device under ZeRO over N_d data-parallel devices: 16-bit "
+    "weights (2), 16-bit gradients (2) and k_opt optimizer bytes per parameter, the later ones "
+    "partitioned from stage 1, 2 and 3 on.",
+    doc=r"""
+    Rajbhandari et al. (2020), figure 1: stage 1 partitions the optimizer states, stage 2 also
+    the gradients, stage 3 also the weights; stage 0 is plain data parallelism, every device
+    holding all 2 + 2 + k_opt bytes per parameter (:data:`adam_training_memory` when
+    k_opt = 12: fp32 master weights and Adam's two moments). The paper calls k_opt K; here K
+    is a convolution's kernel side. Activations and buffers come on top. The paper's example,
+    7.5 billion parameters over 64 devices (120 GB, 31.4 GB, 16.6 GB, 1.88 GB):
+
+    >>> [zero_memory_per_device(n_params=7_500_000_000, N_d=64, stage=z, k_opt=12)
+    ...  for z in range(4)]
+    [120000000000, 31406250000, 16640625000, 1875000000]
+    >>> zero_memory_per_device.worked(n_params=7_500_000_000, N_d=64, stage=1, k_opt=12)
+    '4 n_{params} + \\frac{k_{opt} n_{params}}{N_{d}} = 4 \\times 7{,}500{,}000{,}000 + \\frac{12 \\times 7{,}500{,}000{,}000}{64} = 31{,}406{,}250{,}000'
+    """,
+)
+
+pipeline_bubble_fraction_interleaved = Formula(
+    "pipeline_bubble_fraction_interleaved",
+    ratio(total(p, -1), product(v, m)),
+    kind="count",
+    lhs=r"\text{Bubble}_{\text{interleaved}}",
+    summary="Idle time of a pipeline over its ideal (bubble-free) time, for p stages, m "
+    "micro-batches and v model chunks per device (Megatron's interleaved 1F1B schedule).",
+    doc=r"""
+    Narayanan et al. (2021) divide the bubble, (p - 1) slots of one chunk, by the ideal time
+    of m micro-batches; with v chunks per device each slot is v times shorter, so the bubble
+    shrinks v-fold (at the price of v times more messages between stages). Two conventions:
+    :data:`pipeline_bubble_fraction` divides the same idle time by the *whole* time,
+    ideal plus bubble, so it stays below 1; this one divides by the ideal time alone and can
+    pass 1. For v = 1 they convert as b / (1 - b): at p = m = 4 the bubble is 3/7 of the
+    whole time and 3/4 of the ideal time.
+
+    >>> pipeline_bubble_fraction_interleaved(p=4, m=4, v=1)
+    0.75
+    >>> pipeline_bubble_fraction_interleaved(p=4, m=4, v=2)
+    0.375
     """,
 )
 
@@ -1024,6 +1286,27 @@ pipeline_activation_bytes = Formula(
 
     >>> pipeline_activation_bytes(B=2048, d=1024, s=2)
     4194304
+    """,
+)
+
+moe_alltoall_bytes = Formula(
+    "moe_alltoall_bytes",
+    ratio(product(n_tokens, top_k, d, s, total(W, -1)), W),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{MoE all-to-all}}",
+    summary="Bytes each device sends to dispatch its tokens to the experts of one "
+    "mixture-of-experts layer spread over W devices (expert parallelism).",
+    doc=r"""
+    Each of the n_tokens tokens on a device goes to top_k experts as a vector of d values of
+    s bytes; with the experts spread evenly over W devices and routing balanced, a fraction
+    (W - 1)/W of those copies lives on another device. The combine sends the same bytes back,
+    and the backward pass both again. It is DLRM's table-wise all-to-all
+    (:data:`tablewise_alltoall_bytes`) with tokens for samples and experts for tables, except
+    that nothing is pooled before it is sent: every routed copy crosses whole. Mixtral-8x7B's
+    width (d = 4,096, top-2), 4,096 tokens per device in bf16, 8 experts on 8 devices:
+
+    >>> moe_alltoall_bytes(n_tokens=4096, top_k=2, d=4096, s=2, W=8)
+    58720256
     """,
 )
 

@@ -39,6 +39,29 @@ DTYPES = ("fp32", "tf32", "fp16", "bf16")
 TORCH_DTYPES = {"float32": "fp32", "tf32": "tf32", "float16": "fp16", "bfloat16": "bf16"}
 """Kernel dtype names (``gpuconcepts.kernels``) to datasheet keys."""
 
+DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+"""Bytes per stored element of each datasheet dtype (TF32 is stored as a 4-byte FP32 word)."""
+
+
+def dtype_name(name: str) -> str:
+    """The kernel name of a dtype given by its kernel name or its datasheet alias.
+
+    >>> dtype_name("bf16"), dtype_name("float16"), dtype_name("fp32"), dtype_name("tf32")
+    ('bfloat16', 'float16', 'float32', 'tf32')
+    >>> dtype_name("int8")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: unknown dtype 'int8'; one of float32 (fp32), tf32, float16 (fp16), bfloat16 (bf16)
+    """
+    if name in TORCH_DTYPES:
+        return name
+    for kernel, key in TORCH_DTYPES.items():
+        if name == key:
+            return kernel
+    known = ", ".join(k if k == v else f"{k} ({v})" for k, v in TORCH_DTYPES.items())
+    raise GpuConceptsError(f"unknown dtype {name!r}; one of {known}")
+
+
 _T = 1e12
 
 

@@ -4,16 +4,37 @@
 'input features of a layer'
 >>> SYMBOLS["s"].domain
 'positive real'
+>>> SYMBOLS["alpha"].allows(1), SYMBOLS["stage"].allows(0), SYMBOLS["B"].allows(0)
+(False, True, False)
+>>> SYMBOLS["alpha"].rule
+'must lie strictly between 0 and 1'
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import sympy as sp
 
-Domain = Literal["positive integer", "positive real"]
+Domain = Literal["positive integer", "positive real", "between 0 and 1", "0, 1, 2 or 3"]
+"""The values a symbol may take: a count, a size, a probability, a ZeRO stage."""
+
+_RANGES: dict[Domain, tuple[str, Fraction, bool, Fraction | None, bool]] = {
+    # the rule as an error says it; lowest value, whether it is allowed; highest, likewise
+    "positive integer": ("must be positive", Fraction(0), False, None, False),
+    "positive real": ("must be positive", Fraction(0), False, None, False),
+    "between 0 and 1": (
+        "must lie strictly between 0 and 1",
+        Fraction(0),
+        False,
+        Fraction(1),
+        False,
+    ),
+    "0, 1, 2 or 3": ("must be 0, 1, 2 or 3", Fraction(0), True, Fraction(3), True),
+}
+_WHOLE: frozenset[Domain] = frozenset({"positive integer", "0, 1, 2 or 3"})
 
 
 @dataclass(frozen=True)
@@ -24,6 +45,7 @@ class Symbol:
     meaning: str
     unit: str
     domain: Domain
+    latex_name: str | None = None
 
     @property
     def sym(self) -> sp.Symbol:
@@ -32,12 +54,34 @@ class Symbol:
 
     @property
     def is_count(self) -> bool:
-        """True when the symbol only takes whole numbers (sizes, lengths, batch)."""
-        return self.domain == "positive integer"
+        """True when the symbol only takes whole numbers (sizes, lengths, batch, a stage)."""
+        return self.domain in _WHOLE
+
+    @property
+    def rule(self) -> str:
+        """What a value must satisfy beyond being a (whole) number, as an error says it."""
+        return _RANGES[self.domain][0]
+
+    @property
+    def bounds(self) -> tuple[Fraction, bool, Fraction | None, bool]:
+        """The range: lowest value and whether it is allowed, highest (None: no bound) likewise.
+
+        >>> SYMBOLS["stage"].bounds
+        (Fraction(0, 1), True, Fraction(3, 1), True)
+        """
+        _, low, low_allowed, high, high_allowed = _RANGES[self.domain]
+        return low, low_allowed, high, high_allowed
+
+    def allows(self, value: Fraction | int | float) -> bool:
+        """True when ``value`` lies in the domain's range (wholeness is checked apart)."""
+        _, low, low_allowed, high, high_allowed = _RANGES[self.domain]
+        above = value > low or (low_allowed and value == low)
+        below = high is None or value < high or (high_allowed and value == high)
+        return bool(above and below)
 
     def latex(self) -> str:
         """LaTeX for the symbol alone, e.g. ``d_{in}``."""
-        return str(sp.latex(self.sym))
+        return str(sp.latex(self.sym, symbol_names=LATEX_NAMES))
 
 
 _TABLE: tuple[Symbol, ...] = (
@@ -93,11 +137,73 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("p", "pipeline stages", "stages", "positive integer"),
     Symbol("m", "micro-batches per batch in a pipeline", "micro-batches", "positive integer"),
     Symbol("n_tables", "number of embedding tables", "tables", "positive integer"),
+    # serving and scaling
+    Symbol("n_layers", "transformer layers of a model", "layers", "positive integer"),
+    Symbol("M_dev", "memory of one device", "bytes", "positive real"),
+    Symbol(
+        "N_d", "data-parallel devices sharing ZeRO's model states", "devices", "positive integer"
+    ),
+    Symbol(
+        "stage",
+        "ZeRO stage: 0 none, 1 optimizer states, 2 and gradients, 3 and weights",
+        "stage",
+        "0, 1, 2 or 3",
+        r"\mathrm{stage}",
+    ),
+    Symbol(
+        "k_opt",
+        "optimizer-state bytes per parameter (12 for mixed-precision Adam)",
+        "bytes",
+        "positive real",
+    ),
+    Symbol(
+        "v",
+        "model chunks per device in an interleaved pipeline schedule",
+        "chunks",
+        "positive integer",
+    ),
+    Symbol(
+        "alpha",
+        "chance that the target model accepts a drafted token",
+        "probability",
+        "between 0 and 1",
+    ),
+    Symbol("gamma", "tokens the draft model proposes per step", "tokens", "positive integer"),
+    Symbol(
+        "c_draft",
+        "time of a draft-model step over a target-model step",
+        "ratio",
+        "positive real",
+        r"c_{\mathrm{draft}}",
+    ),
+    Symbol(
+        "n_tokens",
+        "tokens one device routes through a mixture-of-experts layer",
+        "tokens",
+        "positive integer",
+    ),
+    Symbol(
+        "top_k",
+        "experts each token is routed to",
+        "experts",
+        "positive integer",
+        r"k_{\mathrm{top}}",
+    ),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {
-    s.name: sp.Symbol(s.name, positive=True, integer=s.is_count) for s in _TABLE
+    s.name: (
+        sp.Symbol(s.name, integer=True, nonnegative=True)
+        if s.domain == "0, 1, 2 or 3"
+        else sp.Symbol(s.name, positive=True, integer=s.is_count)
+    )
+    for s in _TABLE
 }
+
+LATEX_NAMES: dict[sp.Symbol, str] = {
+    _SYMPY[s.name]: s.latex_name for s in _TABLE if s.latex_name is not None
+}
+"""LaTeX for the symbols whose name sympy would print as a product of letters (``stage``)."""
 
 SYMBOLS: dict[str, Symbol] = {s.name: s for s in _TABLE}
 """All symbols by name."""

@@ -38,11 +38,16 @@ from sympy.printing.printer import Printer
 
 from gpuconcepts.book import profile_of
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.formula import Formula, Number, _NumberPrinter  # Formula.worked's printer
+from gpuconcepts.formula import (  # Formula.worked's printers
+    Formula,
+    Number,
+    _latex,
+    _NumberPrinter,
+)
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.hardware import DTYPES, GPUS, TORCH_DTYPES
+from gpuconcepts.hardware import DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
 from gpuconcepts.questions import question
-from gpuconcepts.symbols import SYMBOLS
+from gpuconcepts.symbols import SYMBOLS, Symbol
 
 if TYPE_CHECKING:
     from gpuconcepts.run import Run
@@ -52,14 +57,18 @@ RUN_DATA_CLASS = "gc-run-data"
 """The class of the ``<script type="application/json">`` that carries a page's Run."""
 """The generated script's name under the build's ``_static``."""
 
-DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
-"""Bytes per element of each datasheet dtype (TF32 is stored as a 4-byte FP32 word)."""
-
 DEFAULT_GPU = "H100 SXM"
 """The GPU a panel starts on: the one the post's ridge-point example uses."""
 
 ROOFLINE_FORMULAS = ("ridge_point", "roofline_seconds", "attainable_flops")
 """The catalogue's roofline formulas, which every panel evaluates for the chosen GPU."""
+
+GPU_SYMBOLS: dict[str, str] = {
+    "P": "its dense peak in the chosen dtype",
+    "beta": "its memory bandwidth",
+    "M_dev": "its memory",
+}
+"""Symbols a panel's GPU and dtype choice sets (still editable), with what they take from it."""
 
 
 # -- formulas as JavaScript -------------------------------------------------------------------
@@ -92,6 +101,24 @@ class _RationalJS(Printer):  # type: ignore[misc]
     def _print_Min(self, expr: sp.Min) -> str:
         return f"R.min({self._args(expr)})"
 
+    def _print_floor(self, expr: sp.floor) -> str:
+        return f"R.floor({self._print(expr.args[0])})"
+
+    def _print_ceiling(self, expr: sp.ceiling) -> str:
+        return f"R.ceil({self._print(expr.args[0])})"
+
+    def _print_Equality(self, expr: sp.Eq) -> str:
+        return f"(R.cmp({self._print(expr.lhs)}, {self._print(expr.rhs)}) === 0)"
+
+    def _print_BooleanTrue(self, _expr: object) -> str:
+        return "true"
+
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        # R.cases(cond, value-thunk, cond, value-thunk, ...): the first case that holds, as
+        # Formula._case picks it; every value is a thunk, so only the chosen case is computed.
+        cases = ", ".join(f"{self._print(c)}, () => {self._print(e)}" for e, c in expr.args)
+        return f"R.cases({cases})"
+
     def _print_Pow(self, expr: sp.Pow) -> str:
         if not expr.exp.is_Integer:
             raise GpuConceptsError(
@@ -106,8 +133,26 @@ class _RationalJS(Printer):  # type: ignore[misc]
 
 
 def formula_js(formula: Formula) -> str:
-    """A JavaScript arrow function of the symbol values (runtime rationals) for ``formula``."""
+    """A JavaScript arrow function of the symbol values (runtime rationals) for ``formula``.
+
+    Floors, maxima and piecewise formulas (one case per ZeRO stage) stay exact:
+
+    >>> from gpuconcepts.formulas import pipeline_bubble_fraction_interleaved
+    >>> formula_js(pipeline_bubble_fraction_interleaved)
+    '(v) => R.mul(R.add(v["p"], R.int("-1")), R.inv(R.mul(v["v"], v["m"])))'
+    >>> formula_js(get("zero_memory_per_device"))[:53]
+    '(v) => R.cases((R.cmp(v["stage"], R.int("0")) === 0),'
+    """
     return f"(v) => {_RationalJS().doprint(formula.expr)}"
+
+
+def case_js(formula: Formula) -> str | None:
+    """For a piecewise formula, a function giving the index of the case the values select."""
+    if not isinstance(formula.expr, sp.Piecewise):
+        return None
+    printer = _RationalJS()
+    conditions = ", ".join(printer.doprint(c) for _, c in formula.expr.args)
+    return f"(v) => [{conditions}].indexOf(true)"
 
 
 def _params(formula: Formula) -> list[str]:
@@ -123,18 +168,40 @@ def worked_template(formula: Formula) -> str:
     Max and Min sort their arguments by value, so their slots may come in another order
     than Python's: the runtime shows the same numbers, possibly swapped.
     """
+    return _template(formula, formula.expr, formula.latex())
+
+
+def worked_templates(formula: Formula) -> list[str]:
+    r"""The worked templates of every case of a piecewise formula, in order; else the one.
+
+    ``Formula.worked`` shows only the case the values select, so the panel does too.
+
+    >>> print(worked_templates(get("zero_memory_per_device"))[1].split(" = ")[0])
+    4 n_{params} + \frac{k_{opt} n_{params}}{N_{d}}
+    """
+    if not isinstance(formula.expr, sp.Piecewise):
+        return [worked_template(formula)]
+    return [_template(formula, e, _latex(e)) for e, _ in formula.expr.args]
+
+
+def _template(formula: Formula, expr: sp.Expr, latex: str) -> str:
     # Slots named after the symbols' fixed order: sympy sorts Max and Min arguments by name,
     # and Formula.params follows the set order of those arguments, which varies between runs.
+    # Two capital letters each (AA, AB, ...): one letter past Z would be "[", "_" or "^",
+    # which the LaTeX printer reads as a subscript or a power.
     order = list(SYMBOLS)
-    slots = {
-        name: sp.Symbol(f"GCSLOT{chr(ord('A') + order.index(name))}") for name in _params(formula)
-    }
+
+    def slot_of(name: str) -> sp.Symbol:
+        high, low = divmod(order.index(name), 26)
+        return sp.Symbol(f"GCSLOT{chr(ord('A') + high)}{chr(ord('A') + low)}")
+
+    slots = {name: slot_of(name) for name in _params(formula)}
     with sp.evaluate(False):
-        filled = formula.expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
+        filled = expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
     text = str(_NumberPrinter().doprint(filled))
     for name, slot in slots.items():
         text = text.replace(slot.name, f"@{name}@")
-    return f"{formula.latex()} = {text}"
+    return f"{latex} = {text}"
 
 
 # -- panels -----------------------------------------------------------------------------------
@@ -149,6 +216,16 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Limit:
+    """A result a panel compares with a limit the chosen GPU sets: weights and caches against
+    its memory (``M_dev``)."""
+
+    label: str
+    formula: str
+    symbol: str
+
+
+@dataclass(frozen=True)
 class Panel:
     """One chapter's what-if panel.
 
@@ -159,6 +236,10 @@ class Panel:
         questions: the post's worked questions whose inputs are the defaults (first wins).
         examples: formulas whose doctest example fills the symbols still without a default.
         chart: whether to draw the roofline chart.
+        limits: results compared with what the GPU holds (its memory).
+
+    A symbol of :data:`GPU_SYMBOLS` starts at the default GPU's datasheet value, in the dtype
+    of the default element width ``s``, and follows the GPU and dtype the reader picks.
     """
 
     title: str
@@ -167,6 +248,7 @@ class Panel:
     questions: tuple[int, ...] = ()
     examples: tuple[str, ...] = ()
     chart: bool = False
+    limits: tuple[Limit, ...] = ()
 
     @property
     def symbols(self) -> tuple[str, ...]:
@@ -184,6 +266,14 @@ class Panel:
         for name in self.examples:
             for symbol, example in doctest_example(get(name)).items():
                 values.setdefault(symbol, example)
+        gpu = GPUS[DEFAULT_GPU]
+        dtype = default_dtype(values.get("s", DTYPE_BYTES[DTYPES[0]]))
+        from_gpu: dict[str, Number] = {
+            "P": gpu.flops_per_s[dtype],
+            "beta": gpu.bytes_per_s,
+            "M_dev": gpu.memory_bytes,
+        }
+        values.update({k: v for k, v in from_gpu.items() if k in self.symbols})
         missing = [s for s in self.symbols if s not in values]
         if missing:
             raise GpuConceptsError(f"{self.title}: no default for {', '.join(missing)}")
@@ -198,9 +288,19 @@ def doctest_example(formula: Formula) -> dict[str, Number]:
     """
     for example in doctest.DocTestParser().get_examples(formula.__doc__ or ""):
         for node in ast.walk(ast.parse(example.source)):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == formula.name:
-                return {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+            if isinstance(node, ast.Call) and _calls(node.func, formula.name):
+                try:  # a call inside a loop (stage=z) is not an example of values
+                    return {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+                except ValueError:
+                    continue
     raise GpuConceptsError(f"{formula.name}: its docstring has no example call")
+
+
+def _calls(func: ast.expr, name: str) -> bool:
+    """Whether ``func`` is the formula ``name`` or its worked derivation (``name.worked``)."""
+    if isinstance(func, ast.Attribute) and func.attr == "worked":
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == name
 
 
 def default_dtype(element_bytes: Number) -> str:
@@ -274,6 +374,48 @@ PANELS: dict[str, Panel] = {
         ),
         questions=(17, 16),
     ),
+    "model": Panel(
+        "What if the model, the context, the batch or the GPU were different?",
+        (
+            "decode_step_bytes",
+            "max_decode_batch",
+            "decode_step_flops",
+            "decode_intensity",
+            "decode_intensity_limit",
+            "decode_compute_bound_batch",
+            "tpot_seconds_lower_bound",
+        ),
+        (
+            Workload(
+                "one decode step (weights and every KV cache)",
+                "decode_step_flops",
+                "decode_step_bytes",
+                "decode_intensity",
+            ),
+        ),
+        examples=("decode_step_bytes",),
+        limits=(Limit("weights and KV cache of the batch", "decode_step_bytes", "M_dev"),),
+    ),
+    "distributed": Panel(
+        "What if the devices, the table, the pipeline or the ZeRO stage were different?",
+        (
+            "sharded_table_memory",
+            "tablewise_alltoall_bytes",
+            "rowwise_alltoall_bytes",
+            "ring_allreduce_bytes",
+            "zero_memory_per_device",
+            "pipeline_bubble_fraction",
+            "pipeline_bubble_fraction_interleaved",
+        ),
+        (),
+        questions=(10, 11),
+        examples=(
+            "tablewise_alltoall_bytes",
+            "ring_allreduce_bytes",
+            "zero_memory_per_device",
+            "pipeline_bubble_fraction_interleaved",
+        ),
+    ),
     "roofline": Panel(
         "What if the layer or the GPU were different?",
         ("mlp_flops", "mlp_bytes", "mlp_intensity"),
@@ -293,6 +435,17 @@ def _exported() -> list[Formula]:
     return [f for f in CATALOGUE.values() if f.name in names]
 
 
+def _range(symbol: Symbol) -> dict[str, str | bool | None]:
+    """A symbol's bounds as the runtime checks them (``Symbol.allows``)."""
+    low, low_allowed, high, high_allowed = symbol.bounds
+    return {
+        "low": str(low),
+        "lowAllowed": low_allowed,
+        "high": None if high is None else str(high),
+        "highAllowed": high_allowed,
+    }
+
+
 def data() -> dict[str, Any]:
     """Everything the runtime needs besides the formulas' code, as JSON-ready values."""
     return {
@@ -303,6 +456,8 @@ def data() -> dict[str, Any]:
                 "domain": s.domain,
                 "count": s.is_count,
                 "latex": s.latex(),
+                "rule": s.rule,
+                "range": _range(s),
             }
             for s in SYMBOLS.values()
         },
@@ -313,16 +468,22 @@ def data() -> dict[str, Any]:
                 "params": _params(f),
                 "lhs": f.lhs,
                 "equation": f.equation(),
-                "worked": worked_template(f),
+                "worked": worked_templates(f),
             }
             for f in _exported()
         },
         "gpus": [
-            {"name": g.name, "flops_per_s": dict(g.flops_per_s), "bytes_per_s": g.bytes_per_s}
+            {
+                "name": g.name,
+                "flops_per_s": dict(g.flops_per_s),
+                "bytes_per_s": g.bytes_per_s,
+                "memory_bytes": g.memory_bytes,
+            }
             for g in GPUS.values()
         ],
         "dtypes": DTYPE_BYTES,
         "default_gpu": DEFAULT_GPU,
+        "gpu_symbols": GPU_SYMBOLS,
         "panels": {
             name: {
                 "title": p.title,
@@ -331,6 +492,7 @@ def data() -> dict[str, Any]:
                 "dtype": default_dtype(p.defaults().get("s", DTYPE_BYTES[DTYPES[0]])),
                 "outputs": list(p.outputs),
                 "workloads": [w.__dict__ for w in p.workloads],
+                "limits": [limit.__dict__ for limit in p.limits],
                 "chart": p.chart,
             }
             for name, p in PANELS.items()
@@ -347,6 +509,9 @@ def runtime() -> str:
 def javascript() -> str:
     """The whole script a page with a panel loads (generated data and code, then the runtime)."""
     code = ",\n".join(f"  {json.dumps(f.name)}: {formula_js(f)}" for f in _exported())
+    cases = ",\n".join(
+        f"  {json.dumps(f.name)}: {js}" for f in _exported() if (js := case_js(f)) is not None
+    )
     payload = json.dumps(data(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return (
         "// Generated by gpuconcepts.whatif.javascript() at docs build time. Do not edit:\n"
@@ -355,6 +520,7 @@ def javascript() -> str:
         '"use strict";\n'
         f"const DATA = {payload};\n"
         f"const FORMULAS = (R) => ({{\n{code}\n}});\n"
+        f"const CASES = (R) => ({{\n{cases}\n}});\n"
         f"{runtime()}"
         "})();\n"
     )

@@ -21,6 +21,14 @@ const R = {
   max: (...xs) => xs.reduce((a, b) => (R.cmp(a, b) >= 0 ? a : b)),
   min: (...xs) => xs.reduce((a, b) => (R.cmp(a, b) <= 0 ? a : b)),
   isInt: (a) => a.d === 1n,
+  // Rounding to a whole number, as sympy's floor and ceiling (toward -inf and +inf).
+  floor: (a) => { const q = a.n / a.d; return make(a.n < 0n && q * a.d !== a.n ? q - 1n : q, 1n); },
+  ceil: (a) => { const q = a.n / a.d; return make(a.n > 0n && q * a.d !== a.n ? q + 1n : q, 1n); },
+  // A piecewise formula: condition, value thunk, ...; the first case that holds.
+  cases(...pairs) {
+    for (let i = 0; i < pairs.length; i += 2) if (pairs[i]) return pairs[i + 1]();
+    throw new RangeError("no case of the piecewise formula holds");
+  },
   // The exact value of a decimal literal such as "0.5", "989e12" or "1e+16".
   decimal(text) {
     const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
@@ -231,6 +239,7 @@ const UNITS = {
 
 // -- formulas --------------------------------------------------------------------------------
 const CODE = FORMULAS(R);
+const CASE = CASES(R); // for a piecewise formula, the index of the case the values select
 const FLOAT_MIN = 2.2250738585072014e-308; // sys.float_info.min
 // formula(**values): {exact, value, isInt, text}, value as Python holds it (an int when whole,
 // else a float) and text as Python prints it; or {exact, error} for a result no float holds.
@@ -259,7 +268,8 @@ function shortDecimal(q, maxDigits = 6) {
 // formula.worked(): the template with the numbers in, then "= exact" or "\approx rounded".
 function worked(name, values) {
   const f = DATA.formulas[name];
-  const body = f.worked.replace(/@(\w+)@/g, (_, s) => shortDecimal(values[s]) ?? latexNumber(values[s]));
+  const template = f.worked[name in CASE ? CASE[name](values) : 0]; // the case Python shows
+  const body = template.replace(/@(\w+)@/g, (_, s) => shortDecimal(values[s]) ?? latexNumber(values[s]));
   const exact = CODE[name](values);
   const decimal = shortDecimal(exact);
   return `${body} ${decimal !== null ? `= ${decimal}` : `\\approx ${latexNumber(exact)}`}`;
@@ -325,6 +335,14 @@ function jsonOfDecimal(q) {
   const digits = (absB(q.n) * pow10(places(q.d)) / q.d).toString().replace(/0+$/, "");
   return `${q.n < 0n ? "-" : ""}${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ""}e${e}`;
 }
+// Whether a value lies in a symbol's range (symbols.Symbol.allows).
+function allows(range, value) {
+  const low = R.decimal(range.low), c = R.cmp(value, low);
+  if (!(c > 0 || (range.lowAllowed && c === 0))) return false;
+  if (range.high === null) return true;
+  const h = R.cmp(value, R.decimal(range.high));
+  return h < 0 || (range.highAllowed && h === 0);
+}
 // {value, json} for a valid entry, {error} naming the symbol and the rule otherwise.
 function parseInput(name, raw) {
   const symbol = DATA.symbols[name];
@@ -343,8 +361,8 @@ function parseInput(name, raw) {
   if (symbol.count && value.d !== 1n) {
     return { error: `${what} must be a whole number (it is a count); got ${significant(value)}` };
   }
-  if (value.n <= 0n) {
-    return { error: `${what} must be positive; got ${value.d === 1n ? value.n.toString() : significant(value)}` };
+  if (!allows(symbol.range, value)) {
+    return { error: `${what} ${symbol.rule}; got ${value.d === 1n ? value.n.toString() : significant(value)}` };
   }
   return { value, json: jsonOfDecimal(value) };
 }
@@ -478,7 +496,8 @@ function buildPanel(root) {
       autocomplete: "off", spellcheck: "false", value: panel.defaults[name],
       "aria-describedby": `${prefix}-${name}-help`,
     });
-    const help = el("span", { id: `${prefix}-${name}-help`, class: "gc-help" }, `${s.meaning} (${s.unit}; ${s.domain})`);
+    const fromGpu = name in DATA.gpu_symbols ? `; set by the GPU: ${DATA.gpu_symbols[name]}` : "";
+    const help = el("span", { id: `${prefix}-${name}-help`, class: "gc-help" }, `${s.meaning} (${s.unit}; ${s.domain}${fromGpu})`);
     fields.append(el("div", { class: "gc-field" },
       el("label", { for: input.id }, el("span", { class: "gc-sym" }, name)), input, help));
     inputs[name] = input;
@@ -526,6 +545,14 @@ function buildPanel(root) {
     dtypeSelect.value = keep;
   }
   fillDtypes(panel.dtype);
+  // The symbols the GPU sets (its peak, bandwidth, memory), still editable after.
+  function fillFromGpu() {
+    const gpu = gpus.find((g) => g.name === gpuSelect.value);
+    const taken = { P: gpu.flops_per_s[dtypeSelect.value], beta: gpu.bytes_per_s, M_dev: gpu.memory_bytes };
+    for (const [name, value] of Object.entries(taken)) {
+      if (inputs[name] && value !== undefined) inputs[name].value = pyRepr(value).replace(/\.0$/, "");
+    }
+  }
 
   let pending = null;
   function update() {
@@ -564,7 +591,21 @@ function buildPanel(root) {
     const ridge = setOutput(ridgeOut, "ridge_point", ["P", "beta"], peakJson, peaks);
     ridgeOut.textContent = describe(ridge.value, "FLOP/byte");
     const peakText = `${si(gpu.flops_per_s[dtype], "FLOP/s")} and ${si(gpu.bytes_per_s, "B/s")}`;
-    bound.replaceChildren(el("p", {}, gpu.measured
+    bound.replaceChildren();
+    for (const limit of panel.limits) {
+      const line = el("p", { "data-limit": limit.formula });
+      const need = results[limit.formula], have = values[limit.symbol];
+      if (!need || !have) {
+        line.append(`${limit.label}: no verdict until every input is valid.`);
+      } else {
+        const fits = R.cmp(need.exact, have) <= 0;
+        line.append(`${limit.label}: ${describe(need.value, "bytes")} against ${limit.symbol} = `,
+          `${describe(R.isInt(have) ? have.n : R.toNumber(have), "bytes")}: `,
+          el("strong", { class: "gc-verdict", "data-fits": fits ? "yes" : "no" }, fits ? "fits" : "does not fit"), ".");
+      }
+      bound.append(line);
+    }
+    if (panel.workloads.length) bound.append(el("p", {}, gpu.measured
       ? `Ridge point of ${MEASURED} in ${dtype} (${peakText}, measured on ${run.label}): `
       : `Ridge point of the ${gpu.name} in ${dtype} (datasheet peaks ${peakText}): `, ridgeOut));
     let chartPoint = null;
@@ -599,11 +640,12 @@ function buildPanel(root) {
     pending = setTimeout(() => typeset(Object.values(workedNodes)), 150);
   }
   for (const input of Object.values(inputs)) input.addEventListener("input", update);
-  gpuSelect.addEventListener("change", () => { fillDtypes(dtypeSelect.value); update(); });
+  gpuSelect.addEventListener("change", () => { fillDtypes(dtypeSelect.value); fillFromGpu(); update(); });
   dtypeSelect.addEventListener("change", () => {
     const s = inputs.s;
     const width = DATA.dtypes[dtypeSelect.value];
     if (s && width) s.value = String(width); // the new width, still editable
+    fillFromGpu();
     update();
   });
   update();

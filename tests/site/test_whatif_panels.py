@@ -90,13 +90,18 @@ def test_panel_values_are_the_clis_for_defaults_and_random_inputs(browse, site, 
     panel = whatif.PANELS[name]
     for symbol, value in panel.defaults().items():
         assert page.input_value(f'[data-symbol="{symbol}"]') == str(value)
-    assert check_outputs_match_the_cli(page) >= len(panel.outputs) + 2
+    # the ridge point and each workload's roofline time are outputs too
+    roofline = 1 + len(panel.workloads) if panel.workloads else 0
+    assert check_outputs_match_the_cli(page) >= len(panel.outputs) + roofline
     rng = random.Random(name)
     for _ in range(3):
         for symbol in panel.symbols:
             text = str(rng.choice([1, 3, 64, 1000, 10**9, 7 * 10**19]))
             if not SYMBOLS[symbol].is_count:
                 text = rng.choice(["0.5", "1", "2", "4", "1.25"])
+            low, _, high, _ = SYMBOLS[symbol].bounds
+            if high is not None:  # a ZeRO stage, a probability: a value inside the range
+                text = str(rng.randint(int(low), int(high))) if SYMBOLS[symbol].is_count else "0.5"
             page.fill(f'[data-symbol="{symbol}"]', text)
         assert check_outputs_match_the_cli(page) >= len(panel.outputs)
         assert "NaN" not in panel_text(page)
@@ -146,6 +151,25 @@ def test_huge_and_tiny_entries_are_exact_or_refused_as_the_library_does(browse, 
     assert page.locator(".gc-whatif .gc-error").count() == 0
     assert "NaN" not in panel_text(page)
     assert "Infinity" not in panel_text(page)
+    assert visit.problems == []
+
+
+def test_the_gpu_sets_its_memory_peak_and_bandwidth_and_the_fit(browse, site):
+    """On the model page the GPU sets M_dev, P and beta; the fit follows the memory."""
+    page, visit = open_panel(browse, site, "model")
+    for gpu in ("T4", "H200", "H100 SXM"):
+        page.select_option('[data-control="gpu"]', gpu)
+        spec = whatif.GPUS[gpu]
+        dtype = page.input_value('[data-control="dtype"]')
+        assert page.input_value('[data-symbol="M_dev"]') == str(spec.memory_bytes)
+        assert float(page.input_value('[data-symbol="beta"]')) == spec.bytes_per_s
+        assert float(page.input_value('[data-symbol="P"]')) == spec.flops_per_s[dtype]
+        need = float(
+            page.get_attribute('td [data-formula="decode_step_bytes"]', "data-value") or ""
+        )
+        fits = page.get_attribute("[data-limit] .gc-verdict", "data-fits")
+        assert fits == ("yes" if need <= spec.memory_bytes else "no"), gpu
+        assert check_outputs_match_the_cli(page) > 0
     assert visit.problems == []
 
 
