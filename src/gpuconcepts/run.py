@@ -45,6 +45,7 @@ from gpuconcepts.claims.result import ClaimResult, Verdict, tally
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import write_atomic
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Fact, Lab
 from gpuconcepts.measure import Measurement
@@ -397,10 +398,11 @@ class Run:
             skipped,
         )
 
-    def save(self, path: Path) -> None:
-        """Write the run to ``path`` as JSON (parent folders are made)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json(), encoding="utf-8")
+    def save(self, path: str | Path) -> None:
+        """Write the run to ``path`` as JSON, at once or not at all (parent folders are made;
+        see :func:`gpuconcepts.files.write_atomic`): an earlier file there survives a failed
+        save byte for byte."""
+        write_atomic(path, self.to_json())
 
 
 @contextmanager
