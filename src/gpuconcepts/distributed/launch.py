@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
 
-BACKENDS = ("gloo", "nccl")
+Backend = Literal["gloo", "nccl"]
+
+BACKENDS: tuple[Backend, ...] = ("gloo", "nccl")
 """``torch.distributed`` backends the book runs: gloo between CPU processes, NCCL between GPUs."""
 
 PROCESSES_PER_CORE = 2
@@ -63,11 +65,11 @@ def gpu_count() -> int:
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-def check_backend(backend: str) -> str:
+def check_backend(backend: str) -> Backend:
     """The backend, or an error naming the two allowed."""
     if backend not in BACKENDS:
         raise GpuConceptsError(f"--backend must be gloo or nccl; got {backend!r}")
-    return backend
+    return "nccl" if backend == "nccl" else "gloo"
 
 
 def max_world_size(backend: str, *, cores: int | None = None, gpus: int | None = None) -> int:
