@@ -10,14 +10,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, NoReturn
 
 from gpuconcepts import __version__
-from gpuconcepts.errors import GpuConceptsError, require
+from gpuconcepts.errors import GpuConceptsError, Terminated, require
 from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.units import binary_bytes, decimal_bytes, describe, significant
@@ -181,6 +184,7 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
+    require("torch", "`analyze`", "kernels")
     from gpuconcepts.analyze import run_analyze
 
     status: int = run_analyze(
@@ -195,6 +199,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _cmd_distributed(args: argparse.Namespace) -> int:
+    require("torch", "`distributed`", "kernels")
     from gpuconcepts.distributed import run_distributed
 
     status: int = run_distributed(
@@ -416,15 +421,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arguments)
     except SystemExit as done:  # usage errors, --help, --version: argparse has printed them
         return done.code if isinstance(done.code, int) else EXIT_USAGE
-    try:
-        status: int = args.run(args)
-    except GpuConceptsError as error:
-        print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("gpuconcepts: interrupted", file=sys.stderr)
-        return 130
+    with _StopOnSignals(args.command):
+        try:
+            status: int = args.run(args)
+        except GpuConceptsError as error:
+            print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print(f"gpuconcepts {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print(f"gpuconcepts {args.command}: terminated (SIGTERM)", file=sys.stderr)
+            return EXIT_TERMINATED
     return status
+
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Ctrl-C (SIGINT): 130, what a shell reports for a program the signal ended."""
+EXIT_TERMINATED = 128 + signal.SIGTERM
+"""SIGTERM: 143."""
+
+
+class _StopOnSignals:
+    """While a command runs, SIGINT raises KeyboardInterrupt and SIGTERM raises
+    :class:`~gpuconcepts.errors.Terminated`, so the command unwinds (stopping its worker
+    processes, removing its temporary files) and :func:`main` prints one line. A second
+    signal during that cleanup ends the process at once, with the same line and status.
+    The previous handlers are restored afterwards (tests call :func:`main` in-process)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may handle signals
+        for number in (signal.SIGINT, signal.SIGTERM):
+            self.previous[number] = signal.signal(number, self._handle)
+
+    def __exit__(self, *_exc: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, _frame: object) -> None:
+        if self.received is not None:  # a second signal: no more cleanup
+            what = "interrupted (Ctrl-C)" if number == signal.SIGINT else "terminated (SIGTERM)"
+            sys.stderr.write(f"gpuconcepts {self.command}: {what}\n")
+            sys.stderr.flush()
+            os._exit(128 + number)
+        self.received = number
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated
 
 
 if __name__ == "__main__":
