@@ -52,7 +52,7 @@ from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Fact, Lab
 from gpuconcepts.measure import Measurement
-from gpuconcepts.records import POSITIVE, from_record, read
+from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import binary_bytes
 from gpuconcepts.units import sizes as sizes_text
@@ -427,15 +427,47 @@ def _check_sizes(sizes: Mapping[str, Any]) -> None:
         ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))
 
 
+@dataclass(frozen=True)
+class _Gate:
+    condition: str
+    met: bool
+
+
+_Bound = Annotated[float, ANY_SIGN] | None  # None: an open end, or a value JSON cannot hold
+
+_CLAIM_FIELDS: dict[str, Any] = {
+    "key": str,
+    "architecture": str,
+    "claim": str,
+    "prediction": str,
+    "device": str,
+    "detail": str,
+    "quantity": str,
+    "alternative": str,
+    "predicted": _Bound,
+    "alternative_value": _Bound,
+    "measured": _Bound,
+    "pass_region": tuple[_Bound, _Bound],
+    "interval": tuple[_Bound, _Bound],
+    "visible": bool,
+    "gates": tuple[_Gate, ...],
+    "verdict": Verdict,
+}
+"""The type of each entry of a stored claim, as :func:`~gpuconcepts.records.read` checks it
+(a claim is stored flat: its test's fields sit beside its own)."""
+
+
 def _claim(record: object) -> ClaimResult:
-    """A stored claim result; its ``visible`` must be true or false, and its ``verdict`` (when
-    stored) a known one and the one its own test gives."""
+    """A stored claim result: each entry of :data:`_CLAIM_FIELDS` of its type, and its
+    ``verdict`` (when stored) the one its own test gives."""
     if not isinstance(record, Mapping):
         raise GpuConceptsError(f"a claim is an object; got {type(record).__name__}")
-    read(record.get("visible", True), bool, "visible")
+    for name, kind in _CLAIM_FIELDS.items():
+        if name in record:
+            read(record[name], kind, name)
     result = ClaimResult.from_dict(record)
     if "verdict" in record:
-        verdict = read(record["verdict"], Verdict, "verdict")
+        verdict = record["verdict"]
         if verdict != result.verdict:
             raise GpuConceptsError(
                 f"verdict is {verdict!r}, but its own test and gates give {result.verdict!r} "
