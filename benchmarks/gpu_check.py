@@ -171,6 +171,7 @@ def gather() -> dict[str, Any]:
 
 def runs() -> dict[str, Any]:
     from gpuconcepts.figures import roofline_chart
+    from gpuconcepts.files import save_figure
     from gpuconcepts.hardware import current_gpu
     from gpuconcepts.profile import profile_all
     from gpuconcepts.render import format_claims, format_run
@@ -187,7 +188,7 @@ def runs() -> dict[str, Any]:
         run.save(path)
         sizes = run.provenance.sizes
         chart = roofline_chart(run.peaks, profile_all(run.lab(), sizes["presets"], sizes["sweeps"]))
-        chart.savefig(out / f"{name}-{dtype}.png", dpi=110)
+        save_figure(chart, out / f"{name}-{dtype}.png", dpi=110)
         saved[dtype] = {"path": str(path), "claims": run.counts, "seconds": run.provenance.seconds}
         print(f"wrote {path}")
     return saved
@@ -239,8 +240,10 @@ def main() -> int:
     print(f"\ntotal {elapsed():.1f} s")
     out = os.environ.get("OUT")
     if out:
+        from gpuconcepts.files import write_atomic
+
         path = Path(out) / "gpu_check.json"
-        path.write_text(json.dumps(RESULTS, indent=1, default=str))
+        write_atomic(path, json.dumps(RESULTS, indent=1, default=str))
         print(f"wrote {path}")
     return 0
 

@@ -15,6 +15,8 @@ import json
 import re
 from pathlib import Path
 
+from gpuconcepts.files import write_atomic
+
 INSTALL_CELL = """\
 # On Colab (or any machine without gpuconcepts) install what this page needs first.
 import importlib.util
@@ -118,6 +120,6 @@ def write_notebooks(docs: Path) -> list[Path]:
         target = page.with_suffix(".ipynb")
         text = notebook_text(page)
         if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+            write_atomic(target, text)
             written.append(target)
     return written

@@ -15,6 +15,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from gpuconcepts import whatif
+from gpuconcepts.files import write_atomic
 
 _MARK = 'class="gc-whatif"'
 
@@ -40,8 +41,7 @@ def _load_on_panel_pages(
 def _write_script(app: Sphinx, error: Exception | None) -> None:
     if error is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
-        static.mkdir(parents=True, exist_ok=True)
-        (static / whatif.FILENAME).write_text(whatif.javascript(), encoding="utf-8")
+        write_atomic(static / whatif.FILENAME, whatif.javascript())
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

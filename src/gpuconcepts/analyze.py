@@ -43,6 +43,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -55,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts import formulas
-from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, observe
 from gpuconcepts.units import binary_bytes, plain_number, si
@@ -1282,11 +1283,39 @@ def run_analyze(
 
     shapes = [parse_shape(text) for text in inputs]
     resolved = resolve_device(device)
-    model = build_model(spec)
-    example = make_inputs(model, shapes, resolved, dtype)
-    report = analyze(model, *example, device=resolved, dtype=dtype, repeats=repeats)
+    with user_code(spec, quiet=as_json):
+        model = build_model(spec)
+        example = make_inputs(model, shapes, resolved, dtype)
+        report = analyze(model, *example, device=resolved, dtype=dtype, repeats=repeats)
     sys.stdout.write((report.to_json() if as_json else report.text()) + "\n")
     return 0
+
+
+@contextlib.contextmanager
+def user_code(spec: str, *, quiet: bool) -> Iterator[None]:
+    """Run the user's file, factory and model: what they print goes to stderr when ``quiet``
+    (stdout then holds the JSON alone), and a ``sys.exit()`` or another exception that is
+    not an :class:`Exception` becomes one :class:`GpuConceptsError`. Ctrl-C and SIGTERM pass.
+
+    >>> with user_code("model.py:build", quiet=True):
+    ...     sys.exit(7)
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: model.py:build called sys.exit(7); analyze needs the model back
+    """
+    try:
+        with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
+            yield
+    except (KeyboardInterrupt, Terminated, GeneratorExit):
+        raise
+    except SystemExit as done:
+        raise GpuConceptsError(
+            f"{spec} called sys.exit({done.code!r}); analyze needs the model back"
+        ) from None
+    except Exception:
+        raise
+    except BaseException as error:  # noqa: BLE001 - whatever the user's code raises, in one line
+        raise GpuConceptsError(f"{spec} raised {_first_line(error)}") from None
 
 
 class _CallableModule(types.ModuleType):

@@ -8,16 +8,22 @@ torch and matplotlib are imported only by the subcommands that measure.
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import json
 import math
+import os
+import signal
 import sys
+import threading
+import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, NoReturn
 
 from gpuconcepts import __version__
-from gpuconcepts.errors import GpuConceptsError, require
+from gpuconcepts.errors import GpuConceptsError, Terminated, require
 from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.units import binary_bytes, decimal_bytes, describe, significant
@@ -181,6 +187,7 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
+    require("torch", "`analyze`", "kernels")
     from gpuconcepts.analyze import run_analyze
 
     status: int = run_analyze(
@@ -195,6 +202,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _cmd_distributed(args: argparse.Namespace) -> int:
+    require("torch", "`distributed`", "kernels")
     from gpuconcepts.distributed import run_distributed
 
     status: int = run_distributed(
@@ -208,6 +216,10 @@ Example: gpuconcepts analyze model.py:build --input 8x3x224x224
          gpuconcepts analyze dlrm.py:make --input 64x13 --input 64x26:int64 --json
 FACTORY is a function of FILE.py that takes no argument and returns the model. Integer inputs
 are random indices below the smallest embedding table of the model.
+
+FILE.py is imported and runs as Python with your rights, as `python FILE.py` would: it can
+read, change or delete anything you can. Only analyze files you trust. With --json, whatever
+the model prints goes to stderr, so stdout holds the JSON alone.
 """
 
 
@@ -318,7 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=ANALYZE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("model", metavar="FILE.py:FACTORY", help="where the model comes from")
+    p.add_argument(
+        "model",
+        metavar="FILE.py:FACTORY",
+        help="where the model comes from (FILE.py is imported: it runs with your rights)",
+    )
     p.add_argument(
         "--input",
         metavar="SHAPE",
@@ -444,6 +460,7 @@ def _unknown_leading_option(parser: argparse.ArgumentParser, argv: Sequence[str]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
+    _ascii_where_needed()
     parser = build_parser()
     arguments = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -453,15 +470,118 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arguments)
     except SystemExit as done:  # usage errors, --help, --version: argparse has printed them
         return done.code if isinstance(done.code, int) else EXIT_USAGE
-    try:
-        status: int = args.run(args)
-    except GpuConceptsError as error:
-        print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("gpuconcepts: interrupted", file=sys.stderr)
-        return 130
+    with _StopOnSignals(args.command):
+        try:
+            status: int = args.run(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+        except BrokenPipeError:  # `gpuconcepts model --json | head`: the reader has enough
+            _silence_closed_pipes()
+            return EXIT_BROKEN_PIPE
+        except GpuConceptsError as error:
+            print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            print(f"gpuconcepts {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print(f"gpuconcepts {args.command}: terminated (SIGTERM)", file=sys.stderr)
+            return EXIT_TERMINATED
     return status
+
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""The reader of stdout went away (``| head``): 141, as for any program that SIGPIPE ends."""
+
+
+def _silence_closed_pipes() -> None:
+    """Point stdout and stderr at /dev/null, so that nothing more (not the interpreter's own
+    flush at exit) is written to a closed pipe."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(null, stream.fileno())
+        except (OSError, ValueError, AttributeError):  # a stream with no file (tests capture)
+            continue
+    os.close(null)
+
+
+ASCII_FALLBACKS = {
+    "×": "x", "÷": "/", "µ": "u", "μ": "u", "·": "*", "−": "-", "–": "-", "—": "--",
+    "≥": ">=", "≤": "<=", "≈": "~", "≠": "!=", "±": "+/-", "→": "->", "←": "<-", "…": "...",
+    "α": "alpha", "β": "beta", "Σ": "sum", "√": "sqrt", "²": "^2", "³": "^3", "⁰": "^0",
+    "\u00a0": " ", "‘": "'", "’": "'", "“": '"', "”": '"', "✓": "ok", "✗": "x",
+}  # fmt: skip
+"""What a terminal that takes ASCII only (``PYTHONIOENCODING=ascii``, ``LANG=C`` on old
+systems) shows for the characters the output uses; any other becomes its ASCII letters (é: e)
+or ``?``."""
+
+
+def _ascii_fallback(error: UnicodeError) -> tuple[str, int]:
+    """The codec error handler ``gpuconcepts-ascii``: :data:`ASCII_FALLBACKS` for the
+    characters an encoding cannot hold.
+
+    >>> "8 × 4 µs ≥ é ☃".encode("ascii", errors="gpuconcepts-ascii")
+    b'8 x 4 us >= e ?'
+    """
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    out = []
+    for char in text:
+        plain = unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode()
+        out.append(ASCII_FALLBACKS.get(char) or plain or "?")
+    return "".join(out), error.end
+
+
+codecs.register_error("gpuconcepts-ascii", _ascii_fallback)
+
+
+def _ascii_where_needed() -> None:
+    """Let stdout and stderr fall back to ASCII where their encoding cannot say a character
+    (instead of a UnicodeEncodeError); a handler the user chose (``:replace``) is kept."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="gpuconcepts-ascii")
+
+
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+"""Ctrl-C (SIGINT): 130, what a shell reports for a program the signal ended."""
+EXIT_TERMINATED = 128 + signal.SIGTERM
+"""SIGTERM: 143."""
+
+
+class _StopOnSignals:
+    """While a command runs, SIGINT raises KeyboardInterrupt and SIGTERM raises
+    :class:`~gpuconcepts.errors.Terminated`, so the command unwinds (stopping its worker
+    processes, removing its temporary files) and :func:`main` prints one line. A second
+    signal during that cleanup ends the process at once, with the same line and status.
+    The previous handlers are restored afterwards (tests call :func:`main` in-process)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may handle signals
+        for number in (signal.SIGINT, signal.SIGTERM):
+            self.previous[number] = signal.signal(number, self._handle)
+
+    def __exit__(self, *_exc: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, _frame: object) -> None:
+        if self.received is not None:  # a second signal: no more cleanup
+            what = "interrupted (Ctrl-C)" if number == signal.SIGINT else "terminated (SIGTERM)"
+            sys.stderr.write(f"gpuconcepts {self.command}: {what}\n")
+            sys.stderr.flush()
+            os._exit(128 + number)
+        self.received = number
+        if number == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated
 
 
 if __name__ == "__main__":

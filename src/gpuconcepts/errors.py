@@ -15,6 +15,16 @@ class GpuConceptsTypeError(GpuConceptsError, TypeError):
     """A value of the wrong type (a float where a count is required, a string, ...)."""
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt.
+
+    The command line turns the signal into this exception so that every ``finally`` and
+    ``with`` block on the way out runs: worker processes are stopped, temporary folders
+    removed, a half-written file never replaces its destination. Like KeyboardInterrupt it
+    is not an :class:`Exception`, so ``except Exception`` in user code does not swallow it.
+    """
+
+
 def require(module: str, user: str, extra: str) -> None:
     """Raise a one-line GpuConceptsError when the optional ``module`` is not installed.
 

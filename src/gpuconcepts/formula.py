@@ -41,19 +41,65 @@ Number = int | float | Fraction
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def _terms(what: str, terms: tuple[sp.Expr | int, ...]) -> tuple[sp.Expr | int, ...]:
+    """Sympy expressions and whole numbers only: never a string, which sympy would parse
+    (and evaluate) as code."""
+    for term in terms:
+        if isinstance(term, bool) or not isinstance(term, sp.Expr | int):
+            raise GpuConceptsTypeError(
+                f"{what}: takes sympy expressions of gpuconcepts.symbols and whole numbers; "
+                f"got {term!r:.60} ({type(term).__name__})"
+            )
+    return terms
+
+
 def product(*factors: sp.Expr | int) -> sp.Expr:
     """A product kept in the order written, so the LaTeX reads like the post (B H W K² ...)."""
-    return sp.Mul(*factors, evaluate=False)
+    return sp.Mul(*_terms("product", factors), evaluate=False)
 
 
 def total(*terms: sp.Expr) -> sp.Expr:
     """A flat sum kept in the order written."""
-    return sp.Add(*terms, evaluate=False)
+    return sp.Add(*_terms("total", terms), evaluate=False)
 
 
 def ratio(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
     """A fraction kept as written, so an intensity prints as FLOPs over bytes."""
+    numerator, denominator = _terms("ratio", (numerator, denominator))
     return sp.Mul(numerator, sp.Pow(denominator, -1, evaluate=False), evaluate=False)
+
+
+def exact_number(value: object, what: str) -> sp.Rational:
+    """A finite real number as an exact sympy rational; anything else (a string, which sympy
+    would evaluate as code, None, NaN, an infinity) is a :class:`GpuConceptsError` naming
+    ``what``.
+
+    >>> exact_number(0.1, "x"), exact_number(512 / 3, "x"), exact_number(2**0.5, "x")
+    (1/10, 512/3, 14142135623730951/10000000000000000)
+    >>> exact_number("__import__('os')", "level")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsTypeError: level must be a number; got "__import__('os')" (str)
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise GpuConceptsTypeError(
+            f"{what} must be a number; got {value!r:.60} ({type(value).__name__})"
+        )
+    if isinstance(value, numbers.Integral):
+        return sp.Integer(int(value))
+    if isinstance(value, Fraction):
+        return sp.Rational(value.numerator, value.denominator)
+    number = float(value)
+    if not math.isfinite(number):
+        raise GpuConceptsError(f"{what} must be finite; got {value!r}")
+    # the simplest rational the float stands for (0.1 is 1/10, 512 / 3 is 512/3); sympy is
+    # handed a float, never a string. Where it guesses an irrational (sqrt(2), E), the decimal
+    # written is taken instead.
+    guess = sp.nsimplify(number)
+    if guess.is_Rational:
+        return guess
+    exact = Fraction(str(number))
+    return sp.Rational(exact.numerator, exact.denominator)
 
 
 def _plain(expr: sp.Expr) -> str:
@@ -136,6 +182,11 @@ class Formula:
         lhs: str | None = None,
         doc: str = "",
     ) -> None:
+        if not isinstance(expr, sp.Expr):  # a string would be parsed, and run, by sympy
+            raise GpuConceptsTypeError(
+                f"{name}: the expression must be a sympy expression of gpuconcepts.symbols; "
+                f"got {expr!r:.60} ({type(expr).__name__})"
+            )
         self.name = name
         self.expr = expr
         self.kind: Kind = kind
@@ -281,8 +332,8 @@ class Formula:
         >>> mlp_intensity.reaches(295, "B", d_in=512, d_out=256, s=2) is None
         True
         """
+        target = exact_number(level, f"{self.name}: level")
         expr, x = self._in_one_symbol(over, values)
-        target = sp.nsimplify(level)
         if sp.limit(expr, x, sp.oo) <= target:
             return None
         roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
@@ -316,7 +367,26 @@ class Formula:
             raise GpuConceptsError(
                 f"{self.name}: the arrays must broadcast together; got shapes {shapes}"
             ) from None
-        return np.asarray(self._numpy(*columns), dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            result = np.asarray(self._numpy(*columns), dtype=np.float64)
+        self._check_finite(result, columns)
+        return result
+
+    def _check_finite(
+        self, result: npt.NDArray[np.float64], columns: list[npt.NDArray[np.float64]]
+    ) -> None:
+        """Refuse an overflow: the exact value is finite, so inf or NaN would be a wrong
+        answer (a result, or a step on the way, beyond float64's 1.8e308)."""
+        bad = ~np.isfinite(result)
+        if not bad.any():
+            return
+        where = np.argwhere(bad)[0] if result.ndim else ()
+        point = [np.broadcast_to(c, result.shape)[tuple(where)] for c in columns]
+        given = ", ".join(f"{n}={v:g}" for n, v in zip(self.params, point, strict=True))
+        raise GpuConceptsError(
+            f"{self.name}: float64 overflows at {given} (the result, or a step on the way, is "
+            f"beyond about 1.8e308); call {self.name}(...) for the exact value"
+        )
 
     def _checked_column(self, name: str, given: npt.ArrayLike) -> npt.NDArray[np.float64]:
         """One array, checked by the rules of the scalar path, in float64.

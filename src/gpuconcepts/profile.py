@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 
+from gpuconcepts.files import check_writable
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement, resolve_device
 from gpuconcepts.render import format_run
@@ -71,9 +71,11 @@ def run_profile(
 ) -> int:
     """The CLI's ``gpuconcepts profile``: measure, then print the run; ``save`` writes it too."""
     resolved = resolve_device(device)
+    if save is not None:
+        check_writable(save)  # a path that cannot be written is said now, not after the run
     run = collect(resolved, quick, progress=stderr_line, dtype=dtype)
     if save is not None:
-        run.save(Path(save))
+        run.save(save)
         stderr_line(f"saved the run to {save}")
     sys.stdout.write(run.to_json() if as_json else format_run(run) + "\n")
     return 0

@@ -23,14 +23,54 @@ gpuconcepts.errors.GpuConceptsError: seconds[1] must be a number; got 'slow'
 Traceback (most recent call last):
 ...
 gpuconcepts.errors.GpuConceptsError: missing field 'sizes'
+
+Every number a record holds is a count, a size, a time or a rate: it must be finite and, unless
+its annotation says otherwise (:class:`Bounds` in ``Annotated``), zero or more. A ``Literal``
+field takes one of its values only:
+
+>>> from typing import Annotated, Literal
+>>> @dataclass(frozen=True)
+... class Launch:
+...     backend: Literal["gloo", "nccl"]
+...     world_size: Annotated[int, at_least(2)]
+...     offset: Annotated[float, ANY_SIGN] = 0.0
+>>> from_record(Launch, {"backend": "gloo", "world_size": 2, "offset": -1.5})
+Launch(backend='gloo', world_size=2, offset=-1.5)
+>>> from_record(Launch, {"backend": "mpi", "world_size": 2})
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: backend must be 'gloo' or 'nccl'; got 'mpi'
+>>> from_record(Launch, {"backend": "gloo", "world_size": 1})
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: world_size must be at least 2; got 1
+>>> from_record(Timed, {"name": "step", "seconds": [float("nan")], "sizes": {}})
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: seconds[0] must be a finite number; got nan
+>>> from_record(Timed, {"name": "step", "seconds": [-1e-3], "sizes": {}})
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: seconds[0] must be 0 or more; got -0.001
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 from collections.abc import Mapping
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from gpuconcepts.errors import GpuConceptsError
 
@@ -38,6 +78,54 @@ T = TypeVar("T")
 
 _SHOWN = 60
 """At most this many characters of a bad value are quoted in an error."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Where a number of a record may lie: ``low`` ≤ value ≤ ``high`` (None: no bound on that
+    side; ``open_low``: ``low`` itself is excluded). Put it in a field's annotation,
+    ``Annotated[int, at_least(2)]``; a number without one must be zero or more
+    (:data:`NON_NEGATIVE`).
+
+    >>> POSITIVE.admits(0), POSITIVE.admits(1e-9), at_least(2).text, ANY_SIGN.admits(-5)
+    (False, True, 'at least 2', True)
+    """
+
+    low: float | None = 0
+    high: float | None = None
+    open_low: bool = False
+
+    def admits(self, value: float) -> bool:
+        """Whether ``value`` lies within the bounds."""
+        if self.low is not None and (value <= self.low if self.open_low else value < self.low):
+            return False
+        return self.high is None or value <= self.high
+
+    @property
+    def text(self) -> str:
+        """The bounds in words, as an error says them."""
+        low = None if self.low is None else f"{self.low:g}"
+        if self.high is not None:
+            top = f"{self.high:g}"
+            return f"at most {top}" if low is None else f"between {low} and {top}"
+        if low is None:
+            return "any number"
+        if self.open_low:
+            return "positive" if self.low == 0 else f"more than {low}"
+        return f"{low} or more" if self.low == 0 else f"at least {low}"
+
+
+NON_NEGATIVE = Bounds()
+"""The bounds of a number whose annotation gives none: a count, a size, a time, a rate."""
+POSITIVE = Bounds(open_low=True)
+"""More than zero: a size that cannot be empty (a cache, a thread count)."""
+ANY_SIGN = Bounds(low=None)
+"""Any finite number (an offset, a difference)."""
+
+
+def at_least(low: float) -> Bounds:
+    """``low`` or more."""
+    return Bounds(low=low)
 
 
 def to_record(value: Any) -> dict[str, Any]:
@@ -55,7 +143,7 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
     """
     if not isinstance(record, Mapping):
         raise GpuConceptsError(f"{where or cls.__name__} must be an object; got {_shown(record)}")
-    hints = get_type_hints(cls)
+    hints = get_type_hints(cls, include_extras=True)
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         name = f"{where}.{f.name}" if where else f.name
@@ -72,11 +160,27 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
         raise GpuConceptsError(f"{where}: {error}") from None
 
 
-def read(value: object, kind: Any, where: str) -> Any:
+def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) -> Any:
     """``value`` checked against the type ``kind`` (lists become tuples where ``kind`` says
-    so); a value of the wrong type is a :class:`GpuConceptsError` naming ``where``."""
+    so); a value of the wrong type is a :class:`GpuConceptsError` naming ``where``.
+
+    A number must be finite and within ``bounds`` (or the :class:`Bounds` in ``kind``'s
+    ``Annotated``); a ``Literal`` admits its values only.
+    """
     origin = get_origin(kind)
-    if kind is Any:
+    if kind is Any or kind is object:
+        return value
+    if origin is Annotated:
+        base, *extras = get_args(kind)
+        found = [e for e in extras if isinstance(e, Bounds)]
+        return read(value, base, where, found[0] if found else bounds)
+    if origin is Literal:
+        allowed = get_args(kind)
+        if value not in allowed or isinstance(value, bool) != any(
+            isinstance(o, bool) for o in allowed
+        ):
+            listed = " or ".join(repr(o) for o in allowed)
+            raise GpuConceptsError(f"{where} must be {listed}; got {_shown(value)}")
         return value
     if origin in (Union, types.UnionType):
         options = [a for a in get_args(kind) if a is not type(None)]
@@ -84,15 +188,16 @@ def read(value: object, kind: Any, where: str) -> Any:
             return None
         if len(options) != 1:
             raise TypeError(f"records: cannot read the union {kind!r}")
-        return read(value, options[0], where)
+        return read(value, options[0], where, bounds)
     if kind is bool:
         return _checked(value, isinstance(value, bool), "true or false", where)
     if kind is int:
         whole = isinstance(value, int) and not isinstance(value, bool)
-        return _checked(value, whole, "a whole number", where)
+        return _within(_checked(value, whole, "a whole number", where), bounds, where)
     if kind is float:
         number = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(_checked(value, number, "a number", where))  # type: ignore[arg-type]
+        _checked(value, number, "a number", where)
+        return float(_within(value, bounds, where))
     if kind is str:
         return _checked(value, isinstance(value, str), "a string", where)
     if origin is tuple:
@@ -104,17 +209,25 @@ def read(value: object, kind: Any, where: str) -> Any:
         elif len(args) != len(items):
             raise GpuConceptsError(f"{where} must hold {len(args)} entries; got {len(items)}")
         pairs = enumerate(zip(items, args, strict=True))
-        return tuple(read(v, a, f"{where}[{i}]") for i, (v, a) in pairs)
+        return tuple(read(v, a, f"{where}[{i}]", bounds) for i, (v, a) in pairs)
     if origin in (dict, Mapping):
         _checked(value, isinstance(value, Mapping), "an object", where)
         key_kind, item_kind = get_args(kind)
         return {
-            read(k, key_kind, f"{where} key"): read(v, item_kind, f"{where}[{k!r}]")
+            read(k, key_kind, f"{where} key"): read(v, item_kind, f"{where}[{k!r}]", bounds)
             for k, v in value.items()  # type: ignore[attr-defined]
         }
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return from_record(kind, value, where)
     raise TypeError(f"records: no reader for {kind!r} ({where})")
+
+
+def _within(value: Any, bounds: Bounds, where: str) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise GpuConceptsError(f"{where} must be a finite number; got {_shown(value)}")
+    if not bounds.admits(value):
+        raise GpuConceptsError(f"{where} must be {bounds.text}; got {_shown(value)}")
+    return value
 
 
 def _checked(value: object, ok: bool, what: str, where: str) -> object:

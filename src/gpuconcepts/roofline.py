@@ -24,12 +24,13 @@ be read against this machine's roofs or another's. matplotlib is imported inside
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.records import POSITIVE, from_record
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -46,8 +47,8 @@ class MemoryLevel:
     """
 
     name: str
-    size_bytes: int | None
-    bytes_per_s: float
+    size_bytes: Annotated[int, POSITIVE] | None
+    bytes_per_s: Annotated[float, POSITIVE]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -119,26 +120,10 @@ class Peaks:
         }
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Peaks:
-        """The inverse of :meth:`to_dict` (the derived ``ridge_point`` is recomputed)."""
-        fields = ("device", "flops_per_s", "bytes_per_s", "dtype")
-        missing = [f for f in fields if f not in record]
-        if missing:
-            raise GpuConceptsError(f"peaks: missing field {missing[0]!r}")
-        return cls(
-            device=str(record["device"]),
-            flops_per_s=record["flops_per_s"],
-            bytes_per_s=record["bytes_per_s"],
-            dtype=str(record["dtype"]),
-            copy_bytes_per_s=record.get("copy_bytes_per_s"),
-            triad_bytes_per_s=record.get("triad_bytes_per_s"),
-            levels=tuple(
-                MemoryLevel(str(v["name"]), v["size_bytes"], v["bytes_per_s"])
-                for v in record.get("levels", ())
-            ),
-            sweep=tuple((int(b), float(r)) for b, r in record.get("sweep", ())),
-            latency_seconds=record.get("latency_seconds"),
-        )
+    def from_dict(cls, record: object) -> Peaks:
+        """The inverse of :meth:`to_dict` (the derived ``ridge_point`` is recomputed); a
+        missing or mistyped field is named (:func:`gpuconcepts.records.from_record`)."""
+        return from_record(cls, record)
 
 
 @dataclass(frozen=True)

@@ -29,26 +29,32 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import platform
+import stat
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import gpuconcepts
 from gpuconcepts.claims.result import ClaimResult, Verdict, tally
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Budget, Fact, Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import binary_bytes
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -99,7 +105,7 @@ class Provenance:
     device: str
     device_name: str
     cpu_model: str
-    cpu_threads: int
+    cpu_threads: Annotated[int, POSITIVE]
     gpu_name: str | None
     gpu_sm_count: int | None
     gpu_memory_bytes: int | None
@@ -113,7 +119,7 @@ class Provenance:
     command: str
     quick: bool
     catalogue_hash: str
-    cache_bytes: int
+    cache_bytes: Annotated[int, POSITIVE]
     free_bytes: int
     seconds: float
     sizes: Mapping[str, Any]
@@ -152,15 +158,9 @@ class Provenance:
         return record
 
     @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Provenance:
-        """The inverse of :meth:`to_dict`; a missing field is named."""
-        if not isinstance(record, Mapping):
-            raise GpuConceptsError("expected an object")
-        names = [f.name for f in fields(cls)]
-        missing = [n for n in names if n not in record]
-        if missing:
-            raise GpuConceptsError(f"missing field {missing[0]!r}")
-        return cls(**{n: record[n] for n in names})
+    def from_dict(cls, record: object) -> Provenance:
+        """The inverse of :meth:`to_dict`; a missing or mistyped field is named."""
+        return from_record(cls, record)
 
     @property
     def summary(self) -> str:
@@ -326,13 +326,20 @@ class Run:
     @classmethod
     def from_json(cls, text: str, *, source: str = "<run>") -> Run:
         """Parse and validate a run; every problem is a GpuConceptsError naming ``source`` and
-        the entry."""
+        the entry: bad JSON, nesting deeper than :data:`MAX_DEPTH`, a number that is not
+        finite (``NaN``, ``Infinity``, ``1e999``) or a whole number beyond 64 bits anywhere,
+        then each field (see :meth:`from_dict`)."""
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_int=_whole_number)
         except json.JSONDecodeError as error:
             raise GpuConceptsError(
                 f"{source}: not a valid JSON file (truncated or damaged?): {error}"
             ) from None
+        except RecursionError:
+            raise GpuConceptsError(
+                f"{source}: nested deeper than a run can be (at most {MAX_DEPTH} levels)"
+            ) from None
+        _check_numbers(data, source)
         return cls.from_dict(data, source=source)
 
     @classmethod
@@ -350,6 +357,8 @@ class Run:
                 raise GpuConceptsError(f"{source}: missing field {name!r}")
         with _entry(source, "provenance"):
             provenance = Provenance.from_dict(data["provenance"])
+        with _entry(source, "provenance.sizes"):
+            _check_sizes(provenance.sizes)
         with _entry(source, "peaks"):
             peaks = Peaks.from_dict(data["peaks"])
         measurements = []
@@ -357,7 +366,8 @@ class Run:
             raise GpuConceptsError(f"{source}: measurements must be a list")
         for i, record in enumerate(data["measurements"]):
             with _entry(source, f"measurements[{i}]"):
-                m = Measurement.from_dict(record)
+                from_record(Measurement, record)  # every field's type and sign, named
+                m = Measurement.from_dict(record)  # whole counts kept exact
             with _entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
                 check_counts(m)
             measurements.append(m)
@@ -385,7 +395,7 @@ class Run:
             raise GpuConceptsError(f"{source}: claims must be a list")
         for i, record in enumerate(data["claims"]):
             with _entry(source, f"claims[{i}]"):
-                claims.append(ClaimResult.from_dict(record))
+                claims.append(_claim(record))
         return cls(
             provenance,
             peaks,
@@ -397,10 +407,126 @@ class Run:
             skipped,
         )
 
-    def save(self, path: Path) -> None:
-        """Write the run to ``path`` as JSON (parent folders are made)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json(), encoding="utf-8")
+    def save(self, path: str | Path) -> None:
+        """Write the run to ``path`` as JSON, at once or not at all (parent folders are made;
+        see :func:`gpuconcepts.files.write_atomic`): an earlier file there survives a failed
+        save byte for byte."""
+        write_atomic(path, self.to_json())
+
+
+def _check_sizes(sizes: Mapping[str, Any]) -> None:
+    """The sizes a run records, as its readers need them: ``presets`` (tables of whole
+    numbers), ``sweeps`` (lists of them) and ``claims`` (null, or every claim size)."""
+    from gpuconcepts.claims.experiments import ClaimSizes
+
+    if "presets" in sizes:
+        read(sizes["presets"], Mapping[str, Mapping[str, int]], "presets")
+    if "sweeps" in sizes:
+        read(sizes["sweeps"], Mapping[str, tuple[int, ...]], "sweeps")
+    if sizes.get("claims") is not None:
+        ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))
+
+
+@dataclass(frozen=True)
+class _Gate:
+    condition: str
+    met: bool
+
+
+_Bound = Annotated[float, ANY_SIGN] | None  # None: an open end, or a value JSON cannot hold
+
+_CLAIM_FIELDS: dict[str, Any] = {
+    "key": str,
+    "architecture": str,
+    "claim": str,
+    "prediction": str,
+    "device": str,
+    "detail": str,
+    "quantity": str,
+    "alternative": str,
+    "predicted": _Bound,
+    "alternative_value": _Bound,
+    "measured": _Bound,
+    "pass_region": tuple[_Bound, _Bound],
+    "interval": tuple[_Bound, _Bound],
+    "visible": bool,
+    "gates": tuple[_Gate, ...],
+    "verdict": Verdict,
+}
+"""The type of each entry of a stored claim, as :func:`~gpuconcepts.records.read` checks it
+(a claim is stored flat: its test's fields sit beside its own)."""
+
+
+def _claim(record: object) -> ClaimResult:
+    """A stored claim result: each entry of :data:`_CLAIM_FIELDS` of its type, and its
+    ``verdict`` (when stored) the one its own test gives."""
+    if not isinstance(record, Mapping):
+        raise GpuConceptsError(f"a claim is an object; got {type(record).__name__}")
+    for name, kind in _CLAIM_FIELDS.items():
+        if name in record:
+            read(record[name], kind, name)
+    result = ClaimResult.from_dict(record)
+    if "verdict" in record:
+        verdict = record["verdict"]
+        if verdict != result.verdict:
+            raise GpuConceptsError(
+                f"verdict is {verdict!r}, but its own test and gates give {result.verdict!r} "
+                "(an edited file?)"
+            )
+    return result
+
+
+MAX_RUN_BYTES = 64 * 1024**2
+"""The largest run file :func:`load` reads (a full GPU run is well under 1 MiB); a larger one is
+refused before a byte of it is read."""
+
+MAX_DEPTH = 32
+"""The deepest nesting of lists and objects a run file may have (a run has about 7 levels)."""
+
+MAX_WHOLE = 2**63
+"""Whole numbers in a run lie below this in size: what any JSON reader holds as a 64-bit int."""
+
+
+class _Oversized(int):
+    """A whole number too large for a run, kept as its length so that the check can name it."""
+
+
+def _whole_number(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > 2 * len(str(MAX_WHOLE)):  # never convert 5,000 digits; quote a few dozen
+        return _Oversized(digits)
+    return int(text)
+
+
+def _check_numbers(data: object, source: str) -> None:
+    """Refuse, naming the entry, a number no run holds (not finite, or a whole number of 64
+    bits or more) and nesting deeper than :data:`MAX_DEPTH`, walking without recursion."""
+    stack: list[tuple[str, object, int]] = [("", data, 0)]
+    while stack:
+        where, value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                top = where.split(".")[0].split("[")[0]
+                raise GpuConceptsError(
+                    f"{source}: {top}: nested deeper than a run can be (at most {MAX_DEPTH} levels)"
+                )
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                name = f"{where}.{key}" if isinstance(value, dict) else f"{where}[{key}]"
+                stack.append((name.lstrip("."), item, depth + 1))
+        elif isinstance(value, _Oversized):
+            raise GpuConceptsError(
+                f"{source}: {where}: a whole number of {int(value):,} digits is beyond what a "
+                "run holds (64 bits)"
+            )
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_WHOLE:
+            raise GpuConceptsError(
+                f"{source}: {where}: {value} is beyond what a run holds (64 bits)"
+            )
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise GpuConceptsError(
+                f"{source}: {where} must be a finite number; got {json.dumps(value)}"
+            )
 
 
 @contextmanager
@@ -415,15 +541,57 @@ def _entry(source: str, where: str) -> Iterator[None]:
 
 
 def load(path: str | Path) -> Run:
-    """Read and validate a saved run; a missing or bad file is a GpuConceptsError naming it."""
+    """Read and validate a saved run; a missing or bad file is a GpuConceptsError naming it.
+
+    Only a regular file of at most :data:`MAX_RUN_BYTES` is read: a FIFO, a device
+    (``/dev/zero``) or a directory is refused without waiting or reading.
+    """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    return Run.from_json(_read_text(path), source=str(path))
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _read_text(path: Path) -> str:
+    """The text of a run file, checked before reading: a regular file, not too large, UTF-8."""
+    try:  # non-blocking: opening a FIFO with no writer must not wait
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         raise GpuConceptsError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise GpuConceptsError(f"{path}: cannot be read ({error})") from None
-    return Run.from_json(text, source=str(path))
+    except OSError as error:
+        raise GpuConceptsError(f"{path}: cannot be read ({cause(error)})") from None
+    try:
+        info = os.fstat(descriptor)
+        for test, kind in _KINDS:
+            if test(info.st_mode):
+                raise GpuConceptsError(f"{path}: is {kind}, not a run file")
+        too_large = GpuConceptsError(
+            f"{path}: is {binary_bytes(info.st_size)}; a run file is at most "
+            f"{binary_bytes(MAX_RUN_BYTES)}"
+        )
+        if info.st_size > MAX_RUN_BYTES:
+            raise too_large
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            data = stream.read(MAX_RUN_BYTES + 1)
+    except OSError as error:
+        raise GpuConceptsError(f"{path}: cannot be read ({cause(error)})") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_RUN_BYTES:  # it grew since it was measured
+        raise too_large
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise GpuConceptsError(
+            f"{path}: not a run file (not UTF-8 text: byte {error.start} is {data[error.start]:#x})"
+        ) from None
 
 
 def load_all(folder: str | Path) -> list[Run]:

@@ -18,6 +18,8 @@ from typing import Literal
 
 import sympy as sp
 
+from gpuconcepts.errors import GpuConceptsError
+
 Domain = Literal["positive integer", "positive real", "between 0 and 1", "0, 1, 2 or 3"]
 """The values a symbol may take: a count, a size, a probability, a ZeRO stage."""
 
@@ -209,6 +211,17 @@ SYMBOLS: dict[str, Symbol] = {s.name: s for s in _TABLE}
 """All symbols by name."""
 
 
-def sym(name: str) -> sp.Symbol:
-    """The sympy symbol called ``name``."""
+def sym(name: object) -> sp.Symbol:
+    """The sympy symbol called ``name``: a declared name only, never an expression to parse.
+
+    >>> sym("d_in")
+    d_in
+    >>> sym("N + 1")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: unknown symbol 'N + 1'; the declared symbols are N, d, s, B, ...
+    """
+    if not isinstance(name, str) or name not in _SYMPY:
+        first = ", ".join(list(_SYMPY)[:4])
+        raise GpuConceptsError(f"unknown symbol {name!r}; the declared symbols are {first}, ...")
     return _SYMPY[name]

@@ -41,11 +41,14 @@ from __future__ import annotations
 
 import decimal
 import math
+import numbers
 import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
+
+from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 
 Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "seconds"]
 Real = int | float | Fraction
@@ -68,11 +71,30 @@ _FLOAT_EXACT = 2**53  # a float holds every integer below this exactly
 _CONTEXT = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN, Emax=10**9, Emin=-(10**9))
 
 
+def _usable(value: object) -> None:
+    """Refuse what no sentence can state: not a real number, NaN or an infinity.
+
+    >>> significant(float("nan"))
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: nan is not a number a reader can use
+    >>> describe_bytes("12")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsTypeError: '12' (str) is not a number
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise GpuConceptsTypeError(f"{value!r:.60} ({type(value).__name__}) is not a number")
+    if not isinstance(value, numbers.Rational) and not math.isfinite(float(value)):
+        raise GpuConceptsError(f"{value!r} is not a number a reader can use")
+
+
 def _decimal(value: Real) -> Decimal:
     """``value`` as a Decimal: ints and floats exactly, a Fraction to 60 digits.
 
     (Decimal converts even a 10,000-digit int, which ``str()`` refuses.)
     """
+    _usable(value)
     if isinstance(value, Fraction):
         return _CONTEXT.divide(Decimal(value.numerator), Decimal(value.denominator))
     return Decimal(value)
@@ -107,8 +129,6 @@ def _round(value: Decimal, digits: int) -> Decimal:
 
 def _parts(value: Real, digits: int) -> tuple[str, int | None]:
     """``(mantissa, exponent)``: exponent None when the number reads best in fixed notation."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a number a reader can use")
     rounded = _round(_decimal(value), digits)
     if rounded == 0 or _FIXED_RANGE[0] <= abs(rounded) < _FIXED_RANGE[1]:
         return _plain_decimal(rounded), None
@@ -184,6 +204,7 @@ def exact_number(n: Real, max_places: int = 6) -> str:
     >>> exact_number(11_942_443.5), exact_number(51_200_000_000), exact_number(2 / 3)
     ('11,942,443.5', '51,200,000,000', '0.667')
     """
+    _usable(n)
     if is_whole(n):
         return _grouped(int(n))
     value = Fraction(n)

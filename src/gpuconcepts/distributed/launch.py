@@ -20,16 +20,21 @@ gpuconcepts.errors.GpuConceptsError: --backend must be gloo or nccl; got 'mpi'
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
 
-BACKENDS = ("gloo", "nccl")
+Backend = Literal["gloo", "nccl"]
+
+BACKENDS: tuple[Backend, ...] = ("gloo", "nccl")
 """``torch.distributed`` backends the book runs: gloo between CPU processes, NCCL between GPUs."""
 
 PROCESSES_PER_CORE = 2
@@ -63,11 +68,11 @@ def gpu_count() -> int:
     return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0
 
 
-def check_backend(backend: str) -> str:
+def check_backend(backend: str) -> Backend:
     """The backend, or an error naming the two allowed."""
     if backend not in BACKENDS:
         raise GpuConceptsError(f"--backend must be gloo or nccl; got {backend!r}")
-    return backend
+    return "nccl" if backend == "nccl" else "gloo"
 
 
 def max_world_size(backend: str, *, cores: int | None = None, gpus: int | None = None) -> int:
@@ -139,12 +144,15 @@ def _entry(
     backend: str,
     port: int,
     args: tuple[Any, ...],
+    parent: int,
 ) -> None:
     """What each process runs: join the group, run ``fn(rank, world_size, *args)``, leave.
 
     When ``fn`` raises, the process leaves at once without the group's orderly shutdown
-    (which would wait for peers that may be gone); its sockets close with it.
+    (which would wait for peers that may be gone); its sockets close with it. The process
+    dies with its ``parent``, even when that one is killed (:func:`_die_with_parent`).
     """
+    _die_with_parent(parent)
     import torch
     import torch.distributed as dist
 
@@ -161,6 +169,42 @@ def _entry(
     )
     fn(rank, world_size, *args)
     dist.destroy_process_group()
+
+
+_PR_SET_PDEATHSIG = 1
+"""Linux's prctl option: the signal a process gets when the thread that started it ends."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent ends, however it ends (Linux; a
+    best effort elsewhere), and end now if the parent is already gone."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:  # it ended before the line above took effect
+        os._exit(1)
+
+
+@contextmanager
+def _workers_deaf_to_ctrl_c() -> Iterator[None]:
+    """Start processes that ignore SIGINT: Ctrl-C reaches every process of the terminal's
+    group, and the workers must leave it to this one, which stops them (one line, no
+    traceback from each). SIGINT is blocked meanwhile, so a Ctrl-C in this short window
+    is delivered, not lost, once the old handler is back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the children
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 _PEER_GONE = ("closed by peer", "reset by peer", "broken pipe", "timed out", "timeout")
@@ -220,13 +264,14 @@ def launch(
 
     check_backend(backend)
     port = free_port() if port is None else check_port(port)
-    context = mp.start_processes(  # type: ignore[attr-defined,no-untyped-call]
-        _entry,
-        args=(fn, world_size, backend, port, args),
-        nprocs=world_size,
-        join=False,
-        start_method="spawn",
-    )
+    with _workers_deaf_to_ctrl_c():
+        context = mp.start_processes(  # type: ignore[attr-defined,no-untyped-call]
+            _entry,
+            args=(fn, world_size, backend, port, args, os.getpid()),
+            nprocs=world_size,
+            join=False,
+            start_method="spawn",
+        )
     processes = list(context.processes)
     deadline = time.monotonic() + timeout_s
     running = {p.sentinel: i for i, p in enumerate(processes)}
@@ -249,13 +294,17 @@ def launch(
                     raise GpuConceptsError(
                         _root_cause(processes, context.error_files, ended + rest)
                     )
+    except BaseException as stopped:
+        # Ctrl-C or SIGTERM: stop them now; an error: give them time to say theirs
+        _stop(processes, STOP_GRACE_S if isinstance(stopped, Exception) else 0.0)
+        raise
     finally:
         _stop(processes)
 
 
-def _stop(processes: list[Any]) -> None:
+def _stop(processes: list[Any], grace_s: float = STOP_GRACE_S) -> None:
     """Give live processes a short grace, then SIGTERM, then SIGKILL; reap them all."""
-    deadline = time.monotonic() + STOP_GRACE_S
+    deadline = time.monotonic() + grace_s
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))
     for process in processes:

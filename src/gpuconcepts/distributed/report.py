@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from gpuconcepts.book import markdown_table
 from gpuconcepts.claims.result import ClaimResult
@@ -33,7 +33,7 @@ from gpuconcepts.distributed.traffic import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
-from gpuconcepts.records import from_record, to_record
+from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
 from gpuconcepts.units import plain_number, si
 
 
@@ -41,14 +41,14 @@ from gpuconcepts.units import plain_number, si
 class DistributedReport:
     """Everything one ``gpuconcepts distributed`` run measured, with the fit and the claims."""
 
-    world_size: int
-    backend: str
+    world_size: Annotated[int, at_least(2)]
+    backend: Literal["gloo", "nccl"]
     quick: bool
     device: str
     sizes: Sizes
     collectives: tuple[Collective, ...]
     fit: AlphaBeta | None
-    cores: int
+    cores: Annotated[int, POSITIVE]
     seconds: float
     timings: Mapping[str, float]
     fit_problem: str = ""
@@ -182,7 +182,7 @@ def measure(
 
     ``sizes`` overrides the quick or full sizes (the tests use smaller ones).
     """
-    launch.check_backend(backend)
+    chosen = launch.check_backend(backend)
     launch.check_world_size(world_size, backend)
     if port is not None:
         launch.check_port(port)
@@ -216,7 +216,7 @@ def measure(
         problem = str(error)
     return DistributedReport(
         world_size=world_size,
-        backend=backend,
+        backend=chosen,
         quick=quick,
         device=_device(backend, world_size),
         sizes=sizes,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -25,6 +24,7 @@ import torch.nn.functional as F
 from gpuconcepts import formulas
 from gpuconcepts.distributed.launch import cpu_cores
 from gpuconcepts.distributed.traffic import Sizes, loopback_bytes
+from gpuconcepts.files import write_atomic
 
 Record = dict[str, Any]
 
@@ -493,4 +493,4 @@ def run_all(rank: int, world: int, sizes_record: dict[str, Any], out: str) -> No
         timings[name] = time.perf_counter() - start
     if rank == 0:
         payload = {"records": records, "timings": timings, "threads": torch.get_num_threads()}
-        Path(out).write_text(json.dumps(payload), encoding="utf-8")
+        write_atomic(out, json.dumps(payload))

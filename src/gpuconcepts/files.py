@@ -1,0 +1,170 @@
+"""Writing files so that they are either wholly new or wholly old: never half written.
+
+Every file gpuconcepts writes (``profile --save``, the book's cached Run, its notebooks and
+scripts, figures through :func:`save_figure`) goes through :func:`write_atomic`: the bytes go to a temporary file in the same
+folder, are flushed and synced to the disk, and only then renamed over the destination
+(:func:`os.replace`, atomic on POSIX). A full disk, a signal or a crash part way leaves the
+earlier file as it was, byte for byte, and no temporary file behind.
+
+A path that cannot be written is one :class:`~gpuconcepts.errors.GpuConceptsError` naming the
+path and the cause, and :func:`check_writable` says so before anything long runs:
+
+>>> import tempfile
+>>> folder = Path(tempfile.mkdtemp())
+>>> write_atomic(folder / "run.json", "{}\\n")
+>>> (folder / "run.json").read_text(), os.listdir(folder)
+('{}\\n', ['run.json'])
+>>> write_atomic(folder / "run.json" / "under.json", "{}")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: cannot write .../run.json/under.json: a folder on its path is a file
+>>> import shutil; shutil.rmtree(folder)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpuconcepts.errors import GpuConceptsError
+
+_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EFBIG: "the file is larger than this process may write",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "the file system is read-only",
+    errno.EISDIR: "it is a directory",
+    errno.ENOTDIR: "a folder on its path is a file",
+    errno.ENOENT: "a folder on its path does not exist",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def cause(error: OSError) -> str:
+    """An OSError's cause in words (the system's own text when it is not a common one).
+
+    >>> cause(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full'
+    >>> cause(OSError(errno.EIO, "Input/output error"))
+    'Input/output error'
+    """
+    if error.errno in _CAUSES:
+        return _CAUSES[error.errno]
+    return error.strerror or str(error)
+
+
+def _refuse(path: Path, error: OSError) -> GpuConceptsError:
+    return GpuConceptsError(f"cannot write {path}: {cause(error)}")
+
+
+def _prepare(path: Path) -> None:
+    """Make the parent folders of ``path``; refuse a destination that is a directory."""
+    if path.is_dir():
+        raise GpuConceptsError(f"cannot write {path}: it is a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a folder of the path should be
+        raise GpuConceptsError(f"cannot write {path}: a folder on its path is a file") from None
+    except OSError as error:
+        raise _refuse(path, error) from None
+
+
+def write_atomic(path: str | Path, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` at once or not at all.
+
+    The content goes to a temporary file beside ``path`` (same folder, so the rename cannot
+    cross file systems), is flushed and fsynced, then replaces ``path``. When anything fails
+    on the way, including an interrupt, the temporary file is removed and ``path`` keeps its
+    old content. Parent folders are made. The new file keeps the permissions of the one it
+    replaces (or gets those a plain ``open(path, "w")`` would give).
+    """
+    path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    handle, temporary = _temporary(path)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        temporary.chmod(_mode(path))
+        temporary.replace(path)
+    except OSError as error:
+        _remove(temporary)
+        raise _refuse(path, error) from None
+    except BaseException:  # an interrupt part way: the destination keeps its old content
+        _remove(temporary)
+        raise
+    _sync_folder(path.parent)
+
+
+def save_figure(figure: Any, path: str | Path, **options: Any) -> None:
+    """Save a matplotlib figure to ``path`` through :func:`write_atomic`; the format comes
+    from the suffix (``.svg``, ``.png``, ``.pdf``), ``options`` go to ``savefig``."""
+    path = Path(path)
+    kind = path.suffix.lstrip(".").lower()
+    if not kind:
+        raise GpuConceptsError(f"cannot write {path}: give the figure a suffix (.svg, .png, .pdf)")
+    buffer = io.BytesIO()
+    try:
+        figure.savefig(buffer, format=kind, **options)
+    except ValueError as error:  # matplotlib: an unknown format
+        raise GpuConceptsError(f"cannot write {path}: {error}") from None
+    write_atomic(path, buffer.getvalue())
+
+
+def check_writable(path: str | Path) -> None:
+    """Raise a :class:`GpuConceptsError` now when :func:`write_atomic` could not write
+    ``path`` (a directory, a file on its path, a read-only folder), before anything long runs.
+
+    It makes the missing parent folders and creates (then removes) a temporary file beside
+    ``path``; ``path`` itself is left alone.
+    """
+    handle, temporary = _temporary(Path(path))
+    os.close(handle)
+    _remove(temporary)
+
+
+def _temporary(path: Path) -> tuple[int, Path]:
+    """A new temporary file beside ``path`` (parent folders made), open for writing."""
+    _prepare(path)
+    try:
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise _refuse(path, error) from None
+    return handle, Path(name)
+
+
+def _remove(temporary: Path) -> None:
+    with contextlib.suppress(OSError):
+        temporary.unlink()
+
+
+def _mode(path: Path) -> int:
+    """The permissions of the file being replaced, or what ``open(path, "w")`` would give."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+def _sync_folder(folder: Path) -> None:
+    """Sync the folder's entry of the rename too (best effort: not every system allows it)."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,220 @@
+"""Ctrl-C and SIGTERM end every long command within 2 s, with one line and exit 130 or 143;
+no worker process survives, no temporary folder stays, a destination is never half replaced.
+
+Each test starts the real command line, waits until it is at work, sends the signal and
+times the exit. Ctrl-C is sent to the whole process group, as a terminal does.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+STOP_WITHIN_S = 2.0
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (Linux /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead but not yet reaped, is not alive)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+class Command:
+    """A ``gpuconcepts`` command started in its own process group, its stderr collected."""
+
+    def __init__(self, args: list[str], tmp: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(SRC), "TMPDIR": str(tmp)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gpuconcepts", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        self.lines: list[str] = []
+        assert self.process.stderr is not None
+        stream = self.process.stderr
+        self.reader = threading.Thread(target=lambda: self.lines.extend(stream), daemon=True)
+        self.reader.start()
+
+    def wait_until(self, ready: Callable[[], bool], timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            assert self.process.poll() is None, f"ended early: {''.join(self.lines)}"
+            assert time.monotonic() < deadline, "never got to work"
+            time.sleep(0.05)
+
+    def said(self, text: str) -> Callable[[], bool]:
+        return lambda: any(text in line for line in self.lines)
+
+    def stop(self, number: int, *, group: bool) -> float:
+        """Send the signal (to the group, as a terminal's Ctrl-C does) and time the exit."""
+        start = time.monotonic()
+        if group:
+            os.killpg(self.process.pid, number)
+        else:
+            self.process.send_signal(number)
+        self.process.wait(timeout=60)
+        seconds = time.monotonic() - start
+        self.close()
+        return seconds
+
+    def close(self) -> None:
+        """Kill the command if it still runs; read the rest of its stderr; close the pipe."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=60)
+        self.reader.join(timeout=10)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+
+
+Start = Callable[[list[str]], Command]
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Start]:
+    """Start commands (in ``tmp_path`` as their TMPDIR); any left running is killed after."""
+    started: list[Command] = []
+
+    def run(args: list[str]) -> Command:
+        started.append(Command(args, tmp_path))
+        return started[-1]
+
+    yield run
+    for command in started:
+        command.close()
+
+
+def _check_ended(command: Command, seconds: float, status: int, line: str) -> None:
+    err = "".join(command.lines)
+    assert command.process.returncode == status, err
+    assert seconds < STOP_WITHIN_S, f"took {seconds:.2f} s"
+    assert "Traceback" not in err
+    assert command.lines[-1] == line + "\n"
+    assert sum("gpuconcepts" in x and "error" in x for x in command.lines) == 0
+
+
+@pytest.mark.timeout(180)
+def test_ctrl_c_ends_profile_and_keeps_the_old_save(tmp_path: Path, start: Start) -> None:
+    saved = tmp_path / "r.json"
+    saved.write_text("the earlier run\n")
+    command = start(["profile", "--quick", "--device", "cpu", "--save", str(saved)])
+    command.wait_until(command.said("peaks on"))
+    time.sleep(1.0)
+    seconds = command.stop(signal.SIGINT, group=True)
+    _check_ended(command, seconds, 130, "gpuconcepts profile: interrupted (Ctrl-C)")
+    assert saved.read_text() == "the earlier run\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary file
+
+
+@pytest.mark.timeout(180)
+def test_sigterm_ends_verify(start: Start) -> None:
+    command = start(["verify", "--quick", "--device", "cpu"])
+    command.wait_until(command.said("peaks on"))
+    time.sleep(1.0)
+    seconds = command.stop(signal.SIGTERM, group=False)
+    _check_ended(command, seconds, 143, "gpuconcepts verify: terminated (SIGTERM)")
+
+
+SLOW_MODEL = """
+import sys
+import torch
+
+def build():
+    print("building the model", file=sys.stderr, flush=True)
+    return torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(200)])
+"""
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(
+    ("number", "status", "line"),
+    [
+        (signal.SIGINT, 130, "gpuconcepts analyze: interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 143, "gpuconcepts analyze: terminated (SIGTERM)"),
+    ],
+)
+def test_a_signal_ends_analyze_on_a_slow_model(
+    number: int, status: int, line: str, tmp_path: Path, start: Start
+) -> None:
+    model = tmp_path / "slow.py"
+    model.write_text(SLOW_MODEL)
+    args = ["analyze", f"{model}:build", "--input", "256x1024", "--device", "cpu"]
+    command = start(args)
+    command.wait_until(command.said("building the model"))
+    time.sleep(2.0)
+    seconds = command.stop(number, group=number == signal.SIGINT)
+    _check_ended(command, seconds, status, line)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(
+    ("number", "status", "line"),
+    [
+        (signal.SIGINT, 130, "gpuconcepts distributed: interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 143, "gpuconcepts distributed: terminated (SIGTERM)"),
+    ],
+)
+def test_a_signal_ends_distributed_and_its_workers(
+    number: int, status: int, line: str, tmp_path: Path, start: Start
+) -> None:
+    command = start(["distributed", "--world-size", "2", "--quick"])
+    pid = command.process.pid
+    command.wait_until(lambda: len(_children(pid)) >= 2)
+    time.sleep(1.5)
+    workers = _children(pid)
+    seconds = command.stop(number, group=number == signal.SIGINT)
+    _check_ended(command, seconds, status, line)
+    time.sleep(0.5)
+    assert [w for w in workers if _alive(w)] == []
+    assert list(tmp_path.glob("gpuconcepts-distributed-*")) == []  # its folder is removed
+
+
+@pytest.mark.timeout(180)
+def test_a_worker_dies_with_a_killed_parent(start: Start) -> None:
+    """SIGKILL cannot be handled: the kernel ends the workers instead (PR_SET_PDEATHSIG)."""
+    command = start(["distributed", "--world-size", "2", "--quick"])
+    pid = command.process.pid
+    command.wait_until(lambda: len(_children(pid)) >= 2)
+    workers = _children(pid)
+    command.wait_until(lambda: any(_torch_loaded(w) for w in workers))
+    command.stop(signal.SIGKILL, group=False)
+    deadline = time.monotonic() + 20
+    while [w for w in workers if _alive(w)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [w for w in workers if _alive(w)] == []
+
+
+def _torch_loaded(pid: int) -> bool:
+    """Whether a worker has got past its start (its torch library is mapped)."""
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
