@@ -375,6 +375,31 @@ def test_dlrm_paired_rounds_cancel_load_that_hits_both_sides() -> None:
     assert apart.verdict == "undecided"
 
 
+def test_the_dlrm_page_never_calls_an_anomaly_agreement() -> None:
+    from gpuconcepts.claims.dlrm import post_row_text
+
+    def page(random_seconds: float, sequential_seconds: float) -> str:
+        post = lookups(random_seconds, sequential_seconds, d=128)  # 512-byte rows: no gap
+        narrow = lookups(4e-4, 1e-4, d=4)
+        result = judge_dlrm_lookups(
+            *post, peaks=PEAKS, cache_bytes=CACHE, device=DEVICE, widths=(narrow,)
+        )
+        return post_row_text(result)
+
+    anomaly = page(1.19e-3, 8.0e-3)  # random rows 6.7x as fast as consecutive ones
+    assert "agrees" not in anomaly
+    assert anomaly.endswith("not read as agreement.")
+    assert "The measurement is an anomaly: consecutive rows ran slower than random ones" in anomaly
+    assert "sequential ÷ random 0.15×, interval 0.149 to 0.149" in anomaly
+    same = page(1e-4, 1e-4)
+    assert same.endswith(
+        "The measurement agrees within its noise: sequential ÷ random 1×, "
+        "interval 1 to 1, an interval that holds 1."
+    )
+    faster = page(2e-4, 1e-4)
+    assert "Yet consecutive rows still ran 2× as fast as random ones" in faster
+
+
 def test_dlrm_consecutive_rows_slower_than_random_ones_is_an_anomaly() -> None:
     # the case: 512-byte rows, where the model predicts no gap, came out with random
     # rows 6.8x as fast as consecutive ones; no sentence may call that agreement
@@ -1491,7 +1516,7 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
         assert claim["verdict"] in ("holds", "fails", "not visible")
     # the distributed claims name the process group they ran in, the others this device
     devices = [c["device"] for c in record["claims"]]
-    assert set(devices[: -len(DISTRIBUTED_KEYS)]) == {record["device_label"]}
+    assert set(devices[: -len(DISTRIBUTED_KEYS)]) == {record["provenance"]["device_name"]}
     assert set(devices[-len(DISTRIBUTED_KEYS) :]) == {synthetic_distributed().device}
     assert sum(record["counts"].values()) == len(keys)
     assert record["device"] == "cpu"
@@ -1523,7 +1548,8 @@ def test_run_verify_json_from_a_saved_run(
         low, high = claim["pass_region"]
         assert low is not None or high is not None
         assert len(claim["interval"]) == 2
-    assert record["device_label"] == LABEL
+    assert record["provenance"]["device_name"] == LABEL
+    assert record["device_label"].startswith(f"{LABEL}, ")  # unique: time, commit, sizes
     assert err == ""  # a replay has nothing to report progress on
 
 
@@ -1539,8 +1565,11 @@ def test_run_verify_text_from_a_saved_run(
     assert " 1. [" in out
     assert "pass region:" in out
     assert "rules out:" in out
-    held = tiny.run.counts["holds"]
-    assert f"{held} of {len(EXPECTED_KEYS)} claims hold" in out
+    counts = tiny.run.counts
+    assert (
+        f"Of {len(EXPECTED_KEYS)} claims: {counts['holds']} hold, {counts['fails']} fail, "
+        f"{counts['undecided']} undecided, {counts['not visible']} not visible on this device."
+    ) in out
     assert max(len(line) for line in out.splitlines()) <= 100
 
 

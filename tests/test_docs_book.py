@@ -127,7 +127,8 @@ def test_a_recorded_run_is_rendered_with_its_provenance(tmp_path: Path) -> None:
         "quick sizes (commit abc123):"
     )
     assert table.splitlines()[2].startswith(
-        '| `cnn-conv`<br><small data-run="cuda (NVIDIA H200) @ 2026-01-01T00:00:00Z">B=1, H=6'
+        '| `cnn-conv`<br><small data-run="cuda (NVIDIA H200), 2026-01-01 00:00 UTC, abc123, '
+        'quick">B=1, H=6'
     )
     assert "10\u00a0µs" in table
     assert recorded_section("cnn", tmp_path) == (

@@ -62,7 +62,7 @@ FIELDS: list[tuple[str, Edit, str]] = [
     ("measurement sign", lambda d: d["measurements"][1].update(bytes=-8),
      "measurements[1]: bytes must be 0 or more; got -8"),
     ("literal verdict", lambda d: d["claims"][0].update(verdict="maybe"),
-     "claims[0]: verdict must be 'holds' or 'fails' or 'not visible'; got 'maybe'"),
+     "claims[0]: verdict must be 'holds' or 'fails' or 'undecided' or 'not visible'; got 'maybe'"),
     ("verdict against its test", lambda d: d["claims"][0].update(verdict="fails"),
      "claims[0]: verdict is 'fails', but its own test and gates give 'holds' (an edited file?)"),
     ("claim bool", lambda d: d["claims"][0].update(visible="no"),

@@ -5,6 +5,8 @@ The CUDA timer runs here with a fake backend, so its logic is tested without a G
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -374,3 +376,54 @@ def test_cuda_timer_with_real_events_and_flush() -> None:
     flush = measure.make_flusher("cuda")
     flush()
     assert measure.last_level_cache_bytes("cuda") > 0
+
+
+# -- paired rounds and the noise probe -----------------------------------------------------------
+class _Call:
+    """A kernel stand-in for Rounds: records its name in a shared log each time it runs."""
+
+    flush = False
+
+    def __init__(self, name: str, log: list[str]) -> None:
+        self.fn = lambda: log.append(name)
+
+    def settings(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+def test_rounds_run_every_kernel_once_per_round_in_a_shuffled_order() -> None:
+    from gpuconcepts.measure import Rounds
+
+    log: list[str] = []
+    rounds = Rounds([_Call(n, log) for n in "abc"], "cpu", min_rep_seconds=0)
+    log.clear()  # the warm-up ran each once
+    rounds.more(12)
+    assert [len(t) for t in rounds.times] == [12, 12, 12]
+    orders = ["".join(log[3 * i : 3 * i + 3]) for i in range(12)]
+    assert all(sorted(order) == ["a", "b", "c"] for order in orders)  # each once per round
+    assert len(set(orders)) > 1  # and not always in the same order
+    again = Rounds([_Call(n, []) for n in "abc"], "cpu", min_rep_seconds=0)
+    with pytest.raises(GpuConceptsError, match="give at least one kernel"):
+        Rounds([], "cpu")
+    assert again.count == 0
+
+
+def test_the_noise_probe_says_whether_the_machine_was_busy() -> None:
+    from gpuconcepts.measure import NoiseProbe, probe_noise
+    from gpuconcepts.run import Provenance
+
+    probe = probe_noise("cpu")
+    assert probe.cores >= 1
+    assert probe.reference_seconds > 0
+    assert probe.reference_spread >= 0
+    quiet = NoiseProbe(0.1, 2, 2600.0, 1e-4, 0.03)
+    busy = dataclasses.replace(quiet, load_average=1.9, reference_spread=0.35)
+    provenance = dataclasses.replace(Provenance.example(), noise_before=quiet, noise_after=busy)
+    assert provenance.noise == (
+        "This run's machine was busy: before the run, load average 0.1 on 2 cores, 2,600 MHz, a "
+        "reference kernel's spread 3%; after it, load average 1.9 on 2 cores, 2,600 MHz, a "
+        "reference kernel's spread 35%."
+    )
+    calm = dataclasses.replace(provenance, noise_after=quiet)
+    assert calm.noise.startswith("This run's machine was quiet")
+    assert Provenance.from_dict(provenance.to_dict()) == provenance

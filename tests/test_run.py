@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -85,8 +86,8 @@ def test_a_stale_count_is_refused_and_named(run: Run, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(schema=99), "unknown schema version 99; this gpuconcepts reads 2"),
-        (lambda d: d.update(schema=1), "r.json: unknown schema version 1; this gpuconcepts reads 2"),
+        (lambda d: d.update(schema=99), "unknown schema version 99; this gpuconcepts reads 3"),
+        (lambda d: d.update(schema=1), "r.json: unknown schema version 1; this gpuconcepts reads 3"),
         (lambda d: d.pop("wholemodel"), "missing field 'wholemodel'"),
         (lambda d: d.pop("skipped"), "missing field 'skipped'"),
         (lambda d: d["wholemodel"]["decode"]["seconds"][2].__setitem__(0, "slow"),
@@ -143,7 +144,7 @@ def test_load_all_reads_a_folder_in_name_order(tmp_path: Path) -> None:
     assert load_all(tmp_path / "missing") == []
     synthetic_run("gpu B").save(tmp_path / "b.json")
     synthetic_run("gpu A").save(tmp_path / "a.json")
-    assert [r.label for r in load_all(tmp_path)] == ["gpu A", "gpu B"]
+    assert [r.provenance.device_name for r in load_all(tmp_path)] == ["gpu A", "gpu B"]
 
 
 def test_select_and_measurement(run: Run) -> None:
@@ -214,7 +215,7 @@ def test_the_parts_claims_and_counts(run: Run) -> None:
     assert set(run.by_architecture()) == {"Whole model", "Beyond one device"}
     # the whole-model claims are judged under the run's peaks and cache, on its device
     assert run.claim("decode-knee").test.predicted == pytest.approx(20.0)
-    assert run.claim("decode-floor").device == run.label
+    assert run.claim("decode-floor").device == run.provenance.device_name
     assert run.claim("pipeline-bubble").device == run.distributed.device  # type: ignore[union-attr]
 
 
@@ -265,7 +266,7 @@ def test_verify_run_rejudges_the_parts(
     text = capsys.readouterr().out
     assert "Whole model" in text
     assert "Beyond one device" in text
-    assert "13 of 14 claims hold" in text
+    assert "Of 14 claims: 13 hold, 0 fail, 0 undecided, 1 not visible on this device." in text
 
 
 def test_a_schema_1_file_is_one_line_naming_it(
@@ -275,7 +276,7 @@ def test_a_schema_1_file_is_one_line_naming_it(
     for argv in (["verify", "--run", str(path)], ["compare", str(path)]):
         assert cli.main(argv) == 2
         err = capsys.readouterr().err.strip()
-        assert err.endswith(f"{path}: unknown schema version 1; this gpuconcepts reads 2")
+        assert err.endswith(f"{path}: unknown schema version 1; this gpuconcepts reads 3")
         assert len(err.splitlines()) == 1
 
 
@@ -298,12 +299,24 @@ def test_compare_puts_devices_side_by_side() -> None:
     assert len(rows) == len(fast.measurements)
     first = rows[0]
     assert (first["workload"], first["sizes"]) == ("dlrm-random", "N=256, d=8, B=4, L=2")
-    assert first["runs"]["machine B"]["seconds"] == pytest.approx(
-        4 * first["runs"]["machine A"]["seconds"]
-    )
+    assert first["runs"][1]["seconds"] == pytest.approx(4 * first["runs"][0]["seconds"])
     text = format_compare([fast, slow])
     assert "[1] machine A" in text
     assert "[2] machine B" in text
+
+
+def test_two_runs_of_one_machine_are_two_columns() -> None:
+    # the case: two runs of one CPU carried one label, and the table showed one run twice
+    first = synthetic_run("cpu (AMD EPYC, 2 threads)", 1e-3)
+    later = synthetic_run("cpu (AMD EPYC, 2 threads)", 2e-3)
+    later = dataclasses.replace(
+        later, provenance=dataclasses.replace(later.provenance, created_utc="2026-02-02T10:00:00Z")
+    )
+    assert first.provenance.device_name == later.provenance.device_name
+    assert first.label != later.label
+    assert later.label == "cpu (AMD EPYC, 2 threads), 2026-02-02 10:00 UTC, no commit, quick"
+    rows = compare_rows([first, later])
+    assert all(row["runs"][0]["seconds"] != row["runs"][1]["seconds"] for row in rows)
 
 
 def test_cli_compare_and_its_errors(

@@ -318,15 +318,16 @@ def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:
     """(device, latency floor in seconds) of each run measured on a GPU that measured one: the
     time of its smallest kernel, launch included. Empty until a GPU run is recorded."""
     return [
-        (run.label, run.peaks.latency_seconds)
+        (run.provenance.device_name, run.peaks.latency_seconds)
         for run in runs
         if run.peaks.device == "cuda" and run.peaks.latency_seconds is not None
     ]
 
 
 def run_source(run: Run) -> str:
-    """What names a recorded run in its tables' ``data-run``: its device and when it ran."""
-    return f"{run.label} @ {run.provenance.created_utc}"
+    """What names a recorded run in its tables' ``data-run``: its label (device, time, commit
+    and sizes, unique to the run)."""
+    return run.label
 
 
 def recorded_section(name: str, docs: Path | None = None) -> str:

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.units import GiB, MiB
+from gpuconcepts.units import GiB, MiB, percent, plain_number, plural, significant
 
 DEVICES = ("auto", "cpu", "cuda")
 """Device specs the CLI and :func:`resolve_device` accept."""
@@ -750,3 +750,85 @@ class Rounds:
             self._order.shuffle(order)
             for i in order:
                 self.times[i].append(self._repetition(self.kernels[i], self._calls[i]))
+
+
+# -- noise -----------------------------------------------------------------------------------
+REFERENCE_REPEATS = 21
+"""Repetitions of the noise probe's reference kernel (a few milliseconds in all)."""
+
+
+@dataclass(frozen=True)
+class NoiseProbe:
+    """How busy the machine was at one moment: its load, its clock and the spread of a fixed
+    reference kernel (a small matrix product timed :data:`REFERENCE_REPEATS` times).
+
+    A run takes one before and one after its measurements and keeps both in its provenance,
+    so a reader sees how much noise its verdicts had to get through.
+
+    >>> probe = NoiseProbe(load_average=0.2, cores=2, cpu_mhz=None, reference_seconds=1e-4,
+    ...                    reference_spread=0.35)
+    >>> probe.busy, probe.text()
+    (True, "load average 0.2 on 2 cores, a reference kernel's spread 35%")
+    """
+
+    load_average: float
+    cores: int
+    cpu_mhz: float | None
+    reference_seconds: float
+    reference_spread: float
+
+    @property
+    def busy(self) -> bool:
+        """True when the reference kernel's spread (IQR over median) was over
+        :data:`NOISE_THRESHOLD`, the level at which a single measurement is called noisy."""
+        return self.reference_spread > NOISE_THRESHOLD
+
+    def text(self) -> str:
+        """The probe in words."""
+        clock = f", {plain_number(round(self.cpu_mhz))} MHz" if self.cpu_mhz else ""
+        return (
+            f"load average {significant(self.load_average, 2)} on "
+            f"{plural(self.cores, 'core')}{clock}, a reference kernel's spread "
+            f"{percent(self.reference_spread)}"
+        )
+
+
+def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
+    """The mean clock of the CPU's cores from /proc/cpuinfo ("cpu MHz"), when it says."""
+    try:
+        values = [
+            float(line.split(":", 1)[1])
+            for line in cpuinfo.read_text().splitlines()
+            if line.startswith("cpu MHz")
+        ]
+    except (OSError, ValueError):
+        return None
+    return sum(values) / len(values) if values else None
+
+
+def probe_noise(device: str) -> NoiseProbe:
+    """A :class:`NoiseProbe` of this machine now (a few milliseconds)."""
+    import torch
+
+    n = 256 if device == "cpu" else 2048
+    a = torch.ones((n, n), device=device)
+    b = torch.ones((n, n), device=device)
+    times = Measurement(
+        "probe",
+        device,
+        {},
+        time_function(lambda: a @ b, device, repeats=REFERENCE_REPEATS, warmup=3),
+        0,
+        1,
+    )
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not on this platform
+        load = 0.0
+    return NoiseProbe(
+        load_average=round(load, 2),
+        cores=os.cpu_count() or 1,
+        cpu_mhz=cpu_mhz() if device == "cpu" else None,
+        reference_seconds=times.seconds,
+        reference_spread=times.iqr_seconds / times.seconds,
+    )

@@ -24,9 +24,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.claims.result import tally
+from gpuconcepts.claims.result import Verdict, tally
 from gpuconcepts.roofline import Peaks, Placement, place
-from gpuconcepts.units import percent, si, sizes, times
+from gpuconcepts.units import percent, plain_number, plural, si, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -211,15 +211,26 @@ def format_run(run: Run) -> str:
         ),
     ]
     if run.claims:
-        out.append(
-            f"claims: {counts['holds']} hold, {counts['fails']} fail, "
-            f"{counts['not visible']} not visible (gpuconcepts verify shows them)"
-        )
+        out.append(f"claims: {tally_text(counts)} (gpuconcepts verify shows them)")
+        out.append(run.provenance.noise)
     out.append(f"wall time {run.provenance.seconds:.1f} s")
     return "\n".join(out)
 
 
 # -- claims ------------------------------------------------------------------------------------
+def tally_text(counts: Mapping[Verdict, int]) -> str:
+    """How many claims got each verdict, in words.
+
+    >>> tally_text({"holds": 30, "fails": 1, "undecided": 2, "not visible": 1})
+    '30 hold, 1 fail, 2 undecided, 1 not visible'
+    """
+    return (
+        f"{plain_number(counts['holds'])} hold, {plain_number(counts['fails'])} fail, "
+        f"{plain_number(counts['undecided'])} undecided, "
+        f"{plain_number(counts['not visible'])} not visible"
+    )
+
+
 def _wrap(label: str, text: str) -> list[str]:
     head = f"{' ' * 6}{label:<13}"
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
@@ -271,12 +282,9 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
         "",
     ]
     body = [format_claim(i, r) for i, r in enumerate(results, start=1)]
-    counts = tally(results)
-    summary = (
-        f"{counts['holds']} of {len(results)} claims hold, {counts['fails']} fail, "
-        f"{counts['not visible']} not visible on this device."
-    )
-    return "\n".join([*head, "\n\n".join(body), "", summary])
+    summary = f"Of {plural(len(results), 'claim')}: {tally_text(tally(results))} on this device."
+    noise = textwrap.wrap(run.provenance.noise, WIDTH)
+    return "\n".join([*head, "\n\n".join(body), "", summary, *noise])
 
 
 def markdown_claim(result: ClaimResult) -> str:
@@ -360,11 +368,13 @@ def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """One row per workload and sizes measured by any run: each run's time, spread and bound.
 
     Rows are keyed by workload and sizes without the dtype (a GPU measures in bfloat16 what a
-    CPU measures in float32); the dtype is reported per run.
+    CPU measures in float32); the dtype is reported per run. ``runs`` of a row holds one cell
+    per run, in the order given (None where that run did not measure it): columns belong to
+    runs, never to labels, so two runs of one machine stay two columns.
     """
     order: list[tuple[str, str]] = []
-    cells: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    for run in runs:
+    cells: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for index, run in enumerate(runs):
         for m in run.measurements:
             shape = {k: v for k, v in m.params.items() if k not in ("dtype", "s")}
             key = (m.workload, sizes(shape))
@@ -373,7 +383,7 @@ def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
                 cells[key] = {}
             where = place(m, run.peaks)
             cells[key].setdefault(
-                run.label,
+                index,
                 {
                     "dtype": m.params.get("dtype"),
                     "seconds": m.seconds,
@@ -386,7 +396,14 @@ def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
                     "attained": where.attained,
                 },
             )
-    return [{"workload": w, "sizes": s, "runs": cells[(w, s)]} for w, s in order]
+    return [
+        {
+            "workload": w,
+            "sizes": s,
+            "runs": [cells[(w, s)].get(index) for index in range(len(runs))],
+        }
+        for w, s in order
+    ]
 
 
 def compare_dict(runs: Sequence[Run]) -> dict[str, Any]:
@@ -415,15 +432,13 @@ def format_compare(runs: Sequence[Run]) -> str:
         out.append(f"      {format_peaks(run.peaks)}")
     rows = [["workload", "sizes", *names]]
     for row in compare_rows(runs):
-        cells = []
-        for run in runs:
-            cell = row["runs"].get(run.label)
-            cells.append(
-                "—"
-                if cell is None
-                else f"{si(cell['seconds'], 's')} ±{si(cell['iqr_seconds'], 's', digits=2)} "
-                f"{cell['bound']}/{cell['observed']}"
-            )
+        cells = [
+            "—"
+            if cell is None
+            else f"{si(cell['seconds'], 's')} ±{si(cell['iqr_seconds'], 's', digits=2)} "
+            f"{cell['bound']}/{cell['observed']}"
+            for cell in row["runs"]
+        ]
         rows.append([row["workload"], row["sizes"].replace(",", ""), *cells])
     out += ["", text_table(rows)]
     if any(run.claims for run in runs):

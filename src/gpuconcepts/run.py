@@ -51,16 +51,18 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.lab import Budget, Fact, Lab
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import Measurement, NoiseProbe
 from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import binary_bytes
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
-SCHEMA = 2
+SCHEMA = 3
 """Version of the Run file format; :func:`load` refuses any other. Version 2 added the
-whole-model and distributed parts (``wholemodel``, ``distributed``, ``skipped``)."""
+whole-model and distributed parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the
+paired rounds (a measurement's ``group``), the roofs' reference kernels, the noise probes in
+the provenance and the claims' ``anomalies``."""
 
 PARTS = ("wholemodel", "distributed")
 """The parts of a run beyond the profile and the core claims, in the order they are judged:
@@ -123,6 +125,8 @@ class Provenance:
     free_bytes: int
     seconds: float
     sizes: Mapping[str, Any]
+    noise_before: NoiseProbe | None = None
+    noise_after: NoiseProbe | None = None
 
     @classmethod
     def example(cls) -> Provenance:
@@ -176,6 +180,33 @@ class Provenance:
             f"{self.created_utc[:10]}, {sizes}"
         )
 
+    @property
+    def label(self) -> str:
+        """A name no other run shares: device, time, commit and sizes.
+
+        >>> Provenance.example().label
+        'cpu (Example CPU, 2 threads), 2026-01-01 00:00 UTC, no commit, quick'
+        """
+        when = self.created_utc[:16].replace("T", " ")
+        commit = self.git_commit[:7] if self.git_commit else "no commit"
+        return f"{self.device_name}, {when} UTC, {commit}, {'quick' if self.quick else 'full'}"
+
+    @property
+    def noise(self) -> str:
+        """The noise the run's verdicts had to get through, in a sentence.
+
+        >>> Provenance.example().noise
+        'This run recorded no noise probe (it was saved before runs had one).'
+        """
+        if self.noise_before is None or self.noise_after is None:
+            return "This run recorded no noise probe (it was saved before runs had one)."
+        busy = self.noise_before.busy or self.noise_after.busy
+        state = "busy" if busy else "quiet"
+        return (
+            f"This run's machine was {state}: before the run, {self.noise_before.text()}; "
+            f"after it, {self.noise_after.text()}."
+        )
+
 
 # -- the run -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -197,8 +228,9 @@ class Run:
 
     @property
     def label(self) -> str:
-        """The device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``."""
-        return self.provenance.device_name
+        """The run for people, unique: device, time, commit and sizes (see
+        :attr:`Provenance.label`); the device alone is ``provenance.device_name``."""
+        return self.provenance.label
 
     @property
     def counts(self) -> dict[Verdict, int]:
@@ -248,7 +280,7 @@ class Run:
             free_bytes=self.provenance.free_bytes,
             recorded=self.measurements,
             facts=self.facts,
-            label=self.label,
+            label=self.provenance.device_name,
         )
 
     def part_claims(self) -> tuple[ClaimResult, ...]:
@@ -262,7 +294,7 @@ class Run:
                 self.wholemodel,
                 self.peaks,
                 cache_bytes=self.provenance.cache_bytes,
-                device=self.label,
+                device=self.provenance.device_name,
             )
         if self.distributed is not None:
             results += self.distributed.claims
@@ -451,6 +483,7 @@ _CLAIM_FIELDS: dict[str, Any] = {
     "interval": tuple[_Bound, _Bound],
     "visible": bool,
     "gates": tuple[_Gate, ...],
+    "anomalies": tuple[str, ...],
     "verdict": Verdict,
 }
 """The type of each entry of a stored claim, as :func:`~gpuconcepts.records.read` checks it
@@ -633,7 +666,13 @@ def _driver_version() -> str | None:
 
 
 def provenance_here(
-    device: str, *, quick: bool, command: str, seconds: float, sizes: Mapping[str, Any]
+    device: str,
+    *,
+    quick: bool,
+    command: str,
+    seconds: float,
+    sizes: Mapping[str, Any],
+    noise: tuple[NoiseProbe, NoiseProbe] | None = None,
 ) -> Provenance:
     """The provenance of this machine and its software, now."""
     import torch
@@ -674,6 +713,8 @@ def provenance_here(
         free_bytes=free_memory_bytes(device),
         seconds=seconds,
         sizes=sizes,
+        noise_before=noise[0] if noise else None,
+        noise_after=noise[1] if noise else None,
     )
 
 
@@ -713,11 +754,17 @@ def collect(
     """
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
-    from gpuconcepts.measure import device_name, free_memory_bytes, last_level_cache_bytes
+    from gpuconcepts.measure import (
+        device_name,
+        free_memory_bytes,
+        last_level_cache_bytes,
+        probe_noise,
+    )
     from gpuconcepts.profile import profile_all
 
     say = progress or (lambda _line: None)
     start = time.perf_counter()
+    noise_before = probe_noise(device)
 
     def timed(line: str) -> None:
         say(f"[{time.perf_counter() - start:6.1f} s] {line}")
@@ -769,6 +816,7 @@ def collect(
         command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
         seconds=time.perf_counter() - start,
         sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
+        noise=(noise_before, probe_noise(device)),
     )
     run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
     timed("done")

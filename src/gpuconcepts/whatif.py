@@ -551,7 +551,7 @@ def run_data(run: Run) -> dict[str, Any]:
         if math.isfinite(m.intensity) and math.isfinite(m.flops_per_s)
     ]
     return {
-        "label": run.label,
+        "label": run.provenance.device_name,
         "dtype": TORCH_DTYPES.get(peaks.dtype, peaks.dtype),
         "flops_per_s": peaks.flops_per_s,
         "bytes_per_s": peaks.bytes_per_s,
