@@ -542,7 +542,8 @@ def test_gemm_backend_unknown() -> None:
 
 
 def test_measure_peaks_small() -> None:
-    sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}}
+    conv = {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3}
+    sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}, "cnn": conv}
     p = measure_peaks("cpu", presets=sizes, repeats=2)
     assert p.device == "cpu"
     assert p.dtype == "float32"
@@ -550,6 +551,21 @@ def test_measure_peaks_small() -> None:
     assert p.triad_bytes_per_s
     assert p.bytes_per_s == max(p.copy_bytes_per_s, p.triad_bytes_per_s)
     assert p.flops_per_s > 0
+
+
+def test_the_compute_roof_is_the_best_of_the_gemms_and_the_convolution(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a convolution faster than every GEMM raises the roof: no kernel may sit above it
+    from gpuconcepts.kernels import peaks as module
+
+    monkeypatch.setattr(module, "gemm_flops", lambda *_a, **_k: 1e11)
+    monkeypatch.setattr(module, "conv_flops", lambda *_a, **_k: 1.1e11)
+    conv = {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3}
+    sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}, "cnn": conv}
+    assert measure_peaks("cpu", presets=sizes, repeats=2).flops_per_s == 1.1e11
+    monkeypatch.setattr(module, "conv_flops", lambda *_a, **_k: 0.9e11)
+    assert measure_peaks("cpu", presets=sizes, repeats=2).flops_per_s == 1e11
 
 
 # -- presets ---------------------------------------------------------------------------------

@@ -206,7 +206,7 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     assert data["skipped"] == {}
     keys = [c.key for c in run.claims]
     assert keys.index("backward-pass") < keys.index("traffic-all-reduce")
-    assert run.claim("decode-knee").device == run.label
+    assert run.claim("decode-knee").device == run.provenance.device_name
 
     # verify --run judges the saved run again, without measuring: the same verdicts
     assert cli.main(["verify", "--run", str(saved), "--json"]) == 0

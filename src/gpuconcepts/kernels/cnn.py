@@ -32,7 +32,7 @@ def _odd(kernel: str, K: int) -> None:
 
 def conv2d_kernel(
     device: str,
-    peaks: Peaks,
+    peaks: Peaks | None,
     *,
     B: int,
     H: int,

@@ -28,6 +28,7 @@ from gpuconcepts.kernels._common import (
     tensor,
     torch_dtype,
 )
+from gpuconcepts.kernels.cnn import conv2d_kernel
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     cache_levels,
@@ -192,6 +193,17 @@ def gemm_flops(
     return kernel.flops / min(kernel.time(repeats).raw_seconds)
 
 
+def conv_flops(
+    device: str, sizes: Mapping[str, int], *, dtype: str | None = None, repeats: int = 5
+) -> float:
+    """FLOP/s of the book's dense convolution at ``sizes`` (the presets' ``cnn`` table), at its
+    best repetition: a compute roof must not sit below a kernel that the machine runs faster
+    than its GEMMs (on a CPU, oneDNN's convolution can beat every GEMM path; measured 2026-12,
+    cnn-conv ran at 110% of the GEMM peak)."""
+    kernel = conv2d_kernel(device, None, **sizes, dtype=dtype)
+    return kernel.flops / min(kernel.time(repeats).raw_seconds)
+
+
 SWEEP_SMALLEST = 4 * 1024
 """The smallest working set of the cache sweep: well inside any L1."""
 
@@ -275,7 +287,9 @@ def measure_peaks(
 ) -> Peaks:
     """Measure a device's compute and bandwidth ceilings.
 
-    Sizes come from the ``peaks`` table of the presets (``gemm_n``, ``stream_mib``);
+    The compute roof is the best of the GEMM paths and of the book's dense convolution (so that
+    no measured kernel sits above it); sizes come from the ``peaks`` and ``cnn`` tables of the
+    presets (``gemm_n``, ``stream_mib``);
     ``bytes_per_s`` is the larger of copy and triad. The GEMM runs in ``dtype`` (default: the
     book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
     (:func:`cache_hierarchy`) and the latency floor (:func:`latency_floor`) complete them.
@@ -291,7 +305,10 @@ def measure_peaks(
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
     dtype = dtype or default_dtype(device)
-    flops = gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps)
+    flops = max(
+        gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
+        conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),
+    )
     levels, sweep = cache_hierarchy(device, max(copy, triad), repeats=max(3, reps // 2))
     return Peaks(
         device=device,

@@ -252,3 +252,65 @@ def load_claim_sizes(
     """
     cls = device_cls or device_class(device)
     return dict(_read(path, cls, quick)["claims"])
+
+
+# -- the rules every size table keeps ---------------------------------------------------------
+CPU_MAX_OUTPUT_BYTES = 32 * MiB
+"""On a CPU every kernel's output stays under 32 MiB: glibc hands out larger blocks as fresh mmap
+pages on every call, and their page faults (not the kernel) would be timed."""
+
+LLC_BYTES: dict[DeviceClass, int] = {
+    "cpu": 32 * MiB,
+    "cuda-small": 48 * MiB,
+    "cuda-large": 60 * MiB,
+}
+"""The largest last-level cache each class is sized against: the dev CPU's 32 MiB L3, an L4's
+48 MiB L2, an H200's 60 MiB L2 (hardware.GPUS)."""
+
+MIN_LLC_MULTIPLE = 4
+"""The working sets that must come from DRAM by their size are at least 4x the LLC: an
+embedding table, and the STREAM arrays of the peaks and of the roofs' reference triad. The
+other memory-bound kernels (depthwise convolutions, decode steps, small MLP batches) have their
+caches flushed before each repetition instead: on a CPU a depthwise convolution's output is as
+large as its input, so 4x a 32 MiB cache would break the output rule above."""
+
+MIN_TIMER_MULTIPLE = 20
+"""No timed repetition is shorter than 20x the timer's resolution. A kernel that keeps its
+caches runs as many calls per repetition as last a millisecond (measure.calls_per_repetition);
+a flushed one is one call, at least its roofline time at the fastest roofs of its class."""
+
+TIMER_RESOLUTION_SECONDS: dict[DeviceClass, float] = {
+    "cpu": 1e-9,  # time.perf_counter on Linux (clock_gettime, CLOCK_MONOTONIC)
+    "cuda-small": 5e-7,  # CUDA events: "a resolution of around 0.5 microseconds" (CUDA docs)
+    "cuda-large": 5e-7,
+}
+"""What each class's timer can resolve."""
+
+
+def output_bytes(workload: str, params: Mapping[str, int]) -> int:
+    """Bytes of the tensor one call of ``workload`` allocates for its result.
+
+    >>> output_bytes("mlp", {"B": 4, "d_in": 8, "d_out": 16, "s": 4})
+    256
+    """
+    p, s = params, params["s"]
+    shapes: dict[str, Callable[[], int]] = {
+        "mlp": lambda: p["B"] * p["d_out"],
+        "dlrm-dense": lambda: p["B"] * p["d_out"],
+        "cnn-conv": lambda: p["B"] * p["C_out"] * p["H"] * p["W"],
+        "cnn-depthwise": lambda: p["B"] * p["C"] * p["H"] * p["W"],
+        "transformer-prefill": lambda: p["B"] * p["S"] * p["d"],
+        "transformer-prefill-causal": lambda: p["B"] * p["S"] * p["d"],
+        "transformer-decode": lambda: p["B"] * p["d"],
+        "peak-gemm": lambda: p["n"] * p["n"],
+        "peak-triad": lambda: 0,  # written into an array made once (out=)
+    }
+    for prefix, count in (
+        ("dlrm-", lambda: p["B"] * p["d"]),
+        ("rnn-", lambda: p["B"] * p["S"] * p["d_h"]),
+    ):
+        if workload.startswith(prefix) and workload not in shapes:
+            shapes[workload] = count
+    if workload not in shapes:
+        raise GpuConceptsError(f"output_bytes: no output shape for workload {workload!r}")
+    return shapes[workload]() * s
