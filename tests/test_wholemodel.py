@@ -154,6 +154,27 @@ def test_decode_floor_holds_at_the_floor_and_not_at_ten_times_it():
     assert cached.verdict == "not visible"
 
 
+def test_the_paired_decode_floor_reads_the_bandwidth_of_its_own_rounds():
+    # load slowed rounds 2 and 4 of both the steps and the triad: paired, every round is at
+    # 1.2x the floor of that round's bandwidth, so the claim holds; the peaks play no part
+    floor = f.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
+    load = (1.0, 3.0, 1.0, 3.0, 1.0)
+    steps = tuple(1.2 * floor * x for x in load)
+    paired = dataclasses.replace(
+        sweep([1.2 * floor] * 5),
+        reference_seconds=tuple(1e-3 * x for x in load),
+        reference_bytes=10**7,  # 10 GB/s when not loaded
+    )
+    paired = dataclasses.replace(paired, seconds=tuple(steps for _ in paired.batches))
+    assert paired.paired
+    result = W.judge_decode_floor(paired, PEAKS, cache_bytes=10**6, device="t")
+    assert result.test.interval == pytest.approx((1.2, 1.2))
+    assert result.verdict == "holds"
+    slow = dataclasses.replace(paired, seconds=(tuple(10 * t for t in steps), *paired.seconds[1:]))
+    assert slow.paired
+    assert W.judge_decode_floor(slow, PEAKS, cache_bytes=10**6, device="t").verdict == "fails"
+
+
 def test_training_memory_holds_at_sixteen_bytes_and_not_at_eight():
     tokens = 2 * TOY.seq
     activations = tokens * TOY.layers * f.layer_activation_memory(d=32, d_ff=64, s=4)

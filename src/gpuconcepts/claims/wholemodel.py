@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.claims.quantities import paired_interval, with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
@@ -232,7 +232,11 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
     predicted = float(
         formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=peaks.bytes_per_s)
     )
-    measured, interval = with_interval(lambda t: knee_of(sweep.batches, t), sweep.seconds)
+    knee = lambda t: knee_of(sweep.batches, t)
+    if sweep.paired:  # a knee per round, from steps timed side by side
+        measured, interval = paired_interval(knee, sweep.seconds)
+    else:
+        measured, interval = with_interval(knee, sweep.seconds)
     test = TwoSided(
         "knee batch",
         predicted=predicted,
@@ -295,7 +299,22 @@ def judge_decode_floor(
     )
     flops = B * formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
     compute = float(flops / peaks.flops_per_s)
-    ratio, interval = with_interval(lambda t: t[0] / floor, sweep.seconds[:1])
+    if sweep.paired:  # the floor at the bandwidth the triad reached in the same round
+        ratio, interval = paired_interval(
+            lambda t: (
+                t[0]
+                / float(
+                    formulas.decode_seconds_lower_bound(
+                        M_w=sweep.weight_bytes,
+                        M_kv=sweep.cache_bytes[0],
+                        beta=sweep.reference_bytes / t[1],
+                    )
+                )
+            ),
+            (sweep.seconds[0], sweep.reference_seconds),
+        )
+    else:
+        ratio, interval = with_interval(lambda t: t[0] / floor, sweep.seconds[:1])
     step = statistics.median(sweep.seconds[0])
     test = TwoSided(
         "step time ÷ floor",

@@ -50,6 +50,10 @@ class DecodeSweep:
     ``weight_bytes`` are the bytes of every weight a step multiplies by (``weight_memory`` at
     :func:`gpuconcepts.model.matmul_params`) and ``cache_bytes[i]`` the KV cache of batch
     ``batches[i]`` (``gqa_kv_cache_memory`` × layers).
+
+    When ``reference_seconds`` is given, the steps and the STREAM triad (``reference_bytes``
+    per call, the DRAM roof's reference) ran in paired rounds: ``seconds[i][r]`` and
+    ``reference_seconds[r]`` were timed in round ``r``, side by side.
     """
 
     shape: ModelShape
@@ -58,6 +62,15 @@ class DecodeSweep:
     seconds: tuple[tuple[float, ...], ...]
     weight_bytes: int
     cache_bytes: tuple[int, ...]
+    reference_seconds: tuple[float, ...] = ()
+    reference_bytes: int = 0
+
+    @property
+    def paired(self) -> bool:
+        """True when the steps and the reference were timed in the same rounds."""
+        return bool(self.reference_seconds) and all(
+            len(t) == len(self.reference_seconds) for t in self.seconds
+        )
 
     def tokens_per_second(self) -> tuple[float, ...]:
         """Tokens per second at each batch, at the median repetition (the book's one statistic)."""

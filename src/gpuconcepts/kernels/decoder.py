@@ -29,6 +29,8 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -46,7 +48,13 @@ from gpuconcepts.claims.wholemodel_results import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
-from gpuconcepts.measure import time_function
+from gpuconcepts.kernels.peaks import stream_array_bytes, triad_kernel, triad_rows
+from gpuconcepts.measure import (
+    Rounds,
+    free_memory_bytes,
+    last_level_cache_bytes,
+    time_function,
+)
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 
 Cache = list[tuple[torch.Tensor, torch.Tensor]]
@@ -210,7 +218,7 @@ def decode_sweep(
     check_sizes("decoder.decode_sweep", **{f"batch {B}": B for B in batches})
     model = Decoder(shape).to(device).eval()
     dtype = torch_dtype(shape.dtype)
-    seconds = []
+    steps = []
     with torch.inference_mode():
         for B in batches:
             size = (B, shape.n_kv, cached, shape.d_head)
@@ -220,16 +228,40 @@ def decode_sweep(
                 for _ in range(shape.layers)
             ]  # fmt: skip
             token = torch.randint(0, shape.vocab, (B, 1), device=device)
-            seconds.append(time_function(_step(model, token, cache), device, repeats=repeats))
-            del cache
+            steps.append(_Call(_step(model, token, cache)))
+    # the DRAM roof's reference in the same rounds: load slows the steps and the roof alike
+    array = stream_array_bytes(
+        REFERENCE_TRIAD_BYTES, last_level_cache_bytes(device), free_memory_bytes(device)
+    )
+    triad = triad_kernel(device, N=triad_rows(array))
+    rounds = Rounds([*steps, triad], device)
+    rounds.more(repeats)
     return DecodeSweep(
         shape=shape,
         cached=cached,
         batches=tuple(batches),
-        seconds=tuple(seconds),
+        seconds=tuple(tuple(t) for t in rounds.times[:-1]),
         weight_bytes=int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s)),
         cache_bytes=tuple(kv_cache(shape, B=B, S=cached) for B in batches),
+        reference_seconds=tuple(rounds.times[-1]),
+        reference_bytes=int(triad.bytes),
     )
+
+
+REFERENCE_TRIAD_BYTES = 128 * 1024**2
+"""The decode sweep's reference triad arrays (raised to 4x the last-level cache when larger)."""
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A call for :class:`~gpuconcepts.measure.Rounds` that keeps its caches (no flush) and
+    runs without autograd."""
+
+    fn: Callable[[], object]
+    flush: bool = False
+
+    def settings(self) -> AbstractContextManager[None]:
+        return torch.inference_mode()
 
 
 # -- training memory ---------------------------------------------------------------------------
