@@ -500,9 +500,9 @@ def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> Non
             )
 
     # the post's row width is timed beside the DRAM roof's reference (the triad)
-    from gpuconcepts.kernels.peaks import COLUMNS, stream_array_bytes, triad_rows
+    from gpuconcepts.measure import COLUMNS, stream_array_bytes, stream_rows
 
-    rows = triad_rows(stream_array_bytes(sizes.roof_triad_mib * 2**20, CACHE, 2**40))
+    rows = stream_rows(stream_array_bytes(sizes.roof_triad_mib * 2**20, CACHE, 2**40))
     triad = formulas.stream_triad_bytes(N=rows, d=COLUMNS, s=4)
     flops = formulas.stream_triad_flops(N=rows, d=COLUMNS)
     recorded.append(measurement("peak-triad", 1e-2, flops, triad, N=rows, d=COLUMNS, s=4))

@@ -13,8 +13,7 @@ from synthetic import synthetic_lab
 from gpuconcepts import formulas
 from gpuconcepts.claims.experiments import ClaimSizes, judge_claims
 from gpuconcepts.kernels import presets
-from gpuconcepts.kernels.peaks import COLUMNS, stream_array_bytes
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes
 from gpuconcepts.profile import profile_all
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB

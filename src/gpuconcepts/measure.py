@@ -436,6 +436,40 @@ def flush_buffer_bytes(cache_bytes: int) -> int:
     return -(-wanted // MiB) * MiB
 
 
+# -- STREAM arrays ----------------------------------------------------------------------------
+COLUMNS = 1024
+"""STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
+
+LLC_MULTIPLE = 4
+"""STREAM arrays are at least this many times the last-level cache."""
+
+
+def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> int:
+    """Bytes of one STREAM array: the preset, raised to 4× the cache, capped to fit 3 in half
+    the free memory; a whole number of 1024-element float32 rows.
+
+    >>> stream_array_bytes(128 * 1024**2, 32 * 1024**2, 64 * 1024**3) // 1024**2
+    128
+    >>> stream_array_bytes(64 * 1024**2, 50 * 1024**2, 64 * 1024**3) // 1024**2
+    200
+    >>> stream_array_bytes(2048 * 1024**2, 50 * 1024**2, 3 * 1024**3) // 1024**2
+    512
+    """
+    wanted = max(preset_bytes, LLC_MULTIPLE * cache_bytes)
+    wanted = min(wanted, free_bytes // 6)
+    row = COLUMNS * 4
+    return max(row, wanted // row * row)
+
+
+def stream_rows(array_bytes: int, s: int = 4) -> int:
+    """Rows of a STREAM array of about ``array_bytes`` (``COLUMNS`` elements of ``s`` bytes each).
+
+    >>> stream_rows(128 * 1024**2)
+    32768
+    """
+    return max(1, array_bytes // (COLUMNS * s))
+
+
 def make_flusher(device: str) -> Callable[[], None]:
     """A function that evicts the last-level cache by writing a buffer larger than it.
 

@@ -203,7 +203,7 @@ def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
     :data:`~gpuconcepts.claims.roofline.ROOF_REFERENCES`): a square GEMM through the faster of
     the device's GEMM paths (a fact of the run, so a replay asks for the same), and the STREAM
     triad on arrays of at least 4x the last-level cache."""
-    from gpuconcepts.kernels.peaks import COLUMNS, stream_array_bytes, triad_rows  # torch: lazily
+    from gpuconcepts.measure import COLUMNS, stream_array_bytes, stream_rows
 
     fastest = lab.fact("peak-gemm-backend", lambda: _fastest_gemm(lab.device, z.roof_gemm_n))
     array = stream_array_bytes(z.roof_triad_mib * MiB, lab.cache_bytes, lab.free_bytes)
@@ -212,7 +212,7 @@ def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
             ROOF_REFERENCES["compute"],
             {"n": z.roof_gemm_n, "backend": fastest["backend"]},
         ),
-        "memory": (ROOF_REFERENCES["memory"], {"N": triad_rows(array), "d": COLUMNS}),
+        "memory": (ROOF_REFERENCES["memory"], {"N": stream_rows(array), "d": COLUMNS}),
     }
 
 

@@ -48,11 +48,13 @@ from gpuconcepts.claims.wholemodel_results import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
-from gpuconcepts.kernels.peaks import stream_array_bytes, triad_kernel, triad_rows
+from gpuconcepts.kernels.peaks import triad_kernel
 from gpuconcepts.measure import (
     Rounds,
     free_memory_bytes,
     last_level_cache_bytes,
+    stream_array_bytes,
+    stream_rows,
     time_function,
 )
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
@@ -233,7 +235,7 @@ def decode_sweep(
     array = stream_array_bytes(
         REFERENCE_TRIAD_BYTES, last_level_cache_bytes(device), free_memory_bytes(device)
     )
-    triad = triad_kernel(device, N=triad_rows(array))
+    triad = triad_kernel(device, N=stream_rows(array))
     rounds = Rounds([*steps, triad], device)
     rounds.more(repeats)
     return DecodeSweep(

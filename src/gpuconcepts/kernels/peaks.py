@@ -31,48 +31,25 @@ from gpuconcepts.kernels._common import (
 from gpuconcepts.kernels.cnn import conv2d_kernel
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
+    COLUMNS,
+    LLC_MULTIPLE,
     cache_levels,
     free_memory_bytes,
     last_level_cache_bytes,
+    stream_array_bytes,
+    stream_rows,
     time_function,
 )
 from gpuconcepts.roofline import MemoryLevel, Peaks
 from gpuconcepts.units import MiB
 
-COLUMNS = 1024
-"""STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
-
 PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
-
-LLC_MULTIPLE = 4
-"""STREAM arrays are at least this many times the last-level cache."""
-
-
-def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> int:
-    """Bytes of one STREAM array: the preset, raised to 4× the cache, capped to fit 3 in half
-    the free memory; a whole number of 1024-element float32 rows.
-
-    >>> stream_array_bytes(128 * 1024**2, 32 * 1024**2, 64 * 1024**3) // 1024**2
-    128
-    >>> stream_array_bytes(64 * 1024**2, 50 * 1024**2, 64 * 1024**3) // 1024**2
-    200
-    >>> stream_array_bytes(2048 * 1024**2, 50 * 1024**2, 3 * 1024**3) // 1024**2
-    512
-    """
-    wanted = max(preset_bytes, LLC_MULTIPLE * cache_bytes)
-    wanted = min(wanted, free_bytes // 6)
-    row = COLUMNS * 4
-    return max(row, wanted // row * row)
-
-
-def _rows(array_bytes: int, s: int) -> int:
-    return max(1, array_bytes // (COLUMNS * s))
 
 
 def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     """Bytes/s of ``dst.copy_(src)`` on float32 arrays of ``array_bytes`` (read + write)."""
-    rows = _rows(array_bytes, 4)
+    rows = stream_rows(array_bytes, 4)
     src = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
     dst = torch.zeros_like(src)
     times = time_function(lambda: dst.copy_(src), device, repeats=repeats)
@@ -102,15 +79,10 @@ def triad_kernel(device: str, peaks: Peaks | None = None, *, N: int, d: int = CO
     )
 
 
-def triad_rows(array_bytes: int) -> int:
-    """Rows of a float32 STREAM array of about ``array_bytes``."""
-    return _rows(array_bytes, 4)
-
-
 def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element), at its best
     repetition."""
-    kernel = triad_kernel(device, N=triad_rows(array_bytes))
+    kernel = triad_kernel(device, N=stream_rows(array_bytes))
     return kernel.bytes / min(kernel.time(repeats).raw_seconds)
 
 
