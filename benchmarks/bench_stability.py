@@ -24,13 +24,19 @@ ROOT = Path(__file__).parents[1]
 OPPOSED = {frozenset({"holds", "fails"})}
 
 
-def verify(device: str) -> tuple[dict[str, str], float]:
+KEPT = ROOT / ".bench"
+"""Where each run's ``verify --json`` is kept, to read the numbers behind a verdict."""
+
+
+def verify(device: str, name: str) -> tuple[dict[str, str], float]:
     """Every claim's verdict from a fresh quick run, and the run's wall time."""
     start = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-m", "gpuconcepts", "verify", "--quick", "--device", device, "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
+    KEPT.mkdir(exist_ok=True)
+    (KEPT / f"stability-{name}.json").write_text(out.stdout)
     record = json.loads(out.stdout)
     return {c["key"]: c["verdict"] for c in record["claims"]}, time.perf_counter() - start
 
@@ -55,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         "--recorded", type=Path, default=ROOT / "docs" / "runs" / "cpu-amd-epyc-float32.json"
     )
     args = parser.parse_args(argv)
-    quiet, quiet_s = verify(args.device)
+    quiet, quiet_s = verify(args.device, "quiet")
     with streaming_load(seconds=600) as core:
-        loaded, loaded_s = verify(args.device)
+        loaded, loaded_s = verify(args.device, "loaded")
     full = recorded(args.recorded) if args.recorded.is_file() else {}
     names = ("quiet", f"loaded (core {core} streams)", "recorded full")
     print(f"{'claim':38s} " + " ".join(f"{n:>24s}" for n in names))
@@ -78,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         f"loaded run {loaded_s:.0f} s, {decided(loaded):.0%} decided"
     )
     print(f"holds against fails: {len(flips)}" + "".join(f"\n  {f}" for f in flips))
+    print(f"(each run's verify --json is in {KEPT})")
     return 1 if flips else 0
 
 

@@ -583,6 +583,36 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     assert cross.values["ratio"] == pytest.approx(1.0, abs=0.05)
 
 
+def test_mlp_crossover_reads_the_roof_timed_beside_it() -> None:
+    # every kernel of the comparison, the reference GEMM too, ran twice as slow in rounds 2 and
+    # 4 (load): against the peak the crossing would move; against the GEMM of its own round it
+    # stays where the smooth roofline puts it
+    load = (1.0, 2.0, 1.0, 2.0, 1.0)
+
+    def paired(m: Measurement) -> Measurement:
+        return replace(m, raw_seconds=tuple(m.seconds * x for x in load), group="g")
+
+    sweep = [paired(m) for m in mlp_sweep(smooth_roofline)]
+    n = 2048
+    flops = formulas.mlp_flops(B=n, d_in=n, d_out=n)
+    gemm = paired(
+        Measurement(
+            "peak-gemm", "cpu", {"n": n, "s": 4}, (flops / PEAKS.flops_per_s,), flops,
+            formulas.mlp_bytes(B=n, d_in=n, d_out=n, s=4),
+        )
+    )  # fmt: skip
+    result = judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE, reference=gemm)
+    assert result.test.interval == pytest.approx((result.test.measured,) * 2)
+    assert result.test.measured == pytest.approx(1.0, abs=0.05)
+    assert result.verdict == "holds"
+    # a layer whose bytes cost 8x what the roofline says turns compute-bound 8x later: fails
+    late = [
+        paired(m)
+        for m in mlp_sweep(lambda _B, f, q: f / PEAKS.flops_per_s + 8 * q / PEAKS.bytes_per_s)
+    ]
+    assert judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE, reference=gemm).verdict == "fails"
+
+
 def test_mlp_sweep_order_does_not_matter() -> None:
     sweep = mlp_sweep(smooth_roofline)
     shuffled = sweep[::2] + sweep[1::2]

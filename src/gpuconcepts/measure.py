@@ -37,13 +37,14 @@ unit-tested on a machine without a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import platform
 import random
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,7 +124,7 @@ def device_name(device: str) -> str:
     True
     """
     if device == "cpu":
-        return f"cpu ({cpu_model()}, {cpu_threads()} threads)"
+        return f"cpu ({cpu_model()}, {plural(cpu_threads(), 'thread')})"
     if device == "cuda":
         import torch
 
@@ -866,3 +867,68 @@ def probe_noise(device: str) -> NoiseProbe:
         reference_seconds=times.seconds,
         reference_spread=times.iqr_seconds / times.seconds,
     )
+
+
+BUSY_CORE_FRACTION = 0.5
+"""A core another program kept busy more than half of a short sample is left to it: a kernel
+whose threads share a busy core runs at the pace of its slowest thread, which would slow some
+kernels far more than others and decide verdicts by the load rather than by the hardware."""
+
+
+def parse_proc_stat(text: str) -> dict[int, tuple[int, int]]:
+    """(busy, total) jiffies of each core from the text of /proc/stat.
+
+    >>> parse_proc_stat("cpu  9 0 9 9 0\ncpu0 10 0 5 80 5\ncpu1 1 0 1 98 0\n")
+    {0: (15, 100), 1: (2, 100)}
+    """
+    out = {}
+    for line in text.splitlines():
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        values = [int(v) for v in fields]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle and iowait
+        out[int(name[3:])] = (sum(values) - idle, sum(values))
+    return out
+
+
+def busy_cores(sample_seconds: float = 0.5, stat: Path = Path("/proc/stat")) -> frozenset[int]:
+    """The cores of this process's affinity that other programs kept busy over a short sample
+    (more than :data:`BUSY_CORE_FRACTION`; empty where /proc/stat cannot be read)."""
+    try:
+        before = parse_proc_stat(stat.read_text())
+        time.sleep(sample_seconds)
+        after = parse_proc_stat(stat.read_text())
+        mine = os.sched_getaffinity(0)
+    except (OSError, AttributeError, ValueError):
+        return frozenset()
+    busy = set()
+    for core in mine & before.keys() & after.keys():
+        worked = after[core][0] - before[core][0]
+        elapsed = after[core][1] - before[core][1]
+        if elapsed > 0 and worked / elapsed > BUSY_CORE_FRACTION:
+            busy.add(core)
+    return frozenset(busy)
+
+
+@contextlib.contextmanager
+def free_cores(device: str) -> Iterator[frozenset[int]]:
+    """Run the block on the cores no other program keeps busy: this process's affinity and torch's
+    threads are narrowed to them (at least one core), then restored. On a GPU (whose kernels do
+    not share the CPU's cores) or a quiet machine, nothing changes. Yields the cores left out."""
+    import torch
+
+    busy = busy_cores() if device == "cpu" else frozenset()
+    mine = os.sched_getaffinity(0) if busy else set()
+    free = mine - busy
+    if not busy or not free:
+        yield frozenset()
+        return
+    threads = torch.get_num_threads()
+    os.sched_setaffinity(0, free)
+    torch.set_num_threads(min(threads, len(free)))
+    try:
+        yield busy
+    finally:
+        torch.set_num_threads(threads)
+        os.sched_setaffinity(0, mine)

@@ -54,7 +54,7 @@ from gpuconcepts.lab import Budget, Fact, Lab
 from gpuconcepts.measure import Measurement, NoiseProbe
 from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import binary_bytes
+from gpuconcepts.units import binary_bytes, plural
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -127,6 +127,7 @@ class Provenance:
     sizes: Mapping[str, Any]
     noise_before: NoiseProbe | None = None
     noise_after: NoiseProbe | None = None
+    cores_left_out: int = 0
 
     @classmethod
     def example(cls) -> Provenance:
@@ -200,11 +201,18 @@ class Provenance:
         """
         if self.noise_before is None or self.noise_after is None:
             return "This run recorded no noise probe (it was saved before runs had one)."
-        busy = self.noise_before.busy or self.noise_after.busy
+        busy = self.noise_before.busy or self.noise_after.busy or self.cores_left_out > 0
         state = "busy" if busy else "quiet"
+        left = (
+            f" Other programs kept {plural(self.cores_left_out, 'core')} busy, so the run "
+            f"measured on the other {plural(self.noise_before.cores - self.cores_left_out, 'core')} "
+            "only."
+            if self.cores_left_out
+            else ""
+        )
         return (
             f"This run's machine was {state}: before the run, {self.noise_before.text()}; "
-            f"after it, {self.noise_after.text()}."
+            f"after it, {self.noise_after.text()}.{left}"
         )
 
 
@@ -752,6 +760,35 @@ def collect(
             in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
             that cannot run it gets the part skipped, with the reason recorded.
     """
+    from gpuconcepts.measure import free_cores
+
+    with free_cores(device) as busy:  # a core another program keeps busy is left to it
+        run = _collect(
+            device,
+            quick,
+            progress=progress,
+            command=command,
+            claims=claims,
+            dtype=dtype,
+            wholemodel=wholemodel,
+            distributed=distributed,
+        )
+    provenance = replace(run.provenance, cores_left_out=len(busy))
+    return replace(run, provenance=provenance)
+
+
+def _collect(
+    device: str,
+    quick: bool,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command: str | None = None,
+    claims: bool = True,
+    dtype: str | None = None,
+    wholemodel: bool = True,
+    distributed: bool = True,
+) -> Run:
+    """:func:`collect` on the cores it was given."""
     from gpuconcepts.claims.experiments import judge_claims, sizes_for
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.measure import (
@@ -833,6 +870,14 @@ def _measure_distributed(
     from gpuconcepts.distributed.report import measure
 
     world = DISTRIBUTED_WORLD_SIZE
+    free = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else world
+    if free < world:  # processes sharing a core time each other's waiting, not the exchange
+        reason = (
+            f"other programs kept this machine's cores busy: {plural(free, 'core')} free for "
+            f"{world} processes, which must each have a core of their own"
+        )
+        say(f"distributed: skipped ({reason})")
+        return None, reason
     say(f"distributed: {world} gloo processes over loopback TCP")
     try:
         return measure(world, backend="gloo", quick=quick), ""

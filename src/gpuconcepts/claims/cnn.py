@@ -94,7 +94,7 @@ def _cnn(lab: Lab, z: ClaimSizes) -> Found:
     sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
     shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
 
-    def judge(pair: Sequence[Measurement]) -> list[ClaimResult]:
+    def judge(pair: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
         return [judge_conv_vs_depthwise(*pair, peaks=lab.peaks, device=lab.label)]
 
     wanted = [

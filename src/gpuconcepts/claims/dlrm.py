@@ -82,7 +82,9 @@ def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
         sizes = {"N": N, "B": z.dlrm_B, "L": L, "d": d}
         wanted = [(f"dlrm-{pattern}", sizes) for pattern in ("random", "sequential")]
         if d == z.dlrm_d:
-            pairs[d], read = compare_with_roofs(lab, z, wanted, judge, {"dlrm-random": 0})
+            pairs[d], read = compare_with_roofs(
+                lab, z, wanted, lambda pair, _refs: judge(pair), {"dlrm-random": 0}
+            )
         else:
             pairs[d] = lab.compare(wanted, judge)
     random, sequential = pairs.pop(z.dlrm_d)

@@ -8,7 +8,7 @@ intensities and the roofline at each batch from the formulas.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,16 +39,21 @@ if TYPE_CHECKING:
 
 
 def _mlp(lab: Lab, z: ClaimSizes) -> Found:
-    def judge(sweep: Sequence[Measurement]) -> list[ClaimResult]:
+    def judge(
+        sweep: Sequence[Measurement], references: Mapping[str, Measurement]
+    ) -> list[ClaimResult]:
         return [
             judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
-            judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
+            judge_mlp_crossover(
+                sweep, peaks=lab.peaks, device=lab.label, reference=references.get("compute")
+            ),
         ]
 
     wanted = [("mlp", {"B": B, "d_in": z.mlp_d, "d_out": z.mlp_d}) for B in z.mlp_batches]
     roles = {"mlp-small-batch": 0, "mlp-large-batch": len(wanted) - 1}
     sweep, read = compare_with_roofs(lab, z, wanted, judge, roles)
-    return judge(sweep), read
+    gemm = read["mlp-large-batch"][1]
+    return judge(sweep, {"compute": gemm} if gemm is not None else {}), read
 
 
 @dataclass(frozen=True)
@@ -156,12 +161,20 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     )
 
 
-def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
+def judge_mlp_crossover(
+    sweep: Sequence[Measurement],
+    *,
+    peaks: Peaks,
+    device: str,
+    reference: Measurement | None = None,
+) -> ClaimResult:
     """The batch where the layer turns compute-bound: measured knee against the ridge point.
 
     Predicted: the B solving ``mlp_intensity(B) = ridge_point``. Measured: the first B at
     which achieved FLOP/s reaches :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_FRACTION`
-    of the measured peak (log-log interpolation between sweep points).
+    of the compute roof (log-log interpolation between sweep points). The roof is the
+    reference GEMM timed in the same rounds when ``reference`` is given (so that load slows the
+    roof and the layer alike, round by round), else the measured peak.
     """
     w = _MlpSweep.of(sweep, peaks)
     layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
@@ -188,11 +201,13 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     flops = tuple(m.flops for m in w.ordered)
 
     def knee_ratio(seconds: Sequence[float]) -> float:
-        rates = tuple(f / t for f, t in zip(flops, seconds, strict=True))
-        found = crossing(w.batches, rates, level=knee)
+        rates = tuple(f / t for f, t in zip(flops, seconds[: len(flops)], strict=True))
+        level = knee if reference is None else T.MLP_KNEE_FRACTION * reference.flops / seconds[-1]
+        found = crossing(w.batches, rates, level=level)
         return math.inf if found is None or predicted is None else found / predicted
 
-    ratio, interval = with_interval(knee_ratio, w.ordered)
+    timed = w.ordered if reference is None else (*w.ordered, reference)
+    ratio, interval = with_interval(knee_ratio, timed)
     vlines: list[tuple[str, float]] = []
     if predicted is not None:
         vlines.append(("predicted crossover (intensity = ridge)", predicted))

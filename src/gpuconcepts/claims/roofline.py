@@ -227,14 +227,15 @@ def compare_with_roofs(
     lab: Lab,
     z: ClaimSizes,
     wanted: Sequence[Wanted],
-    judge: Callable[[tuple[Measurement, ...]], list[ClaimResult]],
+    judge: Callable[[tuple[Measurement, ...], Mapping[str, Measurement]], list[ClaimResult]],
     roles: Mapping[str, int],
 ) -> tuple[tuple[Measurement, ...], Roles]:
     """A comparison (:meth:`~gpuconcepts.lab.Lab.compare`) that also times the reference of each
     roof its roofline claims read: ``roles`` maps a role of :data:`ROOFLINE_EXPECTATIONS` to the
     index in ``wanted`` of the kernel it reads. It runs until ``judge``'s claims and those
     roofline claims are decided, and returns the measurements of ``wanted`` and the roles, each
-    with its reference."""
+    with its reference. ``judge`` gets the measurements of ``wanted`` and the references by
+    roof (``"compute"``, ``"memory"``)."""
     kinds = sorted({ROOFLINE_EXPECTATIONS[role][0] for role in roles})
     refs = references(lab, z)
     n = len(wanted)
@@ -248,6 +249,7 @@ def compare_with_roofs(
 
     def every_claim(ms: tuple[Measurement, ...]) -> list[ClaimResult]:
         own, read = split(ms)
-        return [*judge(own), *judge_roles(read, lab.peaks, lab.label)]
+        references = dict(zip(kinds, ms[n:], strict=True))
+        return [*judge(own, references), *judge_roles(read, lab.peaks, lab.label)]
 
     return split(lab.compare([*wanted, *(refs[kind] for kind in kinds)], every_claim))

@@ -47,13 +47,13 @@ _ATTENTION_SWEEP = "an attention sweep over S"
 def _transformer(lab: Lab, z: ClaimSizes) -> Found:
     attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
 
-    def growth(ms: Sequence[Measurement]) -> list[ClaimResult]:
+    def growth(ms: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
         return [
             judge_attention_exponent(ms, device=lab.label),
             judge_attention_doubling(ms, device=lab.label),
         ]
 
-    def per_token(ms: Sequence[Measurement]) -> list[ClaimResult]:
+    def per_token(ms: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
         return [judge_prefill_vs_decode(*ms, peaks=lab.peaks, device=lab.label)]
 
     lengths = [("transformer-prefill", {"S": S, **attention}) for S in z.attn_lengths]
