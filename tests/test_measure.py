@@ -427,3 +427,50 @@ def test_the_noise_probe_says_whether_the_machine_was_busy() -> None:
     calm = dataclasses.replace(provenance, noise_after=quiet)
     assert calm.noise.startswith("This run's machine was quiet")
     assert Provenance.from_dict(provenance.to_dict()) == provenance
+
+
+def test_a_core_another_program_keeps_busy_is_left_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuconcepts import measure as m
+
+    stat = tmp_path / "stat"
+    samples = iter(
+        [
+            "cpu  0 0 0 0 0\ncpu0 100 0 0 900 0\ncpu1 100 0 0 900 0\n",
+            "cpu  0 0 0 0 0\ncpu0 190 0 0 910 0\ncpu1 110 0 0 990 0\n",  # cpu0 90% busy
+        ]
+    )
+    monkeypatch.setattr(m.Path, "read_text", lambda _self: next(samples))
+    monkeypatch.setattr(m.os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert m.busy_cores(0.0, stat) == frozenset({0})
+    # the cores given to the run: the free one only, then everything as it was
+    import torch
+
+    monkeypatch.setattr(m, "busy_cores", lambda: frozenset({0}))
+    pinned: list[set[int]] = []
+    monkeypatch.setattr(m.os, "sched_setaffinity", lambda _pid, cores: pinned.append(set(cores)))
+    threads = torch.get_num_threads()
+    with m.free_cores("cpu") as busy:
+        assert busy == frozenset({0})
+        assert torch.get_num_threads() == 1
+    assert pinned == [{1}, {0, 1}]
+    assert torch.get_num_threads() == threads
+    with m.free_cores("cuda") as busy:  # a GPU's kernels share no CPU core
+        assert busy == frozenset()
+
+
+def test_the_distributed_part_needs_a_free_core_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuconcepts import run as r
+
+    monkeypatch.setattr(r.os, "sched_getaffinity", lambda _pid: {1})
+    lines: list[str] = []
+    report, reason = r._measure_distributed(True, lines.append)
+    assert report is None
+    assert reason == (
+        "other programs kept this machine's cores busy: 1 core free for 2 processes, which "
+        "must each have a core of their own"
+    )
+    assert lines == [f"distributed: skipped ({reason})"]

@@ -876,7 +876,7 @@ kernels far more than others and decide verdicts by the load rather than by the 
 
 
 def parse_proc_stat(text: str) -> dict[int, tuple[int, int]]:
-    """(busy, total) jiffies of each core from the text of /proc/stat.
+    r"""(busy, total) jiffies of each core from the text of /proc/stat.
 
     >>> parse_proc_stat("cpu  9 0 9 9 0\ncpu0 10 0 5 80 5\ncpu1 1 0 1 98 0\n")
     {0: (15, 100), 1: (2, 100)}
