@@ -231,6 +231,30 @@ def tally_text(counts: Mapping[Verdict, int]) -> str:
     )
 
 
+def tally_sentence(counts: Mapping[Verdict, int]) -> str:
+    """How many claims got each verdict, as a sentence's words for a page.
+
+    >>> tally_sentence({"holds": 30, "fails": 1, "undecided": 1, "not visible": 1})
+    '30 hold on this device, 1 fails, 1 is undecided and 1 cannot be shown here'
+    >>> tally_sentence({"holds": 1, "fails": 2, "undecided": 0, "not visible": 0})
+    '1 holds on this device, 2 fail, none is undecided and all can be shown here'
+    """
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{'none' if n == 0 else plain_number(n)} {one if n <= 1 else many}"
+
+    return (
+        f"{count(counts['holds'], 'holds', 'hold')} on this device, "
+        f"{count(counts['fails'], 'fails', 'fail')}, "
+        f"{count(counts['undecided'], 'is undecided', 'are undecided')} and "
+        + (
+            f"{plain_number(counts['not visible'])} cannot be shown here"
+            if counts["not visible"]
+            else "all can be shown here"
+        )
+    )
+
+
 def _wrap(label: str, text: str) -> list[str]:
     head = f"{' ' * 6}{label:<13}"
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))

@@ -726,17 +726,7 @@ def provenance_here(
     )
 
 
-def collect(
-    device: str,
-    quick: bool,
-    *,
-    progress: Callable[[str], None] | None = None,
-    command: str | None = None,
-    claims: bool = True,
-    dtype: str | None = None,
-    wholemodel: bool = True,
-    distributed: bool = True,
-) -> Run:
+def collect(device: str, quick: bool, **options: Any) -> Run:
     """Measure a whole run on a resolved device: peaks, the five workloads, every claim, the
     whole-model experiments and the distributed measurement.
 
@@ -744,6 +734,9 @@ def collect(
     measurement to the profile and to every claim that asks for it). The whole-model and
     distributed claims are judged from the results stored in the run
     (:meth:`Run.part_claims`), exactly as :meth:`Run.rejudged` judges them again later.
+
+    It measures on the cores no other program keeps busy (:func:`~gpuconcepts.measure.free_cores`).
+    Every argument after ``quick`` is a keyword.
 
     Args:
         device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
@@ -763,16 +756,7 @@ def collect(
     from gpuconcepts.measure import free_cores
 
     with free_cores(device) as busy:  # a core another program keeps busy is left to it
-        run = _collect(
-            device,
-            quick,
-            progress=progress,
-            command=command,
-            claims=claims,
-            dtype=dtype,
-            wholemodel=wholemodel,
-            distributed=distributed,
-        )
+        run = _collect(device, quick, **options)
     provenance = replace(run.provenance, cores_left_out=len(busy))
     return replace(run, provenance=provenance)
 
