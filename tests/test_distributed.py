@@ -3,6 +3,7 @@ gloo run, and every claim fed data that violates it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -316,6 +317,40 @@ def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
         "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=10 * fit.seconds(bytes_)
     )
     assert claims.alpha_beta_claim([slow], fit, "demo").verdict == "fails"
+
+
+def test_alpha_beta_interval_carries_the_fits_own_uncertainty() -> None:
+    # a sweep whose small messages are noisy: the fit's alpha is barely known, and a prediction
+    # that leans on it cannot be called from the predicted collective's spread alone
+    fit_bytes = (1e3, 1e5, 1e7)
+    sweep = [
+        dataclasses.replace(
+            _collective(seconds=1e-4 + b / 1e9),
+            formula_bytes=b,
+            seconds=(1e-4 + b / 1e9, 3e-4 + b / 1e9, 0.2e-4 + b / 1e9),
+        )
+        for b in fit_bytes
+    ]
+    fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    inputs = {"B": 16, "n_tables": 1, "d": 8, "s": 4, "W": 2}  # a tiny message: alpha decides
+    tiny = f.rowwise_alltoall_bytes(**inputs)
+    lookup = _collective(
+        "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=2.5 * fit.seconds(tiny)
+    )
+    large = {"B": 65536, "n_tables": 8, "d": 64, "s": 4, "W": 2}  # bytes decide: alpha cannot
+    big = f.rowwise_alltoall_bytes(**large)
+    bulk = _collective(
+        "sharded embedding", "rowwise_alltoall_bytes", large, seconds=fit.seconds(big)
+    )
+    alone = claims.alpha_beta_claim([lookup, bulk], fit, "demo")
+    refitted = claims.alpha_beta_claim([lookup, bulk], fit, "demo", sweep=sweep)
+    assert refitted.test.measured == alone.test.measured
+    assert refitted.test.interval[1] - refitted.test.interval[0] > (
+        alone.test.interval[1] - alone.test.interval[0]
+    )
+    assert (alone.verdict, refitted.verdict) == ("holds", "undecided")
+    far = dataclasses.replace(lookup, seconds=tuple(30 * t for t in lookup.seconds))
+    assert claims.alpha_beta_claim([far, bulk], fit, "demo", sweep=sweep).verdict == "fails"
 
 
 def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:

@@ -22,8 +22,10 @@ import math
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
-from gpuconcepts.distributed.traffic import AlphaBeta, Collective
+from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.units import si
 
 ARCHITECTURE = "Beyond one device"
@@ -236,11 +238,19 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
 
 
 def alpha_beta_claim(
-    predicted_kinds: Sequence[Collective], fit: AlphaBeta | None, device: str, problem: str = ""
+    predicted_kinds: Sequence[Collective],
+    fit: AlphaBeta | None,
+    device: str,
+    problem: str = "",
+    sweep: Sequence[Collective] = (),
 ) -> ClaimResult:
     """The latency-bandwidth fit from the all-reduce sweep predicts the other collectives.
 
-    Without a fit (``problem`` says why) the claim is not visible here.
+    Without a fit (``problem`` says why) the claim is not visible here. With the ``sweep`` the
+    fit came from, the interval is bootstrapped over the repetitions of the sweep and of the
+    predicted collectives alike (the fit is refitted each time: its α is small and noisy, and an
+    interval from the worst collective's spread alone claimed a precision the fit does not have);
+    a resample whose fit fails counts as "never predicted" (an open end).
     """
     if fit is None:
         return two_sided(
@@ -266,6 +276,24 @@ def alpha_beta_claim(
     worst = predicted_kinds[worst_index]
     prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
     q1, q3 = worst.iqr_seconds
+    interval = (q1 / prediction_s, q3 / prediction_s)
+    if sweep:
+        k = len(sweep)
+
+        def worst_ratio(t: Sequence[float]) -> float:
+            try:
+                refit = fit_alpha_beta([c.formula_bytes for c in sweep], t[:k])
+            except GpuConceptsError:
+                return math.inf
+            found = [
+                seconds / refit.seconds(c.formula_bytes, c.collectives)
+                for c, seconds in zip(predicted_kinds, t[k:], strict=True)
+            ]
+            return max(found, key=lambda r: abs(math.log(r)))
+
+        entries = [c.seconds for c in (*sweep, *predicted_kinds)]
+        _, (low, high) = with_interval(worst_ratio, entries)
+        interval = (min(low, ratios[worst_index]), max(high, ratios[worst_index]))
     # The alternative: bytes cost nothing, only the latency of each call.
     biggest = max(predicted_kinds, key=lambda c: c.formula_bytes)
     latency_only = biggest.median_seconds / (fit.alpha_s * biggest.collectives or 1e-12)
@@ -282,7 +310,7 @@ def alpha_beta_claim(
         low=1 / ALPHA_BETA_FACTOR,
         high=ALPHA_BETA_FACTOR,
         measured=ratios[worst_index],
-        interval=(q1 / prediction_s, q3 / prediction_s),
+        interval=interval,
         measured_text="measured / predicted time: "
         + ", ".join(f"{c.name} {r:.2f}" for c, r in zip(predicted_kinds, ratios, strict=True)),
         device=device,

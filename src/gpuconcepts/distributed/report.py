@@ -87,7 +87,13 @@ class DistributedReport:
         results.append(claims.rowwise_claim(self.of_kind("sharded embedding"), self.device))
         predicted = (*self.of_kind("sharded embedding"), *self.of_kind("tensor parallel"))
         results.append(
-            claims.alpha_beta_claim(predicted, self.fit, self.device, problem=self.fit_problem)
+            claims.alpha_beta_claim(
+                predicted,
+                self.fit,
+                self.device,
+                problem=self.fit_problem,
+                sweep=self.of_kind("size sweep"),
+            )
         )
         results.extend(
             claims.bubble_claim(c, self.cores, self.device) for c in self.of_kind("pipeline")
