@@ -64,3 +64,33 @@ def test_one_kernel_at_one_size_shows_one_time_everywhere(site: Site) -> None:
     assert sum(len(pages[key]) >= 2 for key in live) >= 5
     differing = {key: times for key, times in seen.items() if len(times) > 1}
     assert differing == {}, f"one kernel and size, several times: {differing}"
+
+
+def comparison_columns(html: str) -> list[list[str]]:
+    """The run columns of a comparison table (every cell after the first of each row)."""
+    columns: list[list[str]] = []
+    for row in ROW.findall(html):
+        cells = [TAG.sub("", c).replace("\xa0", " ").strip() for c in CELL.findall(row)][1:]
+        for i, cell in enumerate(cells):
+            if len(columns) <= i:
+                columns.append([])
+            columns[i].append(cell)
+    return columns
+
+
+def test_two_columns_of_one_comparison_are_read_apart() -> None:
+    html = "<table><tr><td>mlp</td><td>1 ms</td><td>2 ms</td></tr></table>"
+    assert comparison_columns(html) == [["1 ms"], ["2 ms"]]
+
+
+def test_machines_side_by_side_shows_each_run_in_its_own_column(site: Site) -> None:
+    # two runs that carried one label once made every row show the first run twice
+    path = site.find("devices")
+    assert path is not None
+    html = (site.root / path).read_text(encoding="utf-8")
+    workloads = html[html.index("Kernel and sizes") :]
+    table = workloads[: workloads.index("</table>")]
+    columns = comparison_columns(table)
+    runs = [c for c in columns if any(cell != "—" for cell in c)]
+    assert len(runs) >= 2, "the build's run and at least one recorded run"
+    assert all(a != b for i, a in enumerate(runs) for b in runs[i + 1 :])
