@@ -300,7 +300,7 @@ def test_measured_peaks_are_a_choice_and_move_the_verdict_with_their_ridge(brows
         options = page.eval_on_selector_all(
             '[data-control="gpu"] option', "os => os.map(o => [o.value, o.textContent])"
         )
-        assert [MEASURED, f"{MEASURED} ({run.label})"] in options
+        assert [MEASURED, f"{MEASURED} ({run.provenance.device_name})"] in options
         # the Run's kernels are on the chart whatever roofs are chosen
         assert len(measured_peaks_and_points(page)[2]) == len(profile)
         page.select_option('[data-control="gpu"]', MEASURED)
