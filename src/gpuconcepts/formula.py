@@ -71,8 +71,8 @@ def ratio(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
 
 def exact_number(value: object, what: str) -> sp.Rational:
     """A finite real number as an exact sympy rational; anything else (a string, which sympy
-    would evaluate as code, None, NaN, an infinity) is a :class:`GpuConceptsError` naming
-    ``what``.
+    would evaluate as code, None, a float that is not a number, an infinity) is a
+    :class:`~gpuconcepts.errors.GpuConceptsError` naming ``what``.
 
     >>> exact_number(0.1, "x"), exact_number(512 / 3, "x"), exact_number(2**0.5, "x")
     (1/10, 512/3, 14142135623730951/10000000000000000)
