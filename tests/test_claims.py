@@ -1428,6 +1428,27 @@ def test_bars_and_ratios_carry_the_quartiles() -> None:
     assert measured.high == pytest.approx((9.0 / 1.5,))
 
 
+def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
+    # the undecided verdict once reached the claims page without a colour, and its build failed
+    pytest.importorskip("matplotlib")
+    from gpuconcepts.claims import plots
+    from gpuconcepts.claims.result import VERDICTS
+
+    assert set(plots._VERDICT_COLOR) == set(VERDICTS)
+    drawn = next(r for r in tiny.claims if r.plot is not None and r.visible)
+    low, high = drawn.test.low, drawn.test.high
+    edge = low if low is not None else high
+    assert edge is not None
+    straddling = replace(
+        drawn,
+        test=replace(drawn.test, measured=edge, interval=(edge * 0.9, edge * 1.1)),
+        gates=(),
+        anomalies=(),
+    )
+    assert straddling.verdict == "undecided"
+    assert plots.draw_result(straddling) is not None
+
+
 def test_every_plot_draws(tiny: Tiny) -> None:
     pytest.importorskip("matplotlib")
     from gpuconcepts.claims.plots import draw_result

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, Verdict
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,7 +28,13 @@ _STYLE: dict[str, dict[str, Any]] = {
     "predicted": {"marker": "", "linestyle": "--", "linewidth": 1.5},
     "threshold": {"marker": "", "linestyle": ":", "linewidth": 1.5},
 }
-_VERDICT_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "not visible": "#6e7781"}
+_VERDICT_COLOR: dict[Verdict, str] = {
+    "holds": "#1a7f37",
+    "fails": "#cf222e",
+    "undecided": "#9a6700",
+    "not visible": "#6e7781",
+}
+"""A colour for every verdict (a test checks that none is missing)."""
 _CAPSIZE = 3
 
 
