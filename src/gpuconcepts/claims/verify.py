@@ -39,7 +39,7 @@ def run_verify(device: str, quick: bool, as_json: bool, *, run_path: str | None 
     :meth:`~gpuconcepts.claims.result.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
     and ``predicted`` (the value), ``quantity``, ``alternative`` and ``alternative_value``,
     ``pass_region`` ([low, high], null for an open end), ``measured``, ``interval``,
-    ``verdict`` ("holds", "fails" or "not visible") with its ``reason``, ``gates``,
+    ``verdict`` ("holds", "fails", "undecided" or "not visible") with its ``reason``, ``gates``,
     ``detail``, ``values`` and ``plot``.
     """
     if run_path is not None:
