@@ -102,3 +102,9 @@ def test_the_rules_can_fail() -> None:
     # the old quick depthwise batch of 8 gave a 52 MB output
     big = {"B": 8, "H": 160, "W": 160, "C": 64, "K": 3, "s": 4}
     assert presets.output_bytes("cnn-depthwise", big) >= presets.CPU_MAX_OUTPUT_BYTES
+
+
+def test_every_workload_has_an_output_shape() -> None:
+    from gpuconcepts.workloads import WORKLOADS
+
+    assert set(presets.OUTPUT_SHAPES) == set(WORKLOADS)

@@ -217,10 +217,9 @@ def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
 
 
 def _fastest_gemm(device: str, n: int) -> dict[str, str]:
-    from gpuconcepts.kernels.peaks import gemm_backends, gemm_flops  # torch: lazily
+    from gpuconcepts.kernels.peaks import fastest_gemm  # torch: lazily
 
-    rates = {b: gemm_flops(device, n=n, backend=b, repeats=3) for b in gemm_backends(device)}
-    return {"backend": max(rates, key=lambda b: rates[b])}
+    return {"backend": fastest_gemm(device, n=n, repeats=3)[0]}
 
 
 def compare_with_roofs(

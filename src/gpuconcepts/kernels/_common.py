@@ -12,7 +12,7 @@ from typing import Any, Literal
 import torch
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measure import Measurement, time_function
+from gpuconcepts.measure import Measurement, Rounds
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import workload as describe
 
@@ -113,11 +113,11 @@ class Kernel:
 
     def time(self, repeats: int) -> Measurement:
         """Time this kernel alone, ``repeats`` repetitions (caches flushed first when
-        :attr:`flush`)."""
+        :attr:`flush`): rounds of one kernel, the same timer a comparison uses."""
         check_sizes(self.workload, repeats=repeats)
-        with self.settings():
-            raw = time_function(self.fn, self.device, repeats=repeats, flush=self.flush)
-        return self.measurement(raw)
+        rounds = Rounds([self], self.device)
+        rounds.more(repeats)
+        return self.measurement(rounds.times[0])
 
 
 def prepare(

@@ -157,12 +157,21 @@ def gemm_flops(
     kernels that were measured above it.
     """
     if backend == "best":
-        return max(
-            gemm_flops(device, n=n, dtype=dtype, repeats=repeats, backend=b)
-            for b in gemm_backends(device)
-        )
+        return fastest_gemm(device, n=n, dtype=dtype, repeats=repeats)[1]
     kernel = gemm_kernel(device, n=n, backend=backend, dtype=dtype)
     return kernel.flops / min(kernel.time(repeats).raw_seconds)
+
+
+def fastest_gemm(
+    device: str, *, n: int, dtype: str | None = None, repeats: int = 5
+) -> tuple[str, float]:
+    """The fastest GEMM path of :func:`gemm_backends` at n × n × n, and its FLOP/s."""
+    rates = {
+        b: gemm_flops(device, n=n, dtype=dtype, repeats=repeats, backend=b)
+        for b in gemm_backends(device)
+    }
+    best = max(rates, key=lambda b: rates[b])
+    return best, rates[best]
 
 
 def conv_flops(

@@ -293,24 +293,34 @@ def output_bytes(workload: str, params: Mapping[str, int]) -> int:
     >>> output_bytes("mlp", {"B": 4, "d_in": 8, "d_out": 16, "s": 4})
     256
     """
-    p, s = params, params["s"]
-    shapes: dict[str, Callable[[], int]] = {
-        "mlp": lambda: p["B"] * p["d_out"],
-        "dlrm-dense": lambda: p["B"] * p["d_out"],
-        "cnn-conv": lambda: p["B"] * p["C_out"] * p["H"] * p["W"],
-        "cnn-depthwise": lambda: p["B"] * p["C"] * p["H"] * p["W"],
-        "transformer-prefill": lambda: p["B"] * p["S"] * p["d"],
-        "transformer-prefill-causal": lambda: p["B"] * p["S"] * p["d"],
-        "transformer-decode": lambda: p["B"] * p["d"],
-        "peak-gemm": lambda: p["n"] * p["n"],
-        "peak-triad": lambda: 0,  # written into an array made once (out=)
-    }
-    for prefix, count in (
-        ("dlrm-", lambda: p["B"] * p["d"]),
-        ("rnn-", lambda: p["B"] * p["S"] * p["d_h"]),
-    ):
-        if workload.startswith(prefix) and workload not in shapes:
-            shapes[workload] = count
-    if workload not in shapes:
+    if workload not in OUTPUT_SHAPES:
         raise GpuConceptsError(f"output_bytes: no output shape for workload {workload!r}")
-    return shapes[workload]() * s
+    shape = OUTPUT_SHAPES[workload]
+    if shape is None:
+        return 0
+    elements = 1
+    for size in shape:
+        elements *= params[size]
+    return elements * params["s"]
+
+
+_BAG, _LAYER, _SEQUENCE = ("B", "d"), ("B", "d_out"), ("B", "S", "d_h")
+OUTPUT_SHAPES: dict[str, tuple[str, ...] | None] = {
+    "dlrm-random": _BAG,
+    "dlrm-sequential": _BAG,
+    "dlrm-hot": _BAG,
+    "dlrm-dense": _LAYER,
+    "mlp": _LAYER,
+    "cnn-conv": ("B", "C_out", "H", "W"),
+    "cnn-depthwise": ("B", "C", "H", "W"),
+    "rnn-module": _SEQUENCE,
+    "rnn-loop": _SEQUENCE,
+    "rnn-hoisted": _SEQUENCE,
+    "rnn-gemm": _SEQUENCE,
+    "transformer-prefill": ("B", "S", "d"),
+    "transformer-prefill-causal": ("B", "S", "d"),
+    "transformer-decode": ("B", "d"),
+    "peak-gemm": ("n", "n"),
+    "peak-triad": None,  # written into an array made once (out=): nothing allocated per call
+}
+"""The sizes whose product is the element count of each workload's result."""
