@@ -1038,6 +1038,36 @@ def test_roofline_memory_bound_near_or_below_bandwidth() -> None:
         roofline(below, "latency")
 
 
+def test_a_kernel_above_every_roof_is_an_anomaly_never_agreement() -> None:
+    f, q = 1e10, 1e7  # intensity 1000: compute-bound, 0.1 s at the 100 GFLOP/s peak
+    beyond = measurement("mlp", 0.1 / 3, f, q, B=1024)  # 3x the peak, every repetition
+    result = roofline(beyond, "compute")
+    assert result.verdict == "fails"
+    assert result.anomalous
+    assert "ran above every roof" in result.anomaly[0]
+    assert "3×" in result.anomaly[0]
+    # within its spread of the roof it is noise, not an anomaly
+    spread = Measurement("mlp", "cpu", {"B": 1024}, (0.09, 0.099, 0.2), f, q)
+    assert not roofline(spread, "compute").anomalous
+
+
+@pytest.mark.usefixtures("tiny_verify")
+def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gpuconcepts.kernels
+    from gpuconcepts.run import PEAKS_MEASURED_AGAIN, collect
+
+    low = Peaks(device="cpu", flops_per_s=1e3, bytes_per_s=1e3, dtype="float32")
+    measured = iter([low, PEAKS])
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: next(measured))
+    run = collect("cpu", True, wholemodel=False, distributed=False)
+    assert run.peaks.flops_per_s == PEAKS.flops_per_s  # the best of both measurements
+    assert "mlp" in run.facts[PEAKS_MEASURED_AGAIN]["workloads"]
+    # the claims were judged again under the new peaks: no anomaly of a roof beaten by 10⁸
+    assert all("above every roof" not in " ".join(c.anomaly) for c in run.claims)
+
+
 def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:
     # one measurement, two machines' roofs: 50 % of a 100 GFLOP/s peak, 5 % of a 1 TFLOP/s one
     f, q = 1e10, 1e7

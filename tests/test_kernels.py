@@ -549,8 +549,47 @@ def test_measure_peaks_small() -> None:
     assert p.dtype == "float32"
     assert p.copy_bytes_per_s
     assert p.triad_bytes_per_s
-    assert p.bytes_per_s == max(p.copy_bytes_per_s, p.triad_bytes_per_s)
+    assert p.read_bytes_per_s
+    # each memory roof is the best of its read, copy and triad kernels
+    assert p.bytes_per_s == max(p.copy_bytes_per_s, p.triad_bytes_per_s, p.read_bytes_per_s)
     assert p.flops_per_s > 0
+
+
+def test_gemm_shapes_do_the_square_s_flops() -> None:
+    # every shape of the compute peak does n³ multiply-adds, so none is favoured by size
+    assert all(m * k * n == 1.0 for m, k, n in peaks.GEMM_SHAPES)
+    assert (1.0, 1.0, 1.0) in peaks.GEMM_SHAPES
+
+
+def test_the_gemm_peak_is_the_best_shape_and_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    rates = {(32, 32, 32): 1e10, (128, 16, 16): 3e10, (16, 128, 16): 2e10, (16, 16, 128): 1e9}
+    seen = []
+
+    def rate(_device: str, shape: tuple[int, int, int], *, backend: str, **_: object) -> float:
+        seen.append((shape, backend))
+        return rates[shape] * (2 if backend == "onednn" else 1)
+
+    monkeypatch.setattr(peaks, "gemm_shape_flops", rate)
+    monkeypatch.setattr(peaks, "gemm_backends", lambda _device: ("mm", "onednn"))
+    assert peaks.best_gemm_flops("cpu", n=32) == 6e10
+    assert len(seen) == 8  # four shapes through both paths
+
+
+def test_gemm_shape_flops_counts_2mkn(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(peaks, "time_function", lambda *_a, **_k: [0.5, 0.25])
+    assert peaks.gemm_shape_flops("cpu", (4, 8, 2), repeats=2) == 2 * 4 * 8 * 2 / 0.25
+
+
+def test_physical_limit_from_the_cpu_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuconcepts.measure import CpuVector
+
+    monkeypatch.setattr(peaks, "cpu_vector", lambda: CpuVector(512, 2, 2.5e9))
+    monkeypatch.setattr(peaks.torch, "get_num_threads", lambda: 4)
+    # 4 cores × 16 float32 lanes × 2 FMA units × 2 FLOPs × 2.5 GHz
+    assert peaks.physical_flops("cpu", "float32") == 4 * 16 * 2 * 2 * 2.5e9
+    assert peaks.physical_flops("cpu", "bfloat16") == 4 * 32 * 2 * 2 * 2.5e9
+    monkeypatch.setattr(peaks, "cpu_vector", lambda: None)
+    assert peaks.physical_flops("cpu") is None
 
 
 def test_the_compute_roof_is_the_best_of_the_gemms_and_the_convolution(
@@ -559,7 +598,7 @@ def test_the_compute_roof_is_the_best_of_the_gemms_and_the_convolution(
     # a convolution faster than every GEMM raises the roof: no kernel may sit above it
     from gpuconcepts.kernels import peaks as module
 
-    monkeypatch.setattr(module, "gemm_flops", lambda *_a, **_k: 1e11)
+    monkeypatch.setattr(module, "best_gemm_flops", lambda *_a, **_k: 1e11)
     monkeypatch.setattr(module, "conv_flops", lambda *_a, **_k: 1.1e11)
     conv = {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3}
     sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}, "cnn": conv}

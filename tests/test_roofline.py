@@ -171,3 +171,24 @@ def test_gap_split_multiplies_back_to_the_measured_gap_and_agrees_with_place() -
     assert split.fast_attained == pytest.approx(1 / roofline.place(dense, peaks).ratio)
     assert split.slow_attained == pytest.approx(1 / roofline.place(depthwise, peaks).ratio)
     assert split.fast_attained > 1 > split.slow_attained
+
+
+def test_plot_roofline_draws_the_physical_limit_above_the_roof() -> None:
+    pytest.importorskip("matplotlib")
+    peaks = Peaks("cpu", 2e11, 4e10, "float32", physical_flops_per_s=3.3e11)
+    fig = roofline.plot_roofline(peaks)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "physical limit (float32): 330 GFLOP/s" in legend
+    limit = next(line for line in fig.axes[0].get_lines() if line.get_label().startswith("phys"))
+    assert set(limit.get_ydata()) == {3.3e11}
+
+
+def test_the_best_of_two_peak_measurements() -> None:
+    first = Peaks("cpu", 1e11, 1e10, "float32", read_bytes_per_s=8e9, latency_seconds=3e-6,
+                  levels=(MemoryLevel("L2", 2**20, 5e10),))  # fmt: skip
+    again = Peaks("cpu", 0.9e11, 1.1e10, "float32", read_bytes_per_s=9e9, latency_seconds=4e-6,
+                  levels=(MemoryLevel("L2", 2**20, 6e10),))  # fmt: skip
+    best = first.best_of(again)
+    assert (best.flops_per_s, best.bytes_per_s, best.read_bytes_per_s) == (1e11, 1.1e10, 9e9)
+    assert best.latency_seconds == 3e-6
+    assert best.levels == (MemoryLevel("L2", 2**20, 6e10),)

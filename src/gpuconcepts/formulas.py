@@ -1393,6 +1393,66 @@ attainable_flops = Formula(
     """,
 )
 
+# -- The roofs of one machine, beyond compute and streaming bandwidth --------------------------
+
+n_cores, lanes, n_fma, f_clk = (sym(n) for n in ("n_cores", "lanes", "n_fma", "f_clk"))
+R, r_line, n_ops, t_op = (sym(n) for n in ("R", "r_line", "n_ops", "t_op"))
+
+cpu_peak_flops = Formula(
+    "cpu_peak_flops",
+    product(2, n_cores, lanes, n_fma, f_clk),
+    kind="FLOP/s",
+    lhs=r"P_{\text{physical}}",
+    summary="The most FLOP/s a CPU's cores can issue: every core retires n_fma fused "
+    "multiply-adds of a full vector each cycle, two FLOPs per lane.",
+    doc="""
+    An upper bound no kernel can pass: it assumes every cycle issues a full-width FMA on every
+    unit, with no loads, stores or loop overhead. Measured peaks sit below it; how far below is
+    what the library's GEMM paths leave on the table. Two cores of AVX-512 (16 float32 lanes)
+    with two FMA units at 2.6 GHz:
+
+    >>> cpu_peak_flops(n_cores=2, lanes=16, n_fma=2, f_clk=2.6e9)
+    332800000000
+    """,
+)
+
+random_access_seconds = Formula(
+    "random_access_seconds",
+    ratio(product(R, sp.ceiling(ratio(product(d, s), c))), r_line),
+    kind="seconds",
+    lhs=r"t_{\text{random}}",
+    summary="Lower bound on the time of R row fetches at random addresses: each costs "
+    "⌈d·s/c⌉ whole lines, and memory sustains r_line independent line fetches per second.",
+    doc="""
+    The random-access roof counts misses, not bytes: a row at a random address shares no line
+    with its neighbours (:data:`random_row_bytes`), and the memory system keeps only so many
+    misses in flight, so the rate of line fetches, not the bytes per second, sets the ceiling.
+    A million 16-byte rows at 100 million lines per second:
+
+    >>> random_access_seconds(R=1_000_000, d=4, s=4, c=64, r_line=1e8)
+    0.01
+    """,
+)
+
+chain_seconds = Formula(
+    "chain_seconds",
+    product(S, sp.Max(ratio(F, P), ratio(Q, beta), product(n_ops, t_op))),
+    kind="seconds",
+    lhs=r"t_{\text{chain}}",
+    summary="Lower bound on the time of S dependent steps: no step starts before the one before "
+    "it ends, and each takes at least its roofline time (F FLOPs and Q bytes per step) or its "
+    "n_ops dispatched operations at the per-call floor t_op, whichever is longer.",
+    doc="""
+    The roofline assumes all of a kernel's work may overlap. An RNN's step t needs step t − 1's
+    hidden state, so S steps add up; and a step too small to fill the machine still pays each
+    operation's dispatch. 128 steps of 4 operations at 3 µs each, each step's arithmetic (2
+    MFLOP at 100 GFLOP/s, 20 µs) longer than its dispatch (12 µs):
+
+    >>> chain_seconds(S=128, F=2e6, Q=1e5, P=1e11, beta=1e10, n_ops=4, t_op=3e-6)
+    0.00256
+    """,
+)
+
 CATALOGUE: dict[str, Formula] = {
     f.name: f for f in globals().copy().values() if isinstance(f, Formula)
 }

@@ -841,6 +841,77 @@ def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+VECTOR_BITS = (("avx512f", 512), ("avx2", 256), ("avx", 256), ("sse2", 128), ("asimd", 128))
+"""The widest vector a CPU flag promises, widest first (``asimd``: Arm's 128-bit NEON; SVE's
+width is not in the flags, so an SVE core is credited with NEON's)."""
+
+FMA_UNITS = 2
+"""Fused multiply-add units per core: two on x86 cores since Haswell and Zen and on Arm's
+Neoverse cores. No file says it, and a limit must not sit below what a core can do, so two is
+assumed for every core that has FMA (one when the flags show no FMA)."""
+
+
+@dataclass(frozen=True)
+class CpuVector:
+    """What /proc/cpuinfo says of one core's arithmetic: its widest vector, its FMA units and
+    its fastest clock (the largest "cpu MHz" of any core, or cpufreq's maximum when sysfs has
+    it: a VM's /proc/cpuinfo shows the base clock, and boost may pass it).
+
+    >>> v = CpuVector(vector_bits=512, fma_units=2, hz=2.6e9)
+    >>> v.lanes(4), v.lanes(2)
+    (16, 32)
+    """
+
+    vector_bits: int
+    fma_units: int
+    hz: float
+
+    def lanes(self, element_bytes: int) -> int:
+        """Elements of ``element_bytes`` one vector holds."""
+        return self.vector_bits // (8 * element_bytes)
+
+
+def cpu_vector(
+    cpuinfo: Path = Path("/proc/cpuinfo"), cpufreq: Path = Path("/sys/devices/system/cpu")
+) -> CpuVector | None:
+    """This CPU's :class:`CpuVector`, or None when /proc/cpuinfo names no known vector or no
+    clock.
+
+    >>> import tempfile
+    >>> info = Path(tempfile.mkdtemp()) / "cpuinfo"
+    >>> _ = info.write_text("flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2400.0\n"
+    ...                     "flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2600.5\n")
+    >>> cpu_vector(info, info.parent)
+    CpuVector(vector_bits=256, fma_units=2, hz=2600500000.0)
+    """
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        return None
+    flags: set[str] = set()
+    mhz: list[float] = []
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):  # x86, Arm
+            flags.update(value.split())
+        elif key.strip() == "cpu MHz":
+            try:
+                mhz.append(float(value))
+            except ValueError:
+                continue
+    hz = max(mhz, default=0.0) * 1e6
+    for path in cpufreq.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
+        try:
+            hz = max(hz, int(path.read_text()) * 1e3)  # kHz
+        except (OSError, ValueError):
+            continue
+    bits = next((width for flag, width in VECTOR_BITS if flag in flags), None)
+    if bits is None or hz <= 0:
+        return None
+    units = FMA_UNITS if flags & {"fma", "avx512f", "asimd"} else 1
+    return CpuVector(vector_bits=bits, fma_units=units, hz=hz)
+
+
 def probe_noise(device: str) -> NoiseProbe:
     """A :class:`NoiseProbe` of this machine now (a few milliseconds)."""
     import torch

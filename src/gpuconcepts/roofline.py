@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
+from gpuconcepts.units import si
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -60,8 +61,9 @@ class Peaks:
     """Measured ceilings of one device: compute (large GEMM), bandwidth (STREAM-like) and,
     when measured, one bandwidth per cache level and a latency floor.
 
-    ``bytes_per_s`` is DRAM's: the larger of the copy and triad bandwidths, both kept when
-    known. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
+    ``bytes_per_s`` is DRAM's: the best of the read, copy and triad bandwidths, each kept
+    when known. ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
+    units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
 
@@ -78,9 +80,17 @@ class Peaks:
     levels: tuple[MemoryLevel, ...] = ()
     sweep: tuple[tuple[int, float], ...] = ()
     latency_seconds: float | None = None
+    read_bytes_per_s: float | None = None
+    physical_flops_per_s: float | None = None
 
     def __post_init__(self) -> None:
-        optional = ("copy_bytes_per_s", "triad_bytes_per_s", "latency_seconds")
+        optional = (
+            "copy_bytes_per_s",
+            "triad_bytes_per_s",
+            "latency_seconds",
+            "read_bytes_per_s",
+            "physical_flops_per_s",
+        )
         for name in ("flops_per_s", "bytes_per_s", *optional):
             value = getattr(self, name)
             if value is None and name in optional:
@@ -104,6 +114,40 @@ class Peaks:
         dram = "HBM" if self.device == "cuda" else "DRAM"
         return (*self.levels, MemoryLevel(dram, None, self.bytes_per_s))
 
+    def best_of(self, again: Peaks) -> Peaks:
+        """These peaks and ``again`` (the same device measured once more) as one set of
+        ceilings: each rate the higher of the two, the latency floor the lower, since a
+        ceiling is the fastest the machine was seen to go.
+
+        >>> first = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6)
+        >>> second = Peaks("cpu", 1.2e11, 0.9e10, "float32", latency_seconds=2e-6)
+        >>> best = first.best_of(second)
+        >>> best.flops_per_s, best.bytes_per_s, best.latency_seconds
+        (120000000000.0, 10000000000.0, 2e-06)
+        """
+
+        def higher(a: float | None, b: float | None) -> float | None:
+            return b if a is None else a if b is None else max(a, b)
+
+        faster = {level.name: level for level in again.levels}
+        levels = tuple(
+            level
+            if level.name not in faster or faster[level.name].bytes_per_s <= level.bytes_per_s
+            else faster[level.name]
+            for level in self.levels
+        )
+        floors = [f for f in (self.latency_seconds, again.latency_seconds) if f is not None]
+        return replace(
+            self,
+            flops_per_s=max(self.flops_per_s, again.flops_per_s),
+            bytes_per_s=max(self.bytes_per_s, again.bytes_per_s),
+            copy_bytes_per_s=higher(self.copy_bytes_per_s, again.copy_bytes_per_s),
+            triad_bytes_per_s=higher(self.triad_bytes_per_s, again.triad_bytes_per_s),
+            read_bytes_per_s=higher(self.read_bytes_per_s, again.read_bytes_per_s),
+            levels=levels,
+            latency_seconds=min(floors, default=None),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file."""
         return {
@@ -113,6 +157,8 @@ class Peaks:
             "bytes_per_s": self.bytes_per_s,
             "copy_bytes_per_s": self.copy_bytes_per_s,
             "triad_bytes_per_s": self.triad_bytes_per_s,
+            "read_bytes_per_s": self.read_bytes_per_s,
+            "physical_flops_per_s": self.physical_flops_per_s,
             "ridge_point": self.ridge_point,
             "levels": [level.to_dict() for level in self.levels],
             "sweep": [list(point) for point in self.sweep],
@@ -179,6 +225,21 @@ def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
         bounds.append(("latency", peaks.latency_seconds))
     name, floor = max(bounds, key=lambda pair: pair[1])
     return name, floor / m.seconds
+
+
+def beats_every_roof(m: Measurement, peaks: Peaks) -> bool:
+    """True when ``m`` beat every roof by more than its spread: even its third-quartile time is
+    faster than the roofs allow. A faulty measurement or a missing roof, never a verdict.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+    >>> beats_every_roof(Measurement("mlp", "cpu", {}, (0.008, 0.009, 0.0095), 1e9, 1e6), p)
+    True
+    >>> beats_every_roof(Measurement("mlp", "cpu", {}, (0.008, 0.009, 0.014), 1e9, 1e6), p)
+    False
+    """
+    slowest = replace(m, raw_seconds=(m.interval_seconds[1],))
+    return observe(slowest, peaks)[0] == ABOVE_EVERY_ROOF
 
 
 def place(m: Measurement, peaks: Peaks) -> Placement:
@@ -370,6 +431,14 @@ def plot_roofline(
             lw=1,
             ls="-.",
             label=f"{level.name} roof: {level.bytes_per_s / 1e9:.3g} GB/s",
+        )
+    if peaks.physical_flops_per_s is not None:
+        ax.axhline(  # the hardware's limit: what the measured roof falls short of
+            peaks.physical_flops_per_s,
+            color="black",
+            lw=1,
+            ls=(0, (1, 2)),
+            label=f"physical limit ({peaks.dtype}): {si(peaks.physical_flops_per_s, 'FLOP/s')}",
         )
     ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
     colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}

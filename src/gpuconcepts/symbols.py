@@ -191,6 +191,33 @@ _TABLE: tuple[Symbol, ...] = (
         "positive integer",
         r"k_{\mathrm{top}}",
     ),
+    # the roofs of one machine
+    Symbol("n_cores", "cores (hardware threads) a kernel runs on", "cores", "positive integer"),
+    Symbol(
+        "lanes",
+        "elements one vector instruction holds (16 float32 in 512 bits)",
+        "elements",
+        "positive integer",
+        r"\mathrm{lanes}",
+    ),
+    Symbol("n_fma", "fused multiply-add units per core", "units", "positive integer"),
+    Symbol("f_clk", "clock of a core", "Hz", "positive real", r"f_{\mathrm{clk}}"),
+    Symbol("R", "rows fetched at random addresses", "rows", "positive integer"),
+    Symbol(
+        "r_line",
+        "sustained rate of independent line fetches from memory",
+        "lines/s",
+        "positive real",
+        r"r_{\mathrm{line}}",
+    ),
+    Symbol("n_ops", "operations dispatched per step of a kernel", "operations", "positive integer"),
+    Symbol(
+        "t_op",
+        "per-call floor: the time of the smallest operation the framework dispatches",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{op}}",
+    ),
 )
 
 _SYMPY: dict[str, sp.Symbol] = {

@@ -19,7 +19,7 @@ from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, place
+from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, beats_every_roof, place
 from gpuconcepts.units import MiB, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
@@ -90,6 +90,10 @@ def judge_roofline(
         measured, interval = with_interval(
             lambda t: (work / t[0]) / (ref_work / t[1]), (m, reference)
         )
+    anomalies: tuple[str, ...] = ()
+    if beats_every_roof(m, peaks):
+        beaten = f"{times(where.attained)} as fast as the roofs allow, beyond its spread"
+        anomalies = (f"{label} ran above every roof of this machine: {beaten}",)
     peak_fraction = m.flops_per_s / peaks.flops_per_s
     bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
     return ClaimResult(
@@ -119,6 +123,7 @@ def judge_roofline(
             ),
         ),
         device=device,
+        anomalies=anomalies,
         values={
             "workload": m.workload,
             "sizes": sizes_text(m.params),

@@ -14,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 
@@ -34,6 +34,7 @@ from gpuconcepts.measure import (
     COLUMNS,
     LLC_MULTIPLE,
     cache_levels,
+    cpu_vector,
     free_memory_bytes,
     last_level_cache_bytes,
     stream_array_bytes,
@@ -102,6 +103,24 @@ def gemm_backends(device: str) -> tuple[str, ...]:
     return ("mm",)
 
 
+def _gemm_call(
+    device: str, shape: tuple[int, int, int], backend: str, dtype: str
+) -> tuple[Callable[[], object], int]:
+    """The call of an m × k by k × n GEMM through ``backend``, and its element size."""
+    m, k, n = shape
+    a = tensor((m, k), dtype, device, seed=1)
+    b = tensor((k, n), dtype, device, seed=2)
+    if backend == "mm":
+        out = torch.empty((m, n), dtype=torch_dtype(dtype), device=device)
+        return (lambda: torch.mm(a, b, out=out)), a.element_size()
+    if backend == "onednn" and device == "cpu":
+        # aten's oneDNN linear: y = x wᵀ on oneDNN's blocked layout (what to_mkldnn makes).
+        x_onednn = a.to_mkldnn()
+        w_onednn = b.T.contiguous().to_mkldnn()
+        return (lambda: torch.ops.aten.mkldnn_linear(x_onednn, w_onednn)), a.element_size()
+    raise GpuConceptsError(f"GEMM backend {backend!r} is not one of {gemm_backends(device)}")
+
+
 def gemm_kernel(
     device: str,
     peaks: Peaks | None = None,
@@ -118,26 +137,43 @@ def gemm_kernel(
     """
     check_sizes("peaks.gemm", n=n)
     name = dtype or default_dtype(device)
-    a = tensor((n, n), name, device, seed=1)
-    b = tensor((n, n), name, device, seed=2)
-    out = torch.empty((n, n), dtype=torch_dtype(name), device=device)
-    if backend == "mm":
-
-        def fn() -> object:
-            return torch.mm(a, b, out=out)
-
-    elif backend == "onednn" and device == "cpu":
-        # aten's oneDNN linear: y = x wᵀ on oneDNN's blocked layout (what to_mkldnn makes).
-        x_onednn = a.to_mkldnn()
-        w_onednn = b.T.contiguous().to_mkldnn()
-
-        def fn() -> object:
-            return torch.ops.aten.mkldnn_linear(x_onednn, w_onednn)
-
-    else:
-        raise GpuConceptsError(f"GEMM backend {backend!r} is not one of {gemm_backends(device)}")
-    params = {"n": n, "backend": backend, "s": a.element_size()}
+    fn, s = _gemm_call(device, (n, n, n), backend, name)
+    params = {"n": n, "backend": backend, "s": s}
     return prepare("peak-gemm", device, peaks, fn, params=params, dtype=name, flush=False)
+
+
+GEMM_SHAPES = ((1.0, 1.0, 1.0), (4.0, 0.5, 0.5), (0.5, 4.0, 0.5), (0.5, 0.5, 4.0))
+"""The GEMM shapes of the compute peak, (m, k, n) as multiples of the presets' ``gemm_n``: the
+square, a tall one (many rows: an MLP at a large batch), a deep one (a long reduction) and a
+wide one. All do the square's FLOPs. A library tiles each shape differently, and the peak is the
+best of them: a roof must sit above every kernel the machine runs."""
+
+
+def gemm_shape_flops(
+    device: str,
+    shape: tuple[int, int, int],
+    *,
+    backend: str = "mm",
+    dtype: str | None = None,
+    repeats: int = 5,
+) -> float:
+    """FLOP/s of an m × k by k × n GEMM through ``backend``, at its best repetition
+    (``formulas.mlp_flops(B=m, d_in=k, d_out=n)`` FLOPs)."""
+    check_sizes("peaks.gemm", m=shape[0], k=shape[1], n=shape[2])
+    fn, _ = _gemm_call(device, shape, backend, dtype or default_dtype(device))
+    flops = formulas.mlp_flops(B=shape[0], d_in=shape[1], d_out=shape[2])
+    return float(flops) / min(time_function(fn, device, repeats=repeats))
+
+
+def best_gemm_flops(device: str, *, n: int, dtype: str | None = None, repeats: int = 5) -> float:
+    """The compute peak's GEMM part: the best FLOP/s of every shape of :data:`GEMM_SHAPES`
+    (scaled to n) through every path of :func:`gemm_backends`."""
+    shapes = [tuple(max(1, round(n * f)) for f in shape) for shape in GEMM_SHAPES]
+    return max(
+        gemm_shape_flops(device, shape, backend=b, dtype=dtype, repeats=repeats)  # type: ignore[arg-type]
+        for shape in shapes
+        for b in gemm_backends(device)
+    )
 
 
 def gemm_flops(
@@ -258,6 +294,35 @@ def latency_floor(device: str, *, repeats: int = 20) -> float:
     return min(times)
 
 
+def physical_flops(device: str, dtype: str | None = None) -> float | None:
+    """The most FLOP/s the hardware could issue in ``dtype``, or None when unknown.
+
+    On a CPU, :data:`gpuconcepts.formulas.cpu_peak_flops` over the threads torch uses, from the
+    vector width, FMA units and clock that /proc/cpuinfo and sysfs give
+    (:func:`~gpuconcepts.measure.cpu_vector`). On a GPU, the datasheet's peak for the dtype
+    (:func:`gpuconcepts.hardware.current_gpu`). Drawn above the measured roof: the distance
+    between them is what the software leaves on the table.
+    """
+    name = dtype or default_dtype(device)
+    if device == "cuda":
+        from gpuconcepts.hardware import current_gpu  # noqa: PLC0415 - a GPU only
+
+        gpu = current_gpu()
+        return None if gpu is None else gpu.peak(name)
+    vector = cpu_vector()
+    if vector is None:
+        return None
+    element = torch.empty((), dtype=torch_dtype(name)).element_size()
+    return float(
+        formulas.cpu_peak_flops(
+            n_cores=torch.get_num_threads(),
+            lanes=vector.lanes(element),
+            n_fma=vector.fma_units,
+            f_clk=vector.hz,
+        )
+    )
+
+
 def measure_peaks(
     device: str,
     quick: bool = False,
@@ -268,10 +333,10 @@ def measure_peaks(
 ) -> Peaks:
     """Measure a device's compute and bandwidth ceilings.
 
-    The compute roof is the best of the GEMM paths and of the book's dense convolution (so that
-    no measured kernel sits above it); sizes come from the ``peaks`` and ``cnn`` tables of the
-    presets (``gemm_n``, ``stream_mib``);
-    ``bytes_per_s`` is the larger of copy and triad. The GEMM runs in ``dtype`` (default: the
+    The compute roof is the best of the GEMM shapes and paths (:func:`best_gemm_flops`) and of
+    the book's dense convolution (so that no measured kernel sits above it); sizes come from the
+    ``peaks`` and ``cnn`` tables of the presets (``gemm_n``, ``stream_mib``); ``bytes_per_s``
+    is the best of read, copy and triad on arrays of at least 4x the last-level cache. The GEMM runs in ``dtype`` (default: the
     book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
     (:func:`cache_hierarchy`) and the latency floor (:func:`latency_floor`) complete them.
     """
@@ -287,18 +352,22 @@ def measure_peaks(
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
     dtype = dtype or default_dtype(device)
     flops = max(
-        gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
+        best_gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
         conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),
     )
-    levels, sweep = cache_hierarchy(device, max(copy, triad), repeats=max(3, reps // 2))
+    read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array is 4x the LLC
+    dram = max(copy, triad, read)
+    levels, sweep = cache_hierarchy(device, dram, repeats=max(3, reps // 2))
     return Peaks(
         device=device,
         flops_per_s=flops,
-        bytes_per_s=max(copy, triad),
+        bytes_per_s=dram,
         dtype=dtype,
         copy_bytes_per_s=copy,
         triad_bytes_per_s=triad,
+        read_bytes_per_s=read,
         levels=levels,
         sweep=sweep,
         latency_seconds=latency_floor(device),
+        physical_flops_per_s=physical_flops(device, dtype),
     )
