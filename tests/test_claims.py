@@ -1594,7 +1594,7 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
     assert keys == EXPECTED_KEYS + WHOLE_MODEL_KEYS + DISTRIBUTED_KEYS
     for claim in record["claims"]:
         assert {"claim", "prediction", "measured", "pass_region", "verdict"} <= set(claim)
-        assert claim["verdict"] in ("holds", "fails", "not visible")
+        assert claim["verdict"] in ("holds", "fails", "undecided", "not visible")
     # the distributed claims name the process group they ran in, the others this device
     devices = [c["device"] for c in record["claims"]]
     assert set(devices[: -len(DISTRIBUTED_KEYS)]) == {record["provenance"]["device_name"]}
@@ -1625,7 +1625,7 @@ def test_run_verify_json_from_a_saved_run(
     fields = {"prediction", "alternative", "pass_region", "measured", "interval", "verdict"}
     for claim in record["claims"]:
         assert fields <= set(claim), claim["key"]
-        assert claim["verdict"] in ("holds", "fails", "not visible")
+        assert claim["verdict"] in ("holds", "fails", "undecided", "not visible")
         low, high = claim["pass_region"]
         assert low is not None or high is not None
         assert len(claim["interval"]) == 2

@@ -104,7 +104,7 @@ CACHED = Peaks(
         (0.1, 1e9, 5e9, "L2", 0.5),  # 50 GB/s beats L3 too
         (0.04, 1e9, 5e9, "above every roof", 1.25),  # faster than every roof: to be doubted
         (1.0, 5e10, 1e6, "compute", 0.5),  # arithmetic explains it, not the bytes
-        (1e-5, 10.0, 8.0, "latency", 0.5),  # a tiny kernel: only the latency floor explains it
+        (1e-5, 10.0, 8.0, "per-call", 0.5),  # a tiny kernel: only the per-call floor explains it
     ],
 )
 def test_observed_bound_is_the_tightest_roof_not_beaten(
@@ -192,3 +192,62 @@ def test_the_best_of_two_peak_measurements() -> None:
     assert (best.flops_per_s, best.bytes_per_s, best.read_bytes_per_s) == (1e11, 1.1e10, 9e9)
     assert best.latency_seconds == 3e-6
     assert best.levels == (MemoryLevel("L2", 2**20, 6e10),)
+
+
+# -- the roofs beyond compute and bandwidth (chain, per-call, random access) ----------------------
+FLOORS = Peaks(
+    "cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1.5e-6, line_bytes=64,
+    random_sweep=((2**24, 16, 1e8), (2**28, 16, 3e7), (2**28, 64, 3.2e7), (2**28, 1024, 2e8)),
+)  # fmt: skip
+
+
+def test_a_chain_of_small_steps_is_chain_bound() -> None:
+    # 1,024 dependent steps of 4 operations: 6.1 ms at 1.5 µs an operation; its 2 MFLOP take
+    # 20 µs at the peak, so the roofline alone would call it 300× too slow
+    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(4096 * 1.5e-6 / 8e-3))
+
+
+def test_steps_that_overlap_are_not_chain_bound() -> None:
+    # the same counts in a tenth of the chain's floor: its steps cannot have run one after
+    # another at the measured floor, so the chain does not explain it, and it is not so labelled
+    overlapped = Measurement("rnn-loop", "cpu", {}, (6e-4,), 2e6, 1e5, ops=4096, steps=1024)
+    assert roofline.observe(overlapped, FLOORS)[0] != "chain"
+    # a large chain whose arithmetic outweighs its dispatch is compute-bound, not chain-bound
+    heavy = Measurement("rnn-loop", "cpu", {}, (2.0,), 1e11, 1e6, ops=4096, steps=1024)
+    assert roofline.observe(heavy, FLOORS) == ("compute", 0.5)
+
+
+def test_a_one_op_kernel_rests_on_the_per_call_floor() -> None:
+    tiny = Measurement("mlp", "cpu", {}, (6e-6,), 100.0, 100.0, ops=1)
+    assert roofline.observe(tiny, FLOORS) == ("per-call", pytest.approx(0.5))
+    # two operations at 1.5 µs each do not beat one call's 3 µs: the call's latency stands
+    assert roofline.roof_times(Measurement("x", "cpu", {}, (1.0,), 1, 1, ops=2), FLOORS)[-1] == (
+        "per-call",
+        3e-6,
+    )
+
+
+def test_random_rows_rest_on_the_line_fetch_rate() -> None:
+    # 2**20 random 16-byte rows: one 64-byte line each at 3·10⁷ lines/s is 35 ms, although
+    # their 16 MiB at DRAM's 10 GB/s would take 1.7 ms
+    rows = 2**20
+    lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), rows * 4.0, rows * 16.0,
+                         random_rows=rows, row_bytes=16)  # fmt: skip
+    name, attained = roofline.observe(lookup, FLOORS)
+    assert name == "random access"
+    assert attained == pytest.approx(rows / 3e7 / 0.05)
+    # consecutive rows of the same lookup carry no random rows: streaming explains them
+    sequential = Measurement("dlrm-sequential", "cpu", {}, (0.003,), rows * 4.0, rows * 16.0)
+    assert roofline.observe(sequential, FLOORS)[0] == "DRAM"
+    # rows fetched faster than the line rate allows were not random misses: not so labelled
+    cached = Measurement("dlrm-random", "cpu", {}, (0.005,), rows * 4.0, rows * 16.0,
+                         random_rows=rows, row_bytes=16)  # fmt: skip
+    assert roofline.observe(cached, FLOORS)[0] != "random access"
+
+
+def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> None:
+    assert FLOORS.random_lines_per_s(4) == 3e7  # from the largest table, not the cached one
+    assert FLOORS.random_lines_per_s(48) == 3.2e7
+    assert FLOORS.random_lines_per_s(2048) == 2e8
+    assert Peaks("cpu", 1e11, 1e10, "float32").random_lines_per_s(16) is None

@@ -147,6 +147,11 @@ def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
     return q[0], q[2]
 
 
+ACCESS_FIELDS = ("ops", "steps", "random_rows", "row_bytes")
+"""The optional counts of a :class:`Measurement` that the roofs beyond compute and bandwidth
+read (see its docstring)."""
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One timed kernel: its raw repetition times and its counts (from the formulas).
@@ -160,6 +165,12 @@ class Measurement:
     ``group`` names the paired comparison the kernel was timed in ("" when it was timed
     alone): then ``raw_seconds[i]`` ran in round ``i``, beside the ``i``-th repetition of
     every other member of the group (see :class:`Rounds` and :func:`paired`).
+
+    What the roofs beyond compute and bandwidth need (None when unknown or not applicable):
+    ``ops``, the operations one call dispatches (counted from the code path,
+    :func:`gpuconcepts.kernels.dispatch.count_ops`); ``steps``, how many of them depend on
+    each other in a chain (an RNN's S, a decode's steps); ``random_rows`` and ``row_bytes``,
+    rows of that many bytes fetched at random addresses (a random embedding lookup).
 
     >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
     >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
@@ -179,8 +190,20 @@ class Measurement:
     flush: bool = False
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     group: str = ""
+    ops: int | None = None
+    steps: int | None = None
+    random_rows: int | None = None
+    row_bytes: int | None = None
 
     def __post_init__(self) -> None:
+        for name in ACCESS_FIELDS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):  # fmt: skip
+                raise GpuConceptsError(
+                    f"Measurement {self.workload!r}: {name} must be a positive integer; "
+                    f"got {value!r}"
+                )
         if not self.raw_seconds:
             raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
         bad = [t for t in self.raw_seconds if not _positive(t)]
@@ -275,6 +298,9 @@ class Measurement:
             record["series"] = {k: list(v) for k, v in self.series.items()}
         if self.group:
             record["group"] = self.group
+        for name in ACCESS_FIELDS:
+            if getattr(self, name) is not None:
+                record[name] = getattr(self, name)
         return record
 
     @classmethod
@@ -306,6 +332,7 @@ class Measurement:
             flush=bool(record.get("flush", False)),
             series={str(k): tuple(v) for k, v in series.items()},
             group=str(record.get("group", "")),
+            **{name: record[name] for name in ACCESS_FIELDS if record.get(name) is not None},
         )
 
 
@@ -879,8 +906,8 @@ def cpu_vector(
 
     >>> import tempfile
     >>> info = Path(tempfile.mkdtemp()) / "cpuinfo"
-    >>> _ = info.write_text("flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2400.0\n"
-    ...                     "flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2600.5\n")
+    >>> _ = info.write_text("flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2400.0\\n"
+    ...                     "flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2600.5\\n")
     >>> cpu_vector(info, info.parent)
     CpuVector(vector_bits=256, fma_units=2, hz=2600500000.0)
     """

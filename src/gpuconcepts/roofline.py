@@ -62,7 +62,10 @@ class Peaks:
     when measured, one bandwidth per cache level and a latency floor.
 
     ``bytes_per_s`` is DRAM's: the best of the read, copy and triad bandwidths, each kept
-    when known. ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
+    when known. ``op_seconds`` is the floor of one operation dispatched from inside the
+    framework (the chain roof's unit); ``random_sweep`` holds the random-access sweep as
+    (table bytes, row bytes, line fetches per second), read in whole transfer units of
+    ``line_bytes`` (:meth:`random_lines_per_s`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
@@ -82,6 +85,9 @@ class Peaks:
     latency_seconds: float | None = None
     read_bytes_per_s: float | None = None
     physical_flops_per_s: float | None = None
+    op_seconds: float | None = None
+    line_bytes: int | None = None
+    random_sweep: tuple[tuple[int, int, float], ...] = ()
 
     def __post_init__(self) -> None:
         optional = (
@@ -90,6 +96,8 @@ class Peaks:
             "latency_seconds",
             "read_bytes_per_s",
             "physical_flops_per_s",
+            "op_seconds",
+            "line_bytes",
         )
         for name in ("flops_per_s", "bytes_per_s", *optional):
             value = getattr(self, name)
@@ -106,6 +114,23 @@ class Peaks:
     def ridge_point(self) -> float:
         """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
         return ridge(self.flops_per_s, self.bytes_per_s)
+
+    def random_lines_per_s(self, row_bytes: int) -> float | None:
+        """The random-access roof for rows of ``row_bytes``: line fetches per second from the
+        sweep's largest table (the one DRAM serves), at the narrowest swept row at least as
+        wide (the widest when none is), since the rate rises with the row's width. None when
+        no sweep was measured.
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
+        ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
+        >>> p.random_lines_per_s(4), p.random_lines_per_s(64), p.random_lines_per_s(4096)
+        (30000000.0, 50000000.0, 50000000.0)
+        """
+        if not self.random_sweep:
+            return None
+        largest = max(table for table, _, _ in self.random_sweep)
+        rates = sorted((row, rate) for table, row, rate in self.random_sweep if table == largest)
+        return next((rate for row, rate in rates if row >= row_bytes), rates[-1][1])
 
     @property
     def memory_roofs(self) -> tuple[MemoryLevel, ...]:
@@ -137,6 +162,7 @@ class Peaks:
             for level in self.levels
         )
         floors = [f for f in (self.latency_seconds, again.latency_seconds) if f is not None]
+        op_floors = [f for f in (self.op_seconds, again.op_seconds) if f is not None]
         return replace(
             self,
             flops_per_s=max(self.flops_per_s, again.flops_per_s),
@@ -146,6 +172,7 @@ class Peaks:
             read_bytes_per_s=higher(self.read_bytes_per_s, again.read_bytes_per_s),
             levels=levels,
             latency_seconds=min(floors, default=None),
+            op_seconds=min(op_floors, default=None),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +186,9 @@ class Peaks:
             "triad_bytes_per_s": self.triad_bytes_per_s,
             "read_bytes_per_s": self.read_bytes_per_s,
             "physical_flops_per_s": self.physical_flops_per_s,
+            "op_seconds": self.op_seconds,
+            "line_bytes": self.line_bytes,
+            "random_sweep": [list(point) for point in self.random_sweep],
             "ridge_point": self.ridge_point,
             "levels": [level.to_dict() for level in self.levels],
             "sweep": [list(point) for point in self.sweep],
@@ -203,27 +233,79 @@ class Placement:
 ABOVE_EVERY_ROOF = "above every roof"
 """The observed bound of a kernel faster than every measured roof (a measurement to doubt)."""
 
+RANDOM_ACCESS = "random access"
+"""The roof of rows fetched at random addresses: line fetches per second, not bytes."""
+
+CHAIN = "chain"
+"""The roof of dependent steps: each step's operations at the per-operation floor, in turn."""
+
+PER_CALL = "per-call"
+"""The floor of one call: its operations at the per-operation floor, or one call's latency."""
+
+
+def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
+    """Each roof's lower bound on ``m``'s time, by name: compute, each memory level (fastest
+    first), and, where ``m`` and ``peaks`` know enough, random access and the chain or per-call
+    floor.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (5e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> [(name, round(t * 1e6, 1)) for name, t in roof_times(loop, p)]
+    [('compute', 20.0), ('DRAM', 10.0), ('chain', 4096.0)]
+    """
+    times = [("compute", m.flops / peaks.flops_per_s)]
+    times += [(level.name, m.bytes / level.bytes_per_s) for level in peaks.memory_roofs]
+    if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
+        rate = peaks.random_lines_per_s(m.row_bytes)
+        if rate is not None:
+            seconds = formulas.random_access_seconds(
+                R=m.random_rows, d=m.row_bytes, s=1, c=peaks.line_bytes, r_line=rate
+            )
+            times.append((RANDOM_ACCESS, float(seconds)))
+    floor = [peaks.latency_seconds] if peaks.latency_seconds is not None else []
+    steps = m.steps or 1
+    if m.ops is not None and peaks.op_seconds is not None:
+        floor.append(
+            float(
+                formulas.chain_seconds(
+                    S=steps,
+                    F=m.flops / steps,
+                    Q=m.bytes / steps,
+                    P=peaks.flops_per_s,
+                    beta=peaks.bytes_per_s,
+                    n_ops=m.ops / steps,
+                    t_op=peaks.op_seconds,
+                )
+            )
+        )
+    if floor:
+        times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
+    return times
+
 
 def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
-    """The roof that best explains ``m``'s time, and the fraction of it attained.
+    """The roof that best explains ``m``'s time, and the fraction of it attained: the one
+    placement rule of the book, the CLI, ``compare`` and ``analyze``.
 
-    Each roof gives a lower bound on the time: FLOPs over peak FLOP/s, bytes over a memory
-    level's bandwidth, or the latency floor. The bytes came from the slowest memory level whose
-    roof the kernel did not beat (beating DRAM's roof means a cache served them). Of the
-    compute bound, that level's bound and the latency floor, the longest is the observed bound.
-    A kernel that beat the compute roof or every memory roof is "above every roof".
+    Each roof gives a lower bound on the time (:func:`roof_times`). The bytes came from the
+    slowest memory level whose roof the kernel did not beat (beating DRAM's roof means a cache
+    served them). Of the compute bound, that level's bound and every other roof the kernel did
+    not beat (random access, the chain or per-call floor), the longest is the observed bound;
+    on a tie the earlier roof of :func:`roof_times` names it. A kernel that beat the compute
+    roof or every memory roof is "above every roof".
     """
-    compute = m.flops / peaks.flops_per_s
-    fastest = peaks.memory_roofs[0]
+    times = roof_times(m, peaks)
+    memory_names = {level.name for level in peaks.memory_roofs}
+    compute = times[0][1]
+    memory = [(name, t) for name, t in times if name in memory_names]
     if compute > m.seconds:
         return ABOVE_EVERY_ROOF, compute / m.seconds
-    if m.bytes / fastest.bytes_per_s > m.seconds:
-        return ABOVE_EVERY_ROOF, m.bytes / fastest.bytes_per_s / m.seconds
-    served = [lvl for lvl in peaks.memory_roofs if m.bytes / lvl.bytes_per_s <= m.seconds][-1]
-    bounds = [("compute", compute), (served.name, m.bytes / served.bytes_per_s)]
-    if peaks.latency_seconds is not None:
-        bounds.append(("latency", peaks.latency_seconds))
-    name, floor = max(bounds, key=lambda pair: pair[1])
+    if memory[0][1] > m.seconds:
+        return ABOVE_EVERY_ROOF, memory[0][1] / m.seconds
+    served = [(name, t) for name, t in memory if t <= m.seconds][-1]
+    others = [(name, t) for name, t in times[1:] if name not in memory_names and t <= m.seconds]
+    name, floor = max([times[0], served, *others], key=lambda pair: pair[1])
     return name, floor / m.seconds
 
 

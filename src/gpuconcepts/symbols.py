@@ -210,7 +210,12 @@ _TABLE: tuple[Symbol, ...] = (
         "positive real",
         r"r_{\mathrm{line}}",
     ),
-    Symbol("n_ops", "operations dispatched per step of a kernel", "operations", "positive integer"),
+    Symbol(
+        "n_ops",
+        "operations dispatched per step of a kernel (a mean)",
+        "operations",
+        "positive real",
+    ),
     Symbol(
         "t_op",
         "per-call floor: the time of the smallest operation the framework dispatches",

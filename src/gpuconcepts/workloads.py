@@ -38,6 +38,27 @@ class Workload:
     flops: Formula
     bytes: Formula
     renamed: Mapping[str, str] = field(default_factory=dict)
+    steps: str | None = None
+    random_rows: bool = False
+
+    def access(self, params: Mapping[str, object]) -> dict[str, int]:
+        """The counts the roofs beyond compute and bandwidth read, from a kernel's params:
+        ``steps`` (the size named by :attr:`steps`: dependent steps) and, for random row
+        lookups, ``random_rows`` (B·L) and ``row_bytes`` (d·s).
+
+        >>> WORKLOADS["dlrm-random"].access({"N": 10, "B": 4, "L": 2, "d": 16, "s": 4})
+        {'random_rows': 8, 'row_bytes': 64}
+        >>> WORKLOADS["rnn-loop"].access({"B": 1, "S": 32, "d_in": 8, "d_h": 8, "s": 4})
+        {'steps': 32}
+        """
+        counts: dict[str, int] = {}
+        if self.steps is not None:
+            counts["steps"] = int(params[self.steps])  # type: ignore[call-overload]
+        if self.random_rows:
+            rows, width = (int(params[k]) for k in ("B", "L"))  # type: ignore[call-overload]
+            counts["random_rows"] = rows * width
+            counts["row_bytes"] = int(params["d"]) * int(params["s"])  # type: ignore[call-overload]
+        return counts
 
     def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:
         """The values of ``formula``'s symbols, read from a kernel's params."""
@@ -70,8 +91,8 @@ def _lookup(summary: str) -> Workload:
     return Workload("", summary, formulas.embedding_bag_flops, formulas.embedding_bag_bytes)
 
 
-def _named(name: str, w: Workload) -> Workload:
-    return Workload(name, w.summary, w.flops, w.bytes, w.renamed)
+def _named(name: str, w: Workload, **access: object) -> Workload:
+    return Workload(name, w.summary, w.flops, w.bytes, w.renamed, **access)  # type: ignore[arg-type]
 
 
 _SAME = {"H_out": "H", "W_out": "W"}
@@ -80,7 +101,8 @@ _RNN = (formulas.rnn_flops, formulas.rnn_bytes)
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
-        _named("dlrm-random", _lookup("embedding_bag (sum) over uniformly random rows")),
+        _named("dlrm-random", _lookup("embedding_bag (sum) over uniformly random rows"),
+               random_rows=True),
         _named("dlrm-sequential", _lookup("embedding_bag (sum) over consecutive rows")),
         _named("dlrm-hot", _lookup("embedding_bag (sum) over a small hot set of rows")),
         Workload("dlrm-dense", "the dense part of DLRM: one nn.Linear", formulas.mlp_flops,
@@ -90,9 +112,10 @@ WORKLOADS: dict[str, Workload] = {
                  formulas.conv_bytes, _SAME),
         Workload("cnn-depthwise", "depthwise K×K conv2d (groups = C)",
                  formulas.depthwise_conv_flops, formulas.depthwise_conv_bytes, _SAME),
-        Workload("rnn-module", "nn.RNN (tanh) over S steps", *_RNN),
-        Workload("rnn-loop", "the RNN step by step in a Python loop", *_RNN),
-        Workload("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front", *_RNN),
+        Workload("rnn-module", "nn.RNN (tanh) over S steps", *_RNN, steps="S"),
+        Workload("rnn-loop", "the RNN step by step in a Python loop", *_RNN, steps="S"),
+        Workload("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front", *_RNN,
+                 steps="S"),
         Workload("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", *_RNN),
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes),

@@ -82,6 +82,16 @@ class Kernel:
     flush: bool
     dtype: str
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    access: Mapping[str, int] = field(default_factory=dict)
+
+    @functools.cached_property
+    def ops(self) -> int:
+        """Operations one call dispatches (:func:`~gpuconcepts.kernels.dispatch.count_ops`),
+        counted once, from one more call under the profiler."""
+        from gpuconcepts.kernels.dispatch import count_ops  # noqa: PLC0415 - profiler: lazily
+
+        with self.settings():
+            return count_ops(self.fn)
 
     @contextmanager
     def settings(self) -> Iterator[None]:
@@ -109,6 +119,8 @@ class Kernel:
             flush=self.flush,
             series=dict(self.series),
             group=group,
+            ops=self.ops,
+            **self.access,
         )
 
     def time(self, repeats: int) -> Measurement:
@@ -142,8 +154,18 @@ def prepare(
     flops, nbytes = describe(workload).counts(params)
     if flush is None:  # without peaks (measuring the peaks themselves) a kernel runs warm
         flush = peaks is not None and flops / nbytes < peaks.ridge_point
+    description = describe(workload)
     return Kernel(
-        workload, device, fn, dict(params), flops, nbytes, flush, dtype, dict(series or {})
+        workload,
+        device,
+        fn,
+        dict(params),
+        flops,
+        nbytes,
+        flush,
+        dtype,
+        dict(series or {}),
+        description.access(params),
     )
 
 

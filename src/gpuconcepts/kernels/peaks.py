@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import torch
+import torch.nn.functional as F
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -29,6 +30,7 @@ from gpuconcepts.kernels._common import (
     torch_dtype,
 )
 from gpuconcepts.kernels.cnn import conv2d_kernel
+from gpuconcepts.kernels.dispatch import latency_floor, op_floor
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     COLUMNS,
@@ -40,6 +42,7 @@ from gpuconcepts.measure import (
     stream_array_bytes,
     stream_rows,
     time_function,
+    transfer_unit_bytes,
 )
 from gpuconcepts.roofline import MemoryLevel, Peaks
 from gpuconcepts.units import MiB
@@ -286,12 +289,50 @@ def cache_hierarchy(
     return tuple(kept), sweep
 
 
-def latency_floor(device: str, *, repeats: int = 20) -> float:
-    """Seconds of the smallest kernel there is (one element added), launch included on CUDA."""
-    x = torch.ones(1, dtype=torch.float32, device=device)
-    y = torch.empty_like(x)
-    times = time_function(lambda: torch.add(x, 1, out=y), device, repeats=repeats, warmup=3)
-    return min(times)
+RANDOM_ROW_BYTES = (4, 16, 64, 256, 1024)
+"""Row widths of the random-access sweep: from one float32 to sixteen cache lines."""
+
+RANDOM_ROWS = 2**16
+"""Rows one call of the random-access sweep fetches, in bags of :data:`RANDOM_BAG` (summed, as
+an embedding lookup does)."""
+
+RANDOM_BAG = 16
+
+
+def random_access(
+    device: str, cache_bytes: int, *, repeats: int = 5
+) -> tuple[tuple[int, int, float], ...]:
+    """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
+    at uniformly random addresses, for a table inside the last-level cache (half of it) and
+    one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it, at each width of
+    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, lines/s).
+
+    A row costs ⌈row bytes / line⌉ whole lines (:data:`gpuconcepts.formulas.random_row_bytes`);
+    the memory system keeps only so many misses in flight, so for narrow rows the rate of line
+    fetches, not the bytes per second, is the ceiling.
+    """
+    line = transfer_unit_bytes(device)
+    generator = torch.Generator(device="cpu").manual_seed(7)
+    sweep = []
+    for table_bytes in (cache_bytes // 2, LLC_MULTIPLE * cache_bytes):
+        store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
+        offsets = torch.arange(0, RANDOM_ROWS, RANDOM_BAG, device=device)
+        for row in RANDOM_ROW_BYTES:
+            d = row // 4
+            rows = table_bytes // row
+            table = store[: rows * d].view(rows, d)
+            index = torch.randint(0, rows, (RANDOM_ROWS,), generator=generator).to(device)
+
+            def gather(
+                t: torch.Tensor = table, i: torch.Tensor = index, o: torch.Tensor = offsets
+            ) -> torch.Tensor:
+                return F.embedding_bag(i, t, o, mode="sum")
+
+            seconds = min(time_function(gather, device, repeats=repeats))
+            lines = RANDOM_ROWS * -(-row // line)
+            sweep.append((table_bytes, row, lines / seconds))
+        del store
+    return tuple(sweep)
 
 
 def physical_flops(device: str, dtype: str | None = None) -> float | None:
@@ -338,7 +379,10 @@ def measure_peaks(
     ``peaks`` and ``cnn`` tables of the presets (``gemm_n``, ``stream_mib``); ``bytes_per_s``
     is the best of read, copy and triad on arrays of at least 4x the last-level cache. The GEMM runs in ``dtype`` (default: the
     book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
-    (:func:`cache_hierarchy`) and the latency floor (:func:`latency_floor`) complete them.
+    (:func:`cache_hierarchy`), the latency floor
+    (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
+    dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`) and the random-access
+    sweep (:func:`random_access`) complete them.
     """
     if presets is None:
         presets = load_presets(device, quick)
@@ -370,4 +414,9 @@ def measure_peaks(
         sweep=sweep,
         latency_seconds=latency_floor(device),
         physical_flops_per_s=physical_flops(device, dtype),
+        op_seconds=op_floor(device),
+        line_bytes=transfer_unit_bytes(device),
+        random_sweep=random_access(
+            device, last_level_cache_bytes(device), repeats=max(3, reps // 2)
+        ),
     )

@@ -1,0 +1,116 @@
+"""What a kernel costs beyond its arithmetic and its bytes: the operations it dispatches, and
+the floor of one dispatched operation.
+
+A kernel made of many small operations is not limited by compute or memory but by the
+framework: every operation pays the dispatcher (and, on a GPU, a launch) before it does any
+work. :func:`count_ops` counts the operations one call dispatches, from the code path itself
+(``torch.profiler``, which sees the operations a composite such as ``nn.RNN`` runs inside
+C++), and :func:`op_floor` measures the time of the smallest one. Their product is a lower
+bound on the call's time (:data:`gpuconcepts.formulas.chain_seconds`).
+
+>>> x = torch.ones(4)
+>>> count_ops(lambda: torch.tanh(torch.tanh(x)))
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch.autograd.profiler_util import FunctionEvent
+
+from gpuconcepts.measure import time_function
+
+NO_WORK = frozenset(
+    {
+        "alias",
+        "as_strided",
+        "chunk",
+        "contiguous",
+        "detach",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "expand",
+        "item",
+        "lift_fresh",
+        "narrow",
+        "permute",
+        "reshape",
+        "resolve_conj",
+        "resolve_neg",
+        "result_type",
+        "select",
+        "slice",
+        "split",
+        "squeeze",
+        "t",
+        "to",
+        "transpose",
+        "unbind",
+        "unsqueeze",
+        "view",
+        "_reshape_alias",
+        "_unsafe_view",
+    }
+)
+"""Operations that launch no kernel: views, aliases and bare allocations (metadata only)."""
+
+
+def _does_work(event: FunctionEvent) -> bool:
+    name = event.name.removeprefix("aten::")
+    return event.name.startswith("aten::") and name not in NO_WORK
+
+
+def _innermost_work(event: FunctionEvent) -> int:
+    """Operations that do work under (and including) ``event``: an operation counts when none
+    of the operations it calls does work, so a composite counts as its parts, once each."""
+    below = sum(_innermost_work(child) for child in event.cpu_children)
+    if below:
+        return below
+    return 1 if _does_work(event) else 0
+
+
+def count_ops(fn: Callable[[], object]) -> int:
+    """Operations one call of ``fn`` dispatches that do work (views and allocations left out),
+    each counted once at the innermost level: ``nn.RNN`` counts as its steps' matrix products
+    and activations, not as one call. An operation that does its work in a child it calls
+    counts as that child, so the count never exceeds the kernels that ran: a lower bound."""
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415 - costly import
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    roots = [e for e in prof.events() if e.cpu_parent is None]
+    return max(1, sum(_innermost_work(e) for e in roots))
+
+
+def latency_floor(device: str, *, repeats: int = 20) -> float:
+    """Seconds of the smallest kernel there is (one element added), launch included on CUDA."""
+    x = torch.ones(1, dtype=torch.float32, device=device)
+    y = torch.empty_like(x)
+    times = time_function(lambda: torch.add(x, 1, out=y), device, repeats=repeats, warmup=3)
+    return min(times)
+
+
+OP_FLOOR_STEPS = 1024
+"""Steps of the chain that measures the per-operation floor."""
+
+
+def op_floor(device: str, *, repeats: int = 11) -> float:
+    """Seconds of one operation dispatched from inside the framework's C++, with no Python
+    call around it and next to no work in it: ``nn.RNN`` of width 1 over
+    :data:`OP_FLOOR_STEPS` steps at batch 1, whose every step is a few operations on
+    one-element tensors, divided by the operations it dispatches (:func:`count_ops`), at the
+    best repetition. Counted and timed alike, it is the unit of the chain roof. A CUDA device
+    pays a launch for each operation, so there the floor of an operation is its launch: the
+    latency floor of a one-element add.
+    """
+    if device == "cuda":
+        return latency_floor(device, repeats=repeats)
+    rnn = torch.nn.RNN(1, 1)
+    x = torch.ones(OP_FLOOR_STEPS, 1, 1)
+    with torch.inference_mode():
+        ops = count_ops(lambda: rnn(x))
+        times = time_function(lambda: rnn(x), device, repeats=repeats)
+    return min(times) / ops
