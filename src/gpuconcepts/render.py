@@ -25,7 +25,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.claims.result import Verdict, tally
-from gpuconcepts.roofline import Peaks, Placement, place
+from gpuconcepts.roofline import (
+    ABOVE_EVERY_ROOF,
+    CHAIN,
+    PER_CALL,
+    RANDOM_ACCESS,
+    Peaks,
+    Placement,
+    place,
+)
 from gpuconcepts.units import percent, plain_number, plural, si, sizes, times
 
 if TYPE_CHECKING:
@@ -137,6 +145,62 @@ def observed(where: Placement) -> str:
     'DRAM (62%)'
     """
     return f"{where.observed} ({percent(where.attained)})"
+
+
+EXPLAINED = (0.5, 1.0)
+"""A roof explains a kernel when the kernel attains between half of it and all of it: the
+measured time is within [1, 2]× of that roof's lower bound."""
+
+
+def explained(where: Placement) -> bool:
+    """True when the roof that served a kernel explains its time (see :data:`EXPLAINED`)."""
+    return EXPLAINED[0] <= where.attained <= EXPLAINED[1]
+
+
+def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
+    """Why no roof explains ``m``'s time (None when one does), from the data: its spread when
+    the machine was busy, and what the roof that served it accounts for.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> from gpuconcepts.roofline import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    >>> why_unexplained(Measurement("mlp", "cpu", {}, (0.015,), 1e9, 1e6), p) is None
+    True
+    >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6), p))
+    its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
+    >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
+    its repetitions spread 50% about the median (the machine was busy); its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    """
+    where = place(m, peaks)
+    if explained(where):
+        return None
+    share = percent(where.attained)
+    if where.observed == ABOVE_EVERY_ROOF:
+        cause = f"it ran {times(where.attained)} as fast as every roof allows: a roof is missing"
+    elif where.observed == "compute":
+        cause = (
+            f"its FLOPs at the compute peak account for {share} of its time: its shape runs "
+            "below the best GEMM's rate"
+        )
+    elif where.observed == RANDOM_ACCESS:
+        cause = (
+            f"its rows at the measured rate of random line fetches account for {share} of its "
+            "time: its lookups miss more than the sweep's did"
+        )
+    elif where.observed in (CHAIN, PER_CALL):
+        cause = (
+            f"its {plural(m.ops or 1, 'operation')} at the per-operation floor account for "
+            f"{share} of its time: its operations do more than the floor's work"
+        )
+    else:
+        cause = (
+            f"its bytes at the {where.observed} roof account for {share} of its time: it moves "
+            "more than its minimal bytes, or moves them more slowly than the streaming kernels do"
+        )
+    if m.noisy:
+        spread = percent(m.iqr_seconds / m.seconds)
+        return f"its repetitions spread {spread} about the median (the machine was busy); {cause}"
+    return cause
 
 
 def format_peaks(peaks: Peaks) -> str:
