@@ -583,25 +583,17 @@ def test_mlp_trend_and_crossover_hold_on_a_smooth_roofline() -> None:
     assert cross.values["ratio"] == pytest.approx(1.0, abs=0.05)
 
 
-def test_mlp_crossover_reads_the_roof_timed_beside_it() -> None:
-    # every kernel of the comparison, the reference GEMM too, ran twice as slow in rounds 2 and
-    # 4 (load): against the peak the crossing would move; against the GEMM of its own round it
-    # stays where the smooth roofline puts it
+def test_mlp_crossover_reads_the_layer_s_own_roofs_round_by_round() -> None:
+    # every kernel of the sweep ran twice as slow in rounds 2 and 4 (load): the layer's plateau
+    # and its bandwidth come from the same round, so the knee stays where the smooth roofline
+    # puts it and the interval stays tight
     load = (1.0, 2.0, 1.0, 2.0, 1.0)
 
     def paired(m: Measurement) -> Measurement:
         return replace(m, raw_seconds=tuple(m.seconds * x for x in load), group="g")
 
     sweep = [paired(m) for m in mlp_sweep(smooth_roofline)]
-    n = 2048
-    flops = formulas.mlp_flops(B=n, d_in=n, d_out=n)
-    gemm = paired(
-        Measurement(
-            "peak-gemm", "cpu", {"n": n, "s": 4}, (flops / PEAKS.flops_per_s,), flops,
-            formulas.mlp_bytes(B=n, d_in=n, d_out=n, s=4),
-        )
-    )  # fmt: skip
-    result = judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE, reference=gemm)
+    result = judge_mlp_crossover(sweep, peaks=PEAKS, device=DEVICE)
     assert result.test.interval == pytest.approx((result.test.measured,) * 2)
     assert result.test.measured == pytest.approx(1.0, abs=0.05)
     assert result.verdict == "holds"
@@ -610,7 +602,19 @@ def test_mlp_crossover_reads_the_roof_timed_beside_it() -> None:
         paired(m)
         for m in mlp_sweep(lambda _B, f, q: f / PEAKS.flops_per_s + 8 * q / PEAKS.bytes_per_s)
     ]
-    assert judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE, reference=gemm).verdict == "fails"
+    assert judge_mlp_crossover(late, peaks=PEAKS, device=DEVICE).verdict == "fails"
+
+
+def test_mlp_crossover_is_not_moved_by_a_plateau_below_the_peak() -> None:
+    # a layer that levels off at 60% of the peak and streams at 60% of the bandwidth has its
+    # own ridge where the peaks put it: half of the peak would sit on its flat top instead
+    lower = mlp_sweep(
+        lambda _B, f, q: f / (0.6 * PEAKS.flops_per_s) + q / (0.6 * PEAKS.bytes_per_s)
+    )
+    result = judge_mlp_crossover(lower, peaks=PEAKS, device=DEVICE)
+    assert result.test.measured == pytest.approx(1.0, abs=0.05)
+    assert result.verdict == "holds"
+    assert "(57% of the peak)" in result.detail  # 60% at B → ∞, less its bytes at B=1,024
 
 
 def test_mlp_sweep_order_does_not_matter() -> None:
@@ -637,11 +641,12 @@ def test_mlp_crossover_does_not_hold_when_the_knee_is_far_off() -> None:
     assert result.number("ratio") > thresholds.MLP_MAX_CROSSOVER_FACTOR
 
 
-def test_mlp_crossover_never_reached() -> None:
+def test_mlp_crossover_flat_flops_put_the_knee_at_the_first_batch() -> None:
+    # 1 GFLOP/s at every batch: the layer is "compute-bound" from B=1, the alternative
     slow = mlp_sweep(lambda _B, f, _q: f / 1e9)
     result = judge_mlp_crossover(slow, peaks=PEAKS, device=DEVICE)
-    assert result.values["measured_B"] is None
-    assert result.verdict != "holds"
+    assert result.values["measured_B"] == pytest.approx(1.0)
+    assert result.verdict == "fails"
 
 
 def test_mlp_crossover_not_visible_when_the_ridge_is_out_of_reach() -> None:

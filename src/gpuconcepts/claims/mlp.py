@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.fit import crossing, rank_correlation
+from gpuconcepts.claims.fit import rank_correlation
 from gpuconcepts.claims.quantities import (
     attainable,
     formula_along,
@@ -32,7 +32,7 @@ from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import percent, plain_number, si
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -40,20 +40,17 @@ if TYPE_CHECKING:
 
 def _mlp(lab: Lab, z: ClaimSizes) -> Found:
     def judge(
-        sweep: Sequence[Measurement], references: Mapping[str, Measurement]
+        sweep: Sequence[Measurement], _references: Mapping[str, Measurement]
     ) -> list[ClaimResult]:
         return [
             judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
-            judge_mlp_crossover(
-                sweep, peaks=lab.peaks, device=lab.label, reference=references.get("compute")
-            ),
+            judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
         ]
 
     wanted = [("mlp", {"B": B, "d_in": z.mlp_d, "d_out": z.mlp_d}) for B in z.mlp_batches]
     roles = {"mlp-small-batch": 0, "mlp-large-batch": len(wanted) - 1}
     sweep, read = compare_with_roofs(lab, z, wanted, judge, roles)
-    gemm = read["mlp-large-batch"][1]
-    return judge(sweep, {"compute": gemm} if gemm is not None else {}), read
+    return judge(sweep, {}), read
 
 
 @dataclass(frozen=True)
@@ -161,28 +158,21 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     )
 
 
-def judge_mlp_crossover(
-    sweep: Sequence[Measurement],
-    *,
-    peaks: Peaks,
-    device: str,
-    reference: Measurement | None = None,
-) -> ClaimResult:
+def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
     """The batch where the layer turns compute-bound: measured knee against the ridge point.
 
-    Predicted: the B solving ``mlp_intensity(B) = ridge_point``. Measured: the first B at
-    which achieved FLOP/s reaches :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_FRACTION`
-    of the compute roof (log-log interpolation between sweep points). The roof is the
-    reference GEMM timed in the same rounds when ``reference`` is given (so that load slows the
-    roof and the layer alike, round by round), else the measured peak.
+    Predicted: the B solving ``mlp_intensity(B) = ridge_point`` of the measured peaks.
+    Measured: where the layer's own two roofs meet, read in each round of the sweep. Its
+    plateau is its best FLOP/s over the sweep; its bandwidth is the minimal bytes per second at
+    the smallest batch; their ratio is the layer's own ridge, and the knee is the B whose
+    intensity equals it (see :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_CHANGES`). Both
+    ends come from the same round, so load slows them alike.
     """
     w = _MlpSweep.of(sweep, peaks)
     layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
     ridge, peak = w.peaks.ridge_point, w.peaks.flops_per_s
     predicted = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
     ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
-    knee = T.MLP_KNEE_FRACTION * peak
-    measured_b = crossing(w.batches, w.flops_per_s, level=knee)
     lo, hi = w.batches[0], w.batches[-1]
     # the claim can only be seen when the predicted crossover lies inside the sweep
     if predicted is None:
@@ -200,19 +190,29 @@ def judge_mlp_crossover(
     visible = not reason
     flops = tuple(m.flops for m in w.ordered)
 
+    def own_roofs(seconds: Sequence[float]) -> tuple[float, float, float | None]:
+        """The layer's plateau (FLOP/s), its bandwidth (bytes/s) and the B where they meet."""
+        rates = [f / t for f, t in zip(flops, seconds, strict=True)]
+        bandwidth = rates[0] / w.intensity[0]
+        plateau = max(rates)
+        return (
+            plateau,
+            bandwidth,
+            solve_for(formulas.mlp_intensity, "B", plateau / bandwidth, **layer),
+        )
+
     def knee_ratio(seconds: Sequence[float]) -> float:
-        rates = tuple(f / t for f, t in zip(flops, seconds[: len(flops)], strict=True))
-        level = knee if reference is None else T.MLP_KNEE_FRACTION * reference.flops / seconds[-1]
-        found = crossing(w.batches, rates, level=level)
+        found = own_roofs(seconds)[2]
         return math.inf if found is None or predicted is None else found / predicted
 
-    timed = w.ordered if reference is None else (*w.ordered, reference)
-    ratio, interval = with_interval(knee_ratio, timed)
+    ratio, interval = with_interval(knee_ratio, w.ordered)
+    plateau, bandwidth, measured_b = own_roofs([m.seconds for m in w.ordered])
     vlines: list[tuple[str, float]] = []
     if predicted is not None:
         vlines.append(("predicted crossover (intensity = ridge)", predicted))
     if measured_b is not None:
-        vlines.append(("measured crossover (half of peak)", measured_b))
+        vlines.append(("measured crossover (the layer's own roofs meet)", measured_b))
+    meet = f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch size"
     return ClaimResult(
         key="mlp-crossover",
         architecture="MLP",
@@ -232,9 +232,10 @@ def judge_mlp_crossover(
             measured=ratio,
             interval=interval,
         ),
-        detail=f"achieved FLOP/s first reaches {T.MLP_KNEE_FRACTION:g} × peak "
-        f"({si(knee, 'FLOP/s')}) at "
-        + (f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch of the sweep"),
+        detail=f"the layer's plateau {si(plateau, 'FLOP/s')} ({percent(plateau / peak)} of the "
+        f"peak) over its bandwidth at B={plain_number(lo)}, {si(bandwidth, 'B/s')} "
+        f"({percent(bandwidth / w.peaks.bytes_per_s)} of DRAM's), is its own ridge, "
+        f"{plateau / bandwidth:.3g} FLOP/byte, reached at {meet}",
         device=device,
         visible=visible,
         reason=reason,
@@ -251,7 +252,7 @@ def judge_mlp_crossover(
             x_label="batch size B",
             y_label="FLOP/s",
             series=w.series(),
-            hlines=(("measured peak FLOP/s", peak), ("half of peak", knee)),
+            hlines=(("measured peak FLOP/s", peak), ("the layer's plateau", plateau)),
             vlines=tuple(vlines),
         ),
     )

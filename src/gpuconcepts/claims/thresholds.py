@@ -54,10 +54,17 @@ MLP_MIN_GAIN = 2.0
 more than two decades of intensity, so a rise smaller than 2x would not be the effect the post
 names."""
 
-MLP_KNEE_FRACTION = 0.5
-"""The measured crossover is the batch at which achieved FLOP/s first reaches half the measured
-peak. A kernel whose time is the sum F/P + Q/beta reaches exactly P/2 at the ridge point, so half
-the peak is where a real (rounded) roofline turns the corner."""
+MLP_KNEE_CHANGES = (
+    "2026-12-01: the measured crossover was the batch at which the layer's FLOP/s first reached "
+    "half of the measured peak (the corner of the additive model F/P + Q/beta). On the dev CPU "
+    "a 2048-wide layer levels off at about 60% of the peak, so half of the peak sat on the "
+    "flat top of the curve, where the crossing is ill-conditioned: the quick run read 3.6x the "
+    "prediction and the full run 4.5x (fails) with no change in the physics. It is now where "
+    "the layer's own roofs meet (its plateau over its bandwidth at the smallest batch), which "
+    "the smooth roofline puts exactly at the ridge point and which no flat part of the curve "
+    "can move. The pass region (MLP_MAX_CROSSOVER_FACTOR) is unchanged."
+)
+"""Why the MLP crossover is read as it is, and when that changed."""
 
 MLP_MAX_CROSSOVER_FACTOR = 4.0
 """The measured crossover batch must lie within 4x (two doublings of the sweep) of the batch
