@@ -105,6 +105,10 @@ class WholeModelSizes:
     training: ModelShape
     training_batch: int
     repeats: int
+    long_cached: int = 0
+    """Tokens cached per sequence in the second decode sweep, at a long context."""
+    long_batches: tuple[int, ...] = ()
+    """Its batches (none: no long-context sweep, as in runs recorded before it)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
@@ -119,7 +123,11 @@ class WholeModelSizes:
 def sizes_for(device: str, quick: bool) -> WholeModelSizes:
     """Small on a CPU (the book's page runs in seconds), larger on a GPU.
 
-    The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only.
+    The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only. The
+    long-context decode sweep caches 8,192 tokens per sequence: in the CPU's float32 model that
+    is 32 MiB a sequence, as much as a server-class last-level cache, so from two sequences
+    on the caches must stream from DRAM (half a GiB for all four batches together); on a GPU,
+    64 MiB a sequence in bfloat16, 4 GiB at batch 64.
     """
     repeats = 5 if quick else 7
     if device == "cuda":
@@ -133,6 +141,8 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
                                 d_head=128, vocab=8192, seq=256, dtype="float32"),
             training_batch=4,
             repeats=repeats,
+            long_cached=8192,
+            long_batches=(1, 4, 16, 64),
         )  # fmt: skip
     return WholeModelSizes(
         backward={"tokens": 512, "d": 512, "d_ff": 2048, "blocks": 1},
@@ -144,6 +154,8 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
                             d_head=64, vocab=1024, seq=64, dtype="float32"),
         training_batch=2,
         repeats=repeats,
+        long_cached=8192,
+        long_batches=(1, 2, 4, 8),
     )  # fmt: skip
 
 
@@ -155,6 +167,8 @@ class WholeModelResults:
     backward: BackwardForward
     decode: DecodeSweep
     training: TrainingPeak
+    long_decode: DecodeSweep | None = None
+    """The decode sweep at ``sizes.long_cached`` tokens (None: not run)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``sizes``, ``backward``, ``decode``, ``training``."""
