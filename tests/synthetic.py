@@ -150,7 +150,9 @@ def _collective(
 
 
 def synthetic_distributed() -> DistributedReport:
-    """A two-process gloo run: every collective of the book, its bytes as the formulas count."""
+    """A two-process gloo run: every collective of the book, its bytes as the formulas count,
+    the pipeline's bubble as GPipe's formula gives it at each m, and the all-reduce's bytes
+    counted in groups of up to 4 processes."""
     lookup = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
     sweep = tuple(
         _collective(f"all-reduce of {n:,} values", "size sweep", "ring_allreduce_bytes",
@@ -158,6 +160,18 @@ def synthetic_distributed() -> DistributedReport:
         for n in (4096, 65536, 1048576)
     )  # fmt: skip
     p, m = 2, 4
+    growth = tuple(
+        _collective(f"all-reduce, {w} of 4 processes", "world-size sweep", "ring_allreduce_bytes",
+                    {"n_params": 1_000_000, "s": 4, "W": w})
+        for w in (2, 3, 4)
+    )  # fmt: skip
+    pipelines = tuple(
+        _collective(f"{p}-stage pipeline, {k} micro-batches", "pipeline sweep",
+                    "pipeline_activation_bytes", {"B": 128 * k, "d": 768, "s": 4},
+                    bubble=(float(formulas.pipeline_bubble_fraction(p=p, m=k)),) * 5,
+                    schedule={"p": p, "m": k}, busy_seconds=(1.0, 1.1), solo_seconds=1.0)
+        for k in (1, 2, 8)
+    )  # fmt: skip
     collectives = (
         _collective("all-reduce", "data parallel", "ring_allreduce_bytes",
                     {"n_params": 1_000_000, "s": 4, "W": 2}),
@@ -172,6 +186,8 @@ def synthetic_distributed() -> DistributedReport:
                     "pipeline_activation_bytes", {"B": 512, "d": 768, "s": 4},
                     bubble=(float(formulas.pipeline_bubble_fraction(p=p, m=m)),) * 5,
                     schedule={"p": p, "m": m}, busy_seconds=(1.0, 1.1), solo_seconds=1.0),
+        *pipelines,
+        *growth,
     )  # fmt: skip
     fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
     return DistributedReport(
