@@ -124,10 +124,12 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
     """Small on a CPU (the book's page runs in seconds), larger on a GPU.
 
     The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only. The
-    long-context decode sweep caches 8,192 tokens per sequence: in the CPU's float32 model that
-    is 32 MiB a sequence, as much as a server-class last-level cache, so from two sequences
-    on the caches must stream from DRAM (half a GiB for all four batches together); on a GPU,
-    64 MiB a sequence in bfloat16, 4 GiB at batch 64.
+    long-context decode sweep caches 16,384 tokens per sequence on a CPU: in its float32 model
+    that is 64 MiB a sequence, twice a server-class last-level cache, so the caches stream from
+    DRAM (448 MiB for its three batches together), and the knee with the cache (about batch
+    1) lies far enough below the weights-only one (about batch 9 to 13 at a CPU's ridge point of
+    4 to 7 FLOP/byte) for the pass region to tell them apart; on a GPU, 8,192 tokens, 64 MiB a
+    sequence in bfloat16, 4 GiB at batch 64, against a weights-only knee in the hundreds.
     """
     repeats = 5 if quick else 7
     if device == "cuda":
@@ -154,8 +156,8 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
                             d_head=64, vocab=1024, seq=64, dtype="float32"),
         training_batch=2,
         repeats=repeats,
-        long_cached=8192,
-        long_batches=(1, 2, 4, 8),
+        long_cached=16384,
+        long_batches=(1, 2, 4),
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -35,6 +35,10 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
 from gpuconcepts.units import plain_number, plural, si
+
+GROWTH_REPEATS = 2
+"""Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only
+adds bytes, so the smaller of two is the count (times are not read, so no spread is needed)."""
 
 SWEEPS = ("size sweep", "world-size sweep", "pipeline sweep")
 """Kinds of collective measured to fit or sweep, not shown as a collective of their own."""
@@ -288,9 +292,10 @@ def count_growth(
             f"count_growth: world_size must be between 2 and {launch.MAX_GLOO_WORLD}; "
             f"got {world_size}"
         )
+    counting = replace(sizes, repeats=GROWTH_REPEATS)
     with tempfile.TemporaryDirectory(prefix="gpuconcepts-growth-") as folder:
         out = Path(folder) / "growth.json"
-        launch.launch(run_growth, world_size, (sizes.to_dict(), str(out)), timeout_s=timeout_s)
+        launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)
         payload = json.loads(out.read_text(encoding="utf-8"))
     return tuple(Collective.from_record(r) for r in payload["records"])
 
