@@ -21,7 +21,7 @@ from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
-from gpuconcepts.model import ModelShape, matmul_params
+from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run
 from gpuconcepts.workloads import workload
@@ -84,8 +84,9 @@ def synthetic_wholemodel(peaks: Peaks = PEAKS) -> WholeModelResults:
     """The whole-model experiments at the CPU's quick sizes, as they would go on ``peaks``.
 
     The backward pass takes twice the forward; a decode step is ``a + b·B`` with ``a`` 1.2x the
-    decode floor and its knee where ``decode_compute_bound_batch`` puts it; the training peak
-    is 16 bytes per weight plus the activations.
+    decode floor and its knee where ``decode_compute_bound_batch`` puts it; at the long context
+    it is 1.2x the weights' and the caches' read; the training peak is 16 bytes per weight plus
+    the activations.
     """
     sizes = sizes_for("cpu", quick=True)
     tokens, n = sizes.backward["tokens"], 2 * sizes.backward["d"] * sizes.backward["d_ff"]
@@ -122,7 +123,15 @@ def synthetic_wholemodel(peaks: Peaks = PEAKS) -> WholeModelResults:
         n_params=n_train, tokens=tokens_train, peak_bytes=16 * n_train + activations,
         state_bytes=16 * n_train,
     )  # fmt: skip
-    return WholeModelResults(sizes, backward, decode, training)
+    # at the long context every sequence reads its own cache: memory-bound, 1.2x the roofline
+    long_cache = tuple(kv_cache(shape, B=B, S=sizes.long_cached) for B in sizes.long_batches)
+    long_step = [1.2 * (weights + c) / peaks.bytes_per_s for c in long_cache]
+    long_decode = DecodeSweep(
+        shape=shape, cached=sizes.long_cached, batches=sizes.long_batches,
+        seconds=tuple((t, 1.01 * t, 1.02 * t) for t in long_step), weight_bytes=weights,
+        cache_bytes=long_cache,
+    )  # fmt: skip
+    return WholeModelResults(sizes, backward, decode, training, long_decode)
 
 
 def _collective(
@@ -141,7 +150,9 @@ def _collective(
 
 
 def synthetic_distributed() -> DistributedReport:
-    """A two-process gloo run: every collective of the book, its bytes as the formulas count."""
+    """A two-process gloo run: every collective of the book, its bytes as the formulas count,
+    the pipeline's bubble as GPipe's formula gives it at each m, and the all-reduce's bytes
+    counted in groups of up to 4 processes."""
     lookup = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
     sweep = tuple(
         _collective(f"all-reduce of {n:,} values", "size sweep", "ring_allreduce_bytes",
@@ -149,6 +160,18 @@ def synthetic_distributed() -> DistributedReport:
         for n in (4096, 65536, 1048576)
     )  # fmt: skip
     p, m = 2, 4
+    growth = tuple(
+        _collective(f"all-reduce, {w} of 4 processes", "world-size sweep", "ring_allreduce_bytes",
+                    {"n_params": 1_000_000, "s": 4, "W": w})
+        for w in (2, 3, 4)
+    )  # fmt: skip
+    pipelines = tuple(
+        _collective(f"{p}-stage pipeline, {k} micro-batches", "pipeline sweep",
+                    "pipeline_activation_bytes", {"B": 128 * k, "d": 768, "s": 4},
+                    bubble=(float(formulas.pipeline_bubble_fraction(p=p, m=k)),) * 5,
+                    schedule={"p": p, "m": k}, busy_seconds=(1.0, 1.1), solo_seconds=1.0)
+        for k in (1, 2, 8)
+    )  # fmt: skip
     collectives = (
         _collective("all-reduce", "data parallel", "ring_allreduce_bytes",
                     {"n_params": 1_000_000, "s": 4, "W": 2}),
@@ -163,6 +186,8 @@ def synthetic_distributed() -> DistributedReport:
                     "pipeline_activation_bytes", {"B": 512, "d": 768, "s": 4},
                     bubble=(float(formulas.pipeline_bubble_fraction(p=p, m=m)),) * 5,
                     schedule={"p": p, "m": m}, busy_seconds=(1.0, 1.1), solo_seconds=1.0),
+        *pipelines,
+        *growth,
     )  # fmt: skip
     fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
     return DistributedReport(

@@ -1584,7 +1584,9 @@ def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     )
 
 
-WHOLE_MODEL_KEYS = ["backward-pass", "decode-knee", "decode-floor", "training-memory"]
+WHOLE_MODEL_KEYS = [
+    "backward-pass", "decode-knee", "decode-floor", "decode-long-context", "training-memory"
+]  # fmt: skip
 DISTRIBUTED_KEYS = [r.key for r in synthetic_distributed().claims]
 
 

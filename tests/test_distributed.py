@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from gpuconcepts import formulas as f
 from gpuconcepts.cli import main
 from gpuconcepts.distributed import QUICK, claims, launch
-from gpuconcepts.distributed.report import format_report, measure
+from gpuconcepts.distributed.report import count_growth, format_report, measure
 from gpuconcepts.distributed.traffic import (
     AlphaBeta,
     Collective,
@@ -192,6 +192,7 @@ SMALL = replace(
     sweep=(2**12, 2**16, 2**20),
     pp_width=256,
     pp_batch=256,
+    pp_sweep=(2, 4),
 )
 
 
@@ -214,6 +215,15 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
     assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
     assert by_key["traffic-all-reduce"].verdict == "holds"
     assert by_key["allreduce-grows-with-w"].verdict == "not visible"  # W = 2: ratio is 1
+    # the pipeline ran at m = 4 and again at m = 2 with micro-batches of the same size
+    pipelines = sorted(
+        (*report.of_kind("pipeline"), *report.of_kind("pipeline sweep")),
+        key=lambda c: c.schedule["m"],
+    )
+    assert [(c.kind, c.schedule["m"], c.inputs["B"]) for c in pipelines] == [
+        ("pipeline sweep", 2, 128), ("pipeline", 4, 256)
+    ]  # fmt: skip
+    assert "pipeline-bubble-shrinks" in by_key
 
 
 def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # type: ignore[no-untyped-def]
@@ -396,3 +406,93 @@ def test_fit_recovers_alpha_and_bandwidth() -> None:
 def test_loopback_parse_needs_lo() -> None:
     with pytest.raises(GpuConceptsError, match="no loopback interface"):
         parse_loopback(" eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16\n")
+
+
+# -- the bubble swept over m ----------------------------------------------------------------------
+def _swept(bubbles: dict[int, float], p: int = 2, slowdown: float = 1.0) -> list[Collective]:
+    return [
+        _collective(
+            "pipeline sweep",
+            "pipeline_activation_bytes",
+            {"B": 128 * m, "d": 256, "s": 4},
+            bubble=(b, b * 1.02, b * 0.98, b, b),
+            schedule={"p": p, "m": m},
+            busy_seconds=(slowdown,),
+            solo_seconds=1.0,
+        )
+        for m, b in bubbles.items()
+    ]
+
+
+def test_bubble_sweep_slope_is_one_whatever_the_constant_idle_share() -> None:
+    gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4, 8)}
+    exact = claims.bubble_sweep_claim(_swept(gpipe), cores=2, device="demo")
+    assert exact.verdict == "holds"
+    assert exact.test.measured == pytest.approx(1.0)
+    assert exact.key == "pipeline-bubble-shrinks"
+    # messages between the stages add a constant idle share: the intercept takes it
+    offset = claims.bubble_sweep_claim(
+        _swept({m: b + 0.1 for m, b in gpipe.items()}), cores=2, device="demo"
+    )
+    assert offset.verdict == "holds"
+    assert offset.test.measured == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "bubbles",
+    [
+        {1: 0.5, 2: 0.5, 4: 0.5, 8: 0.5},  # no overlap at any m: (p - 1)/p
+        {1: 0.3, 2: 0.3, 4: 0.3, 8: 0.3},  # a bubble that does not shrink with m
+        {1: 0.5, 2: 0.45, 4: 0.42, 8: 0.4},  # shrinks, but a quarter as fast
+        {1: 0.9, 2: 0.3, 4: 0.05, 8: 0.0},  # shrinks twice as fast as the formula
+    ],
+)
+def test_bubble_sweep_fails_when_the_bubble_does_not_follow_m(bubbles: dict[int, float]) -> None:
+    assert claims.bubble_sweep_claim(_swept(bubbles), cores=2, device="demo").verdict == "fails"
+
+
+def test_bubble_sweep_is_not_visible_when_the_stages_did_not_run_side_by_side() -> None:
+    gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4)}
+    assert claims.bubble_sweep_claim(_swept(gpipe), cores=1, device="d").verdict == "not visible"
+    slow = claims.bubble_sweep_claim(_swept(gpipe, slowdown=2.0), cores=2, device="d")
+    assert slow.verdict == "not visible"
+    assert "2x longer in the pipeline than alone (at m = 1)" in slow.reason
+    crowded = claims.bubble_sweep_claim(_swept(gpipe), cores=2, device="d", crowded="shared")
+    assert (crowded.verdict, crowded.reason) == ("not visible", "shared")
+
+
+def test_bubble_sweep_needs_two_values_of_m() -> None:
+    with pytest.raises(
+        GpuConceptsError, match="at least two values of m; got p, m = \\[\\(2, 4\\)\\]"
+    ):
+        claims.bubble_sweep_claim(_swept({4: 0.2}), cores=2, device="demo")
+
+
+def test_growth_keeps_one_all_reduce_per_group_size() -> None:
+    from synthetic import synthetic_distributed
+
+    report = synthetic_distributed()
+    assert [c.inputs["W"] for c in report.growth] == [2, 3, 4]
+    assert report.growth[0].kind == "world-size sweep"  # the counted group, not the timed one
+    only_timed = dataclasses.replace(
+        report, collectives=tuple(c for c in report.collectives if c.kind != "world-size sweep")
+    )
+    assert [c.inputs["W"] for c in only_timed.growth] == [2]
+    assert {r.key: r.verdict for r in only_timed.claims}["allreduce-grows-with-w"] == (
+        "not visible"  # at W = 2 alone the share is 1 whatever the model
+    )
+
+
+def test_growth_counts_bytes_in_more_processes_than_cores() -> None:
+    """Three gloo processes (on this machine's cores, however few): each group's bytes per
+    device are the ring's 2 (W - 1)/W n_params s, within the headers."""
+    counted = count_growth(3, SMALL)
+    assert [(c.kind, c.inputs["W"]) for c in counted] == [
+        ("world-size sweep", 2),
+        ("world-size sweep", 3),
+    ]
+    for c in counted:
+        assert c.bytes_ratio is not None
+        assert 0.98 <= c.bytes_ratio <= 1.15, c.name
+    with pytest.raises(GpuConceptsError, match="world_size must be between 2 and 8; got 9"):
+        count_growth(9, SMALL)

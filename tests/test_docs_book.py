@@ -160,7 +160,7 @@ def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:
     table = claims_beside([here, old, gpu], ["This machine", "old", "gpu"], "Whole model")
     lines = table.splitlines()
     assert lines[0] == "| Claim | This machine | gpu |"  # the run without the part is left out
-    assert len(lines) == 2 + 4
+    assert len(lines) == 2 + 5
     assert lines[2].startswith("| Training costs three forward passes")
     assert lines[2].endswith("| holds | fails |")  # judged again from the stored results
     alone = claims_beside([here, old], ["This machine", "old"], "Beyond one device")

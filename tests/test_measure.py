@@ -460,17 +460,36 @@ def test_a_core_another_program_keeps_busy_is_left_to_it(
         assert busy == frozenset()
 
 
-def test_the_distributed_part_needs_a_free_core_per_process(
+def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gpuconcepts import run as r
+    """Bytes need no core per process: the part runs on one free core, and its report says the
+    times cannot be read (the timed claims are not visible, the byte claims are judged)."""
+    import dataclasses
 
-    monkeypatch.setattr(r.os, "sched_getaffinity", lambda _pid: {1})
+    from synthetic import synthetic_distributed
+
+    from gpuconcepts import run as r
+    from gpuconcepts.distributed import report as d
+
+    calls: list[tuple[int, dict[str, object]]] = []
+
+    def measure(world: int, **options: object) -> object:
+        calls.append((world, options))
+        return dataclasses.replace(synthetic_distributed(), cores=1)  # one core was free
+
+    monkeypatch.setattr(d, "measure", measure)
     lines: list[str] = []
     report, reason = r._measure_distributed(True, lines.append)
-    assert report is None
-    assert reason == (
-        "other programs kept this machine's cores busy: 1 core free for 2 processes, which "
-        "must each have a core of their own"
+    assert calls == [(2, {"backend": "gloo", "quick": True, "growth_world": 4})]
+    assert reason == ""
+    assert report is not None
+    assert report.crowded == (
+        "the 2 processes shared 1 free core, so their times measure the scheduler, not the "
+        "exchange (the bytes are still counted)"
     )
-    assert lines == [f"distributed: skipped ({reason})"]
+    verdicts = {c.key: c.verdict for c in report.claims}
+    for key in ("alpha-beta-predicts", "pipeline-bubble", "pipeline-bubble-shrinks"):
+        assert verdicts[key] == "not visible", key
+    assert verdicts["allreduce-grows-with-w"] == "holds"
+    assert verdicts["traffic-all-reduce"] == "holds"

@@ -35,6 +35,7 @@ from gpuconcepts.model import (
         ("mistral-7b", 7_241_732_096),
         ("llama-3.2-1b", 1_235_814_400),  # tied head
         ("gemma-7b", 8_537_680_896),  # 16 heads of 256 on d = 3,072, tied head
+        ("qwen2-7b", 7_615_616_512),  # biases on Q, K and V
         ("mixtral-8x7b", 46_702_792_704),  # all eight experts
     ],
 )

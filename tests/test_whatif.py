@@ -22,6 +22,7 @@ import pytest
 import sympy as sp
 
 from gpuconcepts import whatif
+from gpuconcepts.attention import TILE_ROWS
 from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE, get
@@ -186,7 +187,11 @@ def test_panel_defaults_are_the_posts_worked_questions():
     mlp = whatif.PANELS["mlp"].defaults()
     q12 = question(12).steps[0].values
     assert {k: mlp[k] for k in q12} == q12
-    assert whatif.PANELS["transformer"].defaults() == {**question(17).steps[0].values}
+    # the tiled kernel's tile: the book's one attention-traffic model (gpuconcepts.attention)
+    assert whatif.PANELS["transformer"].defaults() == {
+        **question(17).steps[0].values,
+        "S_tile": TILE_ROWS,
+    }
     assert whatif.PANELS["dlrm"].defaults()["N"] == question(10).steps[0].values["N"]
 
 

@@ -205,3 +205,95 @@ def test_every_whole_model_threshold_has_a_reason():
     assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 4.0
     assert "ARCHITECTURE" not in listed  # a label, not a threshold
     assert all(reason for _, reason in listed.values())
+
+
+# -- decode at a long context: the KV cache takes over ------------------------------------------
+LONG = dataclasses.replace(TOY, d=768, layers=2, d_ff=3072, heads=12, n_kv=4, d_head=64,
+                           vocab=8192)  # fmt: skip
+LLC = 32 * 2**20
+
+
+def long_sweep(times: list[float], batches=(1, 2, 4, 8), cached=8192) -> DecodeSweep:
+    return DecodeSweep(
+        shape=LONG, cached=cached, batches=tuple(batches),
+        seconds=tuple((t, t * 1.01, t * 1.02) for t in times),
+        weight_bytes=int(f.weight_memory(n_params=matmul_params(LONG), s=4)),
+        cache_bytes=tuple(2 * b * cached * LONG.layers * LONG.n_kv * LONG.d_head * 4
+                          for b in batches),
+    )  # fmt: skip
+
+
+def memory_bound_times(sweep: DecodeSweep, factor: float = 1.2) -> list[float]:
+    return [factor * (sweep.weight_bytes + c) / PEAKS.bytes_per_s for c in sweep.cache_bytes]
+
+
+SHORT = sweep(roofline_times(20.0))  # the short context's knee where the weights put it
+
+
+def test_long_context_knee_is_where_the_caches_weigh_as_much_as_the_weights():
+    template = long_sweep([1.0] * 4)
+    result = W.judge_decode_long_context(
+        long_sweep(memory_bound_times(template)), SHORT, PEAKS, cache_bytes=LLC, device="test"
+    )
+    per_sequence = template.cache_bytes[0]
+    assert per_sequence == 32 * 2**20  # 2 × 8,192 × 2 layers × 4 × 64 × 4 bytes
+    # memory-bound at every batch (the limit 2N/KV is under the ridge of 10): W / KV exactly
+    assert result.test.predicted == pytest.approx(template.weight_bytes / per_sequence)
+    assert result.test.alternative_value == pytest.approx(20.0)  # P s / (2 beta)
+    assert result.test.measured == pytest.approx(template.weight_bytes / per_sequence)
+    assert result.verdict == "holds"
+    assert result.values["short_knee"] == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        [1e-2 * (1 + b / 20) for b in (1, 2, 4, 8)],  # the cache ignored: the weights' knee
+        [1e-2] * 4,  # no growth with the batch at all
+        [1e-3 * b for b in (1, 2, 4, 8)],  # every step's cost grows from zero: knee 0
+    ],
+)
+def test_long_context_knee_fails_for_the_alternatives(times):
+    result = W.judge_decode_long_context(
+        long_sweep(times), SHORT, PEAKS, cache_bytes=LLC, device="test"
+    )
+    assert result.verdict == "fails"
+
+
+def test_long_context_knee_must_lie_below_the_short_contexts():
+    template = long_sweep([1.0] * 4)
+    short = sweep(roofline_times(1.0))  # a short-context knee of 1, below the long one
+    result = W.judge_decode_long_context(
+        long_sweep(memory_bound_times(template)), short, PEAKS, cache_bytes=LLC, device="test"
+    )
+    assert result.verdict == "fails"
+    assert result.why == "the knee moved below the one measured at 4 tokens"
+
+
+def test_long_context_knee_is_not_visible_when_the_caches_fit_the_llc():
+    template = long_sweep([1.0] * 4, cached=64)
+    result = W.judge_decode_long_context(
+        long_sweep(memory_bound_times(template), cached=64), SHORT, PEAKS, cache_bytes=LLC,
+        device="test",
+    )  # fmt: skip
+    assert result.verdict == "not visible"
+    assert "last-level cache" in result.why
+
+
+def test_static_cache_step_equals_a_full_forward():
+    """The decode step with a static cache gives the logits of the whole sequence's last token,
+    for grouped-query attention (queries as rows against their KV head) and multi-head alike."""
+    for n_kv in (1, 2, 4):
+        shape = dataclasses.replace(TOY, n_kv=n_kv)
+        model = decoder.Decoder(shape).eval()
+        tokens = torch.randint(0, shape.vocab, (2, 6))
+        with torch.inference_mode():
+            full, _ = model(tokens)
+            _, prefix = model(tokens[:, :5])
+            cache = [
+                (torch.cat((k, torch.zeros_like(k[:, :, :1])), 2),
+                 torch.cat((v, torch.zeros_like(v[:, :, :1])), 2))
+                for k, v in prefix
+            ]  # fmt: skip
+            step, _ = model(tokens[:, 5:], cache)
+        torch.testing.assert_close(step[:, 0], full[:, 5], rtol=1e-4, atol=1e-4)

@@ -331,13 +331,23 @@ class Formula:
         53
         >>> mlp_intensity.reaches(295, "B", d_in=512, d_out=256, s=2) is None
         True
+
+        A formula with a ceiling or a floor of ``over`` has no closed-form root; the first
+        whole value is then found by evaluating it (tiled attention, 128-row tiles):
+
+        >>> from gpuconcepts.formulas import attention_tiled_intensity
+        >>> attention_tiled_intensity.reaches(100, "S", B=1, d=512, s=2, S_tile=128)
+        500
         """
         target = exact_number(level, f"{self.name}: level")
         expr, x = self._in_one_symbol(over, values)
         if sp.limit(expr, x, sp.oo) <= target:
             return None
-        roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
-        candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
+        try:
+            roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
+            candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
+        except NotImplementedError:  # a ceiling or floor of x: sympy cannot solve for it
+            candidate = _first_reaching(expr, x, target)
         while expr.xreplace({x: candidate}) < target:  # guards the rounding of the root
             candidate += 1
         while candidate > 1 and expr.xreplace({x: candidate - 1}) >= target:
@@ -480,3 +490,17 @@ class Formula:
             shown = significant(value) if isinstance(value, Fraction) else repr(value)
             raise GpuConceptsError(f"{self.name}: {self._what(name)} {symbol.rule}; got {shown}")
         return sp.Rational(exact.numerator, exact.denominator)
+
+
+def _first_reaching(expr: sp.Expr, x: sp.Symbol, target: sp.Expr, most: int = 10**9) -> int:
+    """The first whole ``x`` from 1 at which ``expr`` (in float64) is at least ``target``,
+    searched in blocks that double; :meth:`Formula.reaches` then checks it exactly."""
+    values = sp.lambdify(x, expr, modules="numpy")
+    start, size = 1, 1024
+    while start <= most:
+        xs = np.arange(start, start + size, dtype=np.float64)
+        hits = np.flatnonzero(np.asarray(values(xs)) >= float(target))
+        if hits.size:
+            return start + int(hits[0])
+        start, size = start + size, 2 * size
+    raise GpuConceptsError(f"{expr} does not reach {target} for any whole {x} up to {most:,}")

@@ -541,11 +541,11 @@ attention_tiled_bytes = Formula(
     (``S_tile ≥ S``) this is the minimal traffic, :data:`attention_bytes`; with more tiles the
     K and V reads grow with S², like the FLOPs.
 
+    >>> attention_tiled_bytes(B=1, S=8192, d=512, s=2, S_tile=128)  # 64 tiles: 65 × 2BSds
+    1090519040
     >>> attention_tiled_bytes(B=1, S=1000, d=512, s=2, S_tile=1000) == attention_bytes(
     ...     B=1, S=1000, d=512, s=2)
     True
-    >>> attention_tiled_bytes(B=1, S=8192, d=512, s=2, S_tile=128)  # 64 tiles: 65 × 2BSds
-    1090519040
     """,
 )
 

@@ -184,6 +184,10 @@ PRESETS: dict[str, ModelShape] = {
         # Gemma 7B: 16 heads of 256 (4,096 wide) on a 3,072-wide model, tied head.
         ModelShape("gemma-7b", d=3072, layers=28, d_ff=24576, heads=16, n_kv=16,
                    d_head=256, vocab=256000, seq=8192, tied=True, **_LLAMA),
+        # Qwen2 7B: 4 KV heads of 128 on d = 3,584, biases on Q, K and V, untied head; its
+        # native pretraining context, 32,768 tokens.
+        ModelShape("qwen2-7b", d=3584, layers=28, d_ff=18944, heads=28, n_kv=4,
+                   d_head=128, vocab=152064, seq=32768, bias="qkv", **_LLAMA),
         # Mixtral 8x7B: Mistral's attention, 8 gated MLP experts per layer, 2 per token.
         ModelShape("mixtral-8x7b", d=4096, layers=32, d_ff=14336, heads=32, n_kv=8,
                    d_head=128, vocab=32000, seq=32768, experts=8, top_k=2, **_LLAMA),

@@ -356,6 +356,8 @@ PANELS: dict[str, Panel] = {
             "attention_flops",
             "attention_bytes",
             "attention_intensity",
+            "attention_tiled_bytes",
+            "attention_tiled_intensity",
             "kv_cache_memory",
             "attention_decode_flops",
             "attention_decode_bytes",
@@ -363,7 +365,16 @@ PANELS: dict[str, Panel] = {
         ),
         (
             Workload(
-                "attention prefill", "attention_flops", "attention_bytes", "attention_intensity"
+                "attention prefill, minimal traffic (the bound)",
+                "attention_flops",
+                "attention_bytes",
+                "attention_intensity",
+            ),
+            Workload(
+                "attention prefill, tiled kernel (K and V from memory for every tile)",
+                "attention_flops",
+                "attention_tiled_bytes",
+                "attention_tiled_intensity",
             ),
             Workload(
                 "one decode step",
@@ -373,6 +384,7 @@ PANELS: dict[str, Panel] = {
             ),
         ),
         questions=(17, 16),
+        examples=("attention_tiled_bytes",),
     ),
     "model": Panel(
         "What if the model, the context, the batch or the GPU were different?",

@@ -66,6 +66,19 @@ of the weights) must lie within 4x of decode_compute_bound_batch at the measured
 doublings of the sweep either side, as for the MLP's crossover. The alternative "compute-bound
 from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall outside."""
 
+DECODE_LONG_KNEE_FACTOR = 4.0
+"""At a long context the measured decode knee must lie within 4x of the knee of the roofline
+with the KV cache counted (decode_step_flops against decode_step_bytes at the measured peaks;
+while the batch's intensity stays under the ridge point, that is the batch whose caches weigh as
+much as the weights). Two doublings either side, as for the short context's knee: a CPU's
+attention over one query row streams the cache below the triad's rate, and a step's fixed
+costs add to the weights' share, each moving the knee by up to 2x. The alternative, the
+weights-only knee decode_compute_bound_batch, must fall outside, or the claim is not visible."""
+
+DECODE_LONG_MIN_CACHE_MULTIPLE = 2.0
+"""The long-context knee is visible only when the KV caches of the sweep's largest batch are at
+least twice the last-level cache: otherwise the caches could be read from it, not from DRAM."""
+
 DECODE_FLOOR_MIN_RATIO = 0.5
 """A decode step at batch 1 must take at least half of decode_seconds_lower_bound at the
 measured bandwidth. The bound reads every weight from DRAM; a last-level cache that keeps part
@@ -232,11 +245,7 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
     predicted = float(
         formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=peaks.bytes_per_s)
     )
-    knee = lambda t: knee_of(sweep.batches, t)
-    if sweep.paired:  # a knee per round, from steps timed side by side
-        measured, interval = paired_interval(knee, sweep.seconds)
-    else:
-        measured, interval = with_interval(knee, sweep.seconds)
+    measured, interval = _measured_knee(sweep)  # a knee per round, from steps side by side
     test = TwoSided(
         "knee batch",
         predicted=predicted,
@@ -279,6 +288,124 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
             ),
             vlines=(
                 ("decode_compute_bound_batch", predicted),
+                ("measured knee", measured if math.isfinite(measured) else sweep.batches[-1]),
+            ),
+        ),
+    )
+
+
+def _roofline_step_seconds(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
+    """A decode step's roofline time at each batch: decode_step_flops against the weights'
+    and the caches' bytes (decode_step_bytes), at the measured peaks."""
+    from gpuconcepts.model import matmul_params
+
+    n = matmul_params(sweep.shape)
+    return tuple(
+        float(
+            formulas.roofline_seconds(
+                F=formulas.decode_step_flops(n_params=n, B=B),
+                Q=sweep.weight_bytes + cache,
+                P=peaks.flops_per_s,
+                beta=peaks.bytes_per_s,
+            )
+        )
+        for B, cache in zip(sweep.batches, sweep.cache_bytes, strict=True)
+    )
+
+
+def _measured_knee(sweep: DecodeSweep) -> tuple[float, tuple[float, float]]:
+    """The knee of the measured step times, per round when paired, with its interval."""
+    knee = lambda t: knee_of(sweep.batches, t)
+    if sweep.paired:
+        return paired_interval(knee, sweep.seconds)
+    return with_interval(knee, sweep.seconds)
+
+
+def judge_decode_long_context(
+    sweep: DecodeSweep, short: DecodeSweep, peaks: Peaks, *, cache_bytes: int, device: str
+) -> ClaimResult:
+    """At a long context the KV cache takes over a decode step, and the knee moves down.
+
+    ``sweep`` ran at a long context, ``short`` at a short one (the decode-knee claim's sweep).
+    """
+    predicted = knee_of(sweep.batches, _roofline_step_seconds(sweep, peaks))
+    weights_only = float(
+        formulas.decode_compute_bound_batch(
+            P=peaks.flops_per_s, s=sweep.shape.s, beta=peaks.bytes_per_s
+        )
+    )
+    measured, interval = _measured_knee(sweep)
+    short_knee, _ = _measured_knee(short)
+    test = TwoSided(
+        f"knee batch at {plain_number(sweep.cached)} tokens",
+        predicted=predicted,
+        alternative="the KV cache is negligible: the knee stays where the weights alone put it "
+        "(decode_compute_bound_batch)",
+        alternative_value=weights_only,
+        low=predicted / DECODE_LONG_KNEE_FACTOR,
+        high=predicted * DECODE_LONG_KNEE_FACTOR,
+        measured=measured,
+        interval=interval,
+    )
+    per_sequence = sweep.cache_bytes[0] / sweep.batches[0]
+    largest = sweep.cache_bytes[-1] / cache_bytes
+    throughput = sweep.tokens_per_second()
+    batches = tuple(map(float, sweep.batches))
+
+    def shown(knee: float) -> str:
+        return f"{knee:.3g}" if math.isfinite(knee) else "none (no growth with the batch)"
+
+    return _result(
+        "decode-long-context",
+        "At a long context the KV cache takes over a decode step: every sequence adds the "
+        "read of its own cache, so the step time grows with the batch from the start and the "
+        "knee moves down, from where the weights alone put it to about the batch whose caches "
+        "weigh as much as the weights.",
+        f"the knee of the roofline with the KV cache ({formulas.decode_step_bytes.text()}, "
+        f"{binary_bytes(per_sequence)} a sequence beside {binary_bytes(sweep.weight_bytes)} of "
+        f"weights) = {predicted:.3g}, against "
+        f"{formulas.decode_compute_bound_batch.text()} = {weights_only:.3g} without it",
+        test,
+        device=device,
+        measured_extra=f"at {plain_number(short.cached)} tokens the knee was "
+        f"{shown(short_knee)}; {si(throughput[0], 'tokens/s')} at batch {sweep.batches[0]}, "
+        f"{si(throughput[-1], 'tokens/s')} at batch {sweep.batches[-1]}",
+        gate=(
+            measured < short_knee,
+            f"the knee moved below the one measured at {plain_number(short.cached)} tokens",
+        ),
+        visible=(
+            largest >= DECODE_LONG_MIN_CACHE_MULTIPLE,
+            (
+                f"the caches of batch {sweep.batches[-1]} "
+                f"({binary_bytes(sweep.cache_bytes[-1])}) are only {times(largest)} the "
+                f"{binary_bytes(cache_bytes)} last-level cache"
+            ),
+        ),
+        values={
+            "short_knee": short_knee,
+            "cache_bytes_per_sequence": per_sequence,
+            "weight_bytes": sweep.weight_bytes,
+        },
+        plot=PlotSpec(
+            f"Decode throughput against batch at {plain_number(sweep.cached)} tokens "
+            f"({sweep.shape.describe()})",
+            "batch B",
+            "tokens per second",
+            (
+                Series("measured", batches, throughput),
+                Series(
+                    "roofline with the KV cache",
+                    batches,
+                    tuple(
+                        B / t
+                        for B, t in zip(batches, _roofline_step_seconds(sweep, peaks), strict=True)
+                    ),
+                    role="predicted",
+                ),
+            ),
+            vlines=(
+                ("knee with the KV cache", predicted),
                 ("measured knee", measured if math.isfinite(measured) else sweep.batches[-1]),
             ),
         ),
@@ -391,12 +518,23 @@ def judge_wholemodel(
     ``peaks`` and ``cache_bytes`` are the machine's measured peaks and last-level cache, as
     a Run records them.
     """
-    return [
+    judged = [
         judge_backward(results.backward, device=device),
         judge_decode_knee(results.decode, peaks, device=device),
         judge_decode_floor(results.decode, peaks, cache_bytes=cache_bytes, device=device),
-        judge_training_memory(results.training, results.sizes.training, device=device),
     ]
+    if results.long_decode is not None:
+        judged.append(
+            judge_decode_long_context(
+                results.long_decode,
+                results.decode,
+                peaks,
+                cache_bytes=cache_bytes,
+                device=device,
+            )
+        )
+    judged.append(judge_training_memory(results.training, results.sizes.training, device=device))
+    return judged
 
 
 def run_wholemodel_claims(

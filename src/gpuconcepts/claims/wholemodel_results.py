@@ -105,6 +105,10 @@ class WholeModelSizes:
     training: ModelShape
     training_batch: int
     repeats: int
+    long_cached: int = 0
+    """Tokens cached per sequence in the second decode sweep, at a long context."""
+    long_batches: tuple[int, ...] = ()
+    """Its batches (none: no long-context sweep, as in runs recorded before it)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
@@ -119,7 +123,13 @@ class WholeModelSizes:
 def sizes_for(device: str, quick: bool) -> WholeModelSizes:
     """Small on a CPU (the book's page runs in seconds), larger on a GPU.
 
-    The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only.
+    The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only. The
+    long-context decode sweep caches 16,384 tokens per sequence on a CPU: in its float32 model
+    that is 64 MiB a sequence, twice a server-class last-level cache, so the caches stream from
+    DRAM (448 MiB for its three batches together), and the knee with the cache (about batch
+    1) lies far enough below the weights-only one (about batch 9 to 13 at a CPU's ridge point of
+    4 to 7 FLOP/byte) for the pass region to tell them apart; on a GPU, 8,192 tokens, 64 MiB a
+    sequence in bfloat16, 4 GiB at batch 64, against a weights-only knee in the hundreds.
     """
     repeats = 5 if quick else 7
     if device == "cuda":
@@ -133,6 +143,8 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
                                 d_head=128, vocab=8192, seq=256, dtype="float32"),
             training_batch=4,
             repeats=repeats,
+            long_cached=8192,
+            long_batches=(1, 4, 16, 64),
         )  # fmt: skip
     return WholeModelSizes(
         backward={"tokens": 512, "d": 512, "d_ff": 2048, "blocks": 1},
@@ -144,6 +156,8 @@ def sizes_for(device: str, quick: bool) -> WholeModelSizes:
                             d_head=64, vocab=1024, seq=64, dtype="float32"),
         training_batch=2,
         repeats=repeats,
+        long_cached=16384,
+        long_batches=(1, 2, 4),
     )  # fmt: skip
 
 
@@ -155,6 +169,8 @@ class WholeModelResults:
     backward: BackwardForward
     decode: DecodeSweep
     training: TrainingPeak
+    long_decode: DecodeSweep | None = None
+    """The decode sweep at ``sizes.long_cached`` tokens (None: not run)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``sizes``, ``backward``, ``decode``, ``training``."""

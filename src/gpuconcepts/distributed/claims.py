@@ -46,7 +46,10 @@ on a shared CPU the times of W processes also vary by tens of percent from run t
 
 BUBBLE_MARGIN = 0.5
 """The measured pipeline bubble passes when it lies within half the distance between the
-GPipe prediction and the alternative (no overlap between stages), on either side."""
+GPipe prediction and the alternative (no overlap between stages), on either side. The same
+half-way rule fixes the bubble sweep's pass region: the fitted slope of the measured bubble
+against (p - 1)/(m + p - 1) lies within 0.5 of the predicted 1, half the way to the slope 0 of
+a bubble that does not shrink with m, and as far above."""
 
 PIPELINE_MAX_SLOWDOWN = 1.5
 """The bubble is only judged when each stage's work took at most 1.5x as long inside the
@@ -243,6 +246,7 @@ def alpha_beta_claim(
     device: str,
     problem: str = "",
     sweep: Sequence[Collective] = (),
+    crowded: str = "",
 ) -> ClaimResult:
     """The latency-bandwidth fit from the all-reduce sweep predicts the other collectives.
 
@@ -250,9 +254,10 @@ def alpha_beta_claim(
     fit came from, the interval is bootstrapped over the repetitions of the sweep and of the
     predicted collectives alike (the fit is refitted each time: its α is small and noisy, and an
     interval from the worst collective's spread alone claimed a precision the fit does not have);
-    a resample whose fit fails counts as "never predicted" (an open end).
+    a resample whose fit fails counts as "never predicted" (an open end). When the processes
+    shared cores (``crowded`` says how), their times are not read: the claim is not visible.
     """
-    if fit is None:
+    if fit is None or crowded:
         return two_sided(
             key="alpha-beta-predicts",
             quantity="measured ÷ predicted time (worst collective)",
@@ -267,7 +272,7 @@ def alpha_beta_claim(
             interval=(math.nan, math.nan),
             measured_text="no fit",
             device=device,
-            not_visible=f"there is no fit to predict with: {problem or 'no sweep'}",
+            not_visible=crowded or f"there is no fit to predict with: {problem or 'no sweep'}",
         )
     ratios = [
         c.median_seconds / fit.seconds(c.formula_bytes, c.collectives) for c in predicted_kinds
@@ -317,7 +322,21 @@ def alpha_beta_claim(
     )
 
 
-def bubble_claim(c: Collective, cores: int, device: str) -> ClaimResult:
+def _stages_apart(c: Collective, cores: int) -> str:
+    """Why the stages of pipeline ``c`` did not run side by side; "" when they did."""
+    p, slowdown = c.schedule["p"], c.slowdown
+    if p > cores:
+        return f"{p} stages share {cores} CPU cores, so they cannot all run at once"
+    if slowdown is not None and slowdown > PIPELINE_MAX_SLOWDOWN:
+        return (
+            f"each stage's work took {slowdown:.2g}x longer in the pipeline than alone (at "
+            f"m = {c.schedule['m']}): the stages (or other programs) competed for the cores, so "
+            "they did not run side by side"
+        )
+    return ""
+
+
+def bubble_claim(c: Collective, cores: int, device: str, crowded: str = "") -> ClaimResult:
     """The idle share of a pipeline stage is the GPipe bubble (p - 1)/(m + p - 1)."""
     p, m = c.schedule["p"], c.schedule["m"]
     predicted = formulas.pipeline_bubble_fraction(p=p, m=m)
@@ -326,16 +345,7 @@ def bubble_claim(c: Collective, cores: int, device: str) -> ClaimResult:
     bubbles = sorted(c.bubble)
     q1, q3 = bubbles[len(bubbles) // 4], bubbles[(3 * len(bubbles)) // 4]
     median = bubbles[len(bubbles) // 2]
-    slowdown = c.slowdown
-    if p > cores:
-        crowded = f"{p} stages share {cores} CPU cores, so they cannot all run at once"
-    elif slowdown is not None and slowdown > PIPELINE_MAX_SLOWDOWN:
-        crowded = (
-            f"each stage's work took {slowdown:.2g}x longer in the pipeline than alone: the "
-            "stages (or other programs) competed for the cores, so they did not run side by side"
-        )
-    else:
-        crowded = ""
+    crowded = crowded or _stages_apart(c, cores)
     return two_sided(
         key="pipeline-bubble",
         quantity="measured bubble fraction",
@@ -355,4 +365,64 @@ def bubble_claim(c: Collective, cores: int, device: str) -> ClaimResult:
         f"IQR {q1:.3f}-{q3:.3f})",
         device=device,
         not_visible=crowded,
+    )
+
+
+def _slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The least-squares slope of ``y`` against ``x`` (with an intercept).
+
+    >>> _slope([1, 2, 3], [2.5, 4.5, 6.5])
+    2.0
+    """
+    mean_x, mean_y = sum(x) / len(x), sum(y) / len(y)
+    spread = sum((a - mean_x) ** 2 for a in x)
+    return sum((a - mean_x) * (b - mean_y) for a, b in zip(x, y, strict=True)) / spread
+
+
+def bubble_sweep_claim(
+    pipelines: Sequence[Collective], cores: int, device: str, crowded: str = ""
+) -> ClaimResult:
+    """The bubble shrinks with m as (p - 1)/(m + p - 1): the measured bubbles of a sweep over m,
+    fitted against the formula's, have slope 1.
+
+    The fit has an intercept, so a constant idle share on top of the bubble (the messages
+    between stages, the time to start) does not move the slope; a bubble that does not shrink
+    with m gives slope 0.
+    """
+    ordered = sorted(pipelines, key=lambda c: c.schedule["m"])
+    p = ordered[0].schedule["p"]
+    ms = [c.schedule["m"] for c in ordered]
+    predicted = [float(formulas.pipeline_bubble_fraction(p=p, m=m)) for m in ms]
+    if len(set(ms)) < 2 or any(c.schedule["p"] != p for c in ordered):
+        raise GpuConceptsError(
+            f"a bubble sweep needs one p and at least two values of m; got p, m = "
+            f"{[(c.schedule['p'], c.schedule['m']) for c in ordered]}"
+        )
+    slope, interval = with_interval(lambda b: _slope(predicted, b), [c.bubble for c in ordered])
+    medians = [sorted(c.bubble)[len(c.bubble) // 2] for c in ordered]
+    not_visible = crowded or next(
+        (reason for c in ordered if (reason := _stages_apart(c, cores))), ""
+    )
+    return two_sided(
+        key="pipeline-bubble-shrinks",
+        quantity="slope of the measured bubble against (p - 1)/(m + p - 1)",
+        claim="The pipeline bubble shrinks with the number of micro-batches m as "
+        "(p - 1)/(m + p - 1): each added micro-batch adds work but no idle time.",
+        prediction=f"{formulas.pipeline_bubble_fraction.text()} at p = {p} and m = "
+        + ", ".join(map(str, ms))
+        + " = "
+        + ", ".join(f"{b:.3g}" for b in predicted)
+        + "; measured against it, slope 1",
+        predicted=1.0,
+        alternative="the bubble does not shrink with m (as when each stage waits for the "
+        "whole batch, (p - 1)/p at every m): slope 0",
+        alternative_value=0.0,
+        low=1.0 - BUBBLE_MARGIN,
+        high=1.0 + BUBBLE_MARGIN,
+        measured=slope,
+        interval=interval,
+        measured_text="measured bubble (median) at m = "
+        + ", ".join(f"{m}: {b:.3f}" for m, b in zip(ms, medians, strict=True)),
+        device=device,
+        not_visible=not_visible,
     )

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,7 +34,14 @@ from gpuconcepts.distributed.traffic import (
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import plain_number, plural, si
+
+GROWTH_REPEATS = 2
+"""Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only
+adds bytes, so the smaller of two is the count (times are not read, so no spread is needed)."""
+
+SWEEPS = ("size sweep", "world-size sweep", "pipeline sweep")
+"""Kinds of collective measured to fit or sweep, not shown as a collective of their own."""
 
 
 @dataclass(frozen=True)
@@ -60,17 +67,34 @@ class DistributedReport:
 
     def collective(self, formula: str) -> Collective:
         """The main (not sweep) collective measured against ``formula``."""
-        for c in self.collectives:
-            if c.formula == formula and c.kind not in ("size sweep", "world-size sweep"):
+        for c in self.main:
+            if c.formula == formula:
                 return c
         raise GpuConceptsError(f"no collective measured against {formula!r} in this run")
 
     @property
     def main(self) -> tuple[Collective, ...]:
-        """The collectives the book shows: every kind but the two sweeps."""
-        return tuple(
-            c for c in self.collectives if c.kind not in ("size sweep", "world-size sweep")
+        """The collectives the book shows: every kind but the sweeps."""
+        return tuple(c for c in self.collectives if c.kind not in SWEEPS)
+
+    @property
+    def crowded(self) -> str:
+        """Why this run's times are not read (its processes shared cores); "" when they are."""
+        if self.cores >= self.world_size:
+            return ""
+        return (
+            f"the {self.world_size} processes shared {plural(self.cores, 'free core')}, so "
+            "their times measure the scheduler, not the exchange (the bytes are still counted)"
         )
+
+    @property
+    def growth(self) -> tuple[Collective, ...]:
+        """The all-reduce of the same gradient at each group size, one per W (smallest first):
+        the world-size sweep, else the data-parallel all-reduce."""
+        by_world: dict[int, Collective] = {}
+        for c in (*self.of_kind("world-size sweep"), *self.of_kind("data parallel")):
+            by_world.setdefault(c.inputs["W"], c)
+        return tuple(by_world[w] for w in sorted(by_world))
 
     def predicted_seconds(self, c: Collective) -> float | None:
         """The fit's time for ``c``; None for the pipeline, whose time is mostly arithmetic."""
@@ -82,8 +106,7 @@ class DistributedReport:
     def claims(self) -> tuple[ClaimResult, ...]:
         """Every claim of the run, judged from the measurements."""
         results = [claims.traffic_claim(c, self.device) for c in self.main]
-        growth = (*self.of_kind("world-size sweep"), *self.of_kind("data parallel"))
-        results.append(claims.allreduce_growth_claim(growth, self.device))
+        results.append(claims.allreduce_growth_claim(self.growth, self.device))
         results.append(claims.rowwise_claim(self.of_kind("sharded embedding"), self.device))
         predicted = (*self.of_kind("sharded embedding"), *self.of_kind("tensor parallel"))
         results.append(
@@ -93,11 +116,18 @@ class DistributedReport:
                 self.device,
                 problem=self.fit_problem,
                 sweep=self.of_kind("size sweep"),
+                crowded=self.crowded,
             )
         )
+        pipelines = self.of_kind("pipeline")
         results.extend(
-            claims.bubble_claim(c, self.cores, self.device) for c in self.of_kind("pipeline")
+            claims.bubble_claim(c, self.cores, self.device, crowded=self.crowded) for c in pipelines
         )
+        swept = (*pipelines, *self.of_kind("pipeline sweep"))
+        if len(swept) > 1:
+            results.append(
+                claims.bubble_sweep_claim(swept, self.cores, self.device, crowded=self.crowded)
+            )
         return tuple(results)
 
     def rows(self) -> list[list[str]]:
@@ -183,10 +213,13 @@ def measure(
     port: int | None = None,
     timeout_s: float = 300.0,
     sizes: Sizes | None = None,
+    growth_world: int = 0,
 ) -> DistributedReport:
     """Check the input, run every workload in ``world_size`` processes, collect the report.
 
-    ``sizes`` overrides the quick or full sizes (the tests use smaller ones).
+    ``sizes`` overrides the quick or full sizes (the tests use smaller ones). A
+    ``growth_world`` above ``world_size`` also counts the all-reduce's bytes in groups of
+    2, 3, ... ``growth_world`` processes (:func:`count_growth`), whatever the cores.
     """
     chosen = launch.check_backend(backend)
     launch.check_world_size(world_size, backend)
@@ -213,6 +246,13 @@ def measure(
         )
         payload = json.loads(out.read_text(encoding="utf-8"))
     collectives = tuple(Collective.from_record(r) for r in payload["records"])
+    timings = dict(payload["timings"])
+    if growth_world > world_size and backend == "gloo":
+        counted = time.perf_counter()
+        collectives += count_growth(growth_world, sizes, timeout_s=timeout_s)
+        timings[f"all-reduce bytes in up to {growth_world} processes"] = (
+            time.perf_counter() - counted
+        )
     sweep = [c for c in collectives if c.kind == "size sweep"]
     fit: AlphaBeta | None = None
     problem = ""
@@ -230,9 +270,34 @@ def measure(
         fit=fit,
         cores=launch.cpu_cores(),
         seconds=time.perf_counter() - start,
-        timings=payload["timings"],
+        timings=timings,
         fit_problem=problem,
     )
+
+
+def count_growth(
+    world_size: int, sizes: Sizes, *, timeout_s: float = 300.0
+) -> tuple[Collective, ...]:
+    """The data-parallel all-reduce's loopback bytes over the first 2, 3, ... ``world_size``
+    gloo processes (kind ``"world-size sweep"``).
+
+    Bytes do not depend on the cores, so this runs even where the processes outnumber them
+    (up to :data:`~gpuconcepts.distributed.launch.MAX_GLOO_WORLD`); their times then measure
+    the scheduler, and nothing reads them.
+    """
+    from gpuconcepts.distributed.worker import run_growth
+
+    if not 2 <= world_size <= launch.MAX_GLOO_WORLD:
+        raise GpuConceptsError(
+            f"count_growth: world_size must be between 2 and {launch.MAX_GLOO_WORLD}; "
+            f"got {world_size}"
+        )
+    counting = replace(sizes, repeats=GROWTH_REPEATS)
+    with tempfile.TemporaryDirectory(prefix="gpuconcepts-growth-") as folder:
+        out = Path(folder) / "growth.json"
+        launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)
+        payload = json.loads(out.read_text(encoding="utf-8"))
+    return tuple(Collective.from_record(r) for r in payload["records"])
 
 
 def format_report(report: DistributedReport) -> str:

@@ -84,6 +84,9 @@ class Sizes:
     pp_width: int
     pp_micro: int
     pp_layers: int
+    pp_sweep: tuple[int, ...] = ()
+    """Micro-batch counts m the pipeline also runs, each micro-batch of pp_batch / pp_micro
+    rows as at pp_micro, so that only m changes (none: the pipeline at pp_micro alone)."""
 
     def embedding(self, world: int) -> tuple[int, int, int, int, int]:
         """(n_tables, B, N, d, L) for W processes: whole tables, rows, columns per process."""
@@ -97,13 +100,16 @@ class Sizes:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return asdict(self) | {"sweep": list(self.sweep)}
+        return asdict(self) | {"sweep": list(self.sweep), "pp_sweep": list(self.pp_sweep)}
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Sizes:
         """The inverse of :meth:`to_dict`."""
-        values = {f.name: record[f.name] for f in fields(cls)}
-        return cls(**values | {"sweep": tuple(record["sweep"])})
+        values = {f.name: record[f.name] for f in fields(cls) if f.name in record}
+        return cls(
+            **values
+            | {"sweep": tuple(record["sweep"]), "pp_sweep": tuple(record.get("pp_sweep", ()))}
+        )
 
 
 QUICK = Sizes(
@@ -123,6 +129,7 @@ QUICK = Sizes(
     pp_width=768,
     pp_micro=4,
     pp_layers=4,
+    pp_sweep=(1, 2, 4, 8),
 )
 """Sizes for ``--quick``: every message at least a few hundred kB, so headers stay small."""
 
@@ -143,6 +150,7 @@ FULL = Sizes(
     pp_width=512,
     pp_micro=8,
     pp_layers=4,
+    pp_sweep=(1, 2, 4, 8, 16),
 )
 """The default sizes."""
 

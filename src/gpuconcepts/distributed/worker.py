@@ -381,16 +381,30 @@ def _tensor_parallel(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list
 
 # -- pipeline -----------------------------------------------------------------------------
 def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record]:
-    """A forward GPipe pipeline: W stages, m micro-batches; each stage records its busy time.
+    """The pipeline at ``sizes.pp_micro`` micro-batches, then at each other m of
+    ``sizes.pp_sweep`` with micro-batches of the same size (kind ``"pipeline sweep"``)."""
+    micro = sizes.pp_batch // sizes.pp_micro
+    records = _pipeline_at(rank, world, sizes, meter, sizes.pp_micro, micro)
+    for m in sizes.pp_sweep:
+        if m != sizes.pp_micro:
+            swept = _pipeline_at(rank, world, sizes, meter, m, micro)
+            records += [r | {"kind": "pipeline sweep"} for r in swept]
+    return records
+
+
+def _pipeline_at(
+    rank: int, world: int, sizes: Sizes, meter: _Meter, m: int, micro: int
+) -> list[Record]:
+    """A forward GPipe pipeline: W stages, m micro-batches of ``micro`` rows; each stage records
+    its busy time.
 
     The bubble is measured as one minus the stages' mean busy time over the wall time of the
     whole pipeline. Each stage's work is also timed alone (the others waiting), so a run in
     which the stages slowed each other down (too few cores) can be told apart.
     """
     # One stage per core at most (two at least): stages that share a core cannot overlap.
-    p, m = max(2, min(world, cpu_cores())), sizes.pp_micro
-    batch, d = sizes.pp_batch, sizes.pp_width
-    micro = batch // m
+    p = max(2, min(world, cpu_cores()))
+    batch, d = m * micro, sizes.pp_width
     dev = meter.device
     weights = [
         (torch.randn(d, d, generator=_generator(200 + rank * 16 + i)) / d**0.5).to(dev)
@@ -468,6 +482,24 @@ def _pipeline(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record
     )
     record |= {"bubble": bubbles, "p": p, "m": m, "busy": busy, "solo": float(solo.item()) / p}
     return [record]
+
+
+def run_growth(rank: int, world: int, sizes_record: dict[str, Any], out: str) -> None:
+    """The entry of a byte count alone: the data-parallel all-reduce over the first 2, 3, ...
+    ``world`` processes (kind ``"world-size sweep"`` throughout). Bytes do not depend on how
+    many cores the processes share; their times do, and are not read."""
+    sizes = Sizes.from_dict(sizes_record)
+    meter = _Meter(rank, sizes.repeats, torch.device("cpu"))
+    records = [
+        r
+        | {
+            "kind": "world-size sweep",
+            "name": f"all-reduce, {r['inputs']['W']} of {world} processes",
+        }
+        for r in _data_parallel(rank, world, sizes, meter)
+    ]
+    if rank == 0:
+        write_atomic(out, json.dumps({"records": records}))
 
 
 WORKLOADS: dict[str, Callable[[int, int, Sizes, _Meter], list[Record]]] = {

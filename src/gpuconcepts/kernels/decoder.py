@@ -6,7 +6,8 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
 
 * :func:`backward_forward` — FLOPs of a forward and a backward pass counted by
   ``FlopCounterMode``, and both timed, on a stack of linear layers;
-* :func:`decode_sweep` — one decode step timed at several batch sizes, the KV cache short;
+* :func:`decode_sweep` — one decode step timed at several batch sizes, at a short context
+  (the weights set the time) and at a long one (the KV cache takes over);
 * :func:`training_peak` — the peak memory of one training step with Adam;
 * :func:`whole_model` — the three at a device's sizes, as one
   :class:`~gpuconcepts.claims.wholemodel_results.WholeModelResults` (what a Run saves).
@@ -63,7 +64,14 @@ Cache = list[tuple[torch.Tensor, torch.Tensor]]
 
 
 class Block(nn.Module):
-    """A pre-norm layer: attention with ``n_kv`` key/value heads, then a GELU MLP."""
+    """A pre-norm layer: attention with ``n_kv`` key/value heads, then a GELU MLP.
+
+    ``past`` is a static cache (keys and values of shape B × n_kv × positions × d_head), as a
+    server keeps one: the step writes its own keys and values into the last S positions and
+    attends over all of them, so it reads each cached byte once and copies none. In a decode
+    step (S = 1) the queries of a group attend to their one KV head as rows of one product,
+    so grouped-query attention reads its smaller cache and never a repeated copy.
+    """
 
     def __init__(self, shape: ModelShape) -> None:
         super().__init__()
@@ -87,12 +95,17 @@ class Block(nn.Module):
         q = self.q(h).view(B, S, heads, width).transpose(1, 2)
         k = self.k(h).view(B, S, n_kv, width).transpose(1, 2)
         v = self.v(h).view(B, S, n_kv, width).transpose(1, 2)
-        if past is not None:
-            k, v = torch.cat((past[0], k), dim=2), torch.cat((past[1], v), dim=2)
+        if past is not None:  # a static cache, as servers keep one: its last S slots are ours
+            past[0][:, :, -S:], past[1][:, :, -S:] = k, v
+            k, v = past
         group = heads // n_kv  # each KV head serves a group of query heads
-        keys = k.repeat_interleave(group, dim=1) if group > 1 else k
-        values = v.repeat_interleave(group, dim=1) if group > 1 else v
-        a = F.scaled_dot_product_attention(q, keys, values, is_causal=past is None and S > 1)
+        if S == 1 and group > 1:  # decode: a group's queries are rows against their one KV head
+            grouped = q.reshape(B, n_kv, group, width)
+            a = F.scaled_dot_product_attention(grouped, k, v).reshape(B, heads, 1, width)
+        else:
+            keys = k.repeat_interleave(group, dim=1) if group > 1 else k
+            values = v.repeat_interleave(group, dim=1) if group > 1 else v
+            a = F.scaled_dot_product_attention(q, keys, values, is_causal=past is None and S > 1)
         x = x + self.o(a.transpose(1, 2).reshape(B, S, -1))
         x = x + self.down(F.gelu(self.up(self.norm2(x))))
         return x, (k, v)
@@ -215,18 +228,30 @@ def decode_sweep(
 ) -> DecodeSweep:
     """Time one decode step of :class:`Decoder` at each batch size, with ``cached`` tokens of
     KV cache per sequence (random keys and values: a prefill would cost far more than the
-    steps; the step does not keep its new entry)."""
+    steps) in a static cache with one more position, which the step writes.
+
+    The caches of every batch are held at once (the steps are timed in paired rounds); their
+    bytes must fit in half the device's free memory, or the sweep is refused before anything
+    is allocated.
+    """
     check_sizes("decoder.decode_sweep", cached=cached, repeats=repeats)
     check_sizes("decoder.decode_sweep", **{f"batch {B}": B for B in batches})
+    total = sum(kv_cache(shape, B=B, S=cached + 1) for B in batches)
+    free = free_memory_bytes(device)
+    if 2 * total > free:
+        raise GpuConceptsError(
+            f"decoder.decode_sweep: the KV caches of batches {', '.join(map(str, batches))} at "
+            f"{cached:,} tokens take {total:,} bytes, more than half the {free:,} bytes free"
+        )
     model = Decoder(shape).to(device).eval()
     dtype = torch_dtype(shape.dtype)
     steps = []
     with torch.inference_mode():
         for B in batches:
-            size = (B, shape.n_kv, cached, shape.d_head)
+            size = (B, shape.n_kv, cached + 1, shape.d_head)
             cache = [
-                (torch.randn(size, dtype=dtype, device=device),
-                 torch.randn(size, dtype=dtype, device=device))
+                (torch.empty(size, dtype=dtype, device=device).uniform_(-1, 1),
+                 torch.empty(size, dtype=dtype, device=device).uniform_(-1, 1))
                 for _ in range(shape.layers)
             ]  # fmt: skip
             token = torch.randint(0, shape.vocab, (B, 1), device=device)
@@ -336,6 +361,16 @@ def whole_model(
     decode = decode_sweep(
         device, sizes.decode, batches=sizes.batches, cached=sizes.cached, repeats=sizes.repeats
     )
+    long_decode = None
+    if sizes.long_batches:
+        say(f"whole model: decode steps at growing batch, {sizes.long_cached:,} tokens cached")
+        long_decode = decode_sweep(
+            device,
+            sizes.decode,
+            batches=sizes.long_batches,
+            cached=sizes.long_cached,
+            repeats=sizes.repeats,
+        )
     say("whole model: peak memory of an Adam training step")
     training = training_peak(device, sizes.training, batch=sizes.training_batch)
-    return WholeModelResults(sizes, backward, decode, training)
+    return WholeModelResults(sizes, backward, decode, training, long_decode)
