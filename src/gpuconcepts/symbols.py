@@ -115,6 +115,15 @@ _TABLE: tuple[Symbol, ...] = (
     ),
     Symbol("S", "sequence length", "tokens", "positive integer"),
     Symbol(
+        "S_q", "queries of an attention call (1 in a decode step)", "tokens", "positive integer"
+    ),
+    Symbol(
+        "S_kv",
+        "keys and values each query attends to (the cached tokens in a decode step)",
+        "tokens",
+        "positive integer",
+    ),
+    Symbol(
         "S_tile",
         "query rows per tile of a tiled (flash) attention kernel",
         "tokens",
