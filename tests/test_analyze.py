@@ -3,6 +3,8 @@ the model is left as it was, and every bad input of `gpuconcepts analyze` is one
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import textwrap
 
@@ -12,6 +14,7 @@ from gpuconcepts import formulas as f
 from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import si
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -60,7 +63,8 @@ def test_linear_and_convolutions_count_flops_and_bytes_by_their_formulas():
         nn.Linear(32 * 6 * 6, 10, bias=False),
     )
     report = run(model, torch.randn(2, 3, 6, 6))
-    dense, depthwise, grouped, flatten, linear = report.layers
+    dense, depthwise, grouped, linear = report.layers
+    assert report.views == ("3 (Flatten)",)  # a view of its input: no row, no bytes
     size = {"B": 2, "H_out": 6, "W_out": 6, "K": 3}
     assert (dense.flops, dense.flops_source) == (
         f.conv_flops(**size, C_in=3, C_out=16),
@@ -72,7 +76,6 @@ def test_linear_and_convolutions_count_flops_and_bytes_by_their_formulas():
     assert depthwise.bytes == f.depthwise_conv_bytes(**size, C=16, s=4)
     # four groups: each output channel reads 16 / 4 input channels
     assert grouped.flops == f.conv_flops(**size, C_in=4, C_out=32)
-    assert (flatten.flops, flatten.flops_source) == (0, "FlopCounterMode")
     assert linear.flops == f.mlp_flops(B=2, d_in=32 * 36, d_out=10)
     assert linear.bytes == f.mlp_bytes(B=2, d_in=32 * 36, d_out=10, s=4)
     assert linear.intensity == pytest.approx(f.mlp_intensity(B=2, d_in=32 * 36, d_out=10, s=4))
@@ -276,7 +279,11 @@ def test_report_json_and_shares():
     data = json.loads(report.to_json())
     assert data["total_flops"] == data["counter_total"] == f.mlp_flops(B=8, d_in=64, d_out=64)
     assert [row["type"] for row in data["layers"]] == ["Linear", "ReLU"]
-    assert data["layers"][0]["predicted"]["H100 SXM"] == "memory"
+    # 33 kFLOP and 18 KiB: far under a launch on any GPU, so the launch floor is its bound
+    assert data["layers"][0]["predicted"]["H100 SXM"] == "overhead"
+    h100 = next(g for g in data["gpus"] if g["gpu"] == "H100 SXM")
+    assert h100["seconds"] == 2 * h100["launch_seconds"]  # two calls, each at the floor
+    assert h100["overhead_share"] == 1.0
     assert sum(report.time_share().values()) == pytest.approx(1.0)
     assert {g["gpu"] for g in data["gpus"]} >= {"H100 SXM", "A100 80GB SXM"}
     assert report.share_sentence().startswith("Of the measured time, ")
@@ -310,8 +317,8 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    times = module._time([(lambda: None, True), (lambda: None, False)], "cuda", 3)
-    assert times == [(1e-3,) * 3, (1e-3,) * 3]
+    times, stop = module._time([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
+    assert (times, stop) == ([(1e-3,) * 3, (1e-3,) * 3], None)
     assert seen == [(3, "flusher-cuda"), (3, None)]
 
 
@@ -411,11 +418,23 @@ def test_cli_prints_a_table_whose_flops_are_the_formulas(model_file, capsys):
     lines = {line.split()[1]: line for line in out.splitlines() if line[:1].isdigit()}
     conv = f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
     linear = f.mlp_flops(B=2, d_in=128, d_out=10)
-    assert f"{conv:,}" in lines["0"]
-    assert "conv_flops" in lines["0"]
-    assert f"{linear:,}" in lines["3"]
-    assert "mlp_flops" in lines["3"]
+    # FLOPs in short form, * where a catalogue formula counted them (exact ones: --json, --csv)
+    assert f"Conv2d  {si(conv, '')}*" in lines["0"]
+    assert f"Linear  {si(linear, '')}*" in lines["3"]
+    assert "*" not in lines["1"]  # the ReLU: FlopCounterMode's 0
     assert "the same total" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_cli_csv_has_every_detail(model_file, capsys):
+    argv = ["analyze", f"{model_file}:build", "--input", "2x3x4x4", "--repeats", "1", "--csv"]
+    assert main(argv) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["path"] for row in rows] == ["0", "1", "3"]
+    assert int(rows[0]["flops"]) == f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
+    assert rows[0]["flops_source"] == "conv_flops"
+    assert rows[0]["input_shapes"] == "2x3x4x4"
+    assert rows[2]["H100 SXM"] in ("memory", "compute", "overhead")
 
 
 def test_cli_json_is_the_report(model_file, capsys):
@@ -423,7 +442,8 @@ def test_cli_json_is_the_report(model_file, capsys):
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["total_flops"] == data["counter_total"]
-    assert [row["path"] for row in data["layers"]] == ["0", "1", "2", "3"]
+    assert [row["path"] for row in data["layers"]] == ["0", "1", "3"]
+    assert data["views"] == ["2 (Flatten)"]
 
 
 @pytest.mark.parametrize(

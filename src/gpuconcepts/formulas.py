@@ -1487,6 +1487,29 @@ roofline_seconds = Formula(
     """,
 )
 
+t_launch = sym("t_launch")
+
+kernel_seconds = Formula(
+    "kernel_seconds",
+    sp.Max(ratio(F, P), ratio(Q, beta), t_launch),
+    kind="seconds",
+    lhs=r"t_{\text{kernel}}",
+    summary="Least time of one kernel call: the roofline's bound, or the launch floor when the "
+    "call is too small to hide it.",
+    doc="""
+    A call that does a few thousand FLOPs takes far less than a microsecond by the roofline,
+    yet no eager framework runs it faster than the cost of dispatching and launching it.
+    A tiny element-wise call and a large matmul on an H100 SXM in bf16 (989 TFLOP/s,
+    3.35 TB/s), with a launch floor of 5 µs:
+
+    >>> kernel_seconds(F=4096, Q=32768, P=989e12, beta=3.35e12, t_launch=5e-6)
+    5e-06
+    >>> round(kernel_seconds(F=2 * 4096**3, Q=3 * 2 * 4096**2, P=989e12, beta=3.35e12,
+    ...                      t_launch=5e-6) * 1e6, 1)
+    139.0
+    """,
+)
+
 attainable_flops = Formula(
     "attainable_flops",
     sp.Min(P, product(I, beta)),

@@ -136,6 +136,13 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol(
         "I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"
     ),
+    Symbol(
+        "t_launch",
+        "least time of one kernel call: launching it and the framework's dispatch",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{launch}}",
+    ),
     # from a layer to a model
     Symbol("n_params", "parameters (weights) of a model", "parameters", "positive integer"),
     Symbol("n_kv", "key/value heads of an attention layer", "heads", "positive integer"),
