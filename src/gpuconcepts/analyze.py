@@ -1196,12 +1196,16 @@ def _known_function(
         return int(flops), "attention_flops_general"
     if name == "torch._grouped_mm" and {"mat_a", "mat_b"} <= set(shapes):
         a, b = shapes["mat_a"], shapes["mat_b"]
-        rows_in_out = {
-            (2, 3): (a[0], a[1], b[-1]),  # (rows, d_in) by (groups, d_in, d_out), rows split
-            (3, 3): (a[0] * a[1], a[2], b[-1]),  # (groups, rows, d_in) by (groups, d_in, d_out)
-            (2, 2): (a[0], a[1], b[-1]),  # (rows, d_in) by (d_in, d_out), d_in split
-            (3, 2): (a[1], a[2], b[-1]),  # (groups, rows, d_in) by (d_in, d_out), d_out split
-        }.get((len(a), len(b)))
+        ranks = (len(a), len(b))
+        rows_in_out = (
+            (a[0], a[1], b[-1])  # (rows, d_in) by (groups, d_in, d_out): the rows split
+            if ranks in ((2, 3), (2, 2))  # or (rows, d_in) by (d_in, d_out): d_in split
+            else (a[0] * a[1], a[2], b[-1])  # (groups, rows, d_in) by (groups, d_in, d_out)
+            if ranks == (3, 3)
+            else (a[1], a[2], b[-1])  # (groups, rows, d_in) by (d_in, d_out): d_out split
+            if ranks == (3, 2)
+            else None
+        )
         if rows_in_out is None or 0 in rows_in_out:
             return None
         rows, d_in, d_out = rows_in_out
