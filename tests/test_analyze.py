@@ -492,3 +492,133 @@ def test_the_package_exports_analyze_lazily():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # torch loads on the first call, not even when analyze is imported
     assert run.stdout.split() == ["False", "True", "True", "False"]
+
+
+# -- the API refuses what it cannot run ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("build", "options", "message"),
+    [
+        (
+            lambda: nn.Linear(4, 4, device="meta"),
+            {},
+            "analyze: Linear has its weights on the meta device, with no data to run",
+        ),
+        pytest.param(
+            lambda: torch.jit.script(nn.Linear(4, 4)),
+            {},
+            "analyze: RecursiveScriptModule is a TorchScript module, whose layers hooks cannot see",
+            marks=pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated"),
+        ),
+        (lambda: nn.Linear(4, 4), {"device": None}, "device must be 'auto', 'cpu' or 'cuda'"),
+        (
+            lambda: nn.Linear(4, 4),
+            {"peaks": {"flops_per_s": 1e11}},
+            "peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); got dict",
+        ),
+        (lambda: nn.Linear(4, 4), {"dtype": 32}, "dtype must be a name such as 'float32'"),
+    ],
+)
+def test_inputs_analyze_cannot_use_are_one_project_error(build, options, message):
+    from gpuconcepts.errors import GpuConceptsError
+
+    settings = {"device": "cpu", "peaks": PEAKS, "repeats": 1, **options}
+    with pytest.raises(GpuConceptsError) as caught:
+        analyze(build(), torch.randn(2, 4), **settings)
+    assert message in str(caught.value)
+    with pytest.raises(GpuConceptsError, match="input 1 is a meta tensor"):
+        run(nn.Linear(4, 4), torch.randn(2, 4, device="meta"))
+
+
+# -- timing: shared, interrupted, labelled -------------------------------------------------------
+def test_identical_calls_are_timed_once_and_share_the_timing(monkeypatch):
+    from gpuconcepts import measure
+
+    timed = []
+    real = measure.time_cpu
+
+    def counting(fn, **options):
+        timed.append(fn)
+        return real(fn, **options)
+
+    monkeypatch.setattr(measure, "time_cpu", counting)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.ReLU()) for _ in range(3)])
+    report = run(model, torch.randn(4, 16))
+    assert len(report.layers) == 6
+    # one Linear and one ReLU (the other four share their timings), then the plain forward pass
+    assert len(timed) == 3
+    shared = [layer.shares_timing_of for layer in report.layers]
+    assert shared == [None, None, 1, 2, 1, 2]
+    assert report.layers[2].raw_seconds == report.layers[0].raw_seconds
+
+
+def test_ctrl_c_while_timing_gives_the_report_of_what_was_measured():
+    def progress(text: str) -> None:
+        if text.startswith("timing call 3 of"):
+            raise KeyboardInterrupt
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4), nn.Tanh())
+    with pytest.raises(KeyboardInterrupt) as caught:
+        run(model, torch.randn(2, 8), progress=progress)
+    partial = caught.value.report
+    assert [layer.type for layer in partial.layers] == ["Linear", "ReLU"]
+    assert (partial.interrupted, partial.calls_counted) == ("Ctrl-C", 4)
+    assert partial.forward_raw_seconds == ()
+    assert "\nInterrupted (Ctrl-C) after timing 2 of 4 calls: the table" in partial.text()
+
+
+def test_a_call_at_two_percent_of_the_memory_roof_is_overhead():
+    from gpuconcepts.measure import Measurement
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    slow = Measurement("x", "cpu", {}, (1.0,), 1e6, 2e8)  # 2 % of 10 GB/s
+    near = Measurement("x", "cpu", {}, (1.0,), 1e6, 6e8)  # 6 %
+    assert (observed_bound(slow, peaks), observed_bound(near, peaks)) == ("overhead", "memory")
+
+
+def test_text_fits_100_columns_with_long_names():
+    class Deep(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder_with_a_very_long_name = nn.ModuleDict(
+                {"attention_block_number_eleven": nn.MultiheadAttention(16, 2, batch_first=True)}
+            )
+
+        def forward(self, x):
+            return self.encoder_with_a_very_long_name["attention_block_number_eleven"](x, x, x)[0]
+
+    text = run(Deep(), torch.randn(2, 5, 16)).text()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert text.splitlines()[1].split()[1].startswith("..")  # the name, shortened from the left
+    assert text.splitlines()[1].split()[1].endswith("_number_eleven")
+
+
+# -- predictions on datasheet GPUs --------------------------------------------------------------
+def test_gpu_predictions_use_tf32_for_convolutions_and_say_so():
+    from gpuconcepts.hardware import GPUS
+
+    # ~48 FLOP/B, 25 MB: above the H100's fp32 ridge (20), below its tf32 ridge (148), and
+    # long enough (7.5 µs at its bandwidth) to be above the launch floor
+    conv = run(nn.Conv2d(192, 192, 1, bias=False), torch.randn(4, 192, 64, 64))
+    linear = nn.Linear(192, 192, bias=False)
+    dense = run(linear, torch.randn(16384, 192))
+    h100 = GPUS["H100 SXM"]
+    for report in (conv, dense):
+        assert h100.ridge_point("fp32") < report.layers[0].intensity < h100.ridge_point("tf32")
+    assert conv.layers[0].predicted["H100 SXM"] == "memory"  # TF32 tensor cores: cuDNN's default
+    assert dense.layers[0].predicted["H100 SXM"] == "compute"  # CUDA cores: matmul's default
+    assert conv.assumptions[0] == (
+        "on a GPU, float32 convolutions run on TF32 tensor cores (the tf32 peak): "
+        "cudnn.allow_tf32 = True, PyTorch's default."
+    )
+    assert dense.assumptions[0].startswith(
+        "on a GPU, float32 matmuls (linear layers, attention, recurrences) run on CUDA cores"
+    )
+    assert dense.assumptions[-1].startswith("a launch floor of 5 µs per call on each GPU")
+    assert "Assumed: a launch floor of 5 µs" in dense.text()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        allowed = run(linear, torch.randn(16384, 192))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    assert allowed.layers[0].predicted["H100 SXM"] == "memory"
+    assert "= True, as set in this process." in allowed.assumptions[0]
