@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 import textwrap
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -622,3 +625,109 @@ def test_gpu_predictions_use_tf32_for_convolutions_and_say_so():
         torch.backends.cuda.matmul.allow_tf32 = False
     assert allowed.layers[0].predicted["H100 SXM"] == "memory"
     assert "= True, as set in this process." in allowed.assumptions[0]
+
+
+# -- the command line's newer options ------------------------------------------------------------
+KEYWORD_MODEL = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.words = nn.Embedding(1000, 16)
+            self.head = nn.Linear(16, 2, bias=False)
+
+        def forward(self, input_ids, attention_mask=None):
+            assert attention_mask is not None and bool((attention_mask == 1).all())
+            assert int(input_ids.max()) >= 2, "ids drawn over the word table"
+            return self.head(self.words(input_ids) * attention_mask[..., None])
+
+    def build():
+        return Encoder()
+    """
+)
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A module importable as `keyword_models` from the working directory."""
+    (tmp_path / "keyword_models.py").write_text(KEYWORD_MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
+    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", list)
+    yield tmp_path
+    sys.modules.pop("keyword_models", None)
+
+
+@pytest.mark.usefixtures("package")
+def test_cli_factory_from_a_module_with_keyword_inputs(capsys):
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    argv += ["--input", "attention_mask=ones:2x8", "--repeats", "1", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"] == "Encoder"
+    head = next(row for row in data["layers"] if row["type"] == "Linear")
+    assert head["flops"] == f.mlp_flops(B=16, d_in=16, d_out=2)
+    assert data["peaks"]["source"] == "measured now"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--factory", "no_such_pkg.models:build"],
+            "no module named 'no_such_pkg' (is it installed?)",
+        ),
+        (["--factory", "keyword_models:nothing"], "keyword_models defines no 'nothing'"),
+        (["--factory", "keyword_models"], "expected pkg.module:function"),
+        (["m.py:build", "--factory", "keyword_models:build"], "give FILE.py:FACTORY or --factory"),
+        (
+            ["--factory", "keyword_models:build", "--threads", "0"],
+            "--threads 0: a thread count is 1",
+        ),
+        (
+            ["--factory", "keyword_models:build", "--peaks", "missing.json"],
+            "missing.json: no such file",
+        ),
+        (["--factory", "keyword_models:build", "--figure", "out"], "give the figure a suffix"),
+    ],
+)
+@pytest.mark.usefixtures("package")
+def test_cli_option_errors_are_one_line(capsys, argv, message):
+    assert main(["analyze", *argv, "--input", "input_ids=2x8:int64", "--repeats", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert message in err
+
+
+def test_cli_peaks_from_a_saved_run_threads_and_figure(package, capsys):
+    recorded = Path(__file__).resolve().parents[1] / "docs" / "runs" / "cpu-amd-epyc-float32.json"
+    threads = torch.get_num_threads()
+    figure = package / "roofline.svg"
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    argv += ["--input", "attention_mask=ones:2x8", "--repeats", "1", "--device", "cpu"]
+    argv += ["--peaks", str(recorded), "--threads", "1", "--figure", str(figure)]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"from {recorded}, 2026-12-01" in out
+    assert "on cpu (" in out
+    assert ", 1 thread)" in out
+    assert torch.get_num_threads() == threads  # set for the command, then given back
+    assert figure.read_text().startswith("<?xml")
+
+
+@pytest.mark.usefixtures("package")
+def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, monkeypatch):
+    from gpuconcepts.measure import cpu_model, cpu_threads
+    from gpuconcepts.run import Provenance, Run
+
+    here = replace(Provenance.example(), cpu_model=cpu_model(), cpu_threads=cpu_threads())
+    then = Run(here, Peaks("cpu", 3e11, 1e10, "float32"), (), {}, ())  # 3x the compute now
+    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", lambda: [then])
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    assert main([*argv, "--input", "attention_mask=ones:2x8", "--repeats", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Warning: the compute roof measured now, 100 GFLOP/s, is 0.33x the 300 GFLOP/s" in out
+    assert "--peaks RUN.json reuses a saved run's peaks" in out

@@ -2109,16 +2109,38 @@ def run_analyze(
     (and write the figure); on Ctrl-C, what was measured so far, then the signal goes on."""
     import torch
 
-    from gpuconcepts.files import check_writable, save_figure
-    from gpuconcepts.measure import resolve_device
-
     if (spec is None) == (factory is None):
         raise GpuConceptsError("give FILE.py:FACTORY or --factory pkg.module:fn (one of them)")
     specs = [parse_input(text) for text in inputs]
-    if threads is not None:
-        if threads < 1:
-            raise GpuConceptsError(f"--threads {threads}: a thread count is 1 or more")
-        torch.set_num_threads(threads)
+    if threads is not None and threads < 1:
+        raise GpuConceptsError(f"--threads {threads}: a thread count is 1 or more")
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads or previous)
+        return _run_analyze(
+            spec, specs, factory, dtype, device, as_json, as_csv, figure, peaks_path, repeats
+        )
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _run_analyze(
+    spec: str | None,
+    specs: Sequence[InputSpec],
+    factory: str | None,
+    dtype: str | None,
+    device: str,
+    as_json: bool,
+    as_csv: bool,
+    figure: str | None,
+    peaks_path: str | None,
+    repeats: int,
+) -> int:
+    from pathlib import PurePath
+
+    from gpuconcepts.files import check_writable, save_figure
+    from gpuconcepts.measure import resolve_device
+
     resolved = resolve_device(device)
     peaks, source = None, None
     if peaks_path is not None:
@@ -2133,6 +2155,10 @@ def run_analyze(
         peaks, source = saved.peaks, f"from {peaks_path}, {saved.provenance.created_utc}"
     if figure is not None:
         require("matplotlib", "`analyze --figure`", "plots")
+        if not PurePath(figure).suffix:
+            raise GpuConceptsError(
+                f"--figure {figure}: give the figure a suffix (.svg, .png, .pdf)"
+            )
         check_writable(figure)
     origin = spec if spec is not None else str(factory)
     progress = ProgressLine()
