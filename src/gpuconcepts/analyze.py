@@ -407,10 +407,9 @@ class Report:
         ]
         lines += [f"  {layer.index} {layer.name}: {layer.note}" for layer in self.explained]
         if self.views:
+            kinds = count_types([v.rpartition(" ")[2].strip("()") for v in self.views])
             lines.append(
-                f"{plain_number(len(self.views))} calls only view or pass on their input and move "
-                f"nothing ({count_types([v.rpartition(' ')[2].strip('()') for v in self.views])});"
-                " they are not rows."
+                f"Calls that only view or pass on their input move nothing and are not rows: {kinds}."
             )
         forward = (
             f"; the plain forward pass: {si(self.forward_seconds, 's')}"
