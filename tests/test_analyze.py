@@ -3,8 +3,13 @@ the model is left as it was, and every bad input of `gpuconcepts analyze` is one
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import sys
 import textwrap
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +17,7 @@ from gpuconcepts import formulas as f
 from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import si
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -60,7 +66,8 @@ def test_linear_and_convolutions_count_flops_and_bytes_by_their_formulas():
         nn.Linear(32 * 6 * 6, 10, bias=False),
     )
     report = run(model, torch.randn(2, 3, 6, 6))
-    dense, depthwise, grouped, flatten, linear = report.layers
+    dense, depthwise, grouped, linear = report.layers
+    assert report.views == ("3 (Flatten)",)  # a view of its input: no row, no bytes
     size = {"B": 2, "H_out": 6, "W_out": 6, "K": 3}
     assert (dense.flops, dense.flops_source) == (
         f.conv_flops(**size, C_in=3, C_out=16),
@@ -72,7 +79,6 @@ def test_linear_and_convolutions_count_flops_and_bytes_by_their_formulas():
     assert depthwise.bytes == f.depthwise_conv_bytes(**size, C=16, s=4)
     # four groups: each output channel reads 16 / 4 input channels
     assert grouped.flops == f.conv_flops(**size, C_in=4, C_out=32)
-    assert (flatten.flops, flatten.flops_source) == (0, "FlopCounterMode")
     assert linear.flops == f.mlp_flops(B=2, d_in=32 * 36, d_out=10)
     assert linear.bytes == f.mlp_bytes(B=2, d_in=32 * 36, d_out=10, s=4)
     assert linear.intensity == pytest.approx(f.mlp_intensity(B=2, d_in=32 * 36, d_out=10, s=4))
@@ -276,7 +282,11 @@ def test_report_json_and_shares():
     data = json.loads(report.to_json())
     assert data["total_flops"] == data["counter_total"] == f.mlp_flops(B=8, d_in=64, d_out=64)
     assert [row["type"] for row in data["layers"]] == ["Linear", "ReLU"]
-    assert data["layers"][0]["predicted"]["H100 SXM"] == "memory"
+    # 33 kFLOP and 18 KiB: far under a launch on any GPU, so the launch floor is its bound
+    assert data["layers"][0]["predicted"]["H100 SXM"] == "overhead"
+    h100 = next(g for g in data["gpus"] if g["gpu"] == "H100 SXM")
+    assert h100["seconds"] == 2 * h100["launch_seconds"]  # two calls, each at the floor
+    assert h100["overhead_share"] == 1.0
     assert sum(report.time_share().values()) == pytest.approx(1.0)
     assert {g["gpu"] for g in data["gpus"]} >= {"H100 SXM", "A100 80GB SXM"}
     assert report.share_sentence().startswith("Of the measured time, ")
@@ -310,8 +320,8 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    times = module._time([(lambda: None, True), (lambda: None, False)], "cuda", 3)
-    assert times == [(1e-3,) * 3, (1e-3,) * 3]
+    times, stop = module._time([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
+    assert (times, stop) == ([(1e-3,) * 3, (1e-3,) * 3], None)
     assert seen == [(3, "flusher-cuda"), (3, None)]
 
 
@@ -411,11 +421,23 @@ def test_cli_prints_a_table_whose_flops_are_the_formulas(model_file, capsys):
     lines = {line.split()[1]: line for line in out.splitlines() if line[:1].isdigit()}
     conv = f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
     linear = f.mlp_flops(B=2, d_in=128, d_out=10)
-    assert f"{conv:,}" in lines["0"]
-    assert "conv_flops" in lines["0"]
-    assert f"{linear:,}" in lines["3"]
-    assert "mlp_flops" in lines["3"]
+    # FLOPs in short form, * where a catalogue formula counted them (exact ones: --json, --csv)
+    assert f"Conv2d  {si(conv, '')}*" in lines["0"]
+    assert f"Linear  {si(linear, '')}*" in lines["3"]
+    assert "*" not in lines["1"]  # the ReLU: FlopCounterMode's 0
     assert "the same total" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_cli_csv_has_every_detail(model_file, capsys):
+    argv = ["analyze", f"{model_file}:build", "--input", "2x3x4x4", "--repeats", "1", "--csv"]
+    assert main(argv) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["path"] for row in rows] == ["0", "1", "3"]
+    assert int(rows[0]["flops"]) == f.conv_flops(B=2, H_out=4, W_out=4, K=3, C_in=3, C_out=8)
+    assert rows[0]["flops_source"] == "conv_flops"
+    assert rows[0]["input_shapes"] == "2x3x4x4"
+    assert rows[2]["H100 SXM"] in ("memory", "compute", "overhead")
 
 
 def test_cli_json_is_the_report(model_file, capsys):
@@ -423,7 +445,8 @@ def test_cli_json_is_the_report(model_file, capsys):
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["total_flops"] == data["counter_total"]
-    assert [row["path"] for row in data["layers"]] == ["0", "1", "2", "3"]
+    assert [row["path"] for row in data["layers"]] == ["0", "1", "3"]
+    assert data["views"] == ["2 (Flatten)"]
 
 
 @pytest.mark.parametrize(
@@ -472,3 +495,239 @@ def test_the_package_exports_analyze_lazily():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     # torch loads on the first call, not even when analyze is imported
     assert run.stdout.split() == ["False", "True", "True", "False"]
+
+
+# -- the API refuses what it cannot run ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("build", "options", "message"),
+    [
+        (
+            lambda: nn.Linear(4, 4, device="meta"),
+            {},
+            "analyze: Linear has its weights on the meta device, with no data to run",
+        ),
+        pytest.param(
+            lambda: torch.jit.script(nn.Linear(4, 4)),
+            {},
+            "analyze: RecursiveScriptModule is a TorchScript module, whose layers hooks cannot see",
+            marks=pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated"),
+        ),
+        (lambda: nn.Linear(4, 4), {"device": None}, "device must be 'auto', 'cpu' or 'cuda'"),
+        (
+            lambda: nn.Linear(4, 4),
+            {"peaks": {"flops_per_s": 1e11}},
+            "peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); got dict",
+        ),
+        (lambda: nn.Linear(4, 4), {"dtype": 32}, "dtype must be a name such as 'float32'"),
+    ],
+)
+def test_inputs_analyze_cannot_use_are_one_project_error(build, options, message):
+    from gpuconcepts.errors import GpuConceptsError
+
+    settings = {"device": "cpu", "peaks": PEAKS, "repeats": 1, **options}
+    with pytest.raises(GpuConceptsError) as caught:
+        analyze(build(), torch.randn(2, 4), **settings)
+    assert message in str(caught.value)
+    with pytest.raises(GpuConceptsError, match="input 1 is a meta tensor"):
+        run(nn.Linear(4, 4), torch.randn(2, 4, device="meta"))
+
+
+# -- timing: shared, interrupted, labelled -------------------------------------------------------
+def test_identical_calls_are_timed_once_and_share_the_timing(monkeypatch):
+    from gpuconcepts import measure
+
+    timed = []
+    real = measure.time_cpu
+
+    def counting(fn, **options):
+        timed.append(fn)
+        return real(fn, **options)
+
+    monkeypatch.setattr(measure, "time_cpu", counting)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.ReLU()) for _ in range(3)])
+    report = run(model, torch.randn(4, 16))
+    assert len(report.layers) == 6
+    # one Linear and one ReLU (the other four share their timings), then the plain forward pass
+    assert len(timed) == 3
+    shared = [layer.shares_timing_of for layer in report.layers]
+    assert shared == [None, None, 1, 2, 1, 2]
+    assert report.layers[2].raw_seconds == report.layers[0].raw_seconds
+
+
+def test_ctrl_c_while_timing_gives_the_report_of_what_was_measured():
+    def progress(text: str) -> None:
+        if text.startswith("timing call 3 of"):
+            raise KeyboardInterrupt
+
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4), nn.Tanh())
+    with pytest.raises(KeyboardInterrupt) as caught:
+        run(model, torch.randn(2, 8), progress=progress)
+    partial = caught.value.report
+    assert [layer.type for layer in partial.layers] == ["Linear", "ReLU"]
+    assert (partial.interrupted, partial.calls_counted) == ("Ctrl-C", 4)
+    assert partial.forward_raw_seconds == ()
+    assert "\nInterrupted (Ctrl-C) after timing 2 of 4 calls: the table" in partial.text()
+
+
+def test_a_call_at_two_percent_of_the_memory_roof_is_overhead():
+    from gpuconcepts.measure import Measurement
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    slow = Measurement("x", "cpu", {}, (1.0,), 1e6, 2e8)  # 2 % of 10 GB/s
+    near = Measurement("x", "cpu", {}, (1.0,), 1e6, 6e8)  # 6 %
+    assert (observed_bound(slow, peaks), observed_bound(near, peaks)) == ("overhead", "memory")
+
+
+def test_text_fits_100_columns_with_long_names():
+    class Deep(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder_with_a_very_long_name = nn.ModuleDict(
+                {"attention_block_number_eleven": nn.MultiheadAttention(16, 2, batch_first=True)}
+            )
+
+        def forward(self, x):
+            return self.encoder_with_a_very_long_name["attention_block_number_eleven"](x, x, x)[0]
+
+    text = run(Deep(), torch.randn(2, 5, 16)).text()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert text.splitlines()[1].split()[1].startswith("..")  # the name, shortened from the left
+    assert text.splitlines()[1].split()[1].endswith("_number_eleven")
+
+
+# -- predictions on datasheet GPUs --------------------------------------------------------------
+def test_gpu_predictions_use_tf32_for_convolutions_and_say_so():
+    from gpuconcepts.hardware import GPUS
+
+    # ~48 FLOP/B, 25 MB: above the H100's fp32 ridge (20), below its tf32 ridge (148), and
+    # long enough (7.5 µs at its bandwidth) to be above the launch floor
+    conv = run(nn.Conv2d(192, 192, 1, bias=False), torch.randn(4, 192, 64, 64))
+    linear = nn.Linear(192, 192, bias=False)
+    dense = run(linear, torch.randn(16384, 192))
+    h100 = GPUS["H100 SXM"]
+    for report in (conv, dense):
+        assert h100.ridge_point("fp32") < report.layers[0].intensity < h100.ridge_point("tf32")
+    assert conv.layers[0].predicted["H100 SXM"] == "memory"  # TF32 tensor cores: cuDNN's default
+    assert dense.layers[0].predicted["H100 SXM"] == "compute"  # CUDA cores: matmul's default
+    assert conv.assumptions[0] == (
+        "on a GPU, float32 convolutions run on TF32 tensor cores (the tf32 peak): "
+        "cudnn.allow_tf32 = True, PyTorch's default."
+    )
+    assert dense.assumptions[0].startswith(
+        "on a GPU, float32 matmuls (linear layers, attention, recurrences) run on CUDA cores"
+    )
+    assert dense.assumptions[-1].startswith("a launch floor of 5 µs per call on each GPU")
+    assert "Assumed: a launch floor of 5 µs" in dense.text()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        allowed = run(linear, torch.randn(16384, 192))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    assert allowed.layers[0].predicted["H100 SXM"] == "memory"
+    assert "= True, as set in this process." in allowed.assumptions[0]
+
+
+# -- the command line's newer options ------------------------------------------------------------
+KEYWORD_MODEL = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.words = nn.Embedding(1000, 16)
+            self.head = nn.Linear(16, 2, bias=False)
+
+        def forward(self, input_ids, attention_mask=None):
+            assert attention_mask is not None and bool((attention_mask == 1).all())
+            assert int(input_ids.max()) >= 2, "ids drawn over the word table"
+            return self.head(self.words(input_ids) * attention_mask[..., None])
+
+    def build():
+        return Encoder()
+    """
+)
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A module importable as `keyword_models` from the working directory."""
+    (tmp_path / "keyword_models.py").write_text(KEYWORD_MODEL)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
+    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", list)
+    yield tmp_path
+    sys.modules.pop("keyword_models", None)
+
+
+@pytest.mark.usefixtures("package")
+def test_cli_factory_from_a_module_with_keyword_inputs(capsys):
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    argv += ["--input", "attention_mask=ones:2x8", "--repeats", "1", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["model"] == "Encoder"
+    head = next(row for row in data["layers"] if row["type"] == "Linear")
+    assert head["flops"] == f.mlp_flops(B=16, d_in=16, d_out=2)
+    assert data["peaks"]["source"] == "measured now"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--factory", "no_such_pkg.models:build"],
+            "no module named 'no_such_pkg' (is it installed?)",
+        ),
+        (["--factory", "keyword_models:nothing"], "keyword_models defines no 'nothing'"),
+        (["--factory", "keyword_models"], "expected pkg.module:function"),
+        (["m.py:build", "--factory", "keyword_models:build"], "give FILE.py:FACTORY or --factory"),
+        (
+            ["--factory", "keyword_models:build", "--threads", "0"],
+            "--threads 0: a thread count is 1",
+        ),
+        (
+            ["--factory", "keyword_models:build", "--peaks", "missing.json"],
+            "missing.json: no such file",
+        ),
+        (["--factory", "keyword_models:build", "--figure", "out"], "give the figure a suffix"),
+    ],
+)
+@pytest.mark.usefixtures("package")
+def test_cli_option_errors_are_one_line(capsys, argv, message):
+    assert main(["analyze", *argv, "--input", "input_ids=2x8:int64", "--repeats", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert message in err
+
+
+def test_cli_peaks_from_a_saved_run_threads_and_figure(package, capsys):
+    recorded = Path(__file__).resolve().parents[1] / "docs" / "runs" / "cpu-amd-epyc-float32.json"
+    threads = torch.get_num_threads()
+    figure = package / "roofline.svg"
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    argv += ["--input", "attention_mask=ones:2x8", "--repeats", "1", "--device", "cpu"]
+    argv += ["--peaks", str(recorded), "--threads", "1", "--figure", str(figure)]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"from {recorded}, 2026-12-01" in out
+    assert "on cpu (" in out
+    assert ", 1 thread)" in out
+    assert torch.get_num_threads() == threads  # set for the command, then given back
+    assert figure.read_text().startswith("<?xml")
+
+
+@pytest.mark.usefixtures("package")
+def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, monkeypatch):
+    from gpuconcepts.measure import cpu_model, cpu_threads
+    from gpuconcepts.run import Provenance, Run
+
+    here = replace(Provenance.example(), cpu_model=cpu_model(), cpu_threads=cpu_threads())
+    then = Run(here, Peaks("cpu", 3e11, 1e10, "float32"), (), {}, ())  # 3x the compute now
+    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", lambda: [then])
+    argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    assert main([*argv, "--input", "attention_mask=ones:2x8", "--repeats", "1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Warning: the compute roof measured now, 100 GFLOP/s, is 0.33x the 300 GFLOP/s" in out
+    assert "--peaks RUN.json reuses a saved run's peaks" in out

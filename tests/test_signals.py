@@ -218,3 +218,22 @@ def _torch_loaded(pid: int) -> bool:
         return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return False
+
+
+@pytest.mark.timeout(180)
+def test_a_killed_analyze_leaves_no_temporary_file(tmp_path: Path, start: Start) -> None:
+    """SIGKILL cannot be handled: analyze keeps nothing temporary on disk while it measures
+    (its figure is written at the end, through a temporary file that lives for one write)."""
+    model = tmp_path / "slow.py"
+    model.write_text(SLOW_MODEL)
+    figure = tmp_path / "out" / "roofline.svg"
+    args = ["analyze", f"{model}:build", "--input", "256x1024", "--device", "cpu"]
+    command = start([*args, "--figure", str(figure)])
+    command.wait_until(command.said("building the model"))
+    time.sleep(2.0)
+    command.stop(signal.SIGKILL, group=False)
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.glob("*"))
+    # TMPDIR is tmp_path: nothing else was made, except torch's own compile cache (kept and
+    # reused across runs by torch, not a temporary folder of this run)
+    assert [name for name in left if not name.startswith("torchinductor_")] == ["out", "slow.py"]
+    assert list((tmp_path / "out").iterdir()) == []  # the folder --figure checked, still empty

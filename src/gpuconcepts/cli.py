@@ -197,6 +197,11 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
         device=args.device,
         as_json=args.json,
         repeats=args.repeats,
+        factory=args.factory,
+        as_csv=args.csv,
+        figure=args.figure,
+        peaks_path=args.peaks,
+        threads=args.threads,
     )
     return status
 
@@ -212,14 +217,31 @@ def _cmd_distributed(args: argparse.Namespace) -> int:
 
 
 ANALYZE_EPILOG = """\
-Example: gpuconcepts analyze model.py:build --input 8x3x224x224
-         gpuconcepts analyze dlrm.py:make --input 64x13 --input 64x26:int64 --json
-FACTORY is a function of FILE.py that takes no argument and returns the model. Integer inputs
-are random indices below the smallest embedding table of the model.
+Examples:
+  gpuconcepts analyze model.py:build --input 8x3x224x224
+  gpuconcepts analyze dlrm.py:make --input 64x13 --input 64x26:int64 --json
+  gpuconcepts analyze --factory torchvision.models:resnet18 --input 1x3x224x224 --csv
+  gpuconcepts analyze bert.py:build --input input_ids=1x128:int64 \\
+      --input attention_mask=ones:1x128 --peaks run.json --figure bert.svg
+
+FACTORY is a function of FILE.py (or, with --factory, of an importable module) that takes no
+argument and returns the model. Each --input is one forward argument, positional in order, or
+passed as a keyword with NAME=:
+  [NAME=]SHAPE[:DTYPE[:LOW..HIGH]]  random values: floats standard normal (uniform in LOW..HIGH),
+                                    integers over the rows of the embedding that reads them
+                                    (found in one probe pass; LOW..HIGH, both included,
+                                    overrides it); an integer input no embedding reads is ones
+  [NAME=]ones:SHAPE[:DTYPE]         all ones (a mask that hides nothing; DTYPE as the model's)
+DTYPE is one of float32, float64, float16, bfloat16, int64, int32, bool.
+
+The table fits 100 columns; --json and --csv hold every detail (shapes, exact counts, the
+formula that counted each call, each GPU's bound). Identical calls are timed once. Ctrl-C
+prints what was measured so far, then exits 130. Without --peaks, this machine's peaks are
+measured first (seconds), with a warning when they are far from a run recorded here.
 
 FILE.py is imported and runs as Python with your rights, as `python FILE.py` would: it can
-read, change or delete anything you can. Only analyze files you trust. With --json, whatever
-the model prints goes to stderr, so stdout holds the JSON alone.
+read, change or delete anything you can. Only analyze files you trust. With --json or --csv,
+whatever the model prints goes to stderr, so stdout holds the JSON or CSV alone.
 """
 
 
@@ -333,14 +355,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "model",
         metavar="FILE.py:FACTORY",
+        nargs="?",
         help="where the model comes from (FILE.py is imported: it runs with your rights)",
     )
     p.add_argument(
+        "--factory",
+        metavar="pkg.module:fn",
+        help="the model from an importable module instead of a file (it runs with your rights)",
+    )
+    p.add_argument(
         "--input",
-        metavar="SHAPE",
+        metavar="[NAME=]SHAPE",
         action="append",
         required=True,
-        help="one forward argument: 8x3x224x224, or 64x26:int64 for indices (repeatable)",
+        help="one forward argument (repeatable): 8x3x224x224, 64x26:int64, "
+        "input_ids=1x128:int64:0..999, attention_mask=ones:1x128 (forms below)",
     )
     p.add_argument(
         "--dtype", choices=("float32", "float16", "bfloat16"), help="default: the model's"
@@ -348,8 +377,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), default="auto", help="default: auto"
     )
-    p.add_argument("--repeats", type=int, default=7, help="timed repetitions per layer (7)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--repeats", type=int, default=5, help="timed repetitions per call (5)")
+    p.add_argument(
+        "--peaks",
+        metavar="RUN.json",
+        help="judge against a saved run's peaks (gpuconcepts profile --save) instead of "
+        "measuring them now",
+    )
+    p.add_argument(
+        "--threads", type=int, metavar="N", help="CPU threads for torch (default: torch's)"
+    )
+    p.add_argument("--figure", metavar="PATH", help="also write the roofline figure (.svg, .png)")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print the report as JSON")
+    shown.add_argument("--csv", action="store_true", help="print every call as CSV")
     p.set_defaults(run=_cmd_analyze)
 
     from gpuconcepts.hardware import GPUS, TORCH_DTYPES

@@ -449,6 +449,45 @@ rnn_intensity = Formula(
     """,
 )
 
+lstm_flops = Formula(
+    "lstm_flops",
+    product(4, rnn_flops.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{LSTM}}",
+    summary="FLOPs of one LSTM layer over S steps: four gates (input, forget, cell, output), "
+    "each a vanilla RNN's two products W x_t and U h_{t-1}.",
+    doc=r"""
+    Per step and sequence each gate multiplies the input (d_in) and the previous hidden state
+    (d_h) by its own matrices: gates × 2 × (d_in + d_h) × d_h FLOPs, with four gates. The
+    sigmoids, tanh and the element-wise cell update are not counted (lower order). A
+    bidirectional layer is two of these; a stacked layer's d_in is the layer below's output.
+    The post's Q15 sizes with LSTM cells (four times :data:`rnn_flops`):
+
+    >>> lstm_flops(B=32, S=100, d_in=64, d_h=128)
+    629145600
+    >>> lstm_flops(B=32, S=100, d_in=64, d_h=128) == 4 * rnn_flops(B=32, S=100, d_in=64, d_h=128)
+    True
+    >>> lstm_flops.worked(B=1, S=2, d_in=3, d_h=4)
+    '4 \\cdot 2 B S \\left(d_{in} d_{h} + d_{h}^{2}\\right) = 4 \\times 2 \\times 1 \\times 2 \\times \\left(3 \\times 4 + 4^{2}\\right) = 448'
+    """,
+)
+
+gru_flops = Formula(
+    "gru_flops",
+    product(3, rnn_flops.expr),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{GRU}}",
+    summary="FLOPs of one GRU layer over S steps: three gates (reset, update, new), each a "
+    "vanilla RNN's two products W x_t and U h_{t-1}.",
+    doc="""
+    As :data:`lstm_flops` with three gates: 3 × 2 × (d_in + d_h) × d_h per step and sequence.
+    The reset gate scales U h_{t-1} after the product, so the products are the same three.
+
+    >>> gru_flops(B=32, S=100, d_in=64, d_h=128)
+    471859200
+    """,
+)
+
 # -- Transformer ---------------------------------------------------------------------------
 attention_scores = Formula(
     "attention_scores",
@@ -624,6 +663,53 @@ attention_decode_intensity = Formula(
 
     >>> round(attention_decode_intensity(B=2, S=1000, d=512, s=2), 3)
     0.999
+    """,
+)
+
+S_q, S_kv = sym("S_q"), sym("S_kv")
+n_kv, d_head = sym("n_kv"), sym("d_head")
+
+attention_flops_general = Formula(
+    "attention_flops_general",
+    product(4, B, S_q, S_kv, d),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{attn}}",
+    summary="Forward FLOPs of attention with S_q queries against S_kv keys and values: QKᵀ and "
+    "AV, 2·B·S_q·S_kv·d each.",
+    doc="""
+    ``d`` is the queries' width (query heads × d_head). Grouped-query and multi-query attention
+    share each key/value head among several query heads, but every query head still takes
+    its own dot products: the FLOPs do not depend on the key/value heads, only the bytes do
+    (:data:`attention_bytes_general`). Self-attention (S_q = S_kv = S) is
+    :data:`attention_flops`; a decode step (one query against S cached tokens) is
+    :data:`attention_decode_flops`; cross-attention has S_q ≠ S_kv. A GQA block with 64 queries
+    against 257 keys, 8 query heads of 16 (2 key/value heads):
+
+    >>> attention_flops_general(B=2, S_q=64, S_kv=257, d=128)
+    16842752
+    >>> attention_flops_general(B=1, S_q=1000, S_kv=1000, d=512) == attention_flops(B=1, S=1000, d=512)
+    True
+    >>> attention_flops_general(B=2, S_q=1, S_kv=1000, d=512) == attention_decode_flops(B=2, S=1000, d=512)
+    True
+    """,
+)
+
+attention_bytes_general = Formula(
+    "attention_bytes_general",
+    product(s, B, total(product(2, S_q, d), product(2, S_kv, n_kv, d_head))),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{attn}}",
+    summary="Minimal traffic of fused attention with S_q queries of width d against S_kv keys "
+    "and values of n_kv heads of d_head: read Q, K and V, write the output, once each.",
+    doc="""
+    With n_kv·d_head = d and S_q = S_kv = S this is :data:`attention_bytes`; multi-query
+    attention is n_kv = 1. The GQA block of :data:`attention_flops_general` in float32:
+
+    >>> attention_bytes_general(B=2, S_q=64, S_kv=257, d=128, n_kv=2, d_head=16, s=4)
+    262656
+    >>> attention_bytes_general(B=1, S_q=1000, S_kv=1000, d=512, n_kv=8, d_head=64, s=2) == (
+    ...     attention_bytes(B=1, S=1000, d=512, s=2))
+    True
     """,
 )
 
@@ -1310,6 +1396,29 @@ moe_alltoall_bytes = Formula(
     """,
 )
 
+grouped_mm_flops = Formula(
+    "grouped_mm_flops",
+    product(FLOPS_PER_MAC, n_tokens, top_k, d_in, d_out),
+    kind="FLOPs",
+    lhs=r"\text{FLOPs}_{\text{grouped}}",
+    summary="FLOPs of a grouped matmul as a mixture-of-experts layer runs it: each of n_tokens "
+    "tokens through the d_in × d_out matrix of each of its top_k experts.",
+    doc="""
+    One grouped call (``torch._grouped_mm``) multiplies every expert's rows by that expert's
+    matrix; the groups differ in size, but together they hold n_tokens·top_k rows, so the
+    count is a dense layer's (:data:`mlp_flops`) over all routed rows. ``analyze`` reads the
+    rows from the operands' shapes (the jagged dimension's total, or groups × rows). A top-2
+    layer of 8 experts at Mixtral's width (4,096 → 14,336), 4,096 tokens, one of its three
+    matrices:
+
+    >>> grouped_mm_flops(n_tokens=4096, top_k=2, d_in=4096, d_out=14336)
+    962072674304
+    >>> grouped_mm_flops(n_tokens=4096, top_k=2, d_in=4096, d_out=14336) == mlp_flops(
+    ...     B=4096 * 2, d_in=4096, d_out=14336)
+    True
+    """,
+)
+
 # -- Measured peaks (STREAM-like kernels) ----------------------------------------------------
 stream_copy_bytes = Formula(
     "stream_copy_bytes",
@@ -1375,6 +1484,29 @@ roofline_seconds = Formula(
     doc="""
     >>> roofline_seconds(F=2e12, Q=1e9, P=1e12, beta=1e11)
     2
+    """,
+)
+
+t_launch = sym("t_launch")
+
+kernel_seconds = Formula(
+    "kernel_seconds",
+    sp.Max(ratio(F, P), ratio(Q, beta), t_launch),
+    kind="seconds",
+    lhs=r"t_{\text{kernel}}",
+    summary="Least time of one kernel call: the roofline's bound, or the launch floor when the "
+    "call is too small to hide it.",
+    doc="""
+    A call that does a few thousand FLOPs takes far less than a microsecond by the roofline,
+    yet no eager framework runs it faster than the cost of dispatching and launching it.
+    A tiny element-wise call and a large matmul on an H100 SXM in bf16 (989 TFLOP/s,
+    3.35 TB/s), with a launch floor of 5 µs:
+
+    >>> kernel_seconds(F=4096, Q=32768, P=989e12, beta=3.35e12, t_launch=5e-6)
+    5e-06
+    >>> round(kernel_seconds(F=2 * 4096**3, Q=3 * 2 * 4096**2, P=989e12, beta=3.35e12,
+    ...                      t_launch=5e-6) * 1e6, 1)
+    139.0
     """,
 )
 

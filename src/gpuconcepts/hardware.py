@@ -216,6 +216,13 @@ _ROWS = (
     ),
 )
 
+LAUNCH_FLOOR_SECONDS = 5e-6
+"""Least time of one eager PyTorch call on a GPU, assumed where no measurement on that GPU is
+at hand: about 5 µs, the CPU-side cost of dispatching one op and launching its kernel
+(PyTorch's dispatcher and ``cudaLaunchKernel`` take a few µs each on recent drivers), which a
+kernel shorter than that cannot hide. A run measured on a GPU records its own
+(``Peaks.latency_seconds``); CUDA graphs and ``torch.compile`` lower it."""
+
 INFINIBAND_NDR_BYTES_PER_S = 400e9 / 8
 """One InfiniBand NDR port: 400 Gb/s in each direction (NVIDIA ConnectX-7 adapter product
 brief), the link between the nodes of an H100-generation cluster; bits over 8 in bytes."""

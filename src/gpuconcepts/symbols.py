@@ -115,6 +115,15 @@ _TABLE: tuple[Symbol, ...] = (
     ),
     Symbol("S", "sequence length", "tokens", "positive integer"),
     Symbol(
+        "S_q", "queries of an attention call (1 in a decode step)", "tokens", "positive integer"
+    ),
+    Symbol(
+        "S_kv",
+        "keys and values each query attends to (the cached tokens in a decode step)",
+        "tokens",
+        "positive integer",
+    ),
+    Symbol(
         "S_tile",
         "query rows per tile of a tiled (flash) attention kernel",
         "tokens",
@@ -126,6 +135,13 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("beta", "peak memory bandwidth", "bytes/s", "positive real"),
     Symbol(
         "I", "arithmetic intensity: FLOPs per byte of DRAM traffic", "FLOP/byte", "positive real"
+    ),
+    Symbol(
+        "t_launch",
+        "least time of one kernel call: launching it and the framework's dispatch",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{launch}}",
     ),
     # from a layer to a model
     Symbol("n_params", "parameters (weights) of a model", "parameters", "positive integer"),

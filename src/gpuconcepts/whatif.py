@@ -188,12 +188,13 @@ def _template(formula: Formula, expr: sp.Expr, latex: str) -> str:
     # Slots named after the symbols' fixed order: sympy sorts Max and Min arguments by name,
     # and Formula.params follows the set order of those arguments, which varies between runs.
     # Two capital letters each (AA, AB, ...): one letter past Z would be "[", "_" or "^",
-    # which the LaTeX printer reads as a subscript or a power.
+    # which the LaTeX printer reads as a subscript or a power. A closing Z keeps the pair from
+    # ending the name in one of the printer's modifiers ("BM" would print as \boldsymbol).
     order = list(SYMBOLS)
 
     def slot_of(name: str) -> sp.Symbol:
         high, low = divmod(order.index(name), 26)
-        return sp.Symbol(f"GCSLOT{chr(ord('A') + high)}{chr(ord('A') + low)}")
+        return sp.Symbol(f"GCSLOT{chr(ord('A') + high)}{chr(ord('A') + low)}Z")
 
     slots = {name: slot_of(name) for name in _params(formula)}
     with sp.evaluate(False):
