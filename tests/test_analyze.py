@@ -731,3 +731,45 @@ def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, m
     out = " ".join(capsys.readouterr().out.split())
     assert "Warning: the compute roof measured now, 100 GFLOP/s, is 0.33x the 300 GFLOP/s" in out
     assert "--peaks RUN.json reuses a saved run's peaks" in out
+
+
+def test_analyze_places_every_call_by_the_book_s_one_rule():
+    # a small CNN + MLP: every row's label is roofline.observe's roof for its own measurement
+    from gpuconcepts.roofline import observe
+
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 16)
+    )
+    report = run(model, torch.randn(2, 3, 8, 8))
+    assert [layer.type for layer in report.layers] == ["Conv2d", "ReLU", "Linear"]
+    for layer in report.layers:
+        roof, attained = observe(layer.timing, PEAKS)
+        expected = {"compute": "compute", "DRAM": "memory"}.get(roof, "overhead")
+        assert layer.bound == (expected if attained >= 0.05 else "overhead")
+
+
+def test_an_embedding_is_placed_against_the_random_access_roof():
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.roofline import Peaks
+
+    # 2**20 lookups of 64-byte rows at 3·10⁷ lines/s take 35 ms, although their 64 MiB would
+    # stream in 6.7 ms: at 0.5 s the lookup reaches 7% of its random-access roof (traffic),
+    # while read as streaming it would reach 1.3% of DRAM's, under the overhead line of 5%
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
+                  random_sweep=((2**28, 64, 3e7),))  # fmt: skip
+    lookup = Measurement("emb", "cpu", {}, (0.5,), 0, 2**26, random_rows=2**20, row_bytes=64)
+    assert observed_bound(lookup, peaks) == "memory"
+    streamed = Measurement("emb", "cpu", {}, (0.5,), 0, 2**26)
+    assert observed_bound(streamed, peaks) == "overhead"
+
+
+def test_analyze_reads_an_embedding_s_lookups_as_random_rows():
+    from gpuconcepts.analyze import _Call, _gathers
+
+    def call(layer: nn.Module, shape: tuple[int, ...]) -> _Call:
+        return _Call("t", type(layer).__name__, 1, layer, layer, (), {}, (shape,), (), "float32",
+                     0, 0)  # fmt: skip
+
+    # 8 bags of 4 indices read 32 rows of 16 float32 values (64 bytes) each
+    assert _gathers(call(nn.EmbeddingBag(1000, 16, mode="sum"), (8, 4))) == (32, 64)
+    assert _gathers(call(nn.Linear(4, 4), (8, 4))) == (None, None)

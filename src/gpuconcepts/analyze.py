@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError, Terminated, require
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks, classify, observe
+from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, classify, observe
 from gpuconcepts.units import binary_bytes, plain_number, si
 
 if TYPE_CHECKING:
@@ -645,9 +645,22 @@ def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
         return "overhead"
     if roof == "compute":
         return "compute"
-    if roof in {level.name for level in peaks.memory_roofs}:
+    if roof == RANDOM_ACCESS or roof in {level.name for level in peaks.memory_roofs}:
         return "memory"
-    return "overhead"
+    return "overhead"  # the chain or per-call floor: dispatch, not arithmetic or traffic
+
+
+def _gathers(call: _Call) -> tuple[int | None, int | None]:
+    """An embedding's lookups for the random-access roof: the rows it reads and their bytes
+    (``random_rows``, ``row_bytes`` of a :class:`~gpuconcepts.measure.Measurement`). A model's
+    indices come from its data, so its rows are read as if at random addresses. (None, None)
+    for every other call."""
+    import torch
+
+    module = call.module
+    if not isinstance(module, torch.nn.Embedding | torch.nn.EmbeddingBag) or not call.input_shapes:
+        return None, None
+    return math.prod(call.input_shapes[0]), module.embedding_dim * _element_size(module)
 
 
 # -- counting: which calls ran, with what tensors ------------------------------------------
@@ -1736,7 +1749,17 @@ def _report(
                 raw_seconds=seconds,
                 flushed=classify(flops / traffic, peaks) == "memory",
                 bound=observed_bound(
-                    Measurement(call.path, device, {}, tuple(seconds), flops, traffic), peaks
+                    Measurement(
+                        call.path,
+                        device,
+                        {},
+                        tuple(seconds),
+                        flops,
+                        traffic,
+                        random_rows=_gathers(call)[0],
+                        row_bytes=_gathers(call)[1],
+                    ),
+                    peaks,
                 ),
                 warning=_uncounted(call) if flops == 0 else "",
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
