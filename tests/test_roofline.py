@@ -251,3 +251,22 @@ def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> Non
     assert FLOORS.random_lines_per_s(48) == 3.2e7
     assert FLOORS.random_lines_per_s(2048) == 2e8
     assert Peaks("cpu", 1e11, 1e10, "float32").random_lines_per_s(16) is None
+
+
+def test_a_flushed_call_starts_at_the_cold_floor() -> None:
+    cold = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6,
+                 cold_latency_seconds=45e-6)  # fmt: skip
+    tiny = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, flush=True, ops=2)
+    assert roofline.roof_times(tiny, cold)[-1] == ("per-call", pytest.approx(46e-6))  # cold + warm
+    assert roofline.observe(tiny, cold) == ("per-call", pytest.approx(46 / 50))
+    warm = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, ops=2)
+    assert roofline.roof_times(warm, cold)[-1] == ("per-call", 3e-6)
+
+
+def test_a_roof_is_beaten_only_beyond_the_spread() -> None:
+    # the triad at 3% over DRAM's roof at its median, but its spread reaches below the roof:
+    # still DRAM's, a little over 100% of it, not "served by a cache" at a fraction of L2's
+    triad = Measurement("peak-triad", "cpu", {}, (0.096, 0.097, 0.104), 0.0, 1e9)
+    assert roofline.observe(triad, CACHED) == ("DRAM", pytest.approx(0.1 / 0.097))
+    beyond = Measurement("peak-triad", "cpu", {}, (0.080, 0.081, 0.082), 0.0, 1e9)
+    assert roofline.observe(beyond, CACHED)[0] == "L3"

@@ -63,7 +63,8 @@ class Peaks:
 
     ``bytes_per_s`` is DRAM's: the best of the read, copy and triad bandwidths, each kept
     when known. ``op_seconds`` is the floor of one operation dispatched from inside the
-    framework (the chain roof's unit); ``random_sweep`` holds the random-access sweep as
+    framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call
+    that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
     (table bytes, row bytes, line fetches per second), read in whole transfer units of
     ``line_bytes`` (:meth:`random_lines_per_s`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
@@ -86,6 +87,7 @@ class Peaks:
     read_bytes_per_s: float | None = None
     physical_flops_per_s: float | None = None
     op_seconds: float | None = None
+    cold_latency_seconds: float | None = None
     line_bytes: int | None = None
     random_sweep: tuple[tuple[int, int, float], ...] = ()
 
@@ -97,6 +99,7 @@ class Peaks:
             "read_bytes_per_s",
             "physical_flops_per_s",
             "op_seconds",
+            "cold_latency_seconds",
             "line_bytes",
         )
         for name in ("flops_per_s", "bytes_per_s", *optional):
@@ -163,6 +166,7 @@ class Peaks:
         )
         floors = [f for f in (self.latency_seconds, again.latency_seconds) if f is not None]
         op_floors = [f for f in (self.op_seconds, again.op_seconds) if f is not None]
+        cold = [f for f in (self.cold_latency_seconds, again.cold_latency_seconds) if f is not None]
         return replace(
             self,
             flops_per_s=max(self.flops_per_s, again.flops_per_s),
@@ -173,6 +177,7 @@ class Peaks:
             levels=levels,
             latency_seconds=min(floors, default=None),
             op_seconds=min(op_floors, default=None),
+            cold_latency_seconds=min(cold, default=None),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,6 +192,7 @@ class Peaks:
             "read_bytes_per_s": self.read_bytes_per_s,
             "physical_flops_per_s": self.physical_flops_per_s,
             "op_seconds": self.op_seconds,
+            "cold_latency_seconds": self.cold_latency_seconds,
             "line_bytes": self.line_bytes,
             "random_sweep": [list(point) for point in self.random_sweep],
             "ridge_point": self.ridge_point,
@@ -263,22 +269,24 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
                 R=m.random_rows, d=m.row_bytes, s=1, c=peaks.line_bytes, r_line=rate
             )
             times.append((RANDOM_ACCESS, float(seconds)))
-    floor = [peaks.latency_seconds] if peaks.latency_seconds is not None else []
+    # A flushed call starts cold: its first operation waits on DRAM for what a warm one finds
+    # in cache, so it costs the cold floor and the rest of its operations the warm one.
+    first = peaks.cold_latency_seconds if m.flush else None
+    first = first if first is not None else peaks.latency_seconds
+    floor = [first] if first is not None else []
     steps = m.steps or 1
     if m.ops is not None and peaks.op_seconds is not None:
-        floor.append(
-            float(
-                formulas.chain_seconds(
-                    S=steps,
-                    F=m.flops / steps,
-                    Q=m.bytes / steps,
-                    P=peaks.flops_per_s,
-                    beta=peaks.bytes_per_s,
-                    n_ops=m.ops / steps,
-                    t_op=peaks.op_seconds,
-                )
-            )
+        chain = formulas.chain_seconds(
+            S=steps,
+            F=m.flops / steps,
+            Q=m.bytes / steps,
+            P=peaks.flops_per_s,
+            beta=peaks.bytes_per_s,
+            n_ops=m.ops / steps,
+            t_op=peaks.op_seconds,
         )
+        start = first - peaks.op_seconds if first is not None and m.flush else 0.0
+        floor.append(float(chain) + max(0.0, start))
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
@@ -288,9 +296,11 @@ def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
     """The roof that best explains ``m``'s time, and the fraction of it attained: the one
     placement rule of the book, the CLI, ``compare`` and ``analyze``.
 
-    Each roof gives a lower bound on the time (:func:`roof_times`). The bytes came from the
-    slowest memory level whose roof the kernel did not beat (beating DRAM's roof means a cache
-    served them). Of the compute bound, that level's bound and every other roof the kernel did
+    Each roof gives a lower bound on the time (:func:`roof_times`). A kernel beat a roof only
+    when even the slow end of its spread (the third quartile of its time) is under it: within
+    the spread it may reach a little over 100% of the roof that served it. The bytes came
+    from the slowest memory level whose roof the kernel did not beat (beating DRAM's roof
+    means a cache served them). Of the compute bound, that level's bound and every other roof the kernel did
     not beat (random access, the chain or per-call floor), the longest is the observed bound;
     on a tie the earlier roof of :func:`roof_times` names it. A kernel that beat the compute
     roof or every memory roof is "above every roof".
@@ -299,12 +309,13 @@ def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
     memory_names = {level.name for level in peaks.memory_roofs}
     compute = times[0][1]
     memory = [(name, t) for name, t in times if name in memory_names]
-    if compute > m.seconds:
+    slowest = m.interval_seconds[1]  # a roof is beaten only beyond the spread
+    if compute > slowest:
         return ABOVE_EVERY_ROOF, compute / m.seconds
-    if memory[0][1] > m.seconds:
+    if memory[0][1] > slowest:
         return ABOVE_EVERY_ROOF, memory[0][1] / m.seconds
-    served = [(name, t) for name, t in memory if t <= m.seconds][-1]
-    others = [(name, t) for name, t in times[1:] if name not in memory_names and t <= m.seconds]
+    served = [(name, t) for name, t in memory if t <= slowest][-1]
+    others = [(name, t) for name, t in times[1:] if name not in memory_names and t <= slowest]
     name, floor = max([times[0], served, *others], key=lambda pair: pair[1])
     return name, floor / m.seconds
 
@@ -320,8 +331,7 @@ def beats_every_roof(m: Measurement, peaks: Peaks) -> bool:
     >>> beats_every_roof(Measurement("mlp", "cpu", {}, (0.008, 0.009, 0.014), 1e9, 1e6), p)
     False
     """
-    slowest = replace(m, raw_seconds=(m.interval_seconds[1],))
-    return observe(slowest, peaks)[0] == ABOVE_EVERY_ROOF
+    return observe(m, peaks)[0] == ABOVE_EVERY_ROOF
 
 
 def place(m: Measurement, peaks: Peaks) -> Placement:

@@ -85,11 +85,16 @@ def count_ops(fn: Callable[[], object]) -> int:
     return max(1, sum(_innermost_work(e) for e in roots))
 
 
-def latency_floor(device: str, *, repeats: int = 20) -> float:
-    """Seconds of the smallest kernel there is (one element added), launch included on CUDA."""
+def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> float:
+    """Seconds of the smallest kernel there is (one element added), launch included on CUDA,
+    at the best repetition. ``cold``: each repetition after a cache flush, as the book times a
+    memory-bound kernel; the call then fetches its code, its tensors and its page tables from
+    DRAM, which a warm call finds in cache."""
     x = torch.ones(1, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
-    times = time_function(lambda: torch.add(x, 1, out=y), device, repeats=repeats, warmup=3)
+    times = time_function(
+        lambda: torch.add(x, 1, out=y), device, repeats=repeats, warmup=3, flush=cold
+    )
     return min(times)
 
 

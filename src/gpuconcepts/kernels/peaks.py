@@ -413,6 +413,7 @@ def measure_peaks(
         levels=levels,
         sweep=sweep,
         latency_seconds=latency_floor(device),
+        cold_latency_seconds=latency_floor(device, repeats=max(5, reps), cold=True),
         physical_flops_per_s=physical_flops(device, dtype),
         op_seconds=op_floor(device),
         line_bytes=transfer_unit_bytes(device),
