@@ -1066,11 +1066,31 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
     low = Peaks(device="cpu", flops_per_s=1e3, bytes_per_s=1e3, dtype="float32")
     measured = iter([low, PEAKS])
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: next(measured))
+    # the roofs' reference kernels would raise the peaks first: here only the re-measurement may
+    monkeypatch.setattr("gpuconcepts.run.reached", lambda _measurements, peaks: peaks)
     run = collect("cpu", True, wholemodel=False, distributed=False)
     assert run.peaks.flops_per_s == PEAKS.flops_per_s  # the best of both measurements
     assert "mlp" in run.facts[PEAKS_MEASURED_AGAIN]["workloads"]
     # the claims were judged again under the new peaks: no anomaly of a roof beaten by 10⁸
     assert all("above every roof" not in " ".join(c.anomaly) for c in run.claims)
+
+
+@pytest.mark.usefixtures("tiny_verify")
+def test_the_roofs_reference_kernels_raise_the_peaks_they_beat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gpuconcepts.kernels
+    from gpuconcepts.run import collect
+
+    # measured peaks of 1 kFLOP/s and 1 kB/s, every time: the reference GEMM and triad timed
+    # beside the claims ran far faster, and a ceiling is the fastest the machine was seen to go
+    low = Peaks(device="cpu", flops_per_s=1e3, bytes_per_s=1e3, dtype="float32")
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: low)
+    run = collect("cpu", True, wholemodel=False, distributed=False)
+    gemm = [m.flops / min(m.raw_seconds) for m in run.measurements if m.workload == "peak-gemm"]
+    triad = [m.bytes / min(m.raw_seconds) for m in run.measurements if m.workload == "peak-triad"]
+    assert run.peaks.flops_per_s == max(gemm)
+    assert run.peaks.bytes_per_s == max(triad)
 
 
 def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:

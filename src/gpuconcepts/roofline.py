@@ -285,8 +285,9 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
             n_ops=m.ops / steps,
             t_op=peaks.op_seconds,
         )
-        start = first - peaks.op_seconds if first is not None and m.flush else 0.0
-        floor.append(float(chain) + max(0.0, start))
+        floor.append(float(chain))
+        if first is not None and m.flush:  # the first operation cold, the others warm
+            floor.append(first + (m.ops - 1) * peaks.op_seconds)
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
