@@ -1093,6 +1093,20 @@ def test_the_roofs_reference_kernels_raise_the_peaks_they_beat(
     assert run.peaks.bytes_per_s == max(triad)
 
 
+def test_random_rows_at_the_random_access_roof_are_memory_bound() -> None:
+    # 2**20 random 16-byte rows at 3·10⁷ line fetches a second take 35 ms; timed at 40 ms they
+    # move their 16 MiB at 0.42 GB/s, a twentieth of DRAM's streaming roof, yet the random-access
+    # roof, a memory roof, explains them
+    rows, line_rate = 2**20, 3e7
+    peaks = replace(PEAKS, line_bytes=64, random_sweep=((2**28, 16, line_rate),))
+    lookup = Measurement("dlrm-random", "cpu", {}, (0.04,) * 3, rows * 4.0, rows * 16.0,
+                         random_rows=rows, row_bytes=16)  # fmt: skip
+    result = judge_roofline(lookup, role="dlrm-random", peaks=peaks, expected="memory",
+                            label="x", source="y", device=DEVICE)  # fmt: skip
+    assert result.values["observed"] == "random access"
+    assert all(met for _, met in result.gates)
+
+
 def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:
     # one measurement, two machines' roofs: 50 % of a 100 GFLOP/s peak, 5 % of a 1 TFLOP/s one
     f, q = 1e10, 1e7

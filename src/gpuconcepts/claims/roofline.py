@@ -19,7 +19,14 @@ from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, beats_every_roof, place
+from gpuconcepts.roofline import (
+    ABOVE_EVERY_ROOF,
+    RANDOM_ACCESS,
+    Peaks,
+    attainable,
+    beats_every_roof,
+    place,
+)
 from gpuconcepts.units import MiB, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
@@ -77,7 +84,8 @@ def judge_roofline(
         predicted = roof / intensity / roof_rate
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
-        observed_ok = where.observed in {level.name for level in peaks.memory_roofs}
+        # DRAM, a cache level, or the random-access roof: each is memory traffic
+        observed_ok = where.observed in {RANDOM_ACCESS, *(lvl.name for lvl in peaks.memory_roofs)}
     if reference is None:
         measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
     else:
