@@ -33,8 +33,19 @@ from gpuconcepts.roofline import (
     Peaks,
     Placement,
     place,
+    roof_times,
 )
-from gpuconcepts.units import percent, plain_number, plural, si, sizes, times
+from gpuconcepts.units import (
+    binary_bytes,
+    in_words,
+    percent,
+    plain_number,
+    plural,
+    si,
+    significant,
+    sizes,
+    times,
+)
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -201,6 +212,64 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         spread = percent(m.iqr_seconds / m.seconds)
         return f"its repetitions spread {spread} about the median (the machine was busy); {cause}"
     return cause
+
+
+def chain_sentence(m: Measurement, peaks: Peaks) -> str:
+    """What the chain roof (:func:`gpuconcepts.roofline.roof_times`) says of a kernel of
+    dependent steps, in a sentence for a page: its operations per step, counted from its code
+    path, at the per-operation floor, against its measured time.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (6e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> print(chain_sentence(loop, p))
+    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps cannot take less than 4.1 ms. It took 6 ms: the chain's bound accounts for 68% of its time.
+    """
+    if m.ops is None or m.steps is None or peaks.op_seconds is None:
+        return "This run counted no operations per step, so the chain roof cannot be drawn for it."
+    bound = dict(roof_times(m, peaks))[CHAIN]
+    return (
+        f"The chain roof makes this exact: `{m.workload}` dispatches "
+        f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
+        f"counted under the profiler), and no operation here takes less than "
+        f"{si(peaks.op_seconds, 's')}, so its {plain_number(m.steps)} dependent steps cannot take "
+        f"less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the chain's bound accounts "
+        f"for {percent(bound / m.seconds)} of its time."
+    )
+
+
+def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
+    """What the random-access roof says of a lookup of rows at random addresses, in a sentence
+    for a page: the lines its rows cost, at the line fetches per second the sweep measured.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
+    ...           random_sweep=((2**28, 16, 3e7), (2**28, 256, 5e7)))
+    >>> lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), 2**22, 2**24,
+    ...                      random_rows=2**20, row_bytes=16)
+    >>> print(random_access_sentence(lookup, p))
+    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
+    """
+    rate = peaks.random_lines_per_s(m.row_bytes) if m.row_bytes is not None else None
+    if m.random_rows is None or m.row_bytes is None or rate is None or peaks.line_bytes is None:
+        return "This run measured no random-access roof, so only the streaming roofs place it."
+    lines = -(-m.row_bytes // peaks.line_bytes)
+    largest = max(table for table, _, _ in peaks.random_sweep)
+    swept = min(
+        (row for table, row, _ in peaks.random_sweep if table == largest and row >= m.row_bytes),
+        default=max(row for table, row, _ in peaks.random_sweep if table == largest),
+    )
+    bound = dict(roof_times(m, peaks))[RANDOM_ACCESS]
+    return (
+        "Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its "
+        f"{plain_number(m.random_rows)} rows of {plain_number(m.row_bytes)} bytes costs "
+        f"{plural(lines, 'whole line')} of {plain_number(peaks.line_bytes)} bytes, and this "
+        f"machine fetched at most {in_words(rate)} independent lines a second (its "
+        f"random-access sweep, rows of {plain_number(swept)} bytes from a table of "
+        f"{binary_bytes(largest)}). That roof allows {si(bound, 's')}; the lookup took "
+        f"{si(m.seconds, 's')}, so the random-access roof accounts for "
+        f"{percent(bound / m.seconds)} of its time."
+    )
 
 
 def format_peaks(peaks: Peaks) -> str:

@@ -297,6 +297,16 @@ def how_many(ratio: float) -> str:
     return significant(ratio, 2)
 
 
+def as_long(ratio: float, than: str) -> str:
+    """How long one time took against another, in words that fit the ratio (never "1 times").
+
+    >>> as_long(0.97, "the naive loop"), as_long(1.004, "the hoisted one"), as_long(2.5, "it")
+    ('0.97 times as long as the naive loop', 'as long as the hoisted one', '2.5 times as long as it')
+    """
+    shown = how_many(ratio)
+    return f"as long as {than}" if shown == "1" else f"{shown} times as long as {than}"
+
+
 def times(ratio: float) -> str:
     """How many times larger, with the sign: ``44×``, ``1.5×`` (see :func:`how_many`)."""
     return f"{how_many(ratio)}×"
