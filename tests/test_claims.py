@@ -1644,7 +1644,11 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
     assert record["device"] == "cpu"
     assert record["device_label"].startswith("cpu (")
     assert record["quick"] is True
-    assert record["peaks"]["ridge_point"] == pytest.approx(10.0)
+    # the measured peaks, raised where the roofs' reference kernels beat them
+    peaks = record["peaks"]
+    assert peaks["flops_per_s"] >= PEAKS.flops_per_s
+    assert peaks["bytes_per_s"] >= PEAKS.bytes_per_s
+    assert peaks["ridge_point"] == pytest.approx(peaks["flops_per_s"] / peaks["bytes_per_s"])
     assert record["provenance"]["sizes"]["claims"]["mlp_d"] == TINY.mlp_d
     assert "[verify] " in err
     assert "claims: DLRM" in err

@@ -204,9 +204,34 @@ def solve_for(formula: Formula, unknown: str, target: float, **known: float) -> 
     >>> solve_for(formulas.mlp_intensity, "B", 1000, d_in=1024, d_out=1024, s=4) is None
     True
     """
-    expr, x = _substitute(formula, unknown, known)
-    roots = [r for r in sp.solve(sp.Eq(expr, sp.nsimplify(target)), x) if r.is_real and r > 0]
-    return float(min(roots)) if roots else None
+    roots = []
+    for root in _roots(formula, unknown, tuple(sorted(known.items()))):
+        try:
+            value = complex(root(target))
+        except ZeroDivisionError:  # the target is the formula's limit: reached at no value
+            continue
+        if abs(value.imag) <= 1e-9 * max(1.0, abs(value.real)) and value.real > 0:
+            roots.append(value.real)
+    return min(roots) if roots else None
+
+
+_SOLVED: dict[tuple[str, str, tuple[tuple[str, float], ...]], tuple[Callable[[float], Any], ...]]
+_SOLVED = {}
+"""The roots of a formula for one unknown, as functions of the target: solved by sympy once per
+formula, unknown and known values (a bootstrap asks for the same layer thousands of times)."""
+
+
+def _roots(
+    formula: Formula, unknown: str, known: tuple[tuple[str, float], ...]
+) -> tuple[Callable[[float], Any], ...]:
+    key = (formula.name, unknown, known)
+    if key not in _SOLVED:
+        expr, x = _substitute(formula, unknown, dict(known))
+        target = sp.Symbol("target", positive=True)
+        _SOLVED[key] = tuple(
+            sp.lambdify(target, root, modules="mpmath") for root in sp.solve(expr - target, x)
+        )
+    return _SOLVED[key]
 
 
 def limit_of(formula: Formula, unknown: str, **known: float) -> float:
