@@ -10,7 +10,7 @@ they can be made in a loop without leaking windows.
 ['Fully connected: 48 weights', '3×3 filter: 9 shared weights']
 """
 
-# MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

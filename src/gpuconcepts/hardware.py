@@ -16,7 +16,7 @@ them. L2 sizes are the bytes the driver reports (NVIDIA's "50 MB" L2 is 50 MiB).
 True
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 The profile and every claim ask a :class:`Lab` for a workload at some sizes. A live lab runs
 the kernel the first time and hands back the same measurement every later time, so one build
 times each kernel at each size once, and every page quotes the same number. A replaying lab
-(:meth:`Lab.replay`) answers from a saved :class:`~gpuconcepts.run.Run` and never runs
-anything: that is how ``gpuconcepts verify --run`` judges a file, and how the book shows runs
-recorded on other machines. torch is imported only when a live lab measures.
+(built with ``recorded=``, the measurements of a saved :class:`~gpuconcepts.run.Run`) answers
+from them and never runs anything: that is how ``gpuconcepts verify --run`` judges a file,
+and how the book shows runs recorded on other machines. torch is imported only when a live lab measures.
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
@@ -21,7 +21,7 @@ Traceback (most recent call last):
 gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d_in=8, d_out=8; it was recorded with other sizes (record it again with this version: gpuconcepts profile --save)
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

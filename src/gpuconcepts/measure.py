@@ -32,7 +32,7 @@ so its logic (warm-up, one event pair per repetition, cache flush before each on
 unit-tested on a machine without a GPU.
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ be read against this machine's roofs or another's. matplotlib is imported inside
 10000000000.0
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

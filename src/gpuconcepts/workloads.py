@@ -130,7 +130,11 @@ WORKLOADS: dict[str, Workload] = {
     )
 }  # fmt: skip
 """Every workload by name, in the order of the book; the two roofs' reference kernels last
-(timed beside the kernels a roofline claim reads against them)."""
+(timed beside the kernels a roofline claim reads against them). The API page lists them as a
+table (its value, Formula objects full of LaTeX, is not printed).
+
+:meta hide-value:
+"""
 
 
 def workload(name: str) -> Workload:

@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """The CNN's claims: a shared filter needs far fewer weights, and depthwise runs far below a
 dense convolution.
 

@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
 :func:`_dlrm` asks the lab for random and sequential lookups at the post's row width and at

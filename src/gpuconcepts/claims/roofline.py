@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """The roofline claims: for each workload the post calls memory- or compute-bound, the
 post's word, the roofline's class and the measured behaviour agree.
 

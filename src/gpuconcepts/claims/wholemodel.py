@@ -15,7 +15,7 @@ module loads neither torch nor matplotlib.
 True
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -551,11 +551,11 @@ def run_wholemodel_claims(
     A Run does the same in two steps (:func:`gpuconcepts.kernels.decoder.whole_model`, then
     :func:`judge_wholemodel`), keeping what was measured.
     """
-    from gpuconcepts.claims.wholemodel_results import sizes_for
+    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
     from gpuconcepts.kernels.decoder import whole_model
     from gpuconcepts.measure import device_name, last_level_cache_bytes
 
-    results = whole_model(device, sizes or sizes_for(device, quick), progress=progress)
+    results = whole_model(device, sizes or wholemodel_sizes(device, quick), progress=progress)
     return judge_wholemodel(
         results,
         peaks,

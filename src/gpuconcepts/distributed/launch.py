@@ -14,7 +14,7 @@ Traceback (most recent call last):
 gpuconcepts.errors.GpuConceptsError: --backend must be gloo or nccl; got 'mpi'
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

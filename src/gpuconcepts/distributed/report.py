@@ -5,7 +5,7 @@ module, pure once the records are in) are kept apart, so the claims and the text
 tested on records made by hand.
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
