@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError, Terminated, require
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, classify, observe
 from gpuconcepts.units import binary_bytes, plain_number, si
@@ -1539,8 +1540,9 @@ def analyze(
             to ``device`` or change ``dtype``) and runs in eval mode, as for inference.
         args, kwargs: the forward pass's inputs.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"`` (:func:`gpuconcepts.measure.resolve_device`).
-        dtype: a kernels dtype name (``float32``, ``float16``, ``bfloat16``) for the
-            weights and floating-point inputs; None keeps the model's.
+        dtype: a dtype name or alias (``float32``/``fp32``, ``float16``/``fp16``,
+            ``bfloat16``/``bf16``) for the weights and floating-point inputs; None keeps the
+            model's.
         peaks: this device's measured peaks (:class:`gpuconcepts.roofline.Peaks`, e.g. a
             saved Run's ``run.peaks``); measured with :func:`gpuconcepts.kernels.measure_peaks`
             when None, with a warning when they are far from a recorded run of this machine.
@@ -1560,6 +1562,7 @@ def analyze(
     from gpuconcepts.measure import resolve_device
 
     root = _check(model, args, kwargs, device, dtype, peaks, repeats)
+    dtype = None if dtype is None else dtype_name(dtype)
     resolved = resolve_device(device)
     try:
         model, args, kwargs = _prepare(model, args, kwargs, resolved, dtype)
@@ -1640,6 +1643,11 @@ def _check(
         raise GpuConceptsError(f"analyze: device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
     if dtype is not None and not isinstance(dtype, str):
         raise GpuConceptsError(f"analyze: dtype must be a name such as 'float32'; got {dtype!r}")
+    if dtype is not None and dtype_name(dtype) == "tf32":
+        raise GpuConceptsError(
+            "analyze: dtype 'tf32' is float32 storage: run in float32, and PyTorch's TF32 "
+            "settings decide which calls use TF32 (the GPU predictions follow them)"
+        )
     if peaks is not None and not isinstance(peaks, Peaks):
         raise GpuConceptsError(
             "analyze: peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); "

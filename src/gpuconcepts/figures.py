@@ -536,7 +536,7 @@ def memory_hierarchy(peaks: Peaks) -> Figure:
             )  # fmt: skip
     ax.set_xlabel("working set (bytes)")
     ax.set_ylabel("bytes/s")
-    ax.set_title(f"Memory hierarchy of {peaks.device}")
+    ax.set_title(f"Memory hierarchy of {peaks.name}")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     if peaks.sweep:
         ax.legend(loc="lower left", fontsize=8)

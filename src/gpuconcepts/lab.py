@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
 
@@ -111,7 +112,8 @@ class Lab:
     Args:
         device: the resolved device (``"cpu"`` or ``"cuda"``) the measurements belong to.
         label: the device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``.
-        dtype: the data type every kernel runs in (None: each kernel's default, see
+        dtype: the data type every kernel runs in, by name or alias (``bf16``); None: each
+            kernel's default, see
             :func:`~gpuconcepts.kernels.default_dtype`).
         budget: how long each comparison (:meth:`compare`) may measure.
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
@@ -141,7 +143,7 @@ class Lab:
     ) -> None:
         self.device = device
         self.label = label or device
-        self.dtype = dtype
+        self.dtype = None if dtype is None else dtype_name(dtype)
         self.peaks = peaks
         self.repeats = repeats
         self.cache_bytes = cache_bytes

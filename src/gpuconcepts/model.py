@@ -26,13 +26,8 @@ from typing import Any
 
 from gpuconcepts import formulas as f
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.hardware import DTYPE_BYTES as DATASHEET_BYTES
-from gpuconcepts.hardware import GPU, GPUS, TORCH_DTYPES, dtype_name
+from gpuconcepts.hardware import DEFAULT_GPU, GPU, GPUS, TORCH_DTYPES, dtype_bytes, dtype_name
 from gpuconcepts.units import Kind, describe, describe_bytes, significant
-
-DTYPE_BYTES = {kernel: DATASHEET_BYTES[key] for kernel, key in TORCH_DTYPES.items()}
-"""Bytes per element of the dtypes a model accepts, by kernel name (aliases: bf16, fp16,
-fp32, tf32; TF32 stores FP32 words)."""
 
 NORMS = {"none": 0, "rms": 1, "layer": 2}
 """Weights per element of width d of each kind of norm: none, RMSNorm (a scale), LayerNorm
@@ -40,9 +35,6 @@ NORMS = {"none": 0, "rms": 1, "layer": 2}
 
 BIASES = ("none", "qkv", "all")
 """Where a family has biases: nowhere (Llama), on Q, K and V (Qwen2), on every linear (GPT-2)."""
-
-DEFAULT_GPU = "H100 SXM"
-"""The datasheet GPU whose bandwidth and peak the table's decode rows use, unless told."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +127,7 @@ class ModelShape:
     @property
     def s(self) -> int:
         """Bytes per element of the model's dtype."""
-        return DTYPE_BYTES[self.dtype]
+        return dtype_bytes(self.dtype)
 
     @property
     def attention(self) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
@@ -26,6 +27,7 @@ from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import quartiles
 from gpuconcepts.units import si
 
 ARCHITECTURE = "Beyond one device"
@@ -342,9 +344,9 @@ def bubble_claim(c: Collective, cores: int, device: str, crowded: str = "") -> C
     predicted = formulas.pipeline_bubble_fraction(p=p, m=m)
     alternative = (p - 1) / p
     half = BUBBLE_MARGIN * (alternative - predicted)
-    bubbles = sorted(c.bubble)
-    q1, q3 = bubbles[len(bubbles) // 4], bubbles[(3 * len(bubbles)) // 4]
-    median = bubbles[len(bubbles) // 2]
+    bubbles = c.bubble
+    q1, q3 = quartiles(bubbles)
+    median = statistics.median(bubbles)
     crowded = crowded or _stages_apart(c, cores)
     return two_sided(
         key="pipeline-bubble",

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import quartiles
 
 NET_DEV = Path("/proc/net/dev")
 """Linux's per-interface byte counters."""
@@ -222,9 +223,8 @@ class Collective:
 
     @property
     def iqr_seconds(self) -> tuple[float, float]:
-        """First and third quartile of the times."""
-        low, high = np.percentile(self.seconds, [25, 75])
-        return float(low), float(high)
+        """First and third quartile of the times (:func:`gpuconcepts.measure.quartiles`)."""
+        return quartiles(self.seconds)
 
     @property
     def slowdown(self) -> float | None:
