@@ -27,7 +27,7 @@ from gpuconcepts.errors import GpuConceptsError, Terminated, require
 from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_name
-from gpuconcepts.units import binary_bytes, decimal_bytes, describe, significant
+from gpuconcepts.units import binary_bytes, decimal_bytes, describe, plain_number, significant
 
 EXIT_USAGE = 2
 
@@ -80,7 +80,7 @@ def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | Fraction
         raise GpuConceptsError(f"{formula.name}: {name} must be finite; got {text!r}")
     if number and abs(number.adjusted()) >= MAX_DIGITS:
         raise GpuConceptsError(
-            f"{formula.name}: {name} must have fewer than {MAX_DIGITS:,} digits; got {text[:20]!r}..."
+            f"{formula.name}: {name} must have fewer than {plain_number(MAX_DIGITS)} digits; got {text[:20]!r}..."
         )
     exact = Fraction(number)  # Formula refuses a fraction for a count, naming the symbol
     return name, int(exact) if exact.denominator == 1 else exact

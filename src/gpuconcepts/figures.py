@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError, require
-from gpuconcepts.units import binary_bytes
+from gpuconcepts.units import binary_bytes, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -347,7 +347,7 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
             ax.text(
                 j,
                 i,
-                f"{value:g}",
+                f"{plain_number(value)}",
                 ha="center",
                 va="center",
                 fontsize=9,
@@ -397,7 +397,7 @@ def kv_cache_growth(
     ax.set_ylabel("KV cache (bytes)")
     ax.set_ylim(0, float(expected[-1]) * 1.18)
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={s:g} bytes)", fontsize=11)
+    ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={plain_number(s)} bytes)", fontsize=11)
     return fig
 
 

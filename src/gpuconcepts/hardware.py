@@ -31,7 +31,7 @@ from typing import Any
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import MiB
+from gpuconcepts.units import MiB, plain_number, significant
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 """Dtype keys of :attr:`GPU.flops_per_s`, in table order."""
@@ -284,7 +284,7 @@ def current_gpu() -> GPU | None:
 
 
 def _tera(value: float | None) -> str:
-    return "-" if value is None else f"{value / _T:g}"
+    return "-" if value is None else f"{plain_number(value / _T)}"
 
 
 def table_rows() -> list[list[str]]:
@@ -303,9 +303,9 @@ def table_rows() -> list[list[str]]:
             [
                 gpu.name,
                 *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
-                f"{gpu.bytes_per_s / _T:g}",
+                f"{plain_number(gpu.bytes_per_s / _T)}",
                 f"{gpu.l2_bytes // MiB}",
-                f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
+                f"{significant(gpu.ridge_point(ridge_dtype))} ({ridge_dtype})",
             ]
         )
     return rows

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
-from gpuconcepts.units import si
+from gpuconcepts.units import si, significant
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -513,7 +513,7 @@ def plot_roofline(
         xs,
         color="black",
         lw=2,
-        label=f"measured roof ({peaks.dtype}): ridge {peaks.ridge_point:.3g} FLOP/B",
+        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
     )
     if datasheet is not None and sheet_peak is not None:
         _roof_line(
@@ -524,7 +524,7 @@ def plot_roofline(
             color="grey",
             ls="--",
             label=f"{datasheet.name} datasheet ({dtype}): ridge "
-            f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
+            f"{significant(datasheet.ridge_point(dtype))} FLOP/B",
         )
     for shade, level in zip(("#2563eb", "#0891b2", "#059669"), peaks.levels, strict=False):
         _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
@@ -535,7 +535,7 @@ def plot_roofline(
             color=shade,
             lw=1,
             ls="-.",
-            label=f"{level.name} roof: {level.bytes_per_s / 1e9:.3g} GB/s",
+            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
         )
     if peaks.physical_flops_per_s is not None:
         ax.axhline(  # the hardware's limit: what the measured roof falls short of

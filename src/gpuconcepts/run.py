@@ -54,7 +54,7 @@ from gpuconcepts.lab import Budget, Fact, Lab
 from gpuconcepts.measure import Measurement, NoiseProbe
 from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe, place
-from gpuconcepts.units import binary_bytes, plural
+from gpuconcepts.units import binary_bytes, plain_number, plural, significant
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -561,7 +561,7 @@ def _check_numbers(data: object, source: str) -> None:
                 stack.append((name.lstrip("."), item, depth + 1))
         elif isinstance(value, _Oversized):
             raise GpuConceptsError(
-                f"{source}: {where}: a whole number of {int(value):,} digits is beyond what a "
+                f"{source}: {where}: a whole number of {plain_number(int(value))} digits is beyond what a "
                 "run holds (64 bits)"
             )
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_WHOLE:
@@ -792,7 +792,7 @@ def _collect(
     noise_before = probe_noise(device)
 
     def timed(line: str) -> None:
-        say(f"[{time.perf_counter() - start:6.1f} s] {line}")
+        say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
 
     presets = load_presets(device, quick)
     sweeps = load_sweeps(device, quick)

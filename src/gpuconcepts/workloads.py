@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number
+from gpuconcepts.units import plain_number
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -172,6 +173,6 @@ def check_counts(m: Measurement) -> None:
         expected = formula(**w.arguments(formula, m.params))
         if saved != expected:
             raise GpuConceptsError(
-                f"{what} is {saved!r}, but {formula.name} at its sizes is {expected:,} "
+                f"{what} is {saved!r}, but {formula.name} at its sizes is {plain_number(expected)} "
                 "(a stale count)"
             )

@@ -20,7 +20,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, attainable, beats_every_roof, place
-from gpuconcepts.units import MiB, percent, si, times
+from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def judge_roofline(
         key=f"roofline-{role}",
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
-        prediction=f"intensity {intensity:.3g} FLOP/byte against the ridge point {ridge:.3g}: "
+        prediction=f"intensity {number(intensity)} FLOP/byte against the ridge point {number(ridge)}: "
         f"the roofline says {where.bound}-bound",
         test=TwoSided(
             quantity,
