@@ -23,7 +23,7 @@ DOCS_OUT = ROOT / "docs" / "_build" / "html"
 
 
 def install(session: nox.Session, *args: str) -> None:
-    """Install with the pinned constraints, so torch stays the CPU wheel (see DEVELOPERS.md)."""
+    """Install with the pinned constraints, so torch stays the CPU wheel (README, Development)."""
     session.install(*CONSTRAINTS, *args)
 
 

@@ -15,7 +15,7 @@ from gpuconcepts.claims.wholemodel_results import (
     TrainingPeak,
     WholeModelResults,
     WholeModelSizes,
-    sizes_for,
+    wholemodel_sizes,
 )
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
@@ -88,7 +88,7 @@ def synthetic_wholemodel(peaks: Peaks = PEAKS) -> WholeModelResults:
     it is 1.2x the weights' and the caches' read; the training peak is 16 bytes per weight plus
     the activations.
     """
-    sizes = sizes_for("cpu", quick=True)
+    sizes = wholemodel_sizes("cpu", quick=True)
     tokens, n = sizes.backward["tokens"], 2 * sizes.backward["d"] * sizes.backward["d_ff"]
     forward = tokens * int(formulas.forward_flops_per_token(n_params=n))
     backward = BackwardForward(

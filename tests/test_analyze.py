@@ -212,7 +212,7 @@ def test_hooks_are_removed_and_the_model_is_unchanged():
 
 def test_another_dtype_works_on_a_copy():
     model = nn.Linear(8, 4)
-    report = run(model, torch.randn(2, 8), dtype="bfloat16")
+    report = run(model, torch.randn(2, 8), dtype="bf16")  # an alias names the same dtype
     assert report.layers[0].dtype == report.dtype == "bfloat16"
     assert model.weight.dtype == torch.float32
     assert report.layers[0].bytes < f.mlp_bytes(B=2, d_in=8, d_out=4, s=4)
@@ -519,6 +519,8 @@ def test_the_package_exports_analyze_lazily():
             "peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); got dict",
         ),
         (lambda: nn.Linear(4, 4), {"dtype": 32}, "dtype must be a name such as 'float32'"),
+        (lambda: nn.Linear(4, 4), {"dtype": "half"}, "unknown dtype 'half'; one of float32"),
+        (lambda: nn.Linear(4, 4), {"dtype": "tf32"}, "dtype 'tf32' is float32 storage"),
     ],
 )
 def test_inputs_analyze_cannot_use_are_one_project_error(build, options, message):

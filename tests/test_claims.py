@@ -1184,13 +1184,13 @@ def test_every_device_class_has_valid_claim_sizes(cls: Any, quick: bool) -> None
     assert sizes.dlrm_table_mib >= 4 * 32
 
 
-def test_sizes_for_the_cpu() -> None:
-    quick = experiments.sizes_for("cpu", quick=True)
+def test_claim_sizes_for_the_cpu() -> None:
+    quick = experiments.claim_sizes("cpu", quick=True)
     assert quick.dlrm_B == 2048  # the post's batch
-    full = experiments.sizes_for("cpu", quick=False)
+    full = experiments.claim_sizes("cpu", quick=False)
     assert quick.mlp_batches[-1] < full.mlp_batches[-1]
     with pytest.raises(GpuConceptsError, match="not a resolved device"):
-        experiments.sizes_for("tpu", quick=True)
+        experiments.claim_sizes("tpu", quick=True)
 
 
 def test_claim_sizes_from_a_table() -> None:
@@ -1602,7 +1602,7 @@ def test_draw_spread_as_error_bars() -> None:
 def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuconcepts.kernels
 
-    monkeypatch.setattr(experiments, "sizes_for", lambda _device, _quick: TINY)
+    monkeypatch.setattr(experiments, "claim_sizes", lambda _device, _quick: TINY)
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: PEAKS)
     monkeypatch.setattr(gpuconcepts.kernels, "load_presets", lambda *_a, **_k: TINY_PRESETS)
     monkeypatch.setattr(
@@ -1740,7 +1740,7 @@ def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:
     # or dependency shows, and work of very different sizes took equal times
     peaks = Peaks("cpu", 1.27e11, 2.36e10, "float32", latency_seconds=4e-6)
     lab = synthetic_lab(peaks, DEVICE)
-    verdicts = {r.key: r.verdict for r in judge_claims(lab, experiments.sizes_for("cpu", False))}
+    verdicts = {r.key: r.verdict for r in judge_claims(lab, experiments.claim_sizes("cpu", False))}
     timing = [key for key in verdicts if key not in ("cnn-weight-sharing", "kv-cache-exact")]
     failing = [key for key in timing if verdicts[key] == "fails"]
     assert len(failing) > len(timing) / 2, " ".join(f"{k}:{v}" for k, v in verdicts.items())

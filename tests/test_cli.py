@@ -161,3 +161,30 @@ def test_json_never_holds_infinity_or_nan(capsys):
         assert "Infinity" not in out
         assert "NaN" not in out
         json.loads(out, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+
+
+@pytest.mark.parametrize(
+    ("command", "given", "meant"),
+    [
+        ("profile", "bf16", "bfloat16"),
+        ("profile", "tf32", "tf32"),
+        ("verify", None, None),
+        ("analyze", "fp16", "float16"),
+        ("analyze", "bfloat16", "bfloat16"),
+        ("model", "fp32", "fp32"),  # the model's shape reads it (ModelShape), alias and all
+    ],
+)
+def test_every_dtype_option_takes_the_aliases(command: str, given: str | None, meant: str) -> None:
+    from gpuconcepts.cli import build_parser
+
+    extra = {"analyze": ["m.py:f", "--input", "2x3"]}.get(command, [])
+    flags = [] if given is None else ["--dtype", given]
+    args = build_parser().parse_args([command, *extra, *flags])
+    assert getattr(args, "dtype", None) == meant
+
+
+def test_a_dtype_no_table_knows_is_refused_with_the_names(capsys: pytest.CaptureFixture[str]):
+    assert main(["profile", "--dtype", "half"]) == 2
+    assert "unknown dtype 'half'; one of float32 (fp32), tf32, float16 (fp16), bfloat16 (bf16)" in (
+        capsys.readouterr().err
+    )

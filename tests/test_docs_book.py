@@ -167,3 +167,28 @@ def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:
     assert alone.endswith("No run recorded in `docs/runs/` holds these results yet.")
     with pytest.raises(GpuConceptsError, match="no run holds 'Whole model' claims"):
         claims_beside([old], ["old"], "Whole model")
+
+
+def test_the_api_page_prints_no_value_full_of_latex() -> None:
+    """autodoc prints a documented module constant's repr: one holding LaTeX (the workloads'
+    formulas, the models' equations) would put raw TeX on the API page, so each such constant
+    hides its value (``:meta hide-value:``) and the page shows it another way."""
+    import importlib
+    import re
+
+    analyzer = pytest.importorskip("sphinx.pycode").ModuleAnalyzer
+    page = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+    shown = re.findall(r"\.\. automodule:: (\S+)\n((?:   :.*\n)*)", page)
+    leaks = []
+    for name, options in shown:
+        chosen = re.search(r":members: (.+)", options)
+        found = analyzer.for_module(name)
+        found.analyze()
+        module = importlib.import_module(name)
+        for (owner, attr), doc in found.attr_docs.items():
+            if owner or (chosen and attr not in chosen.group(1)) or attr.startswith("_"):
+                continue
+            if "\\" in repr(getattr(module, attr)) and ":meta hide-value:" not in "".join(doc):
+                leaks.append(f"{name}.{attr}")
+    assert "gpuconcepts.workloads" in dict(shown)
+    assert leaks == []

@@ -14,7 +14,7 @@ import pytest
 from synthetic import Timing, synthetic_lab
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.experiments import judge_claims, sizes_for
+from gpuconcepts.claims.experiments import claim_sizes, judge_claims
 from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.roofline import Peaks
@@ -133,7 +133,7 @@ def judged(seconds: Timing, tweak: Tweak | None) -> dict[str, ClaimResult]:
     lab = synthetic_lab(PEAKS, "cpu (violating run)", seconds, spread=0.02)
     if tweak is not None:
         tweak(lab)
-    return {r.key: r for r in judge_claims(lab, sizes_for("cpu", quick=False))}
+    return {r.key: r for r in judge_claims(lab, claim_sizes("cpu", quick=False))}
 
 
 def test_every_claim_has_a_violating_run_and_holds_on_the_ideal_machine() -> None:

@@ -130,9 +130,12 @@ def test_datasheet_peaks_are_the_table_rows_in_one_dtype() -> None:
     h100 = GPUS["H100 SXM"].datasheet_peaks("float16")
     assert (h100.flops_per_s, h100.bytes_per_s, h100.dtype) == (989e12, 3.35e12, "fp16")
     assert h100.ridge_point == GPUS["H100 SXM"].ridge_point("fp16")
-    assert [p.device for p in hardware.datasheet_peaks("bf16")] == [
+    assert [p.name for p in hardware.datasheet_peaks("bf16")] == [
         "A100 80GB SXM", "H100 SXM", "H200", "L4", "RTX 4090"
     ]  # fmt: skip
+    # a datasheet GPU is a CUDA device: its memory roof is HBM, as a measured GPU's is
+    assert {p.device for p in hardware.datasheet_peaks("bf16")} == {"cuda"}
+    assert [level.name for level in h100.memory_roofs] == ["HBM"]
     with pytest.raises(GpuConceptsError, match="T4 has no 'bf16' peak"):
         GPUS["T4"].datasheet_peaks("bf16")
 

@@ -498,7 +498,7 @@ def test_sizes_are_params_not_names() -> None:
         ),
         (
             lambda: mlp.linear("cpu", PEAKS, B=1, d_in=1, d_out=1, dtype="int8"),
-            "dtype 'int8' is not one of float32",
+            "unknown dtype 'int8'; one of float32 \\(fp32\\)",
         ),
         (lambda: cnn.conv2d("cpu", PEAKS, B=1, H=4, W=4, C_in=1, C_out=1, K=2), "K must be odd"),
         (
@@ -765,3 +765,10 @@ def test_flush_policy_follows_the_ridge_point() -> None:
     # the lookups flush whatever the ridge: the table's rows must come from DRAM
     lookup = dlrm.embedding_lookup("cpu", low_ridge, N=300, B=4, L=3, d=8, repeats=R)
     assert (place(lookup, low_ridge).bound, lookup.flush) == ("compute", True)
+
+
+def test_a_dtype_alias_is_recorded_by_its_name() -> None:
+    lab = Lab("cpu", PEAKS, 1, cache_bytes=2**25, free_bytes=2**34, dtype="fp32")
+    assert lab.dtype == "float32"
+    m = mlp.linear("cpu", PEAKS, B=2, d_in=4, d_out=4, dtype="fp32", repeats=1)
+    assert (m.params["dtype"], m.params["s"]) == ("float32", 4)

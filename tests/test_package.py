@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import zipfile
+from pathlib import Path
 
 from gpuconcepts import units
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_import_needs_only_sympy_and_numpy():
@@ -16,6 +21,39 @@ def test_import_needs_only_sympy_and_numpy():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == ""
+
+
+def test_sizes_are_read_without_torch():
+    code = (
+        "import sys;"
+        "from gpuconcepts.sizes import load_presets, load_sweeps;"
+        "from gpuconcepts.claims.experiments import claim_sizes;"
+        "from gpuconcepts.claims.wholemodel_results import wholemodel_sizes;"
+        "mlp = load_presets('cpu', True, free_bytes=2**34)['mlp'];"
+        "sweep = load_sweeps('cpu', True, free_bytes=2**34)['mlp_B'];"
+        "claims = claim_sizes('cpu', True); whole = wholemodel_sizes('cpu', True);"
+        "print(mlp['B'] > 0, sweep[:2], claims.mlp_batches[:2], whole.repeats,"
+        " 'torch' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True", "(1,", "64)", "(1,", "2)", "5", "False"]
+
+
+def test_a_built_wheel_carries_the_presets_file(tmp_path: Path):
+    """conf/presets.toml is the one copy; the build copies it into the package (no link)."""
+    assert not (ROOT / "src" / "gpuconcepts" / "presets.toml").exists()
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "conf", tree / "conf")
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps"]
+    subprocess.run([*build, str(tree), "-w", str(tmp_path)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("gpuconcepts-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.read("gpuconcepts/presets.toml")
+    assert shipped == (ROOT / "conf" / "presets.toml").read_bytes()
 
 
 def test_bytes_in_both_unit_systems():

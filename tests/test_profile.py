@@ -13,9 +13,9 @@ pytest.importorskip("torch")
 from synthetic import PEAKS, synthetic_distributed, synthetic_wholemodel
 
 from gpuconcepts import cli, formulas, profile
+from gpuconcepts import sizes as size_tables
 from gpuconcepts.distributed import report
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels import presets
 from gpuconcepts.run import Run, catalogue_hash, load
 
 TINY_TOML = """
@@ -104,7 +104,7 @@ transformer_S = [4]
 def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "presets.toml"
     path.write_text(TINY_TOML)
-    monkeypatch.setattr(presets, "presets_path", lambda: path)
+    monkeypatch.setattr(size_tables, "presets_path", lambda: path)
     return path
 
 
@@ -221,12 +221,12 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
 def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
     parts_as_if_measured: list[tuple[object, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuconcepts.claims.wholemodel_results import sizes_for
+    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
     from gpuconcepts.run import collect
 
     run = collect("cpu", True, claims=False)
     assert parts_as_if_measured == [
-        ("whole_model", "cpu", sizes_for("cpu", quick=True)),
+        ("whole_model", "cpu", wholemodel_sizes("cpu", quick=True)),
         ("measure", 2, {"backend": "gloo", "quick": True, "growth_world": 4}),
     ]
     assert [r.key for r in run.claims] == [r.key for r in run.part_claims()]

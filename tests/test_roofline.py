@@ -270,3 +270,15 @@ def test_a_roof_is_beaten_only_beyond_the_spread() -> None:
     assert roofline.observe(triad, CACHED) == ("DRAM", pytest.approx(0.1 / 0.097))
     beyond = Measurement("peak-triad", "cpu", {}, (0.080, 0.081, 0.082), 0.0, 1e9)
     assert roofline.observe(beyond, CACHED)[0] == "L3"
+
+
+def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None:
+    from gpuconcepts.records import to_record
+
+    measured = Peaks("cpu", 1e11, 1e10, "float32")
+    assert measured.name == "cpu"  # the device kind when no name is given
+    named = Peaks("cuda", 1e12, 1e11, "bf16", name="H100 SXM")
+    assert (named.device, named.name, named.memory_roofs[-1].name) == ("cuda", "H100 SXM", "HBM")
+    assert Peaks.from_dict(named.to_dict()) == named
+    saved_before = {k: v for k, v in to_record(named).items() if k != "name"}
+    assert Peaks.from_dict(saved_before).name == "cuda"  # a run saved without the field

@@ -26,7 +26,7 @@ from gpuconcepts.attention import TILE_ROWS
 from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.hardware import GPUS
+from gpuconcepts.hardware import DEFAULT_GPU, GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.symbols import SYMBOLS
 
@@ -396,7 +396,7 @@ def test_a_range_is_the_symbols(node_run):
 
 def test_gpu_symbols_start_at_the_default_gpus_datasheet():
     model = whatif.PANELS["model"].defaults()
-    h100 = GPUS[whatif.DEFAULT_GPU]
+    h100 = GPUS[DEFAULT_GPU]
     assert model["M_dev"] == h100.memory_bytes
     assert model["beta"] == h100.bytes_per_s
     assert model["P"] == h100.flops_per_s[whatif.default_dtype(model["s"])]

@@ -43,7 +43,7 @@ True
 True
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError, Terminated, require
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, classify, observe
-from gpuconcepts.units import binary_bytes, plain_number, si
+from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
 
 if TYPE_CHECKING:
     import torch
@@ -307,7 +308,9 @@ class Report:
     def share_sentence(self) -> str:
         """The time share per bound in words, largest first."""
         parts = sorted(self.time_share().items(), key=lambda kv: -kv[1])
-        said = [f"{share:.0%} in {bound}-bound calls" for bound, share in parts if share >= 0.005]
+        said = [
+            f"{percent(share)} in {bound}-bound calls" for bound, share in parts if share >= 0.005
+        ]
         return "Of the measured time, " + ", ".join(said) + "."
 
     def to_dict(self) -> dict[str, Any]:
@@ -357,9 +360,9 @@ class Report:
                 layer.type,
                 si(layer.flops, "") + ("!" if layer.warning else "*" if _by_formula(layer) else ""),
                 binary_bytes(layer.bytes).replace(" bytes", " B"),
-                f"{layer.intensity:.3g}",
+                f"{significant(layer.intensity)}",
                 si(layer.seconds, "s"),
-                f"{layer.iqr_seconds / layer.seconds:.0%}" if layer.seconds > 0 else "-",
+                f"{percent(layer.iqr_seconds / layer.seconds)}" if layer.seconds > 0 else "-",
                 layer.bound,
                 _gpus_cell(layer.predicted),
             ]
@@ -419,7 +422,7 @@ class Report:
         lines.append(
             f"Calls one at a time: {si(self.seconds, 's')}{forward}. Peaks here "
             f"({self.peaks_dtype}, {self.peaks_source}): {si(self.peak_flops_per_s, 'FLOP/s')}, "
-            f"{si(self.peak_bytes_per_s, 'B/s')}, ridge {self.ridge_point:.3g} FLOP/B."
+            f"{si(self.peak_bytes_per_s, 'B/s')}, ridge {significant(self.ridge_point)} FLOP/B."
         )
         if self.dtype != self.peaks_dtype:
             lines.append(
@@ -430,9 +433,9 @@ class Report:
             lines.append(self.share_sentence())
         for g in self.gpus:
             lines.append(
-                f"On {g.gpu} ({g.dtype}, ridge {g.ridge_point:.0f} FLOP/B) the roofline "
-                f"predicts {si(g.seconds, 's')}: {g.memory_share:.0%} of it in memory-bound "
-                f"calls, {g.overhead_share:.0%} at the launch floor."
+                f"On {g.gpu} ({g.dtype}, ridge {significant(g.ridge_point)} FLOP/B) the roofline "
+                f"predicts {si(g.seconds, 's')}: {percent(g.memory_share)} of it in memory-bound "
+                f"calls, {percent(g.overhead_share)} at the launch floor."
             )
         lines += [f"Assumed: {text}" for text in self.assumptions]
         lines += [f"Warning: {text}" for text in self.all_warnings]
@@ -459,7 +462,7 @@ class Report:
                 shapes_text(layer.input_shapes, layer.output_shapes),
                 f"{si(layer.flops, '')}<br><small>{layer.flops_source}</small>",
                 si(layer.bytes, "B"),
-                f"{layer.intensity:.3g}",
+                f"{significant(layer.intensity)}",
                 f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
                 si(layer.flops_per_s, "FLOP/s") if layer.flops else "–",
                 si(layer.bytes_per_s, "B/s"),
@@ -1486,7 +1489,7 @@ def peaks_warnings(peaks: Peaks, device: str, runs: Sequence[Any] | None = None)
             now, then = getattr(peaks, field_name), getattr(run.peaks, field_name)
             if not 1 / FAR_FROM_RECORDED <= now / then <= FAR_FROM_RECORDED:
                 said.append(
-                    f"the {what} roof measured now, {si(now, unit)}, is {now / then:.2g}x the "
+                    f"the {what} roof measured now, {si(now, unit)}, is {significant(now / then, 2)}x the "
                     f"{si(then, unit)} recorded on this machine ({origin.created_utc}): it may "
                     "be busy, and calls near the ridge may change label; --peaks RUN.json "
                     "reuses a saved run's peaks"
@@ -1499,7 +1502,7 @@ def peaks_warnings(peaks: Peaks, device: str, runs: Sequence[Any] | None = None)
         ):
             if now > limit * 1.05 or now < limit / FAR_BELOW_DATASHEET:
                 said.append(
-                    f"the {what} roof measured now, {si(now, unit)}, is {now / limit:.2g}x "
+                    f"the {what} roof measured now, {si(now, unit)}, is {significant(now / limit, 2)}x "
                     f"{datasheet.name}'s datasheet ({si(limit, unit)}): a measurement to doubt"
                 )
     return tuple(said)
@@ -1539,8 +1542,9 @@ def analyze(
             to ``device`` or change ``dtype``) and runs in eval mode, as for inference.
         args, kwargs: the forward pass's inputs.
         device: ``"auto"``, ``"cpu"`` or ``"cuda"`` (:func:`gpuconcepts.measure.resolve_device`).
-        dtype: a kernels dtype name (``float32``, ``float16``, ``bfloat16``) for the
-            weights and floating-point inputs; None keeps the model's.
+        dtype: a dtype name or alias (``float32``/``fp32``, ``float16``/``fp16``,
+            ``bfloat16``/``bf16``) for the weights and floating-point inputs; None keeps the
+            model's.
         peaks: this device's measured peaks (:class:`gpuconcepts.roofline.Peaks`, e.g. a
             saved Run's ``run.peaks``); measured with :func:`gpuconcepts.kernels.measure_peaks`
             when None, with a warning when they are far from a recorded run of this machine.
@@ -1560,6 +1564,7 @@ def analyze(
     from gpuconcepts.measure import resolve_device
 
     root = _check(model, args, kwargs, device, dtype, peaks, repeats)
+    dtype = None if dtype is None else dtype_name(dtype)
     resolved = resolve_device(device)
     try:
         model, args, kwargs = _prepare(model, args, kwargs, resolved, dtype)
@@ -1640,6 +1645,11 @@ def _check(
         raise GpuConceptsError(f"analyze: device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
     if dtype is not None and not isinstance(dtype, str):
         raise GpuConceptsError(f"analyze: dtype must be a name such as 'float32'; got {dtype!r}")
+    if dtype is not None and dtype_name(dtype) == "tf32":
+        raise GpuConceptsError(
+            "analyze: dtype 'tf32' is float32 storage: run in float32, and PyTorch's TF32 "
+            "settings decide which calls use TF32 (the GPU predictions follow them)"
+        )
     if peaks is not None and not isinstance(peaks, Peaks):
         raise GpuConceptsError(
             "analyze: peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); "
@@ -2098,7 +2108,7 @@ class ProgressLine:
         if now - self.start < self.after or now - self.last < (0.2 if self.tty else self.every):
             return
         self.last = now
-        line = f"gpuconcepts analyze: {text} ({now - self.start:.0f} s)"[: TEXT_WIDTH - 1]
+        line = f"gpuconcepts analyze: {text} ({significant(now - self.start)} s)"[: TEXT_WIDTH - 1]
         if self.tty:
             self.stream.write("\r" + line.ljust(self.width))
             self.width = len(line)

@@ -12,7 +12,7 @@ The build's measurements come from one Run (:func:`build_run`), runs of other ma
 | `mlp_weights` | count | $\text{Weights} = d_{in} d_{out}$ |
 """
 
-# MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -150,7 +150,8 @@ def package_hash(root: Path | None = None) -> str:
 
     ``root`` is a checkout (its ``src/gpuconcepts`` is hashed); without it, the installed
     package is hashed, which is what a notebook on Colab runs. The two agree for the same
-    sources (``presets.toml`` in the package is a link to ``conf/presets.toml``).
+    sources (the presets are read where :func:`~gpuconcepts.sizes.presets_path` finds them: a
+    build copies ``conf/presets.toml`` into the package).
     ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
     to the kernel presets re-runs every page; the execution report prints it.
 
@@ -160,15 +161,19 @@ def package_hash(root: Path | None = None) -> str:
     (16, True)
     """
     import gpuconcepts
+    from gpuconcepts.sizes import presets_path
 
     package = Path(gpuconcepts.__file__).parent if root is None else root / "src" / "gpuconcepts"
     if not package.is_dir():
         raise GpuConceptsError(f"package_hash: {package} holds no gpuconcepts package")
-    inputs = sorted([*package.rglob("*.py"), *package.glob("*.toml")])
+    presets = presets_path() if root is None else root / "conf" / "presets.toml"
     digest = hashlib.sha256()
-    for path in inputs:
+    for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
+    if presets.is_file():
+        digest.update(b"presets.toml")
+        digest.update(presets.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -26,7 +26,8 @@ from gpuconcepts import __version__
 from gpuconcepts.errors import GpuConceptsError, Terminated, require
 from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.units import binary_bytes, decimal_bytes, describe, significant
+from gpuconcepts.hardware import TORCH_DTYPES, dtype_name
+from gpuconcepts.units import binary_bytes, decimal_bytes, describe, plain_number, significant
 
 EXIT_USAGE = 2
 
@@ -50,6 +51,18 @@ MAX_DIGITS = 10_000
 """The most digits a value may have: exact arithmetic is cheap up to here, and no size needs more."""
 
 
+_DTYPE_NAMES = ", ".join(f"{k} ({v})" if k != v else k for k, v in TORCH_DTYPES.items())
+"""Every dtype a command takes, with its alias: ``float32 (fp32), tf32, ...``."""
+
+
+def _dtype(text: str) -> str:
+    """``--dtype``: a dtype's name or alias, as its name (``bf16`` is ``bfloat16``)."""
+    try:
+        return dtype_name(text)
+    except GpuConceptsError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | Fraction]:
     """``SYMBOL=VALUE`` read exactly: ``N=1e30`` is 10**30, ``s=0.1`` is 1/10 (never a float)."""
     name, sep, text = assignment.partition("=")
@@ -67,7 +80,7 @@ def _parse_value(formula: Formula, assignment: str) -> tuple[str, int | Fraction
         raise GpuConceptsError(f"{formula.name}: {name} must be finite; got {text!r}")
     if number and abs(number.adjusted()) >= MAX_DIGITS:
         raise GpuConceptsError(
-            f"{formula.name}: {name} must have fewer than {MAX_DIGITS:,} digits; got {text[:20]!r}..."
+            f"{formula.name}: {name} must have fewer than {plain_number(MAX_DIGITS)} digits; got {text[:20]!r}..."
         )
     exact = Fraction(number)  # Formula refuses a fraction for a count, naming the symbol
     return name, int(exact) if exact.denominator == 1 else exact
@@ -324,9 +337,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--save", metavar="PATH", help="also write the run to PATH (JSON)")
             p.add_argument(
                 "--dtype",
-                choices=("float32", "tf32", "float16", "bfloat16"),
-                help="run every kernel in this data type (default: float32 on a CPU; bfloat16 "
-                "on a GPU, embedding tables float32)",
+                type=_dtype,
+                metavar="D",
+                help=f"run every kernel in this data type: {_DTYPE_NAMES} (default: float32 "
+                "on a CPU; bfloat16 on a GPU, embedding tables float32)",
             )
         else:
             p.add_argument(
@@ -372,7 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
         "input_ids=1x128:int64:0..999, attention_mask=ones:1x128 (forms below)",
     )
     p.add_argument(
-        "--dtype", choices=("float32", "float16", "bfloat16"), help="default: the model's"
+        "--dtype",
+        type=_dtype,
+        metavar="D",
+        help=f"{_DTYPE_NAMES} but tf32 (default: the model's)",
     )
     p.add_argument(
         "--device", choices=("auto", "cpu", "cuda"), default="auto", help="default: auto"
@@ -393,8 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     shown.add_argument("--csv", action="store_true", help="print every call as CSV")
     p.set_defaults(run=_cmd_analyze)
 
-    from gpuconcepts.hardware import GPUS, TORCH_DTYPES
-    from gpuconcepts.model import DEFAULT_GPU, PRESETS
+    from gpuconcepts.hardware import DEFAULT_GPU, GPUS
+    from gpuconcepts.model import PRESETS
 
     p = sub.add_parser(
         "model",
@@ -427,8 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("--top-k", "experts each token is routed to"),
     ):
         p.add_argument(flag, type=int, metavar="N", help=text)
-    aliases = ", ".join(f"{k} ({v})" if k != v else k for k, v in TORCH_DTYPES.items())
-    p.add_argument("--dtype", metavar="D", help=f"weights and cache dtype: {aliases}")
+    p.add_argument("--dtype", metavar="D", help=f"weights and cache dtype: {_DTYPE_NAMES}")
     p.add_argument(
         "--gated",
         action=argparse.BooleanOptionalAction,

@@ -17,6 +17,7 @@ from fractions import Fraction
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS
+from gpuconcepts.units import plain_number
 
 K_OPT_ADAM = 12
 """Mixed-precision Adam's optimizer bytes per parameter: fp32 master weights, two moments."""
@@ -121,4 +122,6 @@ def _fewest(holds: object, *, limit: int = 1_000_000) -> int:
     for m in range(1, limit + 1):
         if holds(m):
             return m
-    raise GpuConceptsError(f"no value up to {limit:,} meets the condition")  # pragma: no cover
+    raise GpuConceptsError(
+        f"no value up to {plain_number(limit)} meets the condition"
+    )  # pragma: no cover

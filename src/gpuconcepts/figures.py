@@ -10,7 +10,7 @@ they can be made in a loop without leaking windows.
 ['Fully connected: 48 weights', '3×3 filter: 9 shared weights']
 """
 
-# MyST-NB, IPython and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError, require
-from gpuconcepts.units import binary_bytes
+from gpuconcepts.units import binary_bytes, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -347,7 +347,7 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
             ax.text(
                 j,
                 i,
-                f"{value:g}",
+                f"{plain_number(value)}",
                 ha="center",
                 va="center",
                 fontsize=9,
@@ -397,7 +397,7 @@ def kv_cache_growth(
     ax.set_ylabel("KV cache (bytes)")
     ax.set_ylim(0, float(expected[-1]) * 1.18)
     ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={s:g} bytes)", fontsize=11)
+    ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={plain_number(s)} bytes)", fontsize=11)
     return fig
 
 
@@ -536,7 +536,7 @@ def memory_hierarchy(peaks: Peaks) -> Figure:
             )  # fmt: skip
     ax.set_xlabel("working set (bytes)")
     ax.set_ylabel("bytes/s")
-    ax.set_title(f"Memory hierarchy of {peaks.device}")
+    ax.set_title(f"Memory hierarchy of {peaks.name}")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     if peaks.sweep:
         ax.legend(loc="lower left", fontsize=8)

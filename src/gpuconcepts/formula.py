@@ -34,7 +34,7 @@ from sympy.printing.latex import LatexPrinter
 
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 from gpuconcepts.symbols import LATEX_NAMES, SYMBOLS, Symbol
-from gpuconcepts.units import Kind, latex_number, significant
+from gpuconcepts.units import Kind, latex_number, number, significant
 
 Number = int | float | Fraction
 
@@ -392,7 +392,7 @@ class Formula:
             return
         where = np.argwhere(bad)[0] if result.ndim else ()
         point = [np.broadcast_to(c, result.shape)[tuple(where)] for c in columns]
-        given = ", ".join(f"{n}={v:g}" for n, v in zip(self.params, point, strict=True))
+        given = ", ".join(f"{n}={number(v)}" for n, v in zip(self.params, point, strict=True))
         raise GpuConceptsError(
             f"{self.name}: float64 overflows at {given} (the result, or a step on the way, is "
             f"beyond about 1.8e308); call {self.name}(...) for the exact value"
@@ -427,13 +427,13 @@ class Formula:
             wrong = column[column != np.rint(column)][0]
             raise GpuConceptsTypeError(
                 f"{self.name}: {self._what(name)} must hold whole numbers (it is a count); "
-                f"got {wrong:g}"
+                f"got {number(wrong)}"
             )
         symbol = SYMBOLS[name]
         outside = [x for x in column.ravel().tolist() if not symbol.allows(x)]
         if outside:
             raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} {symbol.rule}; got {outside[0]:g}"
+                f"{self.name}: {self._what(name)} {symbol.rule}; got {number(outside[0])}"
             )
         return column
 
@@ -503,4 +503,4 @@ def _first_reaching(expr: sp.Expr, x: sp.Symbol, target: sp.Expr, most: int = 10
         if hits.size:
             return start + int(hits[0])
         start, size = start + size, 2 * size
-    raise GpuConceptsError(f"{expr} does not reach {target} for any whole {x} up to {most:,}")
+    raise GpuConceptsError(f"{expr} does not reach {target} for any whole {x} up to {number(most)}")

@@ -16,7 +16,7 @@ them. L2 sizes are the bytes the driver reports (NVIDIA's "50 MB" L2 is 50 MiB).
 True
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import MiB
+from gpuconcepts.units import MiB, plain_number, significant
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
 """Dtype keys of :attr:`GPU.flops_per_s`, in table order."""
@@ -41,6 +41,15 @@ TORCH_DTYPES = {"float32": "fp32", "tf32": "tf32", "float16": "fp16", "bfloat16"
 
 DTYPE_BYTES: dict[str, int] = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
 """Bytes per stored element of each datasheet dtype (TF32 is stored as a 4-byte FP32 word)."""
+
+
+def dtype_bytes(name: str) -> int:
+    """Bytes per stored element of a dtype given by its name or alias.
+
+    >>> dtype_bytes("bf16"), dtype_bytes("bfloat16"), dtype_bytes("tf32"), dtype_bytes("fp32")
+    (2, 2, 4, 4)
+    """
+    return DTYPE_BYTES[TORCH_DTYPES[dtype_name(name)]]
 
 
 def dtype_name(name: str) -> str:
@@ -63,6 +72,10 @@ def dtype_name(name: str) -> str:
 
 
 _T = 1e12
+
+DEFAULT_GPU = "H100 SXM"
+"""The datasheet GPU a question starts on unless told otherwise: the one the post's
+ridge-point example uses (``gpuconcepts model``'s serving rows, the what-if panels)."""
 
 
 @dataclass(frozen=True)
@@ -121,12 +134,14 @@ class GPU:
         place a kernel under this GPU's roofline (``roofline.place``, ``predicted_seconds``).
 
         >>> p = GPUS["H100 SXM"].datasheet_peaks("float16")
-        >>> p.device, p.dtype, p.flops_per_s / 1e12, round(p.ridge_point)
-        ('H100 SXM', 'fp16', 989.0, 295)
+        >>> p.name, p.device, p.dtype, p.flops_per_s / 1e12, round(p.ridge_point)
+        ('H100 SXM', 'cuda', 'fp16', 989.0, 295)
+        >>> [level.name for level in p.memory_roofs]
+        ['HBM']
         """
         self.ridge_point(dtype)  # the error names the dtypes listed when this one is not
         key = TORCH_DTYPES.get(dtype, dtype)
-        return Peaks(self.name, self.flops_per_s[key], self.bytes_per_s, key)
+        return Peaks("cuda", self.flops_per_s[key], self.bytes_per_s, key, name=self.name)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the ridge point of every listed dtype."""
@@ -235,7 +250,7 @@ def datasheet_peaks(dtype: str) -> list[Peaks]:
     """Every datasheet GPU's roofs in ``dtype``, in table order; a GPU without that dtype is left
     out (the T4 has no BF16).
 
-    >>> [p.device for p in datasheet_peaks("bfloat16")]
+    >>> [p.name for p in datasheet_peaks("bfloat16")]
     ['A100 80GB SXM', 'H100 SXM', 'H200', 'L4', 'RTX 4090']
     """
     return [gpu.datasheet_peaks(dtype) for gpu in _ROWS if gpu.peak(dtype) is not None]
@@ -269,7 +284,7 @@ def current_gpu() -> GPU | None:
 
 
 def _tera(value: float | None) -> str:
-    return "-" if value is None else f"{value / _T:g}"
+    return "-" if value is None else f"{plain_number(value / _T)}"
 
 
 def table_rows() -> list[list[str]]:
@@ -288,9 +303,9 @@ def table_rows() -> list[list[str]]:
             [
                 gpu.name,
                 *(_tera(gpu.flops_per_s.get(d)) for d in DTYPES),
-                f"{gpu.bytes_per_s / _T:g}",
+                f"{plain_number(gpu.bytes_per_s / _T)}",
                 f"{gpu.l2_bytes // MiB}",
-                f"{gpu.ridge_point(ridge_dtype):.0f} ({ridge_dtype})",
+                f"{significant(gpu.ridge_point(ridge_dtype))} ({ridge_dtype})",
             ]
         )
     return rows

@@ -3,9 +3,9 @@
 The profile and every claim ask a :class:`Lab` for a workload at some sizes. A live lab runs
 the kernel the first time and hands back the same measurement every later time, so one build
 times each kernel at each size once, and every page quotes the same number. A replaying lab
-(:meth:`Lab.replay`) answers from a saved :class:`~gpuconcepts.run.Run` and never runs
-anything: that is how ``gpuconcepts verify --run`` judges a file, and how the book shows runs
-recorded on other machines. torch is imported only when a live lab measures.
+(built with ``recorded=``, the measurements of a saved :class:`~gpuconcepts.run.Run`) answers
+from them and never runs anything: that is how ``gpuconcepts verify --run`` judges a file,
+and how the book shows runs recorded on other machines. torch is imported only when a live lab measures.
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
@@ -21,7 +21,7 @@ Traceback (most recent call last):
 gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d_in=8, d_out=8; it was recorded with other sizes (record it again with this version: gpuconcepts profile --save)
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
 
@@ -111,7 +112,8 @@ class Lab:
     Args:
         device: the resolved device (``"cpu"`` or ``"cuda"``) the measurements belong to.
         label: the device for people, e.g. ``"cpu (AMD EPYC 9R14, 2 threads)"``.
-        dtype: the data type every kernel runs in (None: each kernel's default, see
+        dtype: the data type every kernel runs in, by name or alias (``bf16``); None: each
+            kernel's default, see
             :func:`~gpuconcepts.kernels.default_dtype`).
         budget: how long each comparison (:meth:`compare`) may measure.
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
@@ -141,7 +143,7 @@ class Lab:
     ) -> None:
         self.device = device
         self.label = label or device
-        self.dtype = dtype
+        self.dtype = None if dtype is None else dtype_name(dtype)
         self.peaks = peaks
         self.repeats = repeats
         self.cache_bytes = cache_bytes

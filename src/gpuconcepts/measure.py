@@ -32,7 +32,7 @@ so its logic (warm-up, one event pair per repetition, cache flush before each on
 unit-tested on a machine without a GPU.
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -140,7 +140,14 @@ def _positive(value: object) -> bool:
     return math.isfinite(value) and value > 0
 
 
-def _quartiles(values: tuple[float, ...]) -> tuple[float, float]:
+def quartiles(values: Sequence[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``values``, the book's one spread statistic: inclusive
+    (linear interpolation between the sorted values, as ``numpy.percentile`` does); a single
+    value is both.
+
+    >>> quartiles([1.0, 2.0, 3.0, 4.0, 5.0]), quartiles([1.0, 2.0]), quartiles([7.0])
+    ((2.0, 4.0), (1.25, 1.75), (7.0, 7.0))
+    """
     if len(values) < 2:
         return values[0], values[0]
     q = statistics.quantiles(values, n=4, method="inclusive")
@@ -229,7 +236,7 @@ class Measurement:
     @property
     def interval_seconds(self) -> tuple[float, float]:
         """The first and third quartiles of the repetitions: the spread shown beside a time."""
-        return _quartiles(self.raw_seconds)
+        return quartiles(self.raw_seconds)
 
     @property
     def iqr_seconds(self) -> float:

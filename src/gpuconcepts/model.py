@@ -26,13 +26,8 @@ from typing import Any
 
 from gpuconcepts import formulas as f
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.hardware import DTYPE_BYTES as DATASHEET_BYTES
-from gpuconcepts.hardware import GPU, GPUS, TORCH_DTYPES, dtype_name
-from gpuconcepts.units import Kind, describe, describe_bytes, significant
-
-DTYPE_BYTES = {kernel: DATASHEET_BYTES[key] for kernel, key in TORCH_DTYPES.items()}
-"""Bytes per element of the dtypes a model accepts, by kernel name (aliases: bf16, fp16,
-fp32, tf32; TF32 stores FP32 words)."""
+from gpuconcepts.hardware import DEFAULT_GPU, GPU, GPUS, TORCH_DTYPES, dtype_bytes, dtype_name
+from gpuconcepts.units import Kind, describe, describe_bytes, plain_number, significant
 
 NORMS = {"none": 0, "rms": 1, "layer": 2}
 """Weights per element of width d of each kind of norm: none, RMSNorm (a scale), LayerNorm
@@ -40,9 +35,6 @@ NORMS = {"none": 0, "rms": 1, "layer": 2}
 
 BIASES = ("none", "qkv", "all")
 """Where a family has biases: nowhere (Llama), on Q, K and V (Qwen2), on every linear (GPT-2)."""
-
-DEFAULT_GPU = "H100 SXM"
-"""The datasheet GPU whose bandwidth and peak the table's decode rows use, unless told."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +127,7 @@ class ModelShape:
     @property
     def s(self) -> int:
         """Bytes per element of the model's dtype."""
-        return DTYPE_BYTES[self.dtype]
+        return dtype_bytes(self.dtype)
 
     @property
     def attention(self) -> str:
@@ -151,9 +143,9 @@ class ModelShape:
             mlp = f"{self.experts} {mlp} experts (top {self.top_k})"
         tied = ", tied head" if self.tied else ""
         return (
-            f"{self.name}: d={self.d:,}, {self.layers} layers, {mlp} of {self.d_ff:,}, "
+            f"{self.name}: d={plain_number(self.d)}, {self.layers} layers, {mlp} of {plain_number(self.d_ff)}, "
             f"{self.heads} heads of {self.d_head} ({self.attention}, {self.n_kv} KV heads), "
-            f"vocab {self.vocab:,}{tied}, {self.seq:,} tokens × batch {self.batch}, {self.dtype}"
+            f"vocab {plain_number(self.vocab)}{tied}, {plain_number(self.seq)} tokens × batch {self.batch}, {self.dtype}"
         )
 
 
@@ -217,7 +209,7 @@ class Row:
     def text(self) -> str:
         """The value in words (bytes in both unit systems, seconds with a prefix)."""
         if self.kind == "count" and not float(self.value).is_integer():
-            return f"{self.value:,.3g}"
+            return f"{significant(self.value)}"
         return describe(self.value, self.kind)
 
 
@@ -453,20 +445,20 @@ class Serving:
     def verdict(self) -> str:
         """Whether decode can become compute-bound at this context, in one sentence."""
         limit = significant(self.intensity_limit)
-        ridge = f"{self.ridge_point:.0f}"
+        ridge = f"{significant(self.ridge_point)}"
         if self.compute_bound_batch is None:
             return (
-                f"decode is never compute-bound at {self.seq:,} tokens: its intensity tends to "
+                f"decode is never compute-bound at {plain_number(self.seq)} tokens: its intensity tends to "
                 f"{limit} FLOP/byte as the batch grows, below the ridge point of {ridge}"
             )
         if self.compute_bound_batch > self.max_batch:
             return (
-                f"decode turns compute-bound only from batch {self.compute_bound_batch:,}, but "
-                f"at most {max(self.max_batch, 0):,} sequences of {self.seq:,} tokens fit"
+                f"decode turns compute-bound only from batch {plain_number(self.compute_bound_batch)}, but "
+                f"at most {plain_number(max(self.max_batch, 0))} sequences of {plain_number(self.seq)} tokens fit"
             )
         return (
-            f"decode turns compute-bound from batch {self.compute_bound_batch:,} (ridge point "
-            f"{ridge}), and up to {self.max_batch:,} sequences of {self.seq:,} tokens fit"
+            f"decode turns compute-bound from batch {plain_number(self.compute_bound_batch)} (ridge point "
+            f"{ridge}), and up to {plain_number(self.max_batch)} sequences of {plain_number(self.seq)} tokens fit"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -490,12 +482,15 @@ class Serving:
                 f"weights + KV cache, batch {self.batch}",
                 f"{describe(total, 'bytes')}: {fit} in {memory}",
             ),
-            (f"largest batch of {self.seq:,} tokens that fits", f"{max(self.max_batch, 0):,}"),
+            (
+                f"largest batch of {plain_number(self.seq)} tokens that fits",
+                f"{plain_number(max(self.max_batch, 0))}",
+            ),
         ]
         if self.intensity_at_max_batch is not None:
             rows.append(
                 (
-                    f"decode intensity at batch {self.max_batch:,}",
+                    f"decode intensity at batch {plain_number(self.max_batch)}",
                     describe(self.intensity_at_max_batch, "FLOP/byte"),
                 )
             )
@@ -511,19 +506,19 @@ class Serving:
         if self.draft is not None and self.expected_tokens is not None:
             rows.append(
                 (
-                    f"speculative, alpha {self.draft.alpha:g}, gamma {self.draft.gamma}",
+                    f"speculative, alpha {plain_number(self.draft.alpha)}, gamma {self.draft.gamma}",
                     f"{significant(self.expected_tokens)} tokens per target step",
                 )
             )
-            if self.speculative_speedup is not None:
+            if self.speculative_speedup is not None and self.draft.cost is not None:
                 rows.append(
                     (
-                        f"speculative speedup, draft cost {self.draft.cost:g}",
+                        f"speculative speedup, draft cost {plain_number(self.draft.cost)}",
                         f"{significant(self.speculative_speedup)}×",
                     )
                 )
         width = max(len(label) for label, _ in rows)
-        head = f"serving on {self.gpu}, {self.seq:,} tokens per sequence, {self.dtype}"
+        head = f"serving on {self.gpu}, {plain_number(self.seq)} tokens per sequence, {self.dtype}"
         if self.mixture:
             head += " (experts: a step reads only the routed ones, an upper bound on intensity)"
         return [head] + [f"  {label.ljust(width)}  {text}" for label, text in rows]
@@ -628,15 +623,15 @@ def account(
             "adam_training_memory"),
         Row("kv_per_token", "KV cache per token", kv_cache(shape, B=1, S=1), "bytes",
             "gqa_kv_cache_memory × layers"),
-        Row("kv_cache", f"KV cache, {shape.batch} × {shape.seq:,} tokens", cache, "bytes",
+        Row("kv_cache", f"KV cache, {shape.batch} × {plain_number(shape.seq)} tokens", cache, "bytes",
             "gqa_kv_cache_memory × layers"),
-        Row("activations", f"activations, {tokens:,} tokens",
+        Row("activations", f"activations, {plain_number(tokens)} tokens",
             L * tokens * f.layer_activation_memory(d=shape.d, d_ff=shape.d_ff, s=s), "bytes",
             "layer_activation_memory × layers"),
-        Row("activations_recomputed", f"activations recomputed, {tokens:,} tokens",
+        Row("activations_recomputed", f"activations recomputed, {plain_number(tokens)} tokens",
             L * tokens * f.layer_activation_memory_recomputed(d=shape.d, s=s), "bytes",
             "layer_activation_memory_recomputed × layers"),
-        Row("attention_share", f"attention ÷ linear FLOPs at {shape.seq:,} tokens",
+        Row("attention_share", f"attention ÷ linear FLOPs at {plain_number(shape.seq)} tokens",
             attention_share(shape, shape.seq), "count", "attention_decode_flops / 2·layer"),
         Row("attention_crossover", "attention overtakes the weights at S",
             attention_crossover(shape), "count", "attention_decode_flops / 2·layer"),

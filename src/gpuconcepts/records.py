@@ -73,6 +73,7 @@ from typing import (
 )
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import plain_number
 
 T = TypeVar("T")
 
@@ -104,9 +105,9 @@ class Bounds:
     @property
     def text(self) -> str:
         """The bounds in words, as an error says them."""
-        low = None if self.low is None else f"{self.low:g}"
+        low = None if self.low is None else f"{plain_number(self.low)}"
         if self.high is not None:
-            top = f"{self.high:g}"
+            top = f"{plain_number(self.high)}"
             return f"at most {top}" if low is None else f"between {low} and {top}"
         if low is None:
             return "any number"

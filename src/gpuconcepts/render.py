@@ -15,7 +15,7 @@ the one statistic of :class:`~gpuconcepts.measure.Measurement`.
 >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.01, 0.012), 1e9, 2e7)
 >>> print(format_measurements([m], p))
 workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound       observed
-mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms               1.10  compute  compute (91%)
+mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms                1.1  compute  compute (91%)
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from gpuconcepts.roofline import (
 from gpuconcepts.units import (
     binary_bytes,
     in_words,
+    number,
     percent,
     plain_number,
     plural,
@@ -131,7 +132,7 @@ def measurement_table(
     """
     header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
     rows = []
-    for number, m in enumerate(measurements, start=1):
+    for index, m in enumerate(measurements, start=1):
         where = place(m, peaks)
         row = [
             f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
@@ -144,7 +145,7 @@ def measurement_table(
             f"**{where.bound}**",
             observed(where),
         ]
-        rows.append([str(number), *row] if numbered else row)
+        rows.append([str(index), *row] if numbered else row)
     return markdown_table(header, rows)
 
 
@@ -283,7 +284,7 @@ def format_peaks(peaks: Peaks) -> str:
             f" (copy {si(peaks.copy_bytes_per_s, 'B/s')}, "
             f"triad {si(peaks.triad_bytes_per_s, 'B/s')})"
         )
-    parts.append(f"ridge point {peaks.ridge_point:.3g} FLOP/byte")
+    parts.append(f"ridge point {number(peaks.ridge_point)} FLOP/byte")
     if peaks.levels:
         parts.append(
             "caches "
@@ -317,11 +318,11 @@ def format_measurements(measurements: Sequence[Measurement], peaks: Peaks) -> st
                 m.workload,
                 sizes({k: v for k, v in m.params.items() if k != "dtype"}).replace(",", ""),
                 time_spread(m),
-                f"{m.flops_per_s / 1e9:.1f}",
-                f"{m.bytes_per_s / 1e9:.3g}",
-                f"{m.intensity:.3g}",
+                f"{number(m.flops_per_s / 1e9)}",
+                f"{number(m.bytes_per_s / 1e9)}",
+                f"{number(m.intensity)}",
                 si(where.predicted_seconds, "s"),
-                f"{where.ratio:.2f}",
+                f"{number(where.ratio, 2)}",
                 where.bound,
                 observed(where),
             ]
@@ -346,7 +347,7 @@ def format_run(run: Run) -> str:
     if run.claims:
         out.append(f"claims: {tally_text(counts)} (gpuconcepts verify shows them)")
         out.append(run.provenance.noise)
-    out.append(f"wall time {run.provenance.seconds:.1f} s")
+    out.append(f"wall time {number(run.provenance.seconds)} s")
     return "\n".join(out)
 
 
@@ -393,7 +394,7 @@ def _wrap(label: str, text: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=head, subsequent_indent=" " * len(head))
 
 
-def format_claim(number: int, result: ClaimResult) -> str:
+def format_claim(position: int, result: ClaimResult) -> str:
     """One claim as a few wrapped lines: verdict, claim, prediction, alternative, pass region,
     measurement, and why when it does not hold.
 
@@ -409,11 +410,13 @@ def format_claim(number: int, result: ClaimResult) -> str:
     lines = textwrap.wrap(
         f"[{result.verdict}] {result.architecture}: {result.claim}",
         WIDTH,
-        initial_indent=f"{number:>2}. ",
+        initial_indent=f"{position:>2}. ",
         subsequent_indent="    ",
     )
     test = result.test
-    lines += _wrap("predicted:", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})")
+    lines += _wrap(
+        "predicted:", f"{result.prediction} ({test.quantity} = {number(test.predicted)})"
+    )
     lines += _wrap("rules out:", result.alternative)
     lines += _wrap("pass region:", result.pass_region)
     lines += _wrap("measured:", result.measured)
@@ -428,13 +431,13 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
     peaks = run.peaks
     head = [
         *textwrap.wrap(
-            f"gpuconcepts verify: {run.provenance.summary} ({run.provenance.seconds:.0f} s)",
+            f"gpuconcepts verify: {run.provenance.summary} ({number(run.provenance.seconds)} s)",
             WIDTH,
             subsequent_indent="    ",
         ),
         (
             f"measured peaks: {si(peaks.flops_per_s, 'FLOP/s')} ({peaks.dtype}), "
-            f"{si(peaks.bytes_per_s, 'B/s')}; ridge point {peaks.ridge_point:.3g} FLOP/byte"
+            f"{si(peaks.bytes_per_s, 'B/s')}; ridge point {number(peaks.ridge_point)} FLOP/byte"
         ),
         "",
     ]
@@ -460,7 +463,10 @@ def markdown_claim(result: ClaimResult) -> str:
         ["", ""],
         [
             ["**Claim**", result.claim],
-            ["**Prediction**", f"{result.prediction} ({test.quantity} = {test.predicted:.3g})"],
+            [
+                "**Prediction**",
+                f"{result.prediction} ({test.quantity} = {number(test.predicted)})",
+            ],
             ["**Rules out**", result.alternative],
             ["**Pass region**", result.pass_region],
             ["**Measured**", result.measured],
@@ -486,10 +492,10 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
         rows.append(
             [
                 r.claim,
-                f"{r.test.predicted:.3g}",
+                f"{number(r.test.predicted)}",
                 r.alternative,
                 r.pass_region,
-                f"{r.test.measured:.3g} [{low:.3g}, {high:.3g}]",
+                f"{number(r.test.measured)} [{number(low)}, {number(high)}]",
                 verdict,
             ]
         )
@@ -508,7 +514,7 @@ def markdown_claims_summary(
     """
     first = runs[0]
     rows = []
-    for number, result in enumerate(first.claims, start=1):
+    for index, result in enumerate(first.claims, start=1):
         section = result.architecture
         if section in labels:
             section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
@@ -516,7 +522,7 @@ def markdown_claims_summary(
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
             verdicts.append(found[0].verdict if found else "not measured")
-        rows.append([str(number), section, result.claim, *verdicts])
+        rows.append([str(index), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
 
 

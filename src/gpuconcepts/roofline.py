@@ -18,7 +18,7 @@ be read against this machine's roofs or another's. matplotlib is imported inside
 10000000000.0
 """
 
-# torch and matplotlib are imported inside functions on purpose (DESIGN rule 3).
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
-from gpuconcepts.units import si
+from gpuconcepts.units import si, significant
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -71,8 +71,14 @@ class Peaks:
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
 
+    ``device`` is the kind of device (``cpu`` or ``cuda``), which names the memory roof
+    (``HBM`` on ``cuda``, else ``DRAM``); ``name`` says whose roofs these are for people (a
+    datasheet GPU's name), the device kind when not given.
+
     >>> Peaks(device="cuda", flops_per_s=989e12, bytes_per_s=3.35e12, dtype="bfloat16").ridge_point
     295.2238805970149
+    >>> Peaks("cuda", 989e12, 3.35e12, "bf16", name="H100 SXM").memory_roofs[-1].name
+    'HBM'
     """
 
     device: str
@@ -90,8 +96,11 @@ class Peaks:
     cold_latency_seconds: float | None = None
     line_bytes: int | None = None
     random_sweep: tuple[tuple[int, int, float], ...] = ()
+    name: str = ""
 
     def __post_init__(self) -> None:
+        if not self.name:  # runs saved before the field was added: the device kind
+            object.__setattr__(self, "name", self.device)
         optional = (
             "copy_bytes_per_s",
             "triad_bytes_per_s",
@@ -184,6 +193,7 @@ class Peaks:
         """JSON-ready dict: the fields, and the ridge point for readers of the file."""
         return {
             "device": self.device,
+            "name": self.name,
             "dtype": self.dtype,
             "flops_per_s": self.flops_per_s,
             "bytes_per_s": self.bytes_per_s,
@@ -353,12 +363,14 @@ def changes_side(
     measurements: Sequence[Measurement], here: Peaks, elsewhere: Sequence[Peaks]
 ) -> list[tuple[Measurement, tuple[str, ...]]]:
     """The measurements whose predicted bound under ``here`` is not their bound under some of
-    ``elsewhere`` (other machines' peaks), each with the devices where it changes side.
+    ``elsewhere`` (other machines' peaks), each with the names of the peaks where it changes
+    side.
 
     A kernel's intensity is the same everywhere; only the ridge point it is read against moves.
 
     >>> cpu = Peaks("cpu", 1e11, 1e10, "float32")  # ridge 10 FLOP/byte
-    >>> gpus = [Peaks("A", 2e13, 2e12, "float32"), Peaks("B", 8e13, 1e12, "float32")]  # 10, 80
+    >>> gpus = [Peaks("cuda", 2e13, 2e12, "float32", name="A"),
+    ...         Peaks("cuda", 8e13, 1e12, "float32", name="B")]  # ridges 10 and 80
     >>> from gpuconcepts.measure import Measurement
     >>> kernels = [Measurement(name, "cpu", {}, (1.0,), flops, 1.0)
     ...            for name, flops in (("lookup", 0.25), ("mlp", 40.0), ("gemm", 200.0))]
@@ -368,7 +380,7 @@ def changes_side(
     changed = []
     for m in measurements:
         verdict = classify(m.intensity, here)
-        where = tuple(p.device for p in elsewhere if classify(m.intensity, p) != verdict)
+        where = tuple(p.name for p in elsewhere if classify(m.intensity, p) != verdict)
         if where:
             changed.append((m, where))
     return changed
@@ -501,7 +513,7 @@ def plot_roofline(
         xs,
         color="black",
         lw=2,
-        label=f"measured roof ({peaks.dtype}): ridge {peaks.ridge_point:.3g} FLOP/B",
+        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
     )
     if datasheet is not None and sheet_peak is not None:
         _roof_line(
@@ -512,7 +524,7 @@ def plot_roofline(
             color="grey",
             ls="--",
             label=f"{datasheet.name} datasheet ({dtype}): ridge "
-            f"{datasheet.ridge_point(dtype):.3g} FLOP/B",
+            f"{significant(datasheet.ridge_point(dtype))} FLOP/B",
         )
     for shade, level in zip(("#2563eb", "#0891b2", "#059669"), peaks.levels, strict=False):
         _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
@@ -523,7 +535,7 @@ def plot_roofline(
             color=shade,
             lw=1,
             ls="-.",
-            label=f"{level.name} roof: {level.bytes_per_s / 1e9:.3g} GB/s",
+            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
         )
     if peaks.physical_flops_per_s is not None:
         ax.axhline(  # the hardware's limit: what the measured roof falls short of
@@ -565,7 +577,7 @@ def plot_roofline(
         )
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("attained FLOP/s")
-    ax.set_title(f"Roofline on {peaks.device}")
+    ax.set_title(f"Roofline on {peaks.name}")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     ax.legend(loc="lower right", fontsize=7)
     return fig

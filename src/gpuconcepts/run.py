@@ -22,7 +22,7 @@ Traceback (most recent call last):
 gpuconcepts.errors.GpuConceptsError: r.json: measurements[0] (mlp at B=4, d_in=8, d_out=16, float32): flops is 1000, but mlp_flops at its sizes is 1,024 (a stale count)
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from gpuconcepts.lab import Budget, Fact, Lab
 from gpuconcepts.measure import Measurement, NoiseProbe
 from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe, place
-from gpuconcepts.units import binary_bytes, plural
+from gpuconcepts.units import binary_bytes, plain_number, plural, significant
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -561,7 +561,7 @@ def _check_numbers(data: object, source: str) -> None:
                 stack.append((name.lstrip("."), item, depth + 1))
         elif isinstance(value, _Oversized):
             raise GpuConceptsError(
-                f"{source}: {where}: a whole number of {int(value):,} digits is beyond what a "
+                f"{source}: {where}: a whole number of {plain_number(int(value))} digits is beyond what a "
                 "run holds (64 bits)"
             )
         elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_WHOLE:
@@ -751,7 +751,7 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
         dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
             ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
             bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
-            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.sizes_for`).
+            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`).
         wholemodel: False to leave out the whole-model experiments.
         distributed: False to leave out the distributed measurement (gloo over loopback TCP
             in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
@@ -777,7 +777,7 @@ def _collect(
     distributed: bool = True,
 ) -> Run:
     """:func:`collect` on the cores it was given."""
-    from gpuconcepts.claims.experiments import judge_claims, sizes_for
+    from gpuconcepts.claims.experiments import claim_sizes, judge_claims
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.measure import (
         device_name,
@@ -792,11 +792,11 @@ def _collect(
     noise_before = probe_noise(device)
 
     def timed(line: str) -> None:
-        say(f"[{time.perf_counter() - start:6.1f} s] {line}")
+        say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
 
     presets = load_presets(device, quick)
     sweeps = load_sweeps(device, quick)
-    claim_sizes = sizes_for(device, quick)
+    experiment_sizes = claim_sizes(device, quick)
     timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
     if dtype is not None:
         torch_dtype(dtype)  # an unknown name is an error before anything runs
@@ -813,11 +813,11 @@ def _collect(
         budget=Budget.from_timing(presets.get("timing", {})),
     )
     profile_all(lab, presets, sweeps)
-    results = judge_claims(lab, claim_sizes) if claims else ()
+    results = judge_claims(lab, experiment_sizes) if claims else ()
     skipped: dict[str, str] = {}
     whole = None
     if wholemodel:
-        from gpuconcepts.claims.wholemodel_results import sizes_for as wholemodel_sizes
+        from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
         from gpuconcepts.kernels.decoder import whole_model
 
         whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
@@ -833,7 +833,7 @@ def _collect(
     sizes = {
         "presets": presets,
         "sweeps": {k: list(v) for k, v in sweeps.items()},
-        "claims": asdict(claim_sizes) if claims else None,
+        "claims": asdict(experiment_sizes) if claims else None,
     }
     provenance = provenance_here(
         device,

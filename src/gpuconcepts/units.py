@@ -157,6 +157,33 @@ def plain_number(n: Real) -> str:
     return significant(n)
 
 
+def number(value: object, digits: int = 3) -> str:
+    """A value in a message or a claim's text that may be unmeasured or unbounded: as
+    :func:`plain_number` (an exact count in full, anything else to ``digits`` significant
+    digits), a NumPy scalar as its Python number, and NaN or an infinity as Python writes it
+    (``nan``, ``inf``) instead of refused.
+
+    >>> number(0.12345), number(1_462_608), number(0.98765, 2), number(float("nan"))
+    ('0.123', '1,462,608', '0.99', 'nan')
+    >>> number(float("-inf")), number(2.0)
+    ('-inf', '2')
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _usable(value)  # raises: not a number
+    shown: Real = (
+        int(value)
+        if isinstance(value, numbers.Integral)
+        else value
+        if isinstance(value, Fraction)
+        else float(value)  # type: ignore[arg-type]
+    )
+    if isinstance(shown, float) and not math.isfinite(shown):
+        return str(shown)
+    if is_whole(shown):
+        return _grouped(int(shown))
+    return significant(shown, digits)
+
+
 def latex_number(n: Real) -> str:
     """A number for LaTeX: ``{,}`` as the thousands separator so no space is added.
 

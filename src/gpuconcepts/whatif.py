@@ -45,7 +45,7 @@ from gpuconcepts.formula import (  # Formula.worked's printers
     _NumberPrinter,
 )
 from gpuconcepts.formulas import CATALOGUE, get
-from gpuconcepts.hardware import DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
+from gpuconcepts.hardware import DEFAULT_GPU, DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
 from gpuconcepts.questions import question
 from gpuconcepts.symbols import SYMBOLS, Symbol
 
@@ -56,9 +56,6 @@ FILENAME = "gpuconcepts-whatif.js"
 RUN_DATA_CLASS = "gc-run-data"
 """The class of the ``<script type="application/json">`` that carries a page's Run."""
 """The generated script's name under the build's ``_static``."""
-
-DEFAULT_GPU = "H100 SXM"
-"""The GPU a panel starts on: the one the post's ridge-point example uses."""
 
 ROOFLINE_FORMULAS = ("ridge_point", "roofline_seconds", "attainable_flops")
 """The catalogue's roofline formulas, which every panel evaluates for the chosen GPU."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number
+from gpuconcepts.units import plain_number
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -130,7 +131,11 @@ WORKLOADS: dict[str, Workload] = {
     )
 }  # fmt: skip
 """Every workload by name, in the order of the book; the two roofs' reference kernels last
-(timed beside the kernels a roofline claim reads against them)."""
+(timed beside the kernels a roofline claim reads against them). The API page lists them as a
+table (its value, Formula objects full of LaTeX, is not printed).
+
+:meta hide-value:
+"""
 
 
 def workload(name: str) -> Workload:
@@ -168,6 +173,6 @@ def check_counts(m: Measurement) -> None:
         expected = formula(**w.arguments(formula, m.params))
         if saved != expected:
             raise GpuConceptsError(
-                f"{what} is {saved!r}, but {formula.name} at its sizes is {expected:,} "
+                f"{what} is {saved!r}, but {formula.name} at its sizes is {plain_number(expected)} "
                 "(a stale count)"
             )

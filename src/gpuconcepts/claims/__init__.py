@@ -30,7 +30,7 @@ Importing this package loads neither torch nor matplotlib.
 from __future__ import annotations
 
 from gpuconcepts.claims.cnn import count_weights
-from gpuconcepts.claims.experiments import ClaimSizes, judge_claims, sizes_for
+from gpuconcepts.claims.experiments import ClaimSizes, claim_sizes, judge_claims
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 
@@ -40,11 +40,11 @@ __all__ = [
     "PlotSpec",
     "PowerLawFit",
     "Series",
+    "claim_sizes",
     "count_weights",
     "crossing",
     "fit_power_law",
     "fit_upper",
     "judge_claims",
     "rank_correlation",
-    "sizes_for",
 ]

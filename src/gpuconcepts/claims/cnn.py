@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """The CNN's claims: a shared filter needs far fewer weights, and depthwise runs far below a
 dense convolution.
 
@@ -24,7 +24,7 @@ from gpuconcepts.claims.shape import _bars
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, gap_split
-from gpuconcepts.units import percent, si, times
+from gpuconcepts.units import number, percent, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -193,8 +193,8 @@ def judge_conv_vs_depthwise(
         architecture="CNN",
         claim="A dense 3×3 convolution is compute-heavy; a depthwise one has far lower "
         "intensity and runs memory- or overhead-bound.",
-        prediction=f"conv_intensity {dense_i:.3g} FLOP/byte against depthwise_conv_intensity "
-        f"{dw_i:.3g} ({dense_i / dw_i:.3g}× lower); ridge point {ridge:.3g}. The roofline allows "
+        prediction=f"conv_intensity {number(dense_i)} FLOP/byte against depthwise_conv_intensity "
+        f"{number(dw_i)} ({number(dense_i / dw_i)}× lower); ridge point {number(ridge)}. The roofline allows "
         f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
         "depthwise one.",
         test=TwoSided(

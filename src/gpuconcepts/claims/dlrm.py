@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
 :func:`_dlrm` asks the lab for random and sequential lookups at the post's row width and at
@@ -35,6 +35,7 @@ from gpuconcepts.units import (
     MiB,
     binary_bytes,
     describe_bytes,
+    number,
     percent,
     plain_number,
     si,
@@ -206,7 +207,7 @@ def judge_dlrm_lookups(
         reasons.append(
             f"the narrowest row measured is {plain_number(row_bytes[judged])} bytes against a "
             f"{plain_number(c)}-byte {unit}: the {unit} model (lookup_order_ratio) predicts "
-            f"sequential ÷ random = {test.predicted:.3g}, outside the pass region "
+            f"sequential ÷ random = {number(test.predicted)}, outside the pass region "
             f"{test.region_text()}; rows of at most "
             f"{plain_number(c / T.DLRM_MIN_BANDWIDTH_RATIO)} bytes are needed to show the effect"
         )
@@ -273,7 +274,7 @@ def judge_dlrm_lookups(
         f"{describe_bytes(post_batch)}, {percent(post_batch / post_table)} of it. Here the table has "
         f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
         f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
-        f"Intensity {intensity:.3g} FLOP/byte, far below the ridge point {ridge:.3g}: "
+        f"Intensity {number(intensity)} FLOP/byte, far below the ridge point {number(ridge)}: "
         f"memory-bound. Memory moves whole {plain_number(c)}-byte {unit}s and a random row "
         "shares none with its neighbours, so it costs ⌈d·s/c⌉·c bytes (random_row_bytes): "
         f"consecutive rows should stream {times(predicted[judged])} faster with "

@@ -1,5 +1,3 @@
-# ruff: noqa: PLC0415
-# (the presets are read inside sizes_for, so importing this module stays light: DESIGN rule 3)
 """Which sizes the experiments use, and :func:`judge_claims`, which runs them in the post's order.
 
 Each architecture's experiment (what it asks the lab for) lives beside its judges, in
@@ -13,7 +11,7 @@ size file of the project): the CPU sizes keep ``--quick`` within about two minut
 Measurements are asked of a :class:`~gpuconcepts.lab.Lab`, so no experiment runs a kernel
 itself: a live lab measures, a replaying one reads a saved run.
 
->>> sizes_for("cpu", quick=True).mlp_batches[:4]
+>>> claim_sizes("cpu", quick=True).mlp_batches[:4]
 (1, 2, 4, 8)
 """
 
@@ -28,6 +26,7 @@ from gpuconcepts.claims.roofline import Roles, judge_roles
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.sizes import load_claim_sizes
 
 
 @dataclass(frozen=True)
@@ -108,10 +107,10 @@ class ClaimSizes:
             )
 
 
-def sizes_for(device: str, quick: bool) -> ClaimSizes:
-    """The claims' sizes for a resolved device (``"cpu"`` or ``"cuda"``), from the presets."""
-    from gpuconcepts.kernels.presets import load_claim_sizes
-
+def claim_sizes(device: str, quick: bool) -> ClaimSizes:
+    """The claims' sizes for a resolved device (``"cpu"`` or ``"cuda"``), from the presets
+    (the whole-model experiments keep their own:
+    :func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`)."""
     return ClaimSizes.from_table(load_claim_sizes(device, quick))
 
 
@@ -139,7 +138,7 @@ def judge_claims(
     Args:
         lab: a live :class:`~gpuconcepts.lab.Lab` (kernels run, each size once) or one that
             replays a saved run (nothing runs).
-        sizes: the experiments' sizes (:func:`sizes_for`, or the ones a saved run recorded).
+        sizes: the experiments' sizes (:func:`claim_sizes`, or the ones a saved run recorded).
         only: architectures to judge (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
             claims cover the workloads of the architectures that ran.
 

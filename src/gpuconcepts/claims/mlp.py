@@ -32,7 +32,7 @@ from gpuconcepts.claims.shape import _ends
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import percent, plain_number, si
+from gpuconcepts.units import number, percent, plain_number, si
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -114,7 +114,7 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         architecture="MLP",
         claim="A larger batch raises both arithmetic intensity and achieved FLOP/s.",
         prediction=f"mlp_intensity for a {w.d_in}→{w.d_out} layer ({w.s}-byte values) rises "
-        f"from {w.intensity[0]:.3g} FLOP/byte at B={b0} to {w.intensity[-1]:.3g} at B={b1}: the "
+        f"from {number(w.intensity[0])} FLOP/byte at B={b0} to {number(w.intensity[-1])} at B={b1}: the "
         "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
         f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
         test=TwoSided(
@@ -128,10 +128,10 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
             interval=interval,
         ),
         detail=f"{si(w.flops_per_s[0], 'FLOP/s')} at B={b0} → {si(w.flops_per_s[-1], 'FLOP/s')} "
-        f"at B={b1}; rank correlation with B {trend:.2f}",
+        f"at B={b1}; rank correlation with B {number(trend, 2)}",
         gates=(
             (
-                f"rank correlation of FLOP/s with B ≥ {T.MLP_MIN_TREND:g} (here {trend:.2f})",
+                f"rank correlation of FLOP/s with B ≥ {number(T.MLP_MIN_TREND)} (here {number(trend, 2)})",
                 trend >= T.MLP_MIN_TREND,
             ),
         ),
@@ -177,12 +177,12 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     # the claim can only be seen when the predicted crossover lies inside the sweep
     if predicted is None:
         reason = (
-            f"this layer's intensity never exceeds {ceiling:.3g} FLOP/byte (its limit as B grows),"
-            f" below this device's ridge point {ridge:.3g}: it stays memory-bound at any batch"
+            f"this layer's intensity never exceeds {number(ceiling)} FLOP/byte (its limit as B grows),"
+            f" below this device's ridge point {number(ridge)}: it stays memory-bound at any batch"
         )
     elif not lo <= predicted <= hi:
         reason = (
-            f"the predicted crossover B ≈ {predicted:.3g} lies outside the sweep "
+            f"the predicted crossover B ≈ {number(predicted)} lies outside the sweep "
             f"(B = {plain_number(lo)} … {plain_number(hi)})"
         )
     else:
@@ -212,16 +212,16 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         vlines.append(("predicted crossover (intensity = ridge)", predicted))
     if measured_b is not None:
         vlines.append(("measured crossover (the layer's own roofs meet)", measured_b))
-    meet = f"B ≈ {measured_b:.3g}" if measured_b is not None else "no batch size"
+    meet = f"B ≈ {number(measured_b)}" if measured_b is not None else "no batch size"
     return ClaimResult(
         key="mlp-crossover",
         architecture="MLP",
         claim="Batch size moves the MLP from memory-bound to compute-bound where its "
         "intensity crosses the ridge point.",
-        prediction=f"ridge point {ridge:.3g} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
+        prediction=f"ridge point {number(ridge)} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
         f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
-        + (f"B ≈ {predicted:.3g}" if predicted is not None else "no batch size")
-        + f" (its limit as B grows: {ceiling:.3g} FLOP/byte)",
+        + (f"B ≈ {number(predicted)}" if predicted is not None else "no batch size")
+        + f" (its limit as B grows: {number(ceiling)} FLOP/byte)",
         test=TwoSided(
             "measured crossover B ÷ predicted B",
             predicted=1.0 if visible else math.inf,
@@ -235,7 +235,7 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         detail=f"the layer's plateau {si(plateau, 'FLOP/s')} ({percent(plateau / peak)} of the "
         f"peak) over its bandwidth at B={plain_number(lo)}, {si(bandwidth, 'B/s')} "
         f"({percent(bandwidth / w.peaks.bytes_per_s)} of DRAM's), is its own ridge, "
-        f"{plateau / bandwidth:.3g} FLOP/byte, reached at {meet}",
+        f"{number(plateau / bandwidth)} FLOP/byte, reached at {meet}",
         device=device,
         visible=visible,
         reason=reason,

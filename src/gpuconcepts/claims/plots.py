@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (matplotlib is imported inside the functions: DESIGN rule 3)
+# (matplotlib is imported inside the functions: README, Rules: 3)
 """Draw a claim's :class:`~gpuconcepts.claims.result.PlotSpec` with matplotlib.
 
 One renderer for every claim: line plots (log axes by default) or grouped bars, measured

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import number
 
 SeriesRole = Literal["measured", "predicted", "threshold"]
 
@@ -174,7 +175,7 @@ def _json_value(value: JsonValue) -> JsonValue:
 def _short(x: float) -> str:
     """A claim's value for people: three significant digits (the values are ratios,
     exponents and fractions; the detail text shows the times behind them)."""
-    return f"{x:.3g}"
+    return f"{number(x)}"
 
 
 @dataclass(frozen=True)
@@ -217,8 +218,8 @@ class TwoSided:
         low, high = self.interval
         if not math.isnan(self.measured) and not low <= self.measured <= high:  # nan: unmeasured
             raise GpuConceptsError(
-                f"{self.quantity}: the interval [{low:g}, {high:g}] must hold the measured "
-                f"value {self.measured:g}"
+                f"{self.quantity}: the interval [{number(low)}, {number(high)}] must hold the measured "
+                f"value {number(self.measured)}"
             )
 
     def contains(self, x: float) -> bool:

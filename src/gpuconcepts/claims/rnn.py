@@ -41,7 +41,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import plain_number, si, significant, times
+from gpuconcepts.units import number, plain_number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.experiments import ClaimSizes, Found
@@ -189,7 +189,7 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         key="rnn-batch-vs-critical-path",
         architecture="RNN",
         claim="More batch raises throughput but does not shorten the sequential critical path.",
-        prediction=f"rnn_flops grows {flops[-1] / flops[0]:g}× from B={b0} to B={b1}, all "
+        prediction=f"rnn_flops grows {number(flops[-1] / flops[0])}× from B={b0} to B={b1}, all "
         f"of it parallel within a step; the {S} steps stay in order, so time per step cannot "
         "fall below its value at the smallest batch (the roofline with the latency floor "
         f"per step gives {times(predicted)})",
@@ -234,7 +234,10 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
                 ),
             ),
             hlines=(
-                (f"time per step floor ({T.RNN_MIN_LATENCY_RATIO:g}×)", T.RNN_MIN_LATENCY_RATIO),
+                (
+                    f"time per step floor ({number(T.RNN_MIN_LATENCY_RATIO)}×)",
+                    T.RNN_MIN_LATENCY_RATIO,
+                ),
             ),
         ),
     )

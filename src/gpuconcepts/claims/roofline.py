@@ -1,5 +1,5 @@
 # ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: DESIGN rule 3)
+# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """The roofline claims: for each workload the post calls memory- or compute-bound, the
 post's word, the roofline's class and the measured behaviour agree.
 
@@ -27,7 +27,7 @@ from gpuconcepts.roofline import (
     beats_every_roof,
     place,
 )
-from gpuconcepts.units import MiB, percent, si, times
+from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def judge_roofline(
         key=f"roofline-{role}",
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
-        prediction=f"intensity {intensity:.3g} FLOP/byte against the ridge point {ridge:.3g}: "
+        prediction=f"intensity {number(intensity)} FLOP/byte against the ridge point {number(ridge)}: "
         f"the roofline says {where.bound}-bound",
         test=TwoSided(
             quantity,

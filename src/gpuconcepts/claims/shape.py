@@ -25,7 +25,7 @@ from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement
-from gpuconcepts.units import plain_number, si
+from gpuconcepts.units import number, plain_number, si
 
 
 def _seconds(m: Measurement) -> float:
@@ -123,7 +123,7 @@ def _power_law(
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
     detail = (
-        f"fitted over S = {plain_number(fitted[0])} … {last} (R² {fit.r_squared:.3f}); "
+        f"fitted over S = {number(fitted[0])} … {last} (R² {number(fit.r_squared)}); "
         f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}"
     )
     values: dict[str, float | int | bool | str | None] = {
@@ -140,8 +140,8 @@ def _power_law(
         _, (low, high) = with_interval(lambda t: fit_upper(lengths, t).exponent, other)
         alternative_text, alternative_value = alternative.alternative, other_fit.exponent
         detail += (
-            f"; {alternative.label}: exponent {other_fit.exponent:.3g} "
-            f"(interval [{low:.3g}, {high:.3g}]), {si(other_seconds[0], 's')} at S={first}, "
+            f"; {alternative.label}: exponent {number(other_fit.exponent)} "
+            f"(interval [{number(low)}, {number(high)}]), {si(other_seconds[0], 's')} at S={first}, "
             f"{si(other_seconds[-1], 's')} at S={last}"
         )
         values["counterpart_exponent"] = other_fit.exponent
@@ -153,7 +153,7 @@ def _power_law(
         key=key,
         architecture=architecture,
         claim=claim,
-        prediction=f"{formula.text()}: exponent {predicted:.3g} in S ({held})",
+        prediction=f"{formula.text()}: exponent {number(predicted)} in S ({held})",
         test=TwoSided(
             "fitted exponent of time in S",
             predicted=predicted,
@@ -181,7 +181,7 @@ def _power_law(
                     role="predicted",
                 ),
                 Series(
-                    f"fit: S^{fit.exponent:.2f}",
+                    f"fit: S^{number(fit.exponent, 2)}",
                     fitted,
                     tuple(fit.predict(x) for x in fitted),
                     role="threshold",

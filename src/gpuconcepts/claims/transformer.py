@@ -31,7 +31,7 @@ from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.questions import question
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe_bytes, plain_number, si, times
+from gpuconcepts.units import describe_bytes, number, plain_number, si, times
 from gpuconcepts.workloads import workload
 
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
             key="attention-doubling",
             architecture="Transformer",
             claim=claim,
-            prediction=f"attention_flops(2S)/attention_flops(S) = {doubled:g}; the post's Q16: "
+            prediction=f"attention_flops(2S)/attention_flops(S) = {number(doubled)}; the post's Q16: "
             f"{post.ratio}×",
             test=test(doubled, math.nan, (math.nan, math.nan)),
             device=device,
@@ -166,7 +166,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         architecture="Transformer",
         claim=claim,
         prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
-        f"S={plain_number(lengths[i])}) = {predicted:g}; the post's Q16 ({post_S} tokens):"
+        f"S={number(lengths[i])}) = {number(predicted)}; the post's Q16 ({post_S} tokens):"
         f" {post.ratio}× the scores",
         test=test(predicted, ratio, interval),
         detail=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}",
@@ -238,9 +238,9 @@ def judge_prefill_vs_decode(
         prediction=f"per token, the prefill does {plain_number(round(flops_prefill))} attention "
         f"FLOPs on average ({counted.name}) and a decode step at S={plain_number(S)} "
         f"{plain_number(round(flops_decode))} ({times(flops_decode / flops_prefill)}), at intensity "
-        f"{i_prefill:.3g} against {i_decode:.3g} FLOP/byte: the roofline gives "
+        f"{number(i_prefill)} against {number(i_decode)} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
-        f"({roof_decode / roof_prefill:.3g}×)",
+        f"({number(roof_decode / roof_prefill)}×)",
         test=TwoSided(
             "prefill FLOP/s ÷ decode FLOP/s",
             predicted=predicted_rate_ratio,

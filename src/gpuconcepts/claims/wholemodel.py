@@ -15,7 +15,7 @@ module loads neither torch nor matplotlib.
 True
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import binary_bytes, plain_number, si, times
+from gpuconcepts.units import binary_bytes, number, plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.wholemodel_results import (
@@ -165,7 +165,7 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
         "backward-pass",
         "Training costs three forward passes: the backward pass does twice the forward's "
         "arithmetic (6N against 2N FLOPs per token).",
-        f"{flops[0]} and {flops[1]}: backward ÷ forward = {ratio_predicted:g} "
+        f"{flops[0]} and {flops[1]}: backward ÷ forward = {number(ratio_predicted)} "
         f"({plain_number(result.n_params)} weights, {plain_number(result.tokens)} tokens)",
         test,
         device=device,
@@ -262,7 +262,7 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
         "decode-knee",
         "Decode is memory-bound at small batch: tokens per second rise about linearly with "
         "the batch until the weight products reach the ridge point, then flatten.",
-        f"{formulas.decode_compute_bound_batch.text()} = {predicted:.3g} at the measured "
+        f"{formulas.decode_compute_bound_batch.text()} = {number(predicted)} at the measured "
         f"peaks ({si(peaks.flops_per_s, 'FLOP/s')}, {si(peaks.bytes_per_s, 'B/s')}, s = {s})",
         test,
         device=device,
@@ -353,7 +353,7 @@ def judge_decode_long_context(
     batches = tuple(map(float, sweep.batches))
 
     def shown(knee: float) -> str:
-        return f"{knee:.3g}" if math.isfinite(knee) else "none (no growth with the batch)"
+        return f"{number(knee)}" if math.isfinite(knee) else "none (no growth with the batch)"
 
     return _result(
         "decode-long-context",
@@ -363,8 +363,8 @@ def judge_decode_long_context(
         "weigh as much as the weights.",
         f"the knee of the roofline with the KV cache ({formulas.decode_step_bytes.text()}, "
         f"{binary_bytes(per_sequence)} a sequence beside {binary_bytes(sweep.weight_bytes)} of "
-        f"weights) = {predicted:.3g}, against "
-        f"{formulas.decode_compute_bound_batch.text()} = {weights_only:.3g} without it",
+        f"weights) = {number(predicted)}, against "
+        f"{formulas.decode_compute_bound_batch.text()} = {number(weights_only)} without it",
         test,
         device=device,
         measured_extra=f"at {plain_number(short.cached)} tokens the knee was "
@@ -551,11 +551,11 @@ def run_wholemodel_claims(
     A Run does the same in two steps (:func:`gpuconcepts.kernels.decoder.whole_model`, then
     :func:`judge_wholemodel`), keeping what was measured.
     """
-    from gpuconcepts.claims.wholemodel_results import sizes_for
+    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
     from gpuconcepts.kernels.decoder import whole_model
     from gpuconcepts.measure import device_name, last_level_cache_bytes
 
-    results = whole_model(device, sizes or sizes_for(device, quick), progress=progress)
+    results = whole_model(device, sizes or wholemodel_sizes(device, quick), progress=progress)
     return judge_wholemodel(
         results,
         peaks,

@@ -5,8 +5,8 @@ r"""What the whole-model experiments measured, as plain values a Run saves and r
 importing this module loads no torch, so a saved run can be judged again on a machine
 without it.
 
->>> sizes = sizes_for("cpu", quick=True)
->>> sizes.decode.dtype, sizes_for("cuda", quick=False).decode.dtype, sizes.repeats
+>>> sizes = wholemodel_sizes("cpu", quick=True)
+>>> sizes.decode.dtype, wholemodel_sizes("cuda", quick=False).decode.dtype, sizes.repeats
 ('float32', 'bfloat16', 5)
 >>> WholeModelSizes.from_dict(sizes.to_dict()) == sizes
 True
@@ -120,7 +120,7 @@ class WholeModelSizes:
         return from_record(cls, record)
 
 
-def sizes_for(device: str, quick: bool) -> WholeModelSizes:
+def wholemodel_sizes(device: str, quick: bool) -> WholeModelSizes:
     """Small on a CPU (the book's page runs in seconds), larger on a GPU.
 
     The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only. The

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
@@ -26,7 +27,8 @@ from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.units import si
+from gpuconcepts.measure import quartiles
+from gpuconcepts.units import number, si
 
 ARCHITECTURE = "Beyond one device"
 
@@ -152,7 +154,7 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
         else f"traffic-{c.name.lower().translate(_SLUG)}",
         quantity="loopback bytes ÷ formula bytes",
         claim=f"The {c.name} sends the bytes {formula.name} counts.",
-        prediction=f"{formula.text()}: {c.formula_bytes:,.0f} bytes per sending device (ratio 1)",
+        prediction=f"{formula.text()}: {number(round(c.formula_bytes))} bytes per sending device (ratio 1)",
         predicted=1.0,
         alternative=alternative,
         alternative_value=alternative_value,
@@ -161,8 +163,8 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
         measured=measured,
         interval=low_high,
         measured_text=(
-            f"{c.measured_bytes:,.0f} bytes per device on the loopback interface, "
-            f"ratio {measured:.4f} to the formula"
+            f"{number(round(c.measured_bytes or 0))} bytes per device on the loopback interface, "
+            f"ratio {number(measured, 5)} to the formula"
             if visible
             else "no loopback measurement"
         ),
@@ -193,7 +195,7 @@ def allreduce_growth_claim(sweep: Sequence[Collective], device: str) -> ClaimRes
         quantity="bytes per device ÷ n_params·s",
         claim="The bytes each device sends in an all-reduce grow with W towards "
         "2·n_params·s and never reach it.",
-        prediction=f"ring_allreduce_bytes / (n_params s) = 2 (W - 1)/W = {predicted:.3g} at "
+        prediction=f"ring_allreduce_bytes / (n_params s) = 2 (W - 1)/W = {number(predicted)} at "
         f"W = {world}",
         predicted=predicted,
         alternative="each device sends n_params s whatever W (ratio 1, as at W = 2)",
@@ -204,7 +206,7 @@ def allreduce_growth_claim(sweep: Sequence[Collective], device: str) -> ClaimRes
         interval=(interval[0] / payload, interval[1] / payload),
         measured_text="bytes per device / (n_params s) for W = "
         + ", ".join(
-            f"{c.inputs['W']}: {share:.3f}" for c, share in zip(ordered, shares, strict=True)
+            f"{c.inputs['W']}: {number(share)}" for c, share in zip(ordered, shares, strict=True)
         ),
         device=device,
         extra_check=("the share rises with every added process", rising),
@@ -226,7 +228,7 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
         quantity="row-wise ÷ table-wise bytes",
         claim="A row-wise sharded lookup moves more bytes than a table-wise one: every "
         "device sends partial sums for every table, not pooled rows of its own tables.",
-        prediction=f"rowwise_alltoall_bytes / tablewise_alltoall_bytes = W = {predicted:.3g}",
+        prediction=f"rowwise_alltoall_bytes / tablewise_alltoall_bytes = W = {number(predicted)}",
         predicted=predicted,
         alternative="the same bytes in both schemes (ratio 1, as column-wise and table-wise)",
         alternative_value=1.0,
@@ -234,7 +236,7 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
         high=predicted * BYTES_HIGH / BYTES_LOW,
         measured=measured,
         interval=(r_low / t_high, r_high / t_low),
-        measured_text=f"row-wise / table-wise loopback bytes = {measured:.3f}",
+        measured_text=f"row-wise / table-wise loopback bytes = {number(measured)}",
         device=device,
         not_visible="the traffic did not cross the loopback interface" if missing else "",
     )
@@ -310,14 +312,16 @@ def alpha_beta_claim(
         f"{si(fit.bytes_per_s, 'B/s')} ({fit.points} sizes); measured / predicted = 1",
         predicted=1.0,
         alternative=f"latency alone (t = calls·α): {biggest.name} would take "
-        f"{latency_only:.3g}x its prediction",
+        f"{number(latency_only)}x its prediction",
         alternative_value=latency_only,
         low=1 / ALPHA_BETA_FACTOR,
         high=ALPHA_BETA_FACTOR,
         measured=ratios[worst_index],
         interval=interval,
         measured_text="measured / predicted time: "
-        + ", ".join(f"{c.name} {r:.2f}" for c, r in zip(predicted_kinds, ratios, strict=True)),
+        + ", ".join(
+            f"{c.name} {number(r, 2)}" for c, r in zip(predicted_kinds, ratios, strict=True)
+        ),
         device=device,
     )
 
@@ -329,7 +333,7 @@ def _stages_apart(c: Collective, cores: int) -> str:
         return f"{p} stages share {cores} CPU cores, so they cannot all run at once"
     if slowdown is not None and slowdown > PIPELINE_MAX_SLOWDOWN:
         return (
-            f"each stage's work took {slowdown:.2g}x longer in the pipeline than alone (at "
+            f"each stage's work took {number(slowdown, 2)}x longer in the pipeline than alone (at "
             f"m = {c.schedule['m']}): the stages (or other programs) competed for the cores, so "
             "they did not run side by side"
         )
@@ -342,27 +346,27 @@ def bubble_claim(c: Collective, cores: int, device: str, crowded: str = "") -> C
     predicted = formulas.pipeline_bubble_fraction(p=p, m=m)
     alternative = (p - 1) / p
     half = BUBBLE_MARGIN * (alternative - predicted)
-    bubbles = sorted(c.bubble)
-    q1, q3 = bubbles[len(bubbles) // 4], bubbles[(3 * len(bubbles)) // 4]
-    median = bubbles[len(bubbles) // 2]
+    bubbles = c.bubble
+    q1, q3 = quartiles(bubbles)
+    median = statistics.median(bubbles)
     crowded = crowded or _stages_apart(c, cores)
     return two_sided(
         key="pipeline-bubble",
         quantity="measured bubble fraction",
         claim="In a pipeline of p stages fed m micro-batches, each stage idles for the "
         "bubble (p - 1)/(m + p - 1) of the time.",
-        prediction=f"{formulas.pipeline_bubble_fraction.text()} = {predicted:.3g} "
+        prediction=f"{formulas.pipeline_bubble_fraction.text()} = {number(predicted)} "
         f"(p = {p}, m = {m})",
         predicted=predicted,
         alternative=f"no overlap: each stage waits for the whole batch, (p - 1)/p = "
-        f"{alternative:.3g}",
+        f"{number(alternative)}",
         alternative_value=alternative,
         low=predicted - half,
         high=predicted + half,
         measured=median,
         interval=(q1, q3),
-        measured_text=f"idle share of the stages {median:.3f} (median of {len(bubbles)}; "
-        f"IQR {q1:.3f}-{q3:.3f})",
+        measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "
+        f"IQR {number(q1)}-{number(q3)})",
         device=device,
         not_visible=crowded,
     )
@@ -411,7 +415,7 @@ def bubble_sweep_claim(
         prediction=f"{formulas.pipeline_bubble_fraction.text()} at p = {p} and m = "
         + ", ".join(map(str, ms))
         + " = "
-        + ", ".join(f"{b:.3g}" for b in predicted)
+        + ", ".join(f"{number(b)}" for b in predicted)
         + "; measured against it, slope 1",
         predicted=1.0,
         alternative="the bubble does not shrink with m (as when each stage waits for the "
@@ -422,7 +426,7 @@ def bubble_sweep_claim(
         measured=slope,
         interval=interval,
         measured_text="measured bubble (median) at m = "
-        + ", ".join(f"{m}: {b:.3f}" for m, b in zip(ms, medians, strict=True)),
+        + ", ".join(f"{m}: {number(b)}" for m, b in zip(ms, medians, strict=True)),
         device=device,
         not_visible=not_visible,
     )

@@ -14,7 +14,7 @@ Traceback (most recent call last):
 gpuconcepts.errors.GpuConceptsError: --backend must be gloo or nccl; got 'mpi'
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import plain_number
 
 Backend = Literal["gloo", "nccl"]
 
@@ -281,7 +282,7 @@ def launch(
             left = deadline - time.monotonic()
             if left <= 0:
                 raise GpuConceptsError(
-                    f"the {world_size} processes did not finish within {timeout_s:g} s; "
+                    f"the {world_size} processes did not finish within {plain_number(timeout_s)} s; "
                     "all were stopped"
                 )
             for sentinel in wait(list(running), timeout=min(left, 1.0)):

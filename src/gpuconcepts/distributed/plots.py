@@ -8,7 +8,7 @@ inside the functions.
 ['Table-wise', 'Row-wise', 'Column-wise']
 """
 
-# matplotlib is imported inside functions on purpose (DESIGN rule 3).
+# matplotlib is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations

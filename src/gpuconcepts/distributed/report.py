@@ -5,7 +5,7 @@ module, pure once the records are in) are kept apart, so the claims and the text
 tested on records made by hand.
 """
 
-# torch is imported inside functions on purpose (DESIGN rule 3).
+# torch is imported inside functions on purpose (README, Rules: 3).
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from gpuconcepts.distributed.traffic import (
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
-from gpuconcepts.units import plain_number, plural, si
+from gpuconcepts.units import number, plain_number, plural, si
 
 GROWTH_REPEATS = 2
 """Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only
@@ -152,7 +152,7 @@ class DistributedReport:
                     c.formula,
                     plain_number(round(c.formula_bytes)),
                     "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
-                    "-" if c.bytes_ratio is None else f"{c.bytes_ratio:.4f}",
+                    "-" if c.bytes_ratio is None else f"{number(c.bytes_ratio, 5)}",
                     f"{si(c.median_seconds, 's')} ({si(q1, 's')}-{si(q3, 's')})",
                     "-" if predicted is None else si(predicted, "s"),
                 ]
@@ -314,7 +314,7 @@ def format_report(report: DistributedReport) -> str:
     )
     head = (
         f"gpuconcepts distributed: {report.device}, "
-        f"{'quick' if report.quick else 'full'} sizes, {report.seconds:.0f} s"
+        f"{'quick' if report.quick else 'full'} sizes, {number(report.seconds)} s"
     )
     body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
     return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measure import quartiles
+from gpuconcepts.units import number
 
 NET_DEV = Path("/proc/net/dev")
 """Linux's per-interface byte counters."""
@@ -222,9 +224,8 @@ class Collective:
 
     @property
     def iqr_seconds(self) -> tuple[float, float]:
-        """First and third quartile of the times."""
-        low, high = np.percentile(self.seconds, [25, 75])
-        return float(low), float(high)
+        """First and third quartile of the times (:func:`gpuconcepts.measure.quartiles`)."""
+        return quartiles(self.seconds)
 
     @property
     def slowdown(self) -> float | None:
@@ -298,6 +299,6 @@ def fit_alpha_beta(bytes_per_device: Sequence[float], seconds: Sequence[float]) 
     if beta <= 0:
         raise GpuConceptsError(
             "alpha-beta fit: time does not grow with message size "
-            f"(slope {beta:.3g} s/byte over {x.size} sizes)"
+            f"(slope {number(beta)} s/byte over {x.size} sizes)"
         )
     return AlphaBeta(alpha_s=float(max(alpha, 0.0)), bytes_per_s=float(1 / beta), points=x.size)

@@ -25,6 +25,7 @@ from gpuconcepts import formulas
 from gpuconcepts.distributed.launch import cpu_cores
 from gpuconcepts.distributed.traffic import Sizes, loopback_bytes
 from gpuconcepts.files import write_atomic
+from gpuconcepts.units import plain_number
 
 Record = dict[str, Any]
 
@@ -174,7 +175,7 @@ def _sweep(_rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Record]:
         measured = meter.measure(allreduce)
         records.append(
             _record(
-                f"all-reduce of {n:,} values",
+                f"all-reduce of {plain_number(n)} values",
                 "size sweep",
                 "ring_allreduce_bytes",
                 {"n_params": n, "s": 4, "W": world},

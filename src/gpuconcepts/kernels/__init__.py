@@ -28,8 +28,8 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
   AVX-512 peak on AMD EPYC).
 * ``load_presets(device, quick)``, ``load_sweeps(device, quick)``: sizes from
   ``conf/presets.toml`` for the device class (``cpu``, ``cuda-small``, ``cuda-large``),
-  capped by free memory; ``presets.load_claim_sizes`` gives the claims' sizes from the same
-  file.
+  capped by free memory, read without torch by :mod:`gpuconcepts.sizes` (named here too);
+  ``sizes.load_claim_sizes`` gives the claims' sizes from the same file.
 * ``dlrm.embedding_lookup(device, peaks, *, N, B, L, d, pattern)`` (workloads
   ``dlrm-random``, ``dlrm-sequential``, ``dlrm-hot``), ``dlrm.dense_mlp`` (``dlrm-dense``),
   ``mlp.linear`` (``mlp``), ``cnn.conv2d`` (``cnn-conv``), ``cnn.depthwise_conv2d``

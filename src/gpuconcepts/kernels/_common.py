@@ -12,14 +12,15 @@ from typing import Any, Literal
 import torch
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement, Rounds
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import workload as describe
 
 Role = Literal["compute", "embedding"]
 
-DTYPES = ("float32", "float16", "bfloat16", "tf32")
-"""dtype names the kernels accept; ``tf32`` is float32 storage with TF32 matmuls (CUDA)."""
+# The dtypes the kernels accept, and their aliases, are hardware.TORCH_DTYPES's (the one
+# table); ``tf32`` is float32 storage with TF32 matmuls (CUDA).
 
 DEFAULT_REPEATS = 7
 """Timed repetitions of a kernel unless the caller (or the presets) says otherwise."""
@@ -37,16 +38,19 @@ def default_dtype(device: str, role: Role = "compute") -> str:
 
 
 def torch_dtype(name: str) -> torch.dtype:
-    """The torch dtype of a dtype name (``tf32`` stores float32)."""
+    """The torch dtype of a dtype name or its alias (:func:`gpuconcepts.hardware.dtype_name`;
+    ``tf32`` stores float32).
+
+    >>> torch_dtype("bf16"), torch_dtype("float16"), torch_dtype("tf32")
+    (torch.bfloat16, torch.float16, torch.float32)
+    """
     table = {
         "float32": torch.float32,
         "tf32": torch.float32,
         "float16": torch.float16,
         "bfloat16": torch.bfloat16,
     }
-    if name not in table:
-        raise GpuConceptsError(f"dtype {name!r} is not one of {', '.join(DTYPES)}")
-    return table[name]
+    return table[dtype_name(name)]
 
 
 def check_sizes(kernel: str, **sizes: object) -> None:
@@ -163,7 +167,7 @@ def prepare(
         flops,
         nbytes,
         flush,
-        dtype,
+        dtype_name(dtype),  # the kernel name is what the measurement records
         dict(series or {}),
         description.access(params),
     )

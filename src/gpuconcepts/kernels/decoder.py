@@ -59,6 +59,7 @@ from gpuconcepts.measure import (
     time_function,
 )
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
+from gpuconcepts.units import plain_number
 
 Cache = list[tuple[torch.Tensor, torch.Tensor]]
 
@@ -241,7 +242,7 @@ def decode_sweep(
     if 2 * total > free:
         raise GpuConceptsError(
             f"decoder.decode_sweep: the KV caches of batches {', '.join(map(str, batches))} at "
-            f"{cached:,} tokens take {total:,} bytes, more than half the {free:,} bytes free"
+            f"{plain_number(cached)} tokens take {plain_number(total)} bytes, more than half the {plain_number(free)} bytes free"
         )
     model = Decoder(shape).to(device).eval()
     dtype = torch_dtype(shape.dtype)
@@ -363,7 +364,9 @@ def whole_model(
     )
     long_decode = None
     if sizes.long_batches:
-        say(f"whole model: decode steps at growing batch, {sizes.long_cached:,} tokens cached")
+        say(
+            f"whole model: decode steps at growing batch, {plain_number(sizes.long_cached)} tokens cached"
+        )
         long_decode = decode_sweep(
             device,
             sizes.decode,

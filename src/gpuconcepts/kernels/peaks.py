@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.kernels._common import (
     Kernel,
     check_sizes,
@@ -394,7 +395,7 @@ def measure_peaks(
     )
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
-    dtype = dtype or default_dtype(device)
+    dtype = dtype_name(dtype or default_dtype(device))
     flops = max(
         best_gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
         conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),

@@ -1,0 +1,269 @@
+r"""Every size the book measures at, read from ``conf/presets.toml`` without torch.
+
+One file holds the sizes: kernel presets, sweeps, the claims' sizes and the timing budgets,
+per device class. A source checkout (an editable install, or ``PYTHONPATH=src``) reads
+``conf/presets.toml`` itself; an installed package reads the copy its build put inside it
+(``setup.py`` copies the file at build time, so the repository holds one copy and no link).
+torch is imported only to ask a GPU its total memory when the caller does not say it.
+
+>>> sizes = load_presets("cpu", quick=True, free_bytes=64 * 1024**3)
+>>> sorted(sizes)[:4]
+['cnn', 'cnn_depthwise', 'dlrm', 'dlrm_dense']
+>>> mlp = {"mlp": {"B": 1024, "d_in": 1024, "d_out": 1024}}
+>>> cap_presets(mlp, free_bytes=20 * 1024**2)["mlp"]["B"]
+512
+"""
+
+# torch is imported inside a function on purpose (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from gpuconcepts import formulas
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import MiB, percent, plain_number
+
+DeviceClass = Literal["cpu", "cuda-small", "cuda-large"]
+
+SMALL_GPU_BYTES = 24 * 1024**3
+"""GPUs with less total memory than this use the ``cuda-small`` presets."""
+
+MEMORY_FRACTION = 0.5
+"""Share of the free memory one kernel's footprint may take."""
+
+KERNELS = (
+    "peaks",
+    "dlrm",
+    "dlrm_dense",
+    "mlp",
+    "cnn",
+    "cnn_depthwise",
+    "rnn",
+    "transformer_prefill",
+    "transformer_decode",
+)
+"""Tables every device class must define (besides ``timing`` and ``sweeps``)."""
+
+
+def presets_path() -> Path:
+    """The presets file: the copy an installed package ships, else ``conf/presets.toml`` of
+    the source checkout this module runs from (an editable install, or ``PYTHONPATH=src``)."""
+    packaged = resources.files("gpuconcepts") / "presets.toml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    source = Path(__file__).resolve().parents[2] / "conf" / "presets.toml"
+    if source.is_file():
+        return source
+    raise GpuConceptsError(f"no presets file: neither {packaged} nor {source} exists")
+
+
+def device_class(device: str, total_bytes: int | None = None) -> DeviceClass:
+    """``cpu``, or ``cuda-small`` / ``cuda-large`` by the GPU's total memory.
+
+    >>> device_class("cpu"), device_class("cuda", 16 * 1024**3), device_class("cuda", 80 * 1024**3)
+    ('cpu', 'cuda-small', 'cuda-large')
+    """
+    if device == "cpu":
+        return "cpu"
+    if device != "cuda":
+        raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")
+    if total_bytes is None:
+        import torch
+
+        total_bytes = int(
+            torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+        )
+    return "cuda-small" if total_bytes < SMALL_GPU_BYTES else "cuda-large"
+
+
+def _read(path: Path | None, device_cls: str, quick: bool) -> dict[str, Any]:
+    source = path or presets_path()
+    with Path(source).open("rb") as handle:
+        data = tomllib.load(handle)
+    if device_cls not in data:
+        raise GpuConceptsError(f"{source}: no table for device class {device_cls!r}")
+    full = {k: v for k, v in data[device_cls].items() if k != "quick"}
+    overrides = data[device_cls].get("quick", {}) if quick else {}
+    merged: dict[str, Any] = {}
+    for name in sorted(set(full) | set(overrides)):
+        merged[name] = {**full.get(name, {}), **overrides.get(name, {})}
+    missing = [k for k in (*KERNELS, "timing", "sweeps", "claims") if k not in merged]
+    if missing:
+        raise GpuConceptsError(f"{source}: device class {device_cls!r} lacks tables {missing}")
+    return merged
+
+
+Footprint = Callable[[Mapping[str, int], int], float]
+"""Bytes a kernel holds at once, from its sizes and s (bytes per element)."""
+
+
+def _decode_cache(v: Mapping[str, int], s: int) -> float:
+    cache = formulas.kv_cache_memory(B=v["B"], S=v["S_prompt"] + v["steps"], d=v["d"], s=s)
+    return 2 * cache  # torch.cat holds the old and the new cache for a moment
+
+
+FOOTPRINTS: dict[tuple[str, str], Footprint] = {
+    ("peaks", "stream_mib"): lambda v, _s: 3 * v["stream_mib"] * MiB,
+    ("peaks", "gemm_n"): lambda v, s: formulas.mlp_bytes(
+        B=v["gemm_n"], d_in=v["gemm_n"], d_out=v["gemm_n"], s=s
+    ),
+    ("dlrm", "N"): lambda v, s: formulas.embedding_memory(N=v["N"], d=v["d"], s=s),
+    ("dlrm_dense", "B"): lambda v, s: formulas.mlp_bytes(
+        B=v["B"], d_in=v["d_in"], d_out=v["d_out"], s=s
+    ),
+    ("mlp", "B"): lambda v, s: formulas.mlp_bytes(B=v["B"], d_in=v["d_in"], d_out=v["d_out"], s=s),
+    ("cnn", "B"): lambda v, s: (
+        2
+        * formulas.conv_bytes(
+            B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C_in=v["C_in"], C_out=v["C_out"], s=s
+        )
+    ),
+    ("cnn_depthwise", "B"): lambda v, s: (
+        2
+        * formulas.depthwise_conv_bytes(
+            B=v["B"], H_out=v["H"], W_out=v["W"], K=v["K"], C=v["C"], s=s
+        )
+    ),
+    ("rnn", "B"): lambda v, s: (
+        2 * formulas.rnn_bytes(B=v["B"], S=v["S"], d_in=v["d_in"], d_h=v["d_h"], s=s)
+    ),
+    ("transformer_prefill", "B"): lambda v, s: (
+        2 * formulas.attention_bytes(B=v["B"], S=v["S"], d=v["d"], s=s)
+    ),
+    ("transformer_decode", "B"): _decode_cache,
+}
+"""(table, the size halved to fit) -> memory footprint. Embedding tables are float32 (s=4);
+the footprints assume s=4 everywhere, an upper bound for the 2-byte CUDA dtypes. The factor
+2 leaves room for workspaces (cuDNN, oneDNN) and outputs. Prefill assumes fused attention
+(flash or memory-efficient, what ``scaled_dot_product_attention`` picks on CPU and CUDA),
+which never holds the S×S scores."""
+
+
+def cap_presets(
+    presets: Mapping[str, Mapping[str, int]],
+    free_bytes: int,
+    *,
+    fraction: float = MEMORY_FRACTION,
+    s: int = 4,
+) -> dict[str, dict[str, int]]:
+    """Halve each kernel's batch-like size until its footprint fits ``fraction × free_bytes``.
+
+    Raises:
+        GpuConceptsError: when a kernel does not fit even with that size at 1.
+    """
+    budget = fraction * free_bytes
+    capped = {name: dict(sizes) for name, sizes in presets.items()}
+    for (table, key), footprint in FOOTPRINTS.items():
+        if table not in capped:
+            continue
+        sizes = capped[table]
+        while footprint(sizes, s) > budget:
+            if sizes[key] <= 1:
+                raise GpuConceptsError(
+                    f"presets: {table} needs {plain_number(footprint(sizes, s))} bytes even "
+                    f"with {key}=1, over {percent(fraction)} of the {plain_number(free_bytes)} "
+                    "bytes free"
+                )
+            sizes[key] = max(1, sizes[key] // 2)
+    return capped
+
+
+def load_presets(
+    device: str,
+    quick: bool,
+    *,
+    free_bytes: int | None = None,
+    path: Path | None = None,
+    device_cls: DeviceClass | None = None,
+) -> dict[str, dict[str, int]]:
+    """Sizes per kernel for a resolved device, capped by its free memory.
+
+    Args:
+        device: ``"cpu"`` or ``"cuda"``.
+        quick: use the ``quick`` overrides (the CLI's ``--quick``).
+        free_bytes: free memory to cap against; measured when None.
+        path: another presets file (tests).
+        device_cls: force a device class instead of detecting it.
+    """
+    cls = device_cls or device_class(device)
+    merged = _read(path, cls, quick)
+    tables = {k: v for k, v in merged.items() if k not in ("sweeps", "claims")}
+    for table, sizes in tables.items():
+        for key, value in sizes.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GpuConceptsError(
+                    f"presets: {cls}.{table}.{key} must be a positive integer; got {value!r}"
+                )
+    return cap_presets(tables, _free(device, free_bytes))
+
+
+def load_sweeps(
+    device: str,
+    quick: bool,
+    *,
+    free_bytes: int | None = None,
+    path: Path | None = None,
+    device_cls: DeviceClass | None = None,
+) -> dict[str, tuple[int, ...]]:
+    """Sweep values: ``mlp_B`` (batch sizes) and ``transformer_S`` (prefill lengths).
+
+    A value whose kernel would not fit in memory (with the other sizes of its table, as
+    :func:`cap_presets` judges it) is dropped.
+
+    >>> load_sweeps("cpu", quick=True, free_bytes=64 * 1024**3)["mlp_B"]
+    (1, 64, 512)
+    >>> load_sweeps("cpu", quick=True, free_bytes=40 * 1024**2)["mlp_B"]
+    (1, 64)
+    """
+    cls = device_cls or device_class(device)
+    merged = _read(path, cls, quick)
+    free = _free(device, free_bytes)
+    swept = {"mlp_B": ("mlp", "B"), "transformer_S": ("transformer_prefill", "S")}
+    out: dict[str, tuple[int, ...]] = {}
+    for name, values in merged["sweeps"].items():
+        kept = []
+        for value in values:
+            if name in swept:
+                table, key = swept[name]
+                sizes = {**merged[table], key: int(value)}
+                try:
+                    if cap_presets({table: sizes}, free)[table] != sizes:
+                        continue
+                except GpuConceptsError:
+                    continue
+            kept.append(int(value))
+        out[name] = tuple(kept)
+    return out
+
+
+def load_claim_sizes(
+    device: str,
+    quick: bool,
+    *,
+    path: Path | None = None,
+    device_cls: DeviceClass | None = None,
+) -> dict[str, object]:
+    """The ``claims`` table of a device class: every size the claims' experiments use.
+
+    :meth:`gpuconcepts.claims.experiments.ClaimSizes.from_table` checks them.
+
+    >>> load_claim_sizes("cpu", quick=True)["mlp_batches"][:4]
+    [1, 2, 4, 8]
+    """
+    cls = device_cls or device_class(device)
+    return dict(_read(path, cls, quick)["claims"])
+
+
+def _free(device: str, free_bytes: int | None) -> int:
+    """``free_bytes``, or the device's free memory measured now when None."""
+    if free_bytes is not None:
+        return free_bytes
+    from gpuconcepts.measure import free_memory_bytes
+
+    return free_memory_bytes(device)
