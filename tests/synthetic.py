@@ -231,7 +231,7 @@ def synthetic_run(
     """A Run of the profile at tiny sizes, measured by nothing: every kernel faked. With
     ``parts`` it holds the synthetic whole-model and distributed results and their claims
     (judged by :meth:`Run.part_claims`, as :func:`gpuconcepts.run.collect` does)."""
-    from gpuconcepts.profile import profile_all
+    from gpuconcepts.lab import profile_all
 
     peaks = PEAKS
     lab = synthetic_lab(peaks, label, seconds)

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from synthetic import TINY_PRESETS, synthetic_distributed, synthetic_lab, synthetic_wholemodel
 
 from gpuconcepts import formulas
-from gpuconcepts.claims import experiments, quantities, thresholds
+from gpuconcepts.claims import quantities, thresholds
+from gpuconcepts.claims import sizes as claim_tables
 from gpuconcepts.claims.cnn import (
     WeightCounts,
     count_weights,
@@ -1145,7 +1146,7 @@ def test_verdicts_use_the_median_repetition() -> None:
 
 
 # -- sizes ---------------------------------------------------------------------------------------
-TINY = experiments.ClaimSizes(
+TINY = claim_tables.ClaimSizes(
     dlrm_table_mib=1,
     dlrm_B=64,
     dlrm_L=2,
@@ -1178,31 +1179,31 @@ TINY = experiments.ClaimSizes(
 def test_every_device_class_has_valid_claim_sizes(cls: Any, quick: bool) -> None:
     from gpuconcepts.kernels.presets import load_claim_sizes
 
-    sizes = experiments.ClaimSizes.from_table(load_claim_sizes("cpu", quick, device_cls=cls))
+    sizes = claim_tables.ClaimSizes.from_table(load_claim_sizes("cpu", quick, device_cls=cls))
     assert sizes.dlrm_d == 128  # the post's row width
     # the DLRM table must dwarf any last-level cache (32 MiB here, 50-60 MiB on big GPUs)
     assert sizes.dlrm_table_mib >= 4 * 32
 
 
 def test_claim_sizes_for_the_cpu() -> None:
-    quick = experiments.claim_sizes("cpu", quick=True)
+    quick = claim_tables.claim_sizes("cpu", quick=True)
     assert quick.dlrm_B == 2048  # the post's batch
-    full = experiments.claim_sizes("cpu", quick=False)
+    full = claim_tables.claim_sizes("cpu", quick=False)
     assert quick.mlp_batches[-1] < full.mlp_batches[-1]
     with pytest.raises(GpuConceptsError, match="not a resolved device"):
-        experiments.claim_sizes("tpu", quick=True)
+        claim_tables.claim_sizes("tpu", quick=True)
 
 
 def test_claim_sizes_from_a_table() -> None:
     table = json.loads(json.dumps(asdict(TINY)))  # lists, as in a saved run or the presets
-    assert experiments.ClaimSizes.from_table(table) == TINY
+    assert claim_tables.ClaimSizes.from_table(table) == TINY
     with pytest.raises(GpuConceptsError, match="claim sizes: mlp_d must be a positive integer"):
-        experiments.ClaimSizes.from_table({**table, "mlp_d": 0})
+        claim_tables.ClaimSizes.from_table({**table, "mlp_d": 0})
     with pytest.raises(GpuConceptsError, match=r"rnn_lengths .* got \[4, 'x'\]"):
-        experiments.ClaimSizes.from_table({**table, "rnn_lengths": [4, "x"]})
+        claim_tables.ClaimSizes.from_table({**table, "rnn_lengths": [4, "x"]})
     del table["decode_steps"]
     with pytest.raises(GpuConceptsError, match=r"decode_steps must be .*; got None"):
-        experiments.ClaimSizes.from_table(table)
+        claim_tables.ClaimSizes.from_table(table)
 
 
 def test_claim_sizes_validation() -> None:
@@ -1602,7 +1603,7 @@ def test_draw_spread_as_error_bars() -> None:
 def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuconcepts.kernels
 
-    monkeypatch.setattr(experiments, "claim_sizes", lambda _device, _quick: TINY)
+    monkeypatch.setattr(claim_tables, "claim_sizes", lambda _device, _quick: TINY)
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: PEAKS)
     monkeypatch.setattr(gpuconcepts.kernels, "load_presets", lambda *_a, **_k: TINY_PRESETS)
     monkeypatch.setattr(
@@ -1740,7 +1741,7 @@ def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:
     # or dependency shows, and work of very different sizes took equal times
     peaks = Peaks("cpu", 1.27e11, 2.36e10, "float32", latency_seconds=4e-6)
     lab = synthetic_lab(peaks, DEVICE)
-    verdicts = {r.key: r.verdict for r in judge_claims(lab, experiments.claim_sizes("cpu", False))}
+    verdicts = {r.key: r.verdict for r in judge_claims(lab, claim_tables.claim_sizes("cpu", False))}
     timing = [key for key in verdicts if key not in ("cnn-weight-sharing", "kv-cache-exact")]
     failing = [key for key in timing if verdicts[key] == "fails"]
     assert len(failing) > len(timing) / 2, " ".join(f"{k}:{v}" for k, v in verdicts.items())

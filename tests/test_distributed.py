@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from gpuconcepts import formulas as f
 from gpuconcepts.cli import main
 from gpuconcepts.distributed import QUICK, claims, launch
-from gpuconcepts.distributed.report import count_growth, format_report, measure
+from gpuconcepts.distributed.report import count_growth, measure
+from gpuconcepts.distributed.text import format_report
 from gpuconcepts.distributed.traffic import (
     AlphaBeta,
     Collective,

@@ -14,8 +14,9 @@ import pytest
 from synthetic import Timing, synthetic_lab
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.experiments import claim_sizes, judge_claims
+from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.claims.sizes import claim_sizes
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.roofline import Peaks
 

@@ -35,9 +35,8 @@ from gpuconcepts.kernels import (
 )
 from gpuconcepts.kernels._common import Kernel
 from gpuconcepts.kernels.suite import KERNELS
-from gpuconcepts.lab import Lab
+from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.measure import Measurement
-from gpuconcepts.profile import profile_all
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.workloads import WORKLOADS, check_counts
 

@@ -11,7 +11,8 @@ import pytest
 from synthetic import synthetic_lab
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.experiments import ClaimSizes, judge_claims
+from gpuconcepts.claims.experiments import judge_claims
+from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.kernels import presets
 from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes
 from gpuconcepts.profile import profile_all

@@ -62,18 +62,26 @@ def test_plot_roofline_draws_ceilings_and_labelled_points() -> None:
 def test_plot_roofline_adds_the_datasheet_ceiling() -> None:
     pytest.importorskip("matplotlib")
     gpu_peaks = Peaks(device="cuda", flops_per_s=7e14, bytes_per_s=4e12, dtype="bfloat16")
-    fig = roofline.plot_roofline(gpu_peaks, [], datasheet=GPUS["H200"])
+    fig = roofline.plot_roofline(gpu_peaks, [], datasheet=GPUS["H200"].datasheet_peaks("bf16"))
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend[1] == "H200 datasheet (bfloat16): ridge 206 FLOP/B"
     sheet = fig.axes[0].get_lines()[1]
     assert max(sheet.get_ydata()) == pytest.approx(989e12)
 
 
-def test_plot_roofline_skips_a_datasheet_without_the_dtype() -> None:
+def test_roofline_chart_skips_a_datasheet_without_the_dtype(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     pytest.importorskip("matplotlib")
+    from gpuconcepts import figures
+
+    monkeypatch.setattr("gpuconcepts.hardware.current_gpu", lambda: GPUS["T4"])  # no bf16
     gpu_peaks = Peaks(device="cuda", flops_per_s=5e13, bytes_per_s=3e11, dtype="bfloat16")
-    fig = roofline.plot_roofline(gpu_peaks, [], datasheet=GPUS["T4"])
-    assert len(fig.axes[0].get_legend().get_texts()) == 1
+    legend = figures.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
+    assert [t.get_text() for t in legend] == ["measured roof (bfloat16): ridge 167 FLOP/B"]
+    monkeypatch.setattr("gpuconcepts.hardware.current_gpu", lambda: GPUS["H200"])
+    legend = figures.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
+    assert [t.get_text() for t in legend][1] == "H200 datasheet (bfloat16): ridge 206 FLOP/B"
 
 
 def test_plot_roofline_into_given_axes() -> None:

@@ -322,11 +322,9 @@ def test_run_data_is_the_runs_measured_peaks_and_profile():
 
     from synthetic import synthetic_run
 
-    from gpuconcepts.book import profile_of
-
     run = synthetic_run()
     data = whatif.run_data(run)
-    profile = profile_of(run)
+    profile = run.profile()
     assert data["label"] == "cpu (Example CPU, 2 threads)"
     assert data["dtype"] == "fp32"  # float32, named as the datasheet names it
     assert (data["flops_per_s"], data["bytes_per_s"], data["ridge_point"]) == (1e11, 1e10, 10.0)

@@ -451,7 +451,7 @@ class Report:
 
     def markdown(self) -> str:
         """The per-layer table for a book page, numbered as the figure's points, time with IQR."""
-        from gpuconcepts.book import markdown_table
+        from gpuconcepts.render import markdown_table
 
         header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s", "Bytes/s"]
         header += ["Here", "Datasheet GPUs"]

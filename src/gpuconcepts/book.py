@@ -62,7 +62,6 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "measurement_table",
     "package_hash",
     "plain_status",
-    "profile_of",
     "recorded_runs",
     "recorded_section",
     "run_source",
@@ -269,17 +268,6 @@ def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) 
     return table
 
 
-def profile_of(run: Run) -> list[Measurement]:
-    """A run's profile (the five workloads at its preset sizes) in the order of the book.
-
-    Read through a replaying lab, so it needs no torch and measures nothing.
-    """
-    from gpuconcepts.profile import profile_all
-
-    sizes = run.provenance.sizes
-    return profile_all(run.lab(), sizes["presets"], sizes["sweeps"])
-
-
 CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = {
     "dlrm": ("dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"),
     "mlp": ("mlp",),
@@ -293,7 +281,7 @@ CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = {
 def chapter(run: Run, name: str) -> list[Measurement]:
     """A chapter's measurements from a run's profile: sweeps sorted by the swept size."""
     wanted = CHAPTER_WORKLOADS[name]
-    found = [m for m in profile_of(run) if m.workload in wanted]
+    found = [m for m in run.profile() if m.workload in wanted]
     if name == "mlp":
         found.sort(key=lambda m: m.size("B"))
     if name == "transformer":  # the encoder's sweep over S, the causal prefill, the decode step

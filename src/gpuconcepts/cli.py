@@ -221,7 +221,7 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
 def _cmd_distributed(args: argparse.Namespace) -> int:
     require("torch", "`distributed`", "kernels")
-    from gpuconcepts.distributed import run_distributed
+    from gpuconcepts.distributed.text import run_distributed
 
     status: int = run_distributed(
         args.world_size, args.backend, args.quick, args.json, port=args.port

@@ -480,7 +480,10 @@ def roofline_chart(
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
     # On a known GPU the datasheet roof is drawn too, dashed, beside the measured one.
-    datasheet = current_gpu() if peaks.device == "cuda" else None
+    gpu = current_gpu() if peaks.device == "cuda" else None
+    datasheet = (
+        None if gpu is None or gpu.peak(peaks.dtype) is None else gpu.datasheet_peaks(peaks.dtype)
+    )
     plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax)
     ax.title.set_fontsize(12)
     ax.xaxis.label.set_fontsize(10)

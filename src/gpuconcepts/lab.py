@@ -298,3 +298,46 @@ class Lab:
                 raise GpuConceptsError(f"this run holds no fact {name!r}; record it again")
             self._facts[name] = dict(compute())
         return dict(self._facts[name])
+
+
+def profile_all(
+    lab: Lab,
+    presets: Mapping[str, Mapping[str, int]],
+    sweeps: Mapping[str, tuple[int, ...]],
+) -> list[Measurement]:
+    """The five workloads at the preset sizes, and the MLP batch and prefill length sweeps.
+
+    Args:
+        lab: where the measurements come from (live: each kernel runs once; or a saved run).
+        presets, sweeps: sizes from :func:`~gpuconcepts.kernels.load_presets` and
+            :func:`~gpuconcepts.kernels.load_sweeps` (a saved run keeps the ones it used).
+
+    Returns:
+        The measurements in the order of the book: DLRM (random, sequential, hot rows, dense
+        part), MLP (preset, then the batch sweep), CNN (dense, depthwise), RNN (module, loop,
+        hoisted loop, GEMM), Transformer (prefill, causal prefill, the length sweep, decode). A size met twice is one
+        measurement, listed once.
+    """
+    out: list[Measurement] = []
+
+    def add(workload: str, **sizes: object) -> None:
+        m = lab.measure(workload, **sizes)
+        if all(m is not seen for seen in out):
+            out.append(m)
+
+    for pattern in ("random", "sequential", "hot"):
+        add(f"dlrm-{pattern}", **presets["dlrm"])
+    add("dlrm-dense", **presets["dlrm_dense"])
+    add("mlp", **presets["mlp"])
+    for B in sweeps.get("mlp_B", ()):
+        add("mlp", **{**presets["mlp"], "B": B})
+    add("cnn-conv", **presets["cnn"])
+    add("cnn-depthwise", **presets["cnn_depthwise"])
+    for workload in ("rnn-module", "rnn-loop", "rnn-hoisted", "rnn-gemm"):
+        add(workload, **presets["rnn"])
+    add("transformer-prefill", **presets["transformer_prefill"])
+    add("transformer-prefill-causal", **presets["transformer_prefill"])
+    for S in sweeps.get("transformer_S", ()):
+        add("transformer-prefill", **{**presets["transformer_prefill"], "S": S})
+    add("transformer-decode", **presets["transformer_decode"])
+    return out

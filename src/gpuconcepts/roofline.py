@@ -34,7 +34,6 @@ from gpuconcepts.records import POSITIVE, from_record
 from gpuconcepts.units import si, significant
 
 if TYPE_CHECKING:
-    from gpuconcepts.hardware import GPU
     from gpuconcepts.measure import Measurement
 
 Bound = Literal["memory", "compute"]
@@ -466,10 +465,8 @@ def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style
 def plot_roofline(
     peaks: Peaks,
     measurements: Sequence[Measurement] = (),
-    datasheet: GPU | None = None,
+    datasheet: Peaks | None = None,
     ax: Any = None,
-    *,
-    datasheet_dtype: str | None = None,
 ) -> Any:
     """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points
     with their spread (FLOP/s at the interquartile range of the time) as error bars.
@@ -477,8 +474,8 @@ def plot_roofline(
     Args:
         peaks: measured peaks of the device the measurements ran on.
         measurements: kernels to place; each is labelled with its workload name.
-        datasheet: a :class:`gpuconcepts.hardware.GPU` row; its ceiling for ``peaks.dtype``
-            (or ``datasheet_dtype``) is drawn dashed.
+        datasheet: a datasheet's peaks (:meth:`gpuconcepts.hardware.GPU.datasheet_peaks`),
+            drawn dashed beside the measured roof.
         ax: a matplotlib Axes to draw into; a new Figure is made when None.
 
     Returns:
@@ -501,10 +498,8 @@ def plot_roofline(
     intensities = [m.intensity for m in measurements] + [peaks.ridge_point]
     low = min(intensities) / 10
     high = max(intensities) * 10
-    dtype = datasheet_dtype or peaks.dtype
-    sheet_peak = datasheet.peak(dtype) if datasheet is not None else None
-    if datasheet is not None and sheet_peak is not None:
-        high = max(high, datasheet.ridge_point(dtype) * 10)
+    if datasheet is not None:
+        high = max(high, datasheet.ridge_point * 10)
     xs = np.logspace(np.log10(low), np.log10(high), 200)
     _roof_line(
         ax,
@@ -515,16 +510,16 @@ def plot_roofline(
         lw=2,
         label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
     )
-    if datasheet is not None and sheet_peak is not None:
+    if datasheet is not None:
         _roof_line(
             ax,
-            sheet_peak,
+            datasheet.flops_per_s,
             datasheet.bytes_per_s,
             xs,
             color="grey",
             ls="--",
-            label=f"{datasheet.name} datasheet ({dtype}): ridge "
-            f"{significant(datasheet.ridge_point(dtype))} FLOP/B",
+            label=f"{datasheet.name} datasheet ({peaks.dtype}): ridge "
+            f"{significant(datasheet.ridge_point)} FLOP/B",
         )
     for shade, level in zip(("#2563eb", "#0891b2", "#059669"), peaks.levels, strict=False):
         _roof_line(  # one roof per cache level, as the cache-aware roofline draws them

@@ -50,7 +50,7 @@ from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.formulas import CATALOGUE
-from gpuconcepts.lab import Budget, Fact, Lab
+from gpuconcepts.lab import Budget, Fact, Lab, profile_all
 from gpuconcepts.measure import Measurement, NoiseProbe
 from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe, place
@@ -295,6 +295,13 @@ class Run:
             label=self.provenance.device_name,
         )
 
+    def profile(self) -> list[Measurement]:
+        """The run's profile (the five workloads at its preset sizes) in the order of the book
+        (:func:`~gpuconcepts.lab.profile_all`), read through a replaying lab: it needs no torch
+        and measures nothing."""
+        sizes = self.provenance.sizes
+        return profile_all(self.lab(), sizes["presets"], sizes["sweeps"])
+
     def part_claims(self) -> tuple[ClaimResult, ...]:
         """The whole-model and distributed claims, judged from this run's stored results by
         the same judges that judged them when it was collected; nothing runs."""
@@ -316,7 +323,8 @@ class Run:
         """Every claim judged again from this run's measurements and stored results by this
         version's judges: the core claims (when the run recorded their sizes), then
         :meth:`part_claims`."""
-        from gpuconcepts.claims.experiments import ClaimSizes, judge_claims
+        from gpuconcepts.claims.experiments import judge_claims
+        from gpuconcepts.claims.sizes import ClaimSizes
 
         recorded = self.provenance.sizes.get("claims")
         core: tuple[ClaimResult, ...] = ()
@@ -461,7 +469,7 @@ class Run:
 def _check_sizes(sizes: Mapping[str, Any]) -> None:
     """The sizes a run records, as its readers need them: ``presets`` (tables of whole
     numbers), ``sweeps`` (lists of them) and ``claims`` (null, or every claim size)."""
-    from gpuconcepts.claims.experiments import ClaimSizes
+    from gpuconcepts.claims.sizes import ClaimSizes
 
     if "presets" in sizes:
         read(sizes["presets"], Mapping[str, Mapping[str, int]], "presets")
@@ -777,7 +785,8 @@ def _collect(
     distributed: bool = True,
 ) -> Run:
     """:func:`collect` on the cores it was given."""
-    from gpuconcepts.claims.experiments import claim_sizes, judge_claims
+    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.measure import (
         device_name,
@@ -785,7 +794,6 @@ def _collect(
         last_level_cache_bytes,
         probe_noise,
     )
-    from gpuconcepts.profile import profile_all
 
     say = progress or (lambda _line: None)
     start = time.perf_counter()

@@ -288,12 +288,11 @@ def measured_peaks_and_points(page: Page) -> tuple[float, float, list[dict[str, 
 def test_measured_peaks_are_a_choice_and_move_the_verdict_with_their_ridge(browser):
     from synthetic import synthetic_run
 
-    from gpuconcepts.book import profile_of
     from gpuconcepts.roofline import Peaks
 
     base = synthetic_run()  # peaks 1e11 FLOP/s and 1e10 B/s: a ridge of 10 FLOP/byte
     slow_memory = dataclasses.replace(base, peaks=Peaks("cpu", 1e11, 1e8, "float32"))
-    profile = profile_of(base)
+    profile = base.profile()
     verdicts = {}
     for run in (base, slow_memory):
         page, problems = hand_made_page(browser, run)

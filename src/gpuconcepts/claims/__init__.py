@@ -30,9 +30,10 @@ Importing this package loads neither torch nor matplotlib.
 from __future__ import annotations
 
 from gpuconcepts.claims.cnn import count_weights
-from gpuconcepts.claims.experiments import ClaimSizes, claim_sizes, judge_claims
+from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.claims.sizes import ClaimSizes, claim_sizes
 
 __all__ = [
     "ClaimResult",

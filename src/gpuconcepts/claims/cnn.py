@@ -27,7 +27,8 @@ from gpuconcepts.roofline import Peaks, gap_split
 from gpuconcepts.units import number, percent, si, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes, Found
+    from gpuconcepts.claims.roofline import Found
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 @dataclass(frozen=True)

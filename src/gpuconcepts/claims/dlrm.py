@@ -44,7 +44,8 @@ from gpuconcepts.units import (
 )
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes, Found
+    from gpuconcepts.claims.roofline import Found
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 def _dlrm(lab: Lab, z: ClaimSizes) -> Found:

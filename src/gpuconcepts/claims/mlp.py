@@ -35,7 +35,8 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import number, percent, plain_number, si
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes, Found
+    from gpuconcepts.claims.roofline import Found
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 def _mlp(lab: Lab, z: ClaimSizes) -> Found:

@@ -44,7 +44,8 @@ from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import number, plain_number, si, significant, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes, Found
+    from gpuconcepts.claims.roofline import Found
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 def _rnn(lab: Lab, z: ClaimSizes) -> Found:

@@ -31,7 +31,7 @@ from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 def judge_roofline(
@@ -150,6 +150,11 @@ def judge_roofline(
 Roles = Mapping[str, tuple[Measurement, Measurement | None]]
 """Measurements a roofline claim reads, by role: the kernel, and its roof's reference kernel
 timed in the same rounds (None when there is none)."""
+
+Found = tuple[list[ClaimResult], Roles]
+"""What an experiment returns: its claims, and its measurements for the roofline claims
+(keyed by the role they play in :data:`~gpuconcepts.claims.roofline.ROOFLINE_EXPECTATIONS`,
+each with its roof's reference kernel timed beside it)."""
 
 
 def judge_roles(roles: Roles, peaks: Peaks, device: str) -> list[ClaimResult]:

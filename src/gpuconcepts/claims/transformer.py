@@ -35,7 +35,8 @@ from gpuconcepts.units import describe_bytes, number, plain_number, si, times
 from gpuconcepts.workloads import workload
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.experiments import ClaimSizes, Found
+    from gpuconcepts.claims.roofline import Found
+    from gpuconcepts.claims.sizes import ClaimSizes
 
 
 _ATTENTION_FIXED = ("B", "d")

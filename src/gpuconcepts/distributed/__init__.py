@@ -11,7 +11,8 @@ all-reduce size sweep predicts the other collectives' times.
 * :mod:`~gpuconcepts.distributed.worker` — what each process runs (imports torch);
 * :mod:`~gpuconcepts.distributed.traffic` — sizes, loopback counter, records, the α-β fit;
 * :mod:`~gpuconcepts.distributed.claims` — the measurements as two-sided claims;
-* :mod:`~gpuconcepts.distributed.report` — :func:`measure` and the CLI's output;
+* :mod:`~gpuconcepts.distributed.report` — the report a Run holds, and :func:`measure`;
+* :mod:`~gpuconcepts.distributed.text` — the report for people, and the CLI command;
 * :mod:`~gpuconcepts.distributed.plots` — the sharding diagram and the traffic chart.
 
 Importing this package loads neither torch nor matplotlib.
@@ -23,7 +24,7 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.distributed.report import DistributedReport, measure, run_distributed
+from gpuconcepts.distributed.report import DistributedReport, measure
 from gpuconcepts.distributed.traffic import FULL, QUICK, AlphaBeta, Collective, Sizes
 
 __all__ = [
@@ -34,5 +35,4 @@ __all__ = [
     "DistributedReport",
     "Sizes",
     "measure",
-    "run_distributed",
 ]

@@ -11,7 +11,6 @@ tested on records made by hand.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -19,7 +18,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from gpuconcepts.book import markdown_table
 from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.distributed import claims, launch
 from gpuconcepts.distributed.traffic import (
@@ -159,11 +157,6 @@ class DistributedReport:
             )
         return rows
 
-    def markdown(self) -> str:
-        """:meth:`rows` as a Markdown table for the book."""
-        rows = self.rows()
-        return markdown_table(rows[0], rows[1:])
-
     def record(self) -> dict[str, Any]:
         """Every measured value as plain JSON, losslessly: what a Run saves. (:meth:`to_dict`
         is the CLI's view: statistics, predictions and claims.)"""
@@ -298,35 +291,3 @@ def count_growth(
         launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)
         payload = json.loads(out.read_text(encoding="utf-8"))
     return tuple(Collective.from_record(r) for r in payload["records"])
-
-
-def format_report(report: DistributedReport) -> str:
-    """The report as text: the table, the fit, then each claim."""
-    from gpuconcepts.hardware import format_table
-    from gpuconcepts.render import format_claim
-
-    fit = report.fit
-    fit_line = (
-        f"no α-β fit: {report.fit_problem}"
-        if fit is None
-        else f"α-β fit over {fit.points} all-reduce sizes: α = {si(fit.alpha_s, 's')}, "
-        f"bandwidth = {si(fit.bytes_per_s, 'B/s')} per device"
-    )
-    head = (
-        f"gpuconcepts distributed: {report.device}, "
-        f"{'quick' if report.quick else 'full'} sizes, {number(report.seconds)} s"
-    )
-    body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
-    return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])
-
-
-def run_distributed(
-    world_size: int, backend: str, quick: bool, as_json: bool, port: int | None = None
-) -> int:
-    """The CLI's ``gpuconcepts distributed``: text or JSON on stdout; 0 when the run finished."""
-    report = measure(world_size, backend=backend, quick=quick, port=port)
-    if as_json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(format_report(report) + "\n")
-    return 0
