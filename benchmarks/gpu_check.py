@@ -173,7 +173,7 @@ def runs() -> dict[str, Any]:
     from gpuconcepts.figures import roofline_chart
     from gpuconcepts.files import save_figure
     from gpuconcepts.hardware import current_gpu
-    from gpuconcepts.profile import profile_all
+    from gpuconcepts.lab import profile_all
     from gpuconcepts.render import format_claims, format_run
 
     gpu = current_gpu()

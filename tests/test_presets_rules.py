@@ -14,8 +14,8 @@ from gpuconcepts import formulas
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.kernels import presets
+from gpuconcepts.lab import profile_all
 from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes
-from gpuconcepts.profile import profile_all
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB
 

@@ -1,18 +1,12 @@
-"""Which sizes the experiments use, and :func:`judge_claims`, which runs them in the post's order.
+""":func:`judge_claims`, which runs the experiments in the post's order.
 
 Each architecture's experiment (what it asks the lab for) lives beside its judges, in
 :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`, :mod:`~gpuconcepts.claims.cnn`,
 :mod:`~gpuconcepts.claims.rnn` and :mod:`~gpuconcepts.claims.transformer`; the roofline claims
-(:mod:`~gpuconcepts.claims.roofline`) judge the measurements those experiments return.
-
-Sizes come from the ``claims`` table of ``conf/presets.toml`` for the device class (the one
-size file of the project): the CPU sizes keep ``--quick`` within about two minutes on a
-2-core machine; the CUDA sizes are large enough that kernels outlast their launch overhead.
-Measurements are asked of a :class:`~gpuconcepts.lab.Lab`, so no experiment runs a kernel
-itself: a live lab measures, a replaying one reads a saved run.
-
->>> claim_sizes("cpu", quick=True).mlp_batches[:4]
-(1, 2, 4, 8)
+(:mod:`~gpuconcepts.claims.roofline`) judge the measurements those experiments return. Their
+sizes are :class:`~gpuconcepts.claims.sizes.ClaimSizes`. Measurements are asked of a
+:class:`~gpuconcepts.lab.Lab`, so no experiment runs a kernel itself: a live lab measures, a
+replaying one reads a saved run.
 """
 
 from __future__ import annotations
