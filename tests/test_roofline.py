@@ -290,3 +290,12 @@ def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None
     assert Peaks.from_dict(named.to_dict()) == named
     saved_before = {k: v for k, v in to_record(named).items() if k != "name"}
     assert Peaks.from_dict(saved_before).name == "cuda"  # a run saved without the field
+
+
+def test_a_large_kernel_of_few_operations_is_never_labelled_by_its_dispatch() -> None:
+    # a GEMM of 1.7·10¹⁰ FLOPs in one operation: compute-bound, whatever rounding the chain's
+    # formula (which would equal the compute bound here) gives
+    gemm = Measurement("mlp", "cpu", {}, (0.2,), 1.7e10 / 3, 1e7 / 3, ops=1, flush=True)
+    assert roofline.observe(gemm, FLOORS)[0] == "compute"
+    assert [name for name, _ in roofline.roof_times(gemm, FLOORS)][-1] == "per-call"
+    assert dict(roofline.roof_times(gemm, FLOORS))["per-call"] == 3e-6  # the call's latency

@@ -284,7 +284,10 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     first = first if first is not None else peaks.latency_seconds
     floor = [first] if first is not None else []
     steps = m.steps or 1
-    if m.ops is not None and peaks.op_seconds is not None:
+    roofline = max(m.flops / peaks.flops_per_s, m.bytes / peaks.bytes_per_s)
+    if m.ops is not None and peaks.op_seconds is not None and m.ops * peaks.op_seconds > roofline:
+        # only where dispatch outweighs the arithmetic and the traffic: else the roofline's own
+        # roofs name the bound (the chain's formula would equal them, up to rounding)
         chain = formulas.chain_seconds(
             S=steps,
             F=m.flops / steps,
