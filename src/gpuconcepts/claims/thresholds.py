@@ -174,3 +174,24 @@ def described(module: ModuleType | None = None) -> list[tuple[str, float, str]]:
         if isinstance(value, int | float) and not isinstance(value, bool):  # not a label
             out.append((target.id, float(value), doc))
     return out
+
+
+def changes(*modules: ModuleType) -> list[tuple[str, str]]:
+    """Every change made to a claim after a run had been seen, as ``(name, entry)``: the
+    constants whose name ends in ``_CHANGES`` in this module and in ``modules``, each a dated
+    sentence with its reason, so that a reader sees what was tuned and why.
+
+    >>> [name for name, _ in changes()]
+    ['MLP_KNEE_CHANGES']
+    >>> changes()[0][1][:11]
+    '2026-12-01:'
+    """
+    found = []
+    for namespace in (globals(), *(vars(m) for m in modules)):
+        found += [
+            (name, value)
+            for name, value in namespace.items()
+            if name.endswith("_CHANGES") and isinstance(value, str)
+        ]
+    return found
+

@@ -51,9 +51,11 @@ class DecodeSweep:
     :func:`gpuconcepts.model.matmul_params`) and ``cache_bytes[i]`` the KV cache of batch
     ``batches[i]`` (``gqa_kv_cache_memory`` × layers).
 
-    When ``reference_seconds`` is given, the steps and the STREAM triad (``reference_bytes``
-    per call, the DRAM roof's reference) ran in paired rounds: ``seconds[i][r]`` and
-    ``reference_seconds[r]`` were timed in round ``r``, side by side.
+    When ``reference_seconds`` is given, the steps and the roof of reading weights ran in
+    paired rounds: ``seconds[i][r]`` and ``reference_seconds[r]`` were timed in round ``r``,
+    side by side. The reference is a batch-1 product through as many weight bytes as the
+    model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
+    STREAM triad instead, see :data:`~gpuconcepts.claims.wholemodel.DECODE_FLOOR_CHANGES`).
     """
 
     shape: ModelShape

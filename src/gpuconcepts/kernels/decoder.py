@@ -49,13 +49,10 @@ from gpuconcepts.claims.wholemodel_results import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
-from gpuconcepts.kernels.peaks import triad_kernel
+from gpuconcepts.kernels.mlp import linear_kernel
 from gpuconcepts.measure import (
     Rounds,
     free_memory_bytes,
-    last_level_cache_bytes,
-    stream_array_bytes,
-    stream_rows,
     time_function,
 )
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
@@ -257,27 +254,24 @@ def decode_sweep(
             ]  # fmt: skip
             token = torch.randint(0, shape.vocab, (B, 1), device=device)
             steps.append(_Call(_step(model, token, cache)))
-    # the DRAM roof's reference in the same rounds: load slows the steps and the roof alike
-    array = stream_array_bytes(
-        REFERENCE_TRIAD_BYTES, last_level_cache_bytes(device), free_memory_bytes(device)
-    )
-    triad = triad_kernel(device, N=stream_rows(array))
-    rounds = Rounds([*steps, triad], device)
+    # The roof of reading weights, timed in the same rounds (load slows the steps and the roof
+    # alike): one batch-1 product through as many weight bytes as the model's matrices, the
+    # kernel a decode step streams its weights through.
+    weight_bytes = int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s))
+    width = max(1, round(weight_bytes / (shape.d * shape.s)))
+    reference = linear_kernel(device, None, B=1, d_in=shape.d, d_out=width, dtype=shape.dtype)
+    rounds = Rounds([*steps, reference], device)
     rounds.more(repeats)
     return DecodeSweep(
         shape=shape,
         cached=cached,
         batches=tuple(batches),
         seconds=tuple(tuple(t) for t in rounds.times[:-1]),
-        weight_bytes=int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s)),
+        weight_bytes=weight_bytes,
         cache_bytes=tuple(kv_cache(shape, B=B, S=cached) for B in batches),
         reference_seconds=tuple(rounds.times[-1]),
-        reference_bytes=int(triad.bytes),
+        reference_bytes=int(reference.bytes),
     )
-
-
-REFERENCE_TRIAD_BYTES = 128 * 1024**2
-"""The decode sweep's reference triad arrays (raised to 4x the last-level cache when larger)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from gpuconcepts.roofline import Peaks
 
 def linear_kernel(
     device: str,
-    peaks: Peaks,
+    peaks: Peaks | None,
     *,
     B: int,
     d_in: int,
