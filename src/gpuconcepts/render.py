@@ -181,7 +181,7 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6), p))
     its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
-    its repetitions spread 50% about the median (the machine was busy); its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    its repetitions spread 50% about the median, so its share is uncertain; its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
     """
     where = place(m, peaks)
     if explained(where):
@@ -211,7 +211,9 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         )
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
-        return f"its repetitions spread {spread} about the median (the machine was busy); {cause}"
+        return (
+            f"its repetitions spread {spread} about the median, so its share is uncertain; {cause}"
+        )
     return cause
 
 

@@ -194,4 +194,3 @@ def changes(*modules: ModuleType) -> list[tuple[str, str]]:
             if name.endswith("_CHANGES") and isinstance(value, str)
         ]
     return found
-
