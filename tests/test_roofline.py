@@ -214,6 +214,9 @@ def test_a_chain_of_small_steps_is_chain_bound() -> None:
     # 20 µs at the peak, so the roofline alone would call it 300× too slow
     loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
     assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(4096 * 1.5e-6 / 8e-3))
+    chain = formulas.chain_seconds(S=1024, F=2e6 / 1024, Q=1e5 / 1024, P=1e11, beta=1e10,
+                                   n_ops=4, t_op=1.5e-6)  # fmt: skip
+    assert dict(roofline.roof_times(loop, FLOORS))["chain"] == pytest.approx(float(chain))
 
 
 def test_steps_that_overlap_are_not_chain_bound() -> None:

@@ -1742,6 +1742,11 @@ def _report(
         if call.key not in times:
             continue  # interrupted before its timing
         seconds = times[call.key]
+        rows, row_bytes = _gathers(call)
+        timing = Measurement(
+            call.path, device, {}, tuple(seconds), flops, traffic,
+            random_rows=rows, row_bytes=row_bytes,
+        )  # fmt: skip
         layers.append(
             Layer(
                 index=index,
@@ -1758,19 +1763,7 @@ def _report(
                 bytes_source=traffic_source,
                 raw_seconds=seconds,
                 flushed=classify(flops / traffic, peaks) == "memory",
-                bound=observed_bound(
-                    Measurement(
-                        call.path,
-                        device,
-                        {},
-                        tuple(seconds),
-                        flops,
-                        traffic,
-                        random_rows=_gathers(call)[0],
-                        row_bytes=_gathers(call)[1],
-                    ),
-                    peaks,
-                ),
+                bound=observed_bound(timing, peaks),
                 warning=_uncounted(call) if flops == 0 else "",
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
             )

@@ -862,17 +862,32 @@ class NoiseProbe:
         )
 
 
+def _cpuinfo(cpuinfo: Path) -> tuple[set[str], list[float]] | None:
+    """The CPU flags and each core's "cpu MHz" in /proc/cpuinfo (None when unreadable)."""
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        return None
+    flags: set[str] = set()
+    mhz: list[float] = []
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):  # x86, Arm
+            flags.update(value.split())
+        elif key.strip() == "cpu MHz":
+            try:
+                mhz.append(float(value))
+            except ValueError:
+                continue
+    return flags, mhz
+
+
 def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
     """The mean clock of the CPU's cores from /proc/cpuinfo ("cpu MHz"), when it says."""
-    try:
-        values = [
-            float(line.split(":", 1)[1])
-            for line in cpuinfo.read_text().splitlines()
-            if line.startswith("cpu MHz")
-        ]
-    except (OSError, ValueError):
+    found = _cpuinfo(cpuinfo)
+    if found is None or not found[1]:
         return None
-    return sum(values) / len(values) if values else None
+    return sum(found[1]) / len(found[1])
 
 
 VECTOR_BITS = (("avx512f", 512), ("avx2", 256), ("avx", 256), ("sse2", 128), ("asimd", 128))
@@ -918,21 +933,10 @@ def cpu_vector(
     >>> cpu_vector(info, info.parent)
     CpuVector(vector_bits=256, fma_units=2, hz=2600500000.0)
     """
-    try:
-        lines = cpuinfo.read_text().splitlines()
-    except OSError:
+    found = _cpuinfo(cpuinfo)
+    if found is None:
         return None
-    flags: set[str] = set()
-    mhz: list[float] = []
-    for line in lines:
-        key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):  # x86, Arm
-            flags.update(value.split())
-        elif key.strip() == "cpu MHz":
-            try:
-                mhz.append(float(value))
-            except ValueError:
-                continue
+    flags, mhz = found
     hz = max(mhz, default=0.0) * 1e6
     for path in cpufreq.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
         try:

@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuconcepts import formulas
 from gpuconcepts.claims.result import Verdict, tally
 from gpuconcepts.roofline import (
     ABOVE_EVERY_ROOF,
@@ -253,15 +254,11 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> print(random_access_sentence(lookup, p))
     Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
     """
-    rate = peaks.random_lines_per_s(m.row_bytes) if m.row_bytes is not None else None
-    if m.random_rows is None or m.row_bytes is None or rate is None or peaks.line_bytes is None:
+    point = peaks.random_point(m.row_bytes) if m.row_bytes is not None else None
+    if m.random_rows is None or m.row_bytes is None or point is None or peaks.line_bytes is None:
         return "This run measured no random-access roof, so only the streaming roofs place it."
-    lines = -(-m.row_bytes // peaks.line_bytes)
-    largest = max(table for table, _, _ in peaks.random_sweep)
-    swept = min(
-        (row for table, row, _ in peaks.random_sweep if table == largest and row >= m.row_bytes),
-        default=max(row for table, row, _ in peaks.random_sweep if table == largest),
-    )
+    largest, swept, rate = point
+    lines = formulas.random_row_bytes(d=m.row_bytes, s=1, c=peaks.line_bytes) // peaks.line_bytes
     bound = dict(roof_times(m, peaks))[RANDOM_ACCESS]
     return (
         "Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its "

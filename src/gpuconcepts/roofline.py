@@ -126,22 +126,34 @@ class Peaks:
         """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
         return ridge(self.flops_per_s, self.bytes_per_s)
 
+    def random_point(self, row_bytes: int) -> tuple[int, int, float] | None:
+        """The point of the random-access sweep that stands for rows of ``row_bytes``, as
+        (table bytes, row bytes, lines/s): from the sweep's largest table (the one DRAM
+        serves), at the narrowest swept row at least as wide (the widest when none is), since
+        the rate rises with the row's width. None when no sweep was measured.
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
+        ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
+        >>> p.random_point(4), p.random_point(4096)
+        ((268435456, 16, 30000000.0), (268435456, 256, 50000000.0))
+        """
+        if not self.random_sweep:
+            return None
+        largest = max(table for table, _, _ in self.random_sweep)
+        points = sorted(point for point in self.random_sweep if point[0] == largest)
+        return next((point for point in points if point[1] >= row_bytes), points[-1])
+
     def random_lines_per_s(self, row_bytes: int) -> float | None:
-        """The random-access roof for rows of ``row_bytes``: line fetches per second from the
-        sweep's largest table (the one DRAM serves), at the narrowest swept row at least as
-        wide (the widest when none is), since the rate rises with the row's width. None when
-        no sweep was measured.
+        """The random-access roof for rows of ``row_bytes``: the line fetches per second of
+        :meth:`random_point`.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
         ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
         >>> p.random_lines_per_s(4), p.random_lines_per_s(64), p.random_lines_per_s(4096)
         (30000000.0, 50000000.0, 50000000.0)
         """
-        if not self.random_sweep:
-            return None
-        largest = max(table for table, _, _ in self.random_sweep)
-        rates = sorted((row, rate) for table, row, rate in self.random_sweep if table == largest)
-        return next((rate for row, rate in rates if row >= row_bytes), rates[-1][1])
+        point = self.random_point(row_bytes)
+        return None if point is None else point[2]
 
     @property
     def memory_roofs(self) -> tuple[MemoryLevel, ...]:
@@ -284,22 +296,16 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     first = first if first is not None else peaks.latency_seconds
     floor = [first] if first is not None else []
     steps = m.steps or 1
-    roofline = max(m.flops / peaks.flops_per_s, m.bytes / peaks.bytes_per_s)
-    if m.ops is not None and peaks.op_seconds is not None and m.ops * peaks.op_seconds > roofline:
-        # only where dispatch outweighs the arithmetic and the traffic: else the roofline's own
-        # roofs name the bound (the chain's formula would equal them, up to rounding)
-        chain = formulas.chain_seconds(
-            S=steps,
-            F=m.flops / steps,
-            Q=m.bytes / steps,
-            P=peaks.flops_per_s,
-            beta=peaks.bytes_per_s,
-            n_ops=m.ops / steps,
-            t_op=peaks.op_seconds,
-        )
-        floor.append(float(chain))
+    dram = times[len(peaks.memory_roofs)][1]  # the last memory roof: DRAM's
+    ops, op_floor = m.ops or 0, peaks.op_seconds or 0.0
+    dispatch = ops * op_floor
+    if dispatch > max(times[0][1], dram):
+        # Where dispatch outweighs the arithmetic and the traffic, formulas.chain_seconds is its
+        # dispatch term, S steps of ops/S operations at the floor (tests/test_roofline.py
+        # checks the two agree); elsewhere the roofline's own roofs name the bound.
+        floor.append(dispatch)
         if first is not None and m.flush:  # the first operation cold, the others warm
-            floor.append(first + (m.ops - 1) * peaks.op_seconds)
+            floor.append(first + (ops - 1) * op_floor)
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times

@@ -379,7 +379,7 @@ class Run:
     def from_json(cls, text: str, *, source: str = "<run>") -> Run:
         """Parse and validate a run; every problem is a GpuConceptsError naming ``source`` and
         the entry: bad JSON, nesting deeper than :data:`MAX_DEPTH`, a number that is not
-        finite (``NaN``, ``Infinity``, ``1e999``) or a whole number beyond 64 bits anywhere,
+        finite (not a number, an infinity, ``1e999``) or a whole number beyond 64 bits anywhere,
         then each field (see :meth:`from_dict`)."""
         try:
             data = json.loads(text, parse_int=_whole_number)
@@ -854,7 +854,7 @@ def _collect(
     run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
     # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the
     # machine was seen to go, so their best repetitions raise the peaks they stand for.
-    seen = peaks.best_of(reached(run.measurements, peaks))
+    seen = reached(run.measurements, peaks)
     above = sorted(
         {m.workload for m in run.measurements if observe(m, seen)[0] == ABOVE_EVERY_ROOF}
     )

@@ -160,7 +160,7 @@ def plain_number(n: Real) -> str:
 def number(value: object, digits: int = 3) -> str:
     """A value in a message or a claim's text that may be unmeasured or unbounded: as
     :func:`plain_number` (an exact count in full, anything else to ``digits`` significant
-    digits), a NumPy scalar as its Python number, and NaN or an infinity as Python writes it
+    digits), a NumPy scalar as its Python number, and a value that is not a number or is infinite as Python writes it
     (``nan``, ``inf``) instead of refused.
 
     >>> number(0.12345), number(1_462_608), number(0.98765, 2), number(float("nan"))
@@ -325,7 +325,8 @@ def how_many(ratio: float) -> str:
 
 
 def as_long(ratio: float, than: str) -> str:
-    """How long one time took against another, in words that fit the ratio (never "1 times").
+    """How long one time took against another, in words that fit the ratio: a ratio that
+    rounds to one reads "as long as", with no count of times.
 
     >>> as_long(0.97, "the naive loop"), as_long(1.004, "the hoisted one"), as_long(2.5, "it")
     ('0.97 times as long as the naive loop', 'as long as the hoisted one', '2.5 times as long as it')

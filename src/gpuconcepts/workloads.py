@@ -56,9 +56,9 @@ class Workload:
         if self.steps is not None:
             counts["steps"] = int(params[self.steps])  # type: ignore[call-overload]
         if self.random_rows:
-            rows, width = (int(params[k]) for k in ("B", "L"))  # type: ignore[call-overload]
-            counts["random_rows"] = rows * width
-            counts["row_bytes"] = int(params["d"]) * int(params["s"])  # type: ignore[call-overload]
+            B, L, d, s = (int(params[k]) for k in ("B", "L", "d", "s"))  # type: ignore[call-overload]
+            counts["random_rows"] = B * L
+            counts["row_bytes"] = int(formulas.embedding_payload(B=1, L=1, d=d, s=s))
         return counts
 
     def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:

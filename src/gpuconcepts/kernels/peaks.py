@@ -198,8 +198,7 @@ def gemm_flops(
     """
     if backend == "best":
         return fastest_gemm(device, n=n, dtype=dtype, repeats=repeats)[1]
-    kernel = gemm_kernel(device, n=n, backend=backend, dtype=dtype)
-    return kernel.flops / min(kernel.time(repeats).raw_seconds)
+    return gemm_shape_flops(device, (n, n, n), backend=backend, dtype=dtype, repeats=repeats)
 
 
 def fastest_gemm(
@@ -330,7 +329,7 @@ def random_access(
                 return F.embedding_bag(i, t, o, mode="sum")
 
             seconds = min(time_function(gather, device, repeats=repeats))
-            lines = RANDOM_ROWS * -(-row // line)
+            lines = RANDOM_ROWS * formulas.random_row_bytes(d=row, s=1, c=line) // line
             sweep.append((table_bytes, row, lines / seconds))
         del store
     return tuple(sweep)
