@@ -1094,6 +1094,24 @@ def test_the_roofs_reference_kernels_raise_the_peaks_they_beat(
     assert run.peaks.bytes_per_s == max(triad)
 
 
+def test_a_kernel_whose_call_floor_outlasts_its_roof_is_not_visible() -> None:
+    # 100 kB at 10 GB/s is 10 µs, but a flushed call cannot take less than its cold 45 µs: at
+    # these sizes no memory roof can show, so the claim is not visible, never "fails"
+    floors = replace(PEAKS, latency_seconds=3e-6, cold_latency_seconds=45e-6)
+    tiny = Measurement("transformer-decode", "cpu", {}, (60e-6,) * 3, 1e4, 1e5, flush=True, ops=1)
+    result = judge_roofline(tiny, role="transformer-decode", peaks=floors, expected="memory",
+                            label="x", source="y", device=DEVICE)  # fmt: skip
+    assert result.verdict == "not visible"
+    assert "a call's floor (45 µs) outlasts the memory roof's bound (10 µs)" in result.reason
+    # the same kernel where its bytes outlast the floor is judged: a starved one fails
+    starved = Measurement("transformer-decode", "cpu", {}, (1.0,) * 3, 1e6, 1e8, flush=True,
+                          ops=1)  # fmt: skip
+    judged = judge_roofline(starved, role="transformer-decode", peaks=floors, expected="memory",
+                            label="x", source="y", device=DEVICE)  # fmt: skip
+    assert judged.visible
+    assert judged.verdict == "fails"
+
+
 def test_random_rows_at_the_random_access_roof_are_memory_bound() -> None:
     # 2**20 random 16-byte rows at 3·10⁷ line fetches a second take 35 ms; timed at 40 ms they
     # move their 16 MiB at 0.42 GB/s, a twentieth of DRAM's streaming roof, yet the random-access

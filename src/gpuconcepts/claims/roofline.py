@@ -21,11 +21,14 @@ from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import (
     ABOVE_EVERY_ROOF,
+    CHAIN,
+    PER_CALL,
     RANDOM_ACCESS,
     Peaks,
     attainable,
     beats_every_roof,
     place,
+    roof_times,
 )
 from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
@@ -98,6 +101,12 @@ def judge_roofline(
         measured, interval = with_interval(
             lambda t: (work / t[0]) / (ref_work / t[1]), (m, reference)
         )
+    # A kernel so small that a call's floor outlasts its roof's bound cannot show that roof:
+    # the roofline has nothing to say of it at these sizes (it is not visible, never "fails").
+    bounds = dict(roof_times(m, peaks))
+    floor = bounds.get(PER_CALL, bounds.get(CHAIN, 0.0))
+    roof_time = work / roof_rate
+    hidden = floor > roof_time
     anomalies: tuple[str, ...] = ()
     if beats_every_roof(m, peaks):
         beaten = f"{times(where.attained)} as fast as the roofs allow, beyond its spread"
@@ -131,6 +140,13 @@ def judge_roofline(
             ),
         ),
         device=device,
+        visible=not hidden,
+        reason=(
+            f"at these sizes a call's floor ({si(floor, 's')}) outlasts the {expected} roof's "
+            f"bound ({si(roof_time, 's')}), so no roof of that kind can show"
+            if hidden
+            else ""
+        ),
         anomalies=anomalies,
         values={
             "workload": m.workload,
