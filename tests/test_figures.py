@@ -175,3 +175,16 @@ def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
     assert str(info.value) == (
         "gpuconcepts.figures.mlp_layers needs matplotlib: pip install gpuconcepts[plots]"
     )
+
+
+def test_the_roofline_draws_a_kernels_own_roof_at_its_intensity() -> None:
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.roofline import Peaks, plot_roofline
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
+    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    gemm = Measurement("mlp", "cpu", {}, (0.02,), 1e9, 1e6)  # on the compute line: no bar
+    fig = plot_roofline(peaks, [loop, gemm])
+    (bars,) = [c for c in fig.axes[0].collections if c.get_label().startswith("a kernel's own")]
+    # one bar, at the loop's intensity and the FLOP/s of its chain: 2 MFLOP in 4,096 µs
+    assert bars.get_offsets().tolist() == [[20.0, pytest.approx(2e6 / 4096e-6)]]

@@ -212,11 +212,30 @@ FLOORS = Peaks(
 def test_a_chain_of_small_steps_is_chain_bound() -> None:
     # 1,024 dependent steps of 4 operations: 6.1 ms at 1.5 µs an operation; its 2 MFLOP take
     # 20 µs at the peak, so the roofline alone would call it 300× too slow
-    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
-    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(4096 * 1.5e-6 / 8e-3))
+    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, calls=1, steps=1024)
+    bound = 4095 * 1.5e-6 + 3e-6  # one call from Python, the rest dispatched inside C++
+    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(bound / 8e-3))
     chain = formulas.chain_seconds(S=1024, F=2e6 / 1024, Q=1e5 / 1024, P=1e11, beta=1e10,
-                                   n_ops=4, t_op=1.5e-6)  # fmt: skip
+                                   n_ops=4095 / 1024, t_op=1.5e-6, n_calls=1 / 1024,
+                                   t_call=3e-6)  # fmt: skip
     assert dict(roofline.roof_times(loop, FLOORS))["chain"] == pytest.approx(float(chain))
+
+
+def test_operations_python_calls_pay_the_latency_floor() -> None:
+    # the same 4,096 operations, one in four called from Python (a Python loop of 1,024
+    # steps): each call pays the 3 µs latency floor, the rest the 1.5 µs per-operation floor
+    loop = Measurement("rnn-loop", "cpu", {}, (1e-2,), 2e6, 1e5, ops=4096, calls=1024, steps=1024)
+    bound = 1024 * 3e-6 + 3072 * 1.5e-6
+    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(bound / 1e-2))
+    chain = formulas.chain_seconds(S=1024, F=2e6 / 1024, Q=1e5 / 1024, P=1e11, beta=1e10,
+                                   n_ops=3, t_op=1.5e-6, n_calls=1, t_call=3e-6)  # fmt: skip
+    assert dict(roofline.roof_times(loop, FLOORS))["chain"] == pytest.approx(float(chain))
+    # a loop as fast as its operations at the per-operation floor alone beat the Python
+    # calls' floor: the chain does not explain it
+    quick = Measurement(
+        "rnn-loop", "cpu", {}, (6.2e-3,), 2e6, 1e5, ops=4096, calls=1024, steps=1024
+    )
+    assert roofline.observe(quick, FLOORS)[0] != "chain"
 
 
 def test_steps_that_overlap_are_not_chain_bound() -> None:
@@ -267,11 +286,12 @@ def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> Non
 def test_a_flushed_call_starts_at_the_cold_floor() -> None:
     cold = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6,
                  cold_latency_seconds=45e-6)  # fmt: skip
-    tiny = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, flush=True, ops=2)
-    assert roofline.roof_times(tiny, cold)[-1] == ("per-call", pytest.approx(46e-6))  # cold + warm
-    assert roofline.observe(tiny, cold) == ("per-call", pytest.approx(46 / 50))
-    warm = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, ops=2)
-    assert roofline.roof_times(warm, cold)[-1] == ("per-call", 3e-6)
+    # two operations Python calls: the first at the cold floor, the second at the warm one
+    tiny = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, flush=True, ops=2, calls=2)
+    assert roofline.roof_times(tiny, cold)[-1] == ("per-call", pytest.approx(48e-6))
+    assert roofline.observe(tiny, cold) == ("per-call", pytest.approx(48 / 50))
+    warm = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, ops=2, calls=2)
+    assert roofline.roof_times(warm, cold)[-1] == ("per-call", pytest.approx(6e-6))
 
 
 def test_a_roof_is_beaten_only_beyond_the_spread() -> None:
@@ -302,3 +322,24 @@ def test_a_large_kernel_of_few_operations_is_never_labelled_by_its_dispatch() ->
     assert roofline.observe(gemm, FLOORS)[0] == "compute"
     assert [name for name, _ in roofline.roof_times(gemm, FLOORS)][-1] == "per-call"
     assert dict(roofline.roof_times(gemm, FLOORS))["per-call"] == 3e-6  # the call's latency
+
+
+COLD = Peaks("cpu", 1e11, 5e10, "float32", cold_sweep=((2**22, 3e-4), (2**24, 1e-3)))
+
+
+def test_a_flushed_kernel_reads_dram_from_a_cold_start() -> None:
+    # 16 MiB streamed at 50 GB/s take 0.34 ms, but read once right after a flush they took
+    # 1 ms: a flushed kernel's DRAM bound is the cold read's, an unflushed one's the stream's
+    cold = Measurement("mlp", "cpu", {}, (1.5e-3,), 1e6, 2**24, flush=True)
+    assert roofline.observe(cold, COLD) == ("DRAM", pytest.approx(1e-3 / 1.5e-3))
+    warm = Measurement("mlp", "cpu", {}, (1.5e-3,), 1e6, 2**24)
+    assert roofline.observe(warm, COLD) == ("DRAM", pytest.approx(2**24 / 5e10 / 1.5e-3))
+    # between the sweep's points the bound is read off the line joining them
+    between = Measurement("mlp", "cpu", {}, (1e-3,), 1e6, 10 * 2**20, flush=True)
+    assert dict(roofline.roof_times(between, COLD))["DRAM"] == pytest.approx(6.5e-4)
+
+
+def test_a_flushed_kernel_quicker_than_a_cold_read_is_above_every_roof() -> None:
+    # read after a flush, its 16 MiB cannot have come from DRAM in half the cold read's time
+    quick = Measurement("mlp", "cpu", {}, (5e-4, 5e-4, 5.1e-4), 1e6, 2**24, flush=True)
+    assert roofline.observe(quick, COLD)[0] == roofline.ABOVE_EVERY_ROOF

@@ -1529,6 +1529,7 @@ attainable_flops = Formula(
 
 n_cores, lanes, n_fma, f_clk = (sym(n) for n in ("n_cores", "lanes", "n_fma", "f_clk"))
 R, r_line, n_ops, t_op = (sym(n) for n in ("R", "r_line", "n_ops", "t_op"))
+n_calls, t_call = sym("n_calls"), sym("t_call")
 
 cpu_peak_flops = Formula(
     "cpu_peak_flops",
@@ -1568,20 +1569,30 @@ random_access_seconds = Formula(
 
 chain_seconds = Formula(
     "chain_seconds",
-    product(S, sp.Max(ratio(F, P), ratio(Q, beta), product(n_ops, t_op))),
+    product(
+        S,
+        sp.Max(ratio(F, P), ratio(Q, beta), total(product(n_ops, t_op), product(n_calls, t_call))),
+    ),
     kind="seconds",
     lhs=r"t_{\text{chain}}",
     summary="Lower bound on the time of S dependent steps: no step starts before the one before "
     "it ends, and each takes at least its roofline time (F FLOPs and Q bytes per step) or its "
-    "n_ops dispatched operations at the per-call floor t_op, whichever is longer.",
+    "dispatch, whichever is longer: n_ops operations dispatched inside the framework at the "
+    "per-operation floor t_op, and n_calls operations Python calls at the latency floor t_call.",
     doc="""
     The roofline assumes all of a kernel's work may overlap. An RNN's step t needs step t − 1's
     hidden state, so S steps add up; and a step too small to fill the machine still pays each
-    operation's dispatch. 128 steps of 4 operations at 3 µs each, each step's arithmetic (2
-    MFLOP at 100 GFLOP/s, 20 µs) longer than its dispatch (12 µs):
+    operation's dispatch. An operation Python calls pays its argument parsing too, which one
+    dispatched from inside C++ (an ``nn.RNN`` step) does not. 128 steps of 3 operations at
+    1 µs and one call at 3 µs each: a step's arithmetic of 2 MFLOP at 100 GFLOP/s (20 µs)
+    outlasts its dispatch (6 µs), while one of 0.2 MFLOP (2 µs) does not:
 
-    >>> chain_seconds(S=128, F=2e6, Q=1e5, P=1e11, beta=1e10, n_ops=4, t_op=3e-6)
+    >>> chain_seconds(S=128, F=2e6, Q=1e5, P=1e11, beta=1e10, n_ops=3, t_op=1e-6,
+    ...               n_calls=1, t_call=3e-6)
     0.00256
+    >>> chain_seconds(S=128, F=2e5, Q=1e4, P=1e11, beta=1e10, n_ops=3, t_op=1e-6,
+    ...               n_calls=1, t_call=3e-6)
+    0.000768
     """,
 )
 

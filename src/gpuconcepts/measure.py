@@ -154,7 +154,7 @@ def quartiles(values: Sequence[float]) -> tuple[float, float]:
     return q[0], q[2]
 
 
-ACCESS_FIELDS = ("ops", "steps", "random_rows", "row_bytes")
+ACCESS_FIELDS = ("ops", "calls", "steps", "random_rows", "row_bytes")
 """The optional counts of a :class:`Measurement` that the roofs beyond compute and bandwidth
 read (see its docstring)."""
 
@@ -175,7 +175,8 @@ class Measurement:
 
     What the roofs beyond compute and bandwidth need (None when unknown or not applicable):
     ``ops``, the operations one call dispatches (counted from the code path,
-    :func:`gpuconcepts.kernels.dispatch.count_ops`); ``steps``, how many of them depend on
+    :func:`gpuconcepts.kernels.dispatch.count_dispatch`), and ``calls``, those of them that
+    Python called (the rest ran inside the framework's C++); ``steps``, how many depend on
     each other in a chain (an RNN's S, a decode's steps); ``random_rows`` and ``row_bytes``,
     rows of that many bytes fetched at random addresses (a random embedding lookup).
 
@@ -201,6 +202,7 @@ class Measurement:
     steps: int | None = None
     random_rows: int | None = None
     row_bytes: int | None = None
+    calls: int | None = None
 
     def __post_init__(self) -> None:
         for name in ACCESS_FIELDS:

@@ -202,13 +202,15 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         )
     elif where.observed in (CHAIN, PER_CALL):
         cause = (
-            f"its {plural(m.ops or 1, 'operation')} at the per-operation floor account for "
-            f"{share} of its time: its operations do more than the floor's work"
+            f"its {plural(m.ops or 1, 'operation')} at their dispatch floors account for "
+            f"{share} of its time: its operations do more than the floors' work"
         )
     else:
+        started = ", read from a cold start as it was timed," if m.flush else ""
         cause = (
-            f"its bytes at the {where.observed} roof account for {share} of its time: it moves "
-            "more than its minimal bytes, or moves them more slowly than the streaming kernels do"
+            f"its bytes at the {where.observed} roof{started} account for {share} of its time: "
+            "it moves more than its minimal bytes, or moves them more slowly than the "
+            "streaming kernels do"
         )
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
@@ -221,24 +223,67 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
 def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     """What the chain roof (:func:`gpuconcepts.roofline.roof_times`) says of a kernel of
     dependent steps, in a sentence for a page: its operations per step, counted from its code
-    path, at the per-operation floor, against its measured time.
+    path, at their floors (the per-operation floor inside the framework, the latency floor for
+    those Python calls), against its measured time.
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6)
     >>> loop = Measurement("rnn-loop", "cpu", {}, (6e-3,), 2e6, 1e5, ops=4096, steps=1024)
     >>> print(chain_sentence(loop, p))
     The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps cannot take less than 4.1 ms. It took 6 ms: the chain's bound accounts for 68% of its time.
+    >>> calls = Measurement("rnn-loop", "cpu", {}, (15e-3,), 2e6, 1e5, ops=4096, calls=4096,
+    ...                     steps=1024)
+    >>> print(chain_sentence(calls, p))
+    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps cannot take less than 12.3 ms. It took 15 ms: the chain's bound accounts for 82% of its time.
     """
     if m.ops is None or m.steps is None or peaks.op_seconds is None:
         return "This run counted no operations per step, so the chain roof cannot be drawn for it."
     bound = dict(roof_times(m, peaks))[CHAIN]
+    calls = (m.calls or 0) if peaks.latency_seconds is not None else 0
+    if calls == m.ops:
+        floors = (
+            f"every one called from Python, and no call from Python takes less than "
+            f"{si(peaks.latency_seconds or 0.0, 's')}"
+        )
+    elif calls:
+        floors = (
+            f"{plain_number(calls)} of them called from Python; no operation here takes less "
+            f"than {si(peaks.op_seconds, 's')}, nor a call from Python less than "
+            f"{si(peaks.latency_seconds or 0.0, 's')}"
+        )
+    else:
+        floors = f"and no operation here takes less than {si(peaks.op_seconds, 's')}"
     return (
         f"The chain roof makes this exact: `{m.workload}` dispatches "
         f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
-        f"counted under the profiler), and no operation here takes less than "
-        f"{si(peaks.op_seconds, 's')}, so its {plain_number(m.steps)} dependent steps cannot take "
-        f"less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the chain's bound accounts "
-        f"for {percent(bound / m.seconds)} of its time."
+        f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent steps "
+        f"cannot take less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the chain's "
+        f"bound accounts for {percent(bound / m.seconds)} of its time."
+    )
+
+
+def cold_start_sentence(peaks: Peaks) -> str:
+    """What the cold sweep (:meth:`gpuconcepts.roofline.Peaks.cold_seconds`) measured, in a
+    sentence for a page: a read right after a flush against the streaming bound, at the
+    sweep's smallest and largest arrays.
+
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**20, 3e-4), (2**27, 1.5e-2)))
+    >>> print(cold_start_sentence(p))
+    Read once right after a flush, 1 MiB took 300 µs, 2.9× what streaming at DRAM's bandwidth allows, and 128 MiB took 15 ms, 1.1× it: the cold start costs a fixed price that a large kernel spreads thin.
+    """
+    if not peaks.cold_sweep:
+        return (
+            "This run measured no cold start, so a kernel timed after a flush is read against "
+            "the streaming roof alone."
+        )
+    points = sorted(peaks.cold_sweep)
+    parts = [
+        f"{binary_bytes(size)} took {si(seconds, 's')}, {times(seconds * peaks.bytes_per_s / size)}"
+        for size, seconds in (points[0], points[-1])
+    ]
+    return (
+        f"Read once right after a flush, {parts[0]} what streaming at DRAM's bandwidth allows, "
+        f"and {parts[1]} it: the cold start costs a fixed price that a large kernel spreads thin."
     )
 
 

@@ -65,7 +65,8 @@ class Peaks:
     framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call
     that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
     (table bytes, row bytes, line fetches per second), read in whole transfer units of
-    ``line_bytes`` (:meth:`random_lines_per_s`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
+    ``line_bytes`` (:meth:`random_lines_per_s`); ``cold_sweep`` the seconds of reading
+    an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
@@ -96,6 +97,7 @@ class Peaks:
     line_bytes: int | None = None
     random_sweep: tuple[tuple[int, int, float], ...] = ()
     name: str = ""
+    cold_sweep: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name:  # runs saved before the field was added: the device kind
@@ -155,6 +157,35 @@ class Peaks:
         point = self.random_point(row_bytes)
         return None if point is None else point[2]
 
+    def cold_seconds(self, nbytes: float) -> float | None:
+        """The least time in which DRAM delivers ``nbytes`` to a call that starts cold (right
+        after a cache flush), from the cold sweep: read off the sweep's line between its
+        points, along the line from nothing to its first point below it, and at DRAM's
+        bandwidth beyond its last. A larger read never counts as quicker than a smaller one,
+        so each point is the least time of itself and every larger read (what noise did to
+        one point cannot lower the bound). None when no cold sweep was measured.
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "float32",
+        ...           cold_sweep=((2**20, 3e-4), (2**21, 2.5e-4), (2**22, 6e-4)))
+        >>> [round(p.cold_seconds(b) * 1e6) for b in (2**19, 2**20, 1.5 * 2**20, 2**22, 2**23)]
+        [125, 250, 250, 600, 1019]
+        """
+        if not self.cold_sweep:
+            return None
+        points = sorted(self.cold_sweep)
+        least: list[tuple[int, float]] = []
+        floor = math.inf
+        for size, seconds in reversed(points):
+            floor = min(floor, seconds)
+            least.insert(0, (size, floor))
+        below: tuple[int, float] = (0, 0.0)
+        for size, seconds in least:
+            if nbytes <= size:
+                share = (nbytes - below[0]) / (size - below[0])
+                return below[1] + share * (seconds - below[1])
+            below = (size, seconds)
+        return below[1] + (nbytes - below[0]) / self.bytes_per_s
+
     @property
     def memory_roofs(self) -> tuple[MemoryLevel, ...]:
         """Every measured memory roof, fastest first, DRAM last (DRAM alone when no cache
@@ -187,6 +218,10 @@ class Peaks:
         floors = [f for f in (self.latency_seconds, again.latency_seconds) if f is not None]
         op_floors = [f for f in (self.op_seconds, again.op_seconds) if f is not None]
         cold = [f for f in (self.cold_latency_seconds, again.cold_latency_seconds) if f is not None]
+        quicker = dict(again.cold_sweep)
+        cold_sweep = tuple(
+            (size, min(seconds, quicker.get(size, seconds))) for size, seconds in self.cold_sweep
+        )
         return replace(
             self,
             flops_per_s=max(self.flops_per_s, again.flops_per_s),
@@ -198,6 +233,7 @@ class Peaks:
             latency_seconds=min(floors, default=None),
             op_seconds=min(op_floors, default=None),
             cold_latency_seconds=min(cold, default=None),
+            cold_sweep=cold_sweep or again.cold_sweep,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -216,6 +252,7 @@ class Peaks:
             "cold_latency_seconds": self.cold_latency_seconds,
             "line_bytes": self.line_bytes,
             "random_sweep": [list(point) for point in self.random_sweep],
+            "cold_sweep": [list(point) for point in self.cold_sweep],
             "ridge_point": self.ridge_point,
             "levels": [level.to_dict() for level in self.levels],
             "sweep": [list(point) for point in self.sweep],
@@ -273,7 +310,8 @@ PER_CALL = "per-call"
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     """Each roof's lower bound on ``m``'s time, by name: compute, each memory level (fastest
     first), and, where ``m`` and ``peaks`` know enough, random access and the chain or per-call
-    floor.
+    floor. A kernel timed after a cache flush reads DRAM from a cold start, so its DRAM bound
+    is the longer of the streaming one and :meth:`Peaks.cold_seconds` of its bytes.
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
@@ -283,6 +321,10 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     """
     times = [("compute", m.flops / peaks.flops_per_s)]
     times += [(level.name, m.bytes / level.bytes_per_s) for level in peaks.memory_roofs]
+    cold = peaks.cold_seconds(m.bytes) if m.flush else None
+    if cold is not None:  # a flushed kernel starts cold: DRAM's bound is a cold read's
+        name, streaming = times[-1]
+        times[-1] = (name, max(streaming, cold))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
         rate = peaks.random_lines_per_s(m.row_bytes)
         if rate is not None:
@@ -292,20 +334,25 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
             times.append((RANDOM_ACCESS, float(seconds)))
     # A flushed call starts cold: its first operation waits on DRAM for what a warm one finds
     # in cache, so it costs the cold floor and the rest of its operations the warm one.
+    warm = peaks.latency_seconds
     first = peaks.cold_latency_seconds if m.flush else None
-    first = first if first is not None else peaks.latency_seconds
+    first = first if first is not None else warm
     floor = [first] if first is not None else []
     steps = m.steps or 1
     dram = times[len(peaks.memory_roofs)][1]  # the last memory roof: DRAM's
-    ops, op_floor = m.ops or 0, peaks.op_seconds or 0.0
-    dispatch = ops * op_floor
+    # Python's calls pay the latency floor (argument parsing and all); the operations the
+    # framework dispatches from inside C++ pay the per-operation floor.
+    calls = (m.calls or 0) if warm is not None else 0
+    inner = (m.ops or 0) - calls
+    dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
     if dispatch > max(times[0][1], dram):
         # Where dispatch outweighs the arithmetic and the traffic, formulas.chain_seconds is its
-        # dispatch term, S steps of ops/S operations at the floor (tests/test_roofline.py
-        # checks the two agree); elsewhere the roofline's own roofs name the bound.
+        # dispatch term, S steps of inner/S operations and calls/S calls at their floors
+        # (tests/test_roofline.py checks the two agree); elsewhere the roofline's own roofs
+        # name the bound.
+        if m.flush and first is not None and warm is not None and calls:
+            dispatch += first - warm  # the first call cold, the others warm
         floor.append(dispatch)
-        if first is not None and m.flush:  # the first operation cold, the others warm
-            floor.append(first + (ops - 1) * op_floor)
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
@@ -471,6 +518,33 @@ def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style
     ax.loglog(xs, ys, **style)
 
 
+def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
+    """The FLOP/s that the roof which served ``m`` allows, when that roof is no line in
+    intensity (the chain, the per-call floor, random access, or DRAM read from a cold start),
+    so that a figure can draw it at the kernel's own intensity; None otherwise, and for a
+    kernel that does no arithmetic (it has no place on a FLOP/s axis).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> round(own_roof_flops_per_s(loop, p) / 1e6)
+    488
+    >>> own_roof_flops_per_s(Measurement("mlp", "cpu", {}, (0.02,), 1e9, 1e6), p) is None
+    True
+    """
+    name, attained = observe(m, peaks)
+    cold_seconds = peaks.cold_seconds(m.bytes) if m.flush else None
+    dram = peaks.memory_roofs[-1]
+    cold = (
+        name == dram.name
+        and cold_seconds is not None
+        and (cold_seconds > m.bytes / dram.bytes_per_s)
+    )
+    if m.flops == 0 or not (name in (CHAIN, PER_CALL, RANDOM_ACCESS) or cold):
+        return None
+    return m.flops_per_s / attained
+
+
 def plot_roofline(
     peaks: Peaks,
     measurements: Sequence[Measurement] = (),
@@ -551,6 +625,20 @@ def plot_roofline(
         )
     ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
     colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}
+    # The roofs that are no line in intensity (a chain, a call's floor, random rows, a cold
+    # start) are drawn per kernel: a bar at the FLOP/s its own roof allows, above its point.
+    own = [(m, own_roof_flops_per_s(m, peaks)) for m in measurements]
+    own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
+    if own:
+        ax.scatter(  # a collection, not a line: the points stay the axes' last lines
+            [m.intensity for m, _ in own],
+            [ceiling for _, ceiling in own],
+            marker="_",
+            s=120,
+            linewidths=2,
+            color=[colors.get(m.workload.split("-", 1)[0], "C7") for m, _ in own],
+            label="a kernel's own roof (chain, per-call, random access, cold start)",
+        )
     for m in measurements:
         family = m.workload.split("-", 1)[0]
         # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the

@@ -228,9 +228,23 @@ _TABLE: tuple[Symbol, ...] = (
     ),
     Symbol(
         "n_ops",
-        "operations dispatched per step of a kernel (a mean)",
+        "operations dispatched per step of a kernel from inside the framework (a mean)",
         "operations",
         "positive real",
+    ),
+    Symbol(
+        "n_calls",
+        "operations Python calls per step of a kernel (a mean)",
+        "operations",
+        "positive real",
+        r"n_{\mathrm{calls}}",
+    ),
+    Symbol(
+        "t_call",
+        "latency floor: the time of the smallest operation Python calls",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{call}}",
     ),
     Symbol(
         "t_op",

@@ -13,6 +13,7 @@ import torch
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
+from gpuconcepts.kernels.dispatch import Dispatch, count_dispatch
 from gpuconcepts.measure import Measurement, Rounds
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import workload as describe
@@ -89,13 +90,12 @@ class Kernel:
     access: Mapping[str, int] = field(default_factory=dict)
 
     @functools.cached_property
-    def ops(self) -> int:
-        """Operations one call dispatches (:func:`~gpuconcepts.kernels.dispatch.count_ops`),
-        counted once, from one more call under the profiler."""
-        from gpuconcepts.kernels.dispatch import count_ops  # noqa: PLC0415 - profiler: lazily
-
+    def dispatch(self) -> Dispatch:
+        """Operations one call dispatches, and those Python called
+        (:func:`~gpuconcepts.kernels.dispatch.count_dispatch`), counted once, from one more
+        call under the profiler."""
         with self.settings():
-            return count_ops(self.fn)
+            return count_dispatch(self.fn)
 
     @contextmanager
     def settings(self) -> Iterator[None]:
@@ -123,7 +123,8 @@ class Kernel:
             flush=self.flush,
             series=dict(self.series),
             group=group,
-            ops=self.ops,
+            ops=self.dispatch.ops,
+            calls=self.dispatch.calls,
             **self.access,
         )
 

@@ -3,19 +3,20 @@ the floor of one dispatched operation.
 
 A kernel made of many small operations is not limited by compute or memory but by the
 framework: every operation pays the dispatcher (and, on a GPU, a launch) before it does any
-work. :func:`count_ops` counts the operations one call dispatches, from the code path itself
+work. :func:`count_dispatch` counts the operations one call dispatches, from the code path itself
 (``torch.profiler``, which sees the operations a composite such as ``nn.RNN`` runs inside
 C++), and :func:`op_floor` measures the time of the smallest one. Their product is a lower
 bound on the call's time (:data:`gpuconcepts.formulas.chain_seconds`).
 
 >>> x = torch.ones(4)
->>> count_ops(lambda: torch.tanh(torch.tanh(x)))
-2
+>>> count_dispatch(lambda: torch.tanh(torch.tanh(x)))
+Dispatch(ops=2, calls=2)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 from torch.autograd.profiler_util import FunctionEvent
@@ -72,17 +73,39 @@ def _innermost_work(event: FunctionEvent) -> int:
     return 1 if _does_work(event) else 0
 
 
-def count_ops(fn: Callable[[], object]) -> int:
-    """Operations one call of ``fn`` dispatches that do work (views and allocations left out),
-    each counted once at the innermost level: ``nn.RNN`` counts as its steps' matrix products
-    and activations, not as one call. An operation that does its work in a child it calls
-    counts as that child, so the count never exceeds the kernels that ran: a lower bound."""
+class Dispatch(NamedTuple):
+    """What one call dispatches: ``ops``, the operations that do work, counted once each at
+    the innermost level; ``calls``, the operations among the outermost that Python itself
+    called and that do work (themselves or through what they call). Each of the ``calls``
+    pays Python's argument parsing on top of the dispatcher, which an operation dispatched
+    from inside C++ (one of ``nn.RNN``'s steps) does not."""
+
+    ops: int
+    calls: int
+
+
+def count_dispatch(fn: Callable[[], object]) -> Dispatch:
+    """The operations one call of ``fn`` dispatches that do work (views and allocations left
+    out), each counted once at the innermost level: ``nn.RNN`` counts as its steps' matrix
+    products and activations, not as one call. An operation that does its work in a child it
+    calls counts as that child, so the count never exceeds the kernels that ran: a lower
+    bound. And the calls among them that Python made (:class:`Dispatch`).
+
+    Eight steps of ``nn.RNN`` dispatch 29 operations, but Python calls two of them: the
+    initial hidden state's zeros and the RNN itself.
+
+    >>> rnn, x = torch.nn.RNN(2, 2), torch.ones(8, 1, 2)
+    >>> with torch.inference_mode():
+    ...     count_dispatch(lambda: rnn(x))
+    Dispatch(ops=29, calls=2)
+    """
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415 - costly import
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         fn()
     roots = [e for e in prof.events() if e.cpu_parent is None]
-    return max(1, sum(_innermost_work(e) for e in roots))
+    work = [_innermost_work(e) for e in roots]
+    return Dispatch(ops=max(1, sum(work)), calls=max(1, sum(1 for w in work if w)))
 
 
 def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> float:
@@ -106,7 +129,7 @@ def op_floor(device: str, *, repeats: int = 11) -> float:
     """Seconds of one operation dispatched from inside the framework's C++, with no Python
     call around it and next to no work in it: ``nn.RNN`` of width 1 over
     :data:`OP_FLOOR_STEPS` steps at batch 1, whose every step is a few operations on
-    one-element tensors, divided by the operations it dispatches (:func:`count_ops`), at the
+    one-element tensors, divided by the operations it dispatches (:func:`count_dispatch`), at the
     best repetition. Counted and timed alike, it is the unit of the chain roof. A CUDA device
     pays a launch for each operation, so there the floor of an operation is its launch: the
     latency floor of a one-element add.
@@ -116,6 +139,6 @@ def op_floor(device: str, *, repeats: int = 11) -> float:
     rnn = torch.nn.RNN(1, 1)
     x = torch.ones(OP_FLOOR_STEPS, 1, 1)
     with torch.inference_mode():
-        ops = count_ops(lambda: rnn(x))
+        ops = count_dispatch(lambda: rnn(x)).ops
         times = time_function(lambda: rnn(x), device, repeats=repeats)
     return min(times) / ops

@@ -289,10 +289,41 @@ def cache_hierarchy(
     return tuple(kept), sweep
 
 
+COLD_SMALLEST = MiB
+"""The smallest read of the cold sweep (:func:`cold_reads`)."""
+
+
+def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
+    """The cold sweep: seconds to read an array once, in one call, right after the cache
+    flush that kernels timed flushed get, for arrays of 1 MiB doubling up to
+    :data:`~gpuconcepts.measure.LLC_MULTIPLE` times the last-level cache; each point is
+    (bytes, seconds), the best repetition.
+
+    A kernel timed after a flush starts cold: its call is dispatched from a cold cache, the
+    flush's dirty lines must be written back before its lines can come in, and the page-table
+    entries that map its data are gone. The steady-state DRAM roof (arrays streamed again and
+    again) pays none of that, so it is a bound such a kernel cannot approach when it moves only
+    a few MiB. A read of the same bytes started the same way is the bound that it can.
+    """
+    out = torch.empty((), dtype=torch.float32, device=device)
+    sweep = []
+    size = COLD_SMALLEST
+    while size <= LLC_MULTIPLE * cache_bytes:
+        x = torch.ones(size // 4, dtype=torch.float32, device=device)
+
+        def read(x: torch.Tensor = x) -> torch.Tensor:
+            return torch.sum(x, dim=0, out=out)
+
+        sweep.append((size, min(time_function(read, device, repeats=repeats, flush=True))))
+        del x
+        size *= 2
+    return tuple(sweep)
+
+
 RANDOM_ROW_BYTES = (4, 16, 64, 256, 1024)
 """Row widths of the random-access sweep: from one float32 to sixteen cache lines."""
 
-RANDOM_ROWS = 2**16
+RANDOM_ROWS = 2**18
 """Rows one call of the random-access sweep fetches, in bags of :data:`RANDOM_BAG` (summed, as
 an embedding lookup does)."""
 
@@ -310,6 +341,11 @@ def random_access(
     A row costs ⌈row bytes / line⌉ whole lines (:data:`gpuconcepts.formulas.random_row_bytes`);
     the memory system keeps only so many misses in flight, so for narrow rows the rate of line
     fetches, not the bytes per second, is the ceiling.
+
+    The table beyond the cache is timed as the lookups it judges are: right after a cache
+    flush. A call fetches fewer rows than the cache holds, so warm repetitions of one index
+    would find the previous repetition's rows (and the page-table entries that map them) in
+    the cache, and the roof would be the cache's, not DRAM's.
     """
     line = transfer_unit_bytes(device)
     generator = torch.Generator(device="cpu").manual_seed(7)
@@ -328,7 +364,8 @@ def random_access(
             ) -> torch.Tensor:
                 return F.embedding_bag(i, t, o, mode="sum")
 
-            seconds = min(time_function(gather, device, repeats=repeats))
+            cold = table_bytes > cache_bytes
+            seconds = min(time_function(gather, device, repeats=repeats, flush=cold))
             lines = RANDOM_ROWS * formulas.random_row_bytes(d=row, s=1, c=line) // line
             sweep.append((table_bytes, row, lines / seconds))
         del store
@@ -381,8 +418,8 @@ def measure_peaks(
     book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
     (:func:`cache_hierarchy`), the latency floor
     (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
-    dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`) and the random-access
-    sweep (:func:`random_access`) complete them.
+    dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`), the random-access
+    sweep (:func:`random_access`) and the cold sweep (:func:`cold_reads`) complete them.
     """
     if presets is None:
         presets = load_presets(device, quick)
@@ -420,4 +457,5 @@ def measure_peaks(
         random_sweep=random_access(
             device, last_level_cache_bytes(device), repeats=max(3, reps // 2)
         ),
+        cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=max(3, reps // 2)),
     )
