@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import pytest
 
@@ -343,3 +344,15 @@ def test_a_flushed_kernel_quicker_than_a_cold_read_is_above_every_roof() -> None
     # read after a flush, its 16 MiB cannot have come from DRAM in half the cold read's time
     quick = Measurement("mlp", "cpu", {}, (5e-4, 5e-4, 5.1e-4), 1e6, 2**24, flush=True)
     assert roofline.observe(quick, COLD)[0] == roofline.ABOVE_EVERY_ROOF
+
+
+def test_only_a_cold_dram_bound_is_said_to_start_cold() -> None:
+    from gpuconcepts.render import why_unexplained
+
+    cached = replace(COLD, levels=(MemoryLevel("L3", 2**25, 2e11),))
+    slow = Measurement("mlp", "cpu", {}, (4e-3,), 1e6, 2**24, flush=True)  # a quarter of DRAM's
+    assert "read from a cold start" in (why_unexplained(slow, cached) or "")
+    # quicker than a cold read of its bytes: a cache served it, and no cold start is claimed
+    hot = Measurement("dlrm-hot", "cpu", {}, (5e-4,), 1e6, 2**24, flush=True)
+    assert roofline.observe(hot, cached)[0] == "L3"
+    assert "cold start" not in (why_unexplained(hot, cached) or "")

@@ -206,7 +206,8 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             f"{share} of its time: its operations do more than the floors' work"
         )
     else:
-        started = ", read from a cold start as it was timed," if m.flush else ""
+        cold = m.flush and peaks.cold_sweep and where.observed == peaks.memory_roofs[-1].name
+        started = ", read from a cold start as it was timed," if cold else ""
         cause = (
             f"its bytes at the {where.observed} roof{started} account for {share} of its time: "
             "it moves more than its minimal bytes, or moves them more slowly than the "
