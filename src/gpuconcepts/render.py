@@ -38,6 +38,7 @@ from gpuconcepts.roofline import (
 )
 from gpuconcepts.units import (
     binary_bytes,
+    decimal_bytes,
     in_words,
     number,
     percent,
@@ -285,6 +286,35 @@ def cold_start_sentence(peaks: Peaks) -> str:
     return (
         f"Read once right after a flush, {parts[0]} what streaming at DRAM's bandwidth allows, "
         f"and {parts[1]} it: the cold start costs a fixed price that a large kernel spreads thin."
+    )
+
+
+def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
+    """What the cold start (:meth:`gpuconcepts.roofline.Peaks.cold_seconds`) says of a kernel
+    timed right after a cache flush, in a sentence for a page: the bound a plain read of its
+    bytes sets, against the streaming one and its measured time.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**24, 2.5e-3),))
+    >>> m = Measurement("mlp", "cpu", {"B": 1}, (4e-3,), 2**23, 2**24, flush=True)
+    >>> print(cold_read_sentence(m, p))
+    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms, so the cold read accounts for 62% of its time.
+    """
+    cold = peaks.cold_seconds(m.bytes) if m.flush else None
+    if cold is None:
+        return (
+            "It was not timed after a cache flush, or this run measured no cold start, so the "
+            "streaming roof alone bounds it."
+        )
+    dram = peaks.memory_roofs[-1]
+    bound = max(cold, m.bytes / dram.bytes_per_s)
+    return (
+        "It was timed right after a cache flush, as every memory-bound kernel here is, so its "
+        f"{decimal_bytes(m.bytes)} came from {dram.name} starting cold: a plain read of as many "
+        f"bytes, started the same way, took {si(cold, 's')}, where streaming at {dram.name}'s "
+        f"bandwidth would take {si(m.bytes / dram.bytes_per_s, 's')}. It took "
+        f"{si(m.seconds, 's')}, so the cold read accounts for {percent(bound / m.seconds)} of "
+        "its time."
     )
 
 
