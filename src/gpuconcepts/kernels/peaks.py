@@ -457,5 +457,5 @@ def measure_peaks(
         random_sweep=random_access(
             device, last_level_cache_bytes(device), repeats=max(3, reps // 2)
         ),
-        cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=max(3, reps // 2)),
+        cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
     )
