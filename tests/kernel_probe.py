@@ -11,7 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
-from gpuconcepts.kernels.suite import KERNELS
+from gpuconcepts.kernels import KERNELS
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
 

@@ -1290,13 +1290,13 @@ def tiny() -> Tiny:
 @pytest.fixture
 def no_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make running any kernel, or computing any fact, an error: a replay must need neither."""
-    from gpuconcepts.kernels import suite
+    from gpuconcepts import kernels
 
     def boom(*_args: object, **_kwargs: object) -> Measurement:
         raise AssertionError("a kernel ran during a replay")
 
-    for name in suite.KERNELS:
-        monkeypatch.setitem(suite.KERNELS, name, boom)
+    for name in kernels.KERNELS:
+        monkeypatch.setitem(kernels.KERNELS, name, boom)
     monkeypatch.setattr("gpuconcepts.claims.cnn.count_weights", boom)
     monkeypatch.setattr("gpuconcepts.claims.dlrm._embedding_element_bytes", boom)
 

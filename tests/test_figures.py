@@ -126,10 +126,10 @@ def _measurements(points: list[tuple[str, float, float]]) -> tuple[Peaks, list[M
 
 CROWD = [
     ("mlp", 171.0, 8.0e10),
-    ("mlp-B512", 171.0, 8.6e10),
+    ("mlp", 171.0, 8.6e10),
     ("rnn-gemm", 205.0, 7.6e10),
     ("transformer-prefill", 128.0, 6.7e10),
-    ("cnn-conv3x3", 142.0, 1.16e11),
+    ("cnn-conv", 142.0, 1.16e11),
     ("dlrm-random", 0.235, 5.2e8),
     ("dlrm-hot", 0.235, 6.9e8),
 ]

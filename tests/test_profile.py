@@ -141,8 +141,8 @@ PROFILE = [
     "rnn-hoisted",
     "rnn-gemm",
     "transformer-prefill",
-    "transformer-prefill-causal",
     "transformer-prefill",
+    "transformer-prefill-causal",
     "transformer-decode",
 ]
 

@@ -156,7 +156,7 @@ def test_select_and_measurement(run: Run) -> None:
 
 
 def test_a_live_lab_measures_each_size_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuconcepts.kernels import suite
+    from gpuconcepts import kernels
 
     calls: list[dict[str, object]] = []
 
@@ -165,7 +165,7 @@ def test_a_live_lab_measures_each_size_once(monkeypatch: pytest.MonkeyPatch) -> 
         calls.append(sizes)
         return FakeKernel(fake_measurement("mlp", sizes))
 
-    monkeypatch.setitem(suite.KERNELS, "mlp", kernel)
+    monkeypatch.setitem(kernels.KERNELS, "mlp", kernel)
     lines: list[str] = []
     lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), 3, cache_bytes=1, free_bytes=1,
               progress=lines.append)  # fmt: skip
@@ -180,12 +180,12 @@ def test_a_live_lab_measures_each_size_once(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_a_replaying_lab_never_measures(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpuconcepts.kernels import suite
+    from gpuconcepts import kernels
 
     def boom(*_: object, **__: object) -> object:
         raise AssertionError("a replay ran a kernel")
 
-    monkeypatch.setattr(suite, "KERNELS", dict.fromkeys(suite.KERNELS, boom))
+    monkeypatch.setattr(kernels, "KERNELS", dict.fromkeys(kernels.KERNELS, boom))
     lab = run.lab()
     assert lab.measure("mlp", B=1, d_in=8, d_out=8) is run.measurement("mlp", B=1)
     with pytest.raises(GpuConceptsError, match="this run holds no mlp measurement at B=64"):
@@ -225,13 +225,14 @@ def test_the_parts_claims_and_counts(run: Run) -> None:
 @pytest.fixture
 def nothing_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every kernel, whole-model experiment and distributed launch an error."""
+    from gpuconcepts import kernels
     from gpuconcepts.distributed import launch, report
-    from gpuconcepts.kernels import decoder, suite
+    from gpuconcepts.kernels import decoder
 
     def boom(*_: object, **__: object) -> object:
         raise AssertionError("a replay ran an experiment")
 
-    monkeypatch.setattr(suite, "KERNELS", dict.fromkeys(suite.KERNELS, boom))
+    monkeypatch.setattr(kernels, "KERNELS", dict.fromkeys(kernels.KERNELS, boom))
     for name in ("backward_forward", "decode_sweep", "training_peak", "whole_model"):
         monkeypatch.setattr(decoder, name, boom)
     monkeypatch.setattr(report, "measure", boom)

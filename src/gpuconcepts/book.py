@@ -32,6 +32,7 @@ from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.render import markdown_table, measurement_table
 from gpuconcepts.roofline import place
 from gpuconcepts.units import describe
+from gpuconcepts.workloads import chapters
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -268,13 +269,7 @@ def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) 
     return table
 
 
-CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = {
-    "dlrm": ("dlrm-random", "dlrm-sequential", "dlrm-hot", "dlrm-dense"),
-    "mlp": ("mlp",),
-    "cnn": ("cnn-conv", "cnn-depthwise"),
-    "rnn": ("rnn-module", "rnn-loop", "rnn-hoisted", "rnn-gemm"),
-    "transformer": ("transformer-prefill", "transformer-prefill-causal", "transformer-decode"),
-}
+CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = chapters()
 """The workloads each chapter measures (its part of the profile)."""
 
 

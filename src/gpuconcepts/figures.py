@@ -476,6 +476,7 @@ def roofline_chart(
 
     from gpuconcepts.hardware import current_gpu
     from gpuconcepts.roofline import plot_roofline
+    from gpuconcepts.workloads import chapter_of
 
     fig = Figure(figsize=(6.4, 4.4), layout="constrained")
     ax = fig.add_subplot()
@@ -500,7 +501,7 @@ def roofline_chart(
         points = ax.lines[-len(measurements) :] if measurements else []
         families: dict[str, str] = {}
         for m, point in zip(measurements, points, strict=True):
-            families.setdefault(m.workload.split("-", 1)[0], str(point.get_color()))
+            families.setdefault(chapter_of(m.workload) or "other", str(point.get_color()))
         for family, colour in families.items():
             handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
             texts.append(family)

@@ -9,6 +9,7 @@ and how the book shows runs recorded on other machines. torch is imported only w
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
+from gpuconcepts.workloads import WORKLOADS
 >>> saved = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 8, "s": 4, "dtype": "float32"},
 ...                     (1e-6,), 256, 384)
 >>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=3, cache_bytes=2**25,
@@ -35,6 +36,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.workloads import WORKLOADS
 
 Progress = Callable[[str], None]
 Fact = dict[str, Any]
@@ -187,7 +189,7 @@ class Lab:
         return found
 
     def _kernel(self, workload: str, sizes: Mapping[str, object]) -> Any:
-        from gpuconcepts.kernels.suite import KERNELS
+        from gpuconcepts.kernels import KERNELS
 
         chosen = {"dtype": self.dtype} if self.dtype else {}
         return KERNELS[workload](self.device, self.peaks, **chosen, **sizes)
@@ -313,10 +315,9 @@ def profile_all(
             :func:`~gpuconcepts.kernels.load_sweeps` (a saved run keeps the ones it used).
 
     Returns:
-        The measurements in the order of the book: DLRM (random, sequential, hot rows, dense
-        part), MLP (preset, then the batch sweep), CNN (dense, depthwise), RNN (module, loop,
-        hoisted loop, GEMM), Transformer (prefill, causal prefill, the length sweep, decode). A size met twice is one
-        measurement, listed once.
+        The measurements in the order of the book (:data:`gpuconcepts.workloads.WORKLOADS`):
+        each workload at its preset's sizes, then along its sweep (the MLP's batch, the
+        prefill's length). A size met twice is one measurement, listed once.
     """
     out: list[Measurement] = []
 
@@ -325,19 +326,12 @@ def profile_all(
         if all(m is not seen for seen in out):
             out.append(m)
 
-    for pattern in ("random", "sequential", "hot"):
-        add(f"dlrm-{pattern}", **presets["dlrm"])
-    add("dlrm-dense", **presets["dlrm_dense"])
-    add("mlp", **presets["mlp"])
-    for B in sweeps.get("mlp_B", ()):
-        add("mlp", **{**presets["mlp"], "B": B})
-    add("cnn-conv", **presets["cnn"])
-    add("cnn-depthwise", **presets["cnn_depthwise"])
-    for workload in ("rnn-module", "rnn-loop", "rnn-hoisted", "rnn-gemm"):
-        add(workload, **presets["rnn"])
-    add("transformer-prefill", **presets["transformer_prefill"])
-    add("transformer-prefill-causal", **presets["transformer_prefill"])
-    for S in sweeps.get("transformer_S", ()):
-        add("transformer-prefill", **{**presets["transformer_prefill"], "S": S})
-    add("transformer-decode", **presets["transformer_decode"])
+    for w in WORKLOADS.values():  # the registry's order is the book's
+        if not w.chapter:
+            continue  # the roofs' reference kernels: timed beside the claims, not profiled
+        add(w.name, **presets[w.preset])
+        if w.sweep is not None:
+            sweep, size = w.sweep
+            for value in sweeps.get(sweep, ()):
+                add(w.name, **{**presets[w.preset], size: value})
     return out

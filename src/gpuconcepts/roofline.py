@@ -32,6 +32,7 @@ from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
 from gpuconcepts.units import si, significant
+from gpuconcepts.workloads import chapter_of
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -636,11 +637,11 @@ def plot_roofline(
             marker="_",
             s=120,
             linewidths=2,
-            color=[colors.get(m.workload.split("-", 1)[0], "C7") for m, _ in own],
+            color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
             label="a kernel's own roof (chain, per-call, random access, cold start)",
         )
     for m in measurements:
-        family = m.workload.split("-", 1)[0]
+        family = chapter_of(m.workload)
         # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
         # points stay the last lines of the axes, in order)
         slow, fast = m.interval_flops_per_s

@@ -203,8 +203,9 @@ def _template(formula: Formula, expr: sp.Expr, latex: str) -> str:
 
 # -- panels -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Workload:
-    """A kernel a panel places on the roofline: its FLOPs, bytes and intensity formulas."""
+class Point:
+    """A kernel a panel places on the roofline: its FLOPs, bytes and intensity formulas (a
+    point of the panel's chart, not a measured workload of :mod:`gpuconcepts.workloads`)."""
 
     label: str
     flops: str
@@ -241,7 +242,7 @@ class Panel:
 
     title: str
     outputs: tuple[str, ...]
-    workloads: tuple[Workload, ...]
+    workloads: tuple[Point, ...]
     questions: tuple[int, ...] = ()
     examples: tuple[str, ...] = ()
     chart: bool = False
@@ -317,7 +318,7 @@ PANELS: dict[str, Panel] = {
             "embedding_intensity",
         ),
         (
-            Workload(
+            Point(
                 "embedding-bag lookup",
                 "embedding_bag_flops",
                 "embedding_bag_bytes",
@@ -329,20 +330,20 @@ PANELS: dict[str, Panel] = {
     "mlp": Panel(
         "What if the layer or the batch were different?",
         ("mlp_macs", "mlp_flops", "mlp_weights", "mlp_weight_memory", "mlp_bytes", "mlp_intensity"),
-        (Workload("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
+        (Point("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
         questions=(12, 13),
     ),
     "cnn": Panel(
         "What if the convolution were different?",
         ("conv_macs", "conv_flops", "conv_weights", "conv_bytes", "conv_intensity"),
-        (Workload("convolution", "conv_flops", "conv_bytes", "conv_intensity"),),
+        (Point("convolution", "conv_flops", "conv_bytes", "conv_intensity"),),
         questions=(14,),
         examples=("conv_bytes",),
     ),
     "rnn": Panel(
         "What if the sequence or the hidden state were different?",
         ("rnn_macs", "rnn_flops", "rnn_bytes", "rnn_intensity"),
-        (Workload("RNN layer (all S steps)", "rnn_flops", "rnn_bytes", "rnn_intensity"),),
+        (Point("RNN layer (all S steps)", "rnn_flops", "rnn_bytes", "rnn_intensity"),),
         questions=(15,),
         examples=("rnn_bytes",),
     ),
@@ -361,19 +362,19 @@ PANELS: dict[str, Panel] = {
             "attention_decode_intensity",
         ),
         (
-            Workload(
+            Point(
                 "attention prefill, minimal traffic (the bound)",
                 "attention_flops",
                 "attention_bytes",
                 "attention_intensity",
             ),
-            Workload(
+            Point(
                 "attention prefill, tiled kernel (K and V from memory for every tile)",
                 "attention_flops",
                 "attention_tiled_bytes",
                 "attention_tiled_intensity",
             ),
-            Workload(
+            Point(
                 "one decode step",
                 "attention_decode_flops",
                 "attention_decode_bytes",
@@ -395,7 +396,7 @@ PANELS: dict[str, Panel] = {
             "tpot_seconds_lower_bound",
         ),
         (
-            Workload(
+            Point(
                 "one decode step (weights and every KV cache)",
                 "decode_step_flops",
                 "decode_step_bytes",
@@ -428,7 +429,7 @@ PANELS: dict[str, Panel] = {
     "roofline": Panel(
         "What if the layer or the GPU were different?",
         ("mlp_flops", "mlp_bytes", "mlp_intensity"),
-        (Workload("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
+        (Point("fully connected layer", "mlp_flops", "mlp_bytes", "mlp_intensity"),),
         examples=("mlp_intensity",),
         chart=True,
     ),

@@ -13,9 +13,11 @@ instead of being rendered. This module needs no torch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -28,10 +30,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Workload:
-    """What one kind of kernel computes, and the formulas that count it.
+    """What one kind of kernel computes, the formulas that count it, the code that runs it and
+    where the book shows it: the one registry of the measured workloads.
 
     ``renamed`` maps a formula symbol to the kernel's name for that size where they differ
     (the convolutions pad to 'same', so the kernel's ``H`` is the formula's ``H_out``).
+    ``kernel`` is the kernel's function as a dotted path (``module:function`` under
+    :mod:`gpuconcepts.kernels`, imported only when a kernel runs, since kernels need torch),
+    called with ``options`` besides the sizes. ``chapter`` names the book's chapter that
+    measures it ("" for the roofs' reference kernels); ``preset`` the table of
+    ``conf/presets.toml`` that holds its sizes, and ``sweep`` the sweep of the presets'
+    ``sweeps`` table that varies one of them, as (sweep, size).
     """
 
     name: str
@@ -41,6 +50,22 @@ class Workload:
     renamed: Mapping[str, str] = field(default_factory=dict)
     steps: str | None = None
     random_rows: bool = False
+    kernel: str = ""
+    options: Mapping[str, object] = field(default_factory=dict)
+    chapter: str = ""
+    preset: str = ""
+    sweep: tuple[str, str] | None = None
+
+    def kernel_function(self) -> Callable[..., Any]:
+        """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
+        (and ``dtype``) to a :class:`~gpuconcepts.kernels._common.Kernel`.
+
+        >>> workload("dlrm-hot").kernel_function().keywords
+        {'pattern': 'hot'}
+        """
+        module, _, name = self.kernel.partition(":")
+        function = getattr(importlib.import_module(f"gpuconcepts.kernels.{module}"), name)
+        return functools.partial(function, **self.options) if self.options else function
 
     def access(self, params: Mapping[str, object]) -> dict[str, int]:
         """The counts the roofs beyond compute and bandwidth read, from a kernel's params:
@@ -88,54 +113,104 @@ def _plain(value: Number) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _lookup(summary: str) -> Workload:
-    return Workload("", summary, formulas.embedding_bag_flops, formulas.embedding_bag_bytes)
+def _lookup(pattern: str, summary: str, *, random_rows: bool = False) -> Workload:
+    return Workload(
+        f"dlrm-{pattern}",
+        summary,
+        formulas.embedding_bag_flops,
+        formulas.embedding_bag_bytes,
+        random_rows=random_rows,
+        kernel="dlrm:embedding_lookup_kernel",
+        options={"pattern": pattern},
+        chapter="dlrm",
+        preset="dlrm",
+    )
 
 
-def _named(name: str, w: Workload, **access: object) -> Workload:
-    return Workload(name, w.summary, w.flops, w.bytes, w.renamed, **access)  # type: ignore[arg-type]
+def _rnn(name: str, summary: str, kernel: str, *, chain: bool = True) -> Workload:
+    return Workload(name, summary, formulas.rnn_flops, formulas.rnn_bytes,
+                    steps="S" if chain else None, kernel=f"rnn:{kernel}", chapter="rnn",
+                    preset="rnn")  # fmt: skip
 
 
 _SAME = {"H_out": "H", "W_out": "W"}
-_RNN = (formulas.rnn_flops, formulas.rnn_bytes)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in (
-        _named("dlrm-random", _lookup("embedding_bag (sum) over uniformly random rows"),
-               random_rows=True),
-        _named("dlrm-sequential", _lookup("embedding_bag (sum) over consecutive rows")),
-        _named("dlrm-hot", _lookup("embedding_bag (sum) over a small hot set of rows")),
+        _lookup("random", "embedding_bag (sum) over uniformly random rows", random_rows=True),
+        _lookup("sequential", "embedding_bag (sum) over consecutive rows"),
+        _lookup("hot", "embedding_bag (sum) over a small hot set of rows"),
         Workload("dlrm-dense", "the dense part of DLRM: one nn.Linear", formulas.mlp_flops,
-                 formulas.mlp_bytes),
-        Workload("mlp", "nn.Linear without bias", formulas.mlp_flops, formulas.mlp_bytes),
+                 formulas.mlp_bytes, kernel="dlrm:dense_mlp_kernel", chapter="dlrm",
+                 preset="dlrm_dense"),
+        Workload("mlp", "nn.Linear without bias", formulas.mlp_flops, formulas.mlp_bytes,
+                 kernel="mlp:linear_kernel", chapter="mlp", preset="mlp", sweep=("mlp_B", "B")),
         Workload("cnn-conv", "dense K×K conv2d, 'same' padding", formulas.conv_flops,
-                 formulas.conv_bytes, _SAME),
+                 formulas.conv_bytes, _SAME, kernel="cnn:conv2d_kernel", chapter="cnn",
+                 preset="cnn"),
         Workload("cnn-depthwise", "depthwise K×K conv2d (groups = C)",
-                 formulas.depthwise_conv_flops, formulas.depthwise_conv_bytes, _SAME),
-        Workload("rnn-module", "nn.RNN (tanh) over S steps", *_RNN, steps="S"),
-        Workload("rnn-loop", "the RNN step by step in a Python loop", *_RNN, steps="S"),
-        Workload("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front", *_RNN,
-                 steps="S"),
-        Workload("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", *_RNN),
+                 formulas.depthwise_conv_flops, formulas.depthwise_conv_bytes, _SAME,
+                 kernel="cnn:depthwise_conv2d_kernel", chapter="cnn", preset="cnn_depthwise"),
+        _rnn("rnn-module", "nn.RNN (tanh) over S steps", "rnn_module_kernel"),
+        _rnn("rnn-loop", "the RNN step by step in a Python loop", "step_loop_kernel"),
+        _rnn("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front",
+             "hoisted_loop_kernel"),
+        _rnn("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", "batched_gemm_kernel",
+             chain=False),
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
-                 formulas.attention_flops, formulas.attention_bytes),
+                 formulas.attention_flops, formulas.attention_bytes,
+                 kernel="transformer:prefill_kernel", chapter="transformer",
+                 preset="transformer_prefill", sweep=("transformer_S", "S")),
         Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
-                 formulas.attention_flops_causal, formulas.attention_bytes),
+                 formulas.attention_flops_causal, formulas.attention_bytes,
+                 kernel="transformer:prefill_kernel", options={"causal": True},
+                 chapter="transformer", preset="transformer_prefill"),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
-                 formulas.attention_decode_flops, formulas.attention_decode_bytes),
+                 formulas.attention_decode_flops, formulas.attention_decode_bytes,
+                 kernel="transformer:decode_kernel", chapter="transformer",
+                 preset="transformer_decode"),
         Workload("peak-gemm", "a square n×n×n GEMM: the compute roof's reference",
-                 formulas.mlp_flops, formulas.mlp_bytes, {"B": "n", "d_in": "n", "d_out": "n"}),
+                 formulas.mlp_flops, formulas.mlp_bytes, {"B": "n", "d_in": "n", "d_out": "n"},
+                 kernel="peaks:gemm_kernel"),
         Workload("peak-triad", "the STREAM triad a = b + 3c: the DRAM roof's reference",
-                 formulas.stream_triad_flops, formulas.stream_triad_bytes),
+                 formulas.stream_triad_flops, formulas.stream_triad_bytes,
+                 kernel="peaks:triad_kernel"),
     )
 }  # fmt: skip
 """Every workload by name, in the order of the book; the two roofs' reference kernels last
-(timed beside the kernels a roofline claim reads against them). The API page lists them as a
+(timed beside the kernels a roofline claim reads against them). Chapters, kernels, preset
+tables and the book's order all come from here. The API page lists them as a
 table (its value, Formula objects full of LaTeX, is not printed).
 
 :meta hide-value:
 """
+
+
+def chapters() -> dict[str, tuple[str, ...]]:
+    """The workloads each chapter measures, chapters and workloads in the book's order.
+
+    >>> chapters()["cnn"]
+    ('cnn-conv', 'cnn-depthwise')
+    >>> list(chapters())
+    ['dlrm', 'mlp', 'cnn', 'rnn', 'transformer']
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    for w in WORKLOADS.values():
+        if w.chapter:
+            found[w.chapter] = (*found.get(w.chapter, ()), w.name)
+    return found
+
+
+def chapter_of(name: str) -> str:
+    """The chapter that measures the workload called ``name`` ("" for a reference kernel or
+    a name outside the registry, such as a layer ``analyze`` timed).
+
+    >>> chapter_of("rnn-gemm"), chapter_of("peak-triad"), chapter_of("conv1")
+    ('rnn', '', '')
+    """
+    found = WORKLOADS.get(name)
+    return "" if found is None else found.chapter
 
 
 def workload(name: str) -> Workload:

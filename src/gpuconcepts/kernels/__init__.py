@@ -44,7 +44,12 @@ from __future__ import annotations
 from gpuconcepts.kernels._common import default_dtype, torch_dtype
 from gpuconcepts.kernels.peaks import measure_peaks
 from gpuconcepts.kernels.presets import device_class, load_presets, load_sweeps
-from gpuconcepts.kernels.suite import KERNELS
+from gpuconcepts.workloads import WORKLOADS
+
+KERNELS = {name: w.kernel_function() for name, w in WORKLOADS.items()}
+"""The kernel of each workload of :data:`gpuconcepts.workloads.WORKLOADS` (the registry names
+it by a dotted path); each takes ``(device, peaks, **sizes)`` (and ``dtype``) and returns a
+:class:`~gpuconcepts.kernels._common.Kernel`, ready to time alone or in paired rounds."""
 
 __all__ = [
     "KERNELS",
