@@ -1,0 +1,76 @@
+"""How much of every kernel's time do the roofs explain? Issue 21's measure of the roofline.
+
+Places each measurement of a run under every roof (:func:`gpuconcepts.roofline.observe`) and
+counts those within [1, 2]x of the roof that served them (``render.EXPLAINED``) and those that
+beat their roof by more than 10 %. Prints the count and, for each one outside, the reason its
+data give (:func:`gpuconcepts.render.why_unexplained`). Given no run, it collects a fresh quick
+one first (about a minute on a 2-core CPU), so it is a benchmark, not a test:
+
+    python benchmarks/bench_roofs.py [RUN.json ...] [--device cpu] [--load]
+
+``--load`` collects the fresh run while another process streams memory on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from background_load import streaming_load
+
+from gpuconcepts import units
+from gpuconcepts.render import EXPLAINED, sizes, why_unexplained
+from gpuconcepts.roofline import observe
+from gpuconcepts.run import Run, collect, load
+
+BEATEN = 1.1
+"""A kernel that reached more than 110 % of its roof beat it (issue 21's limit)."""
+
+
+def report(run: Run, name: str) -> tuple[int, int]:
+    """Print the explained count and the list outside; return (explained, measurements)."""
+    peaks = run.peaks
+    outside, beaten = [], []
+    for number, m in enumerate(run.measurements, start=1):
+        roof, attained = observe(m, peaks)
+        why = why_unexplained(m, peaks)
+        if attained > BEATEN:
+            beaten.append(
+                f"{number}. {m.workload} ({sizes(m.params)}): {roof} at {units.percent(attained)}"
+            )
+        if why is not None:
+            outside.append(f"{number}. {m.workload} ({sizes(m.params)}), {roof}: {why}")
+    total = len(run.measurements)
+    explained = total - len(outside)
+    low, high = EXPLAINED
+    print(f"== {name}: {explained} of {total} ({units.percent(explained / total)}) within "
+          f"[{units.significant(1 / high)}, {units.significant(1 / low)}]x of their roof; "
+          f"{len(beaten)} beat it by more than 10 %")  # fmt: skip
+    for line in [*beaten, *outside]:
+        print("  " + line)
+    return explained, total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="*", help="saved runs (JSON); none: collect a quick one")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--load", action="store_true", help="collect under a background load")
+    args = parser.parse_args()
+    if args.runs:
+        for path in args.runs:
+            report(load(path), path)
+        return 0
+    if args.load:
+        with streaming_load():
+            run = collect(args.device, quick=True, command="bench_roofs.py --load")
+    else:
+        run = collect(args.device, quick=True, command="bench_roofs.py")
+    report(run, f"fresh quick run{' under load' if args.load else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
