@@ -9,7 +9,6 @@ and how the book shows runs recorded on other machines. torch is imported only w
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
-from gpuconcepts.workloads import WORKLOADS
 >>> saved = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 8, "s": 4, "dtype": "float32"},
 ...                     (1e-6,), 256, 384)
 >>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=3, cache_bytes=2**25,
