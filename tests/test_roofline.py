@@ -356,3 +356,15 @@ def test_only_a_cold_dram_bound_is_said_to_start_cold() -> None:
     hot = Measurement("dlrm-hot", "cpu", {}, (5e-4,), 1e6, 2**24, flush=True)
     assert roofline.observe(hot, cached)[0] == "L3"
     assert "cold start" not in (why_unexplained(hot, cached) or "")
+
+
+def test_a_kernel_over_its_roof_within_its_spread_is_explained() -> None:
+    from gpuconcepts.render import why_unexplained
+
+    # 3% over the compute roof at its median, but its slow quartile is under the roof's bound
+    close = Measurement("cnn-conv", "cpu", {}, (0.0095, 0.0097, 0.0104), 1e9, 1e6)
+    assert roofline.observe(close, FLOORS)[1] > 1
+    assert why_unexplained(close, FLOORS) is None
+    # beyond its spread it is above every roof: never explained
+    beyond = Measurement("cnn-conv", "cpu", {}, (0.0080, 0.0081, 0.0082), 1e9, 1e6)
+    assert "a roof is missing" in (why_unexplained(beyond, FLOORS) or "")

@@ -167,8 +167,11 @@ measured time is within [1, 2]× of that roof's lower bound."""
 
 
 def explained(where: Placement) -> bool:
-    """True when the roof that served a kernel explains its time (see :data:`EXPLAINED`)."""
-    return EXPLAINED[0] <= where.attained <= EXPLAINED[1]
+    """True when the roof that served a kernel explains its time (see :data:`EXPLAINED`). A
+    kernel that reached a little over all of its roof counts too: the placement rule
+    (:func:`gpuconcepts.roofline.observe`) lets a roof serve it only when the slow end of its
+    spread is still under the roof, so the excess is noise, not a missing roof."""
+    return where.attained >= EXPLAINED[0] and where.observed != ABOVE_EVERY_ROOF
 
 
 def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
