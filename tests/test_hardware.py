@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gpuconcepts import formulas, hardware
+from gpuconcepts import cli, formulas, hardware
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS, lookup
 
@@ -103,7 +103,7 @@ def test_current_gpu_is_none_without_cuda(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_run_hardware_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert hardware.run_hardware(as_json=False) == 0
+    assert cli.main(["hardware"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["GPU", "fp32", "TFLOP/s"]
@@ -117,7 +117,7 @@ def test_run_hardware_table(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_run_hardware_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert hardware.run_hardware(as_json=True) == 0
+    assert cli.main(["hardware", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     rows = {row["name"]: row for row in data["gpus"]}
     assert set(rows) == set(GPUS)

@@ -12,7 +12,7 @@ pytest.importorskip("torch")
 
 from synthetic import PEAKS, synthetic_distributed, synthetic_wholemodel
 
-from gpuconcepts import cli, formulas, profile
+from gpuconcepts import cli, formulas
 from gpuconcepts import sizes as size_tables
 from gpuconcepts.distributed import report
 from gpuconcepts.errors import GpuConceptsError
@@ -151,7 +151,7 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     saved = tmp_path / "r.json"
-    assert profile.run_profile("cpu", quick=True, as_json=True, save=str(saved)) == 0
+    assert cli.main(["profile", "--device", "cpu", "--quick", "--json", "--save", str(saved)]) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert json.loads(saved.read_text()) == data  # --json prints what --save writes
@@ -253,7 +253,7 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
 
 
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:
-    assert profile.run_profile("cpu", quick=False, as_json=True) == 0
+    assert cli.main(["profile", "--device", "cpu", "--json"]) == 0
     measured = json.loads(capsys.readouterr().out)["measurements"][:18]
     batches = [m["params"]["B"] for m in measured if m["workload"] == "mlp"]
     lengths = [m["params"]["S"] for m in measured if m["workload"] == "transformer-prefill"]
@@ -262,7 +262,7 @@ def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[st
 
 
 def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert profile.run_profile("cpu", quick=True, as_json=False) == 0
+    assert cli.main(["profile", "--device", "cpu", "--quick"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("device: cpu (")
     assert out[0].endswith("quick sizes")
@@ -276,6 +276,8 @@ def test_profile_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert out[-1].startswith("wall time ")
 
 
-def test_profile_bad_device() -> None:
-    with pytest.raises(GpuConceptsError, match="device 'npu' is not one of auto, cpu, cuda"):
-        profile.run_profile("npu", quick=True, as_json=True)
+def test_profile_bad_device(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["profile", "--device", "npu", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --device: invalid choice: 'npu' (choose from" in err
+    assert "Traceback" not in err

@@ -2,7 +2,9 @@
 analyze, model, distributed.
 
 Bad input never shows a traceback: it prints one line on stderr and exits with status 2.
-torch and matplotlib are imported only by the subcommands that measure.
+torch and matplotlib are imported only by the subcommands that measure. The command line owns
+the output: a subcommand asks the library for a value, renders it and writes it (results on
+stdout, progress on stderr).
 """
 
 from __future__ import annotations
@@ -163,12 +165,28 @@ def _cmd_calc(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress(line: str) -> None:
+    """One progress line on stderr, at once (stdout holds the result alone)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 def _cmd_profile(args: argparse.Namespace) -> int:
     require("torch", "`profile`", "kernels")
-    from gpuconcepts.profile import run_profile
+    from gpuconcepts.files import check_writable
+    from gpuconcepts.measure import resolve_device
+    from gpuconcepts.render import format_run
+    from gpuconcepts.run import collect
 
-    status: int = run_profile(args.device, args.quick, args.json, save=args.save, dtype=args.dtype)
-    return status
+    device = resolve_device(args.device)
+    if args.save is not None:
+        check_writable(args.save)  # a path that cannot be written is said now, not after the run
+    run = collect(device, args.quick, progress=_progress, dtype=args.dtype)
+    if args.save is not None:
+        run.save(args.save)
+        _progress(f"saved the run to {args.save}")
+    sys.stdout.write(run.to_json() if args.json else format_run(run) + "\n")
+    return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -193,10 +211,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_hardware(args: argparse.Namespace) -> int:
-    from gpuconcepts.hardware import run_hardware
+    from gpuconcepts.hardware import GPUS, format_table, table_rows
 
-    status: int = run_hardware(args.json)
-    return status
+    if args.json:
+        print(json.dumps({"gpus": [gpu.to_dict() for gpu in GPUS.values()]}, indent=2))
+        return 0
+    print(format_table(table_rows()) + "\n\nSources:")
+    for gpu in GPUS.values():
+        print(f"  {gpu.name}: {gpu.source}")
+    print("FLOP/s are dense (not 2:4 sparse); bandwidths are decimal (1 TB = 1e12 B).")
+    return 0
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:

@@ -21,9 +21,7 @@ True
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -327,16 +325,3 @@ def format_table(rows: list[list[str]]) -> str:
         ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
-
-
-def run_hardware(as_json: bool) -> int:
-    """Print the datasheet table (or JSON) to stdout; the CLI's ``gpuconcepts hardware``."""
-    if as_json:
-        payload = {"gpus": [gpu.to_dict() for gpu in _ROWS]}
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
-        return 0
-    sys.stdout.write(format_table(table_rows()) + "\n\nSources:\n")
-    for gpu in _ROWS:
-        sys.stdout.write(f"  {gpu.name}: {gpu.source}\n")
-    sys.stdout.write("FLOP/s are dense (not 2:4 sparse); bandwidths are decimal (1 TB = 1e12 B).\n")
-    return 0
