@@ -1126,6 +1126,25 @@ def test_random_rows_at_the_random_access_roof_are_memory_bound() -> None:
     assert all(met for _, met in result.gates)
 
 
+def test_a_product_of_its_shape_explains_a_kernel_on_its_own_side_of_the_ridge() -> None:
+    # a 64-row product at 20 GFLOP/s bounds the MLP at B = 64 (intensity 29, compute side): the
+    # compute gate counts it, a memory gate does not
+    d = 2048
+    flops = float(formulas.mlp_flops(B=64, d_in=d, d_out=d))
+    nbytes = float(formulas.mlp_bytes(B=64, d_in=d, d_out=d, s=4))
+    peaks = replace(PEAKS, gemm_sweep=((64, d, False, 2e10),))
+    m = Measurement("mlp", "cpu", {"B": 64, "d_in": d, "d_out": d, "s": 4}, (flops / 1.9e10,) * 3,
+                    flops, nbytes)  # fmt: skip
+    compute = judge_roofline(m, role="mlp-large-batch", peaks=peaks, expected="compute",
+                             label="x", source="y", device=DEVICE)  # fmt: skip
+    assert compute.values["observed"] == "GEMM shape"
+    assert all(met for _, met in compute.gates)
+    memory = judge_roofline(m, role="mlp-large-batch", peaks=peaks, expected="memory",
+                            label="x", source="y", device=DEVICE)  # fmt: skip
+    assert not all(met for _, met in memory.gates)
+    assert memory.verdict != "holds"
+
+
 def test_roofline_reads_a_measurement_against_the_peaks_it_is_given() -> None:
     # one measurement, two machines' roofs: 50 % of a 100 GFLOP/s peak, 5 % of a 1 TFLOP/s one
     f, q = 1e10, 1e7

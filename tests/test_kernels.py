@@ -579,6 +579,33 @@ def test_gemm_shape_flops_counts_2mkn(monkeypatch: pytest.MonkeyPatch) -> None:
     assert peaks.gemm_shape_flops("cpu", (4, 8, 2), repeats=2) == 2 * 4 * 8 * 2 / 0.25
 
 
+def test_the_gemm_sweep_times_memory_side_products_warm_and_flushed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    timed = []
+
+    def fake_time(
+        fn: Callable[[], object], _device: str, *, flush: bool, **_: object
+    ) -> list[float]:
+        timed.append((fn().shape, flush))  # the product F.linear really makes
+        return [4e-3, 2e-3] if flush else [1e-3, 3e-3]
+
+    monkeypatch.setattr(peaks, "time_function", fake_time)
+    monkeypatch.setattr(peaks, "GEMM_SWEEP_ROWS", (1, 64))
+    monkeypatch.setattr(peaks, "GEMM_SWEEP_WIDTHS", (32,))
+    # at a ridge of 5 FLOP/byte a matrix-vector product (0.48 FLOP/byte) is memory-side, 64
+    # rows (6.4) compute-side
+    sweep = peaks.gemm_sweep("cpu", 5.0, repeats=2)
+    assert timed == [((1, 32), False), ((1, 32), True), ((64, 32), False)]
+    assert sweep == (
+        (1, 32, False, 2 * 32 * 32 / 1e-3),
+        (1, 32, True, 2 * 32 * 32 / 2e-3),
+        (64, 32, False, 2 * 64 * 32 * 32 / 1e-3),
+    )
+    monkeypatch.setattr(peaks, "GEMM_SWEEP_MAX_FLOPS", 2 * 32 * 32)  # the 64-row one is too large
+    assert [p[0] for p in peaks.gemm_sweep("cpu", 5.0, repeats=2)] == [1, 1]
+
+
 def test_physical_limit_from_the_cpu_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts.measure import CpuVector
 

@@ -368,3 +368,69 @@ def test_a_kernel_over_its_roof_within_its_spread_is_explained() -> None:
     # beyond its spread it is above every roof: never explained
     beyond = Measurement("cnn-conv", "cpu", {}, (0.0080, 0.0081, 0.0082), 1e9, 1e6)
     assert "a roof is missing" in (why_unexplained(beyond, FLOORS) or "")
+
+
+# rows × width products of the GEMM sweep: a matrix-vector product streams its 16 MiB of weights
+# at 8 GB/s warm (4 GB/s after a flush); 16 rows reach 50 GFLOP/s, far below the 200 GFLOP/s peak
+SHAPES = replace(
+    PEAKS,
+    gemm_sweep=((1, 2048, False, 4e9), (1, 2048, True, 2e9), (16, 2048, False, 5e10),
+                (16, 64, False, 2e9)),
+)  # fmt: skip
+
+
+def _linear(B: int, seconds: float, *, flush: bool = False) -> Measurement:
+    params = {"B": B, "d_in": 2048, "d_out": 2048, "s": 4}
+    flops, nbytes = formulas.mlp_flops(B=B, d_in=2048, d_out=2048), formulas.mlp_bytes(**params)
+    return Measurement("mlp", "cpu", params, (seconds,), flops, nbytes, flush=flush)
+
+
+def test_a_small_product_rests_on_the_rate_of_a_product_of_its_shape() -> None:
+    # B = 8 multiplies 8 rows: the sweep's 16-row product bounds it, at 50 GFLOP/s (67 MFLOP:
+    # 1.34 ms), where the peak would allow 0.34 ms and DRAM's 40 GB/s 0.42 ms
+    eight = _linear(8, 2e-3)
+    assert roofline.observe(eight, SHAPES) == ("GEMM shape", pytest.approx(1.342e-3 / 2e-3, 1e-3))
+    # flushed, a matrix-vector product is read against the product that started cold
+    cold = _linear(1, 5e-3, flush=True)
+    assert roofline.observe(cold, SHAPES) == (
+        "GEMM shape",
+        pytest.approx(8.39e6 / 2e9 / 5e-3, 1e-3),
+    )
+    warm = _linear(1, 2.5e-3)
+    assert roofline.observe(warm, SHAPES) == (
+        "GEMM shape",
+        pytest.approx(8.39e6 / 4e9 / 2.5e-3, 1e-3),
+    )
+
+
+def test_a_kernel_faster_than_its_shapes_product_is_not_labelled_by_it() -> None:
+    # 8 rows in a tenth of the 16-row product's time: that product does not bound it (the
+    # sweep was slow, or the kernel ran another path), so the other roofs place it
+    fast = _linear(8, 4.5e-4)
+    assert roofline.observe(fast, SHAPES)[0] == "DRAM"
+    assert dict(roofline.roof_times(fast, SHAPES))["GEMM shape"] > fast.seconds
+
+
+def test_a_product_larger_than_the_sweep_has_no_shape_roof() -> None:
+    assert SHAPES.gemm_point((32, 2048, 2048)) is None
+    big = _linear(32, 1e-3)
+    assert "GEMM shape" not in dict(roofline.roof_times(big, SHAPES))
+    # nor has a kernel that runs no product, or a run without the sweep
+    assert roofline.gemm_shape(Measurement("cnn-depthwise", "cpu", {}, (1.0,), 1, 1)) is None
+    assert "GEMM shape" not in dict(roofline.roof_times(_linear(8, 2e-3), PEAKS))
+
+
+def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
+    # nn.RNN at B = 4, d = 16: each step multiplies 4 × 32 by 32 × 16, held by the 16 × 64 product
+    params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
+    loop = Measurement("rnn-module", "cpu", params, (1e-3,), 2 * 4 * 64 * 32 * 16, 1e4, steps=64)
+    assert roofline.gemm_shape(loop) == (4, 16, 32)
+    assert SHAPES.gemm_point((4, 16, 32)) == (16, 64, False, 2e9)
+
+
+def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:
+    again = replace(PEAKS, gemm_sweep=((16, 2048, False, 6e10), (1, 2048, True, 1e9)))
+    best = {(p[0], p[1], p[2]): p[3] for p in SHAPES.best_of(again).gemm_sweep}
+    assert best[(16, 2048, False)] == 6e10
+    assert best[(1, 2048, True)] == 2e9
+    assert Peaks.from_dict(SHAPES.to_dict()).gemm_sweep == SHAPES.gemm_sweep

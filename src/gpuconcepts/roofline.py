@@ -32,7 +32,7 @@ from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
 from gpuconcepts.units import si, significant
-from gpuconcepts.workloads import chapter_of
+from gpuconcepts.workloads import WORKLOADS, chapter_of
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -67,7 +67,9 @@ class Peaks:
     that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
     (table bytes, row bytes, line fetches per second), read in whole transfer units of
     ``line_bytes`` (:meth:`random_lines_per_s`); ``cold_sweep`` the seconds of reading
-    an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
+    an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
+    ``gemm_sweep`` the library's matrix product at small shapes, as (rows, width, flushed,
+    FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
@@ -99,6 +101,7 @@ class Peaks:
     random_sweep: tuple[tuple[int, int, float], ...] = ()
     name: str = ""
     cold_sweep: tuple[tuple[int, float], ...] = ()
+    gemm_sweep: tuple[tuple[int, int, bool, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name:  # runs saved before the field was added: the device kind
@@ -157,6 +160,32 @@ class Peaks:
         """
         point = self.random_point(row_bytes)
         return None if point is None else point[2]
+
+    def gemm_point(
+        self, shape: tuple[int, int, int], *, flush: bool = False
+    ) -> tuple[int, int, bool, float] | None:
+        """The point of the GEMM sweep that bounds a product of ``shape`` (rows, columns,
+        depth): the smallest swept product at least as large in every dimension, whose FLOP
+        rate a smaller product does not exceed (a library tiles a larger product at least as
+        well), timed as the kernel was (``flush``: after a cache flush; a warm product when no
+        flushed one holds it, which only loosens the bound). None when no swept product holds
+        it (it is larger than the sweep; the peak bounds it).
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=(
+        ...     (1, 64, False, 2e9), (4, 64, False, 8e9), (4, 64, True, 4e9), (1, 256, False, 3e9)))
+        >>> p.gemm_point((2, 64, 32)), p.gemm_point((2, 64, 32), flush=True)
+        ((4, 64, False, 8000000000.0), (4, 64, True, 4000000000.0))
+        >>> p.gemm_point((1, 100, 64), flush=True), p.gemm_point((8, 64, 64))
+        ((1, 256, False, 3000000000.0), None)
+        """
+        rows, columns, depth = shape
+        holding = [p for p in self.gemm_sweep if p[0] >= rows and p[1] >= max(columns, depth)]
+        started_alike = [p for p in holding if p[2] == flush]
+        return min(
+            started_alike or [p for p in holding if not p[2]],
+            key=lambda p: (p[0] * p[1] * p[1], p[0]),
+            default=None,
+        )
 
     def cold_seconds(self, nbytes: float) -> float | None:
         """The least time in which DRAM delivers ``nbytes`` to a call that starts cold (right
@@ -223,8 +252,14 @@ class Peaks:
         cold_sweep = tuple(
             (size, min(seconds, quicker.get(size, seconds))) for size, seconds in self.cold_sweep
         )
+        best_gemm: dict[tuple[int, int, bool], tuple[int, int, bool, float]] = {}
+        for point in (*self.gemm_sweep, *again.gemm_sweep):
+            seen = best_gemm.get(point[:3])
+            if seen is None or point[3] > seen[3]:
+                best_gemm[point[:3]] = point
         return replace(
             self,
+            gemm_sweep=tuple(best_gemm.values()),
             flops_per_s=max(self.flops_per_s, again.flops_per_s),
             bytes_per_s=max(self.bytes_per_s, again.bytes_per_s),
             copy_bytes_per_s=higher(self.copy_bytes_per_s, again.copy_bytes_per_s),
@@ -254,6 +289,7 @@ class Peaks:
             "line_bytes": self.line_bytes,
             "random_sweep": [list(point) for point in self.random_sweep],
             "cold_sweep": [list(point) for point in self.cold_sweep],
+            "gemm_sweep": [list(point) for point in self.gemm_sweep],
             "ridge_point": self.ridge_point,
             "levels": [level.to_dict() for level in self.levels],
             "sweep": [list(point) for point in self.sweep],
@@ -307,11 +343,31 @@ CHAIN = "chain"
 PER_CALL = "per-call"
 """The floor of one call: its operations at the per-operation floor, or one call's latency."""
 
+GEMM_SHAPE = "GEMM shape"
+"""The roof of a kernel whose time rests on matrix products: its work at the rate the library's
+product of that shape reached, bare, in the GEMM sweep (a product of few rows cannot fill the
+vector units, and one of few FLOPs per byte streams its weights at the rate the product reads
+them, not the streaming kernels')."""
+
+
+def gemm_shape(m: Measurement) -> tuple[int, int, int] | None:
+    """The shape of the matrix product ``m``'s time rests on, from its workload's descriptor
+    (:meth:`~gpuconcepts.workloads.Workload.gemm_shape`); None for other kernels, and for a
+    call ``analyze`` timed.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> gemm_shape(Measurement("mlp", "cpu", {"B": 2, "d_in": 8, "d_out": 4, "s": 4}, (1.0,), 1, 1))
+    (2, 4, 8)
+    """
+    found = WORKLOADS.get(m.workload)
+    return None if found is None else found.gemm_shape(m.params)
+
 
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     """Each roof's lower bound on ``m``'s time, by name: compute, each memory level (fastest
-    first), and, where ``m`` and ``peaks`` know enough, random access and the chain or per-call
-    floor. A kernel timed after a cache flush reads DRAM from a cold start, so its DRAM bound
+    first), and, where ``m`` and ``peaks`` know enough, the GEMM shape (:data:`GEMM_SHAPE`:
+    its FLOPs at the rate of the GEMM sweep's product that holds ``m``'s products), random access
+    and the chain or per-call floor. A kernel timed after a cache flush reads DRAM from a cold start, so its DRAM bound
     is the longer of the streaming one and :meth:`Peaks.cold_seconds` of its bytes.
 
     >>> from gpuconcepts.measure import Measurement
@@ -326,6 +382,10 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if cold is not None:  # a flushed kernel starts cold: DRAM's bound is a cold read's
         name, streaming = times[-1]
         times[-1] = (name, max(streaming, cold))
+    shape = gemm_shape(m)
+    point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
+    if point is not None:  # no product of its shape ran faster than the sweep's
+        times.append((GEMM_SHAPE, m.flops / point[3]))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
         rate = peaks.random_lines_per_s(m.row_bytes)
         if rate is not None:
@@ -368,7 +428,7 @@ def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
     the spread it may reach a little over 100% of the roof that served it. The bytes came
     from the slowest memory level whose roof the kernel did not beat (beating DRAM's roof
     means a cache served them). Of the compute bound, that level's bound and every other roof the kernel did
-    not beat (random access, the chain or per-call floor), the longest is the observed bound;
+    not beat (the GEMM shape, random access, the chain or per-call floor), the longest is the observed bound;
     on a tie the earlier roof of :func:`roof_times` names it. A kernel that beat the compute
     roof or every memory roof is "above every roof".
     """
@@ -521,7 +581,8 @@ def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style
 
 def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
     """The FLOP/s that the roof which served ``m`` allows, when that roof is no line in
-    intensity (the chain, the per-call floor, random access, or DRAM read from a cold start),
+    intensity (the chain, the per-call floor, the GEMM shape, random access, or DRAM read from
+    a cold start),
     so that a figure can draw it at the kernel's own intensity; None otherwise, and for a
     kernel that does no arithmetic (it has no place on a FLOP/s axis).
 
@@ -541,7 +602,7 @@ def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
         and cold_seconds is not None
         and (cold_seconds > m.bytes / dram.bytes_per_s)
     )
-    if m.flops == 0 or not (name in (CHAIN, PER_CALL, RANDOM_ACCESS) or cold):
+    if m.flops == 0 or not (name in (CHAIN, PER_CALL, GEMM_SHAPE, RANDOM_ACCESS) or cold):
         return None
     return m.flops_per_s / attained
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -55,6 +57,7 @@ class Workload:
     chapter: str = ""
     preset: str = ""
     sweep: tuple[str, str] | None = None
+    gemm: tuple[str, str, str] | None = None
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -85,6 +88,32 @@ class Workload:
             counts["random_rows"] = B * L
             counts["row_bytes"] = int(formulas.embedding_payload(B=1, L=1, d=d, s=s))
         return counts
+
+    def gemm_shape(self, params: Mapping[str, object]) -> tuple[int, int, int] | None:
+        """The shape (rows, columns, depth) of the matrix product this kernel's time rests
+        on, from a kernel's params (:attr:`gemm`); None for a kernel that runs none, or whose
+        params lack the sizes (a hand-made measurement; a saved one is checked on loading).
+
+        >>> WORKLOADS["mlp"].gemm_shape({"B": 4, "d_in": 8, "d_out": 16, "s": 4})
+        (4, 16, 8)
+        >>> WORKLOADS["rnn-gemm"].gemm_shape({"B": 2, "S": 32, "d_in": 8, "d_h": 16, "s": 4})
+        (64, 16, 24)
+        >>> WORKLOADS["cnn-depthwise"].gemm_shape({}) is None
+        True
+        """
+        names = {part for name in self.gemm or () for part in re.split(r"[+*]", name)}
+        if self.gemm is None or not all(isinstance(params.get(n), int) for n in names):
+            return None
+
+        def size(name: str) -> int:
+            if "+" in name:
+                return sum(size(part) for part in name.split("+"))
+            if "*" in name:
+                return math.prod(size(part) for part in name.split("*"))
+            return cast("int", params[name])  # an int: checked above
+
+        rows, columns, depth = (size(name) for name in self.gemm)
+        return rows, columns, depth
 
     def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:
         """The values of ``formula``'s symbols, read from a kernel's params."""
@@ -127,13 +156,19 @@ def _lookup(pattern: str, summary: str, *, random_rows: bool = False) -> Workloa
     )
 
 
-def _rnn(name: str, summary: str, kernel: str, *, chain: bool = True) -> Workload:
+def _rnn(
+    name: str, summary: str, kernel: str, *, chain: bool = True, gemm: str | None = "B"
+) -> Workload:
+    # a step multiplies [x_t, h_{t-1}] (d_in + d_h columns) by the stacked weights; one GEMM
+    # over every step at once has S·B rows
     return Workload(name, summary, formulas.rnn_flops, formulas.rnn_bytes,
                     steps="S" if chain else None, kernel=f"rnn:{kernel}", chapter="rnn",
-                    preset="rnn")  # fmt: skip
+                    preset="rnn",
+                    gemm=None if gemm is None else (gemm, "d_h", "d_in+d_h"))  # fmt: skip
 
 
 _SAME = {"H_out": "H", "W_out": "W"}
+_LINEAR = ("B", "d_out", "d_in")  # x (B × d_in) by Wᵀ (d_in × d_out)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -143,9 +178,10 @@ WORKLOADS: dict[str, Workload] = {
         _lookup("hot", "embedding_bag (sum) over a small hot set of rows"),
         Workload("dlrm-dense", "the dense part of DLRM: one nn.Linear", formulas.mlp_flops,
                  formulas.mlp_bytes, kernel="dlrm:dense_mlp_kernel", chapter="dlrm",
-                 preset="dlrm_dense"),
+                 preset="dlrm_dense", gemm=_LINEAR),
         Workload("mlp", "nn.Linear without bias", formulas.mlp_flops, formulas.mlp_bytes,
-                 kernel="mlp:linear_kernel", chapter="mlp", preset="mlp", sweep=("mlp_B", "B")),
+                 kernel="mlp:linear_kernel", chapter="mlp", preset="mlp", sweep=("mlp_B", "B"),
+                 gemm=_LINEAR),
         Workload("cnn-conv", "dense K×K conv2d, 'same' padding", formulas.conv_flops,
                  formulas.conv_bytes, _SAME, kernel="cnn:conv2d_kernel", chapter="cnn",
                  preset="cnn"),
@@ -155,9 +191,9 @@ WORKLOADS: dict[str, Workload] = {
         _rnn("rnn-module", "nn.RNN (tanh) over S steps", "rnn_module_kernel"),
         _rnn("rnn-loop", "the RNN step by step in a Python loop", "step_loop_kernel"),
         _rnn("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front",
-             "hoisted_loop_kernel"),
+             "hoisted_loop_kernel", gemm=None),  # two shapes: one GEMM up front, then steps
         _rnn("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", "batched_gemm_kernel",
-             chain=False),
+             chain=False, gemm="S*B"),
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", chapter="transformer",

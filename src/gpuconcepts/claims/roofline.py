@@ -22,6 +22,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import (
     ABOVE_EVERY_ROOF,
     CHAIN,
+    GEMM_SHAPE,
     PER_CALL,
     RANDOM_ACCESS,
     Peaks,
@@ -89,6 +90,9 @@ def judge_roofline(
         alternative = "compute-bound: its FLOPs at the peak set its time"
         # DRAM, a cache level, or the random-access roof: each is memory traffic
         observed_ok = where.observed in {RANDOM_ACCESS, *(lvl.name for lvl in peaks.memory_roofs)}
+    # A product of its shape bounds the kernel on the side of the ridge its formulas put it: a
+    # product below the ridge streams its weights (its FLOP rate is its bytes' rate).
+    observed_ok = observed_ok or (where.observed == GEMM_SHAPE and where.bound == expected)
     if reference is None:
         measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
     else:

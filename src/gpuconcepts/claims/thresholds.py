@@ -77,7 +77,15 @@ ROOFS_CHANGES = (
     "28-58% of the stream's bound. (3) An operation that Python calls pays the latency floor, "
     "not the floor of one dispatched inside C++: a Python loop of small steps had reached "
     "29-30% of the chain roof. The explained range ([1, 2]x) and every pass region are "
-    "unchanged."
+    "unchanged. "
+    "2026-12-03: a fourth roof, the GEMM shape, was added after the recorded CPU run and two "
+    "quick runs had been seen: the MLP at batches 1-32, nn.RNN and the RNN's batched GEMM at "
+    "widths 16-64 reached 13-43% of the compute peak or of DRAM's bound, because the library "
+    "runs a product of few rows or a narrow width far below its best GEMM (MKL's 1024-cubed "
+    "product reached 54 GFLOP/s where the 2048-cubed one reached 134). The GEMM sweep times "
+    "bare products of each shape, and a kernel whose products it holds is read against the "
+    "smallest of them; a roofline claim counts that roof on the side of the ridge the kernel's "
+    "formulas put it. The explained range and every pass region are unchanged."
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 

@@ -372,6 +372,56 @@ def random_access(
     return tuple(sweep)
 
 
+GEMM_SWEEP_ROWS = (1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096)
+"""Rows of the GEMM sweep's products: a batch of one (a matrix-vector product) up to the rows
+at which a library's tiles are full."""
+
+GEMM_SWEEP_WIDTHS = (16, 64, 256, 1024, 2048)
+"""Widths (columns and depth) of the GEMM sweep's products."""
+
+GEMM_SWEEP_MAX_FLOPS = 2**31
+"""The largest product the GEMM sweep times (about 2 GFLOP): larger ones run near the peak,
+which the compute roof already bounds, and would lengthen every run."""
+
+
+def gemm_sweep(
+    device: str, ridge_point: float, *, dtype: str | None = None, repeats: int = 5
+) -> tuple[tuple[int, int, bool, float], ...]:
+    """The GEMM sweep: the library's matrix product ``F.linear`` (what ``nn.Linear`` and an RNN
+    step run) of a rows × width input by a width × width weight, at every rows of
+    :data:`GEMM_SWEEP_ROWS` and width of :data:`GEMM_SWEEP_WIDTHS` up to
+    :data:`GEMM_SWEEP_MAX_FLOPS`; each point is (rows, width, flushed, FLOP/s) at the best
+    repetition, counted by ``formulas.mlp_flops``.
+
+    Every product is timed warm, and one below ``ridge_point`` FLOP/byte also after a cache
+    flush before each repetition, as the book times a memory-bound kernel: a kernel is read
+    against the product of its shape that started as it did. The peak is the best of large
+    products; a small one cannot fill the vector units or the cores, and a matrix-vector
+    product streams its weights at the rate it reads them, not at the streaming kernels'.
+    These rates bound every kernel whose time rests on a product of a shape the sweep holds
+    (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`).
+    """
+    name = dtype or default_dtype(device)
+    sweep = []
+    for width in GEMM_SWEEP_WIDTHS:
+        w = tensor((width, width), name, device, seed=2)
+        for rows in GEMM_SWEEP_ROWS:
+            flops = formulas.mlp_flops(B=rows, d_in=width, d_out=width)
+            nbytes = formulas.mlp_bytes(B=rows, d_in=width, d_out=width, s=w.element_size())
+            if flops > GEMM_SWEEP_MAX_FLOPS:
+                break
+            x = tensor((rows, width), name, device, seed=1)
+
+            def product(x: torch.Tensor = x, w: torch.Tensor = w) -> torch.Tensor:
+                return F.linear(x, w)
+
+            for flush in (False, True) if flops / nbytes < ridge_point else (False,):
+                with torch.inference_mode():
+                    times = time_function(product, device, repeats=repeats, flush=flush)
+                sweep.append((rows, width, flush, float(flops) / min(times)))
+    return tuple(sweep)
+
+
 def physical_flops(device: str, dtype: str | None = None) -> float | None:
     """The most FLOP/s the hardware could issue in ``dtype``, or None when unknown.
 
@@ -419,7 +469,8 @@ def measure_peaks(
     (:func:`cache_hierarchy`), the latency floor
     (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
     dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`), the random-access
-    sweep (:func:`random_access`) and the cold sweep (:func:`cold_reads`) complete them.
+    sweep (:func:`random_access`), the cold sweep (:func:`cold_reads`) and the GEMM sweep
+    (:func:`gemm_sweep`) complete them.
     """
     if presets is None:
         presets = load_presets(device, quick)
@@ -458,4 +509,5 @@ def measure_peaks(
             device, last_level_cache_bytes(device), repeats=max(3, reps // 2)
         ),
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
+        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=max(3, reps // 3)),
     )
