@@ -606,6 +606,34 @@ def test_the_gemm_sweep_times_memory_side_products_warm_and_flushed(
     assert [p[0] for p in peaks.gemm_sweep("cpu", 5.0, repeats=2)] == [1, 1]
 
 
+def test_only_the_roofs_a_kernel_beat_are_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    measured: list[str] = []
+
+    def sweep(*_a: object, **_k: object) -> tuple[tuple[int, int, bool, float], ...]:
+        measured.append("gemm")
+        return ((16, 64, False, 4e9), (16, 64, True, 1e9))
+
+    def floor(*_a: object, cold: bool = False, **_k: object) -> float:
+        measured.append("floor")
+        return 30e-6 if cold else 1e-6
+
+    monkeypatch.setattr(peaks, "gemm_sweep", sweep)
+    monkeypatch.setattr(peaks, "latency_floor", floor)
+    monkeypatch.setattr(peaks, "op_floor", lambda *_a, **_k: 5e-7)
+    before = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6,
+                   cold_latency_seconds=20e-6, gemm_sweep=((16, 64, False, 2e9),
+                                                           (16, 64, True, 3e9)))  # fmt: skip
+    after = peaks.measure_roofs_again("cpu", before, ("GEMM shape",))
+    assert measured == ["gemm"]
+    # each point the faster of the two measurements; nothing else measured or changed
+    assert after.gemm_sweep == ((16, 64, False, 4e9), (16, 64, True, 3e9))
+    assert after.op_seconds == 1e-6
+    floors = peaks.measure_roofs_again("cpu", before, ("chain",))
+    # floors are the least of both: the warm floor and the operation's fell, the cold one stayed
+    assert (floors.latency_seconds, floors.op_seconds) == (1e-6, 5e-7)
+    assert floors.cold_latency_seconds == 20e-6
+
+
 def test_physical_limit_from_the_cpu_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts.measure import CpuVector
 

@@ -252,14 +252,10 @@ class Peaks:
         cold_sweep = tuple(
             (size, min(seconds, quicker.get(size, seconds))) for size, seconds in self.cold_sweep
         )
-        best_gemm: dict[tuple[int, int, bool], tuple[int, int, bool, float]] = {}
-        for point in (*self.gemm_sweep, *again.gemm_sweep):
-            seen = best_gemm.get(point[:3])
-            if seen is None or point[3] > seen[3]:
-                best_gemm[point[:3]] = point
         return replace(
             self,
-            gemm_sweep=tuple(best_gemm.values()),
+            gemm_sweep=_faster_points(self.gemm_sweep, again.gemm_sweep),
+            random_sweep=_faster_points(self.random_sweep, again.random_sweep),
             flops_per_s=max(self.flops_per_s, again.flops_per_s),
             bytes_per_s=max(self.bytes_per_s, again.bytes_per_s),
             copy_bytes_per_s=higher(self.copy_bytes_per_s, again.copy_bytes_per_s),
@@ -301,6 +297,24 @@ class Peaks:
         """The inverse of :meth:`to_dict` (the derived ``ridge_point`` is recomputed); a
         missing or mistyped field is named (:func:`gpuconcepts.records.from_record`)."""
         return from_record(cls, record)
+
+
+Point = tuple[Any, ...]
+
+
+def _faster_points(ours: tuple[Point, ...], theirs: tuple[Point, ...]) -> tuple[Any, ...]:
+    """Two measurements of one sweep as one: at each point (every entry but the last, a rate)
+    the higher rate, in the order of ``ours`` and then the points only ``theirs`` has.
+
+    >>> _faster_points(((1, 2, 5.0), (2, 2, 1.0)), ((2, 2, 3.0), (4, 2, 9.0)))
+    ((1, 2, 5.0), (2, 2, 3.0), (4, 2, 9.0))
+    """
+    best: dict[Point, Point] = {}
+    for point in (*ours, *theirs):
+        seen = best.get(point[:-1])
+        if seen is None or point[-1] > seen[-1]:
+            best[point[:-1]] = point
+    return tuple(best.values())
 
 
 @dataclass(frozen=True)
@@ -445,6 +459,27 @@ def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
     others = [(name, t) for name, t in times[1:] if name not in memory_names and t <= slowest]
     name, floor = max([times[0], served, *others], key=lambda pair: pair[1])
     return name, floor / m.seconds
+
+
+OWN_ROOFS = (GEMM_SHAPE, RANDOM_ACCESS, CHAIN, PER_CALL)
+"""The roofs measured for a kind of kernel rather than for every kernel: a sweep point or a
+floor, each from a few repetitions of its own reference."""
+
+
+def beaten_roofs(m: Measurement, peaks: Peaks) -> tuple[str, ...]:
+    """The roofs of :data:`OWN_ROOFS` that bound ``m`` and that it beat beyond its spread. Each
+    is a sweep point or a floor measured slower than the machine can go (a busy moment during
+    its few repetitions), so the run measures it again; one beaten still then does not place
+    the kernel (:func:`observe` leaves it out), and the roofline page says why.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (2e-3, 2e-3), 2e6, 1e5, ops=4096, steps=1024)
+    >>> beaten_roofs(loop, p)
+    ('chain',)
+    """
+    slowest = m.interval_seconds[1]
+    return tuple(name for name, t in roof_times(m, peaks) if name in OWN_ROOFS and t > slowest)
 
 
 def beats_every_roof(m: Measurement, peaks: Peaks) -> bool:
