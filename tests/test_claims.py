@@ -1068,7 +1068,8 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
     measured = iter([low, PEAKS])
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: next(measured))
     # the roofs' reference kernels would raise the peaks first: here only the re-measurement may
-    monkeypatch.setattr("gpuconcepts.run.reached", lambda _measurements, peaks: peaks)
+    # the module, not the function gpuconcepts.run.collect that shares its name
+    monkeypatch.setattr(sys.modules["gpuconcepts.run.collect"], "reached", lambda _m, peaks: peaks)
     run = collect("cpu", True, wholemodel=False, distributed=False)
     assert run.peaks.flops_per_s == PEAKS.flops_per_s  # the best of both measurements
     assert "mlp" in run.facts[PEAKS_MEASURED_AGAIN]["workloads"]

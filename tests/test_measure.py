@@ -469,7 +469,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     from synthetic import synthetic_distributed
 
-    from gpuconcepts import run as r
+    from gpuconcepts.run.collect import _measure_distributed
     from gpuconcepts.distributed import report as d
 
     calls: list[tuple[int, dict[str, object]]] = []
@@ -480,7 +480,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     monkeypatch.setattr(d, "measure", measure)
     lines: list[str] = []
-    report, reason = r._measure_distributed(True, lines.append)
+    report, reason = _measure_distributed(True, lines.append)
     assert calls == [(2, {"backend": "gloo", "quick": True, "growth_world": 4})]
     assert reason == ""
     assert report is not None
