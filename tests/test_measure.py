@@ -311,7 +311,9 @@ def test_time_function_dispatches_cuda_with_flusher(monkeypatch: pytest.MonkeyPa
     clock = FakeClock()
     flushes: list[str] = []
     monkeypatch.setattr(measure.timing, "TorchCudaBackend", lambda: FakeBackend(clock))
-    monkeypatch.setattr(measure.timing, "make_flusher", lambda device: lambda: flushes.append(device))
+    monkeypatch.setattr(
+        measure.timing, "make_flusher", lambda device: lambda: flushes.append(device)
+    )
     fn = _kernel(clock, [1.0] * 3 + [2.0] * 4)
     assert measure.time_function(fn, "cuda", repeats=4, flush=True) == (0.002,) * 4
     assert flushes == ["cuda"] * 4
@@ -364,7 +366,8 @@ def test_time_function_rejects_unresolved_device() -> None:
 
 
 @pytest.mark.skipif(
-    not measure.devices._cuda_available(), reason="needs a CUDA device (the logic is tested with fakes)"
+    not measure.devices._cuda_available(),
+    reason="needs a CUDA device (the logic is tested with fakes)",
 )
 def test_cuda_timer_with_real_events_and_flush() -> None:
     import torch
@@ -469,8 +472,8 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     from synthetic import synthetic_distributed
 
-    from gpuconcepts.run.collect import _measure_distributed
     from gpuconcepts.distributed import report as d
+    from gpuconcepts.run.collect import _measure_distributed
 
     calls: list[tuple[int, dict[str, object]]] = []
 

@@ -41,111 +41,152 @@ the timers and imports neither.
 from __future__ import annotations
 
 from gpuconcepts.measure.devices import (
-    BUSY_CORE_FRACTION,
-    COLUMNS,
-    DEFAULT_CACHE_LINE_BYTES,
-    DEFAULT_LLC_BYTES,
-    DEVICES,
-    FMA_UNITS,
-    GPU_SECTOR_BYTES,
-    LLC_MULTIPLE,
-    TRANSFER_UNIT_NAMES,
-    VECTOR_BITS,
-    CpuVector,
-    busy_cores,
-    cache_levels,
-    cpu_cache_levels,
-    cpu_cache_line_bytes,
-    cpu_free_memory_bytes,
-    cpu_last_level_cache_bytes,
-    cpu_mhz,
-    cpu_model,
-    cpu_threads,
-    cpu_vector,
-    device_name,
-    flush_buffer_bytes,
-    free_cores,
-    free_memory_bytes,
-    last_level_cache_bytes,
-    make_flusher,
-    parse_cache_size,
-    parse_meminfo,
-    parse_proc_stat,
-    resolve_device,
-    stream_array_bytes,
-    stream_rows,
-    transfer_unit_bytes,
+    BUSY_CORE_FRACTION as BUSY_CORE_FRACTION,
+)
+from gpuconcepts.measure.devices import (
+    COLUMNS as COLUMNS,
+)
+from gpuconcepts.measure.devices import (
+    DEFAULT_CACHE_LINE_BYTES as DEFAULT_CACHE_LINE_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    DEFAULT_LLC_BYTES as DEFAULT_LLC_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    DEVICES as DEVICES,
+)
+from gpuconcepts.measure.devices import (
+    FMA_UNITS as FMA_UNITS,
+)
+from gpuconcepts.measure.devices import (
+    GPU_SECTOR_BYTES as GPU_SECTOR_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    LLC_MULTIPLE as LLC_MULTIPLE,
+)
+from gpuconcepts.measure.devices import (
+    TRANSFER_UNIT_NAMES as TRANSFER_UNIT_NAMES,
+)
+from gpuconcepts.measure.devices import (
+    VECTOR_BITS as VECTOR_BITS,
+)
+from gpuconcepts.measure.devices import (
+    CpuVector as CpuVector,
+)
+from gpuconcepts.measure.devices import (
+    busy_cores as busy_cores,
+)
+from gpuconcepts.measure.devices import (
+    cache_levels as cache_levels,
+)
+from gpuconcepts.measure.devices import (
+    cpu_cache_levels as cpu_cache_levels,
+)
+from gpuconcepts.measure.devices import (
+    cpu_cache_line_bytes as cpu_cache_line_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_free_memory_bytes as cpu_free_memory_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_last_level_cache_bytes as cpu_last_level_cache_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_mhz as cpu_mhz,
+)
+from gpuconcepts.measure.devices import (
+    cpu_model as cpu_model,
+)
+from gpuconcepts.measure.devices import (
+    cpu_threads as cpu_threads,
+)
+from gpuconcepts.measure.devices import (
+    cpu_vector as cpu_vector,
+)
+from gpuconcepts.measure.devices import (
+    device_name as device_name,
+)
+from gpuconcepts.measure.devices import (
+    flush_buffer_bytes as flush_buffer_bytes,
+)
+from gpuconcepts.measure.devices import (
+    free_cores as free_cores,
+)
+from gpuconcepts.measure.devices import (
+    free_memory_bytes as free_memory_bytes,
+)
+from gpuconcepts.measure.devices import (
+    last_level_cache_bytes as last_level_cache_bytes,
+)
+from gpuconcepts.measure.devices import (
+    make_flusher as make_flusher,
+)
+from gpuconcepts.measure.devices import (
+    parse_cache_size as parse_cache_size,
+)
+from gpuconcepts.measure.devices import (
+    parse_meminfo as parse_meminfo,
+)
+from gpuconcepts.measure.devices import (
+    parse_proc_stat as parse_proc_stat,
+)
+from gpuconcepts.measure.devices import (
+    resolve_device as resolve_device,
+)
+from gpuconcepts.measure.devices import (
+    stream_array_bytes as stream_array_bytes,
+)
+from gpuconcepts.measure.devices import (
+    stream_rows as stream_rows,
+)
+from gpuconcepts.measure.devices import (
+    transfer_unit_bytes as transfer_unit_bytes,
 )
 from gpuconcepts.measure.measurement import (
-    ACCESS_FIELDS,
-    NOISE_THRESHOLD,
-    Measurement,
-    quartiles,
+    ACCESS_FIELDS as ACCESS_FIELDS,
+)
+from gpuconcepts.measure.measurement import (
+    NOISE_THRESHOLD as NOISE_THRESHOLD,
+)
+from gpuconcepts.measure.measurement import (
+    Measurement as Measurement,
+)
+from gpuconcepts.measure.measurement import (
+    quartiles as quartiles,
 )
 from gpuconcepts.measure.timing import (
-    REFERENCE_REPEATS,
-    CudaBackend,
-    EventLike,
-    NoiseProbe,
-    Rounds,
-    Timeable,
-    TorchCudaBackend,
-    calls_per_repetition,
-    probe_noise,
-    time_cpu,
-    time_cuda,
-    time_function,
+    REFERENCE_REPEATS as REFERENCE_REPEATS,
 )
-
-__all__ = [
-    "ACCESS_FIELDS",
-    "BUSY_CORE_FRACTION",
-    "COLUMNS",
-    "DEFAULT_CACHE_LINE_BYTES",
-    "DEFAULT_LLC_BYTES",
-    "DEVICES",
-    "FMA_UNITS",
-    "GPU_SECTOR_BYTES",
-    "LLC_MULTIPLE",
-    "NOISE_THRESHOLD",
-    "REFERENCE_REPEATS",
-    "TRANSFER_UNIT_NAMES",
-    "VECTOR_BITS",
-    "CpuVector",
-    "CudaBackend",
-    "EventLike",
-    "Measurement",
-    "NoiseProbe",
-    "Rounds",
-    "Timeable",
-    "TorchCudaBackend",
-    "busy_cores",
-    "cache_levels",
-    "calls_per_repetition",
-    "cpu_cache_levels",
-    "cpu_cache_line_bytes",
-    "cpu_free_memory_bytes",
-    "cpu_last_level_cache_bytes",
-    "cpu_mhz",
-    "cpu_model",
-    "cpu_threads",
-    "cpu_vector",
-    "device_name",
-    "flush_buffer_bytes",
-    "free_cores",
-    "free_memory_bytes",
-    "last_level_cache_bytes",
-    "make_flusher",
-    "parse_cache_size",
-    "parse_meminfo",
-    "parse_proc_stat",
-    "probe_noise",
-    "quartiles",
-    "resolve_device",
-    "stream_array_bytes",
-    "stream_rows",
-    "time_cpu",
-    "time_cuda",
-    "time_function",
-    "transfer_unit_bytes",
-]
+from gpuconcepts.measure.timing import (
+    CudaBackend as CudaBackend,
+)
+from gpuconcepts.measure.timing import (
+    EventLike as EventLike,
+)
+from gpuconcepts.measure.timing import (
+    NoiseProbe as NoiseProbe,
+)
+from gpuconcepts.measure.timing import (
+    Rounds as Rounds,
+)
+from gpuconcepts.measure.timing import (
+    Timeable as Timeable,
+)
+from gpuconcepts.measure.timing import (
+    TorchCudaBackend as TorchCudaBackend,
+)
+from gpuconcepts.measure.timing import (
+    calls_per_repetition as calls_per_repetition,
+)
+from gpuconcepts.measure.timing import (
+    probe_noise as probe_noise,
+)
+from gpuconcepts.measure.timing import (
+    time_cpu as time_cpu,
+)
+from gpuconcepts.measure.timing import (
+    time_cuda as time_cuda,
+)
+from gpuconcepts.measure.timing import (
+    time_function as time_function,
+)

@@ -14,43 +14,50 @@ gpuconcepts.run.collect import ...``.
 from __future__ import annotations
 
 from gpuconcepts.run.collect import (
-    DISTRIBUTED_WORLD_SIZE,
-    GROWTH_WORLD_SIZE,
-    PEAKS_MEASURED_AGAIN,
-    collect,
-    reached,
+    DISTRIBUTED_WORLD_SIZE as DISTRIBUTED_WORLD_SIZE,
+)
+from gpuconcepts.run.collect import (
+    GROWTH_WORLD_SIZE as GROWTH_WORLD_SIZE,
+)
+from gpuconcepts.run.collect import (
+    PEAKS_MEASURED_AGAIN as PEAKS_MEASURED_AGAIN,
+)
+from gpuconcepts.run.collect import (
+    collect as collect,
+)
+from gpuconcepts.run.collect import (
+    reached as reached,
 )
 from gpuconcepts.run.provenance import (
-    Provenance,
-    catalogue_hash,
-    provenance_here,
+    Provenance as Provenance,
+)
+from gpuconcepts.run.provenance import (
+    catalogue_hash as catalogue_hash,
+)
+from gpuconcepts.run.provenance import (
+    provenance_here as provenance_here,
 )
 from gpuconcepts.run.run import (
-    MAX_DEPTH,
-    MAX_RUN_BYTES,
-    MAX_WHOLE,
-    PARTS,
-    SCHEMA,
-    Run,
-    load,
-    load_all,
+    MAX_DEPTH as MAX_DEPTH,
 )
-
-__all__ = [
-    "DISTRIBUTED_WORLD_SIZE",
-    "GROWTH_WORLD_SIZE",
-    "MAX_DEPTH",
-    "MAX_RUN_BYTES",
-    "MAX_WHOLE",
-    "PARTS",
-    "PEAKS_MEASURED_AGAIN",
-    "SCHEMA",
-    "Provenance",
-    "Run",
-    "catalogue_hash",
-    "collect",
-    "load",
-    "load_all",
-    "provenance_here",
-    "reached",
-]
+from gpuconcepts.run.run import (
+    MAX_RUN_BYTES as MAX_RUN_BYTES,
+)
+from gpuconcepts.run.run import (
+    MAX_WHOLE as MAX_WHOLE,
+)
+from gpuconcepts.run.run import (
+    PARTS as PARTS,
+)
+from gpuconcepts.run.run import (
+    SCHEMA as SCHEMA,
+)
+from gpuconcepts.run.run import (
+    Run as Run,
+)
+from gpuconcepts.run.run import (
+    load as load,
+)
+from gpuconcepts.run.run import (
+    load_all as load_all,
+)
