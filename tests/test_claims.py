@@ -1520,10 +1520,11 @@ def test_bars_and_ratios_carry_the_quartiles() -> None:
 def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
     # the undecided verdict once reached the claims page without a colour, and its build failed
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims import plots
     from gpuconcepts.claims.result import VERDICTS
+    from gpuconcepts.render import plots
+    from gpuconcepts.render.style import VERDICT_COLOURS
 
-    assert set(plots._VERDICT_COLOR) == set(VERDICTS)
+    assert set(VERDICT_COLOURS) == set(VERDICTS)
     drawn = next(r for r in tiny.claims if r.plot is not None and r.visible)
     low, high = drawn.test.low, drawn.test.high
     edge = low if low is not None else high
@@ -1540,7 +1541,7 @@ def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
 
 def test_every_plot_draws(tiny: Tiny) -> None:
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims.plots import draw_result
+    from gpuconcepts.render.plots import draw_result
 
     drawn = 0
     for result in tiny.claims:
@@ -1558,7 +1559,7 @@ def test_every_plot_draws(tiny: Tiny) -> None:
 
 def test_draw_bar_spec() -> None:
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims.plots import draw
+    from gpuconcepts.render.plots import draw
 
     spec = PlotSpec(
         "bars",
@@ -1588,7 +1589,7 @@ def test_draw_spread_as_error_bars() -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.container import BarContainer, ErrorbarContainer
 
-    from gpuconcepts.claims.plots import draw
+    from gpuconcepts.render.plots import draw
 
     timed = Series("measured", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0))
     line = draw(PlotSpec("line", "S", "seconds", (timed,))).axes[0]
@@ -1792,7 +1793,7 @@ def test_draw_result_into_given_axes() -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from gpuconcepts.claims.plots import draw_result
+    from gpuconcepts.render.plots import draw_result
 
     result = judge_mlp_trend(mlp_sweep(smooth_roofline), peaks=PEAKS, device=DEVICE)
     ax = Figure().add_subplot()
