@@ -21,9 +21,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from background_load import streaming_load
 
 from gpuconcepts import units
-from gpuconcepts.render import EXPLAINED, sizes, why_unexplained
+from gpuconcepts.render import EXPLAINED, why_unexplained
 from gpuconcepts.roofline import observe
 from gpuconcepts.run import Run, collect, load
+from gpuconcepts.units import sizes
 
 BEATEN = 1.1
 """A kernel that reached more than 110 % of its roof beat it (issue 21's limit)."""

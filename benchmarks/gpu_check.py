@@ -170,11 +170,11 @@ def gather() -> dict[str, Any]:
 
 
 def runs() -> dict[str, Any]:
-    from gpuconcepts.figures import roofline_chart
     from gpuconcepts.files import save_figure
     from gpuconcepts.hardware import current_gpu
     from gpuconcepts.lab import profile_all
     from gpuconcepts.render import format_claims, format_run
+    from gpuconcepts.render.plots import roofline_chart
 
     gpu = current_gpu()
     name = (gpu.name if gpu else "gpu").lower().replace(" ", "-")

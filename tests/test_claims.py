@@ -1068,7 +1068,8 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
     measured = iter([low, PEAKS])
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: next(measured))
     # the roofs' reference kernels would raise the peaks first: here only the re-measurement may
-    monkeypatch.setattr("gpuconcepts.run.reached", lambda _measurements, peaks: peaks)
+    # the module, not the function gpuconcepts.run.collect that shares its name
+    monkeypatch.setattr(sys.modules["gpuconcepts.run.collect"], "reached", lambda _m, peaks: peaks)
     run = collect("cpu", True, wholemodel=False, distributed=False)
     assert run.peaks.flops_per_s == PEAKS.flops_per_s  # the best of both measurements
     assert "mlp" in run.facts[PEAKS_MEASURED_AGAIN]["workloads"]
@@ -1538,10 +1539,11 @@ def test_bars_and_ratios_carry_the_quartiles() -> None:
 def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
     # the undecided verdict once reached the claims page without a colour, and its build failed
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims import plots
     from gpuconcepts.claims.result import VERDICTS
+    from gpuconcepts.render import plots
+    from gpuconcepts.render.style import VERDICT_COLOURS
 
-    assert set(plots._VERDICT_COLOR) == set(VERDICTS)
+    assert set(VERDICT_COLOURS) == set(VERDICTS)
     drawn = next(r for r in tiny.claims if r.plot is not None and r.visible)
     low, high = drawn.test.low, drawn.test.high
     edge = low if low is not None else high
@@ -1558,7 +1560,7 @@ def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
 
 def test_every_plot_draws(tiny: Tiny) -> None:
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims.plots import draw_result
+    from gpuconcepts.render.plots import draw_result
 
     drawn = 0
     for result in tiny.claims:
@@ -1576,7 +1578,7 @@ def test_every_plot_draws(tiny: Tiny) -> None:
 
 def test_draw_bar_spec() -> None:
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims.plots import draw
+    from gpuconcepts.render.plots import draw
 
     spec = PlotSpec(
         "bars",
@@ -1606,7 +1608,7 @@ def test_draw_spread_as_error_bars() -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.container import BarContainer, ErrorbarContainer
 
-    from gpuconcepts.claims.plots import draw
+    from gpuconcepts.render.plots import draw
 
     timed = Series("measured", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0))
     line = draw(PlotSpec("line", "S", "seconds", (timed,))).axes[0]
@@ -1810,7 +1812,7 @@ def test_draw_result_into_given_axes() -> None:
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
 
-    from gpuconcepts.claims.plots import draw_result
+    from gpuconcepts.render.plots import draw_result
 
     result = judge_mlp_trend(mlp_sweep(smooth_roofline), peaks=PEAKS, device=DEVICE)
     ax = Figure().add_subplot()

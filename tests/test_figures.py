@@ -12,9 +12,10 @@ pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from gpuconcepts import figures, formulas
+from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
+from gpuconcepts.render import plots
 from gpuconcepts.roofline import Peaks
 
 
@@ -23,7 +24,7 @@ def texts(fig: Figure) -> list[str]:
 
 
 def test_dlrm_pipeline_has_every_stage() -> None:
-    fig = figures.dlrm_pipeline()
+    fig = plots.dlrm_pipeline()
     labels = " ".join(texts(fig))
     for stage in (
         "Sparse features",
@@ -40,7 +41,7 @@ def test_dlrm_pipeline_has_every_stage() -> None:
 
 def test_mlp_layers_draws_one_line_per_weight() -> None:
     sizes = (4, 5, 5, 2)
-    fig = figures.mlp_layers(sizes)
+    fig = plots.mlp_layers(sizes)
     expected = [formulas.mlp_weights(d_in=a, d_out=b) for a, b in itertools.pairwise(sizes)]
     assert len(fig.axes[0].lines) == sum(expected) == 55
     assert fig.axes[0].get_title() == "Fully connected layers: 20 + 25 + 10 = 55 weights"
@@ -49,11 +50,11 @@ def test_mlp_layers_draws_one_line_per_weight() -> None:
 
 def test_mlp_layers_rejects_a_single_layer() -> None:
     with pytest.raises(GpuConceptsError, match=r"two or more positive layer widths; got \(3,\)"):
-        figures.mlp_layers((3,))
+        plots.mlp_layers((3,))
 
 
 def test_cnn_weight_sharing_counts_come_from_the_formulas() -> None:
-    fig = figures.cnn_weight_sharing(image=4, outputs=3, kernel=3)
+    fig = plots.cnn_weight_sharing(image=4, outputs=3, kernel=3)
     left, right = fig.axes
     assert left.get_title() == "Fully connected: 48 weights"
     assert right.get_title() == "3×3 filter: 9 shared weights"
@@ -64,27 +65,27 @@ def test_cnn_weight_sharing_counts_come_from_the_formulas() -> None:
 
 
 def test_cnn_weight_sharing_other_sizes() -> None:
-    fig = figures.cnn_weight_sharing(image=6, outputs=2, kernel=5)
+    fig = plots.cnn_weight_sharing(image=6, outputs=2, kernel=5)
     assert fig.axes[0].get_title() == "Fully connected: 72 weights"
     assert fig.axes[1].get_title() == "5×5 filter: 25 shared weights"
     with pytest.raises(GpuConceptsError, match="kernel 5 is larger than the image 4"):
-        figures.cnn_weight_sharing(image=4, kernel=5)
+        plots.cnn_weight_sharing(image=4, kernel=5)
 
 
 def test_rnn_unrolled_one_cell_per_word() -> None:
-    fig = figures.rnn_unrolled(("I", "love", "AI"))
+    fig = plots.rnn_unrolled(("I", "love", "AI"))
     labels = texts(fig)
     assert sum(label.startswith("RNN cell") for label in labels) == 3
     assert "“love”\n$x_{2}$" in labels
     assert "$h_{3}$" in labels
     with pytest.raises(GpuConceptsError, match="at least one word"):
-        figures.rnn_unrolled(())
+        plots.rnn_unrolled(())
 
 
 def test_attention_heatmap_shows_every_score() -> None:
     tokens = ["The", "cat", "sat"]
     scores = [[0.5, 0.25, 0.25], [0.1, 0.3, 0.6], [0.2, 0.7, 0.1]]
-    fig = figures.attention_heatmap(scores, tokens)
+    fig = plots.attention_heatmap(scores, tokens)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == tokens
     assert texts(fig) == ["0.5", "0.25", "0.25", "0.1", "0.3", "0.6", "0.2", "0.7", "0.1"]
@@ -96,21 +97,21 @@ def test_attention_heatmap_shows_every_score() -> None:
 
 def test_kv_cache_growth_bars_follow_the_formula() -> None:
     tokens = ["The", "cat", "sat", "on"]
-    fig = figures.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[4096, 8192, 12288, 16384])
+    fig = plots.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[4096, 8192, 12288, 16384])
     ax = fig.axes[0]
     heights = [p.get_height() for p in ax.patches if isinstance(p, Rectangle)]
     assert heights == [formulas.kv_cache_memory(B=2, S=n, d=512, s=2) for n in range(1, 5)]
     assert [t.get_text() for t in ax.texts] == ["4 KiB", "8 KiB", "12 KiB", "16 KiB"]
     assert len(ax.lines) == 1  # the measured points
     with pytest.raises(GpuConceptsError, match="measured has 1 values for 4 tokens"):
-        figures.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[1.0])
+        plots.kv_cache_growth(tokens, B=2, d=512, s=2, measured=[1.0])
 
 
 def test_figures_render_to_svg() -> None:
     from io import StringIO
 
     buffer = StringIO()
-    figures.dlrm_pipeline().savefig(buffer, format="svg")
+    plots.dlrm_pipeline().savefig(buffer, format="svg")
     assert buffer.getvalue().lstrip().startswith("<?xml")
 
 
@@ -139,7 +140,7 @@ def test_roofline_chart_labels_points_by_name_without_overlap() -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     peaks, made = _measurements(CROWD)
-    fig = figures.roofline_chart(peaks, made)
+    fig = plots.roofline_chart(peaks, made)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.texts] == [name for name, _, _ in CROWD]
     renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
@@ -157,7 +158,7 @@ def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None
     from gpuconcepts.render import measurement_table
 
     peaks, made = _measurements(CROWD)
-    fig = figures.roofline_chart(peaks, made, numbered=True)
+    fig = plots.roofline_chart(peaks, made, numbered=True)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.texts] == [str(i) for i in range(1, len(CROWD) + 1)]
     legend_box = ax.get_legend()
@@ -171,15 +172,16 @@ def test_roofline_chart_numbered_matches_table_rows_and_names_families() -> None
 def test_without_matplotlib_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(GpuConceptsError) as info:
-        figures.mlp_layers()
+        plots.mlp_layers()
     assert str(info.value) == (
-        "gpuconcepts.figures.mlp_layers needs matplotlib: pip install gpuconcepts[plots]"
+        "gpuconcepts.render.plots.diagrams.mlp_layers needs matplotlib: pip install gpuconcepts[plots]"
     )
 
 
 def test_the_roofline_draws_a_kernels_own_roof_at_its_intensity() -> None:
     from gpuconcepts.measure import Measurement
-    from gpuconcepts.roofline import Peaks, plot_roofline
+    from gpuconcepts.render.plots import plot_roofline
+    from gpuconcepts.roofline import Peaks
 
     peaks = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
     loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)

@@ -75,7 +75,31 @@ def test_no_import_cycles_in_src() -> None:
     graph = import_graph(SRC)
     found = cycles(graph)
     assert found == [], " ; ".join(" -> ".join(c) for c in found)
-    assert "gpuconcepts.roofline" not in graph["gpuconcepts.measure"]  # measuring knows no model
+    measuring = {name for name in graph if name.startswith("gpuconcepts.measure")}
+    assert len(measuring) == 4  # the package and devices, timing, measurement
+    for name in measuring:  # measuring knows no model
+        assert "gpuconcepts.roofline" not in graph[name], name
+    # the value sits below the timers that fill it and the probes beside them
+    assert graph["gpuconcepts.measure.measurement"] & measuring == set()
+    # the model draws nothing and reads no datasheet (hardware imports it, not the reverse)
+    assert "gpuconcepts.hardware" not in graph["gpuconcepts.roofline"]
+    assert not any(d.startswith("gpuconcepts.render") for d in graph["gpuconcepts.roofline"])
+    # collecting a run sits above the Run value; values sit below whatever renders them
+    for value in ("gpuconcepts.run.run", "gpuconcepts.run.provenance"):
+        assert "gpuconcepts.run.collect" not in graph[value], value
+    values = [
+        *measuring,
+        "gpuconcepts.run.run",
+        "gpuconcepts.run.provenance",
+        "gpuconcepts.roofline",
+        "gpuconcepts.lab",
+        "gpuconcepts.claims.result",
+    ]
+    for name in values:
+        assert not any(d.startswith("gpuconcepts.render") for d in graph[name]), name
+    # the package's namespace holds text and Markdown only: the plots import the packages
+    # they draw (distributed), and those import render for their text
+    assert not any(d.startswith("gpuconcepts.render.plots") for d in graph["gpuconcepts.render"])
     importers = {name for name, deps in graph.items() if "gpuconcepts.book" in deps}
     assert importers == set()  # the library never imports the book's helpers
 

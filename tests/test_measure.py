@@ -28,15 +28,15 @@ def test_resolve_device_cpu_and_case() -> None:
 
 
 def test_resolve_device_auto_follows_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(measure, "_cuda_available", lambda: False)
+    monkeypatch.setattr(measure.devices, "_cuda_available", lambda: False)
     assert measure.resolve_device("auto") == "cpu"
-    monkeypatch.setattr(measure, "_cuda_available", lambda: True)
+    monkeypatch.setattr(measure.devices, "_cuda_available", lambda: True)
     assert measure.resolve_device("auto") == "cuda"
     assert measure.resolve_device("cuda") == "cuda"
 
 
 def test_resolve_device_cuda_absent_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(measure, "_cuda_available", lambda: False)
+    monkeypatch.setattr(measure.devices, "_cuda_available", lambda: False)
     with pytest.raises(GpuConceptsError, match=r"device 'cuda' was asked for, but torch sees no"):
         measure.resolve_device("cuda")
 
@@ -310,8 +310,10 @@ def test_time_cuda_flushes_before_every_repetition_outside_the_events() -> None:
 def test_time_function_dispatches_cuda_with_flusher(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
     flushes: list[str] = []
-    monkeypatch.setattr(measure, "TorchCudaBackend", lambda: FakeBackend(clock))
-    monkeypatch.setattr(measure, "make_flusher", lambda device: lambda: flushes.append(device))
+    monkeypatch.setattr(measure.timing, "TorchCudaBackend", lambda: FakeBackend(clock))
+    monkeypatch.setattr(
+        measure.timing, "make_flusher", lambda device: lambda: flushes.append(device)
+    )
     fn = _kernel(clock, [1.0] * 3 + [2.0] * 4)
     assert measure.time_function(fn, "cuda", repeats=4, flush=True) == (0.002,) * 4
     assert flushes == ["cuda"] * 4
@@ -364,7 +366,8 @@ def test_time_function_rejects_unresolved_device() -> None:
 
 
 @pytest.mark.skipif(
-    not measure._cuda_available(), reason="needs a CUDA device (the logic is tested with fakes)"
+    not measure.devices._cuda_available(),
+    reason="needs a CUDA device (the logic is tested with fakes)",
 )
 def test_cuda_timer_with_real_events_and_flush() -> None:
     import torch
@@ -432,7 +435,7 @@ def test_the_noise_probe_says_whether_the_machine_was_busy() -> None:
 def test_a_core_another_program_keeps_busy_is_left_to_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpuconcepts import measure as m
+    from gpuconcepts.measure import devices as m
 
     stat = tmp_path / "stat"
     samples = iter(
@@ -469,8 +472,8 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     from synthetic import synthetic_distributed
 
-    from gpuconcepts import run as r
     from gpuconcepts.distributed import report as d
+    from gpuconcepts.run.collect import _measure_distributed
 
     calls: list[tuple[int, dict[str, object]]] = []
 
@@ -480,7 +483,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     monkeypatch.setattr(d, "measure", measure)
     lines: list[str] = []
-    report, reason = r._measure_distributed(True, lines.append)
+    report, reason = _measure_distributed(True, lines.append)
     assert calls == [(2, {"backend": "gloo", "quick": True, "growth_world": 4})]
     assert reason == ""
     assert report is not None

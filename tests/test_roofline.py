@@ -10,6 +10,7 @@ import pytest
 from gpuconcepts import formulas, roofline
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.measure import Measurement
+from gpuconcepts.render import plots
 from gpuconcepts.roofline import MemoryLevel, Peaks
 
 PEAKS = Peaks(device="cpu", flops_per_s=2e11, bytes_per_s=4e10, dtype="float32")
@@ -44,7 +45,7 @@ def _measurements() -> list[Measurement]:
 
 def test_plot_roofline_draws_ceilings_and_labelled_points() -> None:
     pytest.importorskip("matplotlib")
-    fig = roofline.plot_roofline(PEAKS, _measurements())
+    fig = plots.plot_roofline(PEAKS, _measurements())
     (ax,) = fig.axes
     labels = [text.get_text() for text in ax.texts]
     assert labels == ["dlrm-random", "mlp", "transformer-decode"]
@@ -63,7 +64,7 @@ def test_plot_roofline_draws_ceilings_and_labelled_points() -> None:
 def test_plot_roofline_adds_the_datasheet_ceiling() -> None:
     pytest.importorskip("matplotlib")
     gpu_peaks = Peaks(device="cuda", flops_per_s=7e14, bytes_per_s=4e12, dtype="bfloat16")
-    fig = roofline.plot_roofline(gpu_peaks, [], datasheet=GPUS["H200"].datasheet_peaks("bf16"))
+    fig = plots.plot_roofline(gpu_peaks, [], datasheet=GPUS["H200"].datasheet_peaks("bf16"))
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend[1] == "H200 datasheet (bfloat16): ridge 206 FLOP/B"
     sheet = fig.axes[0].get_lines()[1]
@@ -74,14 +75,13 @@ def test_roofline_chart_skips_a_datasheet_without_the_dtype(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     pytest.importorskip("matplotlib")
-    from gpuconcepts import figures
 
     monkeypatch.setattr("gpuconcepts.hardware.current_gpu", lambda: GPUS["T4"])  # no bf16
     gpu_peaks = Peaks(device="cuda", flops_per_s=5e13, bytes_per_s=3e11, dtype="bfloat16")
-    legend = figures.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
+    legend = plots.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
     assert [t.get_text() for t in legend] == ["measured roof (bfloat16): ridge 167 FLOP/B"]
     monkeypatch.setattr("gpuconcepts.hardware.current_gpu", lambda: GPUS["H200"])
-    legend = figures.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
+    legend = plots.roofline_chart(gpu_peaks).axes[0].get_legend().get_texts()
     assert [t.get_text() for t in legend][1] == "H200 datasheet (bfloat16): ridge 206 FLOP/B"
 
 
@@ -91,7 +91,7 @@ def test_plot_roofline_into_given_axes() -> None:
 
     fig = Figure()
     ax = fig.add_subplot()
-    assert roofline.plot_roofline(PEAKS, _measurements(), ax=ax) is fig
+    assert plots.plot_roofline(PEAKS, _measurements(), ax=ax) is fig
 
 
 # -- the observed bound: the roof that explains the measured time --------------------------
@@ -137,7 +137,7 @@ def test_peaks_with_levels_round_trip() -> None:
 
 def test_each_point_carries_its_spread_as_an_error_bar() -> None:
     m = Measurement("mlp", "cpu", {}, (1.0, 2.0, 4.0), 8e9, 1e8)  # quartiles 1.5 s and 3 s
-    fig = roofline.plot_roofline(PEAKS, [m])
+    fig = plots.plot_roofline(PEAKS, [m])
     (bar,) = [c for c in fig.axes[0].collections if len(c.get_segments()) == 1]
     (segment,) = bar.get_segments()
     low, high = sorted(segment[:, 1])
@@ -185,7 +185,7 @@ def test_gap_split_multiplies_back_to_the_measured_gap_and_agrees_with_place() -
 def test_plot_roofline_draws_the_physical_limit_above_the_roof() -> None:
     pytest.importorskip("matplotlib")
     peaks = Peaks("cpu", 2e11, 4e10, "float32", physical_flops_per_s=3.3e11)
-    fig = roofline.plot_roofline(peaks)
+    fig = plots.plot_roofline(peaks)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "physical limit (float32): 330 GFLOP/s" in legend
     limit = next(line for line in fig.axes[0].get_lines() if line.get_label().startswith("phys"))

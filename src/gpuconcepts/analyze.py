@@ -499,7 +499,7 @@ class Report:
         """
         from matplotlib.lines import Line2D
 
-        from gpuconcepts import figures
+        from gpuconcepts.render import plots
 
         shown = [layer for layer in self.layers if layer.flops > 0]
         # one point per layer, named by its row number (the measurement of its call)
@@ -508,7 +508,7 @@ class Report:
             for layer in shown
         ]
         peaks = Peaks(self.device, self.peak_flops_per_s, self.peak_bytes_per_s, self.peaks_dtype)
-        fig = figures.roofline_chart(peaks, points)
+        fig = plots.roofline_chart(peaks, points)
         ax = fig.axes[0]
         colours = {"compute": "C1", "memory": "C0", "overhead": "C7"}
         for layer, point in zip(shown, ax.lines[-len(shown) :] if shown else [], strict=True):

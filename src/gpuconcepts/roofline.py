@@ -2,10 +2,10 @@ r"""The roofline model: a device's measured peaks, and measurements placed under
 
 Every number comes from the catalogue (``formulas.ridge_point``, ``roofline_seconds``,
 ``attainable_flops``); this module only decides which side of the ridge a kernel sits on
-and draws the picture. A :class:`~gpuconcepts.measure.Measurement` knows nothing of any
+and which roof served it. A :class:`~gpuconcepts.measure.Measurement` knows nothing of any
 machine model: :func:`place` puts it under a set of :class:`Peaks`, so one measurement can
-be read against this machine's roofs or another's. matplotlib is imported inside
-:func:`plot_roofline`.
+be read against this machine's roofs or another's. The picture is drawn by
+:mod:`gpuconcepts.render.plots.roofline`.
 
 >>> peaks = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> ridge(peaks.flops_per_s, peaks.bytes_per_s)
@@ -18,9 +18,6 @@ be read against this machine's roofs or another's. matplotlib is imported inside
 10000000000.0
 """
 
-# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
-# ruff: noqa: PLC0415
-
 from __future__ import annotations
 
 import math
@@ -31,8 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
-from gpuconcepts.units import si, significant
-from gpuconcepts.workloads import WORKLOADS, chapter_of
+from gpuconcepts.workloads import WORKLOADS
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -605,15 +601,6 @@ def attainable(intensity: float, peaks: Peaks) -> float:
     )
 
 
-def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style: Any) -> None:
-    import numpy as np
-
-    ys = formulas.attainable_flops.vectorized(
-        I=xs, P=np.full_like(xs, flops_per_s), beta=np.full_like(xs, bytes_per_s)
-    )
-    ax.loglog(xs, ys, **style)
-
-
 def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
     """The FLOP/s that the roof which served ``m`` allows, when that roof is no line in
     intensity (the chain, the per-call floor, the GEMM shape, random access, or DRAM read from
@@ -640,133 +627,3 @@ def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
     if m.flops == 0 or not (name in (CHAIN, PER_CALL, GEMM_SHAPE, RANDOM_ACCESS) or cold):
         return None
     return m.flops_per_s / attained
-
-
-def plot_roofline(
-    peaks: Peaks,
-    measurements: Sequence[Measurement] = (),
-    datasheet: Peaks | None = None,
-    ax: Any = None,
-) -> Any:
-    """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points
-    with their spread (FLOP/s at the interquartile range of the time) as error bars.
-
-    Args:
-        peaks: measured peaks of the device the measurements ran on.
-        measurements: kernels to place; each is labelled with its workload name.
-        datasheet: a datasheet's peaks (:meth:`gpuconcepts.hardware.GPU.datasheet_peaks`),
-            drawn dashed beside the measured roof.
-        ax: a matplotlib Axes to draw into; a new Figure is made when None.
-
-    Returns:
-        The matplotlib Figure.
-
-    >>> fig = plot_roofline(Peaks("cpu", 1e11, 1e10, "float32"))
-    >>> fig.axes[0].get_xlabel()
-    'arithmetic intensity (FLOP/byte)'
-    """
-    if ax is None:
-        # A bare Figure needs no pyplot and no GUI backend: safe under Agg, in threads, in CI.
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(7.5, 5), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    import numpy as np
-
-    intensities = [m.intensity for m in measurements] + [peaks.ridge_point]
-    low = min(intensities) / 10
-    high = max(intensities) * 10
-    if datasheet is not None:
-        high = max(high, datasheet.ridge_point * 10)
-    xs = np.logspace(np.log10(low), np.log10(high), 200)
-    _roof_line(
-        ax,
-        peaks.flops_per_s,
-        peaks.bytes_per_s,
-        xs,
-        color="black",
-        lw=2,
-        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
-    )
-    if datasheet is not None:
-        _roof_line(
-            ax,
-            datasheet.flops_per_s,
-            datasheet.bytes_per_s,
-            xs,
-            color="grey",
-            ls="--",
-            label=f"{datasheet.name} datasheet ({peaks.dtype}): ridge "
-            f"{significant(datasheet.ridge_point)} FLOP/B",
-        )
-    for shade, level in zip(("#2563eb", "#0891b2", "#059669"), peaks.levels, strict=False):
-        _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
-            ax,
-            peaks.flops_per_s,
-            level.bytes_per_s,
-            xs,
-            color=shade,
-            lw=1,
-            ls="-.",
-            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
-        )
-    if peaks.physical_flops_per_s is not None:
-        ax.axhline(  # the hardware's limit: what the measured roof falls short of
-            peaks.physical_flops_per_s,
-            color="black",
-            lw=1,
-            ls=(0, (1, 2)),
-            label=f"physical limit ({peaks.dtype}): {si(peaks.physical_flops_per_s, 'FLOP/s')}",
-        )
-    ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
-    colors = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}
-    # The roofs that are no line in intensity (a chain, a call's floor, random rows, a cold
-    # start) are drawn per kernel: a bar at the FLOP/s its own roof allows, above its point.
-    own = [(m, own_roof_flops_per_s(m, peaks)) for m in measurements]
-    own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
-    if own:
-        ax.scatter(  # a collection, not a line: the points stay the axes' last lines
-            [m.intensity for m, _ in own],
-            [ceiling for _, ceiling in own],
-            marker="_",
-            s=120,
-            linewidths=2,
-            color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
-            label="a kernel's own roof (chain, per-call, random access, cold start)",
-        )
-    for m in measurements:
-        family = chapter_of(m.workload)
-        # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
-        # points stay the last lines of the axes, in order)
-        slow, fast = m.interval_flops_per_s
-        ax.errorbar(
-            [m.intensity],
-            [m.flops_per_s],
-            yerr=[[m.flops_per_s - slow], [fast - m.flops_per_s]],
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.8,
-            capsize=0,
-        )
-        ax.loglog(
-            [m.intensity],
-            [m.flops_per_s],
-            "o",
-            color=colors.get(family, "C7"),
-            markeredgecolor="black",
-        )
-        ax.annotate(
-            m.workload,
-            (m.intensity, m.flops_per_s),
-            textcoords="offset points",
-            xytext=(4, 4),
-            fontsize=7,
-        )
-    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
-    ax.set_ylabel("attained FLOP/s")
-    ax.set_title(f"Roofline on {peaks.name}")
-    ax.grid(True, which="both", lw=0.3, alpha=0.5)
-    ax.legend(loc="lower right", fontsize=7)
-    return fig

@@ -17,7 +17,7 @@ in :mod:`gpuconcepts.claims.thresholds`.
 * :mod:`~gpuconcepts.claims.roofline` — the roofline claims, over the experiments'
   measurements;
 * :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
-* :mod:`~gpuconcepts.claims.plots` — one matplotlib renderer for every claim;
+* :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim;
 * :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`run_verify`).
 
 Importing this package loads neither torch nor matplotlib.

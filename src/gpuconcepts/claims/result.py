@@ -108,7 +108,7 @@ class Series:
 
 @dataclass(frozen=True)
 class PlotSpec:
-    """What to draw for a claim; :func:`gpuconcepts.claims.plots.draw` turns it into a figure.
+    """What to draw for a claim; :func:`gpuconcepts.render.plots.claims.draw` turns it into a figure.
 
     With ``categories`` the plot is a bar chart: each series gives one bar per category
     (its ``x`` are the category positions 0, 1, ...).

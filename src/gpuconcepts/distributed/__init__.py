@@ -13,7 +13,7 @@ all-reduce size sweep predicts the other collectives' times.
 * :mod:`~gpuconcepts.distributed.claims` — the measurements as two-sided claims;
 * :mod:`~gpuconcepts.distributed.report` — the report a Run holds, and :func:`measure`;
 * :mod:`~gpuconcepts.distributed.text` — the report for people, and the CLI command;
-* :mod:`~gpuconcepts.distributed.plots` — the sharding diagram and the traffic chart.
+* :mod:`~gpuconcepts.render.plots.distributed` — the sharding diagram and the traffic chart.
 
 Importing this package loads neither torch nor matplotlib.
 

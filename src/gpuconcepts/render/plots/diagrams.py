@@ -1,7 +1,7 @@
 """The post's diagrams, drawn with matplotlib: one function per figure, each returning a Figure.
 
 Every number a figure shows (weights, scores, bytes) comes from :mod:`gpuconcepts.formulas`.
-matplotlib is imported inside the functions, so ``import gpuconcepts.figures`` stays light.
+matplotlib is imported inside the functions, so ``import gpuconcepts.render.plots.diagrams`` stays light.
 The figures are built on :class:`matplotlib.figure.Figure` directly (no pyplot state), so
 they can be made in a loop without leaking windows.
 
@@ -15,51 +15,18 @@ they can be made in a loop without leaking windows.
 
 from __future__ import annotations
 
-import functools
 import itertools
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
-from gpuconcepts.errors import GpuConceptsError, require
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.render.style import ACCENT, CALM, INK, PALE, WARM, figure, needs_matplotlib
 from gpuconcepts.units import binary_bytes, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-    from matplotlib.text import Annotation as Text
-
-    from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _needs_matplotlib(draw: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Say which extra to install, in one line, when matplotlib is missing."""
-
-    @functools.wraps(draw)
-    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        require("matplotlib", f"gpuconcepts.figures.{draw.__name__}", "plots")
-        return draw(*args, **kwargs)
-
-    return checked
-
-
-INK = "#1f2933"
-ACCENT = "#c2410c"
-CALM = "#1d4ed8"
-PALE = "#e5edf7"
-WARM = "#fde7d6"
-
-
-def _figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), layout="constrained")
-    axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, list(axes)
 
 
 def _box(
@@ -114,7 +81,7 @@ def _blank(ax: Axes, xlim: tuple[float, float], ylim: tuple[float, float]) -> No
     ax.axis("off")
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def dlrm_pipeline() -> Figure:
     """DLRM: sparse IDs go through embedding lookups, dense features through an MLP, then both meet.
 
@@ -122,7 +89,7 @@ def dlrm_pipeline() -> Figure:
     >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text())[:3]
     ['Bottom MLP', 'Dense features\\n(watch time, age)', 'Embedding tables\\n(lookups by ID)']
     """
-    fig, (ax,) = _figure(8.4, 3.4)
+    fig, (ax,) = figure(8.4, 3.4)
     _blank(ax, (-0.3, 12.6), (-0.4, 4.4))
     _box(ax, 1.2, 3.2, "Sparse features\n(user ID, video ID)")
     _box(ax, 4.2, 3.2, "Embedding tables\n(lookups by ID)", colour=WARM)
@@ -153,7 +120,7 @@ def dlrm_pipeline() -> Figure:
     return fig
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
     """An MLP: every neuron of a layer wired to every neuron of the next.
 
@@ -169,7 +136,7 @@ def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
         raise GpuConceptsError(
             f"mlp_layers: sizes must be two or more positive layer widths; got {tuple(sizes)}"
         )
-    fig, (ax,) = _figure(7, 4)
+    fig, (ax,) = figure(7, 4)
     tallest = max(sizes)
     positions = [
         [(2.0 * layer, (n - 1) / 2 - i) for i in range(n)] for layer, n in enumerate(sizes)
@@ -202,7 +169,7 @@ def mlp_layers(sizes: Sequence[int] = (4, 5, 5, 2)) -> Figure:
     return fig
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Figure:
     """MLP against CNN on an image x image picture: every pixel wired to every neuron vs one filter.
 
@@ -221,7 +188,7 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
 
     fully = formulas.mlp_weights(d_in=image * image, d_out=outputs)
     shared = formulas.conv_weights(K=kernel, C_in=1, C_out=1)
-    fig, (left, right) = _figure(8, 3.6, ncols=2)
+    fig, (left, right) = figure(8, 3.6, ncols=2)
 
     def grid(ax: Axes, x0: float) -> list[tuple[float, float]]:
         centres = []
@@ -292,7 +259,7 @@ def cnn_weight_sharing(image: int = 4, outputs: int = 3, kernel: int = 3) -> Fig
     return fig
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     """An RNN unrolled in time: one cell per word, the hidden state h_t passed to the next step.
 
@@ -302,7 +269,7 @@ def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     """
     if not words:
         raise GpuConceptsError("rnn_unrolled: words must hold at least one word; got none")
-    fig, (ax,) = _figure(1.0 + 2.6 * len(words), 3.6)
+    fig, (ax,) = figure(1.0 + 2.6 * len(words), 3.6)
     for t, word in enumerate(words, start=1):
         x = 2.6 * t
         _box(ax, x, 1.6, f"RNN cell\nstep {t}", width=1.6)
@@ -318,7 +285,7 @@ def rnn_unrolled(words: Sequence[str] = ("I", "love", "AI")) -> Figure:
     return fig
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) -> Figure:
     """A heatmap of an attention score matrix: row i is how token i spreads its attention.
 
@@ -335,7 +302,7 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
         raise GpuConceptsError(
             f"attention_heatmap: scores must be {n}×{n} for {n} tokens; got {len(scores)} rows"
         )
-    fig, (ax,) = _figure(5.4, 4.6)
+    fig, (ax,) = figure(5.4, 4.6)
     image = ax.imshow(scores, cmap="Oranges", vmin=0, vmax=max(max(row) for row in scores))
     ax.set_xticks(range(n), list(tokens))
     ax.set_yticks(range(n), list(tokens))
@@ -358,7 +325,7 @@ def attention_heatmap(scores: Sequence[Sequence[float]], tokens: Sequence[str]) 
     return fig
 
 
-@_needs_matplotlib
+@needs_matplotlib
 def kv_cache_growth(
     tokens: Sequence[str], *, B: int, d: int, s: float, measured: Sequence[float] | None = None
 ) -> Figure:
@@ -375,7 +342,7 @@ def kv_cache_growth(
         raise GpuConceptsError("kv_cache_growth: tokens must hold at least one token; got none")
     steps = list(range(1, len(tokens) + 1))
     expected = formulas.kv_cache_memory.vectorized(B=B, S=steps, d=d, s=s)
-    fig, (ax,) = _figure(6.4, 3.8)
+    fig, (ax,) = figure(6.4, 3.8)
     bars = ax.bar(steps, expected, color=WARM, edgecolor=INK, label="formula: 2·B·S·d·s")
     if measured is not None:
         if len(measured) != len(steps):
@@ -398,150 +365,4 @@ def kv_cache_growth(
     ax.set_ylim(0, float(expected[-1]) * 1.18)
     ax.legend(loc="upper left", fontsize=8)
     ax.set_title(f"KV cache of one layer (B={B}, d={d}, s={plain_number(s)} bytes)", fontsize=11)
-    return fig
-
-
-def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
-    """Move each point label to the first nearby spot that overlaps no earlier label or point.
-
-    A greedy pass in display coordinates: each label is tried at a few offsets around its
-    point, right and above first, and keeps the first spot inside the axes that is free of
-    the legend, the points and the labels already placed (or the first offset when none is
-    free), so labels of points that sit close together stop printing over each other.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.transforms import Bbox
-
-    canvas = FigureCanvasAgg(fig)
-    fig.draw_without_rendering()
-    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
-    offsets: list[tuple[float, float, Literal["left", "right"]]] = [
-        (5, 4, "left"),
-        (5, -11, "left"),
-        (-5, 4, "right"),
-        (-5, -11, "right"),
-        (5, 14, "left"),
-        (5, -21, "left"),
-        (-5, 14, "right"),
-        (-5, -21, "right"),
-        (14, -3, "left"),
-        (-14, -3, "right"),
-    ]
-    taken: list[Bbox] = []
-    for label in labels:  # each label's own point, a small square around it
-        x, y = ax.transData.transform(label.xy)
-        taken.append(Bbox.from_bounds(x - 4, y - 4, 8, 8))
-    legend = ax.get_legend()
-    if legend is not None:
-        taken.append(legend.get_window_extent(renderer))
-    frame = ax.get_window_extent(renderer)
-    for label in labels:
-        chosen = None
-        for dx, dy, align in offsets:
-            label.set_position((dx, dy))
-            label.set_horizontalalignment(align)
-            box = label.get_window_extent(renderer)
-            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
-            if inside and box.y1 <= frame.y1 and not any(box.overlaps(o) for o in taken):
-                chosen = box
-                break
-        if chosen is None:
-            dx, dy, align = offsets[0]
-            label.set_position((dx, dy))
-            label.set_horizontalalignment(align)
-            chosen = label.get_window_extent(renderer)
-        taken.append(chosen)
-
-
-@_needs_matplotlib
-def roofline_chart(
-    peaks: Peaks, measurements: Sequence[Measurement] = (), *, numbered: bool = False
-) -> Figure:
-    """A roofline sized and lettered for a book page: :func:`gpuconcepts.roofline.plot_roofline`
-    on a narrower figure with larger text and labels that keep clear of each other.
-
-    With ``numbered`` each point is labelled with its position in ``measurements`` (1, 2, ...)
-    instead of its name, to be read against a table with a ``#`` column
-    (:func:`gpuconcepts.book.measurement_table` with ``numbered=True``), and the legend names the
-    colour of each workload family. Use it when many points crowd one plot.
-
-    >>> from gpuconcepts.roofline import Peaks
-    >>> fig = roofline_chart(Peaks("cpu", 1e11, 1e10, "float32"))
-    >>> fig.axes[0].get_title(), fig.get_size_inches().tolist()
-    ('Roofline on cpu', [6.4, 4.4])
-    """
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.text import Annotation
-
-    from gpuconcepts.hardware import current_gpu
-    from gpuconcepts.roofline import plot_roofline
-    from gpuconcepts.workloads import chapter_of
-
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
-    ax = fig.add_subplot()
-    # On a known GPU the datasheet roof is drawn too, dashed, beside the measured one.
-    gpu = current_gpu() if peaks.device == "cuda" else None
-    datasheet = (
-        None if gpu is None or gpu.peak(peaks.dtype) is None else gpu.datasheet_peaks(peaks.dtype)
-    )
-    plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax)
-    ax.title.set_fontsize(12)
-    ax.xaxis.label.set_fontsize(10)
-    ax.yaxis.label.set_fontsize(10)
-    names = [m.workload for m in measurements]
-    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
-    for number, label in enumerate(labels, start=1):
-        label.set_fontsize(9)
-        if numbered:
-            label.set_text(str(number))
-            label.set_fontweight("bold")
-    handles, texts = ax.get_legend_handles_labels()
-    if numbered:
-        points = ax.lines[-len(measurements) :] if measurements else []
-        families: dict[str, str] = {}
-        for m, point in zip(measurements, points, strict=True):
-            families.setdefault(chapter_of(m.workload) or "other", str(point.get_color()))
-        for family, colour in families.items():
-            handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
-            texts.append(family)
-    ax.legend(handles, texts, loc="lower right", fontsize=8.5)
-    _place_labels(fig, ax, labels)
-    return fig
-
-
-def memory_hierarchy(peaks: Peaks) -> Figure:
-    """Read bandwidth against working-set size: the sweep behind the cache roofs.
-
-    Each cache's size is a dotted vertical line, each measured roof (cache levels and DRAM) a
-    horizontal one; the bandwidth steps down as the working set spills out of each cache.
-
-    >>> from gpuconcepts.roofline import MemoryLevel, Peaks
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 5e10),),
-    ...           sweep=((2**16, 6e10), (2**20, 4e10), (2**26, 1e10)))
-    >>> memory_hierarchy(p).axes[0].get_xlabel()
-    'working set (bytes)'
-    """
-    fig, (ax,) = _figure(6.4, 3.8)
-    if peaks.sweep:
-        sizes, rates = zip(*peaks.sweep, strict=True)
-        ax.loglog(sizes, rates, "o-", color=CALM, label="read bandwidth (sweep)")
-    for level in peaks.memory_roofs:
-        ax.axhline(level.bytes_per_s, color=ACCENT, lw=0.8, ls="--")
-        ax.annotate(
-            f"{level.name} roof", (1.0, level.bytes_per_s), xycoords=("axes fraction", "data"),
-            xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8, color=ACCENT,
-        )  # fmt: skip
-        if level.size_bytes is not None:
-            ax.axvline(level.size_bytes, color=INK, lw=0.6, ls=":")
-            ax.annotate(
-                f"{level.name} size", (level.size_bytes, 0.02), xycoords=("data", "axes fraction"),
-                xytext=(3, 0), textcoords="offset points", fontsize=8, color=INK, rotation=90,
-            )  # fmt: skip
-    ax.set_xlabel("working set (bytes)")
-    ax.set_ylabel("bytes/s")
-    ax.set_title(f"Memory hierarchy of {peaks.name}")
-    ax.grid(True, which="both", lw=0.3, alpha=0.5)
-    if peaks.sweep:
-        ax.legend(loc="lower left", fontsize=8)
     return fig

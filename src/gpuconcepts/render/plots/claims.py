@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, Verdict
+from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.render.style import VERDICT_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,13 +29,6 @@ _STYLE: dict[str, dict[str, Any]] = {
     "predicted": {"marker": "", "linestyle": "--", "linewidth": 1.5},
     "threshold": {"marker": "", "linestyle": ":", "linewidth": 1.5},
 }
-_VERDICT_COLOR: dict[Verdict, str] = {
-    "holds": "#1a7f37",
-    "fails": "#cf222e",
-    "undecided": "#9a6700",
-    "not visible": "#6e7781",
-}
-"""A colour for every verdict (a test checks that none is missing)."""
 _CAPSIZE = 3
 
 
@@ -125,7 +119,7 @@ def draw_result(result: ClaimResult, ax: Any = None) -> Figure | None:
         return None
     fig = draw(result.plot, ax)
     text = f"{result.verdict} · {result.device}"
-    color = _VERDICT_COLOR[result.verdict]
+    color = VERDICT_COLOURS[result.verdict]
     if ax is None:
         fig.suptitle(text, x=0.99, ha="right", fontsize=8, color=color)
     else:

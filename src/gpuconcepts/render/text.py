@@ -1,14 +1,10 @@
-r"""Rendering, in one home: runs, measurements and claims as text (CLI) and Markdown (book).
+r"""Text rendering: runs, measurements, claims and comparisons as text for the command line, and
+the sentences the book's pages say about a measurement.
 
 Everything here reads values (:class:`~gpuconcepts.run.Run`, measurements, claim results) and
 returns strings; nothing measures. Times are shown as the median with its interquartile range,
 the one statistic of :class:`~gpuconcepts.measure.Measurement`.
 
->>> print(markdown_table(["a", "b"], [[1, "x"], [2, "y|z"]]))
-| a | b |
-| --- | --- |
-| 1 | x |
-| 2 | y\|z |
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
 >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
@@ -21,7 +17,7 @@ mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms                1
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
@@ -59,21 +55,6 @@ WIDTH = 100
 """Text output is wrapped to this many columns."""
 
 
-# -- shared pieces -----------------------------------------------------------------------------
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A Markdown table; ``|`` inside a cell is escaped."""
-
-    def cell(value: object) -> str:
-        return str(value).replace("|", r"\|")
-
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "| " + " | ".join("---" for _ in header) + " |",
-    ]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def text_table(rows: Sequence[Sequence[str]]) -> str:
     """Align text cells in columns (the first two left, the others right).
 
@@ -100,55 +81,6 @@ def time_spread(m: Measurement) -> str:
     '11 ms ± 1 ms'
     """
     return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
-
-
-# -- measurements ------------------------------------------------------------------------------
-MEASUREMENT_COLUMNS = (
-    "Kernel and sizes",
-    "Time (median ± IQR)",
-    "Roofline time",
-    "Time ÷ roofline",
-    "FLOP/s",
-    "Bytes/s",
-    "FLOP/byte",
-    "Predicted bound",
-    "Observed bound",
-)
-"""The columns of :func:`measurement_table` (after ``#`` when numbered)."""
-
-
-def measurement_table(
-    measurements: Iterable[Measurement],
-    peaks: Peaks,
-    *,
-    numbered: bool = False,
-    source: str = "live",
-) -> str:
-    """Measurements beside the roofline's prediction under ``peaks``, as a Markdown table.
-
-    The sizes go under the kernel's name in small type (inline HTML), so the table has short
-    columns; ``numbered`` puts a ``#`` column in front that matches the numbered points of
-    :func:`gpuconcepts.figures.roofline_chart`. ``source`` names the run the rows come from
-    (``data-run`` on the sizes), so that a check of the built book can find every row of one
-    run on every page and see that it shows one time.
-    """
-    header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
-    rows = []
-    for index, m in enumerate(measurements, start=1):
-        where = place(m, peaks)
-        row = [
-            f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
-            time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
-            si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
-            times(where.ratio),
-            si(m.flops_per_s, "FLOP/s"),
-            si(m.bytes_per_s, "B/s"),
-            si(m.intensity, ""),
-            f"**{where.bound}**",
-            observed(where),
-        ]
-        rows.append([str(index), *row] if numbered else row)
-    return markdown_table(header, rows)
 
 
 def observed(where: Placement) -> str:
@@ -523,85 +455,6 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
     summary = f"Of {plural(len(results), 'claim')}: {tally_text(tally(results))} on this device."
     noise = textwrap.wrap(run.provenance.noise, WIDTH)
     return "\n".join([*head, "\n\n".join(body), "", summary, *noise])
-
-
-def markdown_claim(result: ClaimResult) -> str:
-    """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
-    out, the pass region, the measurement with its interval, the verdict and why.
-
-    >>> from gpuconcepts.claims.result import example
-    >>> print(markdown_claim(example(1.5)).splitlines()[-2])
-    | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
-    """
-    verdict = f"**{result.verdict}**"
-    if result.verdict != "holds":
-        verdict += f": {result.why}"
-    test = result.test
-    return markdown_table(
-        ["", ""],
-        [
-            ["**Claim**", result.claim],
-            [
-                "**Prediction**",
-                f"{result.prediction} ({test.quantity} = {number(test.predicted)})",
-            ],
-            ["**Rules out**", result.alternative],
-            ["**Pass region**", result.pass_region],
-            ["**Measured**", result.measured],
-            ["**Verdict**", verdict],
-            ["**Device**", result.device],
-        ],
-    )
-
-
-def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
-    """Several claims as one Markdown table: claim, prediction, the alternative ruled out, the
-    pass region, the measured value with its interval, and the verdict (with why, when it does
-    not hold).
-
-    >>> from gpuconcepts.claims.result import example
-    >>> print(markdown_claims_table([example()]).splitlines()[-1])
-    | Bigger batches run faster per sample. | 8 | FLOP/s independent of batch (FLOP/s gain = 1) | FLOP/s gain ≥ 2 | 4 [4, 4] | **holds** |
-    """
-    rows = []
-    for r in results:
-        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
-        low, high = r.test.interval
-        rows.append(
-            [
-                r.claim,
-                f"{number(r.test.predicted)}",
-                r.alternative,
-                r.pass_region,
-                f"{number(r.test.measured)} [{number(low)}, {number(high)}]",
-                verdict,
-            ]
-        )
-    return markdown_table(
-        ["Claim", "Predicted", "Rules out", "Pass region", "Measured [interval]", "Verdict"], rows
-    )
-
-
-def markdown_claims_summary(
-    runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
-) -> str:
-    """One row per claim, one verdict column per run; each architecture links to its section.
-
-    ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
-    heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
-    """
-    first = runs[0]
-    rows = []
-    for index, result in enumerate(first.claims, start=1):
-        section = result.architecture
-        if section in labels:
-            section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
-        verdicts = []
-        for run in runs:
-            found = [r for r in run.claims if r.key == result.key]
-            verdicts.append(found[0].verdict if found else "not measured")
-        rows.append([str(index), section, result.claim, *verdicts])
-    return markdown_table(["#", "Section", "Claim", *names], rows)
 
 
 # -- several devices ---------------------------------------------------------------------------

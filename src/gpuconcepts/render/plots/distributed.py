@@ -17,16 +17,12 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.render.style import CALM, DEVICE_COLOURS, INK, PALE, SLATE
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.distributed.report import DistributedReport
-
-DEVICE_COLOURS = ("#1d4ed8", "#c2410c", "#15803d", "#7c3aed", "#b45309", "#0e7490", "#be123c")
-"""One colour per device (process); more devices than colours reuse them."""
-
-INK = "#1f2933"
 
 
 def _colour(device: int) -> str:
@@ -104,7 +100,7 @@ def traffic_chart(report: DistributedReport) -> Figure:
         [p + 0.2 for p in positions],
         [c.formula_bytes for c in rows],
         height=0.4,
-        color="#e5edf7",
+        color=PALE,
         edgecolor=INK,
         label="formula",
     )
@@ -112,7 +108,7 @@ def traffic_chart(report: DistributedReport) -> Figure:
         [p - 0.2 for p in positions],
         [c.measured_bytes or 0 for c in rows],
         height=0.4,
-        color="#1d4ed8",
+        color=CALM,
         label="loopback interface (smallest repetition)",
     )
     ax.set_yticks(list(positions), [c.name for c in rows])
@@ -148,7 +144,7 @@ def alpha_beta_chart(report: DistributedReport) -> Figure:
     if report.fit is not None:
         fit = report.fit
         grid = np.geomspace(x.min(), x.max() * 4, 50)
-        ax.plot(grid, [fit.seconds(b) for b in grid], color="#64748b", label="α-β fit")
+        ax.plot(grid, [fit.seconds(b) for b in grid], color=SLATE, label="α-β fit")
     for i, c in enumerate(c for c in report.main if report.predicted_seconds(c) is not None):
         ax.plot(
             [c.formula_bytes / c.collectives],

@@ -4,10 +4,10 @@ A :class:`Run` holds the provenance of a machine and its software, the measured 
 measurement (raw repetition times, FLOPs and bytes, sizes, dtype, flush policy), the facts
 counted along the way, the raw results of the whole-model experiments and of the distributed
 measurement (:data:`PARTS`; a part not measured is recorded with the reason in ``skipped``),
-and the claim results. :func:`collect` measures one; ``to_json`` and :func:`load` save and
+and the claim results. :func:`~gpuconcepts.run.collect.collect` measures one; ``to_json`` and :func:`load` save and
 read it. Loading checks everything: the schema version, every field,
 and that each measurement's FLOPs and bytes still equal the catalogue's formulas at its sizes
-(a stale count is refused, never rendered). Nothing here needs torch except :func:`collect`.
+(a stale count is refused, never rendered). Nothing here needs torch.
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe, place
@@ -27,34 +27,27 @@ gpuconcepts.errors.GpuConceptsError: r.json: measurements[0] (mlp at B=4, d_in=8
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-import platform
 import stat
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-import gpuconcepts
 from gpuconcepts.claims.result import ClaimResult, Verdict, tally
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
-from gpuconcepts.formulas import CATALOGUE
-from gpuconcepts.lab import Budget, Fact, Lab, profile_all
-from gpuconcepts.measure import Measurement, NoiseProbe
-from gpuconcepts.records import ANY_SIGN, POSITIVE, from_record, read
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe, place
-from gpuconcepts.units import binary_bytes, plain_number, plural, significant
+from gpuconcepts.lab import Fact, Lab, profile_all
+from gpuconcepts.measure import Measurement
+from gpuconcepts.records import ANY_SIGN, from_record, read
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.run.provenance import Provenance
+from gpuconcepts.units import binary_bytes, plain_number
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -68,156 +61,6 @@ PARTS = ("wholemodel", "distributed")
 """The parts of a run beyond the profile and the core claims, in the order they are judged:
 the whole-model experiments (:mod:`gpuconcepts.claims.wholemodel`) and the distributed
 measurement (:mod:`gpuconcepts.distributed`)."""
-
-DISTRIBUTED_WORLD_SIZE = 2
-"""Processes in the distributed part of a run (gloo over the loopback interface): the fewest
-that exchange anything, so every machine can run it and the pipeline's two stages get a core
-each on a 2-core machine. Where fewer cores are free, it runs all the same: its bytes are
-counted, and the claims that read its times say they cannot (not visible)."""
-
-GROWTH_WORLD_SIZE = 4
-"""Processes over which a run counts the all-reduce's bytes in groups of 2, 3 and 4 (claim
-``allreduce-grows-with-w``): bytes do not need a core per process, so any machine can."""
-
-
-def catalogue_hash() -> str:
-    """A short hash of every formula of the catalogue (name and expression).
-
-    A Run records it, so a reader can tell whether the formulas changed since it was saved
-    (the per-measurement count check says which numbers that touches).
-
-    >>> len(catalogue_hash()), catalogue_hash() == catalogue_hash()
-    (16, True)
-    """
-    digest = hashlib.sha256()
-    for name in sorted(CATALOGUE):
-        digest.update(f"{name}={CATALOGUE[name].expr!r};".encode())
-    return digest.hexdigest()[:16]
-
-
-# -- provenance --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Provenance:
-    """Where and how a Run was measured.
-
-    ``device`` is ``"cpu"`` or ``"cuda"``; ``device_name`` says which one for people. The GPU
-    fields are None on a CPU run; ``git_commit`` is None outside a source checkout.
-    ``cache_bytes`` and ``free_bytes`` are the last-level cache and the free memory when the
-    run was collected: the experiments sized themselves from them. ``sizes`` holds every size
-    used (the kernel presets, the sweeps and the claims' sizes), so a saved run can be judged
-    again without the machine that made it.
-    """
-
-    device: str
-    device_name: str
-    cpu_model: str
-    cpu_threads: Annotated[int, POSITIVE]
-    gpu_name: str | None
-    gpu_sm_count: int | None
-    gpu_memory_bytes: int | None
-    driver_version: str | None
-    cuda_version: str | None
-    torch_version: str
-    python_version: str
-    gpuconcepts_version: str
-    git_commit: str | None
-    created_utc: str
-    command: str
-    quick: bool
-    catalogue_hash: str
-    cache_bytes: Annotated[int, POSITIVE]
-    free_bytes: int
-    seconds: float
-    sizes: Mapping[str, Any]
-    noise_before: NoiseProbe | None = None
-    noise_after: NoiseProbe | None = None
-    cores_left_out: int = 0
-
-    @classmethod
-    def example(cls) -> Provenance:
-        """A made-up CPU provenance, for examples and tests."""
-        return cls(
-            device="cpu",
-            device_name="cpu (Example CPU, 2 threads)",
-            cpu_model="Example CPU",
-            cpu_threads=2,
-            gpu_name=None,
-            gpu_sm_count=None,
-            gpu_memory_bytes=None,
-            driver_version=None,
-            cuda_version=None,
-            torch_version="2.13.0",
-            python_version="3.11.7",
-            gpuconcepts_version=gpuconcepts.__version__,
-            git_commit=None,
-            created_utc="2026-01-01T00:00:00Z",
-            command="gpuconcepts profile --quick",
-            quick=True,
-            catalogue_hash=catalogue_hash(),
-            cache_bytes=32 * 1024**2,
-            free_bytes=16 * 1024**3,
-            seconds=1.0,
-            sizes={},
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of every field."""
-        record = asdict(self)
-        record["sizes"] = dict(self.sizes)
-        return record
-
-    @classmethod
-    def from_dict(cls, record: object) -> Provenance:
-        """The inverse of :meth:`to_dict`; a missing or mistyped field is named."""
-        return from_record(cls, record)
-
-    @property
-    def summary(self) -> str:
-        """One line for a caption: device, software and date.
-
-        >>> Provenance.example().summary
-        'cpu (Example CPU, 2 threads) with torch 2.13.0 on 2026-01-01, quick sizes'
-        """
-        cuda = f" / CUDA {self.cuda_version}" if self.cuda_version else ""
-        sizes = "quick sizes" if self.quick else "full sizes"
-        return (
-            f"{self.device_name} with torch {self.torch_version}{cuda} on "
-            f"{self.created_utc[:10]}, {sizes}"
-        )
-
-    @property
-    def label(self) -> str:
-        """A name no other run shares: device, time, commit and sizes.
-
-        >>> Provenance.example().label
-        'cpu (Example CPU, 2 threads), 2026-01-01 00:00 UTC, no commit, quick'
-        """
-        when = self.created_utc[:16].replace("T", " ")
-        commit = self.git_commit[:7] if self.git_commit else "no commit"
-        return f"{self.device_name}, {when} UTC, {commit}, {'quick' if self.quick else 'full'}"
-
-    @property
-    def noise(self) -> str:
-        """The noise the run's verdicts had to get through, in a sentence.
-
-        >>> Provenance.example().noise
-        'This run recorded no noise probe (it was saved before runs had one).'
-        """
-        if self.noise_before is None or self.noise_after is None:
-            return "This run recorded no noise probe (it was saved before runs had one)."
-        busy = self.noise_before.busy or self.noise_after.busy or self.cores_left_out > 0
-        state = "busy" if busy else "quiet"
-        left = (
-            f" Other programs kept {plural(self.cores_left_out, 'core')} busy, so the run "
-            f"measured on the other {plural(self.noise_before.cores - self.cores_left_out, 'core')} "
-            "only."
-            if self.cores_left_out
-            else ""
-        )
-        return (
-            f"This run's machine was {state}: before the run, {self.noise_before.text()}; "
-            f"after it, {self.noise_after.text()}.{left}"
-        )
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -651,271 +494,3 @@ def load_all(folder: str | Path) -> list[Run]:
     """Every ``*.json`` run in a folder, sorted by file name (none when it does not exist)."""
     folder = Path(folder)
     return [load(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
-
-
-# -- collecting a run --------------------------------------------------------------------------
-def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    if not (root / ".git").exists():
-        return None
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() or None
-
-
-def _driver_version() -> str | None:
-    try:
-        done = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else None
-
-
-def provenance_here(
-    device: str,
-    *,
-    quick: bool,
-    command: str,
-    seconds: float,
-    sizes: Mapping[str, Any],
-    noise: tuple[NoiseProbe, NoiseProbe] | None = None,
-) -> Provenance:
-    """The provenance of this machine and its software, now."""
-    import torch
-
-    from gpuconcepts.measure import (
-        cpu_model,
-        cpu_threads,
-        device_name,
-        free_memory_bytes,
-        last_level_cache_bytes,
-    )
-
-    gpu: dict[str, Any] = {"gpu_name": None, "gpu_sm_count": None, "gpu_memory_bytes": None}
-    if device == "cuda":
-        props = torch.cuda.get_device_properties(torch.cuda.current_device())
-        gpu = {
-            "gpu_name": str(props.name),
-            "gpu_sm_count": int(props.multi_processor_count),
-            "gpu_memory_bytes": int(props.total_memory),
-        }
-    return Provenance(
-        device=device,
-        device_name=device_name(device),
-        cpu_model=cpu_model(),
-        cpu_threads=cpu_threads(),
-        **gpu,
-        driver_version=_driver_version() if device == "cuda" else None,
-        cuda_version=torch.version.cuda if device == "cuda" else None,
-        torch_version=str(torch.__version__),
-        python_version=platform.python_version(),
-        gpuconcepts_version=gpuconcepts.__version__,
-        git_commit=_git_commit(),
-        created_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        command=command,
-        quick=quick,
-        catalogue_hash=catalogue_hash(),
-        cache_bytes=last_level_cache_bytes(device),
-        free_bytes=free_memory_bytes(device),
-        seconds=seconds,
-        sizes=sizes,
-        noise_before=noise[0] if noise else None,
-        noise_after=noise[1] if noise else None,
-    )
-
-
-def collect(device: str, quick: bool, **options: Any) -> Run:
-    """Measure a whole run on a resolved device: peaks, the five workloads, every claim, the
-    whole-model experiments and the distributed measurement.
-
-    Each kernel runs once per size (a :class:`~gpuconcepts.lab.Lab` hands the same
-    measurement to the profile and to every claim that asks for it). The whole-model and
-    distributed claims are judged from the results stored in the run
-    (:meth:`Run.part_claims`), exactly as :meth:`Run.rejudged` judges them again later.
-
-    It measures on the cores no other program keeps busy (:func:`~gpuconcepts.measure.free_cores`).
-    Every argument after ``quick`` is a keyword.
-
-    Args:
-        device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
-        quick: the smaller sizes (``--quick``).
-        progress: called with one line of text before each step.
-        command: what to record as the command (default: this process's command line).
-        claims: False to measure the profile only (no claim experiments).
-        dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
-            ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
-            bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
-            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`).
-        wholemodel: False to leave out the whole-model experiments.
-        distributed: False to leave out the distributed measurement (gloo over loopback TCP
-            in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
-            that cannot run it gets the part skipped, with the reason recorded.
-    """
-    from gpuconcepts.measure import free_cores
-
-    with free_cores(device) as busy:  # a core another program keeps busy is left to it
-        run = _collect(device, quick, **options)
-    provenance = replace(run.provenance, cores_left_out=len(busy))
-    return replace(run, provenance=provenance)
-
-
-def _collect(
-    device: str,
-    quick: bool,
-    *,
-    progress: Callable[[str], None] | None = None,
-    command: str | None = None,
-    claims: bool = True,
-    dtype: str | None = None,
-    wholemodel: bool = True,
-    distributed: bool = True,
-) -> Run:
-    """:func:`collect` on the cores it was given."""
-    from gpuconcepts.claims.experiments import judge_claims
-    from gpuconcepts.claims.sizes import claim_sizes
-    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
-    from gpuconcepts.measure import (
-        device_name,
-        free_memory_bytes,
-        last_level_cache_bytes,
-        probe_noise,
-    )
-
-    say = progress or (lambda _line: None)
-    start = time.perf_counter()
-    noise_before = probe_noise(device)
-
-    def timed(line: str) -> None:
-        say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
-
-    presets = load_presets(device, quick)
-    sweeps = load_sweeps(device, quick)
-    experiment_sizes = claim_sizes(device, quick)
-    timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
-    if dtype is not None:
-        torch_dtype(dtype)  # an unknown name is an error before anything runs
-    peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
-    lab = Lab(
-        device,
-        peaks,
-        repeats=presets.get("timing", {}).get("repeats", 7),
-        cache_bytes=last_level_cache_bytes(device),
-        free_bytes=free_memory_bytes(device),
-        label=device_name(device),
-        dtype=dtype,
-        progress=timed,
-        budget=Budget.from_timing(presets.get("timing", {})),
-    )
-    profile_all(lab, presets, sweeps)
-    results = judge_claims(lab, experiment_sizes) if claims else ()
-    skipped: dict[str, str] = {}
-    whole = None
-    if wholemodel:
-        from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
-        from gpuconcepts.kernels.decoder import whole_model
-
-        whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
-    else:
-        skipped["wholemodel"] = _LEFT_OUT
-    report = None
-    if distributed:
-        report, reason = _measure_distributed(quick, timed)
-        if report is None:
-            skipped["distributed"] = reason
-    else:
-        skipped["distributed"] = _LEFT_OUT
-    sizes = {
-        "presets": presets,
-        "sweeps": {k: list(v) for k, v in sweeps.items()},
-        "claims": asdict(experiment_sizes) if claims else None,
-    }
-    provenance = provenance_here(
-        device,
-        quick=quick,
-        command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
-        seconds=time.perf_counter() - start,
-        sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
-        noise=(noise_before, probe_noise(device)),
-    )
-    run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
-    # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the
-    # machine was seen to go, so their best repetitions raise the peaks they stand for.
-    seen = reached(run.measurements, peaks)
-    above = sorted(
-        {m.workload for m in run.measurements if observe(m, seen)[0] == ABOVE_EVERY_ROOF}
-    )
-    facts = dict(run.facts)
-    if above:
-        # A ceiling that a kernel beat is no ceiling: the peaks are measured once more and the
-        # best of both kept.
-        timed(f"above every roof: {', '.join(above)}; the peaks measured once more")
-        seen = seen.best_of(measure_peaks(device, quick, presets=presets, dtype=dtype))
-        facts[PEAKS_MEASURED_AGAIN] = {"workloads": ", ".join(above)}
-    timed("done")
-    if seen == peaks:
-        return replace(run, claims=(*results, *run.part_claims()))
-    # every claim is judged again from the same measurements under the raised peaks
-    run = replace(run, peaks=seen, facts=facts)
-    return replace(run, claims=run.rejudged() if claims else run.part_claims())
-
-
-def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
-    """``peaks`` with the compute and DRAM ceilings the roofs' reference kernels reached at
-    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher.
-
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
-    >>> triad = Measurement("peak-triad", "cpu", {}, (0.09, 0.1), 0.0, 1e9)
-    >>> reached([triad], p).bytes_per_s > 1.1e10
-    True
-    """
-    flops = [m.flops / min(m.raw_seconds) for m in measurements if m.workload == "peak-gemm"]
-    moved = [m.bytes / min(m.raw_seconds) for m in measurements if m.workload == "peak-triad"]
-    triad = max(moved, default=None)
-    return replace(
-        peaks,
-        flops_per_s=max([peaks.flops_per_s, *flops]),
-        bytes_per_s=max([peaks.bytes_per_s, *moved]),
-        triad_bytes_per_s=peaks.triad_bytes_per_s
-        if triad is None
-        else max(triad, peaks.triad_bytes_per_s or 0.0),
-    )
-
-
-PEAKS_MEASURED_AGAIN = "peaks-measured-again"
-"""The fact a run records when a kernel came out above every roof and the peaks were measured
-once more (its ``workloads``: those kernels)."""
-
-
-_LEFT_OUT = "left out when the run was collected"
-
-
-def _measure_distributed(
-    quick: bool, say: Callable[[str], None]
-) -> tuple[DistributedReport | None, str]:
-    """The distributed measurement, or None and the reason this machine could not run it."""
-    from gpuconcepts.distributed.report import measure
-
-    world = DISTRIBUTED_WORLD_SIZE
-    say(
-        f"distributed: {world} gloo processes over loopback TCP, and the all-reduce's bytes in "
-        f"groups of up to {GROWTH_WORLD_SIZE}"
-    )
-    try:  # on too few free cores the times are not read (DistributedReport.crowded)
-        return measure(world, backend="gloo", quick=quick, growth_world=GROWTH_WORLD_SIZE), ""
-    except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed
-        say(f"distributed: skipped ({error})")
-        return None, f"this machine could not run it: {error}"

@@ -1,0 +1,192 @@
+r"""Device choice, timing done right, and the ``Measurement`` value a kernel run produces.
+
+Measuring and reporting are kept apart (the habit of ``torch.utils.benchmark``): the
+timers here return raw per-repetition seconds, and :class:`Measurement` is a plain frozen
+value that knows its own statistics (median and interquartile range) and nothing of any
+machine: :func:`gpuconcepts.roofline.place` puts it under a device's peaks.
+
+>>> m = Measurement(workload="mlp", device="cpu", params={"B": 64},
+...                 raw_seconds=(0.011, 0.010, 0.012, 0.010, 0.013),
+...                 flops=1e9, bytes=2e7)
+>>> m.seconds, m.interval_seconds, m.intensity
+(0.011, (0.01, 0.012), 50.0)
+
+Public API (others code against it):
+
+* ``resolve_device(spec="auto") -> "cpu" | "cuda"``; :class:`~gpuconcepts.errors.GpuConceptsError`
+  for an unknown spec or ``"cuda"`` without a GPU.
+* ``device_name(device) -> str``, e.g. ``"cpu (AMD EPYC, 2 threads)"`` or ``"cuda (NVIDIA H200)"``.
+* :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, flush=False,
+  series={})`` with ``.seconds`` (median), ``.interval_seconds`` (quartiles),
+  ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s`` (and their spread,
+  ``.interval_flops_per_s``, ``.interval_bytes_per_s``), ``.intensity``, ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
+* Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
+  ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
+* Cache and memory sizes: ``cache_levels(device)``, ``cpu_last_level_cache_bytes()``,
+  ``last_level_cache_bytes(device)``,
+  ``flush_buffer_bytes(cache_bytes)``, ``make_flusher(device)``, ``cpu_free_memory_bytes()``,
+  ``free_memory_bytes(device)``.
+
+The CUDA timer takes its events and synchronisation from a small ``CudaBackend`` object,
+so its logic (warm-up, one event pair per repetition, cache flush before each one) is
+unit-tested on a machine without a GPU.
+
+The package has three parts, each importable on its own and all re-exported here:
+:mod:`~gpuconcepts.measure.devices` (device choice and what a run probes of its machine),
+:mod:`~gpuconcepts.measure.timing` (the timers, paired rounds, the noise probe) and
+:mod:`~gpuconcepts.measure.measurement` (the value and its statistics), which sits below
+the timers and imports neither.
+"""
+
+from __future__ import annotations
+
+from gpuconcepts.measure.devices import (
+    BUSY_CORE_FRACTION as BUSY_CORE_FRACTION,
+)
+from gpuconcepts.measure.devices import (
+    COLUMNS as COLUMNS,
+)
+from gpuconcepts.measure.devices import (
+    DEFAULT_CACHE_LINE_BYTES as DEFAULT_CACHE_LINE_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    DEFAULT_LLC_BYTES as DEFAULT_LLC_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    DEVICES as DEVICES,
+)
+from gpuconcepts.measure.devices import (
+    FMA_UNITS as FMA_UNITS,
+)
+from gpuconcepts.measure.devices import (
+    GPU_SECTOR_BYTES as GPU_SECTOR_BYTES,
+)
+from gpuconcepts.measure.devices import (
+    LLC_MULTIPLE as LLC_MULTIPLE,
+)
+from gpuconcepts.measure.devices import (
+    TRANSFER_UNIT_NAMES as TRANSFER_UNIT_NAMES,
+)
+from gpuconcepts.measure.devices import (
+    VECTOR_BITS as VECTOR_BITS,
+)
+from gpuconcepts.measure.devices import (
+    CpuVector as CpuVector,
+)
+from gpuconcepts.measure.devices import (
+    busy_cores as busy_cores,
+)
+from gpuconcepts.measure.devices import (
+    cache_levels as cache_levels,
+)
+from gpuconcepts.measure.devices import (
+    cpu_cache_levels as cpu_cache_levels,
+)
+from gpuconcepts.measure.devices import (
+    cpu_cache_line_bytes as cpu_cache_line_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_free_memory_bytes as cpu_free_memory_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_last_level_cache_bytes as cpu_last_level_cache_bytes,
+)
+from gpuconcepts.measure.devices import (
+    cpu_mhz as cpu_mhz,
+)
+from gpuconcepts.measure.devices import (
+    cpu_model as cpu_model,
+)
+from gpuconcepts.measure.devices import (
+    cpu_threads as cpu_threads,
+)
+from gpuconcepts.measure.devices import (
+    cpu_vector as cpu_vector,
+)
+from gpuconcepts.measure.devices import (
+    device_name as device_name,
+)
+from gpuconcepts.measure.devices import (
+    flush_buffer_bytes as flush_buffer_bytes,
+)
+from gpuconcepts.measure.devices import (
+    free_cores as free_cores,
+)
+from gpuconcepts.measure.devices import (
+    free_memory_bytes as free_memory_bytes,
+)
+from gpuconcepts.measure.devices import (
+    last_level_cache_bytes as last_level_cache_bytes,
+)
+from gpuconcepts.measure.devices import (
+    make_flusher as make_flusher,
+)
+from gpuconcepts.measure.devices import (
+    parse_cache_size as parse_cache_size,
+)
+from gpuconcepts.measure.devices import (
+    parse_meminfo as parse_meminfo,
+)
+from gpuconcepts.measure.devices import (
+    parse_proc_stat as parse_proc_stat,
+)
+from gpuconcepts.measure.devices import (
+    resolve_device as resolve_device,
+)
+from gpuconcepts.measure.devices import (
+    stream_array_bytes as stream_array_bytes,
+)
+from gpuconcepts.measure.devices import (
+    stream_rows as stream_rows,
+)
+from gpuconcepts.measure.devices import (
+    transfer_unit_bytes as transfer_unit_bytes,
+)
+from gpuconcepts.measure.measurement import (
+    ACCESS_FIELDS as ACCESS_FIELDS,
+)
+from gpuconcepts.measure.measurement import (
+    NOISE_THRESHOLD as NOISE_THRESHOLD,
+)
+from gpuconcepts.measure.measurement import (
+    Measurement as Measurement,
+)
+from gpuconcepts.measure.measurement import (
+    quartiles as quartiles,
+)
+from gpuconcepts.measure.timing import (
+    REFERENCE_REPEATS as REFERENCE_REPEATS,
+)
+from gpuconcepts.measure.timing import (
+    CudaBackend as CudaBackend,
+)
+from gpuconcepts.measure.timing import (
+    EventLike as EventLike,
+)
+from gpuconcepts.measure.timing import (
+    NoiseProbe as NoiseProbe,
+)
+from gpuconcepts.measure.timing import (
+    Rounds as Rounds,
+)
+from gpuconcepts.measure.timing import (
+    Timeable as Timeable,
+)
+from gpuconcepts.measure.timing import (
+    TorchCudaBackend as TorchCudaBackend,
+)
+from gpuconcepts.measure.timing import (
+    calls_per_repetition as calls_per_repetition,
+)
+from gpuconcepts.measure.timing import (
+    probe_noise as probe_noise,
+)
+from gpuconcepts.measure.timing import (
+    time_cpu as time_cpu,
+)
+from gpuconcepts.measure.timing import (
+    time_cuda as time_cuda,
+)
+from gpuconcepts.measure.timing import (
+    time_function as time_function,
+)

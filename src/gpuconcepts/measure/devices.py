@@ -1,0 +1,473 @@
+"""Device choice and what a run probes of its machine: the device, its threads and cores, its
+caches and free memory, the STREAM arrays sized from them, its clock and vector width, and the
+cores other programs keep busy."""
+
+# torch and matplotlib are imported inside functions on purpose (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.units import GiB, MiB, plural
+
+DEVICES = ("auto", "cpu", "cuda")
+"""Device specs the CLI and :func:`resolve_device` accept."""
+
+
+# -- devices ---------------------------------------------------------------------------------
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is an optional extra
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def resolve_device(spec: str = "auto") -> str:
+    """The device a spec names: ``"auto"`` picks CUDA when a GPU is present, else the CPU.
+
+    >>> resolve_device("cpu")
+    'cpu'
+    >>> resolve_device("tpu")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: device 'tpu' is not one of auto, cpu, cuda
+
+    Raises:
+        GpuConceptsError: for an unknown spec, or ``"cuda"`` when no CUDA device is usable.
+    """
+    text = spec.strip().lower()
+    if text not in DEVICES:
+        raise GpuConceptsError(f"device {spec!r} is not one of {', '.join(DEVICES)}")
+    if text == "cpu":
+        return "cpu"
+    if _cuda_available():
+        return "cuda"
+    if text == "cuda":
+        raise GpuConceptsError(
+            "device 'cuda' was asked for, but torch sees no CUDA device "
+            "(no GPU, no driver, or a CPU-only torch build)"
+        )
+    return "cpu"
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (falls back to :func:`platform.processor`)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_threads() -> int:
+    """Threads torch uses for CPU kernels (all cores unless the user said otherwise)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is an optional extra
+        return os.cpu_count() or 1
+    return int(torch.get_num_threads())
+
+
+def device_name(device: str) -> str:
+    """A human description of a resolved device.
+
+    >>> device_name("cpu").startswith("cpu (")
+    True
+    """
+    if device == "cpu":
+        return f"cpu ({cpu_model()}, {plural(cpu_threads(), 'thread')})"
+    if device == "cuda":
+        import torch
+
+        return f"cuda ({torch.cuda.get_device_name(torch.cuda.current_device())})"
+    raise GpuConceptsError(f"device {device!r} is not a resolved device (cpu or cuda)")
+
+
+# -- cache and memory sizes ------------------------------------------------------------------
+_SIZE_SUFFIX = {"K": 1024, "M": MiB, "G": GiB}
+DEFAULT_LLC_BYTES = 32 * MiB
+"""Fallback last-level cache size when sysfs says nothing (a generous server L3)."""
+
+
+def parse_cache_size(text: str) -> int:
+    """Bytes of a sysfs cache size such as ``32768K``.
+
+    >>> parse_cache_size("32768K"), parse_cache_size("1M"), parse_cache_size("512")
+    (33554432, 1048576, 512)
+    """
+    text = text.strip().upper()
+    if text and text[-1] in _SIZE_SUFFIX:
+        return int(text[:-1]) * _SIZE_SUFFIX[text[-1]]
+    return int(text)
+
+
+def cpu_last_level_cache_bytes(
+    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+) -> int:
+    """Size of the highest-level data/unified cache seen by CPU 0 (the last of
+    :func:`cpu_cache_levels`).
+
+    Falls back to :data:`DEFAULT_LLC_BYTES` when sysfs is missing or unreadable.
+    """
+    levels = cpu_cache_levels(cache_dir)
+    return levels[-1][1] if levels else DEFAULT_LLC_BYTES
+
+
+def cpu_cache_levels(
+    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+) -> tuple[tuple[str, int], ...]:
+    """The data caches CPU 0 sees, smallest first: ``(("L1", 32768), ("L2", ...), ...)``.
+
+    From sysfs; instruction caches are left out. Empty when sysfs says nothing.
+    """
+    levels: dict[int, int] = {}
+    try:
+        for index in sorted(cache_dir.glob("index*")):
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            levels[level] = max(
+                levels.get(level, 0), parse_cache_size((index / "size").read_text())
+            )
+    except (OSError, ValueError):
+        return ()
+    return tuple((f"L{level}", size) for level, size in sorted(levels.items()))
+
+
+DEFAULT_CACHE_LINE_BYTES = 64
+"""Fallback CPU cache line when sysfs says nothing: the line of every x86-64 CPU and of most
+Arm server cores."""
+
+GPU_SECTOR_BYTES = 32
+"""The unit an NVIDIA GPU's L2 cache and DRAM move: a 32-byte sector (four per 128-byte cache
+line), as the CUDA C++ Best Practices Guide describes coalesced access since compute capability
+6.0. CUDA does not report it, so it is written here once."""
+
+TRANSFER_UNIT_NAMES = {"cpu": "cache line", "cuda": "sector"}
+"""What each device calls its unit of memory transfer (see :func:`transfer_unit_bytes`)."""
+
+
+def cpu_cache_line_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
+    """The cache line of CPU 0's data caches (sysfs ``coherency_line_size``, the largest when
+    the levels differ), or :data:`DEFAULT_CACHE_LINE_BYTES` when sysfs says nothing.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> cpu_cache_line_bytes(folder)  # no sysfs entries: the fallback
+    64
+    >>> (folder / "index0").mkdir()
+    >>> _ = (folder / "index0" / "type").write_text("Data\\n")
+    >>> _ = (folder / "index0" / "coherency_line_size").write_text("128\\n")
+    >>> cpu_cache_line_bytes(folder)
+    128
+    """
+    sizes = []
+    try:
+        for index in sorted(cache_dir.glob("index*")):
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            sizes.append(int((index / "coherency_line_size").read_text()))
+    except (OSError, ValueError):
+        return DEFAULT_CACHE_LINE_BYTES
+    return max(sizes, default=DEFAULT_CACHE_LINE_BYTES)
+
+
+def transfer_unit_bytes(device: str) -> int:
+    """Bytes memory moves as one unit on ``device``: the CPU's cache line (sysfs), or a GPU's
+    :data:`GPU_SECTOR_BYTES`. A random access narrower than this still costs the whole unit
+    (see :data:`gpuconcepts.formulas.random_row_bytes`)."""
+    return GPU_SECTOR_BYTES if device == "cuda" else cpu_cache_line_bytes()
+
+
+def cache_levels(device: str) -> tuple[tuple[str, int], ...]:
+    """The caches between the cores and DRAM: a CPU's L1, L2, L3 (sysfs), a GPU's L2."""
+    if device == "cuda":
+        return (("L2", last_level_cache_bytes(device)),)
+    return cpu_cache_levels()
+
+
+def last_level_cache_bytes(device: str) -> int:
+    """LLC of the CPU (sysfs) or the L2 of the current CUDA device."""
+    if device == "cuda":
+        import torch
+
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return int(props.L2_cache_size)
+    return cpu_last_level_cache_bytes()
+
+
+def flush_buffer_bytes(cache_bytes: int) -> int:
+    """Bytes to write so that nothing of a kernel's data survives in a cache of this size.
+
+    Four times the cache (the same margin as the STREAM arrays: caches are not strictly
+    LRU, and 2× proved too little on the dev CPU), at least 8 MiB, in whole MiB.
+
+    >>> flush_buffer_bytes(50 * 1024**2) // 1024**2
+    200
+    >>> flush_buffer_bytes(1024) // 1024**2
+    8
+    """
+    wanted = max(4 * cache_bytes, 8 * MiB)
+    return -(-wanted // MiB) * MiB
+
+
+# -- STREAM arrays ----------------------------------------------------------------------------
+COLUMNS = 1024
+"""STREAM arrays are N × 1024 tables (the formulas count an N × d array)."""
+
+LLC_MULTIPLE = 4
+"""STREAM arrays are at least this many times the last-level cache."""
+
+
+def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> int:
+    """Bytes of one STREAM array: the preset, raised to 4× the cache, capped to fit 3 in half
+    the free memory; a whole number of 1024-element float32 rows.
+
+    >>> stream_array_bytes(128 * 1024**2, 32 * 1024**2, 64 * 1024**3) // 1024**2
+    128
+    >>> stream_array_bytes(64 * 1024**2, 50 * 1024**2, 64 * 1024**3) // 1024**2
+    200
+    >>> stream_array_bytes(2048 * 1024**2, 50 * 1024**2, 3 * 1024**3) // 1024**2
+    512
+    """
+    wanted = max(preset_bytes, LLC_MULTIPLE * cache_bytes)
+    wanted = min(wanted, free_bytes // 6)
+    row = COLUMNS * 4
+    return max(row, wanted // row * row)
+
+
+def stream_rows(array_bytes: int, s: int = 4) -> int:
+    """Rows of a STREAM array of about ``array_bytes`` (``COLUMNS`` elements of ``s`` bytes each).
+
+    >>> stream_rows(128 * 1024**2)
+    32768
+    """
+    return max(1, array_bytes // (COLUMNS * s))
+
+
+def make_flusher(device: str) -> Callable[[], None]:
+    """A function that evicts the last-level cache by writing a buffer larger than it.
+
+    >>> flush = make_flusher("cpu")
+    >>> flush()
+    """
+    import torch
+
+    size = flush_buffer_bytes(last_level_cache_bytes(device))
+    buffer = torch.zeros(size // 4, dtype=torch.int32, device=device)
+
+    def flush() -> None:
+        if device == "cuda":
+            # triton's do_bench: zeroing a buffer larger than L2 leaves nothing else in it.
+            buffer.zero_()
+        else:
+            # On a CPU a large zero fill uses non-temporal stores that bypass the cache (and
+            # so do not evict it); a read-modify-write goes through the cache.
+            buffer.add_(1)
+
+    return flush
+
+
+def parse_meminfo(text: str) -> int:
+    """Available bytes from the text of /proc/meminfo (MemAvailable, else MemFree).
+
+    >>> parse_meminfo("MemTotal: 100 kB\\nMemFree: 10 kB\\nMemAvailable: 60 kB\\n")
+    61440
+    """
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            scale = 1024 if len(parts) > 1 and parts[1].lower() == "kb" else 1
+            fields[name.strip()] = int(parts[0]) * scale
+    for key in ("MemAvailable", "MemFree"):
+        if key in fields:
+            return fields[key]
+    raise GpuConceptsError("/proc/meminfo has neither MemAvailable nor MemFree")
+
+
+def cpu_free_memory_bytes(meminfo: Path = Path("/proc/meminfo")) -> int:
+    """Available host memory: /proc/meminfo, else ``os.sysconf`` free pages × page size."""
+    try:
+        return parse_meminfo(meminfo.read_text())
+    except (OSError, GpuConceptsError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - non-POSIX
+        return 4 * 1024**3
+
+
+def free_memory_bytes(device: str) -> int:
+    """Free memory of a device: host memory for the CPU, ``torch.cuda.mem_get_info`` for CUDA."""
+    if device == "cuda":
+        import torch
+
+        free, _total = torch.cuda.mem_get_info()
+        return int(free)
+    return cpu_free_memory_bytes()
+
+
+def _cpuinfo(cpuinfo: Path) -> tuple[set[str], list[float]] | None:
+    """The CPU flags and each core's "cpu MHz" in /proc/cpuinfo (None when unreadable)."""
+    try:
+        lines = cpuinfo.read_text().splitlines()
+    except OSError:
+        return None
+    flags: set[str] = set()
+    mhz: list[float] = []
+    for line in lines:
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):  # x86, Arm
+            flags.update(value.split())
+        elif key.strip() == "cpu MHz":
+            try:
+                mhz.append(float(value))
+            except ValueError:
+                continue
+    return flags, mhz
+
+
+def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
+    """The mean clock of the CPU's cores from /proc/cpuinfo ("cpu MHz"), when it says."""
+    found = _cpuinfo(cpuinfo)
+    if found is None or not found[1]:
+        return None
+    return sum(found[1]) / len(found[1])
+
+
+VECTOR_BITS = (("avx512f", 512), ("avx2", 256), ("avx", 256), ("sse2", 128), ("asimd", 128))
+"""The widest vector a CPU flag promises, widest first (``asimd``: Arm's 128-bit NEON; SVE's
+width is not in the flags, so an SVE core is credited with NEON's)."""
+
+FMA_UNITS = 2
+"""Fused multiply-add units per core: two on x86 cores since Haswell and Zen and on Arm's
+Neoverse cores. No file says it, and a limit must not sit below what a core can do, so two is
+assumed for every core that has FMA (one when the flags show no FMA)."""
+
+
+@dataclass(frozen=True)
+class CpuVector:
+    """What /proc/cpuinfo says of one core's arithmetic: its widest vector, its FMA units and
+    its fastest clock (the largest "cpu MHz" of any core, or cpufreq's maximum when sysfs has
+    it: a VM's /proc/cpuinfo shows the base clock, and boost may pass it).
+
+    >>> v = CpuVector(vector_bits=512, fma_units=2, hz=2.6e9)
+    >>> v.lanes(4), v.lanes(2)
+    (16, 32)
+    """
+
+    vector_bits: int
+    fma_units: int
+    hz: float
+
+    def lanes(self, element_bytes: int) -> int:
+        """Elements of ``element_bytes`` one vector holds."""
+        return self.vector_bits // (8 * element_bytes)
+
+
+def cpu_vector(
+    cpuinfo: Path = Path("/proc/cpuinfo"), cpufreq: Path = Path("/sys/devices/system/cpu")
+) -> CpuVector | None:
+    """This CPU's :class:`CpuVector`, or None when /proc/cpuinfo names no known vector or no
+    clock.
+
+    >>> import tempfile
+    >>> info = Path(tempfile.mkdtemp()) / "cpuinfo"
+    >>> _ = info.write_text("flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2400.0\\n"
+    ...                     "flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2600.5\\n")
+    >>> cpu_vector(info, info.parent)
+    CpuVector(vector_bits=256, fma_units=2, hz=2600500000.0)
+    """
+    found = _cpuinfo(cpuinfo)
+    if found is None:
+        return None
+    flags, mhz = found
+    hz = max(mhz, default=0.0) * 1e6
+    for path in cpufreq.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
+        try:
+            hz = max(hz, int(path.read_text()) * 1e3)  # kHz
+        except (OSError, ValueError):
+            continue
+    bits = next((width for flag, width in VECTOR_BITS if flag in flags), None)
+    if bits is None or hz <= 0:
+        return None
+    units = FMA_UNITS if flags & {"fma", "avx512f", "asimd"} else 1
+    return CpuVector(vector_bits=bits, fma_units=units, hz=hz)
+
+
+BUSY_CORE_FRACTION = 0.5
+"""A core another program kept busy more than half of a short sample is left to it: a kernel
+whose threads share a busy core runs at the pace of its slowest thread, which would slow some
+kernels far more than others and decide verdicts by the load rather than by the hardware."""
+
+
+def parse_proc_stat(text: str) -> dict[int, tuple[int, int]]:
+    r"""(busy, total) jiffies of each core from the text of /proc/stat.
+
+    >>> parse_proc_stat("cpu  9 0 9 9 0\ncpu0 10 0 5 80 5\ncpu1 1 0 1 98 0\n")
+    {0: (15, 100), 1: (2, 100)}
+    """
+    out = {}
+    for line in text.splitlines():
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        values = [int(v) for v in fields]
+        idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle and iowait
+        out[int(name[3:])] = (sum(values) - idle, sum(values))
+    return out
+
+
+def busy_cores(sample_seconds: float = 0.5, stat: Path = Path("/proc/stat")) -> frozenset[int]:
+    """The cores of this process's affinity that other programs kept busy over a short sample
+    (more than :data:`BUSY_CORE_FRACTION`; empty where /proc/stat cannot be read)."""
+    try:
+        before = parse_proc_stat(stat.read_text())
+        time.sleep(sample_seconds)
+        after = parse_proc_stat(stat.read_text())
+        mine = os.sched_getaffinity(0)
+    except (OSError, AttributeError, ValueError):
+        return frozenset()
+    busy = set()
+    for core in mine & before.keys() & after.keys():
+        worked = after[core][0] - before[core][0]
+        elapsed = after[core][1] - before[core][1]
+        if elapsed > 0 and worked / elapsed > BUSY_CORE_FRACTION:
+            busy.add(core)
+    return frozenset(busy)
+
+
+@contextlib.contextmanager
+def free_cores(device: str) -> Iterator[frozenset[int]]:
+    """Run the block on the cores no other program keeps busy: this process's affinity and torch's
+    threads are narrowed to them (at least one core), then restored. On a GPU (whose kernels do
+    not share the CPU's cores) or a quiet machine, nothing changes. Yields the cores left out."""
+    import torch
+
+    busy = busy_cores() if device == "cpu" else frozenset()
+    mine = os.sched_getaffinity(0) if busy else set()
+    free = mine - busy
+    if not busy or not free:
+        yield frozenset()
+        return
+    threads = torch.get_num_threads()
+    os.sched_setaffinity(0, free)
+    torch.set_num_threads(min(threads, len(free)))
+    try:
+        yield busy
+    finally:
+        torch.set_num_threads(threads)
+        os.sched_setaffinity(0, mine)

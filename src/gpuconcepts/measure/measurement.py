@@ -1,0 +1,228 @@
+"""The :class:`Measurement` value: one timed kernel's raw repetition times and counts, and its
+statistics (median and interquartile range); it knows nothing of any machine."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuconcepts.errors import GpuConceptsError
+
+NOISE_THRESHOLD = 0.1
+"""A measurement whose IQR exceeds this fraction of its median is flagged ``noisy``."""
+
+
+# -- values ----------------------------------------------------------------------------------
+def _positive(value: object) -> bool:
+    """A finite number above zero (booleans and text are not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value > 0
+
+
+def quartiles(values: Sequence[float]) -> tuple[float, float]:
+    """The first and third quartiles of ``values``, the book's one spread statistic: inclusive
+    (linear interpolation between the sorted values, as ``numpy.percentile`` does); a single
+    value is both.
+
+    >>> quartiles([1.0, 2.0, 3.0, 4.0, 5.0]), quartiles([1.0, 2.0]), quartiles([7.0])
+    ((2.0, 4.0), (1.25, 1.75), (7.0, 7.0))
+    """
+    if len(values) < 2:
+        return values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], q[2]
+
+
+ACCESS_FIELDS = ("ops", "calls", "steps", "random_rows", "row_bytes")
+"""The optional counts of a :class:`Measurement` that the roofs beyond compute and bandwidth
+read (see its docstring)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One timed kernel: its raw repetition times and its counts (from the formulas).
+
+    The statistic, chosen here once for every table, plot and verdict, is the **median** of
+    the repetitions, with the **interquartile range** as its spread. A measurement holds no
+    machine model: :func:`gpuconcepts.roofline.place` reads it against a set of peaks.
+
+    ``flush`` says whether the caches were flushed before each repetition; ``series`` holds
+    what was observed alongside the timing (e.g. the KV-cache bytes after each decode step).
+    ``group`` names the paired comparison the kernel was timed in ("" when it was timed
+    alone): then ``raw_seconds[i]`` ran in round ``i``, beside the ``i``-th repetition of
+    every other member of the group (see :class:`Rounds` and :func:`paired`).
+
+    What the roofs beyond compute and bandwidth need (None when unknown or not applicable):
+    ``ops``, the operations one call dispatches (counted from the code path,
+    :func:`gpuconcepts.kernels.dispatch.count_dispatch`), and ``calls``, those of them that
+    Python called (the rest ran inside the framework's C++); ``steps``, how many depend on
+    each other in a chain (an RNN's S, a decode's steps); ``random_rows`` and ``row_bytes``,
+    rows of that many bytes fetched at random addresses (a random embedding lookup).
+
+    >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
+    >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
+    (0.003, 0.001, (0.0025, 0.0035), 0.1)
+    >>> m.noisy
+    True
+    >>> [round(rate / 1e6) for rate in m.interval_flops_per_s]
+    [286, 400]
+    """
+
+    workload: str
+    device: str
+    params: Mapping[str, object]
+    raw_seconds: tuple[float, ...]
+    flops: float
+    bytes: float
+    flush: bool = False
+    series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    group: str = ""
+    ops: int | None = None
+    steps: int | None = None
+    random_rows: int | None = None
+    row_bytes: int | None = None
+    calls: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ACCESS_FIELDS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):  # fmt: skip
+                raise GpuConceptsError(
+                    f"Measurement {self.workload!r}: {name} must be a positive integer; "
+                    f"got {value!r}"
+                )
+        if not self.raw_seconds:
+            raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
+        bad = [t for t in self.raw_seconds if not _positive(t)]
+        if bad:
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: every raw time must be positive; got {bad[0]!r}"
+            )
+        # a pure data movement (a copy, a gather) does no arithmetic: FLOPs may be zero
+        if not (_positive(self.flops) or self.flops == 0) or isinstance(self.flops, bool):
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: flops must be zero or more; got {self.flops!r}"
+            )
+        if not _positive(self.bytes):
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: bytes must be positive; got {self.bytes!r}"
+            )
+
+    @property
+    def seconds(self) -> float:
+        """Median of the repetitions: the one statistic of the book."""
+        return float(statistics.median(self.raw_seconds))
+
+    @property
+    def interval_seconds(self) -> tuple[float, float]:
+        """The first and third quartiles of the repetitions: the spread shown beside a time."""
+        return quartiles(self.raw_seconds)
+
+    @property
+    def iqr_seconds(self) -> float:
+        """Interquartile range of the repetitions (0 for a single one)."""
+        low, high = self.interval_seconds
+        return high - low
+
+    @property
+    def noisy(self) -> bool:
+        """True when the IQR is over 10 % of the median (as torch.utils.benchmark warns)."""
+        return self.iqr_seconds > NOISE_THRESHOLD * self.seconds
+
+    @property
+    def flops_per_s(self) -> float:
+        """Achieved FLOP/s at the median time."""
+        return self.flops / self.seconds
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Achieved bytes/s at the median time (model bytes, see the formulas' traffic model)."""
+        return self.bytes / self.seconds
+
+    @property
+    def interval_flops_per_s(self) -> tuple[float, float]:
+        """FLOP/s at the slow and fast quartile ends of the time: the spread of a rate."""
+        fast, slow = self.interval_seconds
+        return self.flops / slow, self.flops / fast
+
+    @property
+    def interval_bytes_per_s(self) -> tuple[float, float]:
+        """Bytes/s at the slow and fast quartile ends of the time."""
+        fast, slow = self.interval_seconds
+        return self.bytes / slow, self.bytes / fast
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, FLOPs per byte."""
+        return self.flops / self.bytes
+
+    def size(self, name: str) -> int:
+        """An integer size of the kernel (``B``, ``S``, ``s``...), with a clear error if absent.
+
+        >>> Measurement("mlp", "cpu", {"B": 4}, (1.0,), 1.0, 1.0).size("B")
+        4
+        """
+        value = self.params.get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise GpuConceptsError(
+                f"measurement {self.workload!r} has no integer size {name!r}; "
+                f"params: {dict(self.params)}"
+            )
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict of the fields (what a saved Run stores; the statistics derive)."""
+        record: dict[str, Any] = {
+            "workload": self.workload,
+            "device": self.device,
+            "params": dict(self.params),
+            "raw_seconds": list(self.raw_seconds),
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "flush": self.flush,
+        }
+        if self.series:
+            record["series"] = {k: list(v) for k, v in self.series.items()}
+        if self.group:
+            record["group"] = self.group
+        for name in ACCESS_FIELDS:
+            if getattr(self, name) is not None:
+                record[name] = getattr(self, name)
+        return record
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Measurement:
+        """The inverse of :meth:`to_dict`; a missing field is a :class:`GpuConceptsError`.
+
+        >>> m = Measurement("mlp", "cpu", {"B": 4}, (1.0, 2.0), 8, 4, flush=True)
+        >>> Measurement.from_dict(m.to_dict()) == m
+        True
+        """
+        fields = ("workload", "device", "params", "raw_seconds", "flops", "bytes")
+        missing = [f for f in fields if f not in record]
+        if missing:
+            raise GpuConceptsError(f"missing field {missing[0]!r}")
+        if not isinstance(record["params"], Mapping):
+            raise GpuConceptsError("params must be an object")
+        if not isinstance(record["raw_seconds"], list):
+            raise GpuConceptsError("raw_seconds must be a list of seconds")
+        series = record.get("series", {})
+        if not isinstance(series, Mapping) or not all(isinstance(v, list) for v in series.values()):
+            raise GpuConceptsError("series must be an object of lists")
+        return cls(
+            workload=str(record["workload"]),
+            device=str(record["device"]),
+            params=dict(record["params"]),
+            raw_seconds=tuple(record["raw_seconds"]),
+            flops=record["flops"],
+            bytes=record["bytes"],
+            flush=bool(record.get("flush", False)),
+            series={str(k): tuple(v) for k, v in series.items()},
+            group=str(record.get("group", "")),
+            **{name: record[name] for name in ACCESS_FIELDS if record.get(name) is not None},
+        )

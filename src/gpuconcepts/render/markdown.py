@@ -1,0 +1,164 @@
+r"""Markdown rendering for the book: tables of measurements and of claims.
+
+>>> print(markdown_table(["a", "b"], [[1, "x"], [2, "y|z"]]))
+| a | b |
+| --- | --- |
+| 1 | x |
+| 2 | y\|z |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts.render.text import observed, time_spread
+from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.units import number, si, sizes, times
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.run import Run
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table; ``|`` inside a cell is escaped."""
+
+    def cell(value: object) -> str:
+        return str(value).replace("|", r"\|")
+
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+# -- measurements ------------------------------------------------------------------------------
+MEASUREMENT_COLUMNS = (
+    "Kernel and sizes",
+    "Time (median ± IQR)",
+    "Roofline time",
+    "Time ÷ roofline",
+    "FLOP/s",
+    "Bytes/s",
+    "FLOP/byte",
+    "Predicted bound",
+    "Observed bound",
+)
+"""The columns of :func:`measurement_table` (after ``#`` when numbered)."""
+
+
+def measurement_table(
+    measurements: Iterable[Measurement],
+    peaks: Peaks,
+    *,
+    numbered: bool = False,
+    source: str = "live",
+) -> str:
+    """Measurements beside the roofline's prediction under ``peaks``, as a Markdown table.
+
+    The sizes go under the kernel's name in small type (inline HTML), so the table has short
+    columns; ``numbered`` puts a ``#`` column in front that matches the numbered points of
+    :func:`gpuconcepts.render.plots.roofline.roofline_chart`. ``source`` names the run the rows come from
+    (``data-run`` on the sizes), so that a check of the built book can find every row of one
+    run on every page and see that it shows one time.
+    """
+    header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
+    rows = []
+    for index, m in enumerate(measurements, start=1):
+        where = place(m, peaks)
+        row = [
+            f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
+            time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
+            si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
+            times(where.ratio),
+            si(m.flops_per_s, "FLOP/s"),
+            si(m.bytes_per_s, "B/s"),
+            si(m.intensity, ""),
+            f"**{where.bound}**",
+            observed(where),
+        ]
+        rows.append([str(index), *row] if numbered else row)
+    return markdown_table(header, rows)
+
+
+def markdown_claim(result: ClaimResult) -> str:
+    """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
+    out, the pass region, the measurement with its interval, the verdict and why.
+
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claim(example(1.5)).splitlines()[-2])
+    | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
+    """
+    verdict = f"**{result.verdict}**"
+    if result.verdict != "holds":
+        verdict += f": {result.why}"
+    test = result.test
+    return markdown_table(
+        ["", ""],
+        [
+            ["**Claim**", result.claim],
+            [
+                "**Prediction**",
+                f"{result.prediction} ({test.quantity} = {number(test.predicted)})",
+            ],
+            ["**Rules out**", result.alternative],
+            ["**Pass region**", result.pass_region],
+            ["**Measured**", result.measured],
+            ["**Verdict**", verdict],
+            ["**Device**", result.device],
+        ],
+    )
+
+
+def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
+    """Several claims as one Markdown table: claim, prediction, the alternative ruled out, the
+    pass region, the measured value with its interval, and the verdict (with why, when it does
+    not hold).
+
+    >>> from gpuconcepts.claims.result import example
+    >>> print(markdown_claims_table([example()]).splitlines()[-1])
+    | Bigger batches run faster per sample. | 8 | FLOP/s independent of batch (FLOP/s gain = 1) | FLOP/s gain ≥ 2 | 4 [4, 4] | **holds** |
+    """
+    rows = []
+    for r in results:
+        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
+        low, high = r.test.interval
+        rows.append(
+            [
+                r.claim,
+                f"{number(r.test.predicted)}",
+                r.alternative,
+                r.pass_region,
+                f"{number(r.test.measured)} [{number(low)}, {number(high)}]",
+                verdict,
+            ]
+        )
+    return markdown_table(
+        ["Claim", "Predicted", "Rules out", "Pass region", "Measured [interval]", "Verdict"], rows
+    )
+
+
+def markdown_claims_summary(
+    runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
+) -> str:
+    """One row per claim, one verdict column per run; each architecture links to its section.
+
+    ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
+    heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
+    """
+    first = runs[0]
+    rows = []
+    for index, result in enumerate(first.claims, start=1):
+        section = result.architecture
+        if section in labels:
+            section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
+        verdicts = []
+        for run in runs:
+            found = [r for r in run.claims if r.key == result.key]
+            verdicts.append(found[0].verdict if found else "not measured")
+        rows.append([str(index), section, result.claim, *verdicts])
+    return markdown_table(["#", "Section", "Claim", *names], rows)

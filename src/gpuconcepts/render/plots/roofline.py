@@ -1,0 +1,321 @@
+"""The roofline and the memory hierarchy, drawn: :func:`plot_roofline` puts measurements under
+every measured roof (:mod:`gpuconcepts.roofline` decides where they sit), :func:`roofline_chart`
+sizes it for a book page, :func:`memory_hierarchy` draws the working-set sweep.
+
+>>> from gpuconcepts.roofline import Peaks
+>>> plot_roofline(Peaks("cpu", 1e11, 1e10, "float32")).axes[0].get_title()
+'Roofline on cpu'
+"""
+
+# MyST-NB, IPython and matplotlib are imported inside functions on purpose (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from gpuconcepts import formulas
+from gpuconcepts.render.style import (
+    ACCENT,
+    CALM,
+    FAMILY_COLOURS,
+    INK,
+    LEVEL_SHADES,
+    figure,
+    needs_matplotlib,
+)
+from gpuconcepts.roofline import Peaks, own_roof_flops_per_s
+from gpuconcepts.units import si, significant
+from gpuconcepts.workloads import chapter_of
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.text import Annotation as Text
+
+    from gpuconcepts.measure import Measurement
+
+
+def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style: Any) -> None:
+    import numpy as np
+
+    ys = formulas.attainable_flops.vectorized(
+        I=xs, P=np.full_like(xs, flops_per_s), beta=np.full_like(xs, bytes_per_s)
+    )
+    ax.loglog(xs, ys, **style)
+
+
+def plot_roofline(
+    peaks: Peaks,
+    measurements: Sequence[Measurement] = (),
+    datasheet: Peaks | None = None,
+    ax: Any = None,
+) -> Any:
+    """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points
+    with their spread (FLOP/s at the interquartile range of the time) as error bars.
+
+    Args:
+        peaks: measured peaks of the device the measurements ran on.
+        measurements: kernels to place; each is labelled with its workload name.
+        datasheet: a datasheet's peaks (:meth:`gpuconcepts.hardware.GPU.datasheet_peaks`),
+            drawn dashed beside the measured roof.
+        ax: a matplotlib Axes to draw into; a new Figure is made when None.
+
+    Returns:
+        The matplotlib Figure.
+
+    >>> fig = plot_roofline(Peaks("cpu", 1e11, 1e10, "float32"))
+    >>> fig.axes[0].get_xlabel()
+    'arithmetic intensity (FLOP/byte)'
+    """
+    if ax is None:
+        # A bare Figure needs no pyplot and no GUI backend: safe under Agg, in threads, in CI.
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7.5, 5), layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    import numpy as np
+
+    intensities = [m.intensity for m in measurements] + [peaks.ridge_point]
+    low = min(intensities) / 10
+    high = max(intensities) * 10
+    if datasheet is not None:
+        high = max(high, datasheet.ridge_point * 10)
+    xs = np.logspace(np.log10(low), np.log10(high), 200)
+    _roof_line(
+        ax,
+        peaks.flops_per_s,
+        peaks.bytes_per_s,
+        xs,
+        color="black",
+        lw=2,
+        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
+    )
+    if datasheet is not None:
+        _roof_line(
+            ax,
+            datasheet.flops_per_s,
+            datasheet.bytes_per_s,
+            xs,
+            color="grey",
+            ls="--",
+            label=f"{datasheet.name} datasheet ({peaks.dtype}): ridge "
+            f"{significant(datasheet.ridge_point)} FLOP/B",
+        )
+    for shade, level in zip(LEVEL_SHADES, peaks.levels, strict=False):
+        _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
+            ax,
+            peaks.flops_per_s,
+            level.bytes_per_s,
+            xs,
+            color=shade,
+            lw=1,
+            ls="-.",
+            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
+        )
+    if peaks.physical_flops_per_s is not None:
+        ax.axhline(  # the hardware's limit: what the measured roof falls short of
+            peaks.physical_flops_per_s,
+            color="black",
+            lw=1,
+            ls=(0, (1, 2)),
+            label=f"physical limit ({peaks.dtype}): {si(peaks.physical_flops_per_s, 'FLOP/s')}",
+        )
+    ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
+    colors = FAMILY_COLOURS
+    # The roofs that are no line in intensity (a chain, a call's floor, random rows, a cold
+    # start) are drawn per kernel: a bar at the FLOP/s its own roof allows, above its point.
+    own = [(m, own_roof_flops_per_s(m, peaks)) for m in measurements]
+    own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
+    if own:
+        ax.scatter(  # a collection, not a line: the points stay the axes' last lines
+            [m.intensity for m, _ in own],
+            [ceiling for _, ceiling in own],
+            marker="_",
+            s=120,
+            linewidths=2,
+            color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
+            label="a kernel's own roof (chain, per-call, random access, cold start)",
+        )
+    for m in measurements:
+        family = chapter_of(m.workload)
+        # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
+        # points stay the last lines of the axes, in order)
+        slow, fast = m.interval_flops_per_s
+        ax.errorbar(
+            [m.intensity],
+            [m.flops_per_s],
+            yerr=[[m.flops_per_s - slow], [fast - m.flops_per_s]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.8,
+            capsize=0,
+        )
+        ax.loglog(
+            [m.intensity],
+            [m.flops_per_s],
+            "o",
+            color=colors.get(family, "C7"),
+            markeredgecolor="black",
+        )
+        ax.annotate(
+            m.workload,
+            (m.intensity, m.flops_per_s),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+        )
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attained FLOP/s")
+    ax.set_title(f"Roofline on {peaks.name}")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    ax.legend(loc="lower right", fontsize=7)
+    return fig
+
+
+def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
+    """Move each point label to the first nearby spot that overlaps no earlier label or point.
+
+    A greedy pass in display coordinates: each label is tried at a few offsets around its
+    point, right and above first, and keeps the first spot inside the axes that is free of
+    the legend, the points and the labels already placed (or the first offset when none is
+    free), so labels of points that sit close together stop printing over each other.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.transforms import Bbox
+
+    canvas = FigureCanvasAgg(fig)
+    fig.draw_without_rendering()
+    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
+    offsets: list[tuple[float, float, Literal["left", "right"]]] = [
+        (5, 4, "left"),
+        (5, -11, "left"),
+        (-5, 4, "right"),
+        (-5, -11, "right"),
+        (5, 14, "left"),
+        (5, -21, "left"),
+        (-5, 14, "right"),
+        (-5, -21, "right"),
+        (14, -3, "left"),
+        (-14, -3, "right"),
+    ]
+    taken: list[Bbox] = []
+    for label in labels:  # each label's own point, a small square around it
+        x, y = ax.transData.transform(label.xy)
+        taken.append(Bbox.from_bounds(x - 4, y - 4, 8, 8))
+    legend = ax.get_legend()
+    if legend is not None:
+        taken.append(legend.get_window_extent(renderer))
+    frame = ax.get_window_extent(renderer)
+    for label in labels:
+        chosen = None
+        for dx, dy, align in offsets:
+            label.set_position((dx, dy))
+            label.set_horizontalalignment(align)
+            box = label.get_window_extent(renderer)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+            if inside and box.y1 <= frame.y1 and not any(box.overlaps(o) for o in taken):
+                chosen = box
+                break
+        if chosen is None:
+            dx, dy, align = offsets[0]
+            label.set_position((dx, dy))
+            label.set_horizontalalignment(align)
+            chosen = label.get_window_extent(renderer)
+        taken.append(chosen)
+
+
+@needs_matplotlib
+def roofline_chart(
+    peaks: Peaks, measurements: Sequence[Measurement] = (), *, numbered: bool = False
+) -> Figure:
+    """A roofline sized and lettered for a book page: :func:`plot_roofline`
+    on a narrower figure with larger text and labels that keep clear of each other.
+
+    With ``numbered`` each point is labelled with its position in ``measurements`` (1, 2, ...)
+    instead of its name, to be read against a table with a ``#`` column
+    (:func:`gpuconcepts.book.measurement_table` with ``numbered=True``), and the legend names the
+    colour of each workload family. Use it when many points crowd one plot.
+
+    >>> from gpuconcepts.roofline import Peaks
+    >>> fig = roofline_chart(Peaks("cpu", 1e11, 1e10, "float32"))
+    >>> fig.axes[0].get_title(), fig.get_size_inches().tolist()
+    ('Roofline on cpu', [6.4, 4.4])
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Annotation
+
+    from gpuconcepts.hardware import current_gpu
+    from gpuconcepts.workloads import chapter_of
+
+    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    ax = fig.add_subplot()
+    # On a known GPU the datasheet roof is drawn too, dashed, beside the measured one.
+    gpu = current_gpu() if peaks.device == "cuda" else None
+    datasheet = (
+        None if gpu is None or gpu.peak(peaks.dtype) is None else gpu.datasheet_peaks(peaks.dtype)
+    )
+    plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax)
+    ax.title.set_fontsize(12)
+    ax.xaxis.label.set_fontsize(10)
+    ax.yaxis.label.set_fontsize(10)
+    names = [m.workload for m in measurements]
+    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
+    for number, label in enumerate(labels, start=1):
+        label.set_fontsize(9)
+        if numbered:
+            label.set_text(str(number))
+            label.set_fontweight("bold")
+    handles, texts = ax.get_legend_handles_labels()
+    if numbered:
+        points = ax.lines[-len(measurements) :] if measurements else []
+        families: dict[str, str] = {}
+        for m, point in zip(measurements, points, strict=True):
+            families.setdefault(chapter_of(m.workload) or "other", str(point.get_color()))
+        for family, colour in families.items():
+            handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
+            texts.append(family)
+    ax.legend(handles, texts, loc="lower right", fontsize=8.5)
+    _place_labels(fig, ax, labels)
+    return fig
+
+
+def memory_hierarchy(peaks: Peaks) -> Figure:
+    """Read bandwidth against working-set size: the sweep behind the cache roofs.
+
+    Each cache's size is a dotted vertical line, each measured roof (cache levels and DRAM) a
+    horizontal one; the bandwidth steps down as the working set spills out of each cache.
+
+    >>> from gpuconcepts.roofline import MemoryLevel, Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 5e10),),
+    ...           sweep=((2**16, 6e10), (2**20, 4e10), (2**26, 1e10)))
+    >>> memory_hierarchy(p).axes[0].get_xlabel()
+    'working set (bytes)'
+    """
+    fig, (ax,) = figure(6.4, 3.8)
+    if peaks.sweep:
+        sizes, rates = zip(*peaks.sweep, strict=True)
+        ax.loglog(sizes, rates, "o-", color=CALM, label="read bandwidth (sweep)")
+    for level in peaks.memory_roofs:
+        ax.axhline(level.bytes_per_s, color=ACCENT, lw=0.8, ls="--")
+        ax.annotate(
+            f"{level.name} roof", (1.0, level.bytes_per_s), xycoords=("axes fraction", "data"),
+            xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=8, color=ACCENT,
+        )  # fmt: skip
+        if level.size_bytes is not None:
+            ax.axvline(level.size_bytes, color=INK, lw=0.6, ls=":")
+            ax.annotate(
+                f"{level.name} size", (level.size_bytes, 0.02), xycoords=("data", "axes fraction"),
+                xytext=(3, 0), textcoords="offset points", fontsize=8, color=INK, rotation=90,
+            )  # fmt: skip
+    ax.set_xlabel("working set (bytes)")
+    ax.set_ylabel("bytes/s")
+    ax.set_title(f"Memory hierarchy of {peaks.name}")
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    if peaks.sweep:
+        ax.legend(loc="lower left", fontsize=8)
+    return fig

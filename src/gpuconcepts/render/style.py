@@ -1,0 +1,68 @@
+"""The book's one plot style: every colour a figure draws with, the figure every diagram starts
+from, and the one-line hint when matplotlib is missing."""
+
+# matplotlib is imported inside functions on purpose (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
+
+from gpuconcepts.errors import require
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from gpuconcepts.claims.result import Verdict
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def needs_matplotlib(draw: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Say which extra to install, in one line, when matplotlib is missing."""
+
+    @functools.wraps(draw)
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        require("matplotlib", f"{draw.__module__}.{draw.__name__}", "plots")
+        return draw(*args, **kwargs)
+
+    return checked
+
+
+INK = "#1f2933"
+ACCENT = "#c2410c"
+CALM = "#1d4ed8"
+PALE = "#e5edf7"
+WARM = "#fde7d6"
+SLATE = "#64748b"
+"""A fitted line (the α-β fit)."""
+
+DEVICE_COLOURS = (CALM, ACCENT, "#15803d", "#7c3aed", "#b45309", "#0e7490", "#be123c")
+"""One colour per device (process); more devices than colours reuse them."""
+
+LEVEL_SHADES = ("#2563eb", "#0891b2", "#059669")
+"""The roofs of the cache levels on a roofline, innermost first."""
+
+FAMILY_COLOURS = {"dlrm": "C0", "mlp": "C1", "cnn": "C2", "rnn": "C3", "transformer": "C4"}
+"""A workload family's points on a roofline (``C7`` for any other)."""
+
+VERDICT_COLOURS: dict[Verdict, str] = {
+    "holds": "#1a7f37",
+    "fails": "#cf222e",
+    "undecided": "#9a6700",
+    "not visible": "#6e7781",
+}
+"""A colour for every verdict (a test checks that none is missing)."""
+
+
+def figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Axes]]:
+    """A constrained-layout Figure (no pyplot state) and its row of ``ncols`` axes."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)

@@ -1,0 +1,216 @@
+"""Collecting a Run on this machine: peaks, the profile, every claim, the whole-model and the
+distributed parts (:func:`collect`). It sits above the Run value, which never imports it."""
+
+# torch is imported inside functions on purpose (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from typing import Any
+
+from gpuconcepts.distributed.report import DistributedReport
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Budget, Lab, profile_all
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe
+from gpuconcepts.run.provenance import provenance_here
+from gpuconcepts.run.run import Run
+from gpuconcepts.units import significant
+
+DISTRIBUTED_WORLD_SIZE = 2
+"""Processes in the distributed part of a run (gloo over the loopback interface): the fewest
+that exchange anything, so every machine can run it and the pipeline's two stages get a core
+each on a 2-core machine. Where fewer cores are free, it runs all the same: its bytes are
+counted, and the claims that read its times say they cannot (not visible)."""
+
+GROWTH_WORLD_SIZE = 4
+"""Processes over which a run counts the all-reduce's bytes in groups of 2, 3 and 4 (claim
+``allreduce-grows-with-w``): bytes do not need a core per process, so any machine can."""
+
+
+def collect(device: str, quick: bool, **options: Any) -> Run:
+    """Measure a whole run on a resolved device: peaks, the five workloads, every claim, the
+    whole-model experiments and the distributed measurement.
+
+    Each kernel runs once per size (a :class:`~gpuconcepts.lab.Lab` hands the same
+    measurement to the profile and to every claim that asks for it). The whole-model and
+    distributed claims are judged from the results stored in the run
+    (:meth:`Run.part_claims`), exactly as :meth:`Run.rejudged` judges them again later.
+
+    It measures on the cores no other program keeps busy (:func:`~gpuconcepts.measure.free_cores`).
+    Every argument after ``quick`` is a keyword.
+
+    Args:
+        device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
+        quick: the smaller sizes (``--quick``).
+        progress: called with one line of text before each step.
+        command: what to record as the command (default: this process's command line).
+        claims: False to measure the profile only (no claim experiments).
+        dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
+            ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
+            bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
+            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`).
+        wholemodel: False to leave out the whole-model experiments.
+        distributed: False to leave out the distributed measurement (gloo over loopback TCP
+            in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
+            that cannot run it gets the part skipped, with the reason recorded.
+    """
+    from gpuconcepts.measure import free_cores
+
+    with free_cores(device) as busy:  # a core another program keeps busy is left to it
+        run = _collect(device, quick, **options)
+    provenance = replace(run.provenance, cores_left_out=len(busy))
+    return replace(run, provenance=provenance)
+
+
+def _collect(
+    device: str,
+    quick: bool,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command: str | None = None,
+    claims: bool = True,
+    dtype: str | None = None,
+    wholemodel: bool = True,
+    distributed: bool = True,
+) -> Run:
+    """:func:`collect` on the cores it was given."""
+    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.claims.sizes import claim_sizes
+    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
+    from gpuconcepts.measure import (
+        device_name,
+        free_memory_bytes,
+        last_level_cache_bytes,
+        probe_noise,
+    )
+
+    say = progress or (lambda _line: None)
+    start = time.perf_counter()
+    noise_before = probe_noise(device)
+
+    def timed(line: str) -> None:
+        say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
+
+    presets = load_presets(device, quick)
+    sweeps = load_sweeps(device, quick)
+    experiment_sizes = claim_sizes(device, quick)
+    timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
+    if dtype is not None:
+        torch_dtype(dtype)  # an unknown name is an error before anything runs
+    peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
+    lab = Lab(
+        device,
+        peaks,
+        repeats=presets.get("timing", {}).get("repeats", 7),
+        cache_bytes=last_level_cache_bytes(device),
+        free_bytes=free_memory_bytes(device),
+        label=device_name(device),
+        dtype=dtype,
+        progress=timed,
+        budget=Budget.from_timing(presets.get("timing", {})),
+    )
+    profile_all(lab, presets, sweeps)
+    results = judge_claims(lab, experiment_sizes) if claims else ()
+    skipped: dict[str, str] = {}
+    whole = None
+    if wholemodel:
+        from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
+        from gpuconcepts.kernels.decoder import whole_model
+
+        whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
+    else:
+        skipped["wholemodel"] = _LEFT_OUT
+    report = None
+    if distributed:
+        report, reason = _measure_distributed(quick, timed)
+        if report is None:
+            skipped["distributed"] = reason
+    else:
+        skipped["distributed"] = _LEFT_OUT
+    sizes = {
+        "presets": presets,
+        "sweeps": {k: list(v) for k, v in sweeps.items()},
+        "claims": asdict(experiment_sizes) if claims else None,
+    }
+    provenance = provenance_here(
+        device,
+        quick=quick,
+        command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
+        seconds=time.perf_counter() - start,
+        sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
+        noise=(noise_before, probe_noise(device)),
+    )
+    run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
+    # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the
+    # machine was seen to go, so their best repetitions raise the peaks they stand for.
+    seen = reached(run.measurements, peaks)
+    above = sorted(
+        {m.workload for m in run.measurements if observe(m, seen)[0] == ABOVE_EVERY_ROOF}
+    )
+    facts = dict(run.facts)
+    if above:
+        # A ceiling that a kernel beat is no ceiling: the peaks are measured once more and the
+        # best of both kept.
+        timed(f"above every roof: {', '.join(above)}; the peaks measured once more")
+        seen = seen.best_of(measure_peaks(device, quick, presets=presets, dtype=dtype))
+        facts[PEAKS_MEASURED_AGAIN] = {"workloads": ", ".join(above)}
+    timed("done")
+    if seen == peaks:
+        return replace(run, claims=(*results, *run.part_claims()))
+    # every claim is judged again from the same measurements under the raised peaks
+    run = replace(run, peaks=seen, facts=facts)
+    return replace(run, claims=run.rejudged() if claims else run.part_claims())
+
+
+def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
+    """``peaks`` with the compute and DRAM ceilings the roofs' reference kernels reached at
+    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher.
+
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    >>> triad = Measurement("peak-triad", "cpu", {}, (0.09, 0.1), 0.0, 1e9)
+    >>> reached([triad], p).bytes_per_s > 1.1e10
+    True
+    """
+    flops = [m.flops / min(m.raw_seconds) for m in measurements if m.workload == "peak-gemm"]
+    moved = [m.bytes / min(m.raw_seconds) for m in measurements if m.workload == "peak-triad"]
+    triad = max(moved, default=None)
+    return replace(
+        peaks,
+        flops_per_s=max([peaks.flops_per_s, *flops]),
+        bytes_per_s=max([peaks.bytes_per_s, *moved]),
+        triad_bytes_per_s=peaks.triad_bytes_per_s
+        if triad is None
+        else max(triad, peaks.triad_bytes_per_s or 0.0),
+    )
+
+
+PEAKS_MEASURED_AGAIN = "peaks-measured-again"
+"""The fact a run records when a kernel came out above every roof and the peaks were measured
+once more (its ``workloads``: those kernels)."""
+
+
+_LEFT_OUT = "left out when the run was collected"
+
+
+def _measure_distributed(
+    quick: bool, say: Callable[[str], None]
+) -> tuple[DistributedReport | None, str]:
+    """The distributed measurement, or None and the reason this machine could not run it."""
+    from gpuconcepts.distributed.report import measure
+
+    world = DISTRIBUTED_WORLD_SIZE
+    say(
+        f"distributed: {world} gloo processes over loopback TCP, and the all-reduce's bytes in "
+        f"groups of up to {GROWTH_WORLD_SIZE}"
+    )
+    try:  # on too few free cores the times are not read (DistributedReport.crowded)
+        return measure(world, backend="gloo", quick=quick, growth_world=GROWTH_WORLD_SIZE), ""
+    except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed
+        say(f"distributed: skipped ({error})")
+        return None, f"this machine could not run it: {error}"
