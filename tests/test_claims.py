@@ -1078,6 +1078,34 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
 
 
 @pytest.mark.usefixtures("tiny_verify")
+def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gpuconcepts.kernels
+    import gpuconcepts.kernels.peaks
+    from gpuconcepts.run import ROOFS_MEASURED_AGAIN, collect
+
+    # a GEMM sweep whose one product (it holds every tiny kernel's shape) ran at 1 FLOP/s: every
+    # product kernel beat it, so the run measures that sweep again (the rest is not re-measured)
+    slow = replace(PEAKS, gemm_sweep=((4096, 2048, False, 1.0), (4096, 2048, True, 1.0)))
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: slow)
+    asked: list[tuple[str, ...]] = []
+
+    def again(_device: str, peaks: Peaks, roofs: tuple[str, ...]) -> Peaks:
+        asked.append(tuple(sorted(roofs)))
+        return replace(peaks, gemm_sweep=((4096, 2048, False, 1e11), (4096, 2048, True, 1e11)))
+
+    monkeypatch.setattr(gpuconcepts.kernels.peaks, "measure_roofs_again", again)
+    run = collect("cpu", True, wholemodel=False, distributed=False)
+    # the GEMM sweep among them, once (a floor the tiny kernels undercut may join it)
+    assert len(asked) == 1
+    assert "GEMM shape" in asked[0]
+    assert "GEMM shape" in run.facts[ROOFS_MEASURED_AGAIN]["roofs"]
+    assert "mlp" in run.facts[ROOFS_MEASURED_AGAIN]["workloads"]
+    assert run.peaks.gemm_sweep[0][3] == 1e11
+
+
+@pytest.mark.usefixtures("tiny_verify")
 def test_the_roofs_reference_kernels_raise_the_peaks_they_beat(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

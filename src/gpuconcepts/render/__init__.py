@@ -73,6 +73,9 @@ from gpuconcepts.render.text import (
     format_run as format_run,
 )
 from gpuconcepts.render.text import (
+    gemm_shape_sentence as gemm_shape_sentence,
+)
+from gpuconcepts.render.text import (
     observed as observed,
 )
 from gpuconcepts.render.text import (

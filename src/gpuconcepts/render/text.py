@@ -22,13 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.result import Verdict, tally
+from gpuconcepts.hardware import dtype_bytes
 from gpuconcepts.roofline import (
     ABOVE_EVERY_ROOF,
     CHAIN,
+    GEMM_SHAPE,
     PER_CALL,
     RANDOM_ACCESS,
     Peaks,
     Placement,
+    beaten_roofs,
+    gemm_shape,
     place,
     roof_times,
 )
@@ -108,7 +112,8 @@ def explained(where: Placement) -> bool:
 
 def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     """Why no roof explains ``m``'s time (None when one does), from the data: its spread when
-    the machine was busy, and what the roof that served it accounts for.
+    the machine was busy, a roof of its own kind that it beat, and what the roof that served it
+    accounts for.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline import Peaks
@@ -131,6 +136,14 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             f"its FLOPs at the compute peak account for {share} of its time: its shape runs "
             "below the best GEMM's rate"
         )
+    elif where.observed == GEMM_SHAPE:
+        shape = gemm_shape(m)
+        point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
+        held = "" if point is None else f" ({plain_number(point[0])} × {plain_number(point[1])})"
+        cause = (
+            f"its FLOPs at the rate of the sweep's bare product of its shape{held} account for "
+            f"{share} of its time: it does more than one product of that shape"
+        )
     elif where.observed == RANDOM_ACCESS:
         cause = (
             f"its rows at the measured rate of random line fetches account for {share} of its "
@@ -149,6 +162,10 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             "it moves more than its minimal bytes, or moves them more slowly than the "
             "streaming kernels do"
         )
+    beaten = beaten_roofs(m, peaks)
+    if beaten:  # its own roof, measured again, still too slow for it: another roof places it
+        names = " and ".join(beaten)
+        cause = f"it beat its {names} roof beyond its spread, so that roof cannot place it; {cause}"
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
         return (
@@ -251,6 +268,49 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
         f"{si(m.seconds, 's')}, so the cold read accounts for {percent(bound / m.seconds)} of "
         "its time."
     )
+
+
+def gemm_shape_sentence(peaks: Peaks) -> str:
+    """What the GEMM sweep found on this machine, in a sentence for a page: at the sweep's widest
+    weight, the matrix-vector product's rate (as the bytes it streams, against DRAM's roof) and
+    the rate of the most rows swept, against the compute peak.
+
+    >>> p = Peaks("cpu", 2e11, 4e10, "float32", gemm_sweep=(
+    ...     (1, 2048, False, 8e9), (1, 2048, True, 5e9), (16, 2048, False, 5e10),
+    ...     (256, 2048, False, 1.2e11)))
+    >>> print(gemm_shape_sentence(p))
+    Here a matrix-vector product by a 2,048-wide weight, timed after a flush, reached 5 GFLOP/s: it streamed its weights at 10 GB/s, 25% of DRAM's roof. With 256 rows the product reached 120 GFLOP/s, 60% of the compute peak.
+    """
+    if not peaks.gemm_sweep:
+        return "This run measured no GEMM sweep, so only the compute peak bounds its products."
+    width = max(point[1] for point in peaks.gemm_sweep)
+    at_width = [point for point in peaks.gemm_sweep if point[1] == width]
+    vector = [point for point in at_width if point[0] == 1]
+    cold = [point for point in vector if point[2]]
+    parts = []
+    if vector:
+        rows, _, flushed, flops_per_s = (cold or vector)[0]
+        s = dtype_bytes(peaks.dtype)
+        flops = formulas.mlp_flops(B=rows, d_in=width, d_out=width)
+        bytes_per_s = (
+            flops_per_s
+            * float(formulas.mlp_bytes(B=rows, d_in=width, d_out=width, s=s))
+            / float(flops)
+        )
+        started = ", timed after a flush," if flushed else ""
+        parts.append(
+            f"Here a matrix-vector product by a {plain_number(width)}-wide weight{started} "
+            f"reached {si(flops_per_s, 'FLOP/s')}: it streamed its weights at "
+            f"{si(bytes_per_s, 'B/s')}, {percent(bytes_per_s / peaks.bytes_per_s)} of "
+            f"{peaks.memory_roofs[-1].name}'s roof."
+        )
+    most = max(at_width, key=lambda point: point[0])
+    if most[0] > 1:
+        parts.append(
+            f"With {plain_number(most[0])} rows the product reached {si(most[3], 'FLOP/s')}, "
+            f"{percent(most[3] / peaks.flops_per_s)} of the compute peak."
+        )
+    return " ".join(parts)
 
 
 def random_access_sentence(m: Measurement, peaks: Peaks) -> str:

@@ -17,7 +17,7 @@ from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe
+from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, beaten_roofs, observe
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
 from gpuconcepts.units import significant
@@ -83,6 +83,7 @@ def _collect(
     from gpuconcepts.claims.experiments import judge_claims
     from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
+    from gpuconcepts.kernels.peaks import measure_roofs_again
     from gpuconcepts.measure import (
         device_name,
         free_memory_bytes,
@@ -160,6 +161,17 @@ def _collect(
         timed(f"above every roof: {', '.join(above)}; the peaks measured once more")
         seen = seen.best_of(measure_peaks(device, quick, presets=presets, dtype=dtype))
         facts[PEAKS_MEASURED_AGAIN] = {"workloads": ", ".join(above)}
+    # A sweep point or a floor comes from a few repetitions of its own: one that a kernel beat
+    # was measured in a busy moment, so only that one is measured again.
+    beaten = [(name, m.workload) for m in run.measurements for name in beaten_roofs(m, seen)]
+    if beaten:
+        roofs = sorted({name for name, _ in beaten})
+        timed(f"kernels beat their own roofs ({', '.join(roofs)}): those measured once more")
+        seen = measure_roofs_again(device, seen, roofs)
+        facts[ROOFS_MEASURED_AGAIN] = {
+            "roofs": ", ".join(roofs),
+            "workloads": ", ".join(sorted({workload for _, workload in beaten})),
+        }
     timed("done")
     if seen == peaks:
         return replace(run, claims=(*results, *run.part_claims()))
@@ -170,18 +182,38 @@ def _collect(
 
 def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
     """``peaks`` with the compute and DRAM ceilings the roofs' reference kernels reached at
-    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher.
+    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher,
+    and with the floors the run's kernels undercut, where lower.
 
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    A floor is the least time the machine was seen to take: every operation a kernel dispatches
+    costs at least the per-operation floor, every call Python makes at least the latency floor
+    and a call right after a flush at least the cold one, so a kernel's best repetition over its
+    operations (or its calls) bounds them too.
+
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=2e-6)
     >>> triad = Measurement("peak-triad", "cpu", {}, (0.09, 0.1), 0.0, 1e9)
     >>> reached([triad], p).bytes_per_s > 1.1e10
     True
+    >>> chain = Measurement("rnn-module", "cpu", {}, (1.25e-4, 2e-4), 1e3, 1e3, ops=100, calls=2)
+    >>> lowered = reached([chain], p)
+    >>> lowered.op_seconds, lowered.latency_seconds
+    (1.25e-06, 3e-06)
     """
     flops = [m.flops / min(m.raw_seconds) for m in measurements if m.workload == "peak-gemm"]
     moved = [m.bytes / min(m.raw_seconds) for m in measurements if m.workload == "peak-triad"]
     triad = max(moved, default=None)
+
+    def lowest(floor: float | None, seen: list[float]) -> float | None:
+        return None if floor is None else min([floor, *seen])
+
+    per_op = [min(m.raw_seconds) / m.ops for m in measurements if m.ops]
+    per_call = [min(m.raw_seconds) / m.calls for m in measurements if m.calls and not m.flush]
+    cold = [min(m.raw_seconds) for m in measurements if m.flush]
     return replace(
         peaks,
+        op_seconds=lowest(peaks.op_seconds, per_op),
+        latency_seconds=lowest(peaks.latency_seconds, per_call),
+        cold_latency_seconds=lowest(peaks.cold_latency_seconds, cold),
         flops_per_s=max([peaks.flops_per_s, *flops]),
         bytes_per_s=max([peaks.bytes_per_s, *moved]),
         triad_bytes_per_s=peaks.triad_bytes_per_s
@@ -193,6 +225,11 @@ def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
 PEAKS_MEASURED_AGAIN = "peaks-measured-again"
 """The fact a run records when a kernel came out above every roof and the peaks were measured
 once more (its ``workloads``: those kernels)."""
+
+ROOFS_MEASURED_AGAIN = "roofs-measured-again"
+"""The fact a run records when kernels beat roofs of their own kind (a GEMM-sweep point, the
+random-access sweep, a floor) and those were measured once more (``roofs``: which;
+``workloads``: the kernels that beat them)."""
 
 
 _LEFT_OUT = "left out when the run was collected"
