@@ -21,6 +21,8 @@ from gpuconcepts.run.collect import (
 )
 from gpuconcepts.run.collect import (
     PEAKS_MEASURED_AGAIN as PEAKS_MEASURED_AGAIN,
+)
+from gpuconcepts.run.collect import (
     ROOFS_MEASURED_AGAIN as ROOFS_MEASURED_AGAIN,
 )
 from gpuconcepts.run.collect import (
