@@ -1596,6 +1596,25 @@ chain_seconds = Formula(
     """,
 )
 
+serial_chain_seconds = Formula(
+    "serial_chain_seconds",
+    product(S, total(ratio(F, P), product(n_ops, t_op), product(n_calls, t_call))),
+    kind="seconds",
+    lhs=r"t_{\text{chain}}^{\text{serial}}",
+    summary="Lower bound on the time of S dependent steps where one thread dispatches each "
+    "operation and then runs it (a CPU): each step's dispatch (n_ops operations at t_op, n_calls "
+    "Python calls at t_call) and its F FLOPs at the rate P its products reach add up.",
+    doc="""
+    A GPU runs one kernel while the CPU launches the next, so there a step takes the longer of
+    its dispatch and its work (:data:`chain_seconds`). On a CPU the thread that parses and
+    dispatches an operation is the one that then computes it, so nothing overlaps: 128 steps of
+    3 operations at 1 µs and one call at 3 µs, each step's 0.2 MFLOP at 100 GFLOP/s (2 µs):
+
+    >>> serial_chain_seconds(S=128, F=2e5, P=1e11, n_ops=3, t_op=1e-6, n_calls=1, t_call=3e-6)
+    0.001024
+    """,
+)
+
 CATALOGUE: dict[str, Formula] = {
     f.name: f for f in globals().copy().values() if isinstance(f, Formula)
 }

@@ -376,15 +376,23 @@ def gemm_shape(m: Measurement) -> tuple[int, int, int] | None:
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     """Each roof's lower bound on ``m``'s time, by name: compute, each memory level (fastest
     first), and, where ``m`` and ``peaks`` know enough, the GEMM shape (:data:`GEMM_SHAPE`:
-    its FLOPs at the rate of the GEMM sweep's product that holds ``m``'s products), random access
-    and the chain or per-call floor. A kernel timed after a cache flush reads DRAM from a cold start, so its DRAM bound
-    is the longer of the streaming one and :meth:`Peaks.cold_seconds` of its bytes.
+    its FLOPs at the rate of the GEMM sweep's product that holds ``m``'s products), random
+    access and the chain or per-call floor. A kernel timed after a cache flush reads DRAM from
+    a cold start, so its DRAM bound is the longer of the streaming one and
+    :meth:`Peaks.cold_seconds` of its bytes.
+
+    On a CPU one thread dispatches each operation and then runs it, so a kernel's dispatch and
+    its arithmetic add (``formulas.serial_chain_seconds``); a GPU runs a kernel while the next
+    one is launched, so there the longer of the two bounds it (``formulas.chain_seconds``).
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
     >>> loop = Measurement("rnn-loop", "cpu", {}, (5e-3,), 2e6, 1e5, ops=4096, steps=1024)
     >>> [(name, round(t * 1e6, 1)) for name, t in roof_times(loop, p)]
-    [('compute', 20.0), ('DRAM', 10.0), ('chain', 4096.0)]
+    [('compute', 20.0), ('DRAM', 10.0), ('chain', 4116.0)]
+    >>> on_gpu = Measurement("rnn-loop", "cuda", {}, (5e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> roof_times(on_gpu, p)[-1]
+    ('chain', 0.004096)
     """
     times = [("compute", m.flops / peaks.flops_per_s)]
     times += [(level.name, m.bytes / level.bytes_per_s) for level in peaks.memory_roofs]
@@ -392,10 +400,20 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if cold is not None:  # a flushed kernel starts cold: DRAM's bound is a cold read's
         name, streaming = times[-1]
         times[-1] = (name, max(streaming, cold))
-    shape = gemm_shape(m)
-    point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
-    if point is not None:  # no product of its shape ran faster than the sweep's
-        times.append((GEMM_SHAPE, m.flops / point[3]))
+    # A flushed call starts cold: its first operation waits on DRAM for what a warm one finds
+    # in cache, so it costs the cold floor and the rest of its operations the warm one.
+    warm = peaks.latency_seconds
+    first = peaks.cold_latency_seconds if m.flush else None
+    first = first if first is not None else warm
+    # Python's calls pay the latency floor (argument parsing and all); the operations the
+    # framework dispatches from inside C++ pay the per-operation floor.
+    calls = (m.calls or 0) if warm is not None else 0
+    inner = (m.ops or 0) - calls
+    dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
+    serial = m.device == "cpu" and dispatch > 0
+    product = _product_seconds(m, peaks, net_of_call=serial)
+    if product is not None:  # no product of its shape ran faster than the sweep's
+        times.append((GEMM_SHAPE, product + (dispatch if serial else 0.0)))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
         rate = peaks.random_lines_per_s(m.row_bytes)
         if rate is not None:
@@ -403,30 +421,41 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
                 R=m.random_rows, d=m.row_bytes, s=1, c=peaks.line_bytes, r_line=rate
             )
             times.append((RANDOM_ACCESS, float(seconds)))
-    # A flushed call starts cold: its first operation waits on DRAM for what a warm one finds
-    # in cache, so it costs the cold floor and the rest of its operations the warm one.
-    warm = peaks.latency_seconds
-    first = peaks.cold_latency_seconds if m.flush else None
-    first = first if first is not None else warm
     floor = [first] if first is not None else []
     steps = m.steps or 1
     dram = times[len(peaks.memory_roofs)][1]  # the last memory roof: DRAM's
-    # Python's calls pay the latency floor (argument parsing and all); the operations the
-    # framework dispatches from inside C++ pay the per-operation floor.
-    calls = (m.calls or 0) if warm is not None else 0
-    inner = (m.ops or 0) - calls
-    dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
-    if dispatch > max(times[0][1], dram):
-        # Where dispatch outweighs the arithmetic and the traffic, formulas.chain_seconds is its
-        # dispatch term, S steps of inner/S operations and calls/S calls at their floors
-        # (tests/test_roofline.py checks the two agree); elsewhere the roofline's own roofs
-        # name the bound.
+    arithmetic = max(times[0][1], product or 0.0)
+    if dispatch > max(arithmetic, dram):
+        # Where dispatch outweighs the arithmetic and the traffic, the chain's formula
+        # (formulas.chain_seconds, or serial_chain_seconds on a CPU) bounds the kernel: S steps
+        # of inner/S operations and calls/S calls at their floors, plus each step's arithmetic
+        # on a CPU (tests/test_roofline.py checks they agree); elsewhere the roofline's own
+        # roofs name the bound.
         if m.flush and first is not None and warm is not None and calls:
             dispatch += first - warm  # the first call cold, the others warm
-        floor.append(dispatch)
+        floor.append(dispatch + (arithmetic if serial else 0.0))
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
+
+
+def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> float | None:
+    """The least time of ``m``'s FLOPs as products of its shape: at the rate of the GEMM sweep's
+    product that holds it (:meth:`Peaks.gemm_point`), or None. ``net_of_call``: that product's
+    own call (its latency floor, a cold one after a flush) taken off its time, for a kernel
+    whose dispatch is counted beside it; never below the compute peak's time.
+    """
+    shape = gemm_shape(m)
+    point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
+    if point is None:
+        return None
+    rows, width, flushed, flops_per_s = point
+    flops = float(formulas.mlp_flops(B=rows, d_in=width, d_out=width))
+    seconds = flops / flops_per_s
+    if net_of_call:
+        call = peaks.cold_latency_seconds if flushed else peaks.latency_seconds
+        seconds = max(seconds - (call or 0.0), flops / peaks.flops_per_s)
+    return m.flops * seconds / flops
 
 
 def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
@@ -612,7 +641,7 @@ def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
     >>> loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, steps=1024)
     >>> round(own_roof_flops_per_s(loop, p) / 1e6)
-    488
+    486
     >>> own_roof_flops_per_s(Measurement("mlp", "cpu", {}, (0.02,), 1e9, 1e6), p) is None
     True
     """

@@ -85,7 +85,12 @@ ROOFS_CHANGES = (
     "product reached 54 GFLOP/s where the 2048-cubed one reached 134). The GEMM sweep times "
     "bare products of each shape, and a kernel whose products it holds is read against the "
     "smallest of them; a roofline claim counts that roof on the side of the ridge the kernel's "
-    "formulas put it. The explained range and every pass region are unchanged."
+    "formulas put it. On a CPU a chain's dispatch and its arithmetic now add (one thread does "
+    "both; formulas.serial_chain_seconds): nn.RNN at widths of 64 had reached 27-45% of a "
+    "bound that took the longer of the two. Floors are now the least the run's kernels took, "
+    "and a sweep point or floor that a kernel beat is measured once more: one random-access "
+    "point measured in a busy moment had left a lookup at 6.5% of DRAM's roof. The explained "
+    "range and every pass region are unchanged."
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 

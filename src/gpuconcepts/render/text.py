@@ -184,11 +184,11 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6)
     >>> loop = Measurement("rnn-loop", "cpu", {}, (6e-3,), 2e6, 1e5, ops=4096, steps=1024)
     >>> print(chain_sentence(loop, p))
-    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps cannot take less than 4.1 ms. It took 6 ms: the chain's bound accounts for 68% of its time.
+    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 4.12 ms. It took 6 ms: the chain's bound accounts for 69% of its time.
     >>> calls = Measurement("rnn-loop", "cpu", {}, (15e-3,), 2e6, 1e5, ops=4096, calls=4096,
     ...                     steps=1024)
     >>> print(chain_sentence(calls, p))
-    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps cannot take less than 12.3 ms. It took 15 ms: the chain's bound accounts for 82% of its time.
+    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain's bound accounts for 82% of its time.
     """
     if m.ops is None or m.steps is None or peaks.op_seconds is None:
         return "This run counted no operations per step, so the chain roof cannot be drawn for it."
@@ -207,12 +207,16 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
         )
     else:
         floors = f"and no operation here takes less than {si(peaks.op_seconds, 's')}"
+    # on a CPU the thread that dispatches an operation then runs it: the arithmetic adds
+    serial = (
+        ", each computing only once its operations are dispatched," if m.device == "cpu" else ""
+    )
     return (
         f"The chain roof makes this exact: `{m.workload}` dispatches "
         f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
-        f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent steps "
-        f"cannot take less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the chain's "
-        f"bound accounts for {percent(bound / m.seconds)} of its time."
+        f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent "
+        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the "
+        f"chain's bound accounts for {percent(bound / m.seconds)} of its time."
     )
 
 
