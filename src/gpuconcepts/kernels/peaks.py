@@ -377,8 +377,9 @@ GEMM_SWEEP_ROWS = (1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096)
 """Rows of the GEMM sweep's products: a batch of one (a matrix-vector product) up to the rows
 at which a library's tiles are full."""
 
-GEMM_SWEEP_WIDTHS = (16, 64, 256, 1024, 2048)
-"""Widths (columns and depth) of the GEMM sweep's products."""
+GEMM_SWEEP_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+"""Widths (columns and depth) of the GEMM sweep's products: each power of two that the book's
+kernels use (an RNN step's d_in + d_h, an MLP's d)."""
 
 GEMM_SWEEP_MAX_FLOPS = 2**31
 """The largest product the GEMM sweep times (about 2 GFLOP): larger ones run near the peak,
