@@ -98,10 +98,12 @@ class Workload:
         (4, 16, 8)
         >>> WORKLOADS["rnn-gemm"].gemm_shape({"B": 2, "S": 32, "d_in": 8, "d_h": 16, "s": 4})
         (64, 16, 24)
+        >>> WORKLOADS["transformer-prefill"].gemm_shape({"B": 2, "S": 512, "d": 512, "heads": 8})
+        (512, 512, 64)
         >>> WORKLOADS["cnn-depthwise"].gemm_shape({}) is None
         True
         """
-        names = {part for name in self.gemm or () for part in re.split(r"[+*]", name)}
+        names = {part for name in self.gemm or () for part in re.split(r"[+*/]", name)}
         if self.gemm is None or not all(isinstance(params.get(n), int) for n in names):
             return None
 
@@ -110,6 +112,9 @@ class Workload:
                 return sum(size(part) for part in name.split("+"))
             if "*" in name:
                 return math.prod(size(part) for part in name.split("*"))
+            if "/" in name:
+                whole, part = name.split("/")
+                return size(whole) // size(part)
             return cast("int", params[name])  # an int: checked above
 
         rows, columns, depth = (size(name) for name in self.gemm)
@@ -169,6 +174,7 @@ def _rnn(
 
 _SAME = {"H_out": "H", "W_out": "W"}
 _LINEAR = ("B", "d_out", "d_in")  # x (B × d_in) by Wᵀ (d_in × d_out)
+_ATTENTION = ("S", "S", "d/heads")  # each head's Q (S × d_head) by Kᵀ (d_head × S), then by V
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -197,11 +203,11 @@ WORKLOADS: dict[str, Workload] = {
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", chapter="transformer",
-                 preset="transformer_prefill", sweep=("transformer_S", "S")),
+                 preset="transformer_prefill", sweep=("transformer_S", "S"), gemm=_ATTENTION),
         Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
                  formulas.attention_flops_causal, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", options={"causal": True},
-                 chapter="transformer", preset="transformer_prefill"),
+                 chapter="transformer", preset="transformer_prefill", gemm=_ATTENTION),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes,
                  kernel="transformer:decode_kernel", chapter="transformer",
