@@ -417,21 +417,36 @@ def test_a_kernel_faster_than_its_shapes_product_is_not_labelled_by_it() -> None
     assert dict(roofline.roof_times(fast, SHAPES))["GEMM shape"] > fast.seconds
 
 
-def test_a_product_larger_than_the_sweep_has_no_shape_roof() -> None:
-    assert SHAPES.gemm_point((32, 2048, 2048)) is None
-    big = _linear(32, 1e-3)
-    assert "GEMM shape" not in dict(roofline.roof_times(big, SHAPES))
-    # nor has a kernel that runs no product, or a run without the sweep
-    assert roofline.gemm_shape(Measurement("cnn-depthwise", "cpu", {}, (1.0,), 1, 1)) is None
+def test_a_product_larger_than_the_sweep_takes_its_fastest_rate() -> None:
+    # 32 rows of 2,048: beyond the sweep, bounded by its fastest warm product (16 rows, 50
+    # GFLOP/s: 268 MFLOP in 5.37 ms), not by the 200 GFLOP/s peak of another path
+    assert SHAPES.gemm_point((32, 2048, 2048)) == (16, 2048, False, 5e10)
+    big = _linear(32, 6e-3)
+    assert roofline.observe(big, SHAPES) == ("GEMM shape", pytest.approx(5.369e-3 / 6e-3, 1e-3))
+    # a kernel that runs no product, or a run without the sweep, has no such roof
+    assert roofline.gemm_products(Measurement("cnn-depthwise", "cpu", {}, (1.0,), 1, 1)) == ()
     assert "GEMM shape" not in dict(roofline.roof_times(_linear(8, 2e-3), PEAKS))
 
 
 def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
-    # nn.RNN at B = 4, d = 16: each step multiplies 4 × 32 by 32 × 16, held by the 16 × 64 product
+    # nn.RNN at B = 4, d = 16: each of 64 steps multiplies 4 × 32 by 32 × 16, held by 16 × 64
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
     loop = Measurement("rnn-module", "cpu", params, (1e-3,), 2 * 4 * 64 * 32 * 16, 1e4, steps=64)
-    assert roofline.gemm_shape(loop) == (4, 16, 32)
+    assert roofline.gemm_products(loop) == ((64, (4, 16, 32)),)
     assert SHAPES.gemm_point((4, 16, 32)) == (16, 64, False, 2e9)
+
+
+def test_the_hoisted_loop_adds_its_up_front_product_and_its_steps() -> None:
+    # B = 16, S = 4, d = 64: one 64 × 64 × 64 product up front, then 4 steps of 16 × 64 × 64;
+    # only the 16 × 64 point holds the steps, and the one larger than the sweep takes its
+    # fastest rate (50 GFLOP/s), so the bound is 4 × 131,072 FLOPs at 2 GFLOP/s + 524,288 at 50
+    params = {"B": 16, "S": 4, "d_in": 64, "d_h": 64, "s": 4}
+    flops = formulas.rnn_flops(B=16, S=4, d_in=64, d_h=64)
+    hoisted = Measurement("rnn-hoisted", "cpu", params, (1e-3,), flops, 1e5, steps=4)
+    assert roofline.gemm_products(hoisted) == ((1, (64, 64, 64)), (4, (16, 64, 64)))
+    bound = dict(roofline.roof_times(hoisted, SHAPES))["GEMM shape"]
+    assert bound == pytest.approx(4 * 131_072 / 2e9 + 524_288 / 5e10)
+    assert flops == 4 * 131_072 + 524_288  # the products are all its FLOPs
 
 
 def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:

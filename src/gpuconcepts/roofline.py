@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, from_record
-from gpuconcepts.workloads import WORKLOADS
+from gpuconcepts.workloads import WORKLOADS, GemmProduct
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -164,18 +164,22 @@ class Peaks:
         depth): the smallest swept product at least as large in every dimension, whose FLOP
         rate a smaller product does not exceed (a library tiles a larger product at least as
         well), timed as the kernel was (``flush``: after a cache flush; a warm product when no
-        flushed one holds it, which only loosens the bound). None when no swept product holds
-        it (it is larger than the sweep; the peak bounds it).
+        flushed one holds it, which only loosens the bound). A product larger than the sweep
+        is bounded by the sweep's fastest warm product (the library's product no longer speeds
+        up with size there; a faster path such as the peak's is not the one it runs). None
+        without a sweep.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=(
         ...     (1, 64, False, 2e9), (4, 64, False, 8e9), (4, 64, True, 4e9), (1, 256, False, 3e9)))
         >>> p.gemm_point((2, 64, 32)), p.gemm_point((2, 64, 32), flush=True)
         ((4, 64, False, 8000000000.0), (4, 64, True, 4000000000.0))
         >>> p.gemm_point((1, 100, 64), flush=True), p.gemm_point((8, 64, 64))
-        ((1, 256, False, 3000000000.0), None)
+        ((1, 256, False, 3000000000.0), (4, 64, False, 8000000000.0))
         """
         rows, columns, depth = shape
         holding = [p for p in self.gemm_sweep if p[0] >= rows and p[1] >= max(columns, depth)]
+        if not holding:
+            return max((p for p in self.gemm_sweep if not p[2]), key=lambda p: p[3], default=None)
         started_alike = [p for p in holding if p[2] == flush]
         return min(
             started_alike or [p for p in holding if not p[2]],
@@ -360,17 +364,17 @@ vector units, and one of few FLOPs per byte streams its weights at the rate the 
 them, not the streaming kernels')."""
 
 
-def gemm_shape(m: Measurement) -> tuple[int, int, int] | None:
-    """The shape of the matrix product ``m``'s time rests on, from its workload's descriptor
-    (:meth:`~gpuconcepts.workloads.Workload.gemm_shape`); None for other kernels, and for a
-    call ``analyze`` timed.
+def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:
+    """The matrix products ``m``'s time rests on, as (count, (rows, columns, depth)), from its
+    workload's descriptor (:meth:`~gpuconcepts.workloads.Workload.gemm_products`); none for
+    other kernels, and for a call ``analyze`` timed.
 
     >>> from gpuconcepts.measure import Measurement
-    >>> gemm_shape(Measurement("mlp", "cpu", {"B": 2, "d_in": 8, "d_out": 4, "s": 4}, (1.0,), 1, 1))
-    (2, 4, 8)
+    >>> gemm_products(Measurement("mlp", "cpu", {"B": 2, "d_in": 8, "d_out": 4, "s": 4}, (1.0,), 1, 1))
+    ((1, (2, 4, 8)),)
     """
     found = WORKLOADS.get(m.workload)
-    return None if found is None else found.gemm_shape(m.params)
+    return () if found is None else found.gemm_products(m.params)
 
 
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
@@ -440,22 +444,27 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
 
 
 def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> float | None:
-    """The least time of ``m``'s FLOPs as products of its shape: at the rate of the GEMM sweep's
-    product that holds it (:meth:`Peaks.gemm_point`), or None. ``net_of_call``: that product's
-    own call (its latency floor, a cold one after a flush) taken off its time, for a kernel
-    whose dispatch is counted beside it; never below the compute peak's time.
+    """The least time of ``m``'s matrix products (:func:`gemm_products`), each at the rate of
+    the GEMM sweep's product that holds it (:meth:`Peaks.gemm_point`), or None without them.
+    ``net_of_call``: each product's own call (the sweep product's latency floor, a cold one
+    after a flush) taken off its time, for a kernel whose dispatch is counted beside it; never
+    below the compute peak's time.
     """
-    shape = gemm_shape(m)
-    point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
-    if point is None:
-        return None
-    rows, width, flushed, flops_per_s = point
-    flops = float(formulas.mlp_flops(B=rows, d_in=width, d_out=width))
-    seconds = flops / flops_per_s
-    if net_of_call:
-        call = peaks.cold_latency_seconds if flushed else peaks.latency_seconds
-        seconds = max(seconds - (call or 0.0), flops / peaks.flops_per_s)
-    return m.flops * seconds / flops
+    total = 0.0
+    products = gemm_products(m)
+    for count, (rows, columns, depth) in products:
+        point = peaks.gemm_point((rows, columns, depth), flush=m.flush)
+        if point is None:
+            return None
+        swept_rows, width, flushed, flops_per_s = point
+        swept = float(formulas.mlp_flops(B=swept_rows, d_in=width, d_out=width))
+        seconds = swept / flops_per_s
+        if net_of_call:
+            call = peaks.cold_latency_seconds if flushed else peaks.latency_seconds
+            seconds = max(seconds - (call or 0.0), swept / peaks.flops_per_s)
+        flops = float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns))
+        total += count * flops * seconds / swept
+    return total if products else None
 
 
 def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:

@@ -29,6 +29,13 @@ from gpuconcepts.units import plain_number
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
 
+Product = tuple[str, str, str, str]
+"""A matrix product a kernel runs, as size names (``+``, ``*``, ``/`` and whole numbers
+allowed): how many times, and its rows, columns and depth."""
+
+GemmProduct = tuple[int, tuple[int, int, int]]
+"""A :data:`Product` read from a kernel's params: (count, (rows, columns, depth))."""
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -42,7 +49,8 @@ class Workload:
     called with ``options`` besides the sizes. ``chapter`` names the book's chapter that
     measures it ("" for the roofs' reference kernels); ``preset`` the table of
     ``conf/presets.toml`` that holds its sizes, and ``sweep`` the sweep of the presets'
-    ``sweeps`` table that varies one of them, as (sweep, size).
+    ``sweeps`` table that varies one of them, as (sweep, size). ``gemm`` lists the matrix
+    products its time rests on (:data:`Product`), which the GEMM-shape roof reads.
     """
 
     name: str
@@ -57,7 +65,7 @@ class Workload:
     chapter: str = ""
     preset: str = ""
     sweep: tuple[str, str] | None = None
-    gemm: tuple[str, str, str] | None = None
+    gemm: tuple[Product, ...] = ()
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -89,23 +97,29 @@ class Workload:
             counts["row_bytes"] = int(formulas.embedding_payload(B=1, L=1, d=d, s=s))
         return counts
 
-    def gemm_shape(self, params: Mapping[str, object]) -> tuple[int, int, int] | None:
-        """The shape (rows, columns, depth) of the matrix product this kernel's time rests
-        on, from a kernel's params (:attr:`gemm`); None for a kernel that runs none, or whose
-        params lack the sizes (a hand-made measurement; a saved one is checked on loading).
+    def gemm_products(self, params: Mapping[str, object]) -> tuple[GemmProduct, ...]:
+        """The matrix products this kernel's time rests on, as (count, (rows, columns, depth)),
+        from a kernel's params (:attr:`gemm`); none for a kernel that runs none, or whose params
+        lack the sizes (a hand-made measurement; a saved one is checked on loading).
 
-        >>> WORKLOADS["mlp"].gemm_shape({"B": 4, "d_in": 8, "d_out": 16, "s": 4})
-        (4, 16, 8)
-        >>> WORKLOADS["rnn-gemm"].gemm_shape({"B": 2, "S": 32, "d_in": 8, "d_h": 16, "s": 4})
-        (64, 16, 24)
-        >>> WORKLOADS["transformer-prefill"].gemm_shape({"B": 2, "S": 512, "d": 512, "heads": 8})
-        (512, 512, 64)
-        >>> WORKLOADS["cnn-depthwise"].gemm_shape({}) is None
-        True
+        >>> WORKLOADS["mlp"].gemm_products({"B": 4, "d_in": 8, "d_out": 16, "s": 4})
+        ((1, (4, 16, 8)),)
+        >>> WORKLOADS["rnn-hoisted"].gemm_products({"B": 2, "S": 32, "d_in": 8, "d_h": 16})
+        ((1, (64, 16, 8)), (32, (2, 16, 16)))
+        >>> WORKLOADS["transformer-prefill"].gemm_products({"B": 2, "S": 512, "d": 512, "heads": 8})
+        ((32, (512, 512, 64)),)
+        >>> WORKLOADS["cnn-depthwise"].gemm_products({})
+        ()
         """
-        names = {part for name in self.gemm or () for part in re.split(r"[+*/]", name)}
-        if self.gemm is None or not all(isinstance(params.get(n), int) for n in names):
-            return None
+        names = {
+            part
+            for product in self.gemm
+            for name in product
+            for part in re.split(r"[+*/]", name)
+            if not part.isdigit()
+        }
+        if not all(isinstance(params.get(n), int) for n in names):
+            return ()
 
         def size(name: str) -> int:
             if "+" in name:
@@ -115,10 +129,12 @@ class Workload:
             if "/" in name:
                 whole, part = name.split("/")
                 return size(whole) // size(part)
-            return cast("int", params[name])  # an int: checked above
+            return int(name) if name.isdigit() else cast("int", params[name])  # checked above
 
-        rows, columns, depth = (size(name) for name in self.gemm)
-        return rows, columns, depth
+        return tuple(
+            (size(count), (size(rows), size(columns), size(depth)))
+            for count, rows, columns, depth in self.gemm
+        )
 
     def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:
         """The values of ``formula``'s symbols, read from a kernel's params."""
@@ -162,19 +178,25 @@ def _lookup(pattern: str, summary: str, *, random_rows: bool = False) -> Workloa
 
 
 def _rnn(
-    name: str, summary: str, kernel: str, *, chain: bool = True, gemm: str | None = "B"
+    name: str,
+    summary: str,
+    kernel: str,
+    *,
+    chain: bool = True,
+    gemm: tuple[Product, ...] = (("S", "B", "d_h", "d_in+d_h"),),
 ) -> Workload:
-    # a step multiplies [x_t, h_{t-1}] (d_in + d_h columns) by the stacked weights; one GEMM
-    # over every step at once has S·B rows
+    # each of the S steps multiplies [x_t, h_{t-1}] (d_in + d_h columns) by the stacked weights
     return Workload(name, summary, formulas.rnn_flops, formulas.rnn_bytes,
                     steps="S" if chain else None, kernel=f"rnn:{kernel}", chapter="rnn",
-                    preset="rnn",
-                    gemm=None if gemm is None else (gemm, "d_h", "d_in+d_h"))  # fmt: skip
+                    preset="rnn", gemm=gemm)  # fmt: skip
 
 
 _SAME = {"H_out": "H", "W_out": "W"}
-_LINEAR = ("B", "d_out", "d_in")  # x (B × d_in) by Wᵀ (d_in × d_out)
-_ATTENTION = ("S", "S", "d/heads")  # each head's Q (S × d_head) by Kᵀ (d_head × S), then by V
+_LINEAR: tuple[Product, ...] = (("1", "B", "d_out", "d_in"),)  # x (B × d_in) by Wᵀ (d_in × d_out)
+# each head's Q (S × d_head) by Kᵀ (d_head × S), then the scores (S × S) by V (S × d_head): two
+# products per head and sequence, each held by an S × S × S one; a causal kernel needs half
+_ATTENTION: tuple[Product, ...] = (("2*B*heads", "S", "S", "d/heads"),)
+_CAUSAL: tuple[Product, ...] = (("B*heads", "S", "S", "d/heads"),)
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
@@ -197,9 +219,10 @@ WORKLOADS: dict[str, Workload] = {
         _rnn("rnn-module", "nn.RNN (tanh) over S steps", "rnn_module_kernel"),
         _rnn("rnn-loop", "the RNN step by step in a Python loop", "step_loop_kernel"),
         _rnn("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front",
-             "hoisted_loop_kernel", gemm=None),  # two shapes: one GEMM up front, then steps
+             "hoisted_loop_kernel",  # every step's x_t W_x as one GEMM up front, then h W_h
+             gemm=(("1", "S*B", "d_h", "d_in"), ("S", "B", "d_h", "d_h"))),
         _rnn("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", "batched_gemm_kernel",
-             chain=False, gemm="S*B"),
+             chain=False, gemm=(("1", "S*B", "d_h", "d_in+d_h"),)),
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", chapter="transformer",
@@ -207,7 +230,7 @@ WORKLOADS: dict[str, Workload] = {
         Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
                  formulas.attention_flops_causal, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", options={"causal": True},
-                 chapter="transformer", preset="transformer_prefill", gemm=_ATTENTION),
+                 chapter="transformer", preset="transformer_prefill", gemm=_CAUSAL),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes,
                  kernel="transformer:decode_kernel", chapter="transformer",

@@ -381,9 +381,12 @@ GEMM_SWEEP_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 """Widths (columns and depth) of the GEMM sweep's products: each power of two that the book's
 kernels use (an RNN step's d_in + d_h, an MLP's d)."""
 
-GEMM_SWEEP_MAX_FLOPS = 2**31
-"""The largest product the GEMM sweep times (about 2 GFLOP): larger ones run near the peak,
-which the compute roof already bounds, and would lengthen every run."""
+GEMM_SWEEP_MAX_FLOPS = 2**35
+"""The largest product the GEMM sweep times (4,096 × 2,048 × 2,048, about 34 GFLOP): the
+library's product can stay well below the peak, which the best path sets, even at the
+book's largest shapes (2026-12-03: F.linear reached 190 GFLOP/s on the 2-core CPU where
+oneDNN's product reached 447, so an MLP at B = 512 read 40 % of the peak). Products beyond
+the sweep take its fastest rate (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`)."""
 
 
 def gemm_sweep(

@@ -32,7 +32,7 @@ from gpuconcepts.roofline import (
     Peaks,
     Placement,
     beaten_roofs,
-    gemm_shape,
+    gemm_products,
     place,
     roof_times,
 )
@@ -137,12 +137,16 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             "below the best GEMM's rate"
         )
     elif where.observed == GEMM_SHAPE:
-        shape = gemm_shape(m)
-        point = peaks.gemm_point(shape, flush=m.flush) if shape is not None else None
-        held = "" if point is None else f" ({plain_number(point[0])} × {plain_number(point[1])})"
+        points = [peaks.gemm_point(shape, flush=m.flush) for _, shape in gemm_products(m)]
+        held = sorted({(p[0], p[1]) for p in points if p is not None})
+        sizes = " and ".join(
+            f"{plain_number(rows)} × {plain_number(width)}" for rows, width in held
+        )
+        products = "products of its shapes" if len(held) > 1 else "product of its shape"
         cause = (
-            f"its FLOPs at the rate of the sweep's bare product of its shape{held} account for "
-            f"{share} of its time: it does more than one product of that shape"
+            f"its FLOPs at the rate of the sweep's bare {products} ({sizes}) account for "
+            f"{share} of its time: it does more than its products (an activation or a softmax "
+            "beside them), or runs them as smaller ones"
         )
     elif where.observed == RANDOM_ACCESS:
         cause = (
