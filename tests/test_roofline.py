@@ -290,6 +290,25 @@ def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> Non
     assert Peaks("cpu", 1e11, 1e10, "float32").random_lines_per_s(16) is None
 
 
+def test_a_hot_set_is_read_against_the_random_rows_its_own_cache_served() -> None:
+    # a hot set of 1,024 rows of 64 bytes (64 KiB) sits in the 1 MiB L2: the sweep's point
+    # inside it (2e8 lines/s) bounds it, not the DRAM one (3e7), which it would beat
+    levels = (MemoryLevel("L2", 2**20, 5e10), MemoryLevel("L3", 2**25, 3e10))
+    sweep = ((2**19, 64, 2e8), (2**24, 64, 1e8), (2**28, 64, 3e7))
+    peaks = replace(FLOORS, levels=levels, random_sweep=sweep)
+    params = {"N": 10**6, "B": 1024, "L": 64, "d": 16, "s": 4}
+    rows = 1024 * 64
+    hot = Measurement("dlrm-hot", "cpu", params, (4e-4,), rows * 16.0, rows * 64.0,
+                      random_rows=rows, row_bytes=64)  # fmt: skip
+    assert roofline.observe(hot, peaks) == ("random access", pytest.approx(rows / 2e8 / 4e-4))
+    # the same rows from the whole 64 MB table are DRAM's misses
+    spread = replace(hot, workload="dlrm-random")
+    assert peaks.random_point(64, roofline.random_table_bytes(spread)) == (2**28, 64, 3e7)
+    # with no swept table as close in as its own, a hot set has no random-access roof
+    far = replace(peaks, random_sweep=sweep[1:])
+    assert "random access" not in dict(roofline.roof_times(hot, far))
+
+
 def test_a_flushed_call_starts_at_the_cold_floor() -> None:
     cold = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6,
                  cold_latency_seconds=45e-6)  # fmt: skip

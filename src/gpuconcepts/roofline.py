@@ -128,33 +128,65 @@ class Peaks:
         """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
         return ridge(self.flops_per_s, self.bytes_per_s)
 
-    def random_point(self, row_bytes: int) -> tuple[int, int, float] | None:
-        """The point of the random-access sweep that stands for rows of ``row_bytes``, as
-        (table bytes, row bytes, lines/s): from the sweep's largest table (the one DRAM
-        serves), at the narrowest swept row at least as wide (the widest when none is), since
-        the rate rises with the row's width. None when no sweep was measured.
+    def random_point(
+        self, row_bytes: int, table_bytes: int | None = None
+    ) -> tuple[int, int, float] | None:
+        """The point of the random-access sweep that stands for rows of ``row_bytes`` drawn
+        from a table of ``table_bytes``, as (table bytes, row bytes, lines/s). The table: the
+        smallest swept one that the same memory level serves (:meth:`level_of`; a table
+        further in serves faster, so the smallest is the safe bound), or, when none is, the
+        largest swept one a faster level serves; the sweep's largest table when the kernel's
+        is not given. The row: the narrowest swept row at least as wide (the widest when
+        none is), since the rate rises with the row's width. None without a sweep, or when
+        every swept table sits further out than the kernel's.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
-        ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
+        ...           levels=(MemoryLevel("L2", 2**20, 1e11),),
+        ...           random_sweep=((2**19, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
         >>> p.random_point(4), p.random_point(4096)
         ((268435456, 16, 30000000.0), (268435456, 256, 50000000.0))
+        >>> p.random_point(16, 2**18), p.random_point(16, 2**29)
+        ((524288, 16, 90000000.0), (268435456, 16, 30000000.0))
+        >>> Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),),
+        ...       random_sweep=((2**28, 16, 3e7),)).random_point(16, 2**18) is None
+        True
         """
         if not self.random_sweep:
             return None
-        largest = max(table for table, _, _ in self.random_sweep)
-        points = sorted(point for point in self.random_sweep if point[0] == largest)
+        tables = sorted({table for table, _, _ in self.random_sweep})
+        if table_bytes is None:
+            table = tables[-1]
+        else:
+            level = self.level_of(table_bytes)
+            same = [t for t in tables if self.level_of(t) == level]
+            faster = [t for t in tables if self.level_of(t) < level]
+            if not same and not faster:
+                return None
+            table = same[0] if same else faster[-1]
+        points = sorted(point for point in self.random_sweep if point[0] == table)
         return next((point for point in points if point[1] >= row_bytes), points[-1])
 
-    def random_lines_per_s(self, row_bytes: int) -> float | None:
-        """The random-access roof for rows of ``row_bytes``: the line fetches per second of
-        :meth:`random_point`.
+    def level_of(self, nbytes: int) -> int:
+        """The index in :attr:`memory_roofs` of the level that holds ``nbytes``: the first
+        cache at least as large, else DRAM (the last).
+
+        >>> Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),
+        ...       MemoryLevel("L3", 2**25, 5e10))).level_of(2**21)
+        1
+        """
+        sizes = [level.size_bytes for level in self.levels]
+        return next((i for i, size in enumerate(sizes) if size and nbytes <= size), len(sizes))
+
+    def random_lines_per_s(self, row_bytes: int, table_bytes: int | None = None) -> float | None:
+        """The random-access roof for rows of ``row_bytes`` from a table of ``table_bytes``:
+        the line fetches per second of :meth:`random_point`.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
         ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
         >>> p.random_lines_per_s(4), p.random_lines_per_s(64), p.random_lines_per_s(4096)
         (30000000.0, 50000000.0, 50000000.0)
         """
-        point = self.random_point(row_bytes)
+        point = self.random_point(row_bytes, table_bytes)
         return None if point is None else point[2]
 
     def gemm_point(
@@ -419,7 +451,7 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if product is not None:  # no product of its shape ran faster than the sweep's
         times.append((GEMM_SHAPE, product + (dispatch if serial else 0.0)))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
-        rate = peaks.random_lines_per_s(m.row_bytes)
+        rate = peaks.random_lines_per_s(m.row_bytes, random_table_bytes(m))
         if rate is not None:
             seconds = formulas.random_access_seconds(
                 R=m.random_rows, d=m.row_bytes, s=1, c=peaks.line_bytes, r_line=rate
@@ -441,6 +473,18 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
+
+
+def random_table_bytes(m: Measurement) -> int | None:
+    """The bytes of the table ``m``'s random rows come from, from its workload's descriptor
+    (:meth:`~gpuconcepts.workloads.Workload.random_table_bytes`); None when unknown.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> random_table_bytes(Measurement("dlrm-hot", "cpu", {"N": 10**6, "d": 64, "s": 4}, (1.0,), 1, 1))
+    262144
+    """
+    found = WORKLOADS.get(m.workload)
+    return None if found is None else found.random_table_bytes(m.params)
 
 
 def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> float | None:

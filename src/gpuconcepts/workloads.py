@@ -66,6 +66,7 @@ class Workload:
     preset: str = ""
     sweep: tuple[str, str] | None = None
     gemm: tuple[Product, ...] = ()
+    table_rows_at_most: int | None = None
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -96,6 +97,23 @@ class Workload:
             counts["random_rows"] = B * L
             counts["row_bytes"] = int(formulas.embedding_payload(B=1, L=1, d=d, s=s))
         return counts
+
+    def random_table_bytes(self, params: Mapping[str, object]) -> int | None:
+        """The bytes of the table a random row lookup draws its rows from (N rows of d·s, or
+        the hot set's :attr:`table_rows_at_most`), which sets the memory level that serves
+        them; None for other kernels or params without the sizes.
+
+        >>> WORKLOADS["dlrm-random"].random_table_bytes({"N": 4096, "d": 16, "s": 4})
+        262144
+        >>> WORKLOADS["dlrm-hot"].random_table_bytes({"N": 4096, "d": 16, "s": 4})
+        65536
+        """
+        sizes = [params.get(name) for name in ("N", "d", "s")]
+        if not self.random_rows or not all(isinstance(v, int) for v in sizes):
+            return None
+        N, d, s = cast("list[int]", sizes)
+        rows = N if self.table_rows_at_most is None else min(N, self.table_rows_at_most)
+        return rows * d * s
 
     def gemm_products(self, params: Mapping[str, object]) -> tuple[GemmProduct, ...]:
         """The matrix products this kernel's time rests on, as (count, (rows, columns, depth)),
@@ -163,13 +181,20 @@ def _plain(value: Number) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _lookup(pattern: str, summary: str, *, random_rows: bool = False) -> Workload:
+HOT_ROWS = 1024
+"""Rows in the hot set of DLRM's ``"hot"`` pattern: small enough to stay in any cache."""
+
+
+def _lookup(
+    pattern: str, summary: str, *, random_rows: bool = False, at_most: int | None = None
+) -> Workload:
     return Workload(
         f"dlrm-{pattern}",
         summary,
         formulas.embedding_bag_flops,
         formulas.embedding_bag_bytes,
         random_rows=random_rows,
+        table_rows_at_most=at_most,
         kernel="dlrm:embedding_lookup_kernel",
         options={"pattern": pattern},
         chapter="dlrm",
@@ -203,7 +228,8 @@ WORKLOADS: dict[str, Workload] = {
     for w in (
         _lookup("random", "embedding_bag (sum) over uniformly random rows", random_rows=True),
         _lookup("sequential", "embedding_bag (sum) over consecutive rows"),
-        _lookup("hot", "embedding_bag (sum) over a small hot set of rows"),
+        _lookup("hot", "embedding_bag (sum) over a small hot set of rows", random_rows=True,
+                at_most=HOT_ROWS),  # random rows, from a set a cache holds
         Workload("dlrm-dense", "the dense part of DLRM: one nn.Linear", formulas.mlp_flops,
                  formulas.mlp_bytes, kernel="dlrm:dense_mlp_kernel", chapter="dlrm",
                  preset="dlrm_dense", gemm=_LINEAR),

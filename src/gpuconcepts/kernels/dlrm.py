@@ -21,12 +21,10 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
 from gpuconcepts.kernels.mlp import linear_kernel
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.workloads import HOT_ROWS
 
 Pattern = Literal["random", "sequential", "hot"]
 PATTERNS: tuple[Pattern, ...] = ("random", "sequential", "hot")
-
-HOT_ROWS = 1024
-"""Rows in the hot set of the ``"hot"`` pattern: small enough to stay in any cache."""
 
 
 def lookup_indices(pattern: str, *, N: int, B: int, L: int, device: str, seed: int = 0) -> object:

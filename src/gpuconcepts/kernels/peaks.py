@@ -14,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 import torch
@@ -332,12 +332,15 @@ RANDOM_BAG = 16
 
 
 def random_access(
-    device: str, cache_bytes: int, *, repeats: int = 5
+    device: str, cache_bytes: int, *, first_cache_bytes: int | None = None, repeats: int = 5
 ) -> tuple[tuple[int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
-    at uniformly random addresses, for a table inside the last-level cache (half of it) and
-    one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it, at each width of
-    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, lines/s).
+    at uniformly random addresses, for a table inside the first cache level (half of
+    ``first_cache_bytes``, when given and smaller), inside the last-level cache (half of it)
+    and one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it, at each width of
+    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, lines/s). A lookup is
+    read against the table its own level serves (a hot set inside a cache, a large table
+    beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
 
     A row costs ⌈row bytes / line⌉ whole lines (:data:`gpuconcepts.formulas.random_row_bytes`);
     the memory system keeps only so many misses in flight, so for narrow rows the rate of line
@@ -351,7 +354,12 @@ def random_access(
     line = transfer_unit_bytes(device)
     generator = torch.Generator(device="cpu").manual_seed(7)
     sweep = []
-    for table_bytes in (cache_bytes // 2, LLC_MULTIPLE * cache_bytes):
+    inner = (
+        ()
+        if not first_cache_bytes or first_cache_bytes >= cache_bytes
+        else (first_cache_bytes // 2,)
+    )
+    for table_bytes in (*inner, cache_bytes // 2, LLC_MULTIPLE * cache_bytes):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
         offsets = torch.arange(0, RANDOM_ROWS, RANDOM_BAG, device=device)
         for row in RANDOM_ROW_BYTES:
@@ -511,11 +519,19 @@ def measure_peaks(
         op_seconds=op_floor(device),
         line_bytes=transfer_unit_bytes(device),
         random_sweep=random_access(
-            device, last_level_cache_bytes(device), repeats=max(3, reps // 2)
+            device,
+            last_level_cache_bytes(device),
+            first_cache_bytes=_first_cache_bytes(levels),
+            repeats=max(3, reps // 2),
         ),
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=max(3, reps // 3)),
     )
+
+
+def _first_cache_bytes(levels: Sequence[MemoryLevel]) -> int | None:
+    """The size of the first cache level the sweep found, if any."""
+    return levels[0].size_bytes if levels else None
 
 
 def measure_roofs_again(device: str, peaks: Peaks, roofs: Collection[str]) -> Peaks:
@@ -532,7 +548,10 @@ def measure_roofs_again(device: str, peaks: Peaks, roofs: Collection[str]) -> Pe
                                          repeats=repeats)  # fmt: skip
     if RANDOM_ACCESS in roofs:
         cache = last_level_cache_bytes(device)
-        again["random_sweep"] = random_access(device, cache, repeats=repeats)
+        first = _first_cache_bytes(peaks.levels)
+        again["random_sweep"] = random_access(
+            device, cache, first_cache_bytes=first, repeats=repeats
+        )
     if CHAIN in roofs or PER_CALL in roofs:
         again["op_seconds"] = op_floor(device)
         again["latency_seconds"] = latency_floor(device)
