@@ -455,6 +455,21 @@ def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
     assert SHAPES.gemm_point((4, 16, 32)) == (16, 64, False, 2e9)
 
 
+def test_a_flushed_chain_starts_cold_once() -> None:
+    # 64 steps of 4 × 16 × 32 after a flush: the first step's product at the flushed rate of
+    # the 16 × 64 product, the other 63 at its warm rate (a step finds what the last one left)
+    sweep = ((16, 64, False, 2e9), (16, 64, True, 1e8))
+    peaks = replace(PEAKS, gemm_sweep=sweep)
+    params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
+    flops = 2 * 4 * 16 * 32
+    loop = Measurement("rnn-hoisted", "cpu", params, (1e-3,), 64 * flops, 1e4, steps=64)
+    loop = replace(loop, workload="rnn-module", flush=True)
+    bound = dict(roofline.roof_times(loop, peaks))["GEMM shape"]
+    assert bound == pytest.approx(flops / 1e8 + 63 * flops / 2e9)
+    # were every step cold, the bound would be 20 times longer, and the loop would beat it
+    assert bound < 64 * flops / 1e8 / 10
+
+
 def test_the_hoisted_loop_adds_its_up_front_product_and_its_steps() -> None:
     # B = 16, S = 4, d = 64: one 64 × 64 × 64 product up front, then 4 steps of 16 × 64 × 64;
     # only the 16 × 64 point holds the steps, and the one larger than the sweep takes its

@@ -490,24 +490,34 @@ def random_table_bytes(m: Measurement) -> int | None:
 def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> float | None:
     """The least time of ``m``'s matrix products (:func:`gemm_products`), each at the rate of
     the GEMM sweep's product that holds it (:meth:`Peaks.gemm_point`), or None without them.
-    ``net_of_call``: each product's own call (the sweep product's latency floor, a cold one
-    after a flush) taken off its time, for a kernel whose dispatch is counted beside it; never
-    below the compute peak's time.
+    A kernel timed after a flush starts cold once: its first product is read against the
+    flushed sweep and the products after it against the warm one. ``net_of_call``: each
+    product's own call (the sweep product's latency floor, a cold one after a flush) taken off
+    its time, for a kernel whose dispatch is counted beside it; never below the compute peak's
+    time.
     """
-    total = 0.0
-    products = gemm_products(m)
-    for count, (rows, columns, depth) in products:
-        point = peaks.gemm_point((rows, columns, depth), flush=m.flush)
+
+    def seconds(shape: tuple[int, int, int], flush: bool) -> float | None:
+        point = peaks.gemm_point(shape, flush=flush)
         if point is None:
             return None
         swept_rows, width, flushed, flops_per_s = point
         swept = float(formulas.mlp_flops(B=swept_rows, d_in=width, d_out=width))
-        seconds = swept / flops_per_s
+        took = swept / flops_per_s
         if net_of_call:
             call = peaks.cold_latency_seconds if flushed else peaks.latency_seconds
-            seconds = max(seconds - (call or 0.0), swept / peaks.flops_per_s)
-        flops = float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns))
-        total += count * flops * seconds / swept
+            took = max(took - (call or 0.0), swept / peaks.flops_per_s)
+        rows, columns, depth = shape
+        return float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns)) * took / swept
+
+    total = 0.0
+    products = gemm_products(m)
+    for i, (count, shape) in enumerate(products):
+        cold = m.flush and i == 0  # only the kernel's first product finds the caches flushed
+        first, rest = seconds(shape, cold), seconds(shape, False)
+        if first is None or rest is None:
+            return None
+        total += first + (count - 1) * rest
     return total if products else None
 
 
