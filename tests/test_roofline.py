@@ -470,6 +470,21 @@ def test_a_flushed_chain_starts_cold_once() -> None:
     assert bound < 64 * flops / 1e8 / 10
 
 
+def test_an_activation_runs_after_the_products_on_a_cpu() -> None:
+    # the batched RNN GEMM at S·B = 16 rows, d = 32: one 16 × 32 × 64 product (the 16 × 64
+    # point, 2e9 FLOP/s), then tanh of 512 elements at 1e8 a second: 5.12 µs after 32.8 µs
+    params = {"B": 1, "S": 16, "d_in": 32, "d_h": 32, "s": 4}
+    flops = formulas.rnn_flops(B=1, S=16, d_in=32, d_h=32)
+    gemm = Measurement("rnn-gemm", "cpu", params, (5e-5,), flops, 1e4)
+    peaks = replace(SHAPES, activation_per_s=1e8)
+    bound = dict(roofline.roof_times(gemm, peaks))["GEMM shape"]
+    assert bound == pytest.approx(flops / 2e9 + 512 / 1e8)
+    assert dict(roofline.roof_times(gemm, SHAPES))["GEMM shape"] == pytest.approx(flops / 2e9)
+    # a GPU may fuse the activation into its product's kernel: the products alone bound it
+    on_gpu = replace(gemm, device="cuda")
+    assert dict(roofline.roof_times(on_gpu, peaks))["GEMM shape"] == pytest.approx(flops / 2e9)
+
+
 def test_the_hoisted_loop_adds_its_up_front_product_and_its_steps() -> None:
     # B = 16, S = 4, d = 64: one 64 × 64 × 64 product up front, then 4 steps of 16 × 64 × 64;
     # only the 16 × 64 point holds the steps, and the one larger than the sweep takes its

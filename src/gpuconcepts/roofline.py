@@ -65,7 +65,9 @@ class Peaks:
     ``line_bytes`` (:meth:`random_lines_per_s`); ``cold_sweep`` the seconds of reading
     an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
     ``gemm_sweep`` the library's matrix product at small shapes, as (rows, width, flushed,
-    FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`). ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
+    FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`);
+    ``activation_per_s`` the elements per second of an activation (``tanh``) over an array a
+    cache holds, the rate of the work a product kernel does beside its products. ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
@@ -98,6 +100,7 @@ class Peaks:
     name: str = ""
     cold_sweep: tuple[tuple[int, float], ...] = ()
     gemm_sweep: tuple[tuple[int, int, bool, float], ...] = ()
+    activation_per_s: float | None = None
 
     def __post_init__(self) -> None:
         if not self.name:  # runs saved before the field was added: the device kind
@@ -111,6 +114,7 @@ class Peaks:
             "op_seconds",
             "cold_latency_seconds",
             "line_bytes",
+            "activation_per_s",
         )
         for name in ("flops_per_s", "bytes_per_s", *optional):
             value = getattr(self, name)
@@ -293,6 +297,7 @@ class Peaks:
             copy_bytes_per_s=higher(self.copy_bytes_per_s, again.copy_bytes_per_s),
             triad_bytes_per_s=higher(self.triad_bytes_per_s, again.triad_bytes_per_s),
             read_bytes_per_s=higher(self.read_bytes_per_s, again.read_bytes_per_s),
+            activation_per_s=higher(self.activation_per_s, again.activation_per_s),
             levels=levels,
             latency_seconds=min(floors, default=None),
             op_seconds=min(op_floors, default=None),
@@ -318,6 +323,7 @@ class Peaks:
             "random_sweep": [list(point) for point in self.random_sweep],
             "cold_sweep": [list(point) for point in self.cold_sweep],
             "gemm_sweep": [list(point) for point in self.gemm_sweep],
+            "activation_per_s": self.activation_per_s,
             "ridge_point": self.ridge_point,
             "levels": [level.to_dict() for level in self.levels],
             "sweep": [list(point) for point in self.sweep],
@@ -393,7 +399,8 @@ GEMM_SHAPE = "GEMM shape"
 """The roof of a kernel whose time rests on matrix products: its work at the rate the library's
 product of that shape reached, bare, in the GEMM sweep (a product of few rows cannot fill the
 vector units, and one of few FLOPs per byte streams its weights at the rate the product reads
-them, not the streaming kernels')."""
+them, not the streaming kernels'), and on a CPU its activation's elements (an RNN's tanh,
+attention's softmax) at the measured activation rate after them."""
 
 
 def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:
@@ -448,6 +455,10 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
     serial = m.device == "cpu" and dispatch > 0
     product = _product_seconds(m, peaks, net_of_call=serial)
+    elements = activation_elements(m)
+    if product is not None and elements and peaks.activation_per_s and m.device == "cpu":
+        # one thread runs the activation after the product (a GPU may fuse the two)
+        product += elements / peaks.activation_per_s
     if product is not None:  # no product of its shape ran faster than the sweep's
         times.append((GEMM_SHAPE, product + (dispatch if serial else 0.0)))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
@@ -473,6 +484,18 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
+
+
+def activation_elements(m: Measurement) -> int | None:
+    """How many elements ``m`` passes through an activation beside its products, from its
+    workload's descriptor (:meth:`~gpuconcepts.workloads.Workload.activation_elements`).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> activation_elements(Measurement("rnn-gemm", "cpu", {"B": 1, "S": 4, "d_in": 2, "d_h": 8}, (1.0,), 1, 1))
+    32
+    """
+    found = WORKLOADS.get(m.workload)
+    return None if found is None else found.activation_elements(m.params)
 
 
 def random_table_bytes(m: Measurement) -> int | None:

@@ -50,7 +50,8 @@ class Workload:
     measures it ("" for the roofs' reference kernels); ``preset`` the table of
     ``conf/presets.toml`` that holds its sizes, and ``sweep`` the sweep of the presets'
     ``sweeps`` table that varies one of them, as (sweep, size). ``gemm`` lists the matrix
-    products its time rests on (:data:`Product`), which the GEMM-shape roof reads.
+    products its time rests on (:data:`Product`), and ``activations`` the elements it passes
+    through an activation beside them, both read by the GEMM-shape roof.
     """
 
     name: str
@@ -67,6 +68,7 @@ class Workload:
     sweep: tuple[str, str] | None = None
     gemm: tuple[Product, ...] = ()
     table_rows_at_most: int | None = None
+    activations: str | None = None
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -97,6 +99,21 @@ class Workload:
             counts["random_rows"] = B * L
             counts["row_bytes"] = int(formulas.embedding_payload(B=1, L=1, d=d, s=s))
         return counts
+
+    def activation_elements(self, params: Mapping[str, object]) -> int | None:
+        """How many elements the kernel passes through an activation beside its products (an
+        RNN's tanh, attention's softmax), from its params (:attr:`activations`); None when it
+        names none or the params lack the sizes.
+
+        >>> WORKLOADS["rnn-gemm"].activation_elements({"B": 2, "S": 32, "d_in": 8, "d_h": 16})
+        1024
+        >>> WORKLOADS["transformer-prefill-causal"].activation_elements(
+        ...     {"B": 1, "S": 64, "d": 64, "heads": 2})
+        4096
+        """
+        if self.activations is None or not _known([self.activations], params):
+            return None
+        return _size(self.activations, params)
 
     def random_table_bytes(self, params: Mapping[str, object]) -> int | None:
         """The bytes of the table a random row lookup draws its rows from (N rows of d·s, or
@@ -129,25 +146,12 @@ class Workload:
         >>> WORKLOADS["cnn-depthwise"].gemm_products({})
         ()
         """
-        names = {
-            part
-            for product in self.gemm
-            for name in product
-            for part in re.split(r"[+*/]", name)
-            if not part.isdigit()
-        }
-        if not all(isinstance(params.get(n), int) for n in names):
+        names = [name for product in self.gemm for name in product]
+        if not _known(names, params):
             return ()
 
         def size(name: str) -> int:
-            if "+" in name:
-                return sum(size(part) for part in name.split("+"))
-            if "*" in name:
-                return math.prod(size(part) for part in name.split("*"))
-            if "/" in name:
-                whole, part = name.split("/")
-                return size(whole) // size(part)
-            return int(name) if name.isdigit() else cast("int", params[name])  # checked above
+            return _size(name, params)
 
         return tuple(
             (size(count), (size(rows), size(columns), size(depth)))
@@ -185,6 +189,25 @@ HOT_ROWS = 1024
 """Rows in the hot set of DLRM's ``"hot"`` pattern: small enough to stay in any cache."""
 
 
+def _known(names: list[str], params: Mapping[str, object]) -> bool:
+    """Whether ``params`` hold, as whole numbers, every size the expressions ``names`` use."""
+    parts = {part for name in names for part in re.split(r"[+*/]", name) if not part.isdigit()}
+    return all(isinstance(params.get(part), int) for part in parts)
+
+
+def _size(name: str, params: Mapping[str, object]) -> int:
+    """The value of a size expression (names, whole numbers, ``+``, ``*`` and ``/``; ``+``
+    binds loosest) for a kernel's params, which hold each name (:func:`_known`)."""
+    if "+" in name:
+        return sum(_size(part, params) for part in name.split("+"))
+    if "*" in name:
+        return math.prod(_size(part, params) for part in name.split("*"))
+    if "/" in name:
+        whole, part = name.split("/")
+        return _size(whole, params) // _size(part, params)
+    return int(name) if name.isdigit() else cast("int", params[name])
+
+
 def _lookup(
     pattern: str, summary: str, *, random_rows: bool = False, at_most: int | None = None
 ) -> Workload:
@@ -213,7 +236,7 @@ def _rnn(
     # each of the S steps multiplies [x_t, h_{t-1}] (d_in + d_h columns) by the stacked weights
     return Workload(name, summary, formulas.rnn_flops, formulas.rnn_bytes,
                     steps="S" if chain else None, kernel=f"rnn:{kernel}", chapter="rnn",
-                    preset="rnn", gemm=gemm)  # fmt: skip
+                    preset="rnn", gemm=gemm, activations="S*B*d_h")  # tanh of every h_t  # fmt: skip
 
 
 _SAME = {"H_out": "H", "W_out": "W"}
@@ -252,11 +275,13 @@ WORKLOADS: dict[str, Workload] = {
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", chapter="transformer",
-                 preset="transformer_prefill", sweep=("transformer_S", "S"), gemm=_ATTENTION),
+                 preset="transformer_prefill", sweep=("transformer_S", "S"), gemm=_ATTENTION,
+                 activations="B*heads*S*S"),  # the softmax's exp of every score
         Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
                  formulas.attention_flops_causal, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", options={"causal": True},
-                 chapter="transformer", preset="transformer_prefill", gemm=_CAUSAL),
+                 chapter="transformer", preset="transformer_prefill", gemm=_CAUSAL,
+                 activations="B*heads*S*S/2"),  # at least the scores on one side
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes,
                  kernel="transformer:decode_kernel", chapter="transformer",

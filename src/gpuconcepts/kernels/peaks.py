@@ -435,6 +435,22 @@ def gemm_sweep(
     return tuple(sweep)
 
 
+ACTIVATION_ELEMENTS = 2**18
+"""Elements of the activation-rate array: 1 MiB of float32, inside a CPU's caches, and long
+enough that one call's floor is a few percent of its time."""
+
+
+def activation_rate(device: str, *, dtype: str | None = None, repeats: int = 5) -> float:
+    """Elements per second of ``torch.tanh`` over :data:`ACTIVATION_ELEMENTS` elements that a
+    cache holds, at the best repetition: what a product kernel's activation costs beside
+    its products (an exponential, as a softmax takes, costs about as much)."""
+    x = tensor((ACTIVATION_ELEMENTS,), dtype or default_dtype(device), device, seed=5)
+    out = torch.empty_like(x)
+    with torch.inference_mode():
+        times = time_function(lambda: torch.tanh(x, out=out), device, repeats=repeats)
+    return ACTIVATION_ELEMENTS / min(times)
+
+
 def physical_flops(device: str, dtype: str | None = None) -> float | None:
     """The most FLOP/s the hardware could issue in ``dtype``, or None when unknown.
 
@@ -526,6 +542,7 @@ def measure_peaks(
         ),
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=max(3, reps // 3)),
+        activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
     )
 
 
@@ -546,6 +563,7 @@ def measure_roofs_again(device: str, peaks: Peaks, roofs: Collection[str]) -> Pe
     if GEMM_SHAPE in roofs:
         again["gemm_sweep"] = gemm_sweep(device, peaks.ridge_point, dtype=peaks.dtype,
                                          repeats=repeats)  # fmt: skip
+        again["activation_per_s"] = activation_rate(device, dtype=peaks.dtype, repeats=repeats)
     if RANDOM_ACCESS in roofs:
         cache = last_level_cache_bytes(device)
         first = _first_cache_bytes(peaks.levels)

@@ -31,6 +31,7 @@ from gpuconcepts.roofline import (
     RANDOM_ACCESS,
     Peaks,
     Placement,
+    activation_elements,
     beaten_roofs,
     gemm_products,
     place,
@@ -144,10 +145,12 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             f"{plain_number(rows)} × {plain_number(width)}" for rows, width in held
         )
         products = "products of its shapes" if len(held) > 1 else "product of its shape"
+        activation = activation_elements(m) and peaks.activation_per_s and m.device == "cpu"
+        beside = ", and its activation at the measured rate," if activation else ""
         cause = (
-            f"its FLOPs at the rate of the sweep's bare {products} ({sizes}) account for "
-            f"{share} of its time: it does more than its products (an activation or a softmax "
-            "beside them), or runs them as smaller ones"
+            f"its FLOPs at the rate of the sweep's bare {products} ({sizes}){beside} account "
+            f"for {share} of its time: it does more than its products (a softmax's other "
+            "passes, a bias, a copy), or runs them as smaller ones"
         )
     elif where.observed == RANDOM_ACCESS:
         cause = (
@@ -318,6 +321,10 @@ def gemm_shape_sentence(peaks: Peaks) -> str:
         parts.append(
             f"With {plain_number(most[0])} rows the product reached {si(most[3], 'FLOP/s')}, "
             f"{percent(most[3] / peaks.flops_per_s)} of the compute peak."
+        )
+    if peaks.activation_per_s:
+        parts.append(
+            f"An activation (tanh) ran at {in_words(peaks.activation_per_s)} elements a second."
         )
     return " ".join(parts)
 
