@@ -29,6 +29,7 @@ from gpuconcepts.distributed.traffic import (
     parse_loopback,
 )
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.records import from_record
 
 counts = st.integers(min_value=1, max_value=10**9)
 worlds = st.integers(min_value=1, max_value=4096)
@@ -251,7 +252,7 @@ def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore
 def test_the_record_a_run_saves_gives_the_same_report_and_claims(report) -> None:  # type: ignore[no-untyped-def]
     from gpuconcepts.distributed.report import DistributedReport
 
-    again = DistributedReport.from_record(json.loads(json.dumps(report.record())))
+    again = from_record(DistributedReport, json.loads(json.dumps(report.record())))
     assert again == report
     assert again.claims == report.claims
 

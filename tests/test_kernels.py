@@ -37,6 +37,7 @@ from gpuconcepts.kernels import (
 from gpuconcepts.kernels._common import Kernel
 from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.measure import Measurement
+from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.workloads import WORKLOADS, check_counts
 
@@ -403,7 +404,7 @@ def test_decode_cache_grows_exactly_as_kv_cache_memory() -> None:
     assert m.flush is True
     # the series travel with the measurement into a saved run, and back
     assert m.to_dict()["series"]["cache_bytes"] == list(m.series["cache_bytes"])
-    assert Measurement.from_dict(m.to_dict()) == m
+    assert from_record(Measurement, m.to_dict()) == m
 
 
 def test_decode_cache_is_what_the_allocator_handed_out_not_the_shapes(

@@ -16,6 +16,7 @@ import pytest
 from gpuconcepts import formulas, measure
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
+from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks, place
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
@@ -125,7 +126,7 @@ def test_measurement_round_trips_through_json() -> None:
     data = json.loads(json.dumps(m.to_dict()))
     assert data["params"] == {"B": 2, "dtype": "float32"}
     assert data["flush"] is True
-    assert Measurement.from_dict(data) == m
+    assert from_record(Measurement, data) == m
 
 
 @pytest.mark.parametrize(
@@ -135,23 +136,23 @@ def test_measurement_round_trips_through_json() -> None:
         (
             {"workload": "mlp", "device": "cpu", "params": [], "raw_seconds": [1.0],
              "flops": 1, "bytes": 1},
-            "params must be an object",
+            r"params must be an object; got \[\]",
         ),
         (
             {"workload": "mlp", "device": "cpu", "params": {}, "raw_seconds": "fast",
              "flops": 1, "bytes": 1},
-            "raw_seconds must be a list of seconds",
+            "raw_seconds must be a list; got 'fast'",
         ),
         (
             {"workload": "mlp", "device": "cpu", "params": {}, "raw_seconds": [1.0, "x"],
              "flops": 1, "bytes": 1},
-            "every raw time must be positive; got 'x'",
+            r"raw_seconds\[1\] must be a number; got 'x'",
         ),
     ],
 )  # fmt: skip
 def test_measurement_from_dict_names_the_problem(record: dict[str, object], message: str) -> None:
     with pytest.raises(GpuConceptsError, match=message):
-        Measurement.from_dict(record)
+        from_record(Measurement, record)
 
 
 @pytest.mark.parametrize(
@@ -429,7 +430,7 @@ def test_the_noise_probe_says_whether_the_machine_was_busy() -> None:
     )
     calm = dataclasses.replace(provenance, noise_after=quiet)
     assert calm.noise.startswith("This run's machine was quiet")
-    assert Provenance.from_dict(provenance.to_dict()) == provenance
+    assert from_record(Provenance, provenance.to_dict()) == provenance
 
 
 def test_a_core_another_program_keeps_busy_is_left_to_it(

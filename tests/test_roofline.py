@@ -10,6 +10,7 @@ import pytest
 from gpuconcepts import formulas, roofline
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.measure import Measurement
+from gpuconcepts.records import from_record
 from gpuconcepts.render import plots
 from gpuconcepts.roofline import MemoryLevel, Peaks
 
@@ -129,7 +130,7 @@ def test_observed_bound_is_the_tightest_roof_not_beaten(
 
 
 def test_peaks_with_levels_round_trip() -> None:
-    assert Peaks.from_dict(CACHED.to_dict()) == CACHED
+    assert from_record(Peaks, CACHED.to_dict()) == CACHED
     assert [lvl.name for lvl in CACHED.memory_roofs] == ["L2", "L3", "DRAM"]
     gpu = Peaks("cuda", 1e15, 4e12, "bfloat16")
     assert [lvl.name for lvl in gpu.memory_roofs] == ["HBM"]
@@ -336,9 +337,9 @@ def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None
     assert measured.name == "cpu"  # the device kind when no name is given
     named = Peaks("cuda", 1e12, 1e11, "bf16", name="H100 SXM")
     assert (named.device, named.name, named.memory_roofs[-1].name) == ("cuda", "H100 SXM", "HBM")
-    assert Peaks.from_dict(named.to_dict()) == named
+    assert from_record(Peaks, named.to_dict()) == named
     saved_before = {k: v for k, v in to_record(named).items() if k != "name"}
-    assert Peaks.from_dict(saved_before).name == "cuda"  # a run saved without the field
+    assert from_record(Peaks, saved_before).name == "cuda"  # a run saved without the field
 
 
 def test_a_large_kernel_of_few_operations_is_never_labelled_by_its_dispatch() -> None:
@@ -503,7 +504,7 @@ def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:
     best = {(p[0], p[1], p[2]): p[3] for p in SHAPES.best_of(again).gemm_sweep}
     assert best[(16, 2048, False)] == 6e10
     assert best[(1, 2048, True)] == 2e9
-    assert Peaks.from_dict(SHAPES.to_dict()).gemm_sweep == SHAPES.gemm_sweep
+    assert from_record(Peaks, SHAPES.to_dict()).gemm_sweep == SHAPES.gemm_sweep
 
 
 def test_on_a_cpu_a_products_dispatch_adds_to_its_time_net_of_the_sweeps_own_call() -> None:

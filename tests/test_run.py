@@ -18,6 +18,7 @@ from synthetic import (
 from gpuconcepts import cli
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
+from gpuconcepts.records import from_record
 from gpuconcepts.render import compare_rows, format_compare
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import SCHEMA, Run, load, load_all
@@ -54,10 +55,10 @@ def test_the_parts_round_trip_on_their_own() -> None:
     from gpuconcepts.distributed.report import DistributedReport
 
     whole, spread = synthetic_wholemodel(), synthetic_distributed()
-    assert WholeModelResults.from_dict(json.loads(json.dumps(whole.to_dict()))) == whole
-    assert DistributedReport.from_record(json.loads(json.dumps(spread.record()))) == spread
+    assert from_record(WholeModelResults, json.loads(json.dumps(whole.to_dict()))) == whole
+    assert from_record(DistributedReport, json.loads(json.dumps(spread.record()))) == spread
     with pytest.raises(GpuConceptsError, match=r"^missing field 'decode\.shape'$"):
-        WholeModelResults.from_dict({**whole.to_dict(), "decode": {"cached": 16}})
+        from_record(WholeModelResults, {**whole.to_dict(), "decode": {"cached": 16}})
 
 
 def _saved(run: Run, tmp_path: Path, edit: object = None) -> Path:

@@ -17,6 +17,7 @@ from gpuconcepts.claims.wholemodel_results import (
     WholeModelResults,
 )
 from gpuconcepts.model import ModelShape, matmul_params, params
+from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks
 
 torch = pytest.importorskip("torch")
@@ -72,7 +73,7 @@ def test_whole_model_runs_the_three_and_its_results_round_trip_as_json():
     assert results.decode.batches == (1, 2)
     assert results.training.tokens == 2 * 16
     assert [line.split(":")[0] for line in lines] == ["whole model"] * 3
-    assert WholeModelResults.from_dict(json.loads(json.dumps(results.to_dict()))) == results
+    assert from_record(WholeModelResults, json.loads(json.dumps(results.to_dict()))) == results
 
 
 # -- the judges, on synthetic data ----------------------------------------------------------------

@@ -52,6 +52,11 @@ gpuconcepts.errors.GpuConceptsError: seconds[0] must be a finite number; got nan
 Traceback (most recent call last):
 ...
 gpuconcepts.errors.GpuConceptsError: seconds[0] must be 0 or more; got -0.001
+
+A count that is exact when whole is annotated ``int | float``: an int stays an int.
+
+>>> read(51200000000, int | float, "bytes"), read(2.5, int | float, "bytes")
+(51200000000, 2.5)
 """
 
 from __future__ import annotations
@@ -187,6 +192,9 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
         options = [a for a in get_args(kind) if a is not type(None)]
         if value is None and len(options) < len(get_args(kind)):
             return None
+        if set(options) == {int, float}:  # a count exact when whole: an int stays an int
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            return _within(_checked(value, number, "a number", where), bounds, where)
         if len(options) != 1:
             raise TypeError(f"records: cannot read the union {kind!r}")
         return read(value, options[0], where, bounds)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.records import POSITIVE, from_record
+from gpuconcepts.records import POSITIVE
 from gpuconcepts.workloads import WORKLOADS, GemmProduct
 
 if TYPE_CHECKING:
@@ -329,12 +329,6 @@ class Peaks:
             "sweep": [list(point) for point in self.sweep],
             "latency_seconds": self.latency_seconds,
         }
-
-    @classmethod
-    def from_dict(cls, record: object) -> Peaks:
-        """The inverse of :meth:`to_dict` (the derived ``ridge_point`` is recomputed); a
-        missing or mistyped field is named (:func:`gpuconcepts.records.from_record`)."""
-        return from_record(cls, record)
 
 
 Point = tuple[Any, ...]

@@ -8,7 +8,8 @@ without it.
 >>> sizes = wholemodel_sizes("cpu", quick=True)
 >>> sizes.decode.dtype, wholemodel_sizes("cuda", quick=False).decode.dtype, sizes.repeats
 ('float32', 'bfloat16', 5)
->>> WholeModelSizes.from_dict(sizes.to_dict()) == sizes
+>>> from gpuconcepts.records import from_record
+>>> from_record(WholeModelSizes, sizes.to_dict()) == sizes
 True
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuconcepts.model import ModelShape
-from gpuconcepts.records import from_record, to_record
+from gpuconcepts.records import to_record
 
 
 @dataclass(frozen=True)
@@ -116,11 +117,6 @@ class WholeModelSizes:
         """JSON-ready dict of every field."""
         return to_record(self)
 
-    @classmethod
-    def from_dict(cls, record: object) -> WholeModelSizes:
-        """The inverse of :meth:`to_dict`; a missing or mistyped field is named."""
-        return from_record(cls, record)
-
 
 def wholemodel_sizes(device: str, quick: bool) -> WholeModelSizes:
     """Small on a CPU (the book's page runs in seconds), larger on a GPU.
@@ -177,9 +173,3 @@ class WholeModelResults:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: ``sizes``, ``backward``, ``decode``, ``training``."""
         return to_record(self)
-
-    @classmethod
-    def from_dict(cls, record: object) -> WholeModelResults:
-        """The inverse of :meth:`to_dict`; a missing or mistyped field is named
-        (``decode.seconds[2][0] must be a number; got 'x'``)."""
-        return from_record(cls, record)

@@ -31,7 +31,7 @@ from gpuconcepts.distributed.traffic import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
-from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
+from gpuconcepts.records import POSITIVE, at_least, to_record
 from gpuconcepts.units import number, plain_number, plural, si
 
 GROWTH_REPEATS = 2
@@ -161,12 +161,6 @@ class DistributedReport:
         """Every measured value as plain JSON, losslessly: what a Run saves. (:meth:`to_dict`
         is the CLI's view: statistics, predictions and claims.)"""
         return to_record(self)
-
-    @classmethod
-    def from_record(cls, record: object) -> DistributedReport:
-        """The inverse of :meth:`record`; a missing or mistyped entry is named
-        (``collectives[3].seconds[0] must be a number; got 'x'``)."""
-        return from_record(cls, record)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form for ``gpuconcepts distributed --json``: every collective with

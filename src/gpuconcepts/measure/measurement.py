@@ -76,8 +76,8 @@ class Measurement:
     device: str
     params: Mapping[str, object]
     raw_seconds: tuple[float, ...]
-    flops: float
-    bytes: float
+    flops: int | float  # exact when whole (the formulas' count); records keep an int an int
+    bytes: int | float
     flush: bool = False
     series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     group: str = ""
@@ -194,35 +194,3 @@ class Measurement:
             if getattr(self, name) is not None:
                 record[name] = getattr(self, name)
         return record
-
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Measurement:
-        """The inverse of :meth:`to_dict`; a missing field is a :class:`GpuConceptsError`.
-
-        >>> m = Measurement("mlp", "cpu", {"B": 4}, (1.0, 2.0), 8, 4, flush=True)
-        >>> Measurement.from_dict(m.to_dict()) == m
-        True
-        """
-        fields = ("workload", "device", "params", "raw_seconds", "flops", "bytes")
-        missing = [f for f in fields if f not in record]
-        if missing:
-            raise GpuConceptsError(f"missing field {missing[0]!r}")
-        if not isinstance(record["params"], Mapping):
-            raise GpuConceptsError("params must be an object")
-        if not isinstance(record["raw_seconds"], list):
-            raise GpuConceptsError("raw_seconds must be a list of seconds")
-        series = record.get("series", {})
-        if not isinstance(series, Mapping) or not all(isinstance(v, list) for v in series.values()):
-            raise GpuConceptsError("series must be an object of lists")
-        return cls(
-            workload=str(record["workload"]),
-            device=str(record["device"]),
-            params=dict(record["params"]),
-            raw_seconds=tuple(record["raw_seconds"]),
-            flops=record["flops"],
-            bytes=record["bytes"],
-            flush=bool(record.get("flush", False)),
-            series={str(k): tuple(v) for k, v in series.items()},
-            group=str(record.get("group", "")),
-            **{name: record[name] for name in ACCESS_FIELDS if record.get(name) is not None},
-        )

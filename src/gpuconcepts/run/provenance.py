@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import gpuconcepts
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.measure import NoiseProbe
-from gpuconcepts.records import POSITIVE, from_record
+from gpuconcepts.records import POSITIVE
 from gpuconcepts.units import plural
 
 
@@ -107,11 +107,6 @@ class Provenance:
         record = asdict(self)
         record["sizes"] = dict(self.sizes)
         return record
-
-    @classmethod
-    def from_dict(cls, record: object) -> Provenance:
-        """The inverse of :meth:`to_dict`; a missing or mistyped field is named."""
-        return from_record(cls, record)
 
     @property
     def summary(self) -> str:

@@ -251,18 +251,17 @@ class Run:
             if name not in data:
                 raise GpuConceptsError(f"{source}: missing field {name!r}")
         with _entry(source, "provenance"):
-            provenance = Provenance.from_dict(data["provenance"])
+            provenance = from_record(Provenance, data["provenance"])
         with _entry(source, "provenance.sizes"):
             _check_sizes(provenance.sizes)
         with _entry(source, "peaks"):
-            peaks = Peaks.from_dict(data["peaks"])
+            peaks = from_record(Peaks, data["peaks"])
         measurements = []
         if not isinstance(data["measurements"], list):
             raise GpuConceptsError(f"{source}: measurements must be a list")
         for i, record in enumerate(data["measurements"]):
             with _entry(source, f"measurements[{i}]"):
-                from_record(Measurement, record)  # every field's type and sign, named
-                m = Measurement.from_dict(record)  # whole counts kept exact
+                m = from_record(Measurement, record)  # every field named; whole counts exact
             with _entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
                 check_counts(m)
             measurements.append(m)
@@ -272,10 +271,10 @@ class Run:
         wholemodel = distributed = None
         if data["wholemodel"] is not None:
             with _entry(source, "wholemodel"):
-                wholemodel = WholeModelResults.from_dict(data["wholemodel"])
+                wholemodel = from_record(WholeModelResults, data["wholemodel"])
         if data["distributed"] is not None:
             with _entry(source, "distributed"):
-                distributed = DistributedReport.from_record(data["distributed"])
+                distributed = from_record(DistributedReport, data["distributed"])
         skipped = data["skipped"]
         if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
             raise GpuConceptsError(f"{source}: skipped must be an object of reasons (text)")
