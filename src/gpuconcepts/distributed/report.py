@@ -31,7 +31,7 @@ from gpuconcepts.distributed.traffic import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import cpu_model
-from gpuconcepts.records import POSITIVE, at_least, to_record
+from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
 from gpuconcepts.units import number, plain_number, plural, si
 
 GROWTH_REPEATS = 2
@@ -232,7 +232,7 @@ def measure(
             timeout_s=timeout_s,
         )
         payload = json.loads(out.read_text(encoding="utf-8"))
-    collectives = tuple(Collective.from_record(r) for r in payload["records"])
+    collectives = tuple(from_record(Collective, r) for r in payload["records"])
     timings = dict(payload["timings"])
     if growth_world > world_size and backend == "gloo":
         counted = time.perf_counter()
@@ -284,4 +284,4 @@ def count_growth(
         out = Path(folder) / "growth.json"
         launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)
         payload = json.loads(out.read_text(encoding="utf-8"))
-    return tuple(Collective.from_record(r) for r in payload["records"])
+    return tuple(from_record(Collective, r) for r in payload["records"])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,15 +104,6 @@ class Sizes:
         """JSON-ready form."""
         return asdict(self) | {"sweep": list(self.sweep), "pp_sweep": list(self.pp_sweep)}
 
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Sizes:
-        """The inverse of :meth:`to_dict`."""
-        values = {f.name: record[f.name] for f in fields(cls) if f.name in record}
-        return cls(
-            **values
-            | {"sweep": tuple(record["sweep"]), "pp_sweep": tuple(record.get("pp_sweep", ()))}
-        )
-
 
 QUICK = Sizes(
     repeats=5,
@@ -179,26 +170,6 @@ class Collective:
     schedule: Mapping[str, int] = field(default_factory=dict)
     busy_seconds: tuple[float, ...] = ()
     solo_seconds: float | None = None
-
-    @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Collective:
-        """From a worker's record (JSON)."""
-        raw = record["loopback_bytes"]
-        return cls(
-            name=record["name"],
-            kind=record["kind"],
-            formula=record["formula"],
-            inputs=dict(record["inputs"]),
-            formula_bytes=float(record["formula_bytes"]),
-            senders=int(record["senders"]),
-            loopback_bytes=None if raw is None else tuple(float(b) for b in raw),
-            seconds=tuple(float(t) for t in record["seconds"]),
-            max_error=float(record["max_error"]),
-            bubble=tuple(float(b) for b in record.get("bubble", ())),
-            schedule={k: int(record[k]) for k in ("p", "m") if k in record},
-            busy_seconds=tuple(float(b) for b in record.get("busy", ())),
-            solo_seconds=None if record.get("solo") is None else float(record["solo"]),
-        )
 
     @property
     def measured_bytes(self) -> float | None:

@@ -25,6 +25,7 @@ from gpuconcepts import formulas
 from gpuconcepts.distributed.launch import cpu_cores
 from gpuconcepts.distributed.traffic import Sizes, loopback_bytes
 from gpuconcepts.files import write_atomic
+from gpuconcepts.records import from_record
 from gpuconcepts.units import plain_number
 
 Record = dict[str, Any]
@@ -481,7 +482,12 @@ def _pipeline_at(
         0.0,
         meter.loopback,
     )
-    record |= {"bubble": bubbles, "p": p, "m": m, "busy": busy, "solo": float(solo.item()) / p}
+    record |= {  # Collective's own field names: records.from_record reads it
+        "bubble": bubbles,
+        "schedule": {"p": p, "m": m},
+        "busy_seconds": busy,
+        "solo_seconds": float(solo.item()) / p,
+    }
     return [record]
 
 
@@ -489,7 +495,7 @@ def run_growth(rank: int, world: int, sizes_record: dict[str, Any], out: str) ->
     """The entry of a byte count alone: the data-parallel all-reduce over the first 2, 3, ...
     ``world`` processes (kind ``"world-size sweep"`` throughout). Bytes do not depend on how
     many cores the processes share; their times do, and are not read."""
-    sizes = Sizes.from_dict(sizes_record)
+    sizes = from_record(Sizes, sizes_record)
     meter = _Meter(rank, sizes.repeats, torch.device("cpu"))
     records = [
         r
@@ -515,7 +521,7 @@ WORKLOADS: dict[str, Callable[[int, int, Sizes, _Meter], list[Record]]] = {
 
 def run_all(rank: int, world: int, sizes_record: dict[str, Any], out: str) -> None:
     """The spawned processes' entry: run every workload; process 0 writes the records."""
-    sizes = Sizes.from_dict(sizes_record)
+    sizes = from_record(Sizes, sizes_record)
     device = torch.device(f"cuda:{rank}" if dist.get_backend() == "nccl" else "cpu")
     meter = _Meter(rank, sizes.repeats, device)
     records: list[Record] = []

@@ -19,7 +19,7 @@ Public API (others code against it):
 * :class:`Measurement` ``(workload, device, params, raw_seconds, flops, bytes, flush=False,
   series={})`` with ``.seconds`` (median), ``.interval_seconds`` (quartiles),
   ``.iqr_seconds``, ``.noisy``, ``.flops_per_s``, ``.bytes_per_s`` (and their spread,
-  ``.interval_flops_per_s``, ``.interval_bytes_per_s``), ``.intensity``, ``.size(name)``, ``.to_dict()`` and ``Measurement.from_dict``.
+  ``.interval_flops_per_s``, ``.interval_bytes_per_s``), ``.intensity``, ``.size(name)``, ``.to_dict()`` (read back with ``records.from_record``).
 * Timers: ``time_cpu(fn, repeats=..., ...)``, ``time_cuda(fn, repeats=..., backend=...)`` and
   ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
 * Cache and memory sizes: ``cache_levels(device)``, ``cpu_last_level_cache_bytes()``,
