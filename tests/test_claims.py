@@ -49,6 +49,7 @@ from gpuconcepts.claims.verify import run_verify
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
 
@@ -231,12 +232,12 @@ def test_series_spread_round_trips_and_old_records_still_load() -> None:
     record = json.loads(json.dumps(series.to_dict()))
     assert record["low"] == [2.5, 3.5]
     assert record["high"] == [3.5, 5.0]
-    assert Series.from_dict(record) == series
+    assert from_record(Series, record) == series
     plain = Series("time", (1.0,), (3.0,))
     assert set(plain.to_dict()) == {"label", "x", "y", "role"}  # a record without spread
     old = {"label": "time", "x": [1.0], "y": [3.0], "role": "measured"}
-    assert Series.from_dict(old) == plain
-    assert Series.from_dict(old).low is None
+    assert from_record(Series, old) == plain
+    assert from_record(Series, old).low is None
 
 
 def test_series_spread_is_checked() -> None:

@@ -16,12 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.records import ANY_SIGN, from_record
 from gpuconcepts.units import number
 
 SeriesRole = Literal["measured", "predicted", "threshold"]
+Points = Annotated[tuple[int | float, ...], ANY_SIGN]
+"""A plot's coordinates: any sign (an exponent, a difference); a whole number stays whole."""
 
 
 def _field(record: Mapping[str, Any], name: str) -> Any:
@@ -48,11 +51,11 @@ class Series:
     """
 
     label: str
-    x: tuple[float, ...]
-    y: tuple[float, ...]
+    x: Points
+    y: Points
     role: SeriesRole = "measured"
-    low: tuple[float, ...] | None = None
-    high: tuple[float, ...] | None = None
+    low: Points | None = None
+    high: Points | None = None
 
     def __post_init__(self) -> None:
         if len(self.x) != len(self.y):
@@ -91,20 +94,6 @@ class Series:
             record["low"], record["high"] = list(self.low), list(self.high)
         return record
 
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> Series:
-        """The inverse of :meth:`to_dict`."""
-        label = str(_field(record, "label"))
-        low, high = record.get("low"), record.get("high")  # absent from a series without spread
-        return cls(
-            label=label,
-            x=tuple(_field(record, "x")),
-            y=tuple(_field(record, "y")),
-            role=_field(record, "role"),
-            low=None if low is None else tuple(low),
-            high=None if high is None else tuple(high),
-        )
-
 
 @dataclass(frozen=True)
 class PlotSpec:
@@ -120,8 +109,8 @@ class PlotSpec:
     series: tuple[Series, ...]
     log_x: bool = True
     log_y: bool = True
-    hlines: tuple[tuple[str, float], ...] = ()
-    vlines: tuple[tuple[str, float], ...] = ()
+    hlines: tuple[tuple[str, Annotated[float, ANY_SIGN]], ...] = ()
+    vlines: tuple[tuple[str, Annotated[float, ANY_SIGN]], ...] = ()
     categories: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,21 +126,6 @@ class PlotSpec:
             "vlines": [list(v) for v in self.vlines],
             "categories": list(self.categories),
         }
-
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> PlotSpec:
-        """The inverse of :meth:`to_dict`."""
-        return cls(
-            title=str(_field(record, "title")),
-            x_label=str(_field(record, "x_label")),
-            y_label=str(_field(record, "y_label")),
-            series=tuple(Series.from_dict(s) for s in _field(record, "series")),
-            log_x=bool(_field(record, "log_x")),
-            log_y=bool(_field(record, "log_y")),
-            hlines=tuple((str(a), float(b)) for a, b in _field(record, "hlines")),
-            vlines=tuple((str(a), float(b)) for a, b in _field(record, "vlines")),
-            categories=tuple(_field(record, "categories")),
-        )
 
 
 Verdict = Literal["holds", "fails", "undecided", "not visible"]
@@ -529,7 +503,7 @@ class ClaimResult:
             ),
             anomalies=tuple(str(a) for a in record.get("anomalies", [])),
             values=dict(record.get("values", {})),
-            plot=PlotSpec.from_dict(plot) if plot is not None else None,
+            plot=from_record(PlotSpec, plot, "plot") if plot is not None else None,
         )
 
 
