@@ -11,12 +11,19 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 import pytest
-from synthetic import Timing, synthetic_lab
+import test_distributed as td
+import test_wholemodel as wm
+from synthetic import Timing, synthetic_lab, synthetic_run
 
 from gpuconcepts import formulas
+from gpuconcepts.claims import registry
+from gpuconcepts.claims import wholemodel as W
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.claims.sizes import claim_sizes
+from gpuconcepts.claims.wholemodel_results import TrainingPeak
+from gpuconcepts.distributed import claims as dclaims
+from gpuconcepts.distributed.traffic import AlphaBeta
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.roofline import Peaks
 
@@ -149,3 +156,99 @@ def test_a_violating_run_fails_the_claim(key: str) -> None:
     result = judged(seconds, tweak)[key]
     assert result.verdict == "fails", result.why
     assert result.why  # and says why, from the data
+
+
+# -- the whole-model and distributed claims: each fed one violating result ----------------------
+def _traffic(key: str) -> ClaimResult:
+    """The synthetic run's collective judged as ``key``, with twice the formula's bytes."""
+    found = synthetic_run().distributed
+    assert found is not None
+    doubled = [
+        dataclasses.replace(c, loopback_bytes=(2 * c.formula_bytes,) * 2)
+        for c in found.collectives
+        if c.loopback_bytes is not None
+    ]
+    judged = [dclaims.traffic_claim(c, "cpu (violating run)") for c in doubled]
+    return next(r for r in judged if r.key == key)
+
+
+def _decode_floor() -> ClaimResult:
+    floor = formulas.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
+    slow = wm.sweep([10 * floor] * 5)
+    return W.judge_decode_floor(slow, wm.PEAKS, cache_bytes=10**6, device="t")
+
+
+def _training_memory() -> ClaimResult:
+    tokens = 2 * wm.TOY.seq
+    activations = tokens * wm.TOY.layers * formulas.layer_activation_memory(d=32, d_ff=64, s=4)
+    n = wm.params(wm.TOY)
+    no_moments = TrainingPeak(
+        n_params=n, tokens=tokens, peak_bytes=8 * n + activations, state_bytes=16 * n
+    )
+    return W.judge_training_memory(no_moments, wm.TOY, device="t")
+
+
+def _alpha_beta() -> ClaimResult:
+    fit = AlphaBeta(alpha_s=1e-4, bytes_per_s=1e9, points=5)
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+    seconds = 10 * fit.seconds(formulas.rowwise_alltoall_bytes(**inputs))
+    slow = td._collective("sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=seconds)
+    return dclaims.alpha_beta_claim([slow], fit, "demo")
+
+
+PART_VIOLATIONS: dict[str, Callable[[], ClaimResult]] = {
+    "backward-pass": lambda: W.judge_backward(wm.backward(1.0, 2.0), device="t"),  # 1x
+    "decode-knee": lambda: W.judge_decode_knee(wm.sweep([1e-2] * 5), wm.PEAKS, device="t"),
+    "decode-long-context": lambda: W.judge_decode_long_context(
+        wm.long_sweep([1e-2] * 4), wm.SHORT, wm.PEAKS, cache_bytes=wm.LLC, device="t"
+    ),
+    "decode-floor": _decode_floor,
+    "training-memory": _training_memory,
+    **{
+        f"traffic-{slug}": (lambda key=f"traffic-{slug}": _traffic(key))  # type: ignore[misc]
+        for slug in (
+            "all-reduce",
+            "table-wise-lookup",
+            "row-wise-lookup",
+            "column-wise-lookup",
+            "two-way-tensor-parallel-mlp",
+            "pipeline",
+        )
+    },
+    "allreduce-grows-with-w": lambda: dclaims.allreduce_growth_claim(
+        [
+            td._collective(inputs={"n_params": 1000, "s": 4, "W": w}, measured=4000.0 * 1.001)
+            for w in (2, 3, 4)
+        ],
+        "demo",
+    ),
+    "rowwise-more-than-tablewise": lambda: dclaims.rowwise_claim(td._lookups(1.0), "demo"),
+    "alpha-beta-predicts": _alpha_beta,
+    "pipeline-bubble": lambda: dclaims.bubble_claim(td._pipeline(0.5), cores=2, device="demo"),
+    "pipeline-bubble-shrinks": lambda: dclaims.bubble_sweep_claim(
+        td._swept({1: 0.3, 2: 0.3, 4: 0.3, 8: 0.3}), cores=2, device="demo"
+    ),
+}
+"""One violating result for each whole-model and distributed claim (the builders are those of
+tests/test_wholemodel.py and tests/test_distributed.py)."""
+
+
+@pytest.mark.parametrize("key", sorted(PART_VIOLATIONS))
+def test_a_violating_result_fails_the_part_claim(key: str) -> None:
+    result = PART_VIOLATIONS[key]()
+    assert result.verdict == "fails", result.why
+    assert result.why
+
+
+def test_every_registered_claim_has_a_violating_run() -> None:
+    """A claim registered in claims/registry.py without a case here fails this test."""
+    missing = set(registry.CLAIMS) - set(VIOLATIONS) - set(PART_VIOLATIONS)
+    assert missing == set(), f"claims with no violating run: {sorted(missing)}"
+    assert set(VIOLATIONS) | set(PART_VIOLATIONS) == set(registry.CLAIMS)
+
+
+def test_the_registry_lists_every_claim_the_judges_give() -> None:
+    core = judged(ideal, None)
+    parts = {c.key for c in synthetic_run().claims}
+    assert set(core) | parts == set(registry.CLAIMS)
+    assert {k for k, c in registry.CLAIMS.items() if c.kind == "core"} == set(core)
