@@ -99,6 +99,28 @@ def _read(path: Path | None, device_cls: str, quick: bool) -> dict[str, Any]:
     return merged
 
 
+PARTS = ("distributed",)
+"""The tables of the presets file that hold one part's sizes for every device class."""
+
+
+def load_part_sizes(part: str, quick: bool, *, path: Path | None = None) -> dict[str, Any]:
+    """The sizes of ``part`` (a table of :data:`PARTS`), its ``quick`` table over the full one
+    when ``quick``.
+
+    >>> load_part_sizes("distributed", quick=True)["repeats"], load_part_sizes("distributed", False)["repeats"]
+    (5, 10)
+    """
+    if part not in PARTS:
+        raise GpuConceptsError(f"part {part!r} has no sizes; choose from {', '.join(PARTS)}")
+    source = path or presets_path()
+    with Path(source).open("rb") as handle:
+        table = tomllib.load(handle).get(part)
+    if not isinstance(table, dict):
+        raise GpuConceptsError(f"{source}: no table [{part}]")
+    full = {k: v for k, v in table.items() if k != "quick"}
+    return full | (table.get("quick", {}) if quick else {})
+
+
 Footprint = Callable[[Mapping[str, int], int], float]
 """Bytes a kernel holds at once, from its sizes and s (bytes per element)."""
 

@@ -24,6 +24,8 @@ import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import quartiles
+from gpuconcepts.records import from_record
+from gpuconcepts.sizes import load_part_sizes
 from gpuconcepts.units import number
 
 NET_DEV = Path("/proc/net/dev")
@@ -105,47 +107,12 @@ class Sizes:
         return asdict(self) | {"sweep": list(self.sweep), "pp_sweep": list(self.pp_sweep)}
 
 
-QUICK = Sizes(
-    repeats=5,
-    dp_width=384,
-    dp_batch=64,
-    sweep=(2**12, 2**14, 2**16, 2**18, 2**20),
-    emb_batch=2048,
-    emb_rows=20_000,
-    emb_width=64,
-    emb_lookups=8,
-    tables_per_process=2,
-    tp_batch=4,
-    tp_seq=128,
-    tp_width=256,
-    pp_batch=512,
-    pp_width=768,
-    pp_micro=4,
-    pp_layers=4,
-    pp_sweep=(1, 2, 4, 8),
-)
-"""Sizes for ``--quick``: every message at least a few hundred kB, so headers stay small."""
+QUICK = from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
+"""Sizes for ``--quick`` (``conf/presets.toml``, ``[distributed.quick]`` over
+``[distributed]``): every message at least a few hundred kB, so headers stay small."""
 
-FULL = Sizes(
-    repeats=10,
-    dp_width=1024,
-    dp_batch=128,
-    sweep=tuple(2**k for k in range(10, 23, 2)),
-    emb_batch=8192,
-    emb_rows=100_000,
-    emb_width=128,
-    emb_lookups=16,
-    tables_per_process=2,
-    tp_batch=8,
-    tp_seq=256,
-    tp_width=512,
-    pp_batch=1024,
-    pp_width=512,
-    pp_micro=8,
-    pp_layers=4,
-    pp_sweep=(1, 2, 4, 8, 16),
-)
-"""The default sizes."""
+FULL = from_record(Sizes, load_part_sizes("distributed", quick=False), "[distributed]")
+"""The default sizes (``conf/presets.toml``, ``[distributed]``)."""
 
 
 @dataclass(frozen=True)
