@@ -399,8 +399,8 @@ GEMM_SHAPE = "GEMM shape"
 """The roof of a kernel whose time rests on matrix products: its work at the rate the library's
 product of that shape reached, bare, in the GEMM sweep (a product of few rows cannot fill the
 vector units, and one of few FLOPs per byte streams its weights at the rate the product reads
-them, not the streaming kernels'), and on a CPU its activation's elements (an RNN's tanh,
-attention's softmax) at the measured activation rate after them."""
+them, not the streaming kernels'), and on a CPU its activation's elements (an RNN's tanh) at the
+measured activation rate after them."""
 
 
 def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:
