@@ -316,6 +316,66 @@ def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
     assert claims.rowwise_claim(_lookups(1.0), "demo").verdict == "fails"
 
 
+def _paired(table_exchange: list[float], column_exchange: list[float]) -> list[Collective]:
+    """Table-wise and column-wise lookups whose all-to-alls took these times, round by round;
+    the packing and unpacking around them took ten times longer (they must not count)."""
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+
+    def lookup(formula: str, exchange: list[float]) -> Collective:
+        return dataclasses.replace(
+            _collective("sharded embedding", formula, inputs),
+            seconds=tuple(21 * t for t in exchange),
+            phases={"pack": tuple(10 * t for t in exchange), "exchange": tuple(exchange),
+                    "unpack": tuple(10 * t for t in exchange)},
+        )  # fmt: skip
+
+    return [
+        lookup("tablewise_alltoall_bytes", table_exchange),
+        lookup("columnwise_alltoall_bytes", column_exchange),
+    ]
+
+
+# drift across rounds that hits both schemes of a round alike
+_ROUNDS = [1e-3, 1.3e-3, 0.9e-3, 2e-3, 1.1e-3, 1.05e-3]
+
+
+def test_same_exchange_holds_for_equal_times_and_fails_for_a_4x_gap() -> None:
+    equal = claims.same_exchange_claim(_paired(_ROUNDS, _ROUNDS), "demo")
+    assert (equal.verdict, equal.test.measured, equal.test.interval) == ("holds", 1.0, (1.0, 1.0))
+    gap = claims.same_exchange_claim(_paired(_ROUNDS, [4 * t for t in _ROUNDS]), "demo")
+    assert (gap.verdict, gap.test.measured) == ("fails", 4.0)
+    assert gap.test.region_text() == "0.714 ≤ column-wise ÷ table-wise exchange time ≤ 1.4"
+    assert gap.test.alternative_value == 2.0  # W rows, each W times shorter
+    faster = claims.same_exchange_claim(_paired(_ROUNDS, [t / 4 for t in _ROUNDS]), "demo")
+    assert faster.verdict == "fails"
+
+
+def test_same_exchange_is_undecided_when_the_rounds_straddle_the_edge() -> None:
+    column = [t * r for t, r in zip(_ROUNDS, (1.0, 1.9, 1.1, 1.8, 1.2, 1.7), strict=True)]
+    result = claims.same_exchange_claim(_paired(_ROUNDS, column), "demo")
+    low, high = result.test.interval
+    assert low < claims.SAME_EXCHANGE_FACTOR < high
+    assert result.verdict == "undecided"
+
+
+def test_same_exchange_hides_when_crowded_and_needs_paired_rounds() -> None:
+    lookups = _paired(_ROUNDS, _ROUNDS)
+    hidden = claims.same_exchange_claim(lookups, "demo", crowded="the 2 processes shared a core")
+    assert (hidden.verdict, hidden.reason) == ("not visible", "the 2 processes shared a core")
+    short = [lookups[0], _paired(_ROUNDS[:3], _ROUNDS[:3])[1]]
+    with pytest.raises(GpuConceptsError, match="got 6 and 3"):
+        claims.same_exchange_claim(short, "demo")
+
+
+def test_alpha_beta_reads_the_exchange_not_the_packing() -> None:
+    fit = AlphaBeta(alpha_s=1e-4, bytes_per_s=1e9, points=5)
+    bytes_ = f.tablewise_alltoall_bytes(B=2048, n_tables=4, d=64, s=4, W=2)
+    on_line = _paired([fit.seconds(bytes_)] * 3, [fit.seconds(bytes_)] * 3)
+    # the whole lookups took 21 times the prediction, their exchanges exactly it
+    result = claims.alpha_beta_claim(on_line, fit, "demo")
+    assert (result.verdict, result.test.measured) == ("holds", pytest.approx(1.0))
+
+
 def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
     fit = AlphaBeta(alpha_s=1e-4, bytes_per_s=1e9, points=5)
     inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
