@@ -21,7 +21,7 @@ from gpuconcepts import formulas as f
 from gpuconcepts.cli import main
 from gpuconcepts.distributed import QUICK, claims, launch
 from gpuconcepts.distributed.report import count_growth, measure
-from gpuconcepts.distributed.text import format_report
+from gpuconcepts.distributed.text import exchange_gap, format_report
 from gpuconcepts.distributed.traffic import (
     AlphaBeta,
     Collective,
@@ -557,3 +557,23 @@ def test_growth_counts_bytes_in_more_processes_than_cores() -> None:
         assert 0.98 <= c.bytes_ratio <= 1.15, c.name
     with pytest.raises(GpuConceptsError, match="world_size must be between 2 and 8; got 9"):
         count_growth(9, SMALL)
+
+
+def test_exchange_gap_splits_the_time_and_reads_the_run_order() -> None:
+    from synthetic import synthetic_distributed
+
+    report = synthetic_distributed()
+    whole = exchange_gap(report)
+    assert "in the same 1 message per device" in whole
+    assert whole.endswith("nor told from run order.")
+    # the exchange that ran first in its round took twice as long as the others
+    table, column = _paired([2e-3, 1e-3, 1e-3], [1e-3, 2e-3, 1e-3])
+    ordered = (
+        dataclasses.replace(table, name="table-wise lookup", order=(0, 1, 1)),
+        dataclasses.replace(column, name="column-wise lookup", order=(1, 0, 1)),
+    )
+    kept = tuple(c for c in report.collectives if c.formula not in {t.formula for t in ordered})
+    text = exchange_gap(dataclasses.replace(report, collectives=(*kept, *ordered)))
+    assert "the table-wise lookup spent pack 48%, exchange 4.8%, unpack 48%" in text
+    assert "The all-to-alls alone took 1 ms and 1 ms." in text
+    assert "an all-to-all that ran first took 2 times as long as one that ran later" in text
