@@ -31,6 +31,11 @@ from gpuconcepts.units import plain_number
 
 Record = dict[str, Any]
 
+PAIRED_ROUNDS_PER_REPEAT = 3
+"""The lookups run 3 rounds per repetition of the other workloads: their ratio's interval is
+bootstrapped over rounds, and 5 rounds left it wider than the pass region on the shared 2-core
+machine; a round of three lookups takes milliseconds."""
+
 
 class _Meter:
     """Runs measured windows; every process calls it at the same points (the barriers)."""
@@ -285,7 +290,7 @@ def _embeddings(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Reco
     # Paired rounds: every round times each scheme once, in an order shuffled by a seed all
     # processes share (they must call the same collectives), so no scheme always runs first.
     shuffle = random.Random(sizes.repeats)
-    for _ in range(sizes.repeats):
+    for _ in range(PAIRED_ROUNDS_PER_REPEAT * sizes.repeats):
         for position, name in enumerate(shuffle.sample(list(schemes), len(schemes))):
             windows[name].append(meter.window(functools.partial(unpacked, schemes[name][0])))
             spent = torch.tensor([clock[phase] for phase in PHASES], dtype=torch.float64).to(dev)
