@@ -327,6 +327,7 @@ def _paired(table_exchange: list[float], column_exchange: list[float]) -> list[C
             seconds=tuple(21 * t for t in exchange),
             phases={"pack": tuple(10 * t for t in exchange), "exchange": tuple(exchange),
                     "unpack": tuple(10 * t for t in exchange)},
+            order=tuple((i + (formula[0] == "c")) % 2 for i in range(len(exchange))),
         )  # fmt: skip
 
     return [
@@ -362,6 +363,8 @@ def test_same_exchange_hides_when_crowded_and_needs_paired_rounds() -> None:
     lookups = _paired(_ROUNDS, _ROUNDS)
     hidden = claims.same_exchange_claim(lookups, "demo", crowded="the 2 processes shared a core")
     assert (hidden.verdict, hidden.reason) == ("not visible", "the 2 processes shared a core")
+    unpaired = [dataclasses.replace(c, order=()) for c in lookups]  # timed one after another
+    assert "not in shuffled paired rounds" in claims.same_exchange_claim(unpaired, "demo").reason
     short = [lookups[0], _paired(_ROUNDS[:3], _ROUNDS[:3])[1]]
     with pytest.raises(GpuConceptsError, match="got 6 and 3"):
         claims.same_exchange_claim(short, "demo")
