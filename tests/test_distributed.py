@@ -215,6 +215,19 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
     by_key = {r.key: r for r in report.claims}
     assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
     assert by_key["traffic-all-reduce"].verdict == "holds"
+    # the lookups ran in 3 rounds per repetition, each round every scheme once in some order,
+    # with pack, exchange and unpack timed inside each whole lookup
+    lookups = report.of_kind("sharded embedding")
+    rounds = 3 * SMALL.repeats
+    assert sorted(zip(*(c.order for c in lookups), strict=True)) != [(0, 1, 2)] * rounds
+    for positions in zip(*(c.order for c in lookups), strict=True):
+        assert sorted(positions) == [0, 1, 2]
+    for c in lookups:
+        assert [len(c.phases[p]) for p in ("pack", "exchange", "unpack")] == [rounds] * 3
+        assert all(e < whole for e, whole in zip(c.exchange_seconds, c.seconds, strict=True)), (
+            c.name
+        )
+    assert "tablewise-columnwise-same-exchange" in by_key
     assert by_key["allreduce-grows-with-w"].verdict == "not visible"  # W = 2: ratio is 1
     # the pipeline ran at m = 4 and again at m = 2 with micro-batches of the same size
     pipelines = sorted(
