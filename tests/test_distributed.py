@@ -21,7 +21,7 @@ from gpuconcepts import formulas as f
 from gpuconcepts.cli import main
 from gpuconcepts.distributed import QUICK, claims, launch
 from gpuconcepts.distributed.report import count_growth, measure
-from gpuconcepts.distributed.text import format_report
+from gpuconcepts.distributed.text import exchange_gap, format_report
 from gpuconcepts.distributed.traffic import (
     AlphaBeta,
     Collective,
@@ -216,6 +216,19 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
     by_key = {r.key: r for r in report.claims}
     assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
     assert by_key["traffic-all-reduce"].verdict == "holds"
+    # the lookups ran in 3 rounds per repetition, each round every scheme once in some order,
+    # with pack, exchange and unpack timed inside each whole lookup
+    lookups = report.of_kind("sharded embedding")
+    rounds = 3 * SMALL.repeats
+    assert sorted(zip(*(c.order for c in lookups), strict=True)) != [(0, 1, 2)] * rounds
+    for positions in zip(*(c.order for c in lookups), strict=True):
+        assert sorted(positions) == [0, 1, 2]
+    for c in lookups:
+        assert [len(c.phases[p]) for p in ("pack", "exchange", "unpack")] == [rounds] * 3
+        assert all(e < whole for e, whole in zip(c.exchange_seconds, c.seconds, strict=True)), (
+            c.name
+        )
+    assert "tablewise-columnwise-same-exchange" in by_key
     assert by_key["allreduce-grows-with-w"].verdict == "not visible"  # W = 2: ratio is 1
     # the pipeline ran at m = 4 and again at m = 2 with micro-batches of the same size
     pipelines = sorted(
@@ -315,6 +328,69 @@ def _lookups(row_factor: float) -> list[Collective]:
 def test_rowwise_claim_fails_when_rowwise_moves_no_more() -> None:
     assert claims.rowwise_claim(_lookups(2.0), "demo").verdict == "holds"
     assert claims.rowwise_claim(_lookups(1.0), "demo").verdict == "fails"
+
+
+def _paired(table_exchange: list[float], column_exchange: list[float]) -> list[Collective]:
+    """Table-wise and column-wise lookups whose all-to-alls took these times, round by round;
+    the packing and unpacking around them took ten times longer (they must not count)."""
+    inputs = {"B": 2048, "n_tables": 4, "d": 64, "s": 4, "W": 2}
+
+    def lookup(formula: str, exchange: list[float]) -> Collective:
+        return dataclasses.replace(
+            _collective("sharded embedding", formula, inputs),
+            seconds=tuple(21 * t for t in exchange),
+            phases={"pack": tuple(10 * t for t in exchange), "exchange": tuple(exchange),
+                    "unpack": tuple(10 * t for t in exchange)},
+            order=tuple((i + (formula[0] == "c")) % 2 for i in range(len(exchange))),
+        )  # fmt: skip
+
+    return [
+        lookup("tablewise_alltoall_bytes", table_exchange),
+        lookup("columnwise_alltoall_bytes", column_exchange),
+    ]
+
+
+# drift across rounds that hits both schemes of a round alike
+_ROUNDS = [1e-3, 1.3e-3, 0.9e-3, 2e-3, 1.1e-3, 1.05e-3]
+
+
+def test_same_exchange_holds_for_equal_times_and_fails_for_a_4x_gap() -> None:
+    equal = claims.same_exchange_claim(_paired(_ROUNDS, _ROUNDS), "demo")
+    assert (equal.verdict, equal.test.measured, equal.test.interval) == ("holds", 1.0, (1.0, 1.0))
+    gap = claims.same_exchange_claim(_paired(_ROUNDS, [4 * t for t in _ROUNDS]), "demo")
+    assert (gap.verdict, gap.test.measured) == ("fails", 4.0)
+    assert gap.test.region_text() == "0.714 ≤ column-wise ÷ table-wise exchange time ≤ 1.4"
+    assert gap.test.alternative_value == 2.0  # W rows, each W times shorter
+    faster = claims.same_exchange_claim(_paired(_ROUNDS, [t / 4 for t in _ROUNDS]), "demo")
+    assert faster.verdict == "fails"
+
+
+def test_same_exchange_is_undecided_when_the_rounds_straddle_the_edge() -> None:
+    column = [t * r for t, r in zip(_ROUNDS, (1.0, 1.9, 1.1, 1.8, 1.2, 1.7), strict=True)]
+    result = claims.same_exchange_claim(_paired(_ROUNDS, column), "demo")
+    low, high = result.test.interval
+    assert low < claims.SAME_EXCHANGE_FACTOR < high
+    assert result.verdict == "undecided"
+
+
+def test_same_exchange_hides_when_crowded_and_needs_paired_rounds() -> None:
+    lookups = _paired(_ROUNDS, _ROUNDS)
+    hidden = claims.same_exchange_claim(lookups, "demo", crowded="the 2 processes shared a core")
+    assert (hidden.verdict, hidden.reason) == ("not visible", "the 2 processes shared a core")
+    unpaired = [dataclasses.replace(c, order=()) for c in lookups]  # timed one after another
+    assert "not in shuffled paired rounds" in claims.same_exchange_claim(unpaired, "demo").reason
+    short = [lookups[0], _paired(_ROUNDS[:3], _ROUNDS[:3])[1]]
+    with pytest.raises(GpuConceptsError, match="got 6 and 3"):
+        claims.same_exchange_claim(short, "demo")
+
+
+def test_alpha_beta_reads_the_exchange_not_the_packing() -> None:
+    fit = AlphaBeta(alpha_s=1e-4, bytes_per_s=1e9, points=5)
+    bytes_ = f.tablewise_alltoall_bytes(B=2048, n_tables=4, d=64, s=4, W=2)
+    on_line = _paired([fit.seconds(bytes_)] * 3, [fit.seconds(bytes_)] * 3)
+    # the whole lookups took 21 times the prediction, their exchanges exactly it
+    result = claims.alpha_beta_claim(on_line, fit, "demo")
+    assert (result.verdict, result.test.measured) == ("holds", pytest.approx(1.0))
 
 
 def test_alpha_beta_claim_fails_when_times_are_far_off() -> None:
@@ -498,3 +574,23 @@ def test_growth_counts_bytes_in_more_processes_than_cores() -> None:
         assert 0.98 <= c.bytes_ratio <= 1.15, c.name
     with pytest.raises(GpuConceptsError, match="world_size must be between 2 and 8; got 9"):
         count_growth(9, SMALL)
+
+
+def test_exchange_gap_splits_the_time_and_reads_the_run_order() -> None:
+    from synthetic import synthetic_distributed
+
+    report = synthetic_distributed()
+    whole = exchange_gap(report)
+    assert "in the same 1 message per device" in whole
+    assert whole.endswith("nor told from run order.")
+    # the exchange that ran first in its round took twice as long as the others
+    table, column = _paired([2e-3, 1e-3, 1e-3], [1e-3, 2e-3, 1e-3])
+    ordered = (
+        dataclasses.replace(table, name="table-wise lookup", order=(0, 1, 1)),
+        dataclasses.replace(column, name="column-wise lookup", order=(1, 0, 1)),
+    )
+    kept = tuple(c for c in report.collectives if c.formula not in {t.formula for t in ordered})
+    text = exchange_gap(dataclasses.replace(report, collectives=(*kept, *ordered)))
+    assert "the table-wise lookup spent pack 48%, exchange 4.8%, unpack 48%" in text
+    assert "The all-to-alls alone took 1 ms and 1 ms." in text
+    assert "an all-to-all that ran first took 2 times as long as one that ran later" in text

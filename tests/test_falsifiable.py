@@ -223,6 +223,9 @@ PART_VIOLATIONS: dict[str, Callable[[], ClaimResult]] = {
         "demo",
     ),
     "rowwise-more-than-tablewise": lambda: dclaims.rowwise_claim(td._lookups(1.0), "demo"),
+    "tablewise-columnwise-same-exchange": lambda: dclaims.same_exchange_claim(
+        td._paired(td._ROUNDS, [4 * t for t in td._ROUNDS]), "demo"
+    ),
     "alpha-beta-predicts": _alpha_beta,
     "pipeline-bubble": lambda: dclaims.bubble_claim(td._pipeline(0.5), cores=2, device="demo"),
     "pipeline-bubble-shrinks": lambda: dclaims.bubble_sweep_claim(

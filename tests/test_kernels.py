@@ -827,3 +827,11 @@ def test_a_dtype_alias_is_recorded_by_its_name() -> None:
     assert lab.dtype == "float32"
     m = mlp.linear("cpu", PEAKS, B=2, d_in=4, d_out=4, dtype="fp32", repeats=1)
     assert (m.params["dtype"], m.params["s"]) == ("float32", 4)
+
+
+def test_the_random_sweep_reaches_the_largest_table_the_run_reads() -> None:
+    presets = {"dlrm": {"N": 2**20, "B": 8, "L": 4, "d": 64}, "claims": {"dlrm_table_mib": 1024}}
+    assert peaks._largest_table_bytes(presets, 2**40) == 2**30  # the claims' 1 GiB table
+    assert peaks._largest_table_bytes(presets, 2**31) == 2**29  # capped as the claims cap it
+    assert peaks._largest_table_bytes({"dlrm": presets["dlrm"]}, 2**40) == 2**28
+    assert peaks._largest_table_bytes({}, 2**40) is None

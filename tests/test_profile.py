@@ -230,7 +230,7 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
         ("measure", 2, {"backend": "gloo", "quick": True, "growth_world": 4}),
     ]
     assert [r.key for r in run.claims] == [r.key for r in run.part_claims()]
-    assert len(run.claims) == 16
+    assert len(run.claims) == 17
 
     def no_loopback(*_: object, **__: object) -> object:
         raise GpuConceptsError("/proc/net/dev has no loopback interface here (Linux only)")

@@ -305,6 +305,11 @@ def test_a_hot_set_is_read_against_the_random_rows_its_own_cache_served() -> Non
     # the same rows from the whole 64 MB table are DRAM's misses
     spread = replace(hot, workload="dlrm-random")
     assert peaks.random_point(64, roofline.random_table_bytes(spread)) == (2**28, 64, 3e7)
+    # beyond every cache, the largest swept table no larger than the lookup's: a table of
+    # gigabytes misses in the address translations too, so it is read against the larger one
+    deeper = replace(peaks, random_sweep=(*sweep, (2**30, 64, 1.5e7)))
+    assert deeper.random_point(64, 2**31) == (2**30, 64, 1.5e7)
+    assert deeper.random_point(64, 2**29) == (2**28, 64, 3e7)
     # with no swept table as close in as its own, a hot set has no random-access roof
     far = replace(peaks, random_sweep=sweep[1:])
     assert "random access" not in dict(roofline.roof_times(hot, far))

@@ -136,11 +136,12 @@ class Peaks:
         self, row_bytes: int, table_bytes: int | None = None
     ) -> tuple[int, int, float] | None:
         """The point of the random-access sweep that stands for rows of ``row_bytes`` drawn
-        from a table of ``table_bytes``, as (table bytes, row bytes, lines/s). The table: the
-        smallest swept one that the same memory level serves (:meth:`level_of`; a table
-        further in serves faster, so the smallest is the safe bound), or, when none is, the
-        largest swept one a faster level serves; the sweep's largest table when the kernel's
-        is not given. The row: the narrowest swept row at least as wide (the widest when
+        from a table of ``table_bytes``, as (table bytes, row bytes, lines/s). The table: of
+        the swept ones the same memory level serves (:meth:`level_of`), the largest no larger
+        than the kernel's (a smaller table is served faster, its address translations too, so
+        it is the tightest safe bound), else the smallest; when that level has none, the
+        largest swept table a faster level serves; the sweep's largest table when the
+        kernel's is not given. The row: the narrowest swept row at least as wide (the widest when
         none is), since the rate rises with the row's width. None without a sweep, or when
         every swept table sits further out than the kernel's.
 
@@ -149,8 +150,8 @@ class Peaks:
         ...           random_sweep=((2**19, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
         >>> p.random_point(4), p.random_point(4096)
         ((268435456, 16, 30000000.0), (268435456, 256, 50000000.0))
-        >>> p.random_point(16, 2**18), p.random_point(16, 2**29)
-        ((524288, 16, 90000000.0), (268435456, 16, 30000000.0))
+        >>> p.random_point(16, 2**18), p.random_point(16, 2**29), p.random_point(16, 2**27)
+        ((524288, 16, 90000000.0), (268435456, 16, 30000000.0), (268435456, 16, 30000000.0))
         >>> Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),),
         ...       random_sweep=((2**28, 16, 3e7),)).random_point(16, 2**18) is None
         True
@@ -166,7 +167,8 @@ class Peaks:
             faster = [t for t in tables if self.level_of(t) < level]
             if not same and not faster:
                 return None
-            table = same[0] if same else faster[-1]
+            within = [t for t in same if t <= table_bytes]
+            table = (within[-1] if within else same[0]) if same else faster[-1]
         points = sorted(point for point in self.random_sweep if point[0] == table)
         return next((point for point in points if point[1] >= row_bytes), points[-1])
 
@@ -393,8 +395,8 @@ GEMM_SHAPE = "GEMM shape"
 """The roof of a kernel whose time rests on matrix products: its work at the rate the library's
 product of that shape reached, bare, in the GEMM sweep (a product of few rows cannot fill the
 vector units, and one of few FLOPs per byte streams its weights at the rate the product reads
-them, not the streaming kernels'), and on a CPU its activation's elements (an RNN's tanh,
-attention's softmax) at the measured activation rate after them."""
+them, not the streaming kernels'), and on a CPU its activation's elements (an RNN's tanh) at the
+measured activation rate after them."""
 
 
 def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:

@@ -82,6 +82,7 @@ CLAIMS: dict[str, Claim] = {
     "traffic-pipeline": _dist("traffic_claim"),
     "allreduce-grows-with-w": _dist("allreduce_growth_claim"),
     "rowwise-more-than-tablewise": _dist("rowwise_claim"),
+    "tablewise-columnwise-same-exchange": _dist("same_exchange_claim"),
     "alpha-beta-predicts": _dist("alpha_beta_claim"),
     "pipeline-bubble": _dist("bubble_claim"),
     "pipeline-bubble-shrinks": _dist("bubble_sweep_claim"),

@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.claims.quantities import paired_interval, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.errors import GpuConceptsError
@@ -46,6 +46,13 @@ ALPHA_BETA_FACTOR = 3.0
 fit comes from ring all-reduces and is applied to all-to-alls, whose message pattern differs;
 on a shared CPU the times of W processes also vary by tens of percent from run to run."""
 
+SAME_EXCHANGE_FACTOR = 1.4
+"""Column-wise and table-wise all-to-alls of the same bytes in the same messages take the same
+time when their exchange-time ratio lies within 1.4x of 1 either way. The alternative, time
+following the rows sent (column-wise sends W times as many rows, each W times shorter), gives
+ratio W; at W = 2, the smallest world, 1.4 is about half way to it on a log scale (√2). The
+ratio is taken within paired rounds, so the drift of a shared machine cancels."""
+
 BUBBLE_MARGIN = 0.5
 """The measured pipeline bubble passes when it lies within half the distance between the
 GPipe prediction and the alternative (no overlap between stages), on either side. The same
@@ -60,7 +67,7 @@ work stretches and the idle time measures the scheduler, not the schedule."""
 
 _ALPHA_BETA_CLAIM = (
     "A latency-plus-bandwidth model fitted to all-reduces of growing size predicts the time "
-    "of the other collectives."
+    "of the other collectives' exchanges (the all-to-all alone, not the packing around it)."
 )
 
 _SLUG = str.maketrans({" ": "-", ",": ""})
@@ -242,6 +249,63 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
     )
 
 
+def exchange_ratios(lookups: Sequence[Collective]) -> list[float]:
+    """Column-wise over table-wise all-to-all time in each paired round (same-index
+    repetitions ran in the same round)."""
+    by_formula = {c.formula: c for c in lookups}
+    table = by_formula["tablewise_alltoall_bytes"].exchange_seconds
+    column = by_formula["columnwise_alltoall_bytes"].exchange_seconds
+    if len(table) != len(column):
+        raise GpuConceptsError(
+            f"paired rounds need as many table-wise as column-wise exchanges; got "
+            f"{len(table)} and {len(column)}"
+        )
+    return [c / t for c, t in zip(column, table, strict=True)]
+
+
+def same_exchange_claim(
+    lookups: Sequence[Collective], device: str, crowded: str = ""
+) -> ClaimResult:
+    """Table-wise and column-wise lookups send the same bytes in the same messages, so their
+    all-to-alls take the same time: the median over paired rounds of column-wise ÷ table-wise
+    exchange time is 1, with its bootstrap interval over the rounds."""
+    by_formula = {c.formula: c for c in lookups}
+    table = by_formula["tablewise_alltoall_bytes"]
+    world = table.inputs["W"]
+    ratios = exchange_ratios(lookups)
+    ratio, interval = paired_interval(lambda r: r[0], [ratios])
+    q1, q3 = quartiles(ratios)
+    column = by_formula["columnwise_alltoall_bytes"]
+    timed_apart = "exchange" in table.phases
+    unpaired = (
+        ""
+        if table.order and column.order
+        else "this run timed each scheme's repetitions one after another, not in shuffled paired "
+        "rounds, so its scheme and its place in the order cannot be told apart"
+    )
+    return two_sided(
+        key="tablewise-columnwise-same-exchange",
+        quantity="column-wise ÷ table-wise exchange time",
+        claim="Table-wise and column-wise lookups send the same bytes in the same messages, "
+        "so their all-to-all exchanges take the same time.",
+        prediction="tablewise_alltoall_bytes = columnwise_alltoall_bytes, one message per "
+        "peer each: ratio 1",
+        predicted=1.0,
+        alternative=f"time follows the rows sent: column-wise sends W = {world} times as many "
+        f"rows, each W times shorter (ratio {number(world)})",
+        alternative_value=float(world),
+        low=1 / SAME_EXCHANGE_FACTOR,
+        high=SAME_EXCHANGE_FACTOR,
+        measured=ratio,
+        interval=interval,
+        measured_text=f"column-wise / table-wise exchange time, median of {len(ratios)} paired "
+        f"rounds {number(ratio, 3)} (IQR {number(q1, 3)}-{number(q3, 3)})"
+        + ("" if timed_apart else "; whole lookups, the exchange was not timed apart"),
+        device=device,
+        not_visible=crowded or unpaired,
+    )
+
+
 def alpha_beta_claim(
     predicted_kinds: Sequence[Collective],
     fit: AlphaBeta | None,
@@ -277,12 +341,13 @@ def alpha_beta_claim(
             not_visible=crowded or f"there is no fit to predict with: {problem or 'no sweep'}",
         )
     ratios = [
-        c.median_seconds / fit.seconds(c.formula_bytes, c.collectives) for c in predicted_kinds
+        statistics.median(c.exchange_seconds) / fit.seconds(c.formula_bytes, c.collectives)
+        for c in predicted_kinds
     ]
     worst_index = max(range(len(ratios)), key=lambda i: abs(math.log(ratios[i])))
     worst = predicted_kinds[worst_index]
     prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
-    q1, q3 = worst.iqr_seconds
+    q1, q3 = quartiles(worst.exchange_seconds)
     interval = (q1 / prediction_s, q3 / prediction_s)
     if sweep:
         k = len(sweep)
@@ -298,12 +363,14 @@ def alpha_beta_claim(
             ]
             return max(found, key=lambda r: abs(math.log(r)))
 
-        entries = [c.seconds for c in (*sweep, *predicted_kinds)]
+        entries = [*(c.seconds for c in sweep), *(c.exchange_seconds for c in predicted_kinds)]
         _, (low, high) = with_interval(worst_ratio, entries)
         interval = (min(low, ratios[worst_index]), max(high, ratios[worst_index]))
     # The alternative: bytes cost nothing, only the latency of each call.
     biggest = max(predicted_kinds, key=lambda c: c.formula_bytes)
-    latency_only = biggest.median_seconds / (fit.alpha_s * biggest.collectives or 1e-12)
+    latency_only = statistics.median(biggest.exchange_seconds) / (
+        fit.alpha_s * biggest.collectives or 1e-12
+    )
     return two_sided(
         key="alpha-beta-predicts",
         quantity="measured ÷ predicted time (worst collective)",

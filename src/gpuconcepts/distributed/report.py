@@ -105,7 +105,9 @@ class DistributedReport:
         """Every claim of the run, judged from the measurements."""
         results = [claims.traffic_claim(c, self.device) for c in self.main]
         results.append(claims.allreduce_growth_claim(self.growth, self.device))
-        results.append(claims.rowwise_claim(self.of_kind("sharded embedding"), self.device))
+        lookups = self.of_kind("sharded embedding")
+        results.append(claims.rowwise_claim(lookups, self.device))
+        results.append(claims.same_exchange_claim(lookups, self.device, crowded=self.crowded))
         predicted = (*self.of_kind("sharded embedding"), *self.of_kind("tensor parallel"))
         results.append(
             claims.alpha_beta_claim(

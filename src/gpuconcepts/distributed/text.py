@@ -6,12 +6,14 @@ for the terminal, and the command itself. It sits above :mod:`~gpuconcepts.distr
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 
 from gpuconcepts.distributed.report import DistributedReport, measure
+from gpuconcepts.distributed.traffic import PHASES, Collective
 from gpuconcepts.hardware import format_table
 from gpuconcepts.render import format_claim, markdown_table
-from gpuconcepts.units import number, si
+from gpuconcepts.units import as_long, decimal_bytes, describe_bytes, number, percent, plural, si
 
 
 def markdown(report: DistributedReport) -> str:
@@ -19,6 +21,81 @@ def markdown(report: DistributedReport) -> str:
     the book."""
     rows = report.rows()
     return markdown_table(rows[0], rows[1:])
+
+
+def _phase_shares(c: Collective) -> str:
+    """The median time of each phase of lookup ``c`` as a share of their sum."""
+    medians = {phase: statistics.median(c.phases[phase]) for phase in PHASES}
+    whole = sum(medians.values())
+    return ", ".join(f"{phase} {percent(t / whole)}" for phase, t in medians.items())
+
+
+def _first_in_round(lookups: tuple[Collective, ...]) -> float | None:
+    """How long an all-to-all that ran first in its round took against one that ran later,
+    each time over its own scheme's median (so that schemes of different bytes pool); None
+    when no scheme both ran first and later."""
+    first: list[float] = []
+    later: list[float] = []
+    for c in (c for c in lookups if c.order):  # only lookups timed in shuffled rounds
+        typical = statistics.median(c.exchange_seconds)
+        for position, t in zip(c.order, c.exchange_seconds, strict=True):
+            (first if position == 0 else later).append(t / typical)
+    if not first or not later:
+        return None
+    return statistics.median(first) / statistics.median(later)
+
+
+def exchange_gap(report: DistributedReport) -> str:
+    """Why table-wise and column-wise lookups took different times, from the run's data: the
+    same bytes and messages, the α-β model's split of their time into latency and bandwidth,
+    and (where the run timed them apart, in shuffled rounds) the share of packing and
+    unpacking and the cost of running first."""
+    tw = report.collective("tablewise_alltoall_bytes")
+    cw = report.collective("columnwise_alltoall_bytes")
+    loopback = (
+        "not counted on the loopback"
+        if tw.measured_bytes is None or cw.measured_bytes is None
+        else f"{decimal_bytes(tw.measured_bytes)} and {decimal_bytes(cw.measured_bytes)} "
+        "measured on the loopback"
+    )
+    lines = [
+        (
+            f"Both send {describe_bytes(tw.formula_bytes)} per device by the formulas "
+            f"({loopback}), in the same {plural(report.world_size - 1, 'message')} per device, "
+            "in one all-to-all."
+        )
+    ]
+    if report.fit is not None:
+        predicted = report.fit.seconds(tw.formula_bytes, tw.collectives)
+        latency = report.fit.alpha_s * tw.collectives / predicted
+        lines.append(
+            f"The α-β model, which knows only messages and bytes, predicts the same time for "
+            f"both, {si(predicted, 's')}: {percent(latency)} of it the latency α of the call "
+            f"and {percent(1 - latency)} the bytes over the bandwidth."
+        )
+    lines.append(
+        f"Whole, the table-wise lookup took {si(tw.median_seconds, 's')} and the column-wise "
+        f"{si(cw.median_seconds, 's')} (median of {plural(len(tw.seconds), 'repetition')})."
+    )
+    if not (tw.phases and cw.phases and tw.order):
+        lines.append(
+            "This run timed each lookup whole, every scheme after the previous one, so the "
+            "gap cannot be split into packing, exchange and unpacking, nor told from run order."
+        )
+        return " ".join(lines)
+    lines.append(
+        f"Timed apart, the table-wise lookup spent {_phase_shares(tw)}; the column-wise "
+        f"{_phase_shares(cw)}. The all-to-alls alone took "
+        f"{si(statistics.median(tw.exchange_seconds), 's')} and "
+        f"{si(statistics.median(cw.exchange_seconds), 's')}."
+    )
+    first = _first_in_round(report.of_kind("sharded embedding"))
+    if first is not None:
+        lines.append(
+            "The three schemes ran in a shuffled order in each round; an all-to-all that ran "
+            f"first took {as_long(first, 'one that ran later')} (each over its scheme's median)."
+        )
+    return " ".join(lines)
 
 
 def format_report(report: DistributedReport) -> str:

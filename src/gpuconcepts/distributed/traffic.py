@@ -32,6 +32,11 @@ NET_DEV = Path("/proc/net/dev")
 """Linux's per-interface byte counters."""
 
 
+PHASES = ("pack", "exchange", "unpack")
+"""The parts of a sharded lookup timed apart: the copies into one buffer per destination, the
+all-to-all itself, and the reassembly of what arrived."""
+
+
 def parse_loopback(text: str) -> int:
     """Bytes the loopback interface ``lo`` has transmitted, from the text of /proc/net/dev.
 
@@ -137,6 +142,10 @@ class Collective:
     schedule: Mapping[str, int] = field(default_factory=dict)
     busy_seconds: tuple[float, ...] = ()
     solo_seconds: float | None = None
+    phases: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    """Seconds of each of :data:`PHASES` per repetition (a sharded lookup; empty otherwise)."""
+    order: tuple[int, ...] = ()
+    """Where the lookup ran in each shuffled round (0: first), paired with the repetitions."""
 
     @property
     def measured_bytes(self) -> float | None:
@@ -159,6 +168,12 @@ class Collective:
     def median_seconds(self) -> float:
         """Median time of one repetition (the slowest process's)."""
         return float(np.median(self.seconds))
+
+    @property
+    def exchange_seconds(self) -> tuple[float, ...]:
+        """The collective's own time per repetition: the all-to-all alone where the packing
+        and unpacking around it were timed apart, else the whole repetition."""
+        return self.phases.get("exchange", self.seconds)
 
     @property
     def iqr_seconds(self) -> tuple[float, float]:
@@ -202,6 +217,8 @@ class Collective:
                 "seconds": list(self.seconds),
                 **({"bubble": list(self.bubble)} if self.bubble else {}),
                 **({"busy_seconds": list(self.busy_seconds)} if self.busy_seconds else {}),
+                **({"phases": {k: list(v) for k, v in self.phases.items()}} if self.phases else {}),
+                **({"order": list(self.order)} if self.order else {}),
             },
         }
 

@@ -12,7 +12,9 @@ This module imports torch at the top: only the spawned processes import it.
 
 from __future__ import annotations
 
+import functools
 import json
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,12 +25,17 @@ import torch.nn.functional as F
 
 from gpuconcepts import formulas
 from gpuconcepts.distributed.launch import cpu_cores
-from gpuconcepts.distributed.traffic import Sizes, loopback_bytes
+from gpuconcepts.distributed.traffic import PHASES, Sizes, loopback_bytes
 from gpuconcepts.files import write_atomic
 from gpuconcepts.records import from_record
 from gpuconcepts.units import plain_number
 
 Record = dict[str, Any]
+
+PAIRED_ROUNDS_PER_REPEAT = 3
+"""The lookups run 3 rounds per repetition of the other workloads: their ratio's interval is
+bootstrapped over rounds, and 5 rounds left it wider than the pass region on the shared 2-core
+machine; a round of three lookups takes milliseconds."""
 
 
 class _Meter:
@@ -40,7 +47,7 @@ class _Meter:
         self.device = device
         self.loopback = dist.get_backend() == "gloo"
         self.baseline = 0
-        self.baseline = min(self._window(lambda: None)[0] for _ in range(3))
+        self.baseline = min(self.window(lambda: None)[0] for _ in range(3))
 
     def sync(self) -> None:
         """Wait for the GPU (a no-op on the CPU), so timers stop when the work is done."""
@@ -50,7 +57,7 @@ class _Meter:
     def _counter(self) -> int:
         return loopback_bytes() if self.rank == 0 and self.loopback else 0
 
-    def _window(self, op: Callable[[], object]) -> tuple[int, float]:
+    def window(self, op: Callable[[], object]) -> tuple[int, float]:
         dist.barrier()
         before = self._counter()
         dist.barrier()
@@ -76,7 +83,7 @@ class _Meter:
         op()
         windows = []
         for _ in range(self.repeats):
-            windows.append(self._window(op))
+            windows.append(self.window(op))
             after()
         return [b for b, _ in windows], [t for _, t in windows]
 
@@ -206,13 +213,24 @@ def _embeddings(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Reco
         [F.embedding_bag(ids[t][mine], tables[t], mode="sum") for t in range(n_tables)]
     )
 
+    clock: dict[str, float] = {}
+
     def exchange(parts: torch.Tensor) -> list[torch.Tensor]:
-        """Send each process the samples it owns (dim 1 of ``parts``); return what arrives."""
+        """Send each process the samples it owns (dim 1 of ``parts``); return what arrives.
+        Packing (the per-destination copies) and the all-to-all are timed apart."""
+        start = time.perf_counter()
         send = [
             parts[:, q * local_batch : (q + 1) * local_batch].contiguous() for q in range(world)
         ]
         received = [torch.empty_like(send[0]) for _ in range(world)]
+        meter.sync()
+        clock["pack"] = time.perf_counter() - start
+        dist.barrier()  # the exchange's timer must not hold a wait for the other's packing
+        start = time.perf_counter()
         dist.all_to_all(received, send)
+        meter.sync()
+        clock["exchange"] = time.perf_counter() - start
+        clock["unpacked"] = time.perf_counter()
         return received
 
     # Table-wise: process r owns tables r, r + W, ...; it pools them for every sample.
@@ -254,27 +272,48 @@ def _embeddings(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Reco
     def columnwise() -> None:
         results["column-wise"] = torch.cat(exchange(slices), dim=2)
 
+    def unpacked(op: Callable[[], None]) -> None:
+        """Run ``op``; what it does after its all-to-all is the unpacking."""
+        op()
+        meter.sync()
+        clock["unpack"] = time.perf_counter() - clock["unpacked"]
+
+    schemes = {
+        "table-wise": (tablewise, "tablewise_alltoall_bytes"),
+        "row-wise": (rowwise, "rowwise_alltoall_bytes"),
+        "column-wise": (columnwise, "columnwise_alltoall_bytes"),
+    }
+    windows: dict[str, list[tuple[int, float]]] = {name: [] for name in schemes}
+    phases: dict[str, dict[str, list[float]]] = {name: {} for name in schemes}
+    order: dict[str, list[int]] = {name: [] for name in schemes}
+    for op, _ in schemes.values():
+        op()  # warm-up, outside the rounds
+    # Paired rounds: every round times each scheme once, in an order shuffled by a seed all
+    # processes share (they must call the same collectives), so no scheme always runs first.
+    shuffle = random.Random(sizes.repeats)
+    for _ in range(PAIRED_ROUNDS_PER_REPEAT * sizes.repeats):
+        for position, name in enumerate(shuffle.sample(list(schemes), len(schemes))):
+            windows[name].append(meter.window(functools.partial(unpacked, schemes[name][0])))
+            spent = torch.tensor([clock[phase] for phase in PHASES], dtype=torch.float64).to(dev)
+            dist.all_reduce(spent, op=dist.ReduceOp.MAX)  # the slowest process's, as windows
+            for phase, seconds in zip(PHASES, spent.tolist(), strict=True):
+                phases[name].setdefault(phase, []).append(seconds)
+            order[name].append(position)
     inputs = {"B": batch, "n_tables": n_tables, "d": d, "s": 4, "W": world}
     records = []
-    for scheme, op, formula in (
-        ("table-wise", tablewise, "tablewise_alltoall_bytes"),
-        ("row-wise", rowwise, "rowwise_alltoall_bytes"),
-        ("column-wise", columnwise, "columnwise_alltoall_bytes"),
-    ):
-        measured = meter.measure(op)
-        error = _max_error(results[scheme], reference)
-        records.append(
-            _record(
-                f"{scheme} lookup",
-                "sharded embedding",
-                formula,
-                inputs,
-                world,
-                measured,
-                error,
-                meter.loopback,
-            )
+    for name, (_, formula) in schemes.items():
+        error = _max_error(results[name], reference)
+        record = _record(
+            f"{name} lookup",
+            "sharded embedding",
+            formula,
+            inputs,
+            world,
+            ([b for b, _ in windows[name]], [t for _, t in windows[name]]),
+            error,
+            meter.loopback,
         )
+        records.append(record | {"phases": phases[name], "order": order[name]})
     return records
 
 

@@ -332,12 +332,19 @@ RANDOM_BAG = 16
 
 
 def random_access(
-    device: str, cache_bytes: int, *, first_cache_bytes: int | None = None, repeats: int = 5
+    device: str,
+    cache_bytes: int,
+    *,
+    first_cache_bytes: int | None = None,
+    largest_table_bytes: int | None = None,
+    repeats: int = 5,
 ) -> tuple[tuple[int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
     at uniformly random addresses, for a table inside the first cache level (half of
     ``first_cache_bytes``, when given and smaller), inside the last-level cache (half of it)
-    and one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it, at each width of
+    and one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it (and one of
+    ``largest_table_bytes``, the largest table the run's lookups read, when larger still:
+    the address translations of a table of gigabytes miss too), at each width of
     :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, lines/s). A lookup is
     read against the table its own level serves (a hot set inside a cache, a large table
     beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
@@ -359,7 +366,11 @@ def random_access(
         if not first_cache_bytes or first_cache_bytes >= cache_bytes
         else (first_cache_bytes // 2,)
     )
-    for table_bytes in (*inner, cache_bytes // 2, LLC_MULTIPLE * cache_bytes):
+    beyond = LLC_MULTIPLE * cache_bytes
+    largest = (
+        () if not largest_table_bytes or largest_table_bytes <= beyond else (largest_table_bytes,)
+    )
+    for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
         offsets = torch.arange(0, RANDOM_ROWS, RANDOM_BAG, device=device)
         for row in RANDOM_ROW_BYTES:
@@ -538,12 +549,25 @@ def measure_peaks(
             device,
             last_level_cache_bytes(device),
             first_cache_bytes=_first_cache_bytes(levels),
+            largest_table_bytes=_largest_table_bytes(presets, free_memory_bytes(device)),
             repeats=max(3, reps // 2),
         ),
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=max(3, reps // 3)),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
     )
+
+
+def _largest_table_bytes(presets: Mapping[str, Mapping[str, int]], free_bytes: int) -> int | None:
+    """The largest embedding table the run's lookups read (the DLRM kernels' and claims'), as
+    the claims cap it (a quarter of the free memory); None when the presets name none."""
+    tables = []
+    if "dlrm" in presets:
+        table = presets["dlrm"]
+        tables.append(table["N"] * table["d"] * 4)
+    if "dlrm_table_mib" in presets.get("claims", {}):
+        tables.append(presets["claims"]["dlrm_table_mib"] * MiB)
+    return min(max(tables), free_bytes // 4) if tables else None
 
 
 def _first_cache_bytes(levels: Sequence[MemoryLevel]) -> int | None:

@@ -132,7 +132,10 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         return None
     share = percent(where.attained)
     if where.observed == ABOVE_EVERY_ROOF:
-        cause = f"it ran {times(where.attained)} as fast as every roof allows: a roof is missing"
+        cause = (
+            f"it ran {times(where.attained)} as fast as every roof allows: a roof is missing, "
+            "or the roofs were measured in a busy moment (the run's noise probe says how busy)"
+        )
     elif where.observed == "compute":
         cause = (
             f"its FLOPs at the compute peak account for {share} of its time: its shape runs "
