@@ -457,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     for flag, text in (
         ("--d", "model width"),
         ("--layers", "transformer layers"),
-        ("--d-ff", "MLP width"),
+        ("--d-ff", "MLP width (default: follows --d by the preset family's ratio)"),
         ("--heads", "query heads"),
         ("--n-kv", "key/value heads (= heads: MHA; 1: MQA)"),
         ("--d-head", "width of one head"),

@@ -646,6 +646,26 @@ def account(
     return ModelTable(shape, gpu, tuple(rows), serving(shape, gpu, draft))
 
 
+GATED_MLP_MULTIPLE = 256
+"""Llama's ``multiple_of``: a gated MLP's width is rounded up to a multiple of it, so the
+matrices tile evenly on the hardware."""
+
+
+def follow_d_ff(base: ModelShape, d: int) -> int:
+    """The MLP width ``base``'s family gives a model of width ``d``: ``base``'s ratio d_ff / d,
+    rounded up to a multiple of 256 when gated (Llama's rule), exact otherwise (GPT-2's 4·d).
+
+    >>> follow_d_ff(PRESETS["gpt2-small"], 1600)  # GPT-2 XL
+    6400
+    >>> follow_d_ff(PRESETS["llama-2-7b-like"], 4096)  # the preset's own width comes back
+    11008
+    >>> follow_d_ff(PRESETS["llama-2-7b-like"], 5120)  # Llama 2 13B publishes 13,824
+    13824
+    """
+    multiple = GATED_MLP_MULTIPLE if base.gated else 1
+    return -(-base.d_ff * d // (base.d * multiple)) * multiple
+
+
 def shape_from(
     base: ModelShape,
     *,
@@ -669,6 +689,7 @@ def shape_from(
     heads and d_head follow d when neither is given (d_head kept); given one, the other is
     d divided by it; given both, heads × d_head may differ from d (Gemma). The KV heads
     follow the heads unless given: each KV head keeps serving the same number of query heads.
+    d_ff follows d unless given, by the family's rule (``follow_d_ff``).
 
     >>> shape_from(PRESETS["llama-3-8b-like"], d=2048).heads
     16
@@ -693,6 +714,8 @@ def shape_from(
         if v is not None
     }  # fmt: skip
     width = base.d if d is None else d
+    if d_ff is None and d is not None and d > 0:
+        changes["d_ff"] = follow_d_ff(base, d)
     if heads is not None and d_head is None and heads > 0:
         if width % heads:
             raise GpuConceptsError(
