@@ -492,7 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--draft-cost",
         type=float,
         metavar="C",
-        help="speculative decoding: a draft step's time over a target step's (for the speedup)",
+        help="speculative decoding: a draft step's time over a target step's (default: a "
+        "free draft, the speedup's upper bound)",
     )
     p.add_argument(
         "--gpu",

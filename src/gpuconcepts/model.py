@@ -391,7 +391,7 @@ def kv_cache(shape: ModelShape, *, B: int, S: int) -> int:
 class Draft:
     """A speculative-decoding draft: each drafted token is accepted with chance ``alpha``,
     ``gamma`` tokens are drafted per step, and a draft step costs ``cost`` target steps
-    (None: not given, so no speedup is computed)."""
+    (None: not given, so the speedup is the upper bound of a free draft, ``c_draft = 0``)."""
 
     alpha: float
     gamma: int
@@ -510,10 +510,13 @@ class Serving:
                     f"{significant(self.expected_tokens)} tokens per target step",
                 )
             )
-            if self.speculative_speedup is not None and self.draft.cost is not None:
+            if self.speculative_speedup is not None:
+                cost = self.draft.cost
                 rows.append(
                     (
-                        f"speculative speedup, draft cost {plain_number(self.draft.cost)}",
+                        "speculative speedup, at most (free draft)"
+                        if cost is None
+                        else f"speculative speedup, draft cost {plain_number(cost)}",
                         f"{significant(self.speculative_speedup)}×",
                     )
                 )
@@ -541,6 +544,9 @@ def serving(shape: ModelShape, gpu: GPU, draft: Draft | None = None) -> Serving:
     expected = speedup = None
     if draft is not None:
         expected = f.speculative_expected_tokens(alpha=draft.alpha, gamma=draft.gamma)
+        # No cost given: as c_draft → 0 the speedup tends to the tokens per step, the bound
+        # of a free draft that no real draft beats.
+        speedup = expected
         if draft.cost is not None:
             speedup = f.speculative_speedup(
                 alpha=draft.alpha, gamma=draft.gamma, c_draft=draft.cost
