@@ -61,9 +61,25 @@ def test_mixtral_active_parameters_and_flops_use_two_experts():
 
 
 def test_gpt2_xl_typed_naturally_is_its_published_count():
-    xl = shape_from(PRESETS["gpt2-small"], d=1600, layers=48, heads=25, d_ff=6400)
-    assert (xl.heads, xl.n_kv, xl.d_head) == (25, 25, 64)
+    xl = shape_from(PRESETS["gpt2-small"], d=1600, layers=48, heads=25)
+    assert (xl.heads, xl.n_kv, xl.d_head, xl.d_ff) == (25, 25, 64, 6400)
     assert params(xl) == 1_557_611_200
+
+
+def test_cli_gpt2_xl_typed_naturally_prints_its_published_count(capsys):
+    argv = ["model", "--preset", "gpt2-small", "--d", "1600", "--layers", "48", "--heads", "25"]
+    assert main([*argv, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["shape"]["d_ff"] == 6400
+    assert {r["key"]: r["value"] for r in record["rows"]}["params"] == 1_557_611_200
+
+
+def test_gated_d_ff_follows_d_by_llamas_rule_and_a_given_d_ff_wins():
+    llama = PRESETS["llama-2-7b-like"]
+    # Llama 2 13B (d = 5,120) publishes an MLP of 13,824: 2.6875 · d, rounded up to 256.
+    assert shape_from(llama, d=5120).d_ff == 13_824
+    assert shape_from(llama, d=5120, d_ff=12_000).d_ff == 12_000
+    assert shape_from(llama, layers=40).d_ff == 11_008  # d unchanged: d_ff unchanged
 
 
 def test_layer_matrices_are_the_catalogue_layer_for_gpt2():

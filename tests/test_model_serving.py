@@ -87,7 +87,7 @@ def test_speculative_rows_when_a_draft_is_given(capsys):
     assert main(["model", "--draft-alpha", "0.8", "--draft-gamma", "4"]) == 0
     out = capsys.readouterr().out
     assert "3.36 tokens per target step" in out
-    assert "speedup" not in out
+    assert "speculative speedup, at most (free draft)  3.36×" in out  # issue 22, Deliver 3
 
 
 @pytest.mark.parametrize(
@@ -118,12 +118,14 @@ def test_dtype_aliases(alias, name, capsys):
     assert record["serving"]["dtype"] == name
 
 
-def test_t4_serves_in_fp16_and_a_draft_without_cost_gives_tokens_only():
+def test_t4_serves_in_fp16_and_a_draft_without_cost_gives_a_free_drafts_speedup():
     answer = serving(shape_from(PRESETS["llama-3.2-1b"], dtype="fp16", seq=4096), GPUS["T4"],
                      Draft(0.6, 3))  # fmt: skip
     assert answer.fits
-    assert answer.speculative_speedup is None
     assert answer.expected_tokens == f.speculative_expected_tokens(alpha=0.6, gamma=3)
+    # (1 - 0.6^4) / (1 - 0.6) = 2.176: with a free draft the speedup is the tokens per step.
+    assert answer.speculative_speedup == pytest.approx(2.176)
+    assert "speculative speedup, at most (free draft)  2.18×" in "\n".join(answer.lines())
 
 
 def test_unknown_gpu_is_named():

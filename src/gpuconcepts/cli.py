@@ -457,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     for flag, text in (
         ("--d", "model width"),
         ("--layers", "transformer layers"),
-        ("--d-ff", "MLP width"),
+        ("--d-ff", "MLP width (default: follows --d by the preset family's ratio)"),
         ("--heads", "query heads"),
         ("--n-kv", "key/value heads (= heads: MHA; 1: MQA)"),
         ("--d-head", "width of one head"),
@@ -492,7 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--draft-cost",
         type=float,
         metavar="C",
-        help="speculative decoding: a draft step's time over a target step's (for the speedup)",
+        help="speculative decoding: a draft step's time over a target step's (default: a "
+        "free draft, the speedup's upper bound)",
     )
     p.add_argument(
         "--gpu",

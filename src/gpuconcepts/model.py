@@ -391,7 +391,7 @@ def kv_cache(shape: ModelShape, *, B: int, S: int) -> int:
 class Draft:
     """A speculative-decoding draft: each drafted token is accepted with chance ``alpha``,
     ``gamma`` tokens are drafted per step, and a draft step costs ``cost`` target steps
-    (None: not given, so no speedup is computed)."""
+    (None: not given, so the speedup is the upper bound of a free draft, ``c_draft = 0``)."""
 
     alpha: float
     gamma: int
@@ -510,10 +510,13 @@ class Serving:
                     f"{significant(self.expected_tokens)} tokens per target step",
                 )
             )
-            if self.speculative_speedup is not None and self.draft.cost is not None:
+            if self.speculative_speedup is not None:
+                cost = self.draft.cost
                 rows.append(
                     (
-                        f"speculative speedup, draft cost {plain_number(self.draft.cost)}",
+                        "speculative speedup, at most (free draft)"
+                        if cost is None
+                        else f"speculative speedup, draft cost {plain_number(cost)}",
                         f"{significant(self.speculative_speedup)}×",
                     )
                 )
@@ -541,6 +544,9 @@ def serving(shape: ModelShape, gpu: GPU, draft: Draft | None = None) -> Serving:
     expected = speedup = None
     if draft is not None:
         expected = f.speculative_expected_tokens(alpha=draft.alpha, gamma=draft.gamma)
+        # No cost given: as c_draft → 0 the speedup tends to the tokens per step, the bound
+        # of a free draft that no real draft beats.
+        speedup = expected
         if draft.cost is not None:
             speedup = f.speculative_speedup(
                 alpha=draft.alpha, gamma=draft.gamma, c_draft=draft.cost
@@ -646,6 +652,26 @@ def account(
     return ModelTable(shape, gpu, tuple(rows), serving(shape, gpu, draft))
 
 
+GATED_MLP_MULTIPLE = 256
+"""Llama's ``multiple_of``: a gated MLP's width is rounded up to a multiple of it, so the
+matrices tile evenly on the hardware."""
+
+
+def follow_d_ff(base: ModelShape, d: int) -> int:
+    """The MLP width ``base``'s family gives a model of width ``d``: ``base``'s ratio d_ff / d,
+    rounded up to a multiple of 256 when gated (Llama's rule), exact otherwise (GPT-2's 4·d).
+
+    >>> follow_d_ff(PRESETS["gpt2-small"], 1600)  # GPT-2 XL
+    6400
+    >>> follow_d_ff(PRESETS["llama-2-7b-like"], 4096)  # the preset's own width comes back
+    11008
+    >>> follow_d_ff(PRESETS["llama-2-7b-like"], 5120)  # Llama 2 13B publishes 13,824
+    13824
+    """
+    multiple = GATED_MLP_MULTIPLE if base.gated else 1
+    return -(-base.d_ff * d // (base.d * multiple)) * multiple
+
+
 def shape_from(
     base: ModelShape,
     *,
@@ -669,6 +695,7 @@ def shape_from(
     heads and d_head follow d when neither is given (d_head kept); given one, the other is
     d divided by it; given both, heads × d_head may differ from d (Gemma). The KV heads
     follow the heads unless given: each KV head keeps serving the same number of query heads.
+    d_ff follows d unless given, by the family's rule (``follow_d_ff``).
 
     >>> shape_from(PRESETS["llama-3-8b-like"], d=2048).heads
     16
@@ -693,6 +720,8 @@ def shape_from(
         if v is not None
     }  # fmt: skip
     width = base.d if d is None else d
+    if d_ff is None and d is not None and d > 0:
+        changes["d_ff"] = follow_d_ff(base, d)
     if heads is not None and d_head is None and heads > 0:
         if width % heads:
             raise GpuConceptsError(
