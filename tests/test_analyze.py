@@ -714,7 +714,8 @@ def test_cli_peaks_from_a_saved_run_threads_and_figure(package, capsys):
     argv += ["--peaks", str(recorded), "--threads", "1", "--figure", str(figure)]
     assert main(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert f"from {recorded}, 2026-12-01" in out
+    created = json.loads(recorded.read_text())["provenance"]["created_utc"][:10]  # its day
+    assert f"from {recorded}, {created}" in out
     assert "on cpu (" in out
     assert ", 1 thread)" in out
     assert torch.get_num_threads() == threads  # set for the command, then given back
