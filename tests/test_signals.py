@@ -237,3 +237,16 @@ def test_a_killed_analyze_leaves_no_temporary_file(tmp_path: Path, start: Start)
     # reused across runs by torch, not a temporary folder of this run)
     assert [name for name in left if not name.startswith("torchinductor_")] == ["out", "slow.py"]
     assert list((tmp_path / "out").iterdir()) == []  # the folder --figure checked, still empty
+
+
+def test_a_ctrl_c_pending_as_the_handlers_are_restored_is_seen_once(monkeypatch, capsys) -> None:
+    # the signal lands after the command's own handling, as _StopOnSignals gives the previous
+    # handlers back: still exit 130, with no second line and no traceback
+    from gpuconcepts import cli
+
+    def restored_then_interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli._StopOnSignals, "__exit__", restored_then_interrupted)
+    assert cli.main(["calc", "embedding_memory", "N=10", "d=2", "s=4"]) == 130
+    assert capsys.readouterr().err == ""

@@ -552,22 +552,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arguments)
     except SystemExit as done:  # usage errors, --help, --version: argparse has printed them
         return done.code if isinstance(done.code, int) else EXIT_USAGE
-    with _StopOnSignals(args.command):
-        try:
-            status: int = args.run(args)
-            sys.stdout.flush()  # a closed pipe shows here, not at exit
-        except BrokenPipeError:  # `gpuconcepts model --json | head`: the reader has enough
-            _silence_closed_pipes()
-            return EXIT_BROKEN_PIPE
-        except GpuConceptsError as error:
-            print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        except KeyboardInterrupt:
-            print(f"gpuconcepts {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except Terminated:
-            print(f"gpuconcepts {args.command}: terminated (SIGTERM)", file=sys.stderr)
-            return EXIT_TERMINATED
+    try:
+        with _StopOnSignals(args.command):
+            try:
+                status: int = args.run(args)
+                sys.stdout.flush()  # a closed pipe shows here, not at exit
+            except BrokenPipeError:  # `gpuconcepts model --json | head`: the reader has enough
+                _silence_closed_pipes()
+                return EXIT_BROKEN_PIPE
+            except GpuConceptsError as error:
+                print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            except KeyboardInterrupt:
+                print(f"gpuconcepts {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            except Terminated:
+                print(f"gpuconcepts {args.command}: terminated (SIGTERM)", file=sys.stderr)
+                return EXIT_TERMINATED
+    except KeyboardInterrupt:  # a Ctrl-C pending as the handlers were restored: seen once
+        return EXIT_INTERRUPTED
     return status
 
 
