@@ -129,7 +129,7 @@ class Workload:
             return None
         N, d, s = cast("list[int]", sizes)
         rows = N if self.table_rows_at_most is None else min(N, self.table_rows_at_most)
-        return rows * d * s
+        return int(formulas.embedding_memory(N=rows, d=d, s=s))
 
     def gemm_products(self, params: Mapping[str, object]) -> tuple[GemmProduct, ...]:
         """The matrix products this kernel's time rests on, as (count, (rows, columns, depth)),
@@ -149,12 +149,9 @@ class Workload:
         if not _known(names, params):
             return ()
 
-        def size(name: str) -> int:
-            return _size(name, params)
-
         return tuple(
-            (size(count), (size(rows), size(columns), size(depth)))
-            for count, rows, columns, depth in self.gemm
+            (_size(count, params), (_size(r, params), _size(c, params), _size(d, params)))
+            for count, r, c, d in self.gemm
         )
 
     def arguments(self, formula: Formula, params: Mapping[str, object]) -> dict[str, Number]:

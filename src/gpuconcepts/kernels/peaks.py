@@ -564,7 +564,7 @@ def _largest_table_bytes(presets: Mapping[str, Mapping[str, int]], free_bytes: i
     tables = []
     if "dlrm" in presets:
         table = presets["dlrm"]
-        tables.append(table["N"] * table["d"] * 4)
+        tables.append(int(formulas.embedding_memory(N=table["N"], d=table["d"], s=4)))  # float32
     if "dlrm_table_mib" in presets.get("claims", {}):
         tables.append(presets["claims"]["dlrm_table_mib"] * MiB)
     return min(max(tables), free_bytes // 4) if tables else None
