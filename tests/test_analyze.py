@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gpuconcepts import formulas as f
-from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
+from gpuconcepts.analysis.trace import leaf_paths
+from gpuconcepts.analyze import Report, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import si
@@ -136,12 +137,12 @@ def test_multihead_attention_is_counted_whole():
     expected = 4 * f.mlp_flops(B=20, d_in=32, d_out=32) + f.attention_flops(B=2, S=10, d=32)
     assert rows[0].flops == expected
     assert rows[0].input_shapes == ((2, 10, 32),) * 3
-    assert _leaf_paths(mha) == {""}  # the model itself is the one leaf
+    assert leaf_paths(mha) == {""}  # the model itself is the one leaf
 
 
 def test_leaves_are_modules_without_children_or_known_whole_types():
     model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.MultiheadAttention(4, 2), nn.ReLU()))
-    assert _leaf_paths(model) == {"0", "1.0", "1.1"}
+    assert leaf_paths(model) == {"0", "1.0", "1.1"}
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -309,7 +310,7 @@ def test_memory_bound_calls_are_timed_after_a_flush():
 
 def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
     """No GPU here: the CUDA path is checked with the timer replaced by a recorder."""
-    from gpuconcepts import analyze as module
+    from gpuconcepts.analysis.timing import time_calls
 
     seen = []
 
@@ -320,7 +321,7 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    times, stop = module._time([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
+    times, stop = time_calls([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
     assert (times, stop) == ([(1e-3,) * 3, (1e-3,) * 3], None)
     assert seen == [(3, "flusher-cuda"), (3, None)]
 
@@ -659,7 +660,7 @@ def package(tmp_path, monkeypatch):
     (tmp_path / "keyword_models.py").write_text(KEYWORD_MODEL)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
-    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", list)
+    monkeypatch.setattr("gpuconcepts.analysis.peaks._recorded_runs", list)
     yield tmp_path
     sys.modules.pop("keyword_models", None)
 
@@ -729,7 +730,7 @@ def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, m
 
     here = replace(Provenance.example(), cpu_model=cpu_model(), cpu_threads=cpu_threads())
     then = Run(here, Peaks("cpu", 3e11, 1e10, "float32"), (), {}, ())  # 3x the compute now
-    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", lambda: [then])
+    monkeypatch.setattr("gpuconcepts.analysis.peaks._recorded_runs", lambda: [then])
     argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
     assert main([*argv, "--input", "attention_mask=ones:2x8", "--repeats", "1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -768,12 +769,8 @@ def test_an_embedding_is_placed_against_the_random_access_roof():
 
 
 def test_analyze_reads_an_embedding_s_lookups_as_random_rows():
-    from gpuconcepts.analyze import _Call, _gathers
-
-    def call(layer: nn.Module, shape: tuple[int, ...]) -> _Call:
-        return _Call("t", type(layer).__name__, 1, layer, layer, (), {}, (shape,), (), "float32",
-                     0, 0)  # fmt: skip
+    from gpuconcepts.analysis.layers import gathers
 
     # 8 bags of 4 indices read 32 rows of 16 float32 values (64 bytes) each
-    assert _gathers(call(nn.EmbeddingBag(1000, 16, mode="sum"), (8, 4))) == (32, 64)
-    assert _gathers(call(nn.Linear(4, 4), (8, 4))) == (None, None)
+    assert gathers(nn.EmbeddingBag(1000, 16, mode="sum"), [(8, 4)]) == (32, 64)
+    assert gathers(nn.Linear(4, 4), [(8, 4)]) == (None, None)
