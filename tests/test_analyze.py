@@ -310,7 +310,7 @@ def test_memory_bound_calls_are_timed_after_a_flush():
 
 def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
     """No GPU here: the CUDA path is checked with the timer replaced by a recorder."""
-    from gpuconcepts.analysis.timing import time_calls
+    from gpuconcepts.analysis.timing import Replay, time_calls
 
     seen = []
 
@@ -321,9 +321,78 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    times, stop = time_calls([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
+    replays = [Replay("a", lambda: None, True), Replay("b", lambda: None, False)]
+    times, stop = time_calls(replays, "cuda", 3)
     assert (times, stop) == ([(1e-3,) * 3, (1e-3,) * 3], None)
-    assert seen == [(3, "flusher-cuda"), (3, None)]
+    assert seen == [(3, "flusher-cuda"), (3, None)]  # on a GPU each cold call has its flush
+
+
+class FakeClock:
+    """perf_counter for the timing module: a call advances it by its scripted seconds, so the
+    repetitions are known exactly and no test reads this machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.log: list[str] = []
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def call(self, name: str, seconds: list[float]):
+        def fn():
+            self.log.append(name)
+            self.now += seconds[(len([n for n in self.log if n == name]) - 1) % len(seconds)]
+
+        return fn
+
+
+def test_cold_calls_on_a_cpu_share_one_flush_per_group_and_stop_when_settled(monkeypatch):
+    from gpuconcepts.analysis import timing
+
+    clock = FakeClock()
+    monkeypatch.setattr(timing, "time", clock)
+    monkeypatch.setattr(
+        "gpuconcepts.measure.make_flusher", lambda _device: lambda: clock.log.append("flush")
+    )
+    steady = clock.call("steady", [1e-3])
+    noisy = clock.call("noisy", [1e-3, 3e-3, 1e-3, 5e-3, 2e-3, 9e-3])
+    shares = clock.call("shares", [1e-3])  # reads the steady call's storage: after a flush
+    replays = [
+        timing.Replay("steady", steady, True, frozenset({1})),
+        timing.Replay("noisy", noisy, True, frozenset({2})),
+        timing.Replay("shares", shares, True, frozenset({1, 3})),
+    ]
+    times, stop = timing.time_calls(replays, "cpu", 5)
+    assert stop is None
+    # a warm-up round, then timed rounds; the settled calls stop after three repetitions
+    assert [len(t) for t in times] == [3, 5, 3]
+    assert times[0] == pytest.approx((1e-3,) * 3)
+    rounds = " ".join(clock.log).split("flush ")[1:]
+    assert rounds[:2] == ["steady noisy ", "shares "]  # two groups: storage 1 is in both
+    assert clock.log.count("flush") == 2 * 4 + 2  # 4 rounds of both groups, 2 of noisy alone
+    # the noisy call went on until `repeats`, its times as they came (warm-up dropped)
+    assert times[1] == pytest.approx((3e-3, 1e-3, 5e-3, 2e-3, 9e-3))
+
+
+def test_a_wide_spread_gets_more_repetitions_and_a_tight_one_does_not(monkeypatch):
+    from gpuconcepts.analysis import timing
+
+    calls = []
+
+    def fake_time_cpu(fn, *, repeats, flush):
+        calls.append((fn, repeats, flush))
+        return {"tight": (1.0, 1.01, 0.99), "wide": (1.0, 2.0, 0.5)}[fn()][:repeats] + (
+            (1.0,) * max(0, repeats - 3)
+        )
+
+    monkeypatch.setattr("gpuconcepts.measure.time_cpu", fake_time_cpu)
+    replays = [
+        timing.Replay("t", lambda: "tight", False),
+        timing.Replay("w", lambda: "wide", False),
+    ]
+    times, _ = timing.time_calls(replays, "cpu", 7)
+    assert [len(t) for t in times] == [3, 7]
+    assert [(repeats, flush) for _, repeats, flush in calls] == [(3, None), (3, None), (4, None)]
 
 
 def test_observed_bound_is_the_roof_that_explains_the_time():
@@ -537,37 +606,42 @@ def test_inputs_analyze_cannot_use_are_one_project_error(build, options, message
 
 # -- timing: shared, interrupted, labelled -------------------------------------------------------
 def test_identical_calls_are_timed_once_and_share_the_timing(monkeypatch):
-    from gpuconcepts import measure
+    from gpuconcepts.analysis import core
 
     timed = []
-    real = measure.time_cpu
+    real = core.time_calls
 
-    def counting(fn, **options):
-        timed.append(fn)
-        return real(fn, **options)
+    def counting(replays, *args, **options):
+        timed.extend(replay.name for replay in replays)
+        return real(replays, *args, **options)
 
-    monkeypatch.setattr(measure, "time_cpu", counting)
-    monkeypatch.setattr(measure.timing, "time_cpu", counting)  # what time_function calls
+    monkeypatch.setattr(core, "time_calls", counting)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.ReLU()) for _ in range(3)])
     report = run(model, torch.randn(4, 16))
     assert len(report.layers) == 6
-    # one Linear and one ReLU (the other four share their timings), then the plain forward pass
-    assert len(timed) == 3
+    assert timed == ["0.0", "0.1"]  # one Linear and one ReLU: the other four share them
     shared = [layer.shares_timing_of for layer in report.layers]
     assert shared == [None, None, 1, 2, 1, 2]
     assert report.layers[2].raw_seconds == report.layers[0].raw_seconds
 
 
 def test_ctrl_c_while_timing_gives_the_report_of_what_was_measured():
+    said = []
+
     def progress(text: str) -> None:
-        if text.startswith("timing call 3 of"):
+        said.append(text)
+        if text.startswith("timing 2 memory-bound calls"):
             raise KeyboardInterrupt
 
-    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4), nn.Tanh())
+    # the products (18 and 21 FLOP/byte, right of the ridge at 10) are timed warm, one by one;
+    # the activations then run cold, in rounds after a flush, when Ctrl-C comes
+    model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 128), nn.Tanh())
     with pytest.raises(KeyboardInterrupt) as caught:
-        run(model, torch.randn(2, 8), progress=progress)
+        run(model, torch.randn(64, 256), progress=progress)
+    assert said[-3:-1] == ["timing call 1 of 2: 0", "timing call 2 of 2: 2"]
     partial = caught.value.report
-    assert [layer.type for layer in partial.layers] == ["Linear", "ReLU"]
+    assert [layer.type for layer in partial.layers] == ["Linear", "Linear"]
+    assert [layer.flushed for layer in partial.layers] == [False, False]
     assert (partial.interrupted, partial.calls_counted) == ("Ctrl-C", 4)
     assert partial.forward_raw_seconds == ()
     assert "\nInterrupted (Ctrl-C) after timing 2 of 4 calls: the table" in partial.text()

@@ -7,7 +7,7 @@ this machine's roofs and predict it on each datasheet GPU (:func:`analyze`)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gpuconcepts.analysis.failures import first_line, is_out_of_memory, out_of_memory_message
@@ -15,8 +15,16 @@ from gpuconcepts.analysis.layers import gathers
 from gpuconcepts.analysis.peaks import peaks_warnings
 from gpuconcepts.analysis.predict import predictions
 from gpuconcepts.analysis.report import Layer, Report, observed_bound
-from gpuconcepts.analysis.timing import Progress, time_calls
-from gpuconcepts.analysis.trace import Recorder, call_name, count, tensors_in, uncounted
+from gpuconcepts.analysis.timing import MIN_REPEATS, Progress, Replay, time_calls
+from gpuconcepts.analysis.trace import (
+    Call,
+    Recorder,
+    call_name,
+    count,
+    storages,
+    tensors_in,
+    uncounted,
+)
 from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
@@ -224,28 +232,31 @@ def _report(
             f"{root}: the forward pass ran no layer and no tensor operation to analyze"
         )
     counted = [count(call) for call in calls]
+    # the kernels' flush policy: a call runs cold (after a cache flush) when memory-bound
+    cold = [classify(flops / traffic, peaks) == "memory" for flops, _, traffic, _ in counted]
     # identical calls (same configuration, weights' and inputs' shapes) are timed once
     first: dict[object, int] = {}
     for i, call in enumerate(calls):
         first.setdefault(call.key, i)
     timed_first = sorted(first.values())
-    replays = []
-    for i in timed_first:
-        call, (flops, _, traffic, _) = calls[i], counted[i]
-        target, args, kwargs = call.target, call.args, call.kwargs
-        # the kernels' flush policy: flush before each repetition exactly when memory-bound
-        flush = classify(flops / traffic, peaks) == "memory"
-        replays.append((call_name(call), (lambda t=target, a=args, k=kwargs: t(*a, **k)), flush))
+    replays = [
+        Replay(call_name(calls[i]), _replay(calls[i]), cold[i], storages(calls[i]))
+        for i in timed_first
+    ]
     raw, stop = time_calls(replays, device, repeats, progress)
-    times = {calls[i].key: seconds for i, seconds in zip(timed_first, raw, strict=False)}
+    times = {calls[i].key: seconds for i, seconds in zip(timed_first, raw, strict=True) if seconds}
     forward: tuple[float, ...] = ()
     if stop is None:
         if progress is not None:
             progress("timing the plain forward pass")
         try:
             with torch.inference_mode():
+                # no warm-up: the counting pass and the replays ran every layer already
                 forward = time_function(
-                    lambda: model(*inputs[0], **inputs[1]), device, repeats=min(repeats, 3)
+                    lambda: model(*inputs[0], **inputs[1]),
+                    device,
+                    repeats=min(repeats, MIN_REPEATS),
+                    warmup=0 if device == "cpu" else None,
                 )
         except (KeyboardInterrupt, Terminated) as interrupt:
             stop = interrupt
@@ -254,8 +265,8 @@ def _report(
         "float32",
     )
     layers = []
-    for index, (call, (flops, formula, traffic, traffic_source)) in enumerate(
-        zip(calls, counted, strict=True), start=1
+    for index, (call, (flops, formula, traffic, traffic_source), flushed) in enumerate(
+        zip(calls, counted, cold, strict=True), start=1
     ):
         if call.key not in times:
             continue  # interrupted before its timing
@@ -280,7 +291,7 @@ def _report(
                 bytes=traffic,
                 bytes_source=traffic_source,
                 raw_seconds=seconds,
-                flushed=classify(flops / traffic, peaks) == "memory",
+                flushed=flushed,
                 bound=observed_bound(timing, peaks),
                 warning=uncounted(call) if flops == 0 else "",
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
@@ -313,6 +324,12 @@ def _report(
         stop.report = report  # type: ignore[attr-defined]
         raise stop
     return report
+
+
+def _replay(call: Call) -> Callable[[], object]:
+    """The call again, alone, on its copied arguments."""
+    target, args, kwargs = call.target, call.args, call.kwargs
+    return lambda: target(*args, **kwargs)
 
 
 def _signal_name(stop: BaseException) -> str:

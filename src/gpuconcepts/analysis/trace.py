@@ -447,3 +447,11 @@ def uncounted(call: Call) -> str:
 def call_name(call: Call) -> str:
     """``path`` with the call number of a reused module (as :attr:`Layer.name`)."""
     return call.path if call.call == 1 else f"{call.path} (call {call.call})"
+
+
+def storages(call: Call) -> frozenset[int]:
+    """The storages a replay of ``call`` reads: its copied arguments' and its module's weights'
+    (what another call timed after the same cache flush must not share)."""
+    weights = [] if call.module is None else [*call.module.parameters(), *call.module.buffers()]
+    tensors = [*tensors_in((call.args, call.kwargs)), *weights]
+    return frozenset(t.untyped_storage().data_ptr() for t in tensors)
