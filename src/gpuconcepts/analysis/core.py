@@ -15,7 +15,7 @@ from gpuconcepts.analysis.layers import gathers
 from gpuconcepts.analysis.peaks import peaks_warnings
 from gpuconcepts.analysis.predict import predictions
 from gpuconcepts.analysis.report import Layer, Report, observed_bound
-from gpuconcepts.analysis.timing import MIN_REPEATS, Progress, Replay, time_calls
+from gpuconcepts.analysis.timing import Progress, Replay, time_calls, time_forward
 from gpuconcepts.analysis.trace import (
     Call,
     Recorder,
@@ -214,7 +214,7 @@ def _report(
 ) -> Report:
     import torch
 
-    from gpuconcepts.measure import device_name, time_function
+    from gpuconcepts.measure import device_name
 
     root = type(model).__name__
     source, warnings = "given", ()
@@ -251,13 +251,7 @@ def _report(
             progress("timing the plain forward pass")
         try:
             with torch.inference_mode():
-                # no warm-up: the counting pass and the replays ran every layer already
-                forward = time_function(
-                    lambda: model(*inputs[0], **inputs[1]),
-                    device,
-                    repeats=min(repeats, MIN_REPEATS),
-                    warmup=0 if device == "cpu" else None,
-                )
+                forward = time_forward(lambda: model(*inputs[0], **inputs[1]), device, repeats)
         except (KeyboardInterrupt, Terminated) as interrupt:
             stop = interrupt
     dtype = next(

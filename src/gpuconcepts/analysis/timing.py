@@ -11,8 +11,8 @@ Two things keep this to a few forward passes of time:
   after a flush of its own, for one flush per group instead of one per repetition (a flush
   costs milliseconds, longer than most calls of a small batch). On a GPU a flush is a few
   microseconds, and each cold call keeps its own.
-* **No more repetitions than the spread needs.** Each call is timed :data:`MIN_REPEATS`
-  times, and up to ``repeats`` only while its IQR is over
+* **No more repetitions than the spread needs.** Each call, and the plain forward pass, is
+  timed :data:`MIN_REPEATS` times, and up to ``repeats`` only while its IQR is over
   :data:`~gpuconcepts.measure.measurement.NOISE_THRESHOLD` of its median.
 """
 
@@ -21,6 +21,7 @@ Two things keep this to a few forward passes of time:
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,9 +32,9 @@ from gpuconcepts.measure.measurement import NOISE_THRESHOLD, quartiles
 Progress = Callable[[str], None]
 """Told what :func:`~gpuconcepts.analysis.analyze` does now (``timing call 3 of 40: conv1``)."""
 
-MIN_REPEATS = 3
-"""Repetitions every call gets (fewer only when ``repeats`` asks for fewer): with three, the
-median already discards one outlier."""
+MIN_REPEATS = 2
+"""Repetitions every call gets (fewer only when ``repeats`` asks for fewer): two that agree
+within the noise threshold are enough; while they do not, more come, up to ``repeats``."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def settled(times: Sequence[float]) -> bool:
     (True, False)
     """
     low, high = quartiles(times)
-    return high - low <= NOISE_THRESHOLD * sorted(times)[len(times) // 2]
+    return high - low <= NOISE_THRESHOLD * statistics.median(times)
 
 
 def cold_groups(replays: Sequence[Replay], indices: Sequence[int]) -> list[list[int]]:
@@ -140,9 +141,10 @@ def _cold_rounds(
     times: list[list[float]],
     progress: Progress | None,
 ) -> None:
-    """The cold calls on a CPU, in rounds: an untimed warm-up round, then rounds of one
-    repetition each, every group after one flush, until each call has ``repeats``
-    repetitions or (after :data:`MIN_REPEATS`) a spread within the threshold."""
+    """The cold calls on a CPU, in rounds: an untimed warm-up round (no flush: it only lets
+    the outputs' memory be mapped once), then rounds of one repetition each, every group
+    after one flush, until each call has ``repeats`` repetitions or (after
+    :data:`MIN_REPEATS`) a spread within the threshold."""
     import torch
 
     from gpuconcepts.measure import cpu_threads
@@ -155,7 +157,8 @@ def _cold_rounds(
             if progress is not None:
                 progress(f"timing {len(pending)} memory-bound calls, each after a cache flush")
             for group in cold_groups(replays, pending):
-                flusher()
+                if timed >= 0:
+                    flusher()
                 held = []  # outputs live until the group ends: no call writes into warm memory
                 for i in group:
                     start = time.perf_counter()
@@ -168,3 +171,15 @@ def _cold_rounds(
                 pending = [i for i in pending if len(times[i]) < repeats and not settled(times[i])]
     finally:
         torch.set_num_threads(previous)
+
+
+def time_forward(fn: Callable[[], object], device: str, repeats: int) -> tuple[float, ...]:
+    """The plain forward pass by the device's timer, with no warm-up on a CPU (the counting
+    pass and the replays ran every layer already), as many times as its spread needs."""
+    from gpuconcepts.measure import time_function
+
+    warmup = 0 if device == "cpu" else None
+    times = time_function(fn, device, repeats=min(repeats, MIN_REPEATS), warmup=warmup)
+    while len(times) < repeats and not settled(times):
+        times += time_function(fn, device, repeats=1, warmup=warmup)
+    return times
