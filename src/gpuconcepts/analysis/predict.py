@@ -83,11 +83,10 @@ def predictions(
         }
         roof = formulas.roofline_seconds.vectorized(**values)
         seconds = formulas.kernel_seconds.vectorized(**values, t_launch=np.full_like(flops, launch))
+        roofs = {key: gpu.datasheet_peaks(key) for key in set(keys)}  # each dtype's, once
         for i, (layer, key) in enumerate(zip(layers, keys, strict=True)):
             per_layer[i][gpu.name] = (
-                "overhead"
-                if roof[i] <= launch
-                else classify(layer.intensity, gpu.datasheet_peaks(key))
+                "overhead" if roof[i] <= launch else classify(layer.intensity, roofs[key])
             )
         total = float(np.sum(seconds))
         spent = {"memory": 0.0, "overhead": 0.0, "compute": 0.0}

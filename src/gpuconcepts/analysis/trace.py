@@ -12,6 +12,7 @@ moves nothing and is no call (``Recorder.views`` names it).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -153,17 +154,41 @@ class _Open:
 
 
 def _function_name(func: Callable[..., Any]) -> str:
+    """How a call reads in the report: ``F.relu``, ``torch.matmul``, ``Tensor.add``."""
+    try:
+        return _NAMES[func]
+    except (KeyError, TypeError):  # TypeError: an unhashable callable, named each time
+        pass
     import torch
     import torch.nn.functional as F
 
     name = getattr(func, "__name__", repr(func))
     if getattr(F, name, None) is func:
-        return f"F.{name}"
-    if getattr(torch, name, None) is func:
-        return f"torch.{name}"
-    if getattr(func, "__qualname__", "").startswith(("TensorBase.", "Tensor.")):
-        return f"Tensor.{name}"
-    return str(name)
+        named = f"F.{name}"
+    elif getattr(torch, name, None) is func:
+        named = f"torch.{name}"
+    elif getattr(func, "__qualname__", "").startswith(("TensorBase.", "Tensor.")):
+        named = f"Tensor.{name}"
+    else:
+        named = str(name)
+    with contextlib.suppress(TypeError):
+        _NAMES[func] = named
+    return named
+
+
+_NAMES: dict[Callable[..., Any], str] = {}
+"""Names already worked out: a forward pass makes thousands of calls of a few dozen functions."""
+
+
+@contextlib.contextmanager
+def _unobserved() -> Iterator[None]:
+    """The recorder's own bookkeeping, out of sight of both modes: its tensor queries and
+    copies are neither recorded nor counted, and pay no Python dispatch of theirs."""
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        yield
 
 
 def _writes(name: str) -> bool:
@@ -212,7 +237,6 @@ class Recorder:
         self.views: list[str] = []
         self.stack: list[tuple[str, str, tuple[tuple[int, ...], ...]]] = []
         self.leaves: list[_Open] = []
-        self.paused = False
         self.current: str | None = None
         self.handles: list[Any] = []
         self.times_called: dict[int, int] = {}
@@ -244,8 +268,7 @@ class Recorder:
 
     def _pre(self, name: str, is_leaf: bool) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-            self.paused = True
-            try:
+            with _unobserved():
                 self.stack.append((name, type(module).__name__, _shapes((args, kwargs))))
                 if is_leaf:
                     ins = list(tensors_in((args, kwargs)))
@@ -259,15 +282,12 @@ class Recorder:
                             versions=_versions(ins),
                         )
                     )
-            finally:
-                self.paused = False
 
         return hook
 
     def _post(self, name: str, is_leaf: bool) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-            self.paused = True
-            try:
+            with _unobserved():
                 self.stack.pop()
                 if not is_leaf:
                     return
@@ -313,8 +333,6 @@ class Recorder:
                         computes=computes,
                     )
                 )
-            finally:
-                self.paused = False
 
         return hook
 
@@ -323,17 +341,30 @@ class Recorder:
     ) -> Any:
         """Run a functional call; record it when it ran outside any leaf and did some work.
         Inside a leaf, a known compute op is counted by its formula for the leaf's row."""
-        if self.paused:
-            return func(*args, **kwargs)
         if self.leaves:
             return self._inside_leaf(func, args, kwargs)
         name = _function_name(func)
         self.current = name
         before = int(self.counter.get_total_flops())
         # only an in-place call changes its arguments; any other is copied once it is recorded
-        cloned = (_clone(args), _clone(kwargs)) if _writes(name) else None
+        with _unobserved():
+            cloned = (_clone(args), _clone(kwargs)) if _writes(name) else None
         output = func(*args, **kwargs)
         self.current = None
+        with _unobserved():
+            return self._record(func, name, (args, kwargs), output, before, cloned)
+
+    def _record(
+        self,
+        func: Callable[..., Any],
+        name: str,
+        given: tuple[tuple[Any, ...], dict[str, Any]],
+        output: Any,
+        before: int,
+        cloned: tuple[Any, Any] | None,
+    ) -> Any:
+        """Record a functional call that ran outside any leaf, unless it did no work."""
+        args, kwargs = given
         flops = int(self.counter.get_total_flops()) - before
         ins = list(tensors_in((args, kwargs)))
         storages = {t.untyped_storage().data_ptr() for t in ins}
@@ -368,7 +399,8 @@ class Recorder:
     ) -> Any:
         name = _function_name(func)
         opened = self.leaves[-1]
-        opened.ops.append(name)
+        if name in COMPUTE_OPS:
+            opened.ops.append(name)
         if name not in KNOWN_OPS:
             return func(*args, **kwargs)
         before = int(self.counter.get_total_flops())
