@@ -471,6 +471,37 @@ MODEL_FILE = textwrap.dedent(
     def greedy():
         return Greedy()
 
+    class Once(nn.Module):  # runs in the counting pass, and fails when replayed alone
+        calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            if self.calls > 1:
+                raise RuntimeError("ran once already\\nmore detail")
+            return x * 2
+
+    def once():
+        return nn.Sequential(nn.Linear(3, 3), Once())
+
+    class NotInInference(nn.Module):  # its layers replay; the plain pass (inference mode) fails
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            if torch.is_inference_mode_enabled():
+                raise RuntimeError("needs autograd")
+            return self.fc(x)
+
+    def not_in_inference():
+        return NotInInference()
+
+    def meta():
+        return nn.Linear(3, 3, device="meta")
+
+    def scripted():
+        return torch.jit.trace(nn.Linear(3, 3), torch.randn(1, 3))
+
     TABLE = 7
     """
 )
@@ -527,7 +558,10 @@ def test_cli_json_is_the_report(model_file, capsys):
         (
             "{file}:nothing",
             "2x3x4x4",
-            "defines no 'nothing'; its callables are Greedy, broken, build, greedy, number",
+            (
+                "defines no 'nothing'; its callables are Greedy, NotInInference, Once, broken, "
+                "build, greedy, meta, not_in_inference, number, once, scripted"
+            ),
         ),
         ("{file}:TABLE", "2x3x4x4", "TABLE is a int, not a function"),
         ("{file}:broken", "2x3x4x4", "factory broken() raised KeyError: 'no weights'"),
@@ -539,6 +573,29 @@ def test_cli_json_is_the_report(model_file, capsys):
         ("{file}:build", "2x5x4x4", "layer '0' (Conv2d), given inputs of shape 2×5×4×4"),
         ("{file}:build", "100000x100000x100000", "out of memory for the inputs: they need"),
         ("{file}:greedy", "2x3", "out of memory in layer 'Greedy' (Greedy)"),
+        (
+            "{file}:once",
+            "2x3",
+            (
+                "Sequential: Once '1', replayed alone on inputs of shape 2×3, failed with "
+                "RuntimeError: ran once already"
+            ),
+        ),
+        (
+            "{file}:not_in_inference",
+            "2x3",
+            (
+                "NotInInference: the plain forward pass (in inference mode) failed with "
+                "RuntimeError: needs autograd"
+            ),
+        ),
+        ("{file}:meta", "2x3", "Linear has its weights on the meta device, with no data to run"),
+        pytest.param(
+            "{file}:scripted",
+            "2x3",
+            "TopLevelTracedModule is a TorchScript module, whose layers hooks cannot see",
+            marks=pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+        ),
     ],
 )
 def test_cli_errors_are_one_line_with_status_2(model_file, capsys, target, shape, message):

@@ -240,7 +240,7 @@ def _report(
         first.setdefault(call.key, i)
     timed_first = sorted(first.values())
     replays = [
-        Replay(call_name(calls[i]), _replay(calls[i]), cold[i], storages(calls[i]))
+        Replay(call_name(calls[i]), _replay(calls[i], root, device), cold[i], storages(calls[i]))
         for i in timed_first
     ]
     raw, stop = time_calls(replays, device, repeats, progress)
@@ -251,7 +251,12 @@ def _report(
             progress("timing the plain forward pass")
         try:
             with torch.inference_mode():
-                forward = time_forward(lambda: model(*inputs[0], **inputs[1]), device, repeats)
+                plain = _failing_as_one_line(
+                    lambda: model(*inputs[0], **inputs[1]),
+                    f"{root}: the plain forward pass (in inference mode)",
+                    device,
+                )
+                forward = time_forward(plain, device, repeats)
         except (KeyboardInterrupt, Terminated) as interrupt:
             stop = interrupt
     dtype = next(
@@ -320,10 +325,28 @@ def _report(
     return report
 
 
-def _replay(call: Call) -> Callable[[], object]:
+def _replay(call: Call, root: str, device: str) -> Callable[[], object]:
     """The call again, alone, on its copied arguments."""
     target, args, kwargs = call.target, call.args, call.kwargs
-    return lambda: target(*args, **kwargs)
+    shapes = ", ".join("×".join(map(str, s)) or "scalar" for s in call.input_shapes)
+    what = f"{root}: {call.type} {call_name(call)!r}, replayed alone on inputs of shape {shapes},"
+    return _failing_as_one_line(lambda: target(*args, **kwargs), what, device)
+
+
+def _failing_as_one_line(fn: Callable[[], object], what: str, device: str) -> Callable[[], object]:
+    """``fn``, whose failure (a call that ran in the counting pass but not again, out of
+    memory) is one GpuConceptsError saying ``what`` failed; Ctrl-C and SIGTERM pass."""
+
+    def checked() -> object:
+        try:
+            return fn()
+        except Exception as error:  # noqa: BLE001 - whatever the user's model raises, in one line
+            if is_out_of_memory(error):
+                message = out_of_memory_message(error, what.rstrip(","), device)
+                raise GpuConceptsError(message) from None
+            raise GpuConceptsError(f"{what} failed with {first_line(error)}") from None
+
+    return checked
 
 
 def _signal_name(stop: BaseException) -> str:
