@@ -81,6 +81,20 @@ def cold_groups(replays: Sequence[Replay], indices: Sequence[int]) -> list[list[
     return [members for members, _ in groups]
 
 
+_FLUSHERS: dict[str, Callable[[], None]] = {}
+
+
+def flusher_for(device: str) -> Callable[[], None]:
+    """The device's cache flush (:func:`gpuconcepts.measure.make_flusher`), made once per
+    process: its buffer, a few times the last-level cache, costs tens of milliseconds to map,
+    as much as a small model's whole forward pass, and every analysis reuses it."""
+    from gpuconcepts.measure import make_flusher
+
+    if device not in _FLUSHERS:
+        _FLUSHERS[device] = make_flusher(device)
+    return _FLUSHERS[device]
+
+
 def time_calls(
     replays: Sequence[Replay],
     device: str,
@@ -91,9 +105,9 @@ def time_calls(
     repetitions timed so far and the signal's exception."""
     import torch
 
-    from gpuconcepts.measure import make_flusher, time_cpu, time_cuda
+    from gpuconcepts.measure import time_cpu, time_cuda
 
-    flusher = make_flusher(device) if any(r.flush for r in replays) else None
+    flusher = flusher_for(device) if any(r.flush for r in replays) else None
     times: list[list[float]] = [[] for _ in replays]
     try:
         with torch.inference_mode():
