@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from gpuconcepts.analyze import analyze
-from gpuconcepts.measure import device_name, resolve_device, time_function
+from gpuconcepts.measure import device_name, resolve_device
 from gpuconcepts.roofline import Peaks
 
 GOAL_FORWARD_PASSES = 10.0
@@ -97,28 +97,60 @@ class ViT(nn.Module):
         return self.head(self.ln(self.layers(x + self.pos_embedding))[:, 0])
 
 
+def forward_seconds(net: nn.Module, x: torch.Tensor, device: str) -> list[tuple[float, float]]:
+    """Wall and CPU seconds (this process's, every thread) of five plain forward passes."""
+    times = []
+    with torch.inference_mode():
+        for _ in range(5):
+            start, cpu = time.perf_counter(), time.process_time()
+            net(x)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            times.append((time.perf_counter() - start, time.process_time() - cpu))
+    return times
+
+
+def one_time_seconds(device: str, peaks: Peaks) -> float:
+    """Seconds of a first ``analyze`` on a one-layer model: what a process pays once (torch
+    imports ``torch._dynamo`` on FlopCounterMode's first call), kept out of the ratios."""
+    start = time.perf_counter()
+    analyze(nn.Linear(4, 4), torch.randn(2, 4, device=device), device=device, peaks=peaks)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--batch", type=int, action="append", help="batch sizes (default: 1, 8)")
+    parser.add_argument("--threads", type=int, help="torch's CPU threads (default: torch's)")
     args, _ = parser.parse_known_args()  # nox passes every benchmark the same arguments
+    if args.threads:  # on a shared machine, one thread is not held up by a busy core
+        torch.set_num_threads(args.threads)
     device = resolve_device(args.device)
     peaks = Peaks(device, 1e11, 1e10, "float32")
-    print(f"device  {device_name(device)}; batch {args.batch} of 3×224×224")
-    for name, build in (("resnet18", resnet18), ("vit_b_16", ViT)):
-        torch.manual_seed(0)
-        net = build().to(device).eval()
-        x = torch.randn(args.batch, 3, 224, 224, device=device)
-        with torch.inference_mode():
-            forward = statistics.median(time_function(lambda n=net, i=x: n(i), device, repeats=3))
-        start = time.perf_counter()
-        report = analyze(net, x, device=device, peaks=peaks)
-        seconds = time.perf_counter() - start
-        timed = sum(layer.shares_timing_of is None for layer in report.layers)
-        print(
-            f"{name:9} {seconds / forward:5.1f} forward passes ({seconds:.2f} s against "
-            f"{forward * 1e3:.0f} ms); {len(report.layers)} calls, {timed} timed"
-        )
+    print(f"device  {device_name(device)}; images of 3×224×224")
+    print(f"once per process: {one_time_seconds(device, peaks):.2f} s (not in the ratios)")
+    for batch in args.batch or [1, 8]:
+        for name, build in (("resnet18", resnet18), ("vit_b_16", ViT)):
+            torch.manual_seed(0)
+            net = build().to(device).eval()
+            x = torch.randn(batch, 3, 224, 224, device=device)
+            with torch.inference_mode():
+                net(x)  # the first pass allocates; the forward pass is timed warm
+            before = forward_seconds(net, x, device)
+            start, cpu = time.perf_counter(), time.process_time()
+            report = analyze(net, x, device=device, peaks=peaks)
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+            after = forward_seconds(net, x, device)
+            # the forward pass timed before and after: a burst of load falls on both sides
+            forward = statistics.median([w for w, _ in before + after])
+            forward_cpu = statistics.median([c for _, c in before + after])
+            timed = sum(layer.shares_timing_of is None for layer in report.layers)
+            print(
+                f"{name:9} batch {batch}: {seconds / forward:5.1f} forward passes ({seconds:.2f} s "
+                f"against {forward * 1e3:.0f} ms), {cpu / forward_cpu:5.1f} in CPU time; "
+                f"{len(report.layers)} calls, {timed} timed"
+            )
     print(f"goal: analyze ≤ {GOAL_FORWARD_PASSES:g} forward passes")
 
 

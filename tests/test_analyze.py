@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gpuconcepts import formulas as f
-from gpuconcepts.analyze import Report, _leaf_paths, analyze, observed_bound
+from gpuconcepts.analysis.trace import leaf_paths
+from gpuconcepts.analyze import Report, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import si
@@ -136,12 +137,12 @@ def test_multihead_attention_is_counted_whole():
     expected = 4 * f.mlp_flops(B=20, d_in=32, d_out=32) + f.attention_flops(B=2, S=10, d=32)
     assert rows[0].flops == expected
     assert rows[0].input_shapes == ((2, 10, 32),) * 3
-    assert _leaf_paths(mha) == {""}  # the model itself is the one leaf
+    assert leaf_paths(mha) == {""}  # the model itself is the one leaf
 
 
 def test_leaves_are_modules_without_children_or_known_whole_types():
     model = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.MultiheadAttention(4, 2), nn.ReLU()))
-    assert _leaf_paths(model) == {"0", "1.0", "1.1"}
+    assert leaf_paths(model) == {"0", "1.0", "1.1"}
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -309,7 +310,7 @@ def test_memory_bound_calls_are_timed_after_a_flush():
 
 def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
     """No GPU here: the CUDA path is checked with the timer replaced by a recorder."""
-    from gpuconcepts import analyze as module
+    from gpuconcepts.analysis.timing import Replay, time_calls
 
     seen = []
 
@@ -320,9 +321,98 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    times, stop = module._time([("a", lambda: None, True), ("b", lambda: None, False)], "cuda", 3)
-    assert (times, stop) == ([(1e-3,) * 3, (1e-3,) * 3], None)
-    assert seen == [(3, "flusher-cuda"), (3, None)]
+    monkeypatch.setattr("gpuconcepts.analysis.timing._FLUSHERS", {})  # none made yet
+    replays = [Replay("a", lambda: None, True), Replay("b", lambda: None, False)]
+    times, stop = time_calls(replays, "cuda", 3)
+    assert (times, stop) == ([(1e-3,) * 2, (1e-3,) * 2], None)  # two agree: enough
+    assert seen == [(2, "flusher-cuda"), (2, None)]  # on a GPU each cold call has its flush
+
+
+class FakeClock:
+    """perf_counter for the timing module: a call advances it by its scripted seconds, so the
+    repetitions are known exactly and no test reads this machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.log: list[str] = []
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def call(self, name: str, seconds: list[float]):
+        def fn():
+            self.log.append(name)
+            self.now += seconds[(len([n for n in self.log if n == name]) - 1) % len(seconds)]
+
+        return fn
+
+
+def test_cold_calls_on_a_cpu_share_one_flush_per_group_and_stop_when_settled(monkeypatch):
+    from gpuconcepts.analysis import timing
+
+    clock = FakeClock()
+    monkeypatch.setattr(timing, "time", clock)
+    monkeypatch.setattr(
+        "gpuconcepts.measure.make_flusher", lambda _device: lambda: clock.log.append("flush")
+    )
+    monkeypatch.setattr(timing, "_FLUSHERS", {})
+    steady = clock.call("steady", [1e-3])
+    noisy = clock.call("noisy", [1e-3, 3e-3, 1e-3, 5e-3, 2e-3, 9e-3])
+    shares = clock.call("shares", [1e-3])  # reads the steady call's storage: after a flush
+    replays = [
+        timing.Replay("steady", steady, True, frozenset({1})),
+        timing.Replay("noisy", noisy, True, frozenset({2})),
+        timing.Replay("shares", shares, True, frozenset({1, 3})),
+    ]
+    times, stop = timing.time_calls(replays, "cpu", 5)
+    assert stop is None
+    # an untimed warm-up round, then timed rounds: the settled calls stop after two
+    assert [len(t) for t in times] == [2, 5, 2]
+    assert times[0] == pytest.approx((1e-3,) * 2)
+    warm_up, *rounds = " ".join(clock.log).split("flush ")
+    assert warm_up == "steady noisy shares "  # no flush: nothing in it is timed
+    assert rounds[:2] == ["steady noisy ", "shares "]  # two groups: storage 1 is in both
+    assert clock.log.count("flush") == 2 * 2 + 3  # 2 rounds of both groups, 3 of noisy alone
+    # the noisy call went on until `repeats`, its times as they came (warm-up dropped)
+    assert times[1] == pytest.approx((3e-3, 1e-3, 5e-3, 2e-3, 9e-3))
+
+
+def test_the_flush_buffer_is_made_once_per_process(monkeypatch):
+    from gpuconcepts.analysis import timing
+
+    made = []
+
+    def make_flusher(device):
+        made.append(device)
+        return lambda: None
+
+    monkeypatch.setattr("gpuconcepts.measure.make_flusher", make_flusher)
+    monkeypatch.setattr(timing, "_FLUSHERS", {})
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())  # both memory-bound: both run cold
+    for _ in range(2):
+        assert [layer.flushed for layer in run(model, torch.randn(2, 4)).layers] == [True, True]
+    assert made == ["cpu"]
+
+
+def test_a_wide_spread_gets_more_repetitions_and_a_tight_one_does_not(monkeypatch):
+    from gpuconcepts.analysis import timing
+
+    calls = []
+
+    def fake_time_cpu(fn, *, repeats, flush):
+        calls.append((fn, repeats, flush))
+        return {"tight": (1.0, 1.01), "wide": (1.0, 2.0)}[fn()][:repeats] + (
+            (1.0,) * max(0, repeats - 2)
+        )
+
+    monkeypatch.setattr("gpuconcepts.measure.time_cpu", fake_time_cpu)
+    replays = [
+        timing.Replay("t", lambda: "tight", False),
+        timing.Replay("w", lambda: "wide", False),
+    ]
+    times, _ = timing.time_calls(replays, "cpu", 7)
+    assert [len(t) for t in times] == [2, 7]
+    assert [(repeats, flush) for _, repeats, flush in calls] == [(2, None), (2, None), (5, None)]
 
 
 def test_observed_bound_is_the_roof_that_explains_the_time():
@@ -400,6 +490,37 @@ MODEL_FILE = textwrap.dedent(
     def greedy():
         return Greedy()
 
+    class Once(nn.Module):  # runs in the counting pass, and fails when replayed alone
+        calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            if self.calls > 1:
+                raise RuntimeError("ran once already\\nmore detail")
+            return x * 2
+
+    def once():
+        return nn.Sequential(nn.Linear(3, 3), Once())
+
+    class NotInInference(nn.Module):  # its layers replay; the plain pass (inference mode) fails
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            if torch.is_inference_mode_enabled():
+                raise RuntimeError("needs autograd")
+            return self.fc(x)
+
+    def not_in_inference():
+        return NotInInference()
+
+    def meta():
+        return nn.Linear(3, 3, device="meta")
+
+    def scripted():
+        return torch.jit.trace(nn.Linear(3, 3), torch.randn(1, 3))
+
     TABLE = 7
     """
 )
@@ -456,7 +577,10 @@ def test_cli_json_is_the_report(model_file, capsys):
         (
             "{file}:nothing",
             "2x3x4x4",
-            "defines no 'nothing'; its callables are Greedy, broken, build, greedy, number",
+            (
+                "defines no 'nothing'; its callables are Greedy, NotInInference, Once, broken, "
+                "build, greedy, meta, not_in_inference, number, once, scripted"
+            ),
         ),
         ("{file}:TABLE", "2x3x4x4", "TABLE is a int, not a function"),
         ("{file}:broken", "2x3x4x4", "factory broken() raised KeyError: 'no weights'"),
@@ -468,6 +592,29 @@ def test_cli_json_is_the_report(model_file, capsys):
         ("{file}:build", "2x5x4x4", "layer '0' (Conv2d), given inputs of shape 2×5×4×4"),
         ("{file}:build", "100000x100000x100000", "out of memory for the inputs: they need"),
         ("{file}:greedy", "2x3", "out of memory in layer 'Greedy' (Greedy)"),
+        (
+            "{file}:once",
+            "2x3",
+            (
+                "Sequential: Once '1', replayed alone on inputs of shape 2×3, failed with "
+                "RuntimeError: ran once already"
+            ),
+        ),
+        (
+            "{file}:not_in_inference",
+            "2x3",
+            (
+                "NotInInference: the plain forward pass (in inference mode) failed with "
+                "RuntimeError: needs autograd"
+            ),
+        ),
+        ("{file}:meta", "2x3", "Linear has its weights on the meta device, with no data to run"),
+        pytest.param(
+            "{file}:scripted",
+            "2x3",
+            "TopLevelTracedModule is a TorchScript module, whose layers hooks cannot see",
+            marks=pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+        ),
     ],
 )
 def test_cli_errors_are_one_line_with_status_2(model_file, capsys, target, shape, message):
@@ -535,38 +682,60 @@ def test_inputs_analyze_cannot_use_are_one_project_error(build, options, message
 
 
 # -- timing: shared, interrupted, labelled -------------------------------------------------------
+def test_the_plain_forward_pass_is_timed_without_a_warm_up_until_it_settles(monkeypatch):
+    from gpuconcepts.analysis.timing import time_forward
+
+    script = iter([(1.0, 1.5), (1.1,), (1.05,), (1.08,), (1.0,)])
+    asked = []
+
+    def fake_time_function(fn, device, *, repeats, warmup):
+        fn()
+        asked.append((device, repeats, warmup))
+        return next(script)
+
+    monkeypatch.setattr("gpuconcepts.measure.time_function", fake_time_function)
+    # 1.0 and 1.5 disagree; with 1.1, 1.05 and 1.08 the IQR is within 10 % of the median
+    assert time_forward(lambda: None, "cpu", 7) == (1.0, 1.5, 1.1, 1.05, 1.08)
+    assert asked == [("cpu", 2, 0)] + [("cpu", 1, 0)] * 3
+
+
 def test_identical_calls_are_timed_once_and_share_the_timing(monkeypatch):
-    from gpuconcepts import measure
+    from gpuconcepts.analysis import core
 
     timed = []
-    real = measure.time_cpu
+    real = core.time_calls
 
-    def counting(fn, **options):
-        timed.append(fn)
-        return real(fn, **options)
+    def counting(replays, *args, **options):
+        timed.extend(replay.name for replay in replays)
+        return real(replays, *args, **options)
 
-    monkeypatch.setattr(measure, "time_cpu", counting)
-    monkeypatch.setattr(measure.timing, "time_cpu", counting)  # what time_function calls
+    monkeypatch.setattr(core, "time_calls", counting)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.ReLU()) for _ in range(3)])
     report = run(model, torch.randn(4, 16))
     assert len(report.layers) == 6
-    # one Linear and one ReLU (the other four share their timings), then the plain forward pass
-    assert len(timed) == 3
+    assert timed == ["0.0", "0.1"]  # one Linear and one ReLU: the other four share them
     shared = [layer.shares_timing_of for layer in report.layers]
     assert shared == [None, None, 1, 2, 1, 2]
     assert report.layers[2].raw_seconds == report.layers[0].raw_seconds
 
 
 def test_ctrl_c_while_timing_gives_the_report_of_what_was_measured():
+    said = []
+
     def progress(text: str) -> None:
-        if text.startswith("timing call 3 of"):
+        said.append(text)
+        if text.startswith("timing 2 memory-bound calls"):
             raise KeyboardInterrupt
 
-    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 4), nn.Tanh())
+    # the products (18 and 21 FLOP/byte, right of the ridge at 10) are timed warm, one by one;
+    # the activations then run cold, in rounds after a flush, when Ctrl-C comes
+    model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 128), nn.Tanh())
     with pytest.raises(KeyboardInterrupt) as caught:
-        run(model, torch.randn(2, 8), progress=progress)
+        run(model, torch.randn(64, 256), progress=progress)
+    assert said[-3:-1] == ["timing call 1 of 2: 0", "timing call 2 of 2: 2"]
     partial = caught.value.report
-    assert [layer.type for layer in partial.layers] == ["Linear", "ReLU"]
+    assert [layer.type for layer in partial.layers] == ["Linear", "Linear"]
+    assert [layer.flushed for layer in partial.layers] == [False, False]
     assert (partial.interrupted, partial.calls_counted) == ("Ctrl-C", 4)
     assert partial.forward_raw_seconds == ()
     assert "\nInterrupted (Ctrl-C) after timing 2 of 4 calls: the table" in partial.text()
@@ -659,7 +828,7 @@ def package(tmp_path, monkeypatch):
     (tmp_path / "keyword_models.py").write_text(KEYWORD_MODEL)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
-    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", list)
+    monkeypatch.setattr("gpuconcepts.analysis.peaks._recorded_runs", list)
     yield tmp_path
     sys.modules.pop("keyword_models", None)
 
@@ -729,7 +898,7 @@ def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, m
 
     here = replace(Provenance.example(), cpu_model=cpu_model(), cpu_threads=cpu_threads())
     then = Run(here, Peaks("cpu", 3e11, 1e10, "float32"), (), {}, ())  # 3x the compute now
-    monkeypatch.setattr("gpuconcepts.analyze._recorded_runs", lambda: [then])
+    monkeypatch.setattr("gpuconcepts.analysis.peaks._recorded_runs", lambda: [then])
     argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
     assert main([*argv, "--input", "attention_mask=ones:2x8", "--repeats", "1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -768,12 +937,8 @@ def test_an_embedding_is_placed_against_the_random_access_roof():
 
 
 def test_analyze_reads_an_embedding_s_lookups_as_random_rows():
-    from gpuconcepts.analyze import _Call, _gathers
-
-    def call(layer: nn.Module, shape: tuple[int, ...]) -> _Call:
-        return _Call("t", type(layer).__name__, 1, layer, layer, (), {}, (shape,), (), "float32",
-                     0, 0)  # fmt: skip
+    from gpuconcepts.analysis.layers import gathers
 
     # 8 bags of 4 indices read 32 rows of 16 float32 values (64 bytes) each
-    assert _gathers(call(nn.EmbeddingBag(1000, 16, mode="sum"), (8, 4))) == (32, 64)
-    assert _gathers(call(nn.Linear(4, 4), (8, 4))) == (None, None)
+    assert gathers(nn.EmbeddingBag(1000, 16, mode="sum"), [(8, 4)]) == (32, 64)
+    assert gathers(nn.Linear(4, 4), [(8, 4)]) == (None, None)

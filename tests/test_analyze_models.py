@@ -22,6 +22,11 @@ def close(total: int, hand: int) -> bool:
     return abs(total - hand) <= 0.03 * hand
 
 
+def zero_flop_types(report) -> set[str]:
+    """The types of the rows counted 0 FLOPs: each test lists the ones that truly do none."""
+    return {layer.type for layer in report.layers if layer.flops == 0}
+
+
 # -- an LSTM language model ---------------------------------------------------------------------
 class LstmLM(nn.Module):
     def __init__(self, vocab: int = 500, d: int = 32, hidden: int = 48) -> None:
@@ -41,8 +46,13 @@ def test_an_lstm_language_model_is_counted_by_its_formulas():
     second = f.lstm_flops(B=4, S=10, d_in=48, d_h=48)
     assert (lstm.flops, lstm.flops_source) == (first + second, "lstm_flops")
     assert lstm.counter_flops == 0  # FlopCounterMode has no rule for the CPU LSTM kernel
-    hand = first + second + f.mlp_flops(B=40, d_in=48, d_out=500)
-    assert report.total_flops == hand
+    # by hand, from the shapes: 4 gates x 2 FLOPs x (d_in + h) x h per step and sequence
+    rows = 4 * 10  # batch x steps
+    hand = rows * 4 * 2 * (32 + 48) * 48 + rows * 4 * 2 * (48 + 48) * 48 + rows * 2 * 48 * 500
+    assert hand == 4_623_360
+    assert close(report.total_flops, hand)
+    assert report.total_flops == hand  # exact, in fact
+    assert zero_flop_types(report) == {"Embedding"}  # a gather: no arithmetic
     assert not report.all_warnings
 
 
@@ -120,12 +130,16 @@ def test_grouped_query_attention_with_64_queries_against_257_keys():
     assert attention.bytes == f.attention_bytes_general(
         B=2, S_q=64, S_kv=257, d=128, n_kv=2, d_head=16, s=4
     )
-    hand = (
-        f.mlp_flops(B=128, d_in=128, d_out=128) * 2  # Q and the output projection
-        + f.mlp_flops(B=2 * 257, d_in=128, d_out=2 * 2 * 16)  # K and V, 2 heads of 16 each
-        + f.attention_flops_general(B=2, S_q=64, S_kv=257, d=128)
-    )
+    # by hand, from the shapes (2 FLOPs per multiply-add)
+    q_and_out = 2 * (2 * 2 * 64 * 128 * 128)  # 2 x 64 rows, 128 -> 128, twice
+    k_and_v = 2 * 2 * 257 * 128 * (2 * 2 * 16)  # 2 x 257 rows, 128 -> 2 heads x 16, twice
+    scores_and_values = 2 * (2 * 2 * 8 * 64 * 257 * 16)  # 8 query heads, 64 x 257 of 16 each
+    hand = q_and_out + k_and_v + scores_and_values
+    assert hand == 33_652_736
+    assert close(report.total_flops, hand)
     assert report.total_flops == hand
+    assert zero_flop_types(report) == set()
+    assert not report.all_warnings
 
 
 def test_a_decode_step_and_causal_attention_of_another_length():
@@ -210,8 +224,13 @@ def test_a_top_two_mixture_of_experts_counts_its_grouped_matmuls():
     assert experts.flops == one + other
     assert experts.counter_flops == 0
     assert experts.flops_source == "grouped_mm_flops"
-    hand = f.mlp_flops(B=tokens, d_in=32, d_out=4) + one + other
+    # by hand, from the shapes: the router on 16 tokens, then 2 x 16 routed rows through
+    # each expert's 32 -> 64 and 64 -> 32 (2 FLOPs per multiply-add)
+    hand = 2 * tokens * 32 * 4 + 2 * (2 * tokens) * 32 * 64 + 2 * (2 * tokens) * 64 * 32
+    assert hand == 266_240
     assert close(report.total_flops, hand)  # the combine's element-wise products are the rest
+    computing = {"Linear", "GroupedExperts"}
+    assert zero_flop_types(report).isdisjoint(computing)  # the rest route, gather and add
     assert not report.all_warnings
 
 
@@ -238,13 +257,16 @@ def test_keyword_inputs_reach_the_forward_and_are_counted():
     ids = torch.randint(0, 1000, (2, 12))
     report = run(KeywordModel(), input_ids=ids, attention_mask=torch.ones(2, 12))
     mha = next(layer for layer in report.layers if layer.type == "MultiheadAttention")
-    hand = (
-        4 * f.mlp_flops(B=24, d_in=32, d_out=32)
-        + f.attention_flops(B=2, S=12, d=32)
-        + f.mlp_flops(B=24, d_in=32, d_out=3)
-    )
-    assert mha.flops == hand - f.mlp_flops(B=24, d_in=32, d_out=3)
-    assert close(report.total_flops, hand)
+    # by hand, from the shapes: 24 tokens through Q, K, V and the output (32 -> 32), the
+    # scores and the weighted values (2 x 12 x 12 x 32 per sequence, each twice), the head
+    projections = 4 * 2 * 24 * 32 * 32
+    attention = 2 * (2 * 2 * 12 * 12 * 32)
+    head = 2 * 24 * 32 * 3
+    assert projections + attention + head == 238_080
+    assert mha.flops == projections + attention
+    assert close(report.total_flops, projections + attention + head)
+    assert zero_flop_types(report) == {"Embedding", "Tensor.__eq__"}  # the mask's comparison
+    assert not report.all_warnings
 
 
 def test_integer_inputs_index_the_table_that_reads_them_and_a_mask_is_ones():

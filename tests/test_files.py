@@ -174,3 +174,44 @@ def test_a_figure_is_saved_whole(tmp_path: Path) -> None:
     with pytest.raises(GpuConceptsError, match="give the figure a suffix"):
         save_figure(figure, tmp_path / "f")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.svg"]
+
+
+# -- temporary folders: removed at the end, or by the next command after a SIGKILL -------------
+HOLDS_A_FOLDER = """
+import sys, time
+from gpuconcepts.files import temporary_folder
+with temporary_folder("held") as folder:
+    (folder / "part.json").write_text("{}")
+    print(folder, flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_folder_left_by_a_killed_process_is_removed_by_the_next_one(tmp_path, monkeypatch):
+    import signal
+    import tempfile
+
+    from gpuconcepts.files import remove_stale_folders, temporary_folder
+
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(TESTS.parent / "src")}
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDS_A_FOLDER], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert child.stdout is not None
+    left = Path(child.stdout.readline().strip())
+    assert left.parent == tmp_path
+    assert left.name.startswith(f"gpuconcepts-held-{child.pid}-")
+    live = tmp_path / f"gpuconcepts-held-{os.getpid()}-abc"  # a process still running
+    other = tmp_path / "gpuconcepts-notes"  # not a folder of ours by its name
+    live.mkdir()
+    other.mkdir()
+    assert remove_stale_folders(tmp_path) == []  # the child still runs: its folder stays
+    child.send_signal(signal.SIGKILL)  # no cleanup runs
+    child.wait(timeout=30)
+    child.stdout.close()
+    assert left.is_dir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with temporary_folder("next") as folder:
+        assert not left.exists()
+        assert folder.parent == tmp_path
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live.name, other.name])

@@ -154,6 +154,8 @@ def test_vectorized_matches_exact_and_validates():
         match=r"mlp_macs: d_in \(input features of a layer\) must be positive; got 0",
     ):
         f.mlp_macs.vectorized(B=[1, 2], d_in=[0, 3], d_out=1)
+    with pytest.raises(GpuConceptsError, match=r"must be positive; got 0$"):  # the first, not -2
+        f.mlp_macs.vectorized(B=[1, 2, 3], d_in=[3, 0, -2], d_out=1)
     with pytest.raises(TypeError, match=r"B .* must hold whole numbers"):
         f.mlp_macs.vectorized(B=[1.5], d_in=3, d_out=1)
     with pytest.raises(TypeError, match="must be numeric"):

@@ -100,6 +100,16 @@ def test_no_import_cycles_in_src() -> None:
     # the package's namespace holds text and Markdown only: the plots import the packages
     # they draw (distributed), and those import render for their text
     assert not any(d.startswith("gpuconcepts.render.plots") for d in graph["gpuconcepts.render"])
+    # the analysis reads Peaks and the placement rule as they are; its values sit below the
+    # passes that fill them, and nothing in it reaches up to the command line
+    analysis = {name for name in graph if name.startswith("gpuconcepts.analysis")}
+    assert {n.rpartition(".")[2] for n in analysis} >= {"trace", "layers", "timing", "report"}
+    assert graph["gpuconcepts.analysis.report"] & analysis == set()
+    assert graph["gpuconcepts.analysis.layers"] & analysis == {"gpuconcepts.analysis.report"}
+    for name in analysis:
+        assert "gpuconcepts.cli" not in graph[name], name
+        assert "gpuconcepts.analyze" not in graph[name], name  # the re-export sits on top
+    assert graph["gpuconcepts.analyze"] == {"gpuconcepts.analysis"}
     importers = {name for name, deps in graph.items() if "gpuconcepts.book" in deps}
     assert importers == set()  # the library never imports the book's helpers
 

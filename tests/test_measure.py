@@ -361,6 +361,14 @@ def test_time_cpu_groups_fast_calls() -> None:
     assert (len(calls) - 1) % 2 == 0
 
 
+def test_time_cpu_without_a_warm_up_times_one_call_a_repetition() -> None:
+    # the caller ran it already (analyze's forward pass): no untimed call, no grouping
+    pytest.importorskip("torch")
+    calls: list[int] = []
+    times = measure.time_cpu(lambda: calls.append(1), repeats=3, warmup=0, min_rep_seconds=1e-3)
+    assert (len(times), len(calls)) == (3, 3)
+
+
 def test_time_function_rejects_unresolved_device() -> None:
     with pytest.raises(GpuConceptsError, match="'auto' is not a resolved device"):
         measure.time_function(lambda: None, "auto", repeats=1)

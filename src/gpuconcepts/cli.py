@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
+import dataclasses
 import io
 import json
 import math
@@ -19,10 +21,10 @@ import signal
 import sys
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from gpuconcepts import __version__
 from gpuconcepts.errors import GpuConceptsError, Terminated, require
@@ -30,6 +32,9 @@ from gpuconcepts.formula import Formula
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_name
 from gpuconcepts.units import binary_bytes, decimal_bytes, describe, plain_number, significant
+
+if TYPE_CHECKING:
+    from gpuconcepts.analysis import InputSpec, Report
 
 EXIT_USAGE = 2
 
@@ -224,23 +229,156 @@ def _cmd_hardware(args: argparse.Namespace) -> int:
 
 
 def _cmd_analyze(args: argparse.Namespace) -> int:
+    """``gpuconcepts analyze``: build the model, make its inputs, print the table, JSON or CSV
+    (and write the figure); on Ctrl-C, what was measured so far, then the signal goes on."""
     require("torch", "`analyze`", "kernels")
-    from gpuconcepts.analyze import run_analyze
+    import torch
 
-    status: int = run_analyze(
-        args.model,
-        args.input,
-        dtype=args.dtype,
-        device=args.device,
-        as_json=args.json,
-        repeats=args.repeats,
-        factory=args.factory,
-        as_csv=args.csv,
-        figure=args.figure,
-        peaks_path=args.peaks,
-        threads=args.threads,
-    )
-    return status
+    from gpuconcepts.analysis import parse_input
+
+    if (args.model is None) == (args.factory is None):
+        raise GpuConceptsError("give FILE.py:FACTORY or --factory pkg.module:fn (one of them)")
+    specs = [parse_input(text) for text in args.input]
+    if args.threads is not None and args.threads < 1:
+        raise GpuConceptsError(f"--threads {args.threads}: a thread count is 1 or more")
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(args.threads or previous)
+        return _analyze(args, specs)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
+    from pathlib import PurePath
+
+    from gpuconcepts.analysis import analyze, build_model, make_inputs
+    from gpuconcepts.files import check_writable, save_figure
+    from gpuconcepts.measure import resolve_device
+
+    resolved = resolve_device(args.device)
+    peaks, source = None, None
+    if args.peaks is not None:
+        from gpuconcepts.run import load
+
+        saved = load(args.peaks)
+        if saved.peaks.device != resolved:
+            raise GpuConceptsError(
+                f"--peaks {args.peaks}: its peaks were measured on {saved.peaks.device}; "
+                f"analyze runs on {resolved}"
+            )
+        peaks, source = saved.peaks, f"from {args.peaks}, {saved.provenance.created_utc}"
+    if args.figure is not None:
+        require("matplotlib", "`analyze --figure`", "plots")
+        if not PurePath(args.figure).suffix:
+            raise GpuConceptsError(
+                f"--figure {args.figure}: give the figure a suffix (.svg, .png, .pdf)"
+            )
+        check_writable(args.figure)
+    origin = args.model if args.model is not None else str(args.factory)
+    progress = ProgressLine()
+
+    def write(report: Report) -> None:
+        if source is not None:
+            report = dataclasses.replace(report, peaks_source=source)
+        if args.figure is not None:
+            save_figure(report.figure(), args.figure)
+        text = report.to_json() if args.json else report.csv() if args.csv else report.text()
+        sys.stdout.write(text.rstrip("\n") + "\n")
+
+    with user_code(origin, quiet=args.json or args.csv):
+        model = build_model(origin, module=args.factory is not None)
+        inputs, kwargs = make_inputs(model, specs, resolved, args.dtype)
+        try:
+            report = analyze(
+                model,
+                *inputs,
+                device=resolved,
+                dtype=args.dtype,
+                peaks=peaks,
+                repeats=args.repeats,
+                progress=progress,
+                **kwargs,
+            )
+        except (KeyboardInterrupt, Terminated) as stop:
+            progress.done()
+            partial = getattr(stop, "report", None)
+            if partial is not None:
+                write(partial)
+            raise
+        finally:
+            progress.done()
+    write(report)
+    return 0
+
+
+@contextlib.contextmanager
+def user_code(spec: str, *, quiet: bool) -> Iterator[None]:
+    """Run the user's file, factory and model: what they print goes to stderr when ``quiet``
+    (stdout then holds the JSON alone), and a ``sys.exit()`` or another exception that is
+    not an :class:`Exception` becomes one :class:`GpuConceptsError`. Ctrl-C and SIGTERM pass.
+
+    >>> with user_code("model.py:build", quiet=True):
+    ...     sys.exit(7)
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: model.py:build called sys.exit(7); analyze needs the model back
+    """
+    try:
+        with contextlib.redirect_stdout(sys.stderr) if quiet else contextlib.nullcontext():
+            yield
+    except (KeyboardInterrupt, Terminated, GeneratorExit):
+        raise
+    except SystemExit as done:
+        raise GpuConceptsError(
+            f"{spec} called sys.exit({done.code!r}); analyze needs the model back"
+        ) from None
+    except Exception:
+        raise
+    except BaseException as error:  # noqa: BLE001 - whatever the user's code raises, in one line
+        from gpuconcepts.analysis.failures import first_line
+
+        raise GpuConceptsError(f"{spec} raised {first_line(error)}") from None
+
+
+class ProgressLine:
+    """What ``analyze`` does now, on stderr, once it has run for ``after`` seconds: rewritten in
+    place on a terminal, else one line every ``every`` seconds. :meth:`done` clears it."""
+
+    def __init__(self, stream: Any = None, after: float = 2.0, every: float = 5.0) -> None:
+        import time
+
+        from gpuconcepts.analysis.report import TEXT_WIDTH
+
+        self.width_limit = TEXT_WIDTH  # as wide as the report's table
+        self.stream = sys.stderr if stream is None else stream
+        self.after, self.every = after, every
+        self.start = time.monotonic()
+        self.last = -math.inf
+        self.width = 0
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def __call__(self, text: str) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - self.start < self.after or now - self.last < (0.2 if self.tty else self.every):
+            return
+        self.last = now
+        line = f"gpuconcepts analyze: {text} ({significant(now - self.start)} s)"
+        line = line[: self.width_limit - 1]
+        if self.tty:
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+            self.width = 0
 
 
 def _cmd_distributed(args: argparse.Namespace) -> int:

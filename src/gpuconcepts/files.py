@@ -27,7 +27,10 @@ import contextlib
 import errno
 import io
 import os
+import re
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -168,3 +171,57 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+# -- temporary folders -----------------------------------------------------------------------
+_FOLDER = re.compile(r"gpuconcepts-([a-z]+)-(\d+)-[a-z0-9_]+")
+"""A temporary folder's name: what made it, the process id that owns it, a random tail."""
+
+
+@contextlib.contextmanager
+def temporary_folder(kind: str) -> Iterator[Path]:
+    """A temporary folder for one command (``kind``: lowercase letters), removed when the
+    block ends, by an exception or a signal too. A process killed outright (SIGKILL, the
+    out-of-memory killer) runs no cleanup: its folder's name holds its process id, and the
+    next temporary folder made on this machine first removes every folder whose process is
+    gone (:func:`remove_stale_folders`).
+
+    >>> with temporary_folder("demo") as folder:
+    ...     folder.is_dir(), folder.name.startswith(f"gpuconcepts-demo-{os.getpid()}-")
+    (True, True)
+    >>> folder.exists()
+    False
+    """
+    remove_stale_folders()
+    with tempfile.TemporaryDirectory(prefix=f"gpuconcepts-{kind}-{os.getpid()}-") as folder:
+        yield Path(folder)
+
+
+def remove_stale_folders(root: str | Path | None = None) -> list[Path]:
+    """Remove the temporary folders under ``root`` (the system's temporary folder) that this
+    user's gpuconcepts processes made and left when they were killed; return them. A folder
+    whose process still runs, or another user's, is left alone."""
+    found = Path(tempfile.gettempdir() if root is None else root).glob("gpuconcepts-*")
+    removed = []
+    for path in found:
+        name = _FOLDER.fullmatch(path.name)
+        try:
+            mine = path.is_dir() and not path.is_symlink() and path.stat().st_uid == os.getuid()
+        except OSError:  # gone meanwhile
+            continue
+        if name is None or not mine or _running(int(name.group(2))):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """True while process ``pid`` exists (signal 0 asks without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: it exists
+        return True
+    return True

@@ -430,10 +430,13 @@ class Formula:
                 f"got {number(wrong)}"
             )
         symbol = SYMBOLS[name]
-        outside = [x for x in column.ravel().tolist() if not symbol.allows(x)]
-        if outside:
+        # a domain is an interval: its two extremes decide (each element's exact comparison
+        # is milliseconds per thousand), and the first element outside is named
+        ends = (float(column.min()), float(column.max())) if column.size else ()
+        if not all(symbol.allows(x) for x in ends):
+            outside = next(x for x in column.ravel().tolist() if not symbol.allows(x))
             raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} {symbol.rule}; got {number(outside[0])}"
+                f"{self.name}: {self._what(name)} {symbol.rule}; got {number(outside)}"
             )
         return column
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from gpuconcepts import formulas
@@ -127,9 +128,10 @@ class Peaks:
                     f"Peaks: {name} must be a positive finite number; got {value!r}"
                 )
 
-    @property
+    @cached_property
     def ridge_point(self) -> float:
-        """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet."""
+        """Intensity (FLOP/byte) where the compute and bandwidth ceilings meet (worked out
+        once: the exact formula takes a fraction of a millisecond, and every placement asks)."""
         return ridge(self.flops_per_s, self.bytes_per_s)
 
     def random_point(

@@ -11,11 +11,9 @@ tested on records made by hand.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from gpuconcepts.claims.result import ClaimResult
@@ -30,6 +28,7 @@ from gpuconcepts.distributed.traffic import (
     loopback_available,
 )
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import temporary_folder
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
 from gpuconcepts.units import number, plain_number, plural, si
@@ -223,8 +222,8 @@ def measure(
 
     sizes = sizes or (QUICK if quick else FULL)
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gpuconcepts-distributed-") as folder:
-        out = Path(folder) / "result.json"
+    with temporary_folder("distributed") as folder:  # a SIGKILL's is removed next time
+        out = folder / "result.json"
         launch.launch(
             run_all,
             world_size,
@@ -282,8 +281,8 @@ def count_growth(
             f"got {world_size}"
         )
     counting = replace(sizes, repeats=GROWTH_REPEATS)
-    with tempfile.TemporaryDirectory(prefix="gpuconcepts-growth-") as folder:
-        out = Path(folder) / "growth.json"
+    with temporary_folder("growth") as folder:
+        out = folder / "growth.json"
         launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)
         payload = json.loads(out.read_text(encoding="utf-8"))
     return tuple(from_record(Collective, r) for r in payload["records"])

@@ -87,7 +87,8 @@ def time_cpu(
     result, and its ``timeit`` runs two untimed calls right before the timed ones, which
     would undo a cache flush, so the loop here is a plain ``perf_counter`` one.
     Without ``flush`` a repetition of a fast kernel holds several calls (at least
-    ``min_rep_seconds`` in all) and reports their mean. With ``flush`` (memory-bound
+    ``min_rep_seconds`` in all, as the warm-up estimates; with ``warmup=0`` each holds one)
+    and reports their mean. With ``flush`` (memory-bound
     kernels) each repetition is exactly one call right after ``flush()``, which is not timed.
 
     >>> times = time_cpu(lambda: sum(range(100)), repeats=3)
@@ -102,13 +103,15 @@ def time_cpu(
     torch.set_num_threads(threads)
     try:
         estimate = math.inf
-        for _ in range(max(1, warmup)):
+        for _ in range(warmup):
             if flush is not None:
                 flush()
             start = time.perf_counter()
             fn()
             estimate = min(estimate, time.perf_counter() - start)
-        number = 1 if flush is not None else calls_per_repetition(estimate, min_rep_seconds)
+        # no warm-up (the caller ran it already): no estimate either, one call a repetition
+        single = flush is not None or not warmup
+        number = 1 if single else calls_per_repetition(estimate, min_rep_seconds)
         times = []
         for _ in range(repeats):
             if flush is not None:

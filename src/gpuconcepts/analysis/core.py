@@ -1,0 +1,353 @@
+"""The analysis: count one forward pass, time each distinct call alone, place each one under
+this machine's roofs and predict it on each datasheet GPU (:func:`analyze`)."""
+
+# torch is imported inside functions (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpuconcepts.analysis.failures import first_line, is_out_of_memory, out_of_memory_message
+from gpuconcepts.analysis.layers import gathers
+from gpuconcepts.analysis.peaks import peaks_warnings
+from gpuconcepts.analysis.predict import predictions
+from gpuconcepts.analysis.report import Layer, Report, observed_bound
+from gpuconcepts.analysis.timing import Progress, Replay, time_calls, time_forward
+from gpuconcepts.analysis.trace import (
+    Call,
+    Recorder,
+    call_name,
+    count,
+    storages,
+    tensors_in,
+    uncounted,
+)
+from gpuconcepts.errors import GpuConceptsError, Terminated
+from gpuconcepts.hardware import dtype_name
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import Peaks, classify
+
+
+def _prepare(
+    model: Any, args: Sequence[Any], kwargs: Mapping[str, Any], device: str, dtype: str | None
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The model and inputs on ``device`` in ``dtype``: the model is copied, never moved."""
+    import torch
+
+    from gpuconcepts.kernels import torch_dtype
+
+    target = torch_dtype(dtype) if dtype is not None else None
+    params = [*model.parameters(), *model.buffers()]
+    moves = any(p.device.type != device for p in params)
+    casts = target is not None and any(p.is_floating_point() and p.dtype != target for p in params)
+    if moves or casts:
+        model = copy.deepcopy(model).to(device=device, dtype=target)
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        cast = target if target is not None and value.is_floating_point() else None
+        return value.to(device=device, dtype=cast)
+
+    return model, tuple(convert(v) for v in args), {k: convert(v) for k, v in kwargs.items()}
+
+
+def analyze(
+    model: Any,
+    *args: Any,
+    device: str = "auto",
+    dtype: str | None = None,
+    peaks: Peaks | None = None,
+    repeats: int = 5,
+    progress: Progress | None = None,
+    **kwargs: Any,
+) -> Report:
+    """Count, time and place every leaf module call of one forward pass of ``model``.
+
+    ``model(*args, **kwargs)`` is the forward pass: positional and keyword inputs as the
+    model takes them (``analyze(model, input_ids=ids, attention_mask=mask)``); the keywords
+    named below are analyze's own.
+
+    Args:
+        model: a ``torch.nn.Module``; it is not changed (a copy is made when it has to move
+            to ``device`` or change ``dtype``) and runs in eval mode, as for inference.
+        args, kwargs: the forward pass's inputs.
+        device: ``"auto"``, ``"cpu"`` or ``"cuda"`` (:func:`gpuconcepts.measure.resolve_device`).
+        dtype: a dtype name or alias (``float32``/``fp32``, ``float16``/``fp16``,
+            ``bfloat16``/``bf16``) for the weights and floating-point inputs; None keeps the
+            model's.
+        peaks: this device's measured peaks (:class:`gpuconcepts.roofline.Peaks`, e.g. a
+            saved Run's ``run.peaks``); measured with :func:`gpuconcepts.kernels.measure_peaks`
+            when None, with a warning when they are far from a recorded run of this machine.
+        repeats: timed repetitions of each call (identical calls are timed once).
+        progress: told what is done now, for a progress line.
+
+    Raises:
+        GpuConceptsError: no input, a model that is not a module (or a TorchScript one), a
+            meta-device model or input, a shape a layer rejects (naming the layer and the
+            shapes), or running out of memory (needed and free).
+        KeyboardInterrupt: Ctrl-C while the calls are timed; its ``report`` attribute holds
+            the report of the calls timed so far (:attr:`Report.interrupted`).
+    """
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from gpuconcepts.measure import resolve_device
+
+    root = _check(model, args, kwargs, device, dtype, peaks, repeats)
+    dtype = None if dtype is None else dtype_name(dtype)
+    resolved = resolve_device(device)
+    try:
+        model, args, kwargs = _prepare(model, args, kwargs, resolved, dtype)
+    except RuntimeError as error:
+        if is_out_of_memory(error):
+            raise GpuConceptsError(
+                out_of_memory_message(error, f"moving {root} to {resolved}", resolved)
+            ) from None
+        raise
+    training = {m: m.training for m in model.modules()}
+    model.eval()
+    counter = FlopCounterMode(display=False)
+    recorder = Recorder(model, counter, root)
+    if progress is not None:
+        progress("counting: one forward pass")
+    try:
+        # no_grad, not inference_mode: tensors keep their version counters, so an in-place
+        # write is told from a view
+        with torch.no_grad(), counter, recorder.mode:
+            model(*args, **kwargs)
+    except GpuConceptsError:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever the user's model raises, named in one line
+        where = recorder.where()
+        if is_out_of_memory(error):
+            raise GpuConceptsError(
+                out_of_memory_message(error, where.rstrip(","), resolved)
+            ) from None
+        raise GpuConceptsError(f"{root}: {where} failed with {first_line(error)}") from None
+    finally:
+        recorder.remove()
+        for module, mode in training.items():
+            module.train(mode)
+    try:
+        model.eval()
+        return _report(
+            model,
+            (args, kwargs),
+            recorder,
+            int(counter.get_total_flops()),
+            resolved,
+            peaks,
+            repeats,
+            progress,
+        )
+    finally:
+        for module, mode in training.items():
+            module.train(mode)
+
+
+def _check(
+    model: Any,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    device: object,
+    dtype: object,
+    peaks: object,
+    repeats: object,
+) -> str:
+    """The model's name, once every argument of :func:`analyze` is one it can use."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise GpuConceptsError(
+            f"analyze: model must be a torch.nn.Module; got {type(model).__name__}"
+        )
+    root = type(model).__name__
+    if isinstance(model, torch.jit.ScriptModule):
+        raise GpuConceptsError(
+            f"analyze: {root} is a TorchScript module, whose layers hooks cannot see; "
+            "pass the Python module it was scripted or traced from"
+        )
+    if not args and not kwargs:
+        raise GpuConceptsError("analyze: give at least one example input (the forward's arguments)")
+    if type(repeats) is not int or repeats < 1:
+        raise GpuConceptsError(f"analyze: repeats must be a positive integer; got {repeats!r}")
+    if device not in ("auto", "cpu", "cuda"):
+        raise GpuConceptsError(f"analyze: device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
+    if dtype is not None and not isinstance(dtype, str):
+        raise GpuConceptsError(f"analyze: dtype must be a name such as 'float32'; got {dtype!r}")
+    if dtype is not None and dtype_name(dtype) == "tf32":
+        raise GpuConceptsError(
+            "analyze: dtype 'tf32' is float32 storage: run in float32, and PyTorch's TF32 "
+            "settings decide which calls use TF32 (the GPU predictions follow them)"
+        )
+    if peaks is not None and not isinstance(peaks, Peaks):
+        raise GpuConceptsError(
+            "analyze: peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); "
+            f"got {type(peaks).__name__}"
+        )
+    if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
+        raise GpuConceptsError(
+            f"analyze: {root} has its weights on the meta device, with no data to run; "
+            "build it on a real device (or model.to_empty(device='cpu') and load the weights)"
+        )
+    for where, value in [*enumerate(args, start=1), *kwargs.items()]:
+        if any(t.is_meta for t in tensors_in(value)):
+            raise GpuConceptsError(
+                f"analyze: input {where} is a meta tensor, with no data to run; give real values"
+            )
+    return root
+
+
+def _report(
+    model: Any,
+    inputs: tuple[tuple[Any, ...], dict[str, Any]],
+    recorder: Recorder,
+    counter_total: int,
+    device: str,
+    peaks: Peaks | None,
+    repeats: int,
+    progress: Progress | None,
+) -> Report:
+    import torch
+
+    from gpuconcepts.measure import device_name
+
+    root = type(model).__name__
+    source, warnings = "given", ()
+    if peaks is None:
+        from gpuconcepts.kernels import measure_peaks
+
+        if progress is not None:
+            progress("measuring this machine's peaks (--peaks RUN.json reuses a saved run's)")
+        peaks = measure_peaks(device, quick=device == "cpu")
+        source, warnings = "measured now", peaks_warnings(peaks, device)  # type: ignore[assignment]
+    # a call on empty tensors moves nothing and computes nothing: it has no place on a roofline
+    calls = [call for call in recorder.calls if call.tensor_bytes > 0 or call.counter_flops > 0]
+    if not calls:
+        raise GpuConceptsError(
+            f"{root}: the forward pass ran no layer and no tensor operation to analyze"
+        )
+    counted = [count(call) for call in calls]
+    # the kernels' flush policy: a call runs cold (after a cache flush) when memory-bound
+    cold = [classify(flops / traffic, peaks) == "memory" for flops, _, traffic, _ in counted]
+    # identical calls (same configuration, weights' and inputs' shapes) are timed once
+    first: dict[object, int] = {}
+    for i, call in enumerate(calls):
+        first.setdefault(call.key, i)
+    timed_first = sorted(first.values())
+    replays = [
+        Replay(call_name(calls[i]), _replay(calls[i], root, device), cold[i], storages(calls[i]))
+        for i in timed_first
+    ]
+    raw, stop = time_calls(replays, device, repeats, progress)
+    times = {calls[i].key: seconds for i, seconds in zip(timed_first, raw, strict=True) if seconds}
+    forward: tuple[float, ...] = ()
+    if stop is None:
+        if progress is not None:
+            progress("timing the plain forward pass")
+        try:
+            with torch.inference_mode():
+                plain = _failing_as_one_line(
+                    lambda: model(*inputs[0], **inputs[1]),
+                    f"{root}: the plain forward pass (in inference mode)",
+                    device,
+                )
+                forward = time_forward(plain, device, repeats)
+        except (KeyboardInterrupt, Terminated) as interrupt:
+            stop = interrupt
+    dtype = next(
+        (str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()),
+        "float32",
+    )
+    layers = []
+    for index, (call, (flops, formula, traffic, traffic_source), flushed) in enumerate(
+        zip(calls, counted, cold, strict=True), start=1
+    ):
+        if call.key not in times:
+            continue  # interrupted before its timing
+        seconds = times[call.key]
+        rows, row_bytes = gathers(call.module, call.input_shapes)
+        timing = Measurement(
+            call.path, device, {}, tuple(seconds), flops, traffic,
+            random_rows=rows, row_bytes=row_bytes,
+        )  # fmt: skip
+        layers.append(
+            Layer(
+                index=index,
+                path=call.path,
+                type=call.type,
+                call=call.call,
+                input_shapes=call.input_shapes,
+                output_shapes=call.output_shapes,
+                dtype=call.dtype,
+                flops=flops,
+                flops_source=formula,
+                counter_flops=call.counter_flops,
+                bytes=traffic,
+                bytes_source=traffic_source,
+                raw_seconds=seconds,
+                flushed=flushed,
+                bound=observed_bound(timing, peaks),
+                warning=uncounted(call) if flops == 0 else "",
+                shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
+            )
+        )
+    launch_here = peaks.latency_seconds if device == "cuda" else None
+    gpus, per_layer, assumed = predictions(layers, dtype, launch_here)
+    layers = [
+        Layer(**{**vars(layer), "predicted": predicted})
+        for layer, predicted in zip(layers, per_layer, strict=True)
+    ]
+    report = Report(
+        model=root,
+        device=device,
+        device_name=device_name(device),
+        dtype=dtype,
+        peaks=peaks,
+        layers=tuple(layers),
+        counter_total=counter_total,
+        forward_raw_seconds=forward,
+        gpus=gpus,
+        views=tuple(recorder.views),
+        warnings=warnings,
+        assumptions=assumed,
+        peaks_source=source,
+        interrupted="" if stop is None else _signal_name(stop),
+        calls_counted=len(calls),
+    )
+    if stop is not None:
+        stop.report = report  # type: ignore[attr-defined]
+        raise stop
+    return report
+
+
+def _replay(call: Call, root: str, device: str) -> Callable[[], object]:
+    """The call again, alone, on its copied arguments."""
+    target, args, kwargs = call.target, call.args, call.kwargs
+    shapes = ", ".join("×".join(map(str, s)) or "scalar" for s in call.input_shapes)
+    what = f"{root}: {call.type} {call_name(call)!r}, replayed alone on inputs of shape {shapes},"
+    return _failing_as_one_line(lambda: target(*args, **kwargs), what, device)
+
+
+def _failing_as_one_line(fn: Callable[[], object], what: str, device: str) -> Callable[[], object]:
+    """``fn``, whose failure (a call that ran in the counting pass but not again, out of
+    memory) is one GpuConceptsError saying ``what`` failed; Ctrl-C and SIGTERM pass."""
+
+    def checked() -> object:
+        try:
+            return fn()
+        except Exception as error:  # noqa: BLE001 - whatever the user's model raises, in one line
+            if is_out_of_memory(error):
+                message = out_of_memory_message(error, what.rstrip(","), device)
+                raise GpuConceptsError(message) from None
+            raise GpuConceptsError(f"{what} failed with {first_line(error)}") from None
+
+    return checked
+
+
+def _signal_name(stop: BaseException) -> str:
+    return "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "SIGTERM"

@@ -1,0 +1,131 @@
+"""The calls on each datasheet GPU: the roofline with a launch floor per call, float32
+judged against TF32 where PyTorch's settings send it there, and what was assumed, in words."""
+
+# torch is imported inside functions (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpuconcepts import formulas
+from gpuconcepts.analysis.report import GpuPrediction, Layer
+from gpuconcepts.roofline import classify
+from gpuconcepts.units import si
+
+TF32_DEFAULTS = {"matmul": False, "conv": True}
+"""PyTorch's defaults for float32 on TF32 tensor cores: ``torch.backends.cuda.matmul.allow_tf32``
+is off (matmuls keep FP32 precision), ``torch.backends.cudnn.allow_tf32`` is on
+(convolutions use TF32)."""
+
+_TF32_FLAGS = {"matmul": "torch.backends.cuda.matmul.allow_tf32", "conv": "cudnn.allow_tf32"}
+
+
+def tf32_settings() -> dict[str, bool]:
+    """Whether this process lets PyTorch run float32 matmuls and convolutions on TF32 tensor
+    cores (see :data:`TF32_DEFAULTS`)."""
+    import torch
+
+    return {
+        "matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+        "conv": bool(torch.backends.cudnn.allow_tf32),
+    }
+
+
+def _kind(layer: Layer) -> str:
+    """``conv`` for a convolution (cuDNN's TF32 setting), else ``matmul``."""
+    conv = "conv" in layer.flops_source or layer.type.startswith(("Conv", "F.conv"))
+    return "conv" if conv else "matmul"
+
+
+def predictions(
+    layers: Sequence[Layer], dtype: str, launch_here: float | None
+) -> tuple[tuple[GpuPrediction, ...], list[dict[str, str | None]], tuple[str, ...]]:
+    """Each datasheet GPU's time for the calls by :data:`formulas.kernel_seconds` (the
+    roofline with a launch floor per call), each call's bound there, and what was assumed.
+
+    A float32 call that does arithmetic is read against the TF32 peak when this process's
+    settings (:func:`tf32_settings`) send its kind there; ``launch_here`` is the latency floor
+    measured on this machine's GPU, which replaces :data:`hardware.LAUNCH_FLOOR_SECONDS` for
+    the datasheet row of that GPU.
+    """
+    import numpy as np
+
+    from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS, TORCH_DTYPES, current_gpu
+
+    settings = tf32_settings()
+    here = current_gpu() if launch_here is not None else None
+    flops = np.array([float(layer.flops) for layer in layers])
+    traffic = np.array([float(layer.bytes) for layer in layers])
+    per_layer: list[dict[str, str | None]] = [{} for _ in layers]
+    predictions = []
+    for gpu in GPUS.values():
+        if gpu.peak(dtype) is None:  # the T4 has no bf16: no prediction in the model's dtype
+            for bounds in per_layer:
+                bounds[gpu.name] = None
+            continue
+        keys = []
+        for layer in layers:
+            key = TORCH_DTYPES.get(layer.dtype, TORCH_DTYPES.get(dtype, dtype))
+            if key not in gpu.flops_per_s:
+                key = TORCH_DTYPES.get(dtype, dtype)
+            if key == "fp32" and layer.flops > 0 and settings[_kind(layer)] and gpu.peak("tf32"):
+                key = "tf32"
+            keys.append(key)
+        launch = launch_here if here is gpu and launch_here else LAUNCH_FLOOR_SECONDS
+        values = {
+            # The formulas want F > 0; one FLOP in place of none leaves the bound at Q/beta.
+            "F": np.maximum(flops, 1.0),
+            "Q": traffic,
+            "P": np.array([gpu.flops_per_s[key] for key in keys]),
+            "beta": np.full_like(flops, gpu.bytes_per_s),
+        }
+        roof = formulas.roofline_seconds.vectorized(**values)
+        seconds = formulas.kernel_seconds.vectorized(**values, t_launch=np.full_like(flops, launch))
+        roofs = {key: gpu.datasheet_peaks(key) for key in set(keys)}  # each dtype's, once
+        for i, (layer, key) in enumerate(zip(layers, keys, strict=True)):
+            per_layer[i][gpu.name] = (
+                "overhead" if roof[i] <= launch else classify(layer.intensity, roofs[key])
+            )
+        total = float(np.sum(seconds))
+        spent = {"memory": 0.0, "overhead": 0.0, "compute": 0.0}
+        for t, bounds in zip(seconds, per_layer, strict=True):
+            spent[str(bounds[gpu.name])] += float(t)
+        predictions.append(
+            GpuPrediction(
+                gpu=gpu.name,
+                dtype=TORCH_DTYPES.get(dtype, dtype),
+                ridge_point=gpu.ridge_point(dtype),
+                seconds=total,
+                memory_share=spent["memory"] / total if total > 0 else 0.0,
+                overhead_share=spent["overhead"] / total if total > 0 else 0.0,
+                launch_seconds=launch,
+            )
+        )
+    return tuple(predictions), per_layer, _assumed(layers, settings, launch_here, here)
+
+
+def _assumed(
+    layers: Sequence[Layer], settings: Mapping[str, bool], launch_here: float | None, here: Any
+) -> tuple[str, ...]:
+    """What the GPU predictions assumed, in words: TF32 where float32 computes, the floor."""
+    from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
+
+    said = []
+    kinds = {_kind(layer) for layer in layers if layer.dtype == "float32" and layer.flops > 0}
+    what = {"conv": "convolutions", "matmul": "matmuls (linear layers, attention, recurrences)"}
+    for kind in sorted(kinds):
+        on = settings[kind]
+        where = "TF32 tensor cores (the tf32 peak)" if on else "CUDA cores (the fp32 peak)"
+        default = "PyTorch's default" if on == TF32_DEFAULTS[kind] else "as set in this process"
+        said.append(
+            f"on a GPU, float32 {what[kind]} run on {where}: {_TF32_FLAGS[kind]} = {on}, {default}."
+        )
+    floor = (
+        f"a launch floor of {si(LAUNCH_FLOOR_SECONDS, 's')} per call on each GPU "
+        "(hardware.LAUNCH_FLOOR_SECONDS: one eager op's dispatch and kernel launch)"
+    )
+    if launch_here and here is not None:
+        floor += f", {si(launch_here, 's')} on {here.name} (measured here)"
+    return (*said, floor + ".")

@@ -1,0 +1,593 @@
+"""What :func:`~gpuconcepts.analysis.analyze` returns: one :class:`Layer` per call, the
+:class:`Report` of the whole pass, and the report's text, table, CSV and figure.
+
+The report keeps this machine's :class:`~gpuconcepts.roofline.Peaks` whole (every cache level,
+the floors, the sweeps), so a call's label here is :func:`gpuconcepts.roofline.observe`'s, the
+one placement rule of the book, and the figure draws the same roofs. Nothing here prints: the
+CLI writes what these methods return.
+"""
+
+# matplotlib and the render package are imported inside functions (README, Rules: 3).
+# ruff: noqa: PLC0415
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from gpuconcepts.measure import Measurement
+from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, observe
+from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+ObservedBound = Literal["compute", "memory", "overhead"]
+
+"""A call's observed bound in three words (see :func:`observed_bound`): *compute*, *memory* (any
+level of the hierarchy) or *overhead* (only the latency floor explains its time, it reached
+less than :data:`OVERHEAD_BELOW` of every roof, or it ran faster than every roof: launch and
+framework cost, not the roofline, set its time)."""
+
+OVERHEAD_BELOW = 0.05
+"""A call that reaches less than this fraction of every roof is *overhead*-bound, whatever roof
+is nearest: at 1-2 % of the memory roof, bandwidth is not what its time is spent on."""
+
+TEXT_WIDTH = 100
+"""Columns the text report fits in."""
+
+
+COUNTER = "FlopCounterMode"
+"""``flops_source`` of a call whose FLOPs are what ``torch.utils.flop_counter`` counts."""
+
+TENSORS = "tensors"
+"""``bytes_source`` of a call whose bytes are its inputs, weights and outputs as seen."""
+
+
+# -- values ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Layer:
+    """One leaf module call (or one functional call between them), counted and timed.
+
+    ``path`` is the module's name in ``model.named_modules()`` (the model's class name for
+    the model itself); a functional call carries the path of the module whose ``forward``
+    made it and a ``type`` such as ``F.scaled_dot_product_attention`` or ``Tensor.add``.
+    ``call`` numbers the calls of a module used more than once (1, 2, ...). ``warning`` says
+    why a call that computes was counted 0 FLOPs (empty otherwise); ``shares_timing_of`` is
+    the index of the identical earlier call whose timing this one reuses (None: timed itself).
+    """
+
+    index: int
+    path: str
+    type: str
+    call: int
+    input_shapes: tuple[tuple[int, ...], ...]
+    output_shapes: tuple[tuple[int, ...], ...]
+    dtype: str
+    flops: int
+    flops_source: str
+    counter_flops: int
+    bytes: int
+    bytes_source: str
+    raw_seconds: tuple[float, ...]
+    flushed: bool
+    bound: ObservedBound
+    predicted: Mapping[str, str | None] = field(default_factory=dict, compare=False)
+    warning: str = ""
+    shares_timing_of: int | None = None
+
+    @property
+    def name(self) -> str:
+        """``path`` with the call number of a reused module: ``enc.0`` or ``enc.0 (call 2)``."""
+        return self.path if self.call == 1 else f"{self.path} (call {self.call})"
+
+    @property
+    def timing(self) -> Measurement:
+        """The call's repetitions and counts as a Measurement: its statistics (median, IQR,
+        rates) are the ones of every measurement of the book."""
+        return Measurement(self.name, "", {}, self.raw_seconds, self.flops, self.bytes)
+
+    @property
+    def seconds(self) -> float:
+        """Median of the repetitions."""
+        return self.timing.seconds
+
+    @property
+    def iqr_seconds(self) -> float:
+        """Interquartile range of the repetitions."""
+        return self.timing.iqr_seconds
+
+    @property
+    def intensity(self) -> float:
+        """FLOPs per byte of minimal traffic (0 for a call without arithmetic)."""
+        return self.timing.intensity
+
+    @property
+    def flops_per_s(self) -> float:
+        """Attained FLOP/s at the median time."""
+        return self.timing.flops_per_s
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Attained bytes/s at the median time."""
+        return self.timing.bytes_per_s
+
+    @property
+    def note(self) -> str:
+        """Why ``flops`` differs from what ``FlopCounterMode`` counted; empty when they agree."""
+        if self.flops == self.counter_flops:
+            return ""
+        said = f"FlopCounterMode counts {plain_number(self.counter_flops)}"
+        if self.counter_flops == 0:
+            return f"{said}: it has no rule for the kernel this call ran; {self.flops_source} counts it"
+        why = {"attention_flops_causal": " (FlopCounterMode ignores the causal mask)"}
+        reason = why.get(self.flops_source, "")
+        return f"{said}; {self.flops_source} counts {plain_number(self.flops)}{reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the fields and every derived value."""
+        return {
+            "index": self.index,
+            "path": self.path,
+            "type": self.type,
+            "call": self.call,
+            "input_shapes": [list(s) for s in self.input_shapes],
+            "output_shapes": [list(s) for s in self.output_shapes],
+            "dtype": self.dtype,
+            "flops": self.flops,
+            "flops_source": self.flops_source,
+            "counter_flops": self.counter_flops,
+            "note": self.note,
+            "bytes": self.bytes,
+            "bytes_source": self.bytes_source,
+            "intensity": self.intensity,
+            "raw_seconds": list(self.raw_seconds),
+            "seconds": self.seconds,
+            "iqr_seconds": self.iqr_seconds,
+            "flushed": self.flushed,
+            "flops_per_s": self.flops_per_s,
+            "bytes_per_s": self.bytes_per_s,
+            "bound": self.bound,
+            "predicted": dict(self.predicted),
+            "warning": self.warning,
+            "shares_timing_of": self.shares_timing_of,
+        }
+
+
+@dataclass(frozen=True)
+class GpuPrediction:
+    """The model's calls on one datasheet GPU, by the roofline with a launch floor per call:
+    time, and the shares of it in memory-bound and launch-bound calls.
+
+    ``dtype`` and ``ridge_point`` are the model's dtype and its ridge on this GPU; a float32
+    convolution or matmul that PyTorch's TF32 settings send to the tensor cores is judged
+    against the TF32 peak instead (:func:`tf32_settings`).
+    """
+
+    gpu: str
+    dtype: str
+    ridge_point: float
+    seconds: float
+    memory_share: float
+    overhead_share: float = 0.0
+    launch_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Report:
+    """What :func:`analyze` found: one :class:`Layer` per call, and the whole pass's totals.
+
+    ``counter_total`` is ``FlopCounterMode``'s total for the whole forward pass; the layers
+    partition it (``sum(l.counter_flops) == counter_total``), and :attr:`total_flops`
+    differs from it exactly by the rows whose :attr:`Layer.note` is not empty. ``views`` names
+    the calls that moved nothing (reshapes, identities, eval-mode dropout), which are no rows;
+    ``warnings`` holds what the reader must know about the peaks; ``assumptions`` what the GPU
+    predictions assumed. ``interrupted`` is set when timing was stopped (Ctrl-C): the layers
+    are then the ``len(layers)`` of ``calls_counted`` calls timed so far.
+    """
+
+    model: str
+    device: str
+    device_name: str
+    dtype: str
+    peaks: Peaks
+    layers: tuple[Layer, ...]
+    counter_total: int
+    forward_raw_seconds: tuple[float, ...]
+    gpus: tuple[GpuPrediction, ...] = ()
+    views: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    peaks_source: str = "measured now"
+    interrupted: str = ""
+    calls_counted: int = 0
+
+    @property
+    def ridge_point(self) -> float:
+        """This machine's ridge point, FLOP/byte (:attr:`Peaks.ridge_point`)."""
+        return self.peaks.ridge_point
+
+    @property
+    def total_flops(self) -> int:
+        """Sum of every call's FLOPs (formulas where known)."""
+        return sum(layer.flops for layer in self.layers)
+
+    @property
+    def total_bytes(self) -> int:
+        """Sum of every call's minimal traffic."""
+        return sum(layer.bytes for layer in self.layers)
+
+    @property
+    def seconds(self) -> float:
+        """Sum of the calls' median times, each measured alone."""
+        return sum(layer.seconds for layer in self.layers)
+
+    @property
+    def forward_seconds(self) -> float:
+        """Median time of the plain forward pass, without any hook (0 when not timed)."""
+        if not self.forward_raw_seconds:
+            return 0.0
+        return float(statistics.median(self.forward_raw_seconds))
+
+    @property
+    def explained(self) -> tuple[Layer, ...]:
+        """The calls whose FLOPs differ from ``FlopCounterMode``'s, each with its note."""
+        return tuple(layer for layer in self.layers if layer.note)
+
+    @property
+    def all_warnings(self) -> tuple[str, ...]:
+        """Every warning: each call that computes but was counted 0, then the peaks'."""
+        rows = tuple(
+            f"row {layer.index}: {layer.warning}" for layer in self.layers if layer.warning
+        )
+        return rows + self.warnings
+
+    def time_share(self) -> dict[str, float]:
+        """Fraction of the summed time spent in calls of each observed bound."""
+        shares = {"compute": 0.0, "memory": 0.0, "overhead": 0.0}
+        for layer in self.layers:
+            shares[layer.bound] += layer.seconds / self.seconds
+        return shares
+
+    def share_sentence(self) -> str:
+        """The time share per bound in words, largest first."""
+        parts = sorted(self.time_share().items(), key=lambda kv: -kv[1])
+        said = [
+            f"{percent(share)} in {bound}-bound calls" for bound, share in parts if share >= 0.005
+        ]
+        return "Of the measured time, " + ", ".join(said) + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict: the machine, every layer, the totals and each GPU's prediction."""
+        return {
+            "model": self.model,
+            "device": self.device,
+            "device_name": self.device_name,
+            "dtype": self.dtype,
+            "peaks": {**self.peaks.to_dict(), "source": self.peaks_source},
+            "layers": [layer.to_dict() for layer in self.layers],
+            "views": list(self.views),
+            "total_flops": self.total_flops,
+            "counter_total": self.counter_total,
+            "total_bytes": self.total_bytes,
+            "seconds": self.seconds,
+            "forward_raw_seconds": list(self.forward_raw_seconds),
+            "forward_seconds": self.forward_seconds,
+            "time_share": self.time_share(),
+            "gpus": [vars(g) for g in self.gpus],
+            "assumptions": list(self.assumptions),
+            "warnings": list(self.all_warnings),
+            "interrupted": self.interrupted,
+            "calls_counted": self.calls_counted,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def rows(self) -> list[list[str]]:
+        """The per-layer table as short text cells, header first (the CLI's table; every
+        detail is in :meth:`to_json` and :meth:`csv`). FLOPs marked ``*`` come from a catalogue
+        formula, ``!`` from a call that computes but was counted 0; the IQR is a percentage of
+        the median; ``GPUs`` says on how many datasheet GPUs the call is compute-bound."""
+        header = ["#", "layer", "type", "FLOPs", "bytes", "FLOP/B", "time", "IQR", "here", "GPUs"]
+        return [header] + [
+            [
+                str(layer.index),
+                layer.name,
+                layer.type,
+                si(layer.flops, "") + ("!" if layer.warning else "*" if _by_formula(layer) else ""),
+                binary_bytes(layer.bytes).replace(" bytes", " B"),
+                f"{significant(layer.intensity)}",
+                si(layer.seconds, "s"),
+                f"{percent(layer.iqr_seconds / layer.seconds)}" if layer.seconds > 0 else "-",
+                layer.bound,
+                _gpus_cell(layer.predicted),
+            ]
+            for layer in self.layers
+        ]
+
+    def csv(self) -> str:
+        """Every layer with every detail, one line each, as CSV (``--csv``)."""
+        import csv
+        import io
+
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        fields = [k for k in Layer.__dataclass_fields__ if k not in ("raw_seconds", "predicted")]
+        derived = ["seconds", "iqr_seconds", "intensity", "flops_per_s", "bytes_per_s", "note"]
+        gpus = [g.gpu for g in self.gpus]
+        writer.writerow(fields + derived + gpus)
+        for layer in self.layers:
+            data = layer.to_dict()
+            cells = [_csv_cell(data[k]) for k in fields + derived]
+            writer.writerow(cells + [layer.predicted.get(g) or "" for g in gpus])
+        return out.getvalue()
+
+    def summary(self) -> list[str]:
+        """The totals in words: FLOPs against FlopCounterMode, time, shares, each GPU."""
+        lines = []
+        if self.interrupted:
+            lines.append(
+                f"Interrupted ({self.interrupted}) after timing {len(self.layers)} of "
+                f"{self.calls_counted} calls: the table and the totals hold those calls only."
+            )
+        lines += [
+            (
+                f"{self.model} on {self.device_name}, {self.dtype}: {len(self.layers)} calls, "
+                f"{plain_number(self.total_flops)} FLOPs, {binary_bytes(self.total_bytes)} of "
+                f"minimal traffic."
+            ),
+            f"FlopCounterMode counts {plain_number(self.counter_total)} FLOPs for the whole pass"
+            + (
+                "; the same total."
+                if self.total_flops == self.counter_total
+                else f"; the difference of {plain_number(self.total_flops - self.counter_total)}"
+                " is the rows below:"
+            ),
+        ]
+        lines += [f"  {layer.index} {layer.name}: {layer.note}" for layer in self.explained]
+        if self.views:
+            kinds = count_types([v.rpartition(" ")[2].strip("()") for v in self.views])
+            lines.append(
+                f"Calls that only view or pass on their input move nothing and are not rows: {kinds}."
+            )
+        forward = (
+            f"; the plain forward pass: {si(self.forward_seconds, 's')}"
+            if self.forward_raw_seconds
+            else ""
+        )
+        lines.append(
+            f"Calls one at a time: {si(self.seconds, 's')}{forward}. Peaks here "
+            f"({self.peaks.dtype}, {self.peaks_source}): {si(self.peaks.flops_per_s, 'FLOP/s')}, "
+            f"{si(self.peaks.bytes_per_s, 'B/s')}, ridge {significant(self.ridge_point)} FLOP/B."
+        )
+        if self.dtype != self.peaks.dtype:
+            lines.append(
+                f"The compute roof here was measured in {self.peaks.dtype}; the model ran in "
+                f"{self.dtype}, so its calls are judged against another dtype's peak."
+            )
+        if self.layers:
+            lines.append(self.share_sentence())
+        for g in self.gpus:
+            lines.append(
+                f"On {g.gpu} ({g.dtype}, ridge {significant(g.ridge_point)} FLOP/B) the roofline "
+                f"predicts {si(g.seconds, 's')}: {percent(g.memory_share)} of it in memory-bound "
+                f"calls, {percent(g.overhead_share)} at the launch floor."
+            )
+        lines += [f"Assumed: {text}" for text in self.assumptions]
+        lines += [f"Warning: {text}" for text in self.all_warnings]
+        return lines
+
+    def memory_bound_everywhere(self) -> tuple[Layer, ...]:
+        """Calls left of the ridge on every datasheet GPU: more FLOP/s would not speed them up."""
+        return tuple(
+            layer
+            for layer in self.layers
+            if all(bound in ("memory", "overhead", None) for bound in layer.predicted.values())
+        )
+
+    def markdown(self) -> str:
+        """The per-layer table for a book page, numbered as the figure's points, time with IQR."""
+        from gpuconcepts.render import markdown_table
+
+        header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s", "Bytes/s"]
+        header += ["Here", "Datasheet GPUs"]
+        rows = [
+            [
+                str(layer.index),
+                f"`{layer.name}`<br><small>{layer.type}</small>",
+                shapes_text(layer.input_shapes, layer.output_shapes),
+                f"{si(layer.flops, '')}<br><small>{layer.flops_source}</small>",
+                si(layer.bytes, "B"),
+                f"{significant(layer.intensity)}",
+                f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
+                si(layer.flops_per_s, "FLOP/s") if layer.flops else "–",
+                si(layer.bytes_per_s, "B/s"),
+                f"**{layer.bound}**",
+                _across_gpus(layer.predicted),
+            ]
+            for layer in self.layers
+        ]
+        return markdown_table(header, rows)
+
+    def text(self, width: int = TEXT_WIDTH) -> str:
+        """The table, its legend and the summary, as ``gpuconcepts analyze`` prints them: no
+        line is wider than ``width`` (long layer names and types are shortened in the table;
+        ``--json`` and ``--csv`` keep them whole)."""
+        import textwrap
+
+        legend = (
+            "FLOPs: * by a catalogue formula, else FlopCounterMode; ! a call that computes but "
+            "was counted 0. IQR: the spread, as a share of the median time. here: the roof "
+            "that explains the time measured here. GPUs: on how many datasheet GPUs the call is "
+            "compute-bound (each one in --json)."
+        )
+        said = [
+            textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False)
+            for line in [legend, "", *self.summary()]
+        ]
+        return fit_table(self.rows(), width) + "\n" + "\n".join(said)
+
+    def figure(self) -> Figure:
+        """This machine's roofline with one numbered point per call that does arithmetic.
+
+        The points are coloured by observed bound; a call without FLOPs has no place on a
+        log axis and is left out (it is in the table).
+        """
+        from matplotlib.lines import Line2D
+
+        from gpuconcepts.render import plots
+
+        shown = [layer for layer in self.layers if layer.flops > 0]
+        # one point per layer, named by its row number (the measurement of its call)
+        points = [
+            Measurement(str(layer.index), "", {}, layer.raw_seconds, layer.flops, layer.bytes)
+            for layer in shown
+        ]
+        fig = plots.roofline_chart(self.peaks, points)
+        ax = fig.axes[0]
+        colours = {"compute": "C1", "memory": "C0", "overhead": "C7"}
+        for layer, point in zip(shown, ax.lines[-len(shown) :] if shown else [], strict=True):
+            point.set_color(colours[layer.bound])
+            point.set_markeredgecolor("black")
+        handles, texts = ax.get_legend_handles_labels()
+        for bound, colour in colours.items():
+            if any(layer.bound == bound for layer in shown):
+                handles.append(
+                    Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black")
+                )
+                texts.append(f"{bound}-bound here")
+        ax.legend(handles, texts, loc="lower right", fontsize=8)
+        ax.set_title(f"{self.model} on {self.device}")
+        return fig
+
+
+def fit_table(rows: list[list[str]], width: int = TEXT_WIDTH) -> str:
+    """Align the cells (first column left, the others right, two spaces apart) and shorten
+    columns 1 and 2 (a layer's name from the left, its type from the right) until the table
+    fits ``width`` columns; ``..`` marks a shortened cell.
+
+    >>> print(fit_table([["#", "layer", "type"], ["1", "encoder.layers.11.mlp.0", "Linear"]], 20))
+    #  layer      type
+    1  ..1.mlp.0  Linear
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    floors = {1: 7, 2: 6}
+    for column in (1, 2):
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        if excess > 0 and len(widths) > column:
+            widths[column] = max(floors[column], widths[column] - excess)
+
+    def cut(cell: str, column: int) -> str:
+        room = widths[column] if column in floors else len(cell)
+        if len(cell) <= room:
+            return cell
+        return ".." + cell[len(cell) - room + 2 :] if column == 1 else cell[: room - 2] + ".."
+
+    lines = []
+    for row in rows:
+        cells = [cut(cell, i) for i, cell in enumerate(row)]
+        aligned = [
+            c.ljust(w) if i in (0, 1, 2) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        lines.append("  ".join(aligned).rstrip())
+    return "\n".join(lines)
+
+
+def _by_formula(layer: Layer) -> bool:
+    """True when a catalogue formula counted the call's FLOPs (not FlopCounterMode alone)."""
+    return layer.flops_source != COUNTER and layer.flops > 0
+
+
+def _gpus_cell(predicted: Mapping[str, str | None]) -> str:
+    """On how many datasheet GPUs a call is compute-bound: ``2/6``.
+
+    >>> _gpus_cell({"A": "compute", "B": "memory", "C": None})
+    '1/2'
+    """
+    judged = [bound for bound in predicted.values() if bound is not None]
+    return f"{judged.count('compute')}/{len(judged)}" if judged else "-"
+
+
+def _csv_cell(value: object) -> object:
+    """A CSV cell: shapes as ``8x64 8x32``, None as empty, the rest as it is."""
+    if isinstance(value, list):
+        return " ".join("x".join(map(str, s)) if isinstance(s, list) else str(s) for s in value)
+    return "" if value is None else value
+
+
+def _nbsp(text: str) -> str:
+    return text.replace(" ", "\u00a0")  # a time never breaks before its unit
+
+
+def _across_gpus(predicted: Mapping[str, str | None]) -> str:
+    """A call's bound on the datasheet GPUs in a few words.
+
+    >>> _across_gpus({"A": "memory", "B": "memory", "C": None})
+    'memory on all'
+    >>> _across_gpus({"A": "compute", "B": "memory"})
+    'compute on A; memory on B'
+    """
+    by_bound: dict[str, list[str]] = {}
+    for gpu, bound in predicted.items():
+        if bound is not None:
+            by_bound.setdefault(bound, []).append(gpu)
+    if len(by_bound) == 1:
+        return f"{next(iter(by_bound))} on all"
+    return "; ".join(f"{bound} on {', '.join(gpus)}" for bound, gpus in sorted(by_bound.items()))
+
+
+def count_types(layers: Sequence[Layer] | Sequence[str]) -> str:
+    """How many calls of each type (layers, or their types), most first: ``3 EmbeddingBag, 2 Linear``.
+
+    >>> count_types([]), count_types(["Dropout", "Identity", "Dropout"])
+    ('none', '2 Dropout, 1 Identity')
+    """
+    counts: dict[str, int] = {}
+    for layer in layers:
+        kind = layer if isinstance(layer, str) else layer.type
+        counts[kind] = counts.get(kind, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {kind}" for kind, n in ranked) or "none"
+
+
+def shapes_text(inputs: Sequence[tuple[int, ...]], outputs: Sequence[tuple[int, ...]]) -> str:
+    """Shapes as ``8×64 → 8×32``; several tensors are joined by commas.
+
+    >>> shapes_text([(8, 64)], [(8, 32)]), shapes_text([(2, 3), ()], [(2, 3)])
+    ('8×64 → 8×32', '2×3, scalar → 2×3')
+    """
+
+    def one(shape: tuple[int, ...]) -> str:
+        return "×".join(str(n) for n in shape) if shape else "scalar"
+
+    return f"{', '.join(one(s) for s in inputs)} → {', '.join(one(s) for s in outputs)}"
+
+
+def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
+    """The roof that explains a call's measured time (:func:`gpuconcepts.roofline.observe`, the
+    rule every measurement of the book follows), in three words; the one place that decides
+    a call's label. A call that reaches less than :data:`OVERHEAD_BELOW` of that roof (and so
+    of every roof) is *overhead*: neither arithmetic nor traffic is what its time is spent on.
+
+    >>> p = Peaks("cpu", 100e9, 10e9, "float32", latency_seconds=1e-5)
+    >>> calls = [Measurement("a", "cpu", {}, (1.0,), 50e9, 1e9),  # half the compute roof
+    ...          Measurement("b", "cpu", {}, (1.0,), 1e9, 8e9),  # 80 % of the DRAM roof
+    ...          Measurement("c", "cpu", {}, (2e-5,), 10.0, 8.0),  # only the latency explains it
+    ...          Measurement("d", "cpu", {}, (1.0,), 1e6, 2e8)]  # 2 % of the DRAM roof
+    >>> [observed_bound(m, p) for m in calls]
+    ['compute', 'memory', 'overhead', 'overhead']
+    """
+    roof, attained = observe(m, peaks)
+    if attained < OVERHEAD_BELOW:
+        return "overhead"
+    if roof == "compute":
+        return "compute"
+    if roof == RANDOM_ACCESS or roof in {level.name for level in peaks.memory_roofs}:
+        return "memory"
+    return "overhead"  # the chain or per-call floor: dispatch, not arithmetic or traffic
