@@ -63,8 +63,25 @@ def _string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+PAGE_MODULES = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts" / "render" / "pages"
+_PAGE_IMPORT = re.compile(
+    r"^\s*(?:from gpuconcepts\.render\.pages import (?P<names>[\w, ]+?)(?: as \w+)?"
+    r"|from gpuconcepts\.render\.pages\.(?P<module>\w+) import .*)$",
+    re.MULTILINE,
+)
+
+
 def _imports(code: str) -> str:
-    return "\n".join(re.findall(r"^\s*(?:from|import)\s.*$", code, re.MULTILINE))
+    """The import lines of ``code`` and of the page modules it imports (what they need, the
+    page needs: gpuconcepts.render.pages holds the pages' logic)."""
+    found = re.findall(r"^\s*(?:from|import)\s.*$", code, re.MULTILINE)
+    for match in _PAGE_IMPORT.finditer(code):
+        names = [match["module"]] if match["module"] else match["names"].split(",")
+        for name in (n.strip() for n in names):
+            module = PAGE_MODULES / f"{name}.py"
+            if module.is_file():
+                found.append(_imports(module.read_text(encoding="utf-8")))
+    return "\n".join(found)
 
 
 def extras(code: str) -> str:

@@ -30,15 +30,15 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.render import markdown_table, measurement_table
+from gpuconcepts.render.markdown import worked_answer
+from gpuconcepts.render.pages import Glue, Math
 from gpuconcepts.roofline import place
-from gpuconcepts.units import describe
 from gpuconcepts.workloads import chapters
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.claims.result import ClaimResult
-    from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
     from gpuconcepts.run import Run
 
@@ -54,6 +54,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "claims_beside",
     "figure_svg",
     "fill",
+    "glue_all",
     "glue_figure",
     "glue_math",
     "glue_md",
@@ -127,22 +128,6 @@ def catalogue_table(names: Iterable[str] | None = None) -> str:
         ["Formula", "Kind", "Equation"],
         [[f"`{f.name}`", f.kind, f"${f.equation()}$"] for f in chosen],
     )
-
-
-def worked_answer(formula: Formula, **values: Number) -> str:
-    r"""A worked answer as Markdown: the derivation as display math, then the value in words.
-
-    >>> from gpuconcepts.formulas import mlp_weight_memory
-    >>> print(worked_answer(mlp_weight_memory, d_in=1024, d_out=512, s=4))
-    $$\text{Weight Memory} = d_{in} d_{out} s = 1{,}024 \times 512 \times 4 = 2{,}097{,}152$$
-    <BLANKLINE>
-    **2,097,152 bytes (2.1 MB, 2 MiB)**
-    >>> from gpuconcepts.formulas import attention_scores
-    >>> print(worked_answer(attention_scores, S=1000).splitlines()[-1])
-    **1,000,000 (1 million)**
-    """
-    said = describe(formula(**values), formula.kind)
-    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 
 def package_hash(root: Path | None = None) -> str:
@@ -362,6 +347,18 @@ def glue_math(name: str, latex: str) -> None:
     from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     _glue(name, "math", latex, Math(latex))  # type: ignore[no-untyped-call,unused-ignore]
+
+
+def glue_all(values: Glue) -> None:
+    """Glue every value a page module returned (:mod:`gpuconcepts.render.pages`): Markdown
+    for a ``str``, LaTeX for a :class:`~gpuconcepts.render.pages.Math`, SVG for a figure."""
+    for name, value in values.items():
+        if isinstance(value, str):
+            glue_md(name, value)
+        elif isinstance(value, Math):
+            glue_math(name, value.latex)
+        else:
+            glue_figure(name, value)
 
 
 def glue_figure(name: str, fig: Figure) -> None:
