@@ -30,9 +30,8 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.render import markdown_table, measurement_table
-from gpuconcepts.render.markdown import worked_answer
-from gpuconcepts.render.pages import Glue, Math
-from gpuconcepts.roofline import place
+from gpuconcepts.render.markdown import literal, worked_answer
+from gpuconcepts.render.pages import Glue, Math, bound
 from gpuconcepts.workloads import chapters
 
 if TYPE_CHECKING:
@@ -107,18 +106,6 @@ MODEL_EQUATIONS: dict[str, str] = _model_equations()
 
 :meta hide-value:
 """
-
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
-
-
-def literal(text: str) -> str:
-    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
-
-    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
-    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def catalogue_table(names: Iterable[str] | None = None) -> str:
@@ -280,11 +267,6 @@ def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
         ) == result.values.get("sizes"):
             return m
     raise GpuConceptsError(f"{run.label}: no measurement behind claim {result.key!r}")
-
-
-def bound(m: Measurement, run: Run) -> str:
-    """The side of the ridge of ``m`` under its run's peaks (``"memory"`` or ``"compute"``)."""
-    return place(m, run.peaks).bound
 
 
 def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:

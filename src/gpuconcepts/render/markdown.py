@@ -9,6 +9,7 @@ r"""Markdown rendering for the book: tables of measurements and of claims.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -179,3 +180,15 @@ def worked_answer(formula: Formula, **values: Number) -> str:
     """
     said = describe(formula(**values), formula.kind)
     return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
+
+
+def literal(text: str) -> str:
+    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
+
+    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
+    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

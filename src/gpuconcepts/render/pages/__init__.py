@@ -12,8 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from gpuconcepts.roofline import place
+from gpuconcepts.units import plain_number
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.run import Run
 
 
 @dataclass(frozen=True)
@@ -29,3 +35,17 @@ class Math:
 
 Glue: TypeAlias = "dict[str, str | Math | Figure]"
 """What a page glues: each name of its ``{glue}`` references and its value."""
+
+
+def bound(m: Measurement, run: Run) -> str:
+    """The bound that served ``m`` under its run's roofs (``roofline.place``)."""
+    return place(m, run.peaks).bound
+
+
+def from_batch(batch: int | None, never: str = "Never", prefix: str = "From a batch of ") -> str:
+    """An exercise's answer: the first batch that reaches a ridge point, or ``never``.
+
+    >>> from_batch(None), from_batch(1024), from_batch(8, "No batch", "from ")
+    ('Never', 'From a batch of 1,024', 'from 8')
+    """
+    return never if batch is None else f"{prefix}{plain_number(batch)}"

@@ -20,7 +20,7 @@ from gpuconcepts.attention import Prefill
 from gpuconcepts.hardware import GPUS, datasheet_peaks, table_rows
 from gpuconcepts.questions import question
 from gpuconcepts.render.markdown import markdown_table
-from gpuconcepts.render.pages import Glue, Math
+from gpuconcepts.render.pages import Glue, Math, from_batch
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import si
 
@@ -278,10 +278,6 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     return glue
 
 
-def _from_batch(batch: int | None, never: str, prefix: str) -> str:
-    return never if batch is None else f"{prefix}{units.plain_number(batch)}"
-
-
 def ceiling() -> Glue:
     r"""Q12's shape caps its intensity: the limit of the MLP intensity as the batch grows without
     bound, against the H100's FP16 ridge point.
@@ -303,7 +299,7 @@ def ceiling() -> Glue:
         f"{units.plain_number(Q12_SHAPE['d_out'])}",
         "q12_cap": units.significant(formulas.mlp_intensity.supremum("B", **Q12_SHAPE, s=2)),
         "h100_ridge": units.significant(h100_ridge),
-        "q12_h100": _from_batch(
+        "q12_h100": from_batch(
             first,
             "so no batch, however large, makes it compute-bound on an H100: it stays "
             "memory-bound at every batch",
@@ -349,6 +345,6 @@ def exercises() -> Glue:
     return {
         "ex_h200": h200_text,
         "ex_h200_ridge": units.significant(h200_ridge),
-        "ex_h200_answer": _from_batch(h200_first, "Never", "From a batch of "),
+        "ex_h200_answer": from_batch(h200_first),
         "ex_others": others,
     }

@@ -21,8 +21,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import plots
 from gpuconcepts.render.markdown import markdown_table, measurement_table
-from gpuconcepts.render.pages import Glue, Math
-from gpuconcepts.roofline import place
+from gpuconcepts.render.pages import Glue, Math, bound, from_batch
 from gpuconcepts.symbols import sym
 
 if TYPE_CHECKING:
@@ -119,24 +118,20 @@ def formulas_part() -> Glue:
     }
 
 
-def _bound(m: Measurement, run: Run) -> str:
-    return place(m, run.peaks).bound
-
-
 def prefill(run: Run, sweep: Sequence[Measurement], causal: Measurement) -> Glue:
     """This build's prefill sweep over S on the roofline, and the causal prefill beside the
     encoder's at the same length."""
     peaks = run.peaks
     first, last = sweep[0], sweep[-1]
-    if _bound(first, run) == _bound(last, run):
+    if bound(first, run) == bound(last, run):
         bounds = (
-            f"Every length in the sweep is **{_bound(first, run)}-bound** here, and the points "
+            f"Every length in the sweep is **{bound(first, run)}-bound** here, and the points "
             "move right along the roofline as $S$ grows."
         )
     else:
         bounds = (
-            f"The shortest run is **{_bound(first, run)}-bound** and the longest "
-            f"**{_bound(last, run)}-bound**: as $S$ grows, attention crosses the ridge point."
+            f"The shortest run is **{bound(first, run)}-bound** and the longest "
+            f"**{bound(last, run)}-bound**: as $S$ grows, attention crosses the ridge point."
         )
     encoder = next(x for x in sweep if x.size("S") == causal.size("S"))
     return {
@@ -183,8 +178,8 @@ def decode(run: Run, sweep: Sequence[Measurement], m: Measurement) -> Glue:
         formulas.kv_cache_memory(B=m.size("B"), S=int(n), d=m.size("d"), s=m.size("s"))
         for n in lengths
     ]
-    prefill_bounds = {_bound(x, run) for x in sweep}
-    decode_bound = _bound(m, run)
+    prefill_bounds = {bound(x, run) for x in sweep}
+    decode_bound = bound(m, run)
     if prefill_bounds == {decode_bound}:
         versus = "— the same verdict as the prefill runs above."
     elif decode_bound not in prefill_bounds:
@@ -247,9 +242,7 @@ def exercises() -> Glue:
         "ex_long_growth": units.times(
             formulas.kv_cache_memory(**longer) / formulas.kv_cache_memory(**q17_sizes)
         ),
-        "ex_decode_answer": "Never"
-        if decode_first is None
-        else f"From a batch of {units.plain_number(decode_first)}",
+        "ex_decode_answer": from_batch(decode_first),
         "ex_decode_I": units.significant(formulas.attention_decode_intensity(**q17_sizes)),
         "ex_decode_limit": units.significant(
             formulas.attention_decode_intensity.supremum(
