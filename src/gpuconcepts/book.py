@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -178,6 +179,13 @@ def _docs_folder(docs: Path | None) -> Path | None:
     return None
 
 
+def _device_signs() -> str:
+    """What could change the device a build resolves while its sources stay the same, read
+    without torch: the GPUs CUDA may use and the NVIDIA device files present."""
+    devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if Path("/dev").is_dir() else []
+    return f"{os.environ.get('CUDA_VISIBLE_DEVICES')}|{devices}"
+
+
 def build_run(docs: Path | None = None) -> Run:
     """This machine's Run, collected once per build and read by every page.
 
@@ -185,23 +193,37 @@ def build_run(docs: Path | None = None) -> Run:
     ``docs/_build`` exists) the first page to ask collects the run — peaks, every workload,
     every claim, each kernel once per size — and saves it in ``docs/_build/.run/`` under the
     package hash and the device, so every later page (and a warm rebuild) reads the same
-    measurements. Anywhere else (a downloaded notebook, Colab) the run is simply collected.
+    measurements. A note beside it (``.device``, keyed by the package hash and the GPUs
+    visible) names that file, so a page that only reads the run needs no torch to find it.
+    Anywhere else (a downloaded notebook, Colab) the run is simply collected.
     Quick sizes on a CPU, full ones on a GPU.
     """
-    from gpuconcepts.measure import device_name, resolve_device
-    from gpuconcepts.run import collect, load
+    from gpuconcepts.files import write_atomic
+    from gpuconcepts.run import load
+
+    folder = _docs_folder(docs)
+    if folder is not None:
+        runs = folder / "_build" / ".run"
+        package = package_hash(folder.parent)
+        signs = hashlib.sha256(_device_signs().encode()).hexdigest()[:12]
+        note = runs / f"{package}-{signs}.device"
+        if note.is_file() and (runs / note.read_text(encoding="utf-8").strip()).is_file():
+            return load(runs / note.read_text(encoding="utf-8").strip())
+    from gpuconcepts.measure import device_name, resolve_device  # imports torch
+    from gpuconcepts.run import collect
 
     device = resolve_device("auto")
     quick = device == "cpu"
-    folder = _docs_folder(docs)
     if folder is None:
         return collect(device, quick, command="the book (a notebook)")
     key = hashlib.sha256(f"{device_name(device)}|{quick}".encode()).hexdigest()[:12]
-    store = folder / "_build" / ".run" / f"{package_hash(folder.parent)}-{key}.json"
+    store = runs / f"{package}-{key}.json"
     if store.is_file():
-        return load(store)
-    run = collect(device, quick, command="nox -s docs (the book's build)")
-    run.save(store)
+        run = load(store)
+    else:
+        run = collect(device, quick, command="nox -s docs (the book's build)")
+        run.save(store)
+    write_atomic(note, store.name)
     return run
 
 
