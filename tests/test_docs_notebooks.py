@@ -184,3 +184,28 @@ def test_prose_cells_are_valid_python(page: Path) -> None:
     for cell in cells:
         if "glued-prose" in cell["metadata"].get("tags", []):
             ast.parse("".join(cell["source"]))  # raises SyntaxError, naming the line
+
+
+def test_write_notebooks_skips_what_has_not_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("jupytext")
+    import _notebooks
+
+    page = tmp_path / "page.md"
+    header = (DOCS / "qa-math.md").read_text(encoding="utf-8").split("\n---\n", 1)[0]
+    page.write_text(header + "\n---\n# A page\n\n```{code-cell} python\nx = 1\n```\n")
+    assert _notebooks.write_notebooks(tmp_path) == [page.with_suffix(".ipynb")]
+    made = _notebooks.notebook_text
+
+    def refuse(_: Path) -> str:
+        raise AssertionError("an unchanged page was converted again")
+
+    monkeypatch.setattr(_notebooks, "notebook_text", refuse)
+    assert _notebooks.write_notebooks(tmp_path) == []  # nothing changed: no jupytext at all
+    monkeypatch.setattr(_notebooks, "notebook_text", made)
+    page.write_text(page.read_text().replace("x = 1", "x = 2"))
+    assert _notebooks.write_notebooks(tmp_path) == [page.with_suffix(".ipynb")]
+    assert "x = 2" in page.with_suffix(".ipynb").read_text()
+    page.with_suffix(".ipynb").write_text("{}")  # a notebook edited by hand is made again
+    assert _notebooks.write_notebooks(tmp_path) == [page.with_suffix(".ipynb")]
