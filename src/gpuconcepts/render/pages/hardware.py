@@ -80,8 +80,8 @@ def examples() -> list[tuple[str, float, str]]:
         ),
         (
             (
-                f"Attention prefill, Q17 sizes (FP16), {q17_prefill.tile_rows}-row tiles, "
-                "K and V from HBM"
+                "Attention prefill, Q17 sizes (FP16), "
+                f"{q17_prefill.tile_rows}-row tiles, K and V from HBM"
             ),
             q17_prefill.tiled_intensity,
             "fp16",
@@ -104,8 +104,8 @@ def examples() -> list[tuple[str, float, str]]:
         ),
         (
             (
-                f"Attention prefill, {long_label} (FP16), {LONG_PREFILL.tile_rows}-row tiles, "
-                "K and V from HBM"
+                f"Attention prefill, {long_label} (FP16), "
+                f"{LONG_PREFILL.tile_rows}-row tiles, K and V from HBM"
             ),
             LONG_PREFILL.tiled_intensity,
             "fp16",
