@@ -11,8 +11,10 @@ written only when its content changes, so a build with nothing changed touches n
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from importlib.metadata import version
 from pathlib import Path
 
 from gpuconcepts.files import write_atomic
@@ -63,8 +65,25 @@ def _string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+PAGE_MODULES = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts" / "render" / "pages"
+_PAGE_IMPORT = re.compile(
+    r"^\s*(?:from gpuconcepts\.render\.pages import (?P<names>[\w, ]+?)(?: as \w+)?"
+    r"|from gpuconcepts\.render\.pages\.(?P<module>\w+) import .*)$",
+    re.MULTILINE,
+)
+
+
 def _imports(code: str) -> str:
-    return "\n".join(re.findall(r"^\s*(?:from|import)\s.*$", code, re.MULTILINE))
+    """The import lines of ``code`` and of the page modules it imports (what they need, the
+    page needs: gpuconcepts.render.pages holds the pages' logic)."""
+    found = re.findall(r"^\s*(?:from|import)\s.*$", code, re.MULTILINE)
+    for match in _PAGE_IMPORT.finditer(code):
+        names = [match["module"]] if match["module"] else match["names"].split(",")
+        for name in (n.strip() for n in names):
+            module = PAGE_MODULES / f"{name}.py"
+            if module.is_file():
+                found.append(_imports(module.read_text(encoding="utf-8")))
+    return "\n".join(found)
 
 
 def extras(code: str) -> str:
@@ -111,15 +130,48 @@ def is_notebook(page: Path) -> bool:
     return page.read_text(encoding="utf-8").startswith("---") and "jupytext:" in head
 
 
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()
+
+
+def _generator() -> str:
+    """What every notebook also depends on besides its page: this file, the page modules
+    (their imports choose the install cell's extras) and jupytext's version."""
+    sources = [Path(__file__).read_text(encoding="utf-8")]
+    sources += [p.read_text(encoding="utf-8") for p in sorted(PAGE_MODULES.glob("*.py"))]
+    return _digest(version("jupytext"), *sources)
+
+
 def write_notebooks(docs: Path) -> list[Path]:
-    """Write docs/<page>.ipynb for every notebook page whose notebook is missing or stale."""
+    """Write docs/<page>.ipynb for every notebook page whose notebook is missing or stale.
+
+    ``docs/_build/.notebooks.json`` keeps, per page, a digest of what its notebook was made
+    from and of the notebook written; a page whose digests both still match is skipped
+    without jupytext, so a rebuild with nothing changed spends no time here.
+    """
+    stamps_path = docs / "_build" / ".notebooks.json"
+    try:
+        stamps = json.loads(stamps_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamps = {}
+    generator = _generator()
     written = []
+    fresh = {}
     for page in sorted(docs.glob("*.md")):
         if not is_notebook(page):
             continue
         target = page.with_suffix(".ipynb")
+        source = _digest(generator, page.read_text(encoding="utf-8"))
+        made = target.read_text(encoding="utf-8") if target.exists() else None
+        if made is not None and stamps.get(page.name) == [source, _digest(made)]:
+            fresh[page.name] = stamps[page.name]
+            continue
         text = notebook_text(page)
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
+        if made != text:
             write_atomic(target, text)
             written.append(target)
+        fresh[page.name] = [source, _digest(text)]
+    if fresh != stamps:
+        stamps_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(stamps_path, json.dumps(fresh, indent=1, sort_keys=True) + "\n")
     return written

@@ -82,11 +82,41 @@ def test_build_run_is_collected_once_per_build_and_package(
     first = build_run(docs)
     assert build_run(docs) == first  # read back from the build folder, not collected again
     assert calls == [("cpu", True)]
-    (stored,) = (docs / "_build" / ".run").iterdir()
+    (stored,) = (docs / "_build" / ".run").glob("*.json")
     assert stored.name.startswith(book.package_hash(tmp_path))
     (tmp_path / "src" / "gpuconcepts" / "x.py").write_text("x = 2\n")  # the package changed
     assert build_run(docs).measurements[0].seconds == pytest.approx(2e-3)
     assert len(calls) == 2
+
+
+def test_build_run_reads_the_stored_run_without_resolving_the_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gpuconcepts.measure
+    import gpuconcepts.run
+
+    made = synthetic_run()
+    monkeypatch.setattr(gpuconcepts.run, "collect", lambda *_, **__: made)
+    resolved: list[str] = []
+    real = gpuconcepts.measure.resolve_device
+    monkeypatch.setattr(
+        gpuconcepts.measure, "resolve_device", lambda spec: resolved.append(spec) or real(spec)
+    )
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    docs = _checkout(tmp_path)
+    assert build_run(docs) == made
+    assert build_run(docs) == made
+    assert resolved == ["auto"]  # the second page found the run from the note, without torch
+    (note,) = (docs / "_build" / ".run").glob("*.device")
+    (stored,) = (docs / "_build" / ".run").glob("*.json")
+    assert note.read_text(encoding="utf-8") == stored.name
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")  # another GPU set: the device is asked again
+    assert build_run(docs) == made
+    assert resolved == ["auto", "auto"]
+    stored.unlink()  # a note naming a run that is gone is not trusted
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert build_run(docs) == made
+    assert resolved == ["auto", "auto", "auto"]
 
 
 def test_build_run_outside_a_book_build_just_collects(

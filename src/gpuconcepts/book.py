@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -30,15 +31,14 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.render import markdown_table, measurement_table
-from gpuconcepts.roofline import place
-from gpuconcepts.units import describe
+from gpuconcepts.render.markdown import literal, worked_answer
+from gpuconcepts.render.pages import Glue, Math, bound
 from gpuconcepts.workloads import chapters
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.claims.result import ClaimResult
-    from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
     from gpuconcepts.run import Run
 
@@ -54,6 +54,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "claims_beside",
     "figure_svg",
     "fill",
+    "glue_all",
     "glue_figure",
     "glue_math",
     "glue_md",
@@ -108,18 +109,6 @@ MODEL_EQUATIONS: dict[str, str] = _model_equations()
 """
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
-
-
-def literal(text: str) -> str:
-    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
-
-    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
-    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-
-
 def catalogue_table(names: Iterable[str] | None = None) -> str:
     """The formulas named (default: the whole catalogue) as a Markdown table with their LaTeX."""
     chosen = [get(n) for n in names] if names is not None else list(CATALOGUE.values())
@@ -127,22 +116,6 @@ def catalogue_table(names: Iterable[str] | None = None) -> str:
         ["Formula", "Kind", "Equation"],
         [[f"`{f.name}`", f.kind, f"${f.equation()}$"] for f in chosen],
     )
-
-
-def worked_answer(formula: Formula, **values: Number) -> str:
-    r"""A worked answer as Markdown: the derivation as display math, then the value in words.
-
-    >>> from gpuconcepts.formulas import mlp_weight_memory
-    >>> print(worked_answer(mlp_weight_memory, d_in=1024, d_out=512, s=4))
-    $$\text{Weight Memory} = d_{in} d_{out} s = 1{,}024 \times 512 \times 4 = 2{,}097{,}152$$
-    <BLANKLINE>
-    **2,097,152 bytes (2.1 MB, 2 MiB)**
-    >>> from gpuconcepts.formulas import attention_scores
-    >>> print(worked_answer(attention_scores, S=1000).splitlines()[-1])
-    **1,000,000 (1 million)**
-    """
-    said = describe(formula(**values), formula.kind)
-    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
 
 
 def package_hash(root: Path | None = None) -> str:
@@ -206,6 +179,13 @@ def _docs_folder(docs: Path | None) -> Path | None:
     return None
 
 
+def _device_signs() -> str:
+    """What could change the device a build resolves while its sources stay the same, read
+    without torch: the GPUs CUDA may use and the NVIDIA device files present."""
+    devices = sorted(str(p) for p in Path("/dev").glob("nvidia*")) if Path("/dev").is_dir() else []
+    return f"{os.environ.get('CUDA_VISIBLE_DEVICES')}|{devices}"
+
+
 def build_run(docs: Path | None = None) -> Run:
     """This machine's Run, collected once per build and read by every page.
 
@@ -213,23 +193,37 @@ def build_run(docs: Path | None = None) -> Run:
     ``docs/_build`` exists) the first page to ask collects the run — peaks, every workload,
     every claim, each kernel once per size — and saves it in ``docs/_build/.run/`` under the
     package hash and the device, so every later page (and a warm rebuild) reads the same
-    measurements. Anywhere else (a downloaded notebook, Colab) the run is simply collected.
+    measurements. A note beside it (``.device``, keyed by the package hash and the GPUs
+    visible) names that file, so a page that only reads the run needs no torch to find it.
+    Anywhere else (a downloaded notebook, Colab) the run is simply collected.
     Quick sizes on a CPU, full ones on a GPU.
     """
-    from gpuconcepts.measure import device_name, resolve_device
-    from gpuconcepts.run import collect, load
+    from gpuconcepts.files import write_atomic
+    from gpuconcepts.run import load
+
+    folder = _docs_folder(docs)
+    if folder is not None:
+        runs = folder / "_build" / ".run"
+        package = package_hash(folder.parent)
+        signs = hashlib.sha256(_device_signs().encode()).hexdigest()[:12]
+        note = runs / f"{package}-{signs}.device"
+        if note.is_file() and (runs / note.read_text(encoding="utf-8").strip()).is_file():
+            return load(runs / note.read_text(encoding="utf-8").strip())
+    from gpuconcepts.measure import device_name, resolve_device  # imports torch
+    from gpuconcepts.run import collect
 
     device = resolve_device("auto")
     quick = device == "cpu"
-    folder = _docs_folder(docs)
     if folder is None:
         return collect(device, quick, command="the book (a notebook)")
     key = hashlib.sha256(f"{device_name(device)}|{quick}".encode()).hexdigest()[:12]
-    store = folder / "_build" / ".run" / f"{package_hash(folder.parent)}-{key}.json"
+    store = runs / f"{package}-{key}.json"
     if store.is_file():
-        return load(store)
-    run = collect(device, quick, command="nox -s docs (the book's build)")
-    run.save(store)
+        run = load(store)
+    else:
+        run = collect(device, quick, command="nox -s docs (the book's build)")
+        run.save(store)
+    write_atomic(note, store.name)
     return run
 
 
@@ -297,11 +291,6 @@ def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
     raise GpuConceptsError(f"{run.label}: no measurement behind claim {result.key!r}")
 
 
-def bound(m: Measurement, run: Run) -> str:
-    """The side of the ridge of ``m`` under its run's peaks (``"memory"`` or ``"compute"``)."""
-    return place(m, run.peaks).bound
-
-
 def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:
     """(device, latency floor in seconds) of each run measured on a GPU that measured one: the
     time of its smallest kernel, launch included. Empty until a GPU run is recorded."""
@@ -362,6 +351,18 @@ def glue_math(name: str, latex: str) -> None:
     from IPython.display import Math  # type: ignore[import-untyped,import-not-found,unused-ignore]
 
     _glue(name, "math", latex, Math(latex))  # type: ignore[no-untyped-call,unused-ignore]
+
+
+def glue_all(values: Glue) -> None:
+    """Glue every value a page module returned (:mod:`gpuconcepts.render.pages`): Markdown
+    for a ``str``, LaTeX for a :class:`~gpuconcepts.render.pages.Math`, SVG for a figure."""
+    for name, value in values.items():
+        if isinstance(value, str):
+            glue_md(name, value)
+        elif isinstance(value, Math):
+            glue_math(name, value.latex)
+        else:
+            glue_figure(name, value)
 
 
 def glue_figure(name: str, fig: Figure) -> None:

@@ -24,7 +24,7 @@ import re
 import sys
 from collections.abc import Mapping
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -341,13 +341,15 @@ class Formula:
         """
         target = exact_number(level, f"{self.name}: level")
         expr, x = self._in_one_symbol(over, values)
-        if sp.limit(expr, x, sp.oo) <= target:
+        if _limit(expr, x) <= target:
             return None
-        try:
-            roots = [r for r in sp.solve(sp.Eq(expr, target), x) if r.is_real and r > 0]
-            candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
-        except NotImplementedError:  # a ceiling or floor of x: sympy cannot solve for it
+        solved = _solved(expr, x)
+        if solved is None:  # a ceiling or floor of x: sympy cannot solve for it
             candidate = _first_reaching(expr, x, target)
+        else:
+            found = (r.xreplace({_LEVEL: target}) for r in solved)
+            roots = [r for r in found if r.is_real and r > 0]
+            candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
         while expr.xreplace({x: candidate}) < target:  # guards the rounding of the root
             candidate += 1
         while candidate > 1 and expr.xreplace({x: candidate - 1}) >= target:
@@ -493,6 +495,27 @@ class Formula:
             shown = significant(value) if isinstance(value, Fraction) else repr(value)
             raise GpuConceptsError(f"{self.name}: {self._what(name)} {symbol.rule}; got {shown}")
         return sp.Rational(exact.numerator, exact.denominator)
+
+
+_LEVEL = sp.Dummy("level", positive=True)
+"""The level :meth:`Formula.reaches` solves for, kept symbolic so that one solution serves
+every level asked of the same expression (a page asks it once per GPU's ridge point)."""
+
+
+@lru_cache(maxsize=256)
+def _limit(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
+    """``expr``'s limit as ``x`` grows without bound (sympy's ``limit``, kept per expression)."""
+    return sp.limit(expr, x, sp.oo)
+
+
+@lru_cache(maxsize=256)
+def _solved(expr: sp.Expr, x: sp.Symbol) -> tuple[sp.Expr, ...] | None:
+    """The roots of ``expr = level`` in ``x`` for a positive symbolic level, or None when
+    sympy cannot solve for ``x`` (a ceiling or floor of it)."""
+    try:
+        return tuple(sp.solve(sp.Eq(expr, _LEVEL), x))
+    except NotImplementedError:
+        return None
 
 
 def _first_reaching(expr: sp.Expr, x: sp.Symbol, target: sp.Expr, most: int = 10**9) -> int:

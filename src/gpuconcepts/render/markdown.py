@@ -9,15 +9,17 @@ r"""Markdown rendering for the book: tables of measurements and of claims.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import observed, time_spread
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import number, si, sizes, times
+from gpuconcepts.units import describe, number, si, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
     from gpuconcepts.run import Run
 
@@ -162,3 +164,31 @@ def markdown_claims_summary(
             verdicts.append(found[0].verdict if found else "not measured")
         rows.append([str(index), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
+
+
+def worked_answer(formula: Formula, **values: Number) -> str:
+    r"""A worked answer as Markdown: the derivation as display math, then the value in words.
+
+    >>> from gpuconcepts.formulas import mlp_weight_memory
+    >>> print(worked_answer(mlp_weight_memory, d_in=1024, d_out=512, s=4))
+    $$\text{Weight Memory} = d_{in} d_{out} s = 1{,}024 \times 512 \times 4 = 2{,}097{,}152$$
+    <BLANKLINE>
+    **2,097,152 bytes (2.1 MB, 2 MiB)**
+    >>> from gpuconcepts.formulas import attention_scores
+    >>> print(worked_answer(attention_scores, S=1000).splitlines()[-1])
+    **1,000,000 (1 million)**
+    """
+    said = describe(formula(**values), formula.kind)
+    return f"$${formula.lhs} = {formula.worked(**values)}$$\n\n**{said}**"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")
+
+
+def literal(text: str) -> str:
+    r"""Plain text made safe to put into Markdown: ``2**1.7`` stays ``2**1.7``, not bold.
+
+    >>> literal("between 2**1.7 and 2**2.3 times, S_first")
+    'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

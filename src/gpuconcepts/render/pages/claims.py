@@ -1,0 +1,112 @@
+"""The claims page: every claim of this build's run with its figure, the verdicts of every
+recorded run beside it, the roofline claims' rule, and every threshold with its reason.
+
+>>> LABELS["Whole model"]
+'model-measured'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts import units
+from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.render.markdown import (
+    literal,
+    markdown_claim,
+    markdown_claims_summary,
+    markdown_claims_table,
+    markdown_table,
+)
+from gpuconcepts.render.plots import draw_result, roofline_chart
+from gpuconcepts.render.text import tally_sentence
+from gpuconcepts.units import si
+
+if TYPE_CHECKING:
+    from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.render.pages import Glue
+    from gpuconcepts.run import Run
+
+LABELS = {
+    "DLRM": "claims-dlrm",
+    "MLP": "claims-mlp",
+    "CNN": "claims-cnn",
+    "RNN": "claims-rnn",
+    "Transformer": "claims-transformer",
+    "Roofline": "claims-roofline",
+    "Whole model": "model-measured",  # judged on the page "From a layer to a model"
+    "Beyond one device": "distributed",
+}
+"""Each architecture's section label, where the summary's links point."""
+
+
+def summary(run: Run, recorded: Sequence[Run]) -> Glue:
+    """The run's machine, peaks and tally, and every run's verdicts side by side."""
+    peaks = run.peaks
+    names = ["This machine (live)", *(f"{r.label} (recorded)" for r in recorded)]
+    return {
+        "device": run.provenance.device_name,
+        "sizes": "quick" if run.provenance.quick else "full",
+        "seconds": units.significant(run.provenance.seconds, 2),
+        "peak_flops": si(peaks.flops_per_s, "FLOP/s"),
+        "peak_bw": si(peaks.bytes_per_s, "B/s"),
+        "dtype": peaks.dtype,
+        "ridge": units.significant(peaks.ridge_point),
+        "summary": markdown_claims_summary([run, *recorded], LABELS, names),
+        "n_claims": str(len(run.claims)),
+        "tally": tally_sentence(run.counts),
+        "noise": run.provenance.noise,
+        "recorded_runs": "\n".join(f"* {r.provenance.summary}" for r in recorded) or "* none yet",
+    }
+
+
+def each_claim(run: Run) -> Glue:
+    """Each claim's Markdown under its key, and its figure (where it has one) as ``fig-KEY``."""
+    glue: Glue = {}
+    for result in run.claims:
+        glue[result.key] = markdown_claim(result)
+        figure = draw_result(result)
+        if figure is not None:
+            glue[f"fig-{result.key}"] = figure
+    return glue
+
+
+def rooflines(run: Run, behind: Sequence[Measurement]) -> Glue:
+    """The roofline claims' table, their rule's thresholds, and their measurements
+    (``behind``, one per claim, from ``book.claim_measurement``) on the roofline."""
+    return {
+        "roofline_table": markdown_claims_table(roofline_claims(run)),
+        "compute_rule": units.percent(thresholds.COMPUTE_MIN_PEAK_FRACTION),
+        "compute_top": units.percent(thresholds.COMPUTE_MAX_PEAK_FRACTION),
+        "memory_floor": units.plain_number(thresholds.MEMORY_MIN_BANDWIDTH_RATIO),
+        "memory_rule": units.plain_number(thresholds.MEMORY_MAX_BANDWIDTH_RATIO),
+        "fig-roofline-claims": roofline_chart(run.peaks, list(behind)),
+    }
+
+
+def roofline_claims(run: Run) -> list[ClaimResult]:
+    """The run's roofline claims, in its order."""
+    return [r for r in run.claims if r.architecture == "Roofline"]
+
+
+def threshold_tables() -> Glue:
+    """Every threshold with its value and reason, and the whole-model claims' changes.
+
+    >>> glue = threshold_tables()
+    >>> glue["thresholds"].splitlines()[0]
+    '| Constant | Value | Why this value |'
+    """
+    return {
+        "thresholds": markdown_table(
+            ["Constant", "Value", "Why this value"],
+            [
+                [f"`{name}`", units.significant(value), literal(reason)]
+                for name, value, reason in thresholds.described()
+            ],
+        ),
+        "changes": "\n".join(
+            f"* `{name}`: {literal(entry)}" for name, entry in thresholds.changes(wholemodel)
+        ),
+    }

@@ -1,0 +1,350 @@
+r"""The hardware page: datasheets, where the post's examples land on each GPU, small layers
+against the latency floor, the ceiling of Q12's shape, and the exercises' answers.
+
+>>> glue = datasheets()
+>>> print(glue["ridge_eq"])
+$I_{\text{ridge}} = \frac{P}{\beta}$
+>>> limited_by(10**6, 10**6, GPUS["H100 SXM"].datasheet_peaks("fp16"))
+'bytes'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
+from gpuconcepts import formulas, model, roofline, units
+from gpuconcepts.attention import Prefill
+from gpuconcepts.hardware import GPUS, datasheet_peaks, table_rows
+from gpuconcepts.questions import question
+from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.render.pages import Glue, Math, from_batch
+from gpuconcepts.symbols import sym
+from gpuconcepts.units import si
+
+if TYPE_CHECKING:
+    from gpuconcepts.roofline import Peaks
+    from gpuconcepts.run import Run
+
+# Attention at production scale: a Llama-3-8B layer's width and heads over its whole context
+_LLAMA = model.PRESETS["llama-3-8b-like"]
+LONG_PREFILL = Prefill(B=1, S=_LLAMA.seq, d=_LLAMA.d, d_head=_LLAMA.d_head, s=2)
+_Q12_LAYER = question(12).steps[1].values  # B, d_in, d_out of the post's layer
+Q12_SHAPE = {"d_in": _Q12_LAYER["d_in"], "d_out": _Q12_LAYER["d_out"]}
+
+
+def datasheets() -> Glue:
+    """The datasheet table, its sources and the ridge point's equation."""
+    rows = table_rows()
+    return {
+        "datasheets": markdown_table(rows[0], rows[1:]),
+        "sources": "\n".join(f"* **{gpu.name}**: {gpu.source}" for gpu in GPUS.values()),
+        "ridge_eq": f"${formulas.ridge_point.equation()}$",
+    }
+
+
+def examples() -> list[tuple[str, float, str]]:
+    """The post's own examples as kernels: (label, intensity, element type of the data).
+
+    >>> label, intensity, dtype = examples()[0]
+    >>> label, units.significant(intensity), dtype
+    ('DLRM lookup, Q11 batch (FP32)', '0.125', 'fp32')
+    """
+    q11, q12, q14, q15, q17 = (question(n).steps[0].values for n in (11, 12, 14, 15, 17))
+    long_label = (
+        f"{units.plain_number(LONG_PREFILL.S)} tokens, width {units.plain_number(LONG_PREFILL.d)}"
+    )
+    q17_prefill = Prefill(**{k: int(q17[k]) for k in "BSds"}, d_head=int(q17["d"]))
+    depthwise = formulas.depthwise_conv_intensity(
+        B=q14["B"], H_out=q14["H_out"], W_out=q14["W_out"], K=q14["K"], C=q14["C_in"], s=2
+    )
+    rows = [
+        ("DLRM lookup, Q11 batch (FP32)", formulas.embedding_intensity(**q11), "fp32"),
+        ("MLP layer, Q12 (FP16)", formulas.mlp_intensity(**q12, s=2), "fp16"),
+        (
+            "MLP layer, Q12 sizes at batch 1 (FP16)",
+            formulas.mlp_intensity(**dict(q12, B=1), s=2),
+            "fp16",
+        ),
+        ("Convolution, Q14 (FP16)", formulas.conv_intensity(**q14, s=2), "fp16"),
+        ("Depthwise convolution, Q14 image, 16 channels (FP16)", depthwise, "fp16"),
+        ("RNN, Q15 (FP16)", formulas.rnn_intensity(**q15, s=2), "fp16"),
+        # Attention prefill twice: the minimal traffic (the bound) and a tiled kernel's, every
+        # pass of K and V counted against HBM (gpuconcepts.attention, the one traffic model)
+        (
+            "Attention prefill, Q17 sizes (FP16), minimal traffic: the bound",
+            q17_prefill.minimal_intensity,
+            "fp16",
+        ),
+        (
+            (
+                "Attention prefill, Q17 sizes (FP16), "
+                f"{q17_prefill.tile_rows}-row tiles, K and V from HBM"
+            ),
+            q17_prefill.tiled_intensity,
+            "fp16",
+        ),
+        (
+            "Attention decode step, Q17 cache (FP16)",
+            formulas.attention_decode_intensity(**q17),
+            "fp16",
+        ),
+        # Two layers at production scale, beside the post's textbook sizes:
+        (
+            "MLP layer 4096→1024 at batch 512 (FP16)",
+            formulas.mlp_intensity(B=512, d_in=4096, d_out=1024, s=2),
+            "fp16",
+        ),
+        (
+            f"Attention prefill, {long_label} (FP16), minimal traffic: the bound",
+            LONG_PREFILL.minimal_intensity,
+            "fp16",
+        ),
+        (
+            (
+                f"Attention prefill, {long_label} (FP16), "
+                f"{LONG_PREFILL.tile_rows}-row tiles, K and V from HBM"
+            ),
+            LONG_PREFILL.tiled_intensity,
+            "fp16",
+        ),
+    ]
+    return [(label, float(intensity), dtype) for label, intensity, dtype in rows]
+
+
+def _where(table: Sequence[Sequence[str]], test: Callable[[set[str]], bool]) -> str:
+    chosen = [row[0] for row in table if test(set(row[2:]))]
+    return "; ".join(chosen) if chosen else "none of them"
+
+
+def verdicts() -> Glue:
+    """Each example's side of each GPU's ridge point, the examples grouped by verdict, and
+    long attention prefill: the bound, the tiled kernel against HBM, and L2.
+
+    >>> glue = verdicts()
+    >>> glue["always_compute"].split("; ")[0], glue["attn_tile"]
+    ('Attention prefill, Q17 sizes (FP16), minimal traffic: the bound', '128')
+    """
+    gpus = list(GPUS.values())
+    table = [
+        [
+            label,
+            units.significant(intensity),
+            *(roofline.classify(intensity, gpu.datasheet_peaks(dtype)) for gpu in gpus),
+        ]
+        for label, intensity, dtype in examples()
+    ]
+    long = LONG_PREFILL
+    tiled_memory = [
+        g.name
+        for g in gpus
+        if roofline.classify(long.tiled_intensity, g.datasheet_peaks("fp16")) == "memory"
+    ]
+    if len(tiled_memory) == len(gpus):
+        tiled = "on every GPU in the table"
+    elif tiled_memory:
+        tiled = "on " + units.listing(tiled_memory)
+    else:
+        tiled = "on none of them (their FP16 ridge points all lie below it)"
+    fits = [g for g in gpus if long.head_fits_l2(g)]
+    smallest = min(gpus, key=lambda g: g.l2_bytes)
+    if len(fits) == len(gpus):
+        l2 = (
+            f"fit in the L2 of every GPU in the table, down to the {smallest.name}'s "
+            f"{units.binary_bytes(smallest.l2_bytes)}"
+        )
+    else:
+        l2 = (
+            f"fit in the L2 of {units.listing([g.name for g in fits]) or 'none of them'}, "
+            f"not in that of {units.listing([g.name for g in gpus if g not in fits])}"
+        )
+    return {
+        "verdicts": markdown_table(["Example", "FLOP/byte", *(g.name for g in gpus)], table),
+        "always_memory": _where(table, lambda v: v == {"memory"}),
+        "always_compute": _where(table, lambda v: v == {"compute"}),
+        "depends": _where(table, lambda v: len(v) > 1),
+        "attn_S": units.plain_number(long.S),
+        "attn_minimal": units.significant(long.minimal_intensity),
+        "attn_tile": units.plain_number(long.tile_rows),
+        "attn_limit": units.significant(long.tiled_limit),
+        "attn_tiled_memory": tiled,
+        "attn_head": units.plain_number(long.d_head),
+        "attn_head_kv": units.binary_bytes(long.head_kv_bytes),
+        "attn_l2": l2,
+    }
+
+
+def limited_by(flops: float, traffic: float, peaks: Peaks) -> str:
+    """Which term sets a kernel's roofline time: ``"bytes"`` below the ridge point, else
+    ``"FLOPs"`` (:func:`gpuconcepts.roofline.classify`'s rule, ties to compute).
+
+    >>> p = GPUS["H100 SXM"].datasheet_peaks("fp16")
+    >>> limited_by(10**9, 10**6, p), limited_by(295 * 10**6, 10**6, p)
+    ('FLOPs', 'bytes')
+    """
+    return "bytes" if roofline.classify(flops / traffic, peaks) == "memory" else "FLOPs"
+
+
+def _small() -> dict[str, tuple[float, float]]:
+    """The post's two layers in FP16: (FLOPs, minimal bytes)."""
+    q14_layer = question(14).steps[0].values
+    return {
+        "Q12's MLP layer": (
+            formulas.mlp_flops(**_Q12_LAYER),
+            formulas.mlp_bytes(**_Q12_LAYER, s=2),
+        ),
+        "Q14's convolution": (
+            formulas.conv_flops(**q14_layer),
+            formulas.conv_bytes(**q14_layer, s=2),
+        ),
+    }
+
+
+def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
+    """The post's small layers' roofline times on each GPU against the latency floors of
+    ``run`` (this build's) and of the GPU runs recorded (``gpu_floors``: device, seconds)."""
+    small = _small()
+    fp16 = datasheet_peaks("fp16")
+    times = {
+        (name, p.name): roofline.predicted_seconds(flops, traffic, p)
+        for name, (flops, traffic) in small.items()
+        for p in fp16
+    }
+    longest = max(times.values())
+    glue: Glue = {
+        "small_table": markdown_table(
+            ["GPU (FP16)", *small],
+            [
+                [
+                    p.name,
+                    *(
+                        f"{si(times[name, p.name], 's')} ({limited_by(*small[name], p)})"
+                        for name in small
+                    ),
+                ]
+                for p in fp16
+            ],
+        ),
+        "small_sizes": "; ".join(
+            f"{name} does {units.describe(flops, 'FLOPs')} and moves at least "
+            f"{units.describe_bytes(traffic)}"
+            for name, (flops, traffic) in small.items()
+        ),
+        "small_longest": si(longest, "s"),
+    }
+    floor = run.peaks.latency_seconds
+    if floor is None:
+        glue["build_floor"] = f"The run of this build, on {run.label}, measured no latency floor."
+    else:
+        glue["build_floor"] = (
+            f"On this build's machine, {run.label}, the smallest kernel takes "
+            f"{si(floor, 's')}: {units.how_many(floor / longest)} times the longest of these "
+            "roofline times."
+        )
+    if gpu_floors:
+        glue["gpu_floors"] = (
+            "On a GPU the floor includes launching the kernel from the host. Measured: "
+            + "; ".join(
+                f"{label}, {si(seconds, 's')} ({units.how_many(seconds / longest)} times the "
+                "longest roofline time)"
+                for label, seconds in gpu_floors
+            )
+            + "."
+        )
+    else:
+        glue["gpu_floors"] = (
+            "On a GPU the floor also includes launching the kernel from the host. "
+            "No run on a GPU is recorded in `docs/runs/` yet, so the book has no measured GPU "
+            "floor to set beside these times; recording one is still to be done."
+        )
+    floors = [s for s in (floor, *(s for _, s in gpu_floors)) if s is not None]
+    if floors and min(floors) > longest:
+        glue["small_verdict"] = (
+            "Every floor measured is longer than the most time the roofline gives these layers "
+            "on any GPU in the table, so at these sizes the launch and the latency, not the "
+            "bandwidth, set the time: faster memory would not make them faster."
+        )
+    elif floors:
+        glue["small_verdict"] = (
+            "A measured floor is shorter than some of these roofline times, so on that machine "
+            "bandwidth still sets the time of the larger of these layers."
+        )
+    else:
+        glue["small_verdict"] = (
+            "With no floor measured, the comparison waits for a run that measures one."
+        )
+    return glue
+
+
+def ceiling() -> Glue:
+    r"""Q12's shape caps its intensity: the limit of the MLP intensity as the batch grows without
+    bound, against the H100's FP16 ridge point.
+
+    >>> glue = ceiling()
+    >>> glue["q12_shape"]
+    '512 → 256'
+    >>> print(glue["q12_limit_eq"].latex)
+    \lim_{B \to \infty} I_{\text{MLP}} = \frac{2 d_{in} d_{out}}{s \left(d_{in} + d_{out}\right)}
+    """
+    limit = sp.limit(formulas.mlp_intensity.expr, sym("B"), sp.oo)
+    h100_ridge = GPUS["H100 SXM"].ridge_point("fp16")
+    first = formulas.mlp_intensity.reaches(h100_ridge, "B", **Q12_SHAPE, s=2)
+    return {
+        "q12_limit_eq": Math(
+            rf"\lim_{{B \to \infty}} {formulas.mlp_intensity.lhs} = " + sp.latex(limit)
+        ),
+        "q12_shape": f"{units.plain_number(Q12_SHAPE['d_in'])} → "
+        f"{units.plain_number(Q12_SHAPE['d_out'])}",
+        "q12_cap": units.significant(formulas.mlp_intensity.supremum("B", **Q12_SHAPE, s=2)),
+        "h100_ridge": units.significant(h100_ridge),
+        "q12_h100": from_batch(
+            first,
+            "so no batch, however large, makes it compute-bound on an H100: it stays "
+            "memory-bound at every batch",
+            "so it becomes compute-bound on an H100 from a batch of ",
+        ),
+    }
+
+
+def exercises() -> Glue:
+    """The exercise's answers: Q12's layer on an H200, and on every GPU in the table."""
+    h100, h200 = GPUS["H100 SXM"], GPUS["H200"]
+    if h200.peak("fp16") == h100.peak("fp16"):
+        h200_text = (
+            f"the same FP16 peak as the H100 ({si(h200.peak('fp16') or 0, 'FLOP/s')}) "
+            f"and more bandwidth ({si(h200.bytes_per_s, 'B/s')} against "
+            f"{si(h100.bytes_per_s, 'B/s')})"
+        )
+    else:
+        h200_text = (
+            f"a peak of {si(h200.peak('fp16') or 0, 'FLOP/s')} and {si(h200.bytes_per_s, 'B/s')}"
+        )
+    h200_ridge = h200.ridge_point("fp16")
+    h200_first = formulas.mlp_intensity.reaches(h200_ridge, "B", **Q12_SHAPE, s=2)
+    found = [
+        (p.name, formulas.mlp_intensity.reaches(p.ridge_point, "B", **Q12_SHAPE, s=2))
+        for p in datasheet_peaks("fp16")
+    ]
+    eventually = [(name, batch) for name, batch in found if batch is not None]
+    if eventually:
+        others = (
+            "Of the GPUs in the table, those whose FP16 ridge point lies below the ceiling "
+            "would see the layer compute-bound eventually: "
+            + units.listing(
+                [
+                    f"the {name} from a batch of {units.plain_number(batch)}"
+                    for name, batch in eventually
+                ]
+            )
+            + f", against Q12's batch of {units.plain_number(_Q12_LAYER['B'])}."
+        )
+    else:
+        others = "No GPU in the table has an FP16 ridge point below the ceiling."
+    return {
+        "ex_h200": h200_text,
+        "ex_h200_ridge": units.significant(h200_ridge),
+        "ex_h200_answer": from_batch(h200_first),
+        "ex_others": others,
+    }

@@ -1,0 +1,123 @@
+"""What the book's pages compute (gpuconcepts.render.pages), checked against the recorded run
+and against runs made to take each branch."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gpuconcepts import formulas, units
+from gpuconcepts.book import chapter, claim_measurement
+from gpuconcepts.hardware import GPUS
+from gpuconcepts.render.pages import Math, claims, cnn, devices, execution, hardware, transformer
+from gpuconcepts.render.text import compare_rows
+from gpuconcepts.roofline import Peaks, gap_split, place
+from gpuconcepts.run import Run, load
+
+RECORDED = Path(__file__).resolve().parents[1] / "docs" / "runs" / "cpu-amd-epyc-float32.json"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Run:
+    return load(RECORDED)
+
+
+def test_limited_by_follows_classify_and_ties_to_compute() -> None:
+    p = Peaks("cuda", 1e12, 1e10, "fp16")  # ridge 100 FLOP/byte
+    assert hardware.limited_by(100 * 10**6, 10**6, p) == "FLOPs"  # at the ridge: compute
+    assert hardware.limited_by(99 * 10**6, 10**6, p) == "bytes"
+    assert hardware.limited_by(101 * 10**6, 10**6, p) == "FLOPs"
+
+
+def test_small_layers_against_the_floors(recorded: Run) -> None:
+    glue = hardware.small_layers(recorded, [])
+    floor = recorded.peaks.latency_seconds
+    assert floor is not None
+    assert glue["build_floor"].startswith(f"On this build's machine, {recorded.label}, ")
+    assert units.si(floor, "s") in glue["build_floor"]
+    assert "No run on a GPU is recorded" in glue["gpu_floors"]
+    # a GPU floor shorter than every roofline time: bandwidth still sets the time
+    fast = hardware.small_layers(recorded, [("cuda (NVIDIA H200)", 1e-12)])
+    assert fast["gpu_floors"].startswith("On a GPU the floor includes launching")
+    assert fast["small_verdict"].startswith("A measured floor is shorter")
+    no_floor = dataclasses.replace(
+        recorded, peaks=dataclasses.replace(recorded.peaks, latency_seconds=None)
+    )
+    glue = hardware.small_layers(no_floor, [])
+    assert glue["build_floor"].endswith("measured no latency floor.")
+    assert glue["small_verdict"].startswith("With no floor measured")
+    assert glue["small_table"].count("\n") == 1 + len(
+        [g for g in GPUS.values() if g.peak("fp16") is not None]
+    )
+
+
+def test_exercises_answer_from_the_datasheet() -> None:
+    glue = hardware.exercises()
+    ridge = GPUS["H200"].ridge_point("fp16")
+    first = formulas.mlp_intensity.reaches(ridge, "B", **hardware.Q12_SHAPE, s=2)
+    assert glue["ex_h200_answer"] == (
+        "Never" if first is None else f"From a batch of {units.plain_number(first)}"
+    )
+    assert glue["ex_h200_ridge"] == units.significant(GPUS["H200"].ridge_point("fp16"))
+    assert isinstance(hardware.ceiling()["q12_limit_eq"], Math)
+
+
+def test_transformer_measured_parts(recorded: Run) -> None:
+    *sweep, causal, m = chapter(recorded, "transformer")
+    glue = transformer.prefill(recorded, sweep, causal)
+    assert glue["S_first"] == units.plain_number(sweep[0].size("S"))
+    assert glue["flop_ratio"] == units.how_many(sweep[-1].flops / sweep[0].flops)
+    decode = transformer.decode(recorded, sweep, m)
+    assert decode["cache_match"] == "equals"  # the measured cache is the formula's
+    assert decode["decode_bound"] == place(m, recorded.peaks).bound
+    assert decode["steps"] == units.plain_number(len(m.series["lengths"]))
+
+
+def test_attention_example_refuses_rows_that_do_not_sum_to_one() -> None:
+    tokens = ["The", "cat", "sat", "on", "mat"]
+    scores = [[0.2] * 5 for _ in tokens]
+    glue = transformer.attention_example(tokens, scores)
+    assert glue["top_cat"] == "“The” and “sat” and “on” and “mat” equally"
+    assert glue["n_scores"] == "25"
+    scores[2] = [0.2, 0.2, 0.2, 0.2, 0.3]
+    with pytest.raises(ValueError, match=r"row 3 sums to 1\.1; each row of attention weights"):
+        transformer.attention_example(tokens, scores)
+
+
+def test_cnn_gap_split(recorded: Run) -> None:
+    dense, depthwise = chapter(recorded, "cnn")
+    glue = cnn.measured(recorded, [dense, depthwise])
+    assert glue["rate_ratio"] == units.how_many(dense.flops_per_s / depthwise.flops_per_s)
+    split = gap_split(dense, depthwise, recorded.peaks)
+    assert glue["split_roof"] == units.how_many(split.roofline)
+    reuse_more = split.roofline > 1.1 * split.rest
+    assert glue["split_verdict"].startswith("Reuse accounts for more") == reuse_more
+    assert (glue["above_roof"] == "") == (split.fast_attained <= 1)
+    assert cnn.edge_hits([[1, 2]] * 2, (5, 7))["hits"] == "(1, 2) and (1, 2)"
+
+
+def test_claims_page_glues_each_claim(recorded: Run) -> None:
+    glue = claims.each_claim(recorded)
+    assert {k for k in glue if not k.startswith("fig-")} == {r.key for r in recorded.claims}
+    summary = claims.summary(recorded, [recorded])
+    assert summary["n_claims"] == str(len(recorded.claims))
+    assert summary["recorded_runs"] == f"* {recorded.provenance.summary}"
+    assert claims.summary(recorded, [])["recorded_runs"] == "* none yet"
+    behind = [claim_measurement(recorded, r) for r in claims.roofline_claims(recorded)]
+    assert claims.rooflines(recorded, behind)["roofline_table"].startswith("|")
+
+
+def test_devices_side_by_side(recorded: Run) -> None:
+    glue = devices.side_by_side([recorded, recorded])
+    assert glue["n_machines"] == "2"
+    assert glue["ridge_spread"] == "1"
+    assert glue["machines"].splitlines()[2].startswith("| This machine (live) |")
+    assert glue["workloads"].count("\n") == 1 + len(compare_rows([recorded]))
+
+
+def test_execution_table_names_the_hash() -> None:
+    table = execution.machine_table("cpu", "0123abcd")
+    assert "| hash of the executed sources (cache key) | `0123abcd` |" in table
+    assert table.count("\n") == 1 + 5 + len(execution.PACKAGES)
