@@ -526,3 +526,25 @@ def test_on_a_cpu_a_products_dispatch_adds_to_its_time_net_of_the_sweeps_own_cal
     # on a GPU neither: the product's time as measured, its launches overlapped
     gpu = replace(rnn, device="cuda")
     assert dict(roofline.roof_times(gpu, peaks))["GEMM shape"] == pytest.approx(flops / 2e9)
+
+
+def test_a_flushed_products_cold_call_is_added_back_as_it_ran() -> None:
+    # the batched RNN GEMM after a flush: one 32 × 16 × 32 product read against the flushed
+    # 32 × 32 sweep point (2·32·32·32 / 1e9 = 65.5 µs, 45 µs of it that product's own cold
+    # call), then tanh; its two Python calls ran one cold, one warm. Net of the sweep's cold
+    # call, the product's time gets the cold call back, not a warm one in its place.
+    peaks = replace(
+        FLOORS, gemm_sweep=((32, 32, True, 1e9), (32, 32, False, 2e10)), cold_latency_seconds=45e-6
+    )
+    params = {"B": 1, "S": 32, "d_in": 16, "d_h": 16, "s": 4}
+    gemm = Measurement("rnn-gemm", "cpu", params, (9e-5,), 1.0, 1.0, flush=True, ops=2, calls=2)
+    swept = 2 * 32 * 32 * 32
+    net = (2 * 32 * 16 * 32) * (swept / 1e9 - 45e-6) / swept
+    bound = dict(roofline.roof_times(gemm, peaks))["GEMM shape"]
+    assert bound == pytest.approx(net + 45e-6 + 3e-6)
+    # unflushed, both calls are warm and the product is read warm
+    warm = replace(gemm, flush=False)
+    net_warm = (2 * 32 * 16 * 32) * (swept / 2e10 - 3e-6) / swept
+    assert dict(roofline.roof_times(warm, peaks))["GEMM shape"] == pytest.approx(
+        max(net_warm, 2 * 32 * 16 * 32 / 1e11) + 2 * 3e-6
+    )

@@ -452,13 +452,19 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     inner = (m.ops or 0) - calls
     dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
     serial = m.device == "cpu" and dispatch > 0
+    # the first call cold, the others warm: what a flushed kernel's calls cost beside its work
+    cold_extra = (
+        first - warm if m.flush and first is not None and warm is not None and calls else 0.0
+    )
     product = _product_seconds(m, peaks, net_of_call=serial)
     elements = activation_elements(m)
     if product is not None and elements and peaks.activation_per_s and m.device == "cpu":
         # one thread runs the activation after the product (a GPU may fuse the two)
         product += elements / peaks.activation_per_s
     if product is not None:  # no product of its shape ran faster than the sweep's
-        times.append((GEMM_SHAPE, product + (dispatch if serial else 0.0)))
+        # its products' time is net of their calls (cold for the first after a flush), so
+        # its calls are added back as they ran
+        times.append((GEMM_SHAPE, product + (dispatch + cold_extra if serial else 0.0)))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
         rate = peaks.random_lines_per_s(m.row_bytes, random_table_bytes(m))
         if rate is not None:
@@ -476,9 +482,7 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
         # of inner/S operations and calls/S calls at their floors, plus each step's arithmetic
         # on a CPU (tests/test_roofline.py checks they agree); elsewhere the roofline's own
         # roofs name the bound.
-        if m.flush and first is not None and warm is not None and calls:
-            dispatch += first - warm  # the first call cold, the others warm
-        floor.append(dispatch + (arithmetic if serial else 0.0))
+        floor.append(dispatch + cold_extra + (arithmetic if serial else 0.0))
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
