@@ -111,14 +111,14 @@ ROOFS_CHANGES = (
     "large as the run's largest (the claims' 1 GiB on the CPU), and a lookup takes the largest "
     "swept table no larger than its own: from 1 GiB, random rows took 1.6-1.9x as long as "
     "from 128 MiB (address translations miss too), and the full run's lookups had read "
-    "30-38% of the 128 MiB rate. The explained range and every pass region are unchanged.",
+    "30-38% of the 128 MiB rate. The explained range and every pass region are unchanged. "
     "2026-12-03 (session 23): a flushed kernel's GEMM-shape bound now gets its first call "
     "back at the cold floor. Its products are read net of the flushed sweep point's own cold "
     "call, and its calls were added back at the warm floor, so the cold start was counted "
     "nowhere (the chain roof already counted it). Seen on a quick run, where the batched RNN "
     "GEMM at B = 1, d = 16 read 23-47% of its bounds; a correction of the model's own "
     "consistency, not a fit: on the recorded full run the count moved from 65 to 64 of 77, "
-    "on two quick runs from 48 to 50 and 53 to 53 of 68. The explained range is unchanged.",
+    "on two quick runs from 48 to 50 and 53 to 53 of 68. The explained range is unchanged."
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 
