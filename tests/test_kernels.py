@@ -585,13 +585,11 @@ def test_the_gemm_sweep_times_memory_side_products_warm_and_flushed(
 ) -> None:
     timed = []
 
-    def fake_time(
-        fn: Callable[[], object], _device: str, *, flush: bool, **_: object
-    ) -> list[float]:
-        timed.append((fn().shape, flush))  # the product F.linear really makes
-        return [4e-3, 2e-3] if flush else [1e-3, 3e-3]
+    def fake_rounds(points: list[peaks.SweepPoint], _device: str, **_: object) -> list[float]:
+        timed.extend((p.fn().shape, p.flush) for p in points)  # the product F.linear makes
+        return [2e-3 if p.flush else 1e-3 for p in points]
 
-    monkeypatch.setattr(peaks, "time_function", fake_time)
+    monkeypatch.setattr(peaks, "best_in_rounds", fake_rounds)
     monkeypatch.setattr(peaks, "GEMM_SWEEP_ROWS", (1, 64))
     monkeypatch.setattr(peaks, "GEMM_SWEEP_WIDTHS", (32,))
     # at a ridge of 5 FLOP/byte a matrix-vector product (0.48 FLOP/byte) is memory-side, 64
@@ -605,6 +603,21 @@ def test_the_gemm_sweep_times_memory_side_products_warm_and_flushed(
     )
     monkeypatch.setattr(peaks, "GEMM_SWEEP_MAX_FLOPS", 2 * 32 * 32)  # the 64-row one is too large
     assert [p[0] for p in peaks.gemm_sweep("cpu", 5.0, repeats=2)] == [1, 1]
+
+
+def test_a_sweep_times_its_points_in_rounds_so_a_busy_moment_spoils_one_of_each() -> None:
+    # flushed points: one call a repetition, no warm-up call. Timed in rounds, a busy second
+    # falls on one repetition of each point instead of on every repetition of one point
+    log: list[str] = []
+
+    def point(name: str) -> peaks.SweepPoint:
+        return peaks.SweepPoint(lambda: log.append(name), flush=True)
+
+    best = peaks.best_in_rounds([point("a"), point("b"), point("c")], "cpu", repeats=4)
+    assert len(best) == 3
+    assert all(t > 0 for t in best)
+    assert len(log) == 12
+    assert [sorted(log[i : i + 3]) for i in range(0, 12, 3)] == [["a", "b", "c"]] * 4
 
 
 def test_only_the_roofs_a_kernel_beat_are_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,8 +14,9 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import replace
+import contextlib
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -37,6 +38,7 @@ from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     COLUMNS,
     LLC_MULTIPLE,
+    Rounds,
     cache_levels,
     cpu_vector,
     free_memory_bytes,
@@ -51,6 +53,39 @@ from gpuconcepts.units import MiB
 
 PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of a sweep as :class:`~gpuconcepts.measure.Rounds` times it: a call, and
+    whether the caches are flushed before it."""
+
+    fn: Callable[[], object]
+    flush: bool = False
+
+    @contextlib.contextmanager
+    def settings(self) -> Iterator[None]:
+        with torch.inference_mode():
+            yield
+
+
+def best_in_rounds(points: Sequence[SweepPoint], device: str, *, repeats: int) -> list[float]:
+    """Each point's best seconds per call over ``repeats`` interleaved rounds, every round
+    timing every point once in a shuffled order.
+
+    A sweep point is a ceiling: the fastest the machine was seen to run that call. Timed one
+    point after another, a busy moment of a second lowers every repetition of the points it
+    falls on, and a kernel timed in a quiet moment then beats its roof; in rounds, it lowers
+    one repetition of each, and the best of the others is the point.
+
+    >>> calls = [SweepPoint(lambda: sum(range(100))), SweepPoint(lambda: sum(range(10_000)))]
+    >>> small, large = best_in_rounds(calls, "cpu", repeats=3)
+    >>> 0 < small < large
+    True
+    """
+    rounds = Rounds(points, device)
+    rounds.more(repeats)
+    return [min(times) for times in rounds.times]
 
 
 def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
@@ -253,21 +288,24 @@ def read_bandwidth(device: str, working_set: int, *, repeats: int = 5) -> float:
     :data:`SWEEP_READ_BYTES` and summed: every row reads the same bytes, so once the first
     has brought them into a cache that holds them, the rest is served from that cache.
     """
+    read, nbytes = _repeated_read(device, working_set)
+    return nbytes / min(time_function(read, device, repeats=repeats, warmup=1))
+
+
+def _repeated_read(device: str, working_set: int) -> tuple[Callable[[], object], int]:
+    """:func:`read_bandwidth`'s call, and the bytes one call reads."""
     n = max(1, working_set // 4)
     rows = max(1, SWEEP_READ_BYTES // (4 * n))
-    x = torch.ones(n, dtype=torch.float32, device=device)
-    view = x.expand(rows, n)
+    view = torch.ones(n, dtype=torch.float32, device=device).expand(rows, n)
     out = torch.empty((), dtype=torch.float32, device=device)
-    times = time_function(
-        lambda: torch.sum(view, dim=(0, 1), out=out), device, repeats=repeats, warmup=1
-    )
-    return rows * n * 4 / min(times)
+    return (lambda: torch.sum(view, dim=(0, 1), out=out)), rows * n * 4
 
 
 def cache_hierarchy(
     device: str, dram_bytes_per_s: float, *, repeats: int = 5
 ) -> tuple[tuple[MemoryLevel, ...], tuple[tuple[int, float], ...]]:
-    """Each cache level's measured read bandwidth, and the sweep it was read from.
+    """Each cache level's measured read bandwidth, and the sweep it was read from (every
+    working set read once a round, :func:`best_in_rounds`).
 
     A level's bandwidth is the best of the sweep's working sets that fit in half of it and not
     in the level before (the other half leaves room for what else the machine keeps there).
@@ -275,7 +313,12 @@ def cache_hierarchy(
     slower than the memory it caches is a noisy measurement, and would mislabel kernels.
     """
     levels = cache_levels(device)
-    sweep = tuple((s, read_bandwidth(device, s, repeats=repeats)) for s in sweep_sizes(levels))
+    sizes = sweep_sizes(levels)
+    reads = [_repeated_read(device, size) for size in sizes]
+    best = best_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
+    sweep = tuple(
+        (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, best, strict=True)
+    )
     found = []
     below = 0
     for name, size in levels:
@@ -298,7 +341,7 @@ def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tupl
     """The cold sweep: seconds to read an array once, in one call, right after the cache
     flush that kernels timed flushed get, for arrays of 1 MiB doubling up to
     :data:`~gpuconcepts.measure.LLC_MULTIPLE` times the last-level cache; each point is
-    (bytes, seconds), the best repetition.
+    (bytes, seconds), the best repetition of interleaved rounds (:func:`best_in_rounds`).
 
     A kernel timed after a flush starts cold: its call is dispatched from a cold cache, the
     flush's dirty lines must be written back before its lines can come in, and the page-table
@@ -307,7 +350,7 @@ def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tupl
     a few MiB. A read of the same bytes started the same way is the bound that it can.
     """
     out = torch.empty((), dtype=torch.float32, device=device)
-    sweep = []
+    sizes, points = [], []
     size = COLD_SMALLEST
     while size <= LLC_MULTIPLE * cache_bytes:
         x = torch.ones(size // 4, dtype=torch.float32, device=device)
@@ -315,10 +358,10 @@ def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tupl
         def read(x: torch.Tensor = x) -> torch.Tensor:
             return torch.sum(x, dim=0, out=out)
 
-        sweep.append((size, min(time_function(read, device, repeats=repeats, flush=True))))
-        del x
+        sizes.append(size)
+        points.append(SweepPoint(read, flush=True))
         size *= 2
-    return tuple(sweep)
+    return tuple(zip(sizes, best_in_rounds(points, device, repeats=repeats), strict=True))
 
 
 RANDOM_ROW_BYTES = (4, 16, 64, 256, 1024)
@@ -415,7 +458,8 @@ def gemm_sweep(
     step run) of a rows × width input by a width × width weight, at every rows of
     :data:`GEMM_SWEEP_ROWS` and width of :data:`GEMM_SWEEP_WIDTHS` up to
     :data:`GEMM_SWEEP_MAX_FLOPS`; each point is (rows, width, flushed, FLOP/s) at the best
-    repetition, counted by ``formulas.mlp_flops``.
+    repetition, counted by ``formulas.mlp_flops``, every point timed once a round
+    (:func:`best_in_rounds`).
 
     Every product is timed warm, and one below ``ridge_point`` FLOP/byte also after a cache
     flush before each repetition, as the book times a memory-bound kernel: a kernel is read
@@ -426,7 +470,7 @@ def gemm_sweep(
     (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`).
     """
     name = dtype or default_dtype(device)
-    sweep = []
+    shapes, points = [], []
     for width in GEMM_SWEEP_WIDTHS:
         w = tensor((width, width), name, device, seed=2)
         for rows in GEMM_SWEEP_ROWS:
@@ -440,10 +484,13 @@ def gemm_sweep(
                 return F.linear(x, w)
 
             for flush in (False, True) if flops / nbytes < ridge_point else (False,):
-                with torch.inference_mode():
-                    times = time_function(product, device, repeats=repeats, flush=flush)
-                sweep.append((rows, width, flush, float(flops) / min(times)))
-    return tuple(sweep)
+                shapes.append((rows, width, flush, float(flops)))
+                points.append(SweepPoint(product, flush))
+    best = best_in_rounds(points, device, repeats=repeats)
+    return tuple(
+        (rows, width, flush, flops / t)
+        for (rows, width, flush, flops), t in zip(shapes, best, strict=True)
+    )
 
 
 ACTIVATION_ELEMENTS = 2**18
