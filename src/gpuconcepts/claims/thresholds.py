@@ -118,7 +118,13 @@ ROOFS_CHANGES = (
     "nowhere (the chain roof already counted it). Seen on a quick run, where the batched RNN "
     "GEMM at B = 1, d = 16 read 23-47% of its bounds; a correction of the model's own "
     "consistency, not a fit: on the recorded full run the count moved from 65 to 64 of 77, "
-    "on two quick runs from 48 to 50 and 53 to 53 of 68. The explained range is unchanged."
+    "on two quick runs from 48 to 50 and 53 to 53 of 68. The explained range is unchanged. "
+    "The same day, after a full run in which five MLP kernels and nn.RNN's steps beat their "
+    "GEMM-shape roof: every sweep (GEMM shapes, cache sizes, cold reads, random rows) now "
+    "times its points in interleaved rounds, nine of them (kernels/peaks.SWEEP_ROUNDS; the "
+    "GEMM sweep had had three, one point after another), so that a busy moment spoils one "
+    "repetition of each point rather than every repetition of one. The next full run "
+    "explained 66 of 77 where the one before had explained 57."
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 

@@ -54,6 +54,13 @@ from gpuconcepts.units import MiB
 PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
 
+SWEEP_ROUNDS = 9
+"""Rounds of each sweep (GEMM shapes, cache sizes, random rows: :func:`best_in_rounds`). A
+sweep point is a ceiling, the best of its rounds: on the 2-core CPU (2026-12-03) three rounds
+of the GEMM sweep left a 64 × 512 product at 125-141 GFLOP/s, nine at 151-156, and nn.RNN's
+steps of that product beat the three-round bound; nine rounds of the whole GEMM sweep take
+about 7 s there."""
+
 
 @dataclass(frozen=True)
 class SweepPoint:
@@ -416,6 +423,8 @@ def random_access(
     for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
         offsets = torch.arange(0, RANDOM_ROWS, RANDOM_BAG, device=device)
+        cold = table_bytes > cache_bytes
+        points = []
         for row in RANDOM_ROW_BYTES:
             d = row // 4
             rows = table_bytes // row
@@ -427,11 +436,14 @@ def random_access(
             ) -> torch.Tensor:
                 return F.embedding_bag(i, t, o, mode="sum")
 
-            cold = table_bytes > cache_bytes
-            seconds = min(time_function(gather, device, repeats=repeats, flush=cold))
+            points.append(SweepPoint(gather, flush=cold))
+        # one table at a time (the largest is a gigabyte), its row widths in rounds
+        for row, seconds in zip(
+            RANDOM_ROW_BYTES, best_in_rounds(points, device, repeats=repeats), strict=True
+        ):
             lines = RANDOM_ROWS * formulas.random_row_bytes(d=row, s=1, c=line) // line
             sweep.append((table_bytes, row, lines / seconds))
-        del store
+        del store, points
     return tuple(sweep)
 
 
@@ -576,7 +588,7 @@ def measure_peaks(
     )
     read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array is 4x the LLC
     dram = max(copy, triad, read)
-    levels, sweep = cache_hierarchy(device, dram, repeats=max(3, reps // 2))
+    levels, sweep = cache_hierarchy(device, dram, repeats=SWEEP_ROUNDS)
     return Peaks(
         device=device,
         flops_per_s=flops,
@@ -597,10 +609,10 @@ def measure_peaks(
             last_level_cache_bytes(device),
             first_cache_bytes=_first_cache_bytes(levels),
             largest_table_bytes=_largest_table_bytes(presets, free_memory_bytes(device)),
-            repeats=max(3, reps // 2),
+            repeats=SWEEP_ROUNDS,
         ),
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
-        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=max(3, reps // 3)),
+        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=SWEEP_ROUNDS),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
     )
 
@@ -630,7 +642,7 @@ def measure_roofs_again(device: str, peaks: Peaks, roofs: Collection[str]) -> Pe
     run pays seconds for it, not the minute all the peaks take.
     """
     again: dict[str, object] = {}
-    repeats = max(3, PEAK_REPEATS // 2)
+    repeats = SWEEP_ROUNDS
     if GEMM_SHAPE in roofs:
         again["gemm_sweep"] = gemm_sweep(device, peaks.ridge_point, dtype=peaks.dtype,
                                          repeats=repeats)  # fmt: skip
