@@ -442,6 +442,23 @@ def test_a_kernel_faster_than_its_shapes_product_is_not_labelled_by_it() -> None
     assert dict(roofline.roof_times(fast, SHAPES))["GEMM shape"] > fast.seconds
 
 
+def test_a_roof_of_its_own_kind_places_a_kernel_up_to_ten_percent_over_it() -> None:
+    # 16 rows: the sweep's own 16-row product bounds it at 1.34 ms (50 GFLOP/s). Another
+    # measurement of that product, 8 % quicker with no spread, is still placed by it, a
+    # little over all of it; one 12 % quicker is not, and the compute roof places it instead
+    bound = dict(roofline.roof_times(_linear(16, 1.0), SHAPES))["GEMM shape"]
+    assert bound == pytest.approx(2 * 16 * 2048 * 2048 / 5e10)
+    near = _linear(16, bound / 1.08)
+    assert roofline.observe(near, SHAPES) == ("GEMM shape", pytest.approx(1.08))
+    assert roofline.beaten_roofs(near, SHAPES) == ("GEMM shape",)  # measured again
+    assert roofline.beaten_roofs(near, SHAPES, tolerance=roofline.OWN_ROOF_TOLERANCE) == ()
+    far = _linear(16, bound / 1.12)
+    assert roofline.observe(far, SHAPES)[0] == "compute"
+    assert roofline.beaten_roofs(far, SHAPES, tolerance=roofline.OWN_ROOF_TOLERANCE) == (
+        "GEMM shape",
+    )
+
+
 def test_a_product_larger_than_the_sweep_takes_its_fastest_rate() -> None:
     # 32 rows of 2,048: beyond the sweep, bounded by its fastest warm product (16 rows, 50
     # GFLOP/s: 268 MFLOP in 5.37 ms), not by the 200 GFLOP/s peak of another path

@@ -27,6 +27,7 @@ from gpuconcepts.roofline import (
     ABOVE_EVERY_ROOF,
     CHAIN,
     GEMM_SHAPE,
+    OWN_ROOF_TOLERANCE,
     PER_CALL,
     RANDOM_ACCESS,
     Peaks,
@@ -173,10 +174,13 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             "it moves more than its minimal bytes, or moves them more slowly than the "
             "streaming kernels do"
         )
-    beaten = beaten_roofs(m, peaks)
+    beaten = beaten_roofs(m, peaks, tolerance=OWN_ROOF_TOLERANCE)
     if beaten:  # its own roof, measured again, still too slow for it: another roof places it
         names = " and ".join(beaten)
-        cause = f"it beat its {names} roof beyond its spread, so that roof cannot place it; {cause}"
+        cause = (
+            f"it beat its {names} roof by more than {percent(OWN_ROOF_TOLERANCE - 1)} beyond its "
+            f"spread, so that roof cannot place it; {cause}"
+        )
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
         return (
