@@ -250,3 +250,28 @@ def test_a_ctrl_c_pending_as_the_handlers_are_restored_is_seen_once(monkeypatch,
     monkeypatch.setattr(cli._StopOnSignals, "__exit__", restored_then_interrupted)
     assert cli.main(["calc", "embedding_memory", "N=10", "d=2", "s=4"]) == 130
     assert capsys.readouterr().err == ""
+
+
+def test_a_signal_after_the_command_has_ended_leaves_its_exit_status() -> None:
+    # the interrupted command has printed its line and returned 130; a Ctrl-C landing as the
+    # interpreter shuts down (CI saw one, under load) must not make it die by SIGINT (-2)
+    script = (
+        "import os, signal, sys, time\n"
+        "from gpuconcepts import cli\n"
+        "cli.main = lambda: 130\n"
+        "status = cli.entry()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "time.sleep(0.2)\n"
+        "sys.exit(status)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (130, "")

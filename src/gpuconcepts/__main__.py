@@ -2,6 +2,6 @@
 
 import sys
 
-from gpuconcepts.cli import main
+from gpuconcepts.cli import entry
 
-sys.exit(main())
+sys.exit(entry())

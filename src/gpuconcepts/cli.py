@@ -712,6 +712,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def entry() -> int:
+    """The program's entry point (the ``gpuconcepts`` script, ``python -m gpuconcepts``):
+    :func:`main`, after which Ctrl-C and SIGTERM are ignored. The command is over and has
+    said so; a signal landing while the interpreter shuts down, when its handler is the default
+    one again, would otherwise turn exit 130 into a death by signal (status -2) or add a
+    traceback. A fresh-clone CI saw that twice, under load."""
+    status = main()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return status
+
+
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """The reader of stdout went away (``| head``): 141, as for any program that SIGPIPE ends."""
 
@@ -808,4 +820,4 @@ class _StopOnSignals:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
