@@ -1,7 +1,8 @@
 r"""Whole-model claims: backward against forward, decode against batch, training memory.
 
 Every claim here is *two-sided*: it states the prediction (from :mod:`gpuconcepts.formulas`),
-an alternative the measurement must rule out, and a pass region, fixed below before any run,
+an alternative the measurement must rule out, and a pass region (fixed
+before any run in :mod:`~gpuconcepts.claims.thresholds`, the one home of every threshold)
 that holds the prediction and leaves the alternative outside (a
 :class:`~gpuconcepts.claims.result.TwoSided` test). The claim holds when the whole measured
 interval lies in the pass region. When the alternative itself would fall inside the region on
@@ -28,6 +29,19 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import paired_interval, with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
+from gpuconcepts.claims.thresholds import (
+    BACKWARD_FLOP_TOLERANCE,
+    BACKWARD_MAX_TIME_RATIO,
+    BACKWARD_MIN_TIME_RATIO,
+    DECODE_FLOOR_MAX_RATIO,
+    DECODE_FLOOR_MIN_RATIO,
+    DECODE_KNEE_FACTOR,
+    DECODE_LONG_KNEE_FACTOR,
+    DECODE_LONG_MIN_CACHE_MULTIPLE,
+    DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
+    TRAINING_MEMORY_MAX_RATIO,
+    TRAINING_MEMORY_MIN_RATIO,
+)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
 from gpuconcepts.roofline import Peaks
@@ -43,77 +57,6 @@ if TYPE_CHECKING:
     )
 
 ARCHITECTURE = "Whole model"
-
-# -- thresholds (fixed before any run; each with its reason) ------------------------------------
-BACKWARD_MIN_TIME_RATIO = 1.4
-"""The backward pass of a linear stack must take at least 1.4x its forward pass. It runs two
-products of the forward's size (dX and dW), so 2x at equal speed; 1.4x allows its products
-to run 30% faster than the forward ones, and leaves out the alternative "backward costs one
-forward" (1x)."""
-
-BACKWARD_MAX_TIME_RATIO = 3.0
-"""The backward pass must take at most 3x its forward pass: its transposed products may run a
-third slower than the forward ones (2 × 1.5 = 3); beyond that something other than the two
-products would dominate."""
-
-BACKWARD_FLOP_TOLERANCE = 0
-"""FlopCounterMode's count of the backward pass must equal training_flops_per_token −
-forward_flops_per_token exactly: both count the same matrix products."""
-
-DECODE_KNEE_FACTOR = 4.0
-"""The measured decode knee (the batch at which a step's arithmetic costs as much as its read
-of the weights) must lie within 4x of decode_compute_bound_batch at the measured peaks: two
-doublings of the sweep either side, as for the MLP's crossover. The alternative "compute-bound
-from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall outside."""
-
-DECODE_LONG_KNEE_FACTOR = 4.0
-"""At a long context the measured decode knee must lie within 4x of the knee of the roofline
-with the KV cache counted (decode_step_flops against decode_step_bytes at the measured peaks;
-while the batch's intensity stays under the ridge point, that is the batch whose caches weigh as
-much as the weights). Two doublings either side, as for the short context's knee: a CPU's
-attention over one query row streams the cache below the triad's rate, and a step's fixed
-costs add to the weights' share, each moving the knee by up to 2x. The alternative, the
-weights-only knee decode_compute_bound_batch, must fall outside, or the claim is not visible."""
-
-DECODE_LONG_MIN_CACHE_MULTIPLE = 2.0
-"""The long-context knee is visible only when the KV caches of the sweep's largest batch are at
-least twice the last-level cache: otherwise the caches could be read from it, not from DRAM."""
-
-DECODE_FLOOR_MIN_RATIO = 0.5
-"""A decode step at batch 1 must take at least half of decode_seconds_lower_bound at the
-measured bandwidth. The bound reads every weight from DRAM; a last-level cache that keeps part
-of the weights between steps can beat it by the cached share, under half when the weights are
-at least twice the cache (a condition of the claim)."""
-
-DECODE_FLOOR_MAX_RATIO = 3.0
-"""A decode step at batch 1 must take at most 3x decode_seconds_lower_bound: reading the
-weights sets the time. The alternative "the step's FLOPs at the peak set the time" gives a
-ratio of 2/(s × ridge point), far below the pass region."""
-
-DECODE_FLOOR_CHANGES = (
-    "2026-12-01: the decode floor was the weights at the bandwidth of a STREAM triad timed in "
-    "the same rounds. A decode step at batch 1 streams its weights through matrix-vector "
-    "products, which on the dev CPU read at a quarter to a half of the triad's rate (an MLP "
-    "layer at batch 1 reached 31-46% of DRAM's roof): the quick run's step came out at 4.2x "
-    "that floor (fails) on two threads and 2.2x on one, the full run's at 2.9x, so the verdict "
-    "followed the thread count, not the physics. The floor is now read at the rate a batch-1 "
-    "product through as many weight bytes as the model reaches in the same round: the "
-    "machine's own roof for reading weights. The pass region is unchanged."
-)
-"""Why the decode floor is read against the reference it is, and when that changed."""
-
-DECODE_MIN_WEIGHT_CACHE_MULTIPLE = 2.0
-"""The decode floor is visible only when the weights are at least twice the last-level cache."""
-
-TRAINING_MEMORY_MIN_RATIO = 0.8
-"""The peak memory of an Adam training step must be at least 0.8x adam_training_memory plus the
-activations of every layer (layer_activation_memory). Below, the states the formula counts
-would not all be there; the alternative "weights and gradients only" (8 of the 16 bytes per
-parameter) falls below when the states dominate, as they do at the sizes run."""
-
-TRAINING_MEMORY_MAX_RATIO = 1.5
-"""The peak memory of an Adam training step must be at most 1.5x the formula: the logits, the
-loss and the allocator's temporaries come on top of it, but not as much again as half of it."""
 
 
 def _result(

@@ -56,7 +56,7 @@ class DecodeSweep:
     paired rounds: ``seconds[i][r]`` and ``reference_seconds[r]`` were timed in round ``r``,
     side by side. The reference is a batch-1 product through as many weight bytes as the
     model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
-    STREAM triad instead, see :data:`~gpuconcepts.claims.wholemodel.DECODE_FLOOR_CHANGES`).
+    STREAM triad instead, see :data:`~gpuconcepts.claims.thresholds.DECODE_FLOOR_CHANGES`).
     """
 
     shape: ModelShape

@@ -4,7 +4,8 @@ Every claim is two-sided. It names the value a formula predicts and a concrete a
 (the value a plausible wrong model would give), and its pass region holds the prediction
 but not the alternative. When the alternative happens to fall inside the pass region at this
 run's sizes, the run cannot tell them apart and the claim is "not visible". The
-regions are fixed below, each with its reason, before any run. Each result carries
+regions are fixed before any run, each with its reason, in
+:mod:`~gpuconcepts.claims.thresholds` (the one home of every threshold). Each result carries
 ``alternative``, ``pass_region`` and ``interval`` in its ``values`` as well.
 
 >>> from gpuconcepts.distributed.traffic import Collective
@@ -25,45 +26,20 @@ from collections.abc import Sequence
 from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import paired_interval, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
+from gpuconcepts.claims.thresholds import (
+    ALPHA_BETA_FACTOR,
+    BUBBLE_MARGIN,
+    BYTES_HIGH,
+    BYTES_LOW,
+    PIPELINE_MAX_SLOWDOWN,
+    SAME_EXCHANGE_FACTOR,
+)
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import quartiles
 from gpuconcepts.units import number, si
 
 ARCHITECTURE = "Beyond one device"
-
-BYTES_LOW = 0.98
-"""Measured loopback bytes may fall at most 2 % short of the formula: the interface counts
-every byte the processes send, so fewer means the formula counts bytes that never move."""
-
-BYTES_HIGH = 1.15
-"""And exceed it by at most 15 %: TCP/IP headers add about 0.1 % to messages of hundreds of
-kB (loopback frames are up to 64 kB), gloo adds a small header per message, and the barriers
-that delimit a window are measured separately and taken off."""
-
-ALPHA_BETA_FACTOR = 3.0
-"""A time predicted by the latency-bandwidth fit must be within 3x of the measured one. The
-fit comes from ring all-reduces and is applied to all-to-alls, whose message pattern differs;
-on a shared CPU the times of W processes also vary by tens of percent from run to run."""
-
-SAME_EXCHANGE_FACTOR = 1.4
-"""Column-wise and table-wise all-to-alls of the same bytes in the same messages take the same
-time when their exchange-time ratio lies within 1.4x of 1 either way. The alternative, time
-following the rows sent (column-wise sends W times as many rows, each W times shorter), gives
-ratio W; at W = 2, the smallest world, 1.4 is about half way to it on a log scale (√2). The
-ratio is taken within paired rounds, so the drift of a shared machine cancels."""
-
-BUBBLE_MARGIN = 0.5
-"""The measured pipeline bubble passes when it lies within half the distance between the
-GPipe prediction and the alternative (no overlap between stages), on either side. The same
-half-way rule fixes the bubble sweep's pass region: the fitted slope of the measured bubble
-against (p - 1)/(m + p - 1) lies within 0.5 of the predicted 1, half the way to the slope 0 of
-a bubble that does not shrink with m, and as far above."""
-
-PIPELINE_MAX_SLOWDOWN = 1.5
-"""The bubble is only judged when each stage's work took at most 1.5x as long inside the
-pipeline as alone. The formula assumes stages run side by side; when they share a core, their
-work stretches and the idle time measures the scheduler, not the schedule."""
 
 _ALPHA_BETA_CLAIM = (
     "A latency-plus-bandwidth model fitted to all-reduces of growing size predicts the time "
