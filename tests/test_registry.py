@@ -50,9 +50,10 @@ def numeric_constants(source: str) -> list[str]:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AnnAssign):
             target, value = node.target, node.value
-        if isinstance(target, ast.Name) and target.id.isupper() and value is not None:
-            if numeric(value):
-                found.append(target.id)
+        named = isinstance(target, ast.Name) and target.id.isupper()
+        if named and value is not None and numeric(value):
+            assert isinstance(target, ast.Name)
+            found.append(target.id)
     return found
 
 
@@ -116,3 +117,57 @@ def test_every_dated_change_is_listed_once_and_dated() -> None:
     names = [name for name, _ in listed]
     assert names == ["MLP_KNEE_CHANGES", "ROOFS_CHANGES", "DECODE_FLOOR_CHANGES"]
     assert all(entry[:4] == "2026" and entry[10] == ":" for _, entry in listed)
+
+
+# -- sizes: one file, one loader, no torch -------------------------------------------------------
+def test_the_whole_model_sizes_come_from_the_presets_file() -> None:
+    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
+    from gpuconcepts.sizes import load_part_sizes
+
+    cpu, cuda = wholemodel_sizes("cpu", quick=False), wholemodel_sizes("cuda", quick=True)
+    assert (cpu.batches, cpu.cached, cpu.long_cached, cpu.repeats) == ((1, 4, 16, 64), 16, 16384, 7)
+    assert (cpu.decode.d, cpu.decode.dtype) == (768, "float32")
+    assert (cuda.decode.dtype, cuda.repeats, cuda.batches[-1]) == ("bfloat16", 5, 2048)
+    assert cpu.backward == load_part_sizes("wholemodel", False, device="cpu")["backward"]
+    assert wholemodel_sizes("cpu", quick=True).repeats == 5
+
+
+def test_a_part_table_missing_or_per_device_is_named(tmp_path: Path) -> None:
+    import pytest
+
+    from gpuconcepts.errors import GpuConceptsError
+    from gpuconcepts.sizes import load_part_sizes
+
+    with pytest.raises(GpuConceptsError, match="sizes per device"):
+        load_part_sizes("wholemodel", quick=False)
+    with pytest.raises(GpuConceptsError, match="no sizes"):
+        load_part_sizes("serving", quick=False)
+    path = tmp_path / "presets.toml"
+    path.write_text("[distributed]\nrepeats = 3\n")
+    with pytest.raises(GpuConceptsError, match=r"no table \[wholemodel.cpu\]"):
+        load_part_sizes("wholemodel", quick=False, device="cpu", path=path)
+
+
+def test_a_wrong_whole_model_size_is_refused_naming_it(monkeypatch, tmp_path: Path) -> None:
+    import pytest
+
+    from gpuconcepts import sizes
+    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
+    from gpuconcepts.errors import GpuConceptsError
+
+    text = sizes.presets_path().read_text()
+    head, part = text.split("\n[wholemodel.cpu]\n")
+    for right, wrong, error in (
+        ("\ncached = 16\n", '\ncached = "sixteen"\n', r"\[wholemodel.cpu\].cached"),
+        ("\nbatches = [1, 4, 16, 64]\n", '\nbatches = [1, "4"]\n', r"cpu\].batches\[1\]"),
+        ("\ntraining_batch = 2\n", "\ntraining_batch = 2\ntraining_batches = 2\n",
+         "unknown sizes training_batches"),
+        ('"decode-cpu", d = 768,', '"decode-cpu", d = 0,',
+         r"cpu\].decode: .*d \(model width\) must be a positive"),
+    ):  # fmt: skip
+        assert part.count(right) == 1, right
+        path = tmp_path / "presets.toml"
+        path.write_text(f"{head}\n[wholemodel.cpu]\n{part.replace(right, wrong)}")
+        monkeypatch.setattr(sizes, "presets_path", lambda path=path: path)
+        with pytest.raises(GpuConceptsError, match=error):
+            wholemodel_sizes("cpu", quick=False)

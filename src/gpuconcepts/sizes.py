@@ -1,7 +1,8 @@
 r"""Every size the book measures at, read from ``conf/presets.toml`` without torch.
 
 One file holds the sizes: kernel presets, sweeps, the claims' sizes and the timing budgets,
-per device class. A source checkout (an editable install, or ``PYTHONPATH=src``) reads
+per device class, and the sizes of the parts (the whole-model experiments, per device; the
+distributed run). A source checkout (an editable install, or ``PYTHONPATH=src``) reads
 ``conf/presets.toml`` itself; an installed package reads the copy its build put inside it
 (``setup.py`` copies the file at build time, so the repository holds one copy and no link).
 torch is imported only to ask a GPU its total memory when the caller does not say it.
@@ -99,24 +100,37 @@ def _read(path: Path | None, device_cls: str, quick: bool) -> dict[str, Any]:
     return merged
 
 
-PARTS = ("distributed",)
-"""The tables of the presets file that hold one part's sizes for every device class."""
+PARTS: dict[str, tuple[str, ...]] = {"distributed": (), "wholemodel": ("cpu", "cuda")}
+"""The tables of the presets file that hold one part's sizes, each with the resolved devices it
+has a table for (none: one table for every device)."""
 
 
-def load_part_sizes(part: str, quick: bool, *, path: Path | None = None) -> dict[str, Any]:
-    """The sizes of ``part`` (a table of :data:`PARTS`), its ``quick`` table over the full one
-    when ``quick``.
+def load_part_sizes(
+    part: str, quick: bool, *, device: str | None = None, path: Path | None = None
+) -> dict[str, Any]:
+    """The sizes of ``part`` (a table of :data:`PARTS`), for ``device`` where the part has a
+    table per device, its ``quick`` table over the full one when ``quick``.
 
     >>> load_part_sizes("distributed", quick=True)["repeats"], load_part_sizes("distributed", False)["repeats"]
     (5, 10)
+    >>> load_part_sizes("wholemodel", quick=True, device="cpu")["batches"]
+    [1, 4, 16, 64]
     """
     if part not in PARTS:
         raise GpuConceptsError(f"part {part!r} has no sizes; choose from {', '.join(PARTS)}")
+    devices = PARTS[part]
+    if devices and device not in devices:
+        raise GpuConceptsError(
+            f"part {part!r} has sizes per device ({', '.join(devices)}); got device {device!r}"
+        )
     source = path or presets_path()
+    heading = f"{part}.{device}" if devices else part
     with Path(source).open("rb") as handle:
         table = tomllib.load(handle).get(part)
+    if devices and isinstance(table, dict):
+        table = table.get(str(device))
     if not isinstance(table, dict):
-        raise GpuConceptsError(f"{source}: no table [{part}]")
+        raise GpuConceptsError(f"{source}: no table [{heading}]")
     full = {k: v for k, v in table.items() if k != "quick"}
     return full | (table.get("quick", {}) if quick else {})
 

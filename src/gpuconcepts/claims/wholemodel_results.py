@@ -16,11 +16,13 @@ True
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
-from gpuconcepts.records import to_record
+from gpuconcepts.records import from_record, to_record
+from gpuconcepts.sizes import load_part_sizes
 
 
 @dataclass(frozen=True)
@@ -119,44 +121,19 @@ class WholeModelSizes:
 
 
 def wholemodel_sizes(device: str, quick: bool) -> WholeModelSizes:
-    """Small on a CPU (the book's page runs in seconds), larger on a GPU.
-
-    The CPU sizes are already the small ones, so ``quick`` takes fewer repetitions only. The
-    long-context decode sweep caches 16,384 tokens per sequence on a CPU: in its float32 model
-    that is 64 MiB a sequence, twice a server-class last-level cache, so the caches stream from
-    DRAM (448 MiB for its three batches together), and the knee with the cache (about batch
-    1) lies far enough below the weights-only one (about batch 9 to 13 at a CPU's ridge point of
-    4 to 7 FLOP/byte) for the pass region to tell them apart; on a GPU, 8,192 tokens, 64 MiB a
-    sequence in bfloat16, 4 GiB at batch 64, against a weights-only knee in the hundreds.
+    """The whole-model experiments' sizes for a resolved device, from ``conf/presets.toml``
+    (``[wholemodel.cpu]`` or ``[wholemodel.cuda]``, its ``quick`` table over it; the reasons
+    for each size are written there): small on a CPU, so the book's page runs in seconds,
+    larger on a GPU. The CPU sizes are already the small ones, so ``quick`` takes fewer
+    repetitions only.
     """
-    repeats = 5 if quick else 7
-    if device == "cuda":
-        return WholeModelSizes(
-            backward={"tokens": 8192, "d": 2048, "d_ff": 8192, "blocks": 4},
-            decode=ModelShape("decode-gpu", d=2048, layers=4, d_ff=8192, heads=16, n_kv=4,
-                              d_head=128, vocab=32000, seq=64, dtype="bfloat16"),
-            batches=(1, 4, 16, 64, 128, 256, 512, 1024, 2048),
-            cached=64,
-            training=ModelShape("train-gpu", d=1024, layers=4, d_ff=4096, heads=8, n_kv=8,
-                                d_head=128, vocab=8192, seq=256, dtype="float32"),
-            training_batch=4,
-            repeats=repeats,
-            long_cached=8192,
-            long_batches=(1, 4, 16, 64),
-        )  # fmt: skip
-    return WholeModelSizes(
-        backward={"tokens": 512, "d": 512, "d_ff": 2048, "blocks": 1},
-        decode=ModelShape("decode-cpu", d=768, layers=2, d_ff=3072, heads=12, n_kv=4,
-                          d_head=64, vocab=8192, seq=16, dtype="float32"),
-        batches=(1, 4, 16, 64),
-        cached=16,
-        training=ModelShape("train-cpu", d=256, layers=2, d_ff=1024, heads=4, n_kv=4,
-                            d_head=64, vocab=1024, seq=64, dtype="float32"),
-        training_batch=2,
-        repeats=repeats,
-        long_cached=16384,
-        long_batches=(1, 2, 4),
-    )  # fmt: skip
+    kind = "cuda" if device == "cuda" else "cpu"
+    table = load_part_sizes("wholemodel", quick, device=kind)
+    where = f"[wholemodel.{kind}]"
+    unknown = sorted(set(table) - {f.name for f in fields(WholeModelSizes)})
+    if unknown:
+        raise GpuConceptsError(f"{where}: unknown sizes {', '.join(unknown)}")
+    return from_record(WholeModelSizes, table, where)
 
 
 @dataclass(frozen=True)
