@@ -171,3 +171,69 @@ def test_a_wrong_whole_model_size_is_refused_naming_it(monkeypatch, tmp_path: Pa
         monkeypatch.setattr(sizes, "presets_path", lambda path=path: path)
         with pytest.raises(GpuConceptsError, match=error):
             wholemodel_sizes("cpu", quick=False)
+
+
+# -- judging: one function ----------------------------------------------------------------------
+KIND_JUDGES = ("judge_claims", "judge_wholemodel")
+"""The judges of one kind of claim each, which only claims.judge.judge_all calls."""
+
+
+def kind_judge_calls(source: str) -> list[int]:
+    """Lines of ``source`` that call a judge of one kind directly."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and (
+            (isinstance(node.func, ast.Name) and node.func.id in KIND_JUDGES)
+            or (isinstance(node.func, ast.Attribute) and node.func.attr in KIND_JUDGES)
+        )
+    ]
+
+
+def test_every_claim_is_judged_through_judge_all() -> None:
+    callers = [
+        f"{path.relative_to(SRC).as_posix()}:{line}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.name != "judge.py"
+        for line in kind_judge_calls(path.read_text())
+    ]
+    assert callers == []
+    planted = "from gpuconcepts.claims import judge_claims\nresults = judge_claims(lab, sizes)\n"
+    assert kind_judge_calls(planted) == [2]
+    assert kind_judge_calls("x = wholemodel.judge_wholemodel(r, p)\n") == [1]
+
+
+def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
+    """A saved run's claims, judged again through judge_all, are its core claims' judges' and
+    its parts' judges' verdicts, in that order."""
+    from synthetic import synthetic_run
+
+    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.claims.judge import judge_all
+    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.claims.wholemodel import judge_wholemodel
+
+    run = synthetic_run()
+    assert run.wholemodel is not None
+    assert run.distributed is not None
+    lab = run.lab()
+    sizes = ClaimSizes.from_table(run.provenance.sizes["claims"])
+    core = judge_claims(lab, sizes)
+    whole = judge_wholemodel(
+        run.wholemodel, run.peaks, cache_bytes=lab.cache_bytes, device=lab.label
+    )
+    expected = [*core, *whole, *run.distributed.claims]
+    judged = judge_all(lab, sizes, wholemodel=run.wholemodel, distributed=run.distributed)
+    assert [r.to_dict() for r in judged] == [r.to_dict() for r in expected]
+    assert [r.to_dict() for r in run.rejudged()] == [r.to_dict() for r in expected]
+    assert [r.key for r in judge_all(lab, wholemodel=run.wholemodel)] == [r.key for r in whole]
+    kinds = [registry_kind(r.key) for r in judged]
+    assert kinds == sorted(kinds, key=["core", "whole model", "distributed"].index)
+    assert set(kinds) == {"core", "whole model", "distributed"}
+
+
+def registry_kind(key: str) -> str:
+    from gpuconcepts.claims.registry import CLAIMS
+
+    return CLAIMS[key].kind

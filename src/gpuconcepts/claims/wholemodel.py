@@ -9,21 +9,19 @@ interval lies in the pass region. When the alternative itself would fall inside 
 this device, the device cannot tell the two apart and the claim is "not visible".
 
 The ``judge_*`` functions take the plain results of :mod:`gpuconcepts.kernels.decoder` and run
-nothing; :func:`run_wholemodel_claims` runs the experiments and judges them. Importing this
-module loads neither torch nor matplotlib.
+nothing; a Run measures them (:func:`gpuconcepts.kernels.decoder.whole_model`) and judges them
+through :func:`gpuconcepts.claims.judge.judge_all`. Importing this module loads neither torch
+nor matplotlib.
 
 >>> BACKWARD_MIN_TIME_RATIO < 2.0 < BACKWARD_MAX_TIME_RATIO  # 2: the formulas' ratio
 True
 """
 
-# torch is imported inside functions on purpose (README, Rules: 3).
-# ruff: noqa: PLC0415
-
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
@@ -43,7 +41,7 @@ from gpuconcepts.claims.thresholds import (
     TRAINING_MEMORY_MIN_RATIO,
 )
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.model import ModelShape
+from gpuconcepts.model import ModelShape, matmul_params
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import binary_bytes, number, plain_number, si, times
 
@@ -53,7 +51,6 @@ if TYPE_CHECKING:
         DecodeSweep,
         TrainingPeak,
         WholeModelResults,
-        WholeModelSizes,
     )
 
 ARCHITECTURE = "Whole model"
@@ -181,8 +178,6 @@ def knee_of(batches: Sequence[float], seconds: Sequence[float]) -> float:
 
 def _tokens_per_second_roofline(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
     """Tokens/s at each batch under the roofline: the slower of the FLOPs and the bytes."""
-    from gpuconcepts.model import matmul_params
-
     per_token = formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
     return tuple(
         B
@@ -252,8 +247,6 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
 def _roofline_step_seconds(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
     """A decode step's roofline time at each batch: decode_step_flops against the weights'
     and the caches' bytes (decode_step_bytes), at the measured peaks."""
-    from gpuconcepts.model import matmul_params
-
     n = matmul_params(sweep.shape)
     return tuple(
         float(
@@ -371,8 +364,6 @@ def judge_decode_floor(
     sweep: DecodeSweep, peaks: Peaks, *, cache_bytes: int, device: str
 ) -> ClaimResult:
     """A decode step at batch 1 takes about the time of reading every weight once."""
-    from gpuconcepts.model import matmul_params
-
     B = sweep.batches[0]
     # the rate weights were read at: the reference of the same rounds, else DRAM's roof
     rate = (
@@ -501,30 +492,3 @@ def judge_wholemodel(
         )
     judged.append(judge_training_memory(results.training, results.sizes.training, device=device))
     return judged
-
-
-def run_wholemodel_claims(
-    device: str,
-    peaks: Peaks,
-    *,
-    sizes: WholeModelSizes | None = None,
-    quick: bool = False,
-    label: str | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> list[ClaimResult]:
-    """Run the whole-model experiments on a resolved device and judge each claim.
-
-    A Run does the same in two steps (:func:`gpuconcepts.kernels.decoder.whole_model`, then
-    :func:`judge_wholemodel`), keeping what was measured.
-    """
-    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
-    from gpuconcepts.kernels.decoder import whole_model
-    from gpuconcepts.measure import device_name, last_level_cache_bytes
-
-    results = whole_model(device, sizes or wholemodel_sizes(device, quick), progress=progress)
-    return judge_wholemodel(
-        results,
-        peaks,
-        cache_bytes=last_level_cache_bytes(device),
-        device=label or device_name(device),
-    )

@@ -80,7 +80,7 @@ def _collect(
     distributed: bool = True,
 ) -> Run:
     """:func:`collect` on the cores it was given."""
-    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.claims.judge import judge_all
     from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.kernels.peaks import measure_roofs_again
@@ -117,7 +117,7 @@ def _collect(
         budget=Budget.from_timing(presets.get("timing", {})),
     )
     profile_all(lab, presets, sweeps)
-    results = judge_claims(lab, experiment_sizes) if claims else ()
+    results = judge_all(lab, experiment_sizes) if claims else ()
     skipped: dict[str, str] = {}
     whole = None
     if wholemodel:

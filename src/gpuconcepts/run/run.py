@@ -147,35 +147,26 @@ class Run:
 
     def part_claims(self) -> tuple[ClaimResult, ...]:
         """The whole-model and distributed claims, judged from this run's stored results by
-        the same judges that judged them when it was collected; nothing runs."""
-        from gpuconcepts.claims.wholemodel import judge_wholemodel
+        the same judges that judged them when it was collected
+        (:func:`~gpuconcepts.claims.judge.judge_all`); nothing runs."""
+        from gpuconcepts.claims.judge import judge_all
 
-        results: list[ClaimResult] = []
-        if self.wholemodel is not None:
-            results += judge_wholemodel(
-                self.wholemodel,
-                self.peaks,
-                cache_bytes=self.provenance.cache_bytes,
-                device=self.provenance.device_name,
-            )
-        if self.distributed is not None:
-            results += self.distributed.claims
-        return tuple(results)
+        return judge_all(self.lab(), wholemodel=self.wholemodel, distributed=self.distributed)
 
     def rejudged(self) -> tuple[ClaimResult, ...]:
         """Every claim judged again from this run's measurements and stored results by this
-        version's judges: the core claims (when the run recorded their sizes), then
-        :meth:`part_claims`."""
-        from gpuconcepts.claims.experiments import judge_claims
+        version's judges (:func:`~gpuconcepts.claims.judge.judge_all`): the core claims (when
+        the run recorded their sizes), then those of :meth:`part_claims`."""
+        from gpuconcepts.claims.judge import judge_all
         from gpuconcepts.claims.sizes import ClaimSizes
 
         recorded = self.provenance.sizes.get("claims")
-        core: tuple[ClaimResult, ...] = ()
-        if isinstance(recorded, Mapping):
-            core = judge_claims(self.lab(), ClaimSizes.from_table(recorded))
-        elif self.wholemodel is None and self.distributed is None:
+        sizes = ClaimSizes.from_table(recorded) if isinstance(recorded, Mapping) else None
+        if sizes is None and self.wholemodel is None and self.distributed is None:
             raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
-        return (*core, *self.part_claims())
+        return judge_all(
+            self.lab(), sizes, wholemodel=self.wholemodel, distributed=self.distributed
+        )
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
