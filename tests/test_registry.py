@@ -205,28 +205,30 @@ def test_every_claim_is_judged_through_judge_all() -> None:
 
 
 def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
-    """A saved run's claims, judged again through judge_all, are its core claims' judges' and
-    its parts' judges' verdicts, in that order."""
-    from synthetic import synthetic_run
+    """judge_all gives the core claims' judges' verdicts, then the whole model's, then the
+    distributed ones, in that order; a saved run judged again comes through it too."""
+    from synthetic import PEAKS, synthetic_lab, synthetic_run
+    from test_claims import TINY
 
     from gpuconcepts.claims.experiments import judge_claims
     from gpuconcepts.claims.judge import judge_all
-    from gpuconcepts.claims.sizes import ClaimSizes
     from gpuconcepts.claims.wholemodel import judge_wholemodel
 
     run = synthetic_run()
     assert run.wholemodel is not None
     assert run.distributed is not None
-    lab = run.lab()
-    sizes = ClaimSizes.from_table(run.provenance.sizes["claims"])
-    core = judge_claims(lab, sizes)
+    core = judge_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY)
+    lab = synthetic_lab(PEAKS, run.provenance.device_name)
+    lab.cache_bytes = run.lab().cache_bytes  # the whole model's judges read the run's cache
     whole = judge_wholemodel(
         run.wholemodel, run.peaks, cache_bytes=lab.cache_bytes, device=lab.label
     )
     expected = [*core, *whole, *run.distributed.claims]
-    judged = judge_all(lab, sizes, wholemodel=run.wholemodel, distributed=run.distributed)
+    judged = judge_all(lab, TINY, wholemodel=run.wholemodel, distributed=run.distributed)
     assert [r.to_dict() for r in judged] == [r.to_dict() for r in expected]
-    assert [r.to_dict() for r in run.rejudged()] == [r.to_dict() for r in expected]
+    # the synthetic run records no core sizes: judged again, it holds its parts' claims
+    parts = [*whole, *run.distributed.claims]
+    assert [r.to_dict() for r in run.rejudged()] == [r.to_dict() for r in parts]
     assert [r.key for r in judge_all(lab, wholemodel=run.wholemodel)] == [r.key for r in whole]
     kinds = [registry_kind(r.key) for r in judged]
     assert kinds == sorted(kinds, key=["core", "whole model", "distributed"].index)
