@@ -275,3 +275,29 @@ def test_a_signal_after_the_command_has_ended_leaves_its_exit_status() -> None:
         check=False,
     )
     assert (done.returncode, done.stderr) == (130, "")
+
+
+def test_python_m_exits_130_when_the_ctrl_c_passed_through_a_c_librarys_pyrun(
+    tmp_path: Path,
+) -> None:
+    # CPython marks a KeyboardInterrupt seen by any PyRun_* call (pybind11's exec, used by
+    # torch) and, under -m, ends by SIGINT (-2) at exit even though the command caught it
+    (tmp_path / "through_pyrun.py").write_text(
+        "import ctypes, runpy\n"
+        "from gpuconcepts import cli\n"
+        "def interrupted():\n"
+        "    ctypes.pythonapi.PyRun_SimpleString(b'raise KeyboardInterrupt')\n"
+        "    return cli.EXIT_INTERRUPTED\n"
+        "cli.main = interrupted\n"
+        "runpy.run_module('gpuconcepts', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "through_pyrun"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 130, done.stderr
