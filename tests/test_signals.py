@@ -252,6 +252,14 @@ def test_a_ctrl_c_pending_as_the_handlers_are_restored_is_seen_once(monkeypatch,
     assert capsys.readouterr().err == ""
 
 
+def _python(args: list[str], *path: Path) -> subprocess.CompletedProcess[str]:
+    """This Python run with ``args`` and ``path`` as its PYTHONPATH, its stderr kept."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, path))}
+    return subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
 def test_a_signal_after_the_command_has_ended_leaves_its_exit_status() -> None:
     # the interrupted command has printed its line and returned 130; a Ctrl-C landing as the
     # interpreter shuts down (CI saw one, under load) must not make it die by SIGINT (-2)
@@ -265,15 +273,7 @@ def test_a_signal_after_the_command_has_ended_leaves_its_exit_status() -> None:
         "time.sleep(0.2)\n"
         "sys.exit(status)\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(["-c", script], SRC)
     assert (done.returncode, done.stderr) == (130, "")
 
 
@@ -291,13 +291,5 @@ def test_python_m_exits_130_when_the_ctrl_c_passed_through_a_c_librarys_pyrun(
         "cli.main = interrupted\n"
         "runpy.run_module('gpuconcepts', run_name='__main__')\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)])}
-    done = subprocess.run(
-        [sys.executable, "-m", "through_pyrun"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(["-m", "through_pyrun"], SRC, tmp_path)
     assert done.returncode == 130, done.stderr
