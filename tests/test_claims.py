@@ -45,7 +45,8 @@ from gpuconcepts.claims.transformer import (
     judge_kv_cache,
     judge_prefill_vs_decode,
 )
-from gpuconcepts.claims.verify import run_verify
+from gpuconcepts.claims.verify import judged
+from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -1725,12 +1726,12 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
 
 
 @pytest.mark.usefixtures("no_kernels")
-def test_run_verify_json_from_a_saved_run(
+def test_verify_json_from_a_saved_run(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "tiny.json"
     tiny.run.save(path)
-    assert run_verify("cpu", True, True, run_path=str(path)) == 0
+    assert main(["verify", "--run", str(path), "--json"]) == 0
     out, err = capsys.readouterr()
     record = json.loads(out)
     assert [(c["key"], c["verdict"]) for c in record["claims"]] == [
@@ -1749,12 +1750,12 @@ def test_run_verify_json_from_a_saved_run(
 
 
 @pytest.mark.usefixtures("no_kernels")
-def test_run_verify_text_from_a_saved_run(
+def test_verify_text_from_a_saved_run(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "tiny.json"
     tiny.run.save(path)
-    assert run_verify("cpu", True, False, run_path=str(path)) == 0
+    assert main(["verify", "--run", str(path)]) == 0
     out, _ = capsys.readouterr()
     assert out.startswith(f"gpuconcepts verify: {LABEL} with torch ")
     assert " 1. [" in out
@@ -1769,7 +1770,7 @@ def test_run_verify_text_from_a_saved_run(
 
 
 @pytest.mark.usefixtures("no_kernels")
-def test_run_verify_rejudges_every_part_of_a_saved_run(
+def test_verify_rejudges_every_part_of_a_saved_run(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gpuconcepts.kernels import decoder
@@ -1785,7 +1786,7 @@ def test_run_verify_rejudges_every_part_of_a_saved_run(
     run = replace(run, claims=(*tiny.claims, *run.part_claims()))
     path = tmp_path / "tiny.json"
     run.save(path)
-    assert run_verify("cpu", True, True, run_path=str(path)) == 0
+    assert main(["verify", "--run", str(path), "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert [
         c["key"] for c in record["claims"]
@@ -1794,14 +1795,14 @@ def test_run_verify_rejudges_every_part_of_a_saved_run(
     assert record["counts"] == run.counts
 
 
-def test_run_verify_bad_device() -> None:
+def test_verify_bad_device() -> None:
     with pytest.raises(GpuConceptsError, match="device 'tpu' is not one of auto, cpu, cuda"):
-        run_verify("tpu", True, True)
+        judged("tpu", True)
 
 
-def test_run_verify_missing_run(tmp_path: Path) -> None:
+def test_verify_missing_run(tmp_path: Path) -> None:
     with pytest.raises(GpuConceptsError, match=r"missing\.json: no such file"):
-        run_verify("cpu", True, True, run_path=str(tmp_path / "missing.json"))
+        judged("cpu", True, run_path=str(tmp_path / "missing.json"))
 
 
 def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:

@@ -195,12 +195,22 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    """``gpuconcepts verify``: exit 0 whenever the claims were judged, whatever the verdicts (a
+    claim that does not hold here is a measured result; scripts read verdicts from --json)."""
     if args.run_path is None:  # judging a saved run needs no torch
         require("torch", "`verify`", "kernels")
-    from gpuconcepts.claims.verify import run_verify
+    from gpuconcepts.claims.verify import judged, verify_dict
+    from gpuconcepts.render import format_claims
 
-    status: int = run_verify(args.device, args.quick, args.json, run_path=args.run_path)
-    return status
+    def progress(line: str) -> None:
+        _progress(f"[verify] {line}")
+
+    run, claims = judged(args.device, args.quick, run_path=args.run_path, progress=progress)
+    if args.json:
+        sys.stdout.write(json.dumps(verify_dict(run, claims), indent=2, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(format_claims(run, claims) + "\n")
+    return 0
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -383,12 +393,15 @@ class ProgressLine:
 
 def _cmd_distributed(args: argparse.Namespace) -> int:
     require("torch", "`distributed`", "kernels")
-    from gpuconcepts.distributed.text import run_distributed
+    from gpuconcepts.distributed.report import measure
+    from gpuconcepts.distributed.text import format_report
 
-    status: int = run_distributed(
-        args.world_size, args.backend, args.quick, args.json, port=args.port
-    )
-    return status
+    report = measure(args.world_size, backend=args.backend, quick=args.quick, port=args.port)
+    if args.json:
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(format_report(report) + "\n")
+    return 0
 
 
 ANALYZE_EPILOG = """\

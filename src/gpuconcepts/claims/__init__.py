@@ -18,7 +18,7 @@ in :mod:`gpuconcepts.claims.thresholds`.
   measurements;
 * :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
 * :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim;
-* :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`run_verify`).
+* :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`judged`).
 
 Importing this package loads neither torch nor matplotlib.
 

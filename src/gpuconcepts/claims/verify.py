@@ -8,13 +8,11 @@ raises :class:`~gpuconcepts.errors.GpuConceptsError`, which the CLI prints as on
 
 from __future__ import annotations
 
-import json
-import sys
+from collections.abc import Callable
 from typing import Any
 
 from gpuconcepts.claims.result import ClaimResult, tally
 from gpuconcepts.measure import resolve_device
-from gpuconcepts.render import format_claims
 from gpuconcepts.run import Run, collect, load
 
 
@@ -31,11 +29,18 @@ def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
     }
 
 
-def run_verify(device: str, quick: bool, as_json: bool, *, run_path: str | None = None) -> int:
-    """Judge the claims: from a saved run (``run_path``, nothing is measured) or measured here
-    on ``device`` (auto, cpu or cuda), with progress on stderr and results on stdout.
+def judged(
+    device: str,
+    quick: bool,
+    *,
+    run_path: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[Run, tuple[ClaimResult, ...]]:
+    """A run and its claims' verdicts: a saved run (``run_path``) judged again, nothing
+    measured, or a run measured now on ``device`` (auto, cpu or cuda), reporting each phase
+    to ``progress``. The CLI's ``verify`` renders what this returns.
 
-    With ``as_json`` stdout holds one JSON object whose ``claims`` list has, per claim (see
+    Its JSON form (:func:`verify_dict`) has, per claim (see
     :meth:`~gpuconcepts.claims.result.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
     and ``predicted`` (the value), ``quantity``, ``alternative`` and ``alternative_value``,
     ``pass_region`` ([low, high], null for an open end), ``measured``, ``interval``,
@@ -44,18 +49,6 @@ def run_verify(device: str, quick: bool, as_json: bool, *, run_path: str | None 
     """
     if run_path is not None:
         run = load(run_path)
-        claims = run.rejudged()
-    else:
-
-        def progress(line: str) -> None:
-            sys.stderr.write(f"[verify] {line}\n")
-            sys.stderr.flush()
-
-        run = collect(resolve_device(device), quick, progress=progress)
-        claims = run.claims
-    if as_json:
-        payload = verify_dict(run, claims)
-        sys.stdout.write(json.dumps(payload, indent=2, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(format_claims(run, claims) + "\n")
-    return 0
+        return run, run.rejudged()
+    run = collect(resolve_device(device), quick, progress=progress)
+    return run, run.claims

@@ -1,15 +1,13 @@
 """``gpuconcepts distributed`` for people: the report as a Markdown table for the book, as text
-for the terminal, and the command itself. It sits above :mod:`~gpuconcepts.distributed.report`
+for the terminal. It sits above :mod:`~gpuconcepts.distributed.report`
 (the value and its measurement), which a Run holds and which imports no renderer.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
-import sys
 
-from gpuconcepts.distributed.report import DistributedReport, measure
+from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.distributed.traffic import PHASES, Collective
 from gpuconcepts.hardware import format_table
 from gpuconcepts.render import format_claim, markdown_table
@@ -113,15 +111,3 @@ def format_report(report: DistributedReport) -> str:
     )
     body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
     return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])
-
-
-def run_distributed(
-    world_size: int, backend: str, quick: bool, as_json: bool, port: int | None = None
-) -> int:
-    """The CLI's ``gpuconcepts distributed``: text or JSON on stdout; 0 when the run finished."""
-    report = measure(world_size, backend=backend, quick=quick, port=port)
-    if as_json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(format_report(report) + "\n")
-    return 0
