@@ -131,7 +131,10 @@ def test_ctrl_c_ends_profile_and_keeps_the_old_save(tmp_path: Path, start: Start
     seconds = command.stop(signal.SIGINT, group=True)
     _check_ended(command, seconds, 130, "gpuconcepts profile: interrupted (Ctrl-C)")
     assert saved.read_text() == "the earlier run\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]  # no temporary file
+    # no temporary file; torch's compiler keeps its per-user cache folder in TMPDIR (made on
+    # the first FlopCounterMode), which is torch's lasting cache, not a file this run left
+    left = [p.name for p in tmp_path.iterdir() if not p.name.startswith("torchinductor_")]
+    assert left == ["r.json"]
 
 
 @pytest.mark.timeout(180)

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.profiler import ProfilerActivity, profile
 from torch.utils.flop_counter import FlopCounterMode
 
 from gpuconcepts import formulas
@@ -49,6 +48,7 @@ from gpuconcepts.claims.wholemodel_results import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
+from gpuconcepts.kernels.dispatch import cpu_profiler
 from gpuconcepts.kernels.mlp import linear_kernel
 from gpuconcepts.measure import (
     Rounds,
@@ -289,11 +289,11 @@ class _Call:
 # -- training memory ---------------------------------------------------------------------------
 def _profiled_peak(fn: Callable[[], object]) -> int:
     """Most bytes allocated at once while ``fn()`` runs, from the profiler's memory events."""
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with cpu_profiler(memory=True) as prof:
         fn()
     # An operator's own allocations (less what it freed) are its self usage; frees outside
     # any operator are "[memory]" events. Summed in time order they give the bytes live.
-    events = sorted(prof.events(), key=lambda e: e.time_range.start)
+    events = sorted(prof.function_events, key=lambda e: e.time_range.start)
     live = peak = 0
     for event in events:
         live += int(event.self_cpu_memory_usage)

@@ -73,6 +73,15 @@ def _innermost_work(event: FunctionEvent) -> int:
     return 1 if _does_work(event) else 0
 
 
+def cpu_profiler(*, memory: bool = False) -> torch.autograd.profiler.profile:
+    """The profiler of the CPU's operations (and, with ``memory``, their allocations).
+
+    It is autograd's profiler, the one :mod:`torch.profiler` wraps: the wrapper's start asks
+    ``hasattr(torch, "_inductor")``, which imports the compiler stack (0.7 s a process) and
+    leaves a ``torchinductor_<user>`` cache folder in the temporary directory."""
+    return torch.autograd.profiler.profile(profile_memory=memory)
+
+
 class Dispatch(NamedTuple):
     """What one call dispatches: ``ops``, the operations that do work, counted once each at
     the innermost level; ``calls``, the operations among the outermost that Python itself
@@ -99,11 +108,9 @@ def count_dispatch(fn: Callable[[], object]) -> Dispatch:
     ...     count_dispatch(lambda: rnn(x))
     Dispatch(ops=29, calls=2)
     """
-    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415 - costly import
-
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with cpu_profiler() as prof:
         fn()
-    roots = [e for e in prof.events() if e.cpu_parent is None]
+    roots = [e for e in prof.function_events if e.cpu_parent is None]
     work = [_innermost_work(e) for e in roots]
     return Dispatch(ops=max(1, sum(work)), calls=max(1, sum(1 for w in work if w)))
 

@@ -26,10 +26,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from torch._C._profiler import _ExtraFields_Allocation, _ProfilerEvent
-from torch.profiler import ProfilerActivity, profile, record_function
+from torch.profiler import record_function
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prepare, tensor, timed
+from gpuconcepts.kernels.dispatch import cpu_profiler
 from gpuconcepts.roofline import Peaks
 
 
@@ -190,15 +191,15 @@ def _cpu_cache_bytes(
 ) -> list[int]:
     """The decode loop run once more under the profiler: the cache's live bytes after each
     step, as the CPU allocator handed them out."""
-    profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    profiler = cpu_profiler(memory=True)
     with _stderr_silenced():
-        profiler.start()
+        profiler.__enter__()
     try:
         _grow(prompt, new, "cpu", lambda _k: None)
     finally:
         with _stderr_silenced():
-            profiler.stop()
-    recorded = profiler.profiler.kineto_results if profiler.profiler is not None else None
+            profiler.__exit__(None, None, None)
+    recorded = profiler.kineto_results
     if recorded is None:
         raise GpuConceptsError("transformer.decode: the profiler returned no events")
     return live_cache_bytes(recorded.experimental_event_tree())[1:]  # [0] is the prompt's
