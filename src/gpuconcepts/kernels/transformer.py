@@ -191,14 +191,8 @@ def _cpu_cache_bytes(
 ) -> list[int]:
     """The decode loop run once more under the profiler: the cache's live bytes after each
     step, as the CPU allocator handed them out."""
-    profiler = cpu_profiler(memory=True)
-    with _stderr_silenced():
-        profiler.__enter__()
-    try:
+    with _stderr_silenced(), cpu_profiler(memory=True) as profiler:
         _grow(prompt, new, "cpu", lambda _k: None)
-    finally:
-        with _stderr_silenced():
-            profiler.__exit__(None, None, None)
     recorded = profiler.kineto_results
     if recorded is None:
         raise GpuConceptsError("transformer.decode: the profiler returned no events")
