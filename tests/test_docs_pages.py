@@ -16,10 +16,6 @@ NOT_YET = {
     "distributed.md": {"bubble_row"},
     "dlrm.md": set(),
     "mlp.md": set(),
-    "model.md": {
-        "words", "shapes_row", "against", "zero_row", "sixteen_bit", "floor_cell", "knee",
-        "bound_cell",
-    },
     "rnn.md": {"encode"},
     "roofline.md": {"factor_range", "elsewhere"},
 }  # fmt: skip
