@@ -13,7 +13,6 @@ from test_docs_notebooks import DOCS, md_code_cells
 # definitions they hold today; a page that loses them must leave this list.
 NOT_YET = {
     "analyze.md": {"small_cnn", "TransformerBlock", "TinyDLRM", "__init__", "forward"},
-    "distributed.md": {"bubble_row"},
     "dlrm.md": set(),
     "mlp.md": set(),
     "rnn.md": {"encode"},

@@ -3,15 +3,18 @@ checked against the library's own answers and against the recorded run."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from gpuconcepts import exercises, formulas, units
 from gpuconcepts.claims import wholemodel
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.model import PRESETS, account, serving, shape_from
 from gpuconcepts.render.pages import Math
+from gpuconcepts.render.pages import distributed as distributed_page
 from gpuconcepts.render.pages import model as model_page
 from gpuconcepts.run import Run, load
 
@@ -130,3 +133,72 @@ def test_measured_reads_the_recorded_run(recorded: Run) -> None:
     assert glue["check_limit"] == units.describe(limit, "FLOP/byte")
     assert not isinstance(glue["knee_fig"], str | Math)
     assert str(glue["long_verdict"]).startswith("the check ")
+
+
+def test_devices_needed_round_up() -> None:
+    table = distributed_page.TABLE.value
+    tight = dataclasses.replace(GPUS["L4"], memory_bytes=table)
+    assert distributed_page.devices_needed(tight).hold == 1
+    assert distributed_page.devices_needed(tight).train == distributed_page.DENSE_ADAM_COPIES
+    assert distributed_page.devices_needed(tight).fused == 2  # the row-wise state tips it over
+    rows = table_rows(distributed_page.devices()["devices_table"])
+    h100 = distributed_page.devices_needed(GPUS["H100 SXM"])
+    assert next(r for r in rows if r[0] == "H100 SXM")[-2:] == [str(h100.train), str(h100.fused)]
+    glue = distributed_page.exercises()
+    assert glue["ex_train_dense"] == units.plural(h100.train, "H100")
+
+
+def test_bubble_rows_hold_both_conventions() -> None:
+    p = distributed_page.PIPELINE_STAGES
+    for m in (1, 4, 16, 64):
+        whole = formulas.pipeline_bubble_fraction(p=p, m=m)
+        ideal = formulas.pipeline_bubble_fraction_interleaved(p=p, m=m, v=1)
+        assert ideal == pytest.approx(whole / (1 - whole))  # one idle time, two denominators
+        assert distributed_page.bubble_row(m)[1:3] == [units.percent(whole), units.percent(ideal)]
+
+
+def test_distributed_measured_reads_the_recorded_run(recorded: Run) -> None:
+    report = distributed_page.report_of(recorded)
+    pipelines = report.pipelines
+    assert [c.schedule["m"] for c in pipelines] == sorted(c.schedule["m"] for c in pipelines)
+    glue = distributed_page.measured(recorded)
+    rows = table_rows(str(glue["bubble_sweep_rows"]))
+    assert [r[2] for r in rows] == [units.percent(c.bubble_median) for c in pipelines]
+    for key in distributed_page.CLAIMS:
+        assert f"claim_{key}" in glue
+    alone = dataclasses.replace(report, cores=report.world_size)
+    crowded = dataclasses.replace(report, cores=1)
+    assert str(
+        distributed_page.measured(dataclasses.replace(recorded, distributed=alone))["crowded"]
+    ).endswith("so their times are read.")
+    assert "shared 1 free core" in str(
+        distributed_page.measured(dataclasses.replace(recorded, distributed=crowded))["crowded"]
+    )
+    with pytest.raises(GpuConceptsError, match="no distributed results"):
+        distributed_page.report_of(dataclasses.replace(recorded, distributed=None))
+
+
+def test_bubble_median_is_the_upper_middle() -> None:
+    (c, *_) = distributed_page.report_of(load(RECORDED)).pipelines
+    assert dataclasses.replace(c, bubble=(0.3, 0.1, 0.2)).bubble_median == 0.2
+    assert dataclasses.replace(c, bubble=(0.4, 0.1, 0.2, 0.3)).bubble_median == 0.3
+
+
+def test_links_breakeven_is_the_first_bag_as_long_as_the_exchange(recorded: Run) -> None:
+    glue = distributed_page.links(recorded)
+    example, h100 = distributed_page.EXAMPLE, GPUS["H100 SXM"]
+    local = example["n_tables"] // example["W"]
+    assert h100.link_send_bytes_per_s is not None
+    send = formulas.tablewise_alltoall_bytes(**example) / h100.link_send_bytes_per_s
+    bag = {"B": example["B"], "d": example["d"], "s": example["s"]}
+    even = next(
+        L
+        for L in range(1, 10_000)
+        if local * formulas.embedding_bag_bytes(L=L, **bag) / h100.bytes_per_s >= send
+    )
+    assert units.plural(even, "row") in glue["pool_breakeven"]
+    report = distributed_page.report_of(recorded)
+    assert report.fit is not None
+    assert "loopback (measured" in glue["link_rows"]
+    unfitted = dataclasses.replace(recorded, distributed=dataclasses.replace(report, fit=None))
+    assert "loopback" not in distributed_page.links(unfitted)["link_rows"]
