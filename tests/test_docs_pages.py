@@ -13,13 +13,8 @@ from test_docs_notebooks import DOCS, md_code_cells
 # definitions they hold today; a page that loses them must leave this list.
 NOT_YET = {
     "analyze.md": {"small_cnn", "TransformerBlock", "TinyDLRM", "__init__", "forward"},
-    "distributed.md": {"bubble_row"},
     "dlrm.md": set(),
     "mlp.md": set(),
-    "model.md": {
-        "words", "shapes_row", "against", "zero_row", "sixteen_bit", "floor_cell", "knee",
-        "bound_cell",
-    },
     "rnn.md": {"encode"},
     "roofline.md": {"factor_range", "elsewhere"},
 }  # fmt: skip

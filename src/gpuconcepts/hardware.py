@@ -123,6 +123,16 @@ class GPU:
             )
         return float(formulas.ridge_point(P=self.flops_per_s[key], beta=self.bytes_per_s))
 
+    @property
+    def sixteen_bit(self) -> str:
+        """The GPU's 16-bit dtype for a model: bf16 where listed, else fp16 (the T4), the same
+        two bytes per value.
+
+        >>> GPUS["H100 SXM"].sixteen_bit, GPUS["T4"].sixteen_bit
+        ('bf16', 'fp16')
+        """
+        return "bf16" if "bf16" in self.flops_per_s else "fp16"
+
     def peak(self, dtype: str) -> float | None:
         """Dense FLOP/s for a dtype (kernel or datasheet name), or None when not listed."""
         return self.flops_per_s.get(TORCH_DTYPES.get(dtype, dtype))
@@ -296,7 +306,7 @@ def table_rows() -> list[list[str]]:
     ]
     rows = [header]
     for gpu in _ROWS:
-        ridge_dtype = "bf16" if "bf16" in gpu.flops_per_s else "fp16"
+        ridge_dtype = gpu.sixteen_bit
         rows.append(
             [
                 gpu.name,

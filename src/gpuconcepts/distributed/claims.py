@@ -446,7 +446,7 @@ def bubble_sweep_claim(
             f"{[(c.schedule['p'], c.schedule['m']) for c in ordered]}"
         )
     slope, interval = with_interval(lambda b: _slope(predicted, b), [c.bubble for c in ordered])
-    medians = [sorted(c.bubble)[len(c.bubble) // 2] for c in ordered]
+    medians = [c.bubble_median for c in ordered]
     not_visible = crowded or next(
         (reason for c in ordered if (reason := _stages_apart(c, cores))), ""
     )

@@ -93,6 +93,12 @@ class DistributedReport:
             by_world.setdefault(c.inputs["W"], c)
         return tuple(by_world[w] for w in sorted(by_world))
 
+    @property
+    def pipelines(self) -> tuple[Collective, ...]:
+        """The pipeline and its sweep over the micro-batches, fewest micro-batches first."""
+        swept = (*self.of_kind("pipeline"), *self.of_kind("pipeline sweep"))
+        return tuple(sorted(swept, key=lambda c: c.schedule["m"]))
+
     def predicted_seconds(self, c: Collective) -> float | None:
         """The fit's time for ``c``; None for the pipeline, whose time is mostly arithmetic."""
         if c.kind == "pipeline" or self.fit is None:
@@ -122,10 +128,11 @@ class DistributedReport:
         results.extend(
             claims.bubble_claim(c, self.cores, self.device, crowded=self.crowded) for c in pipelines
         )
-        swept = (*pipelines, *self.of_kind("pipeline sweep"))
-        if len(swept) > 1:
+        if len(self.pipelines) > 1:
             results.append(
-                claims.bubble_sweep_claim(swept, self.cores, self.device, crowded=self.crowded)
+                claims.bubble_sweep_claim(
+                    self.pipelines, self.cores, self.device, crowded=self.crowded
+                )
             )
         return tuple(results)
 

@@ -165,6 +165,11 @@ class Collective:
         return None if raw is None else (min(raw), max(raw))
 
     @property
+    def bubble_median(self) -> float:
+        """The middle of the measured bubbles, sorted (of an even count, the upper middle one)."""
+        return sorted(self.bubble)[len(self.bubble) // 2]
+
+    @property
     def median_seconds(self) -> float:
         """Median time of one repetition (the slowest process's)."""
         return float(np.median(self.seconds))
