@@ -14,8 +14,6 @@ from test_docs_notebooks import DOCS, md_code_cells
 NOT_YET = {
     "analyze.md": {"small_cnn", "TransformerBlock", "TinyDLRM", "__init__", "forward"},
     "distributed.md": {"bubble_row"},
-    "dlrm.md": set(),
-    "mlp.md": set(),
     "model.md": {
         "words", "shapes_row", "against", "zero_row", "sixteen_bit", "floor_cell", "knee",
         "bound_cell",

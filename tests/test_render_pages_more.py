@@ -1,0 +1,84 @@
+"""What the DLRM, MLP, RNN, analyze and roofline pages compute (gpuconcepts.render.pages),
+checked against the recorded run and against runs changed to take each branch."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpuconcepts import formulas, units
+from gpuconcepts.book import chapter
+from gpuconcepts.questions import question
+from gpuconcepts.render.pages import Math, dlrm, mlp
+from gpuconcepts.roofline import place
+from gpuconcepts.run import Run, load
+
+RECORDED = Path(__file__).resolve().parents[1] / "docs" / "runs" / "cpu-amd-epyc-float32.json"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> Run:
+    return load(RECORDED)
+
+
+def test_mlp_houses_work_out_each_price() -> None:
+    X = np.array([[1000, 2], [1500, 3], [2000, 4]])
+    W = np.array([[5], [10]])
+    glue = mlp.houses(X, W, X @ W)
+    assert glue["houses"] == "3"
+    assert glue["uses"] == "3"  # every weight serves each of the three houses
+    assert glue["big_uses"] == units.plain_number(mlp.MANY_HOUSES)
+    house3 = glue["house3"]
+    assert isinstance(house3, Math)
+    assert house3.latex == r"\text{house 3: } 5 \times 2000 + 10 \times 4 = 10040"
+
+
+def test_mlp_sweep_ends(recorded: Run) -> None:
+    sweep = chapter(recorded, "mlp")
+    glue = mlp.measured(recorded, sweep)
+    assert glue["bound_small"] == place(sweep[0], recorded.peaks).bound
+    assert glue["B_large"] == units.plain_number(sweep[-1].size("B"))
+    assert glue["speedup"] == units.how_many(sweep[-1].flops_per_s / sweep[0].flops_per_s)
+
+
+def test_dlrm_lookups_sit_left_of_every_ridge() -> None:
+    glue = dlrm.lookups()
+    assert glue["intensity_cap"] == "0.25"  # one addition per 4-byte value
+    assert glue["ridge_low"].endswith(")")  # names the GPU and the data type
+    assert glue["narrow_waste"] == "75%"  # a 16-byte row of a 64-byte line
+
+
+def test_dlrm_measured_and_hot_rows(recorded: Run) -> None:
+    runs = chapter(recorded, "dlrm")
+    glue = dlrm.measured(recorded, runs)
+    random, dense = runs[0], runs[-1]
+    kinds = {place(random, recorded.peaks).bound, place(dense, recorded.peaks).bound}
+    assert glue["both_kinds"].startswith("One model, two kinds") == (
+        kinds == {"memory", "compute"}
+    )
+    hot = dlrm.hot_rows(recorded, runs)
+    assert hot["hot_rows"] == units.plain_number(min(runs[2].size("N"), dlrm.HOT_ROWS))
+    # a run whose DRAM is faster than every lookup: no cache to credit
+    slow = [dataclasses.replace(m, raw_seconds=tuple(t * 100 for t in m.raw_seconds)) for m in runs]
+    assert dlrm.hot_rows(recorded, slow)["hot_served"].startswith("the roof that explains")
+
+
+def test_dlrm_row_order_reads_the_claim(recorded: Run) -> None:
+    glue = dlrm.row_order(recorded)
+    claim = recorded.claim("dlrm-random-vs-sequential")
+    assert glue["judged_verdict"] == claim.verdict
+    assert glue["order_table"].startswith("| Bytes per row |")
+    beyond = glue["judged_beyond"].startswith("more than the model predicts")
+    assert beyond == (claim.test.measured > claim.test.predicted)
+
+
+def test_dlrm_exercises_from_the_formulas() -> None:
+    glue = dlrm.exercises()
+    assert glue["ex_lookup_never"] == "Never"  # the batch cancels out of the intensity
+    assert glue["ex_fp16_fits"].startswith("It fits")
+    sizes = {k: v for k, v in question(11).steps[0].values.items() if k != "L"}
+    limit = formulas.embedding_intensity.supremum("L", **sizes)
+    assert glue["ex_lookup_rows_limit"] == units.significant(limit)
