@@ -56,9 +56,7 @@ def test_dlrm_measured_and_hot_rows(recorded: Run) -> None:
     glue = dlrm.measured(recorded, runs)
     random, dense = runs[0], runs[-1]
     kinds = {place(random, recorded.peaks).bound, place(dense, recorded.peaks).bound}
-    assert glue["both_kinds"].startswith("One model, two kinds") == (
-        kinds == {"memory", "compute"}
-    )
+    assert glue["both_kinds"].startswith("One model, two kinds") == (kinds == {"memory", "compute"})
     hot = dlrm.hot_rows(recorded, runs)
     assert hot["hot_rows"] == units.plain_number(min(runs[2].size("N"), dlrm.HOT_ROWS))
     # a run whose DRAM is faster than every lookup: no cache to credit
