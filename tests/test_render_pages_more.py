@@ -11,8 +11,9 @@ import pytest
 
 from gpuconcepts import formulas, units
 from gpuconcepts.book import chapter
+from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
 from gpuconcepts.questions import question
-from gpuconcepts.render.pages import Math, dlrm, mlp
+from gpuconcepts.render.pages import Math, dlrm, mlp, rnn
 from gpuconcepts.roofline import place
 from gpuconcepts.run import Run, load
 
@@ -80,3 +81,33 @@ def test_dlrm_exercises_from_the_formulas() -> None:
     sizes = {k: v for k, v in question(11).steps[0].values.items() if k != "L"}
     limit = formulas.embedding_intensity.supremum("L", **sizes)
     assert glue["ex_lookup_rows_limit"] == units.significant(limit)
+
+
+def test_rnn_measured_against_the_gemm(recorded: Run) -> None:
+    runs = chapter(recorded, "rnn")
+    _, loop, hoisted, gemm = runs
+    glue = rnn.measured(recorded, runs)
+    assert glue["slowdown"] == units.how_many(loop.seconds / gemm.seconds)
+    assert glue["hoisted_gain"] == rnn.hoisted_gain(loop.seconds / hoisted.seconds)
+    assert rnn.chain(RNN_MIN_LOOP_SLOWDOWN).startswith("That is the dependency chain")
+    assert rnn.chain(1.5).startswith("The loop was slower, but by less than the 2×")
+    assert "{doc}`the claims chapter <claims>`" in rnn.chain(1.5)
+
+
+def test_rnn_module_against_the_python_loops(recorded: Run) -> None:
+    runs = chapter(recorded, "rnn")
+    text = rnn.module_vs_python(recorded, runs)["module_vs_python"]
+    assert text.startswith("slower than" if runs[0].seconds > runs[1].seconds else "not slower")
+    assert "On a CPU, PyTorch's `nn.RNN`" in text
+    on_gpu = dataclasses.replace(recorded, peaks=dataclasses.replace(recorded.peaks, device="cuda"))
+    assert "cuDNN" in rnn.module_vs_python(on_gpu, runs)["module_vs_python"]
+    no_floor = dataclasses.replace(
+        recorded, peaks=dataclasses.replace(recorded.peaks, latency_seconds=None)
+    )
+    assert "latency floors" not in rnn.module_vs_python(no_floor, runs)["module_vs_python"]
+
+
+def test_rnn_exercises_from_the_formulas() -> None:
+    glue = rnn.exercises()
+    S = question(15).steps[0].values["S"]
+    assert glue["ex_steps"] == units.plural(S, "step")
