@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from gpuconcepts import formulas, units
+from gpuconcepts.analysis import examples
 from gpuconcepts.book import chapter
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
+from gpuconcepts.exercises import linear_compute_bound_batch
 from gpuconcepts.questions import question
-from gpuconcepts.render.pages import Math, dlrm, mlp, rnn
+from gpuconcepts.render.pages import Math, analyze, dlrm, mlp, rnn
 from gpuconcepts.roofline import place
 from gpuconcepts.run import Run, load
 
@@ -111,3 +113,36 @@ def test_rnn_exercises_from_the_formulas() -> None:
     glue = rnn.exercises()
     S = question(15).steps[0].values["S"]
     assert glue["ex_steps"] == units.plural(S, "step")
+
+
+def test_analyze_shows_the_example_models_code() -> None:
+    code = analyze.models(examples)
+    assert code.startswith("```python\nimport torch\n")
+    assert code.endswith("return score\n```")
+    assert "from __future__" not in code
+    assert ">>>" not in code  # no docstring, so no doctests
+    for name in ("def small_cnn", "class TransformerBlock", "class TinyDLRM"):
+        assert name in code
+
+
+def test_analyze_glues_one_model_and_the_machine(recorded: Run) -> None:
+    torch = pytest.importorskip("torch")
+    from gpuconcepts.analysis import analyze as run_analysis
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 3, 8, 8)
+    report = run_analysis(examples.small_cnn(), x, device="cpu", peaks=recorded.peaks, repeats=1)
+    glue = analyze.model("cnn", report)
+    assert all(key.startswith("cnn_") for key in glue)
+    assert glue["cnn_calls"] == units.plain_number(len(report.layers))
+    assert glue["cnn_check"].startswith("`FlopCounterMode` counts")
+    machine = analyze.machine({"cnn": report})
+    assert machine["reference"] == analyze.REFERENCE
+    assert machine["ridge"] == units.significant(report.ridge_point)
+
+
+def test_analyze_exercises_match_the_library() -> None:
+    glue = analyze.exercises()
+    fp32 = linear_compute_bound_batch(d_in=4096, d_out=4096, gpu="H100 SXM", dtype="fp32")
+    assert fp32 is not None
+    assert glue["ex_an_fp32_batch"] == units.plural(fp32, "sample")
