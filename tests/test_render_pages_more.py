@@ -14,9 +14,11 @@ from gpuconcepts.analysis import examples
 from gpuconcepts.book import chapter
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
 from gpuconcepts.exercises import linear_compute_bound_batch
+from gpuconcepts.hardware import datasheet_peaks
 from gpuconcepts.questions import question
-from gpuconcepts.render.pages import Math, analyze, dlrm, mlp, rnn
-from gpuconcepts.roofline import place
+from gpuconcepts.render import why_unexplained
+from gpuconcepts.render.pages import Math, analyze, dlrm, mlp, rnn, roofline
+from gpuconcepts.roofline import changes_side, place
 from gpuconcepts.run import Run, load
 
 RECORDED = Path(__file__).resolve().parents[1] / "docs" / "runs" / "cpu-amd-epyc-float32.json"
@@ -146,3 +148,33 @@ def test_analyze_exercises_match_the_library() -> None:
     fp32 = linear_compute_bound_batch(d_in=4096, d_out=4096, gpu="H100 SXM", dtype="fp32")
     assert fp32 is not None
     assert glue["ex_an_fp32_batch"] == units.plural(fp32, "sample")
+
+
+def test_roofline_page_against_the_recorded_run(recorded: Run) -> None:
+    measurements = recorded.profile()
+    peaks = recorded.peaks
+    glue = roofline.explained(measurements, peaks)
+    unexplained = [m for m in measurements if why_unexplained(m, peaks) is not None]
+    assert glue["n_explained"] == f"{len(measurements) - len(unexplained)} of {len(measurements)}"
+    assert roofline.explained([], peaks)["unexplained"].startswith("Every measurement")
+    sides = roofline.families(recorded, measurements)
+    assert sides["both_families"].startswith("Here ")
+    none = roofline.families(recorded, [])
+    assert none["memory_families"] == "none of the five"
+    assert none["both_families"] == "Here no workload has kernels on both sides of the ridge."
+    no_limit = dataclasses.replace(
+        recorded, peaks=dataclasses.replace(peaks, physical_flops_per_s=None)
+    )
+    assert roofline.machine(no_limit, measurements)["physical"].startswith("This machine's")
+
+
+def test_roofline_page_on_the_datasheet_gpus(recorded: Run) -> None:
+    measurements = recorded.profile()
+    glue = roofline.on_gpus(measurements, recorded.peaks)
+    changed = changes_side(measurements, recorded.peaks, datasheet_peaks(recorded.peaks.dtype))
+    assert glue["n_changed"].startswith(f"{len(changed)} of the ")
+    assert glue["changed"].count("\n") == max(len(changed) - 1, 0)
+    assert roofline.on_gpus([], recorded.peaks)["changed"].startswith("* none:")
+    text = roofline.recorded_peaks(recorded)
+    assert text.startswith(f"**Recorded** on {recorded.provenance.summary}. ")
+    assert units.significant(recorded.peaks.ridge_point) in text
