@@ -1,4 +1,6 @@
-"""The RNN chapter: why the chain of steps costs little at one size and much at another.
+"""The RNN chapter: the unrolled recurrence, the hidden state of a few sentences, this build's
+step loops against one GEMM of the same FLOPs, why the chain of steps costs little at one size
+and much at another, and the exercises' answers.
 
 >>> from gpuconcepts import formulas
 >>> from gpuconcepts.measure import Measurement
@@ -17,15 +19,205 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts import units
+from gpuconcepts import formulas, units
 from gpuconcepts.claims.rnn import StepCost
 from gpuconcepts.claims.rnn import step_costs as costs_of
-from gpuconcepts.render import chain_sentence, markdown_table, time_spread
-from gpuconcepts.render.pages import Glue
+from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
+from gpuconcepts.hardware import GPUS
+from gpuconcepts.questions import question
+from gpuconcepts.render import chain_sentence, markdown_table, measurement_table, plots, time_spread
+from gpuconcepts.render.pages import Glue, Math, from_batch
+from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
     from gpuconcepts.roofline import Peaks
+    from gpuconcepts.run import Run
+
+P_NEXT = 0.81
+"""The post's illustrative guess at the next word, not a trained model's."""
+
+CLAIMS = "{doc}`the claims chapter <claims>`"
+
+
+def intro() -> Glue:
+    """The RNN unrolled over three words, and the post's illustrative output."""
+    return {
+        "unrolled": plots.rnn_unrolled(("I", "love", "AI")),
+        "p_next": Math(rf"P(\text{{the next word is “learning”}}) = {P_NEXT}"),
+    }
+
+
+def sentences(texts: Sequence[str], parameters: int, hidden: int) -> Glue:
+    """Two sentences of different lengths through one RNN: their words, its parameters and
+    the width of its hidden state.
+
+    >>> sentences(["I love AI", "I love it a lot"], 42, 3)
+    {'short': '3', 'long': '5', 'params': '42', 'hidden': '3'}
+    """
+    short, long = (len(text.split()) for text in texts)
+    return {
+        "short": units.plain_number(short),
+        "long": units.plain_number(long),
+        "params": units.plain_number(parameters),
+        "hidden": units.plain_number(hidden),
+    }
+
+
+def word_order(same_bag: bool, same_rnn: bool) -> Glue:
+    """Whether an order-blind summary and the RNN's final state tell two word orders apart.
+
+    >>> word_order(True, False)
+    {'bag_same': 'the same', 'rnn_same': 'different'}
+    """
+    return {
+        "bag_same": "the same" if same_bag else "different",
+        "rnn_same": "the same" if same_rnn else "different",
+    }
+
+
+def states(words: Sequence[str], values: Sequence[Sequence[float]], matches: bool) -> Glue:
+    """The hidden state after each word as a table, and whether the last one matches the state
+    ``nn.RNN`` computes over the whole sentence at once.
+
+    >>> glue = states(["I"], [[0.5, -0.25]], True)
+    >>> glue["states"].splitlines()[-1], glue["matches"]
+    ('| step 1 | “I” | $h_{0}$ | $h_{1}$ | 0.5, -0.25 |', 'matches')
+    """
+    rows = [
+        [
+            f"step {t}",
+            f"“{word}”",
+            rf"$h_{{{t - 1}}}$",
+            rf"$h_{{{t}}}$",
+            ", ".join(units.significant(v) for v in state),
+        ]
+        for t, (word, state) in enumerate(zip(words, values, strict=True), start=1)
+    ]
+    return {
+        "states": markdown_table(["Step", "Input word", "Uses", "Produces", "Values"], rows),
+        "matches": "matches" if matches else "does not match",
+    }
+
+
+def q15() -> Glue:
+    """Q15's multiply-adds: the formula and its worked values."""
+    step = question(15).steps[0]
+    return {
+        "macs_eq": Math(formulas.rnn_macs.equation()),
+        "macs_worked": Math(f"{formulas.rnn_macs.lhs} = {step.worked}"),
+        "macs": units.describe(step.value, "MACs"),
+    }
+
+
+def chain(slowdown: float) -> str:
+    """What a step loop's slowdown against the GEMM of the same FLOPs says about the chain,
+    against the claim's threshold (``RNN_MIN_LOOP_SLOWDOWN``).
+
+    >>> chain(0.9)
+    'At these sizes, on this machine, the step loop was not slower than the single product: the cost of the chain did not show.'
+    """
+    need = f"the {units.times(RNN_MIN_LOOP_SLOWDOWN)} that {CLAIMS} requires"
+    if slowdown >= RNN_MIN_LOOP_SLOWDOWN:
+        return (
+            "That is the dependency chain, which the roofline cannot see: the same arithmetic, "
+            f"split into steps that wait for each other. It clears {need} before calling the "
+            "loop much slower."
+        )
+    if slowdown > 1:
+        return (
+            f"The loop was slower, but by less than {need} before calling it much slower: at "
+            "these sizes, on this machine, the cost of the chain barely shows."
+        )
+    return (
+        "At these sizes, on this machine, the step loop was not slower than the single "
+        "product: the cost of the chain did not show."
+    )
+
+
+def hoisted_gain(gain: float) -> str:
+    """The hoisted loop against the naive one (``gain``: the naive loop's time over its own).
+
+    >>> hoisted_gain(2), hoisted_gain(1.05), hoisted_gain(0.5)
+    ('2 times faster than the naive loop', 'about as fast as the naive loop', '2 times slower than the naive loop')
+    """
+    if gain >= 1.1:
+        return f"{units.how_many(gain)} times faster than the naive loop"
+    if gain > 1 / 1.1:
+        return "about as fast as the naive loop"
+    return f"{units.how_many(1 / gain)} times slower than the naive loop"
+
+
+def measured(run: Run, runs: Sequence[Measurement]) -> Glue:
+    """This build's ``nn.RNN``, naive and hoisted step loops and one GEMM of the same FLOPs
+    (``runs``, in that order): their table, and each against the GEMM and its roofline."""
+    peaks = run.peaks
+    module, loop, hoisted, gemm = runs
+    return {
+        "device": run.provenance.device_name,
+        "noise": run.provenance.noise,  # how busy the machine was
+        "table": measurement_table(runs, peaks),
+        "S": units.plain_number(loop.size("S")),
+        "slowdown": units.how_many(loop.seconds / gemm.seconds),
+        "module_slowdown": units.how_many(module.seconds / gemm.seconds),
+        "hoisted_slowdown": units.how_many(hoisted.seconds / gemm.seconds),
+        "hoisted_gain": hoisted_gain(loop.seconds / hoisted.seconds),
+        "loop_roof": units.how_many(place(loop, peaks).ratio),
+        "gemm_roof": units.how_many(place(gemm, peaks).ratio),
+        "chain": chain(loop.seconds / gemm.seconds),
+    }
+
+
+def module_vs_python(run: Run, runs: Sequence[Measurement]) -> Glue:
+    """``nn.RNN`` against the two Python loops at the chapter's sizes, and what it does
+    differently on this device (on a CPU: the bookkeeping it adds per step)."""
+    peaks = run.peaks
+    module, loop, hoisted, _ = runs
+    module_vs_loop = module.seconds / loop.seconds
+    module_vs_hoisted = module.seconds / hoisted.seconds
+    steps = module.size("S")
+    gap = (module.seconds - hoisted.seconds) / steps  # per step, against the hoisted loop
+    floors = (
+        f"{units.significant(abs(gap) / peaks.latency_seconds)} latency floors, "
+        if peaks.latency_seconds
+        else ""
+    )
+    gap_text = (
+        f"{units.si(abs(gap), 's')} per step "
+        f"({floors}{units.percent(abs(gap) * steps / module.seconds)} of its time)"
+    )
+    if module_vs_loop > 1:
+        verdict = (
+            f"slower than the Python loop: it took {units.as_long(module_vs_loop, 'the loop')}, "
+            f"and {units.as_long(module_vs_hoisted, 'the hoisted loop')}."
+        )
+    else:
+        verdict = (
+            "not slower than the Python loop here: it took "
+            f"{units.as_long(module_vs_loop, 'the naive loop')} and "
+            f"{units.as_long(module_vs_hoisted, 'the hoisted one')}."
+        )
+    if peaks.device == "cpu":
+        why = (
+            "On a CPU, PyTorch's `nn.RNN` already does what the hoisted loop does: one product "
+            "projects every input up front, then each step runs one product with $W_h$, adds "
+            "the projected input in a separate pass and applies the tanh; at the end every "
+            "step's output is copied into one tensor. The arithmetic is the hoisted loop's; "
+        )
+        if gap > 0:
+            why += (
+                f"that bookkeeping is what it adds, {gap_text}: a cost per step of the same "
+                "kind as the chain's, not extra FLOPs."
+            )
+        else:
+            why += f"here its bookkeeping cost nothing measurable: the two differed by {gap_text}."
+    else:
+        why = (
+            "On a GPU, `nn.RNN` runs cuDNN's recurrent kernels, which project every input at "
+            "once and fuse each step's additions and tanh; the Python loops launch several "
+            f"kernels per step instead. Against the hoisted loop the difference was {gap_text}."
+        )
+    return {"module_vs_python": f"{verdict} {why}"}
 
 
 def layer(c: StepCost) -> str:
@@ -81,3 +273,24 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
         glue[f"{name}_slowdown"] = units.how_many(c.slowdown)
     glue["chain_roof"] = chain_sentence(costs[0].loop, peaks)
     return glue
+
+
+def exercises() -> Glue:
+    """The exercises' answers for Q15's RNN on an H100 (BF16), from the formulas and the
+    datasheet table.
+
+    >>> glue = exercises()
+    >>> glue["ex_rnn_answer"], glue["ex_rnn_limit"]
+    ('Never', '128')
+    """
+    ridge = GPUS["H100 SXM"].ridge_point("bf16")
+    sizes = question(15).steps[0].values
+    others = {k: v for k, v in sizes.items() if k != "B"}
+    first = formulas.rnn_intensity.reaches(ridge, "B", **others, s=2)
+    return {
+        "ex_steps": units.plural(sizes["S"], "step"),
+        "ex_per_step": units.describe(formulas.rnn_macs(**(sizes | {"S": 1})), "MACs"),
+        "ex_ridge": units.significant(ridge),
+        "ex_rnn_answer": from_batch(first),
+        "ex_rnn_limit": units.significant(formulas.rnn_intensity.supremum("B", **others, s=2)),
+    }

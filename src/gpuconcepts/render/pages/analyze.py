@@ -1,0 +1,148 @@
+"""The "Your model on the roofline" chapter: the example models' code, each model's report in
+tables, figures and sentences, what a faster GPU would not change, and the exercises' answers.
+
+>>> print(source("import math\\n\\n\\ndef f():\\n    return math.pi\\n").splitlines()[1])
+import math
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from gpuconcepts import exercises as answers
+from gpuconcepts import units
+from gpuconcepts.analysis import count_types
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import GPUS
+from gpuconcepts.render.pages import Glue
+
+if TYPE_CHECKING:
+    from gpuconcepts.analysis import Report
+
+REFERENCE = "H100 SXM"
+"""The datasheet GPU whose predicted time the chapter quotes for each model."""
+
+EXERCISE_LAYER = {"d_in": 4096, "d_out": 4096}
+"""The exercises' dense layer: a square matrix of side 4096."""
+
+EXERCISE_GPUS = (
+    ("fp32", "H100 SXM", "fp32"),
+    ("tf32", "H100 SXM", "tf32"),
+    ("bf16", "H100 SXM", "bf16"),
+    ("a100", "A100 80GB SXM", "tf32"),
+    ("t4", "T4", "fp16"),
+)
+"""Each exercise's glue key, GPU and data type."""
+
+
+def source(text: str) -> str:
+    """Python source as a Markdown code block, without its module docstring and its
+    ``from __future__`` import (what a reader needs is the imports and the code)."""
+    body = [
+        node
+        for node in ast.parse(text).body
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        and not (isinstance(node, ast.ImportFrom) and node.module == "__future__")
+    ]
+    code = "\n".join(text.splitlines()[body[0].lineno - 1 :]).strip()
+    return f"```python\n{code}\n```"
+
+
+def models(module: ModuleType) -> str:
+    """The example models' code as Markdown, as the library defines them
+    (``analysis.examples``): the page shows it where it once defined them."""
+    return source(inspect.getsource(module))
+
+
+def machine(reports: Mapping[str, Report]) -> Glue:
+    """This machine's roofs and the datasheet GPUs' ridge points (the same for every report),
+    and the kinds of call that reach at least one GPU's ridge."""
+    report = next(iter(reports.values()))
+    ridges = [g.ridge_point for g in report.gpus]
+    reach = sorted(
+        {
+            layer.type
+            for r in reports.values()
+            for layer in r.layers
+            if layer not in r.memory_bound_everywhere()
+        }
+    )
+    return {
+        "device": report.device_name,
+        "ridge": units.significant(report.ridge_point),
+        "peak_flops": units.si(report.peaks.flops_per_s, "FLOP/s"),
+        "peak_bw": units.si(report.peaks.bytes_per_s, "B/s"),
+        "peaks_dtype": report.peaks.dtype,
+        "reference": REFERENCE,
+        "ridge_low": units.significant(min(ridges)),
+        "ridge_high": units.significant(max(ridges)),
+        "gpu_dtype": report.gpus[0].dtype,
+        "assumed": " ".join(a[0].upper() + a[1:] for a in report.assumptions),
+        "reach_types": ", ".join(f"`{kind}`" for kind in reach) or "none",
+    }
+
+
+def flop_check(report: Report) -> str:
+    """The report's FLOPs against ``FlopCounterMode``'s count for the whole pass, and the
+    rows where they differ."""
+    counted = units.plain_number(report.counter_total)
+    if not report.explained:
+        return (
+            f"`FlopCounterMode` counts the same {counted} FLOPs for the whole pass as the "
+            "table's rows add up to."
+        )
+    rows = ", ".join(f"row {layer.index} ({layer.type})" for layer in report.explained)
+    return (
+        f"`FlopCounterMode` counts {counted} FLOPs for the whole pass and the table "
+        f"{units.plain_number(report.total_flops)}: the difference is {rows}, where "
+        "`FlopCounterMode` has no rule for the kernel that ran and the formula counts it."
+    )
+
+
+def model(name: str, report: Report) -> Glue:
+    """One model's report under ``name_``: its table and figure, its totals, and the calls
+    that wait on memory on every datasheet GPU, with :data:`REFERENCE`'s predicted time."""
+    everywhere = report.memory_bound_everywhere()
+    gpu = next(g for g in report.gpus if g.gpu == REFERENCE)
+    glue: Glue = {
+        "table": report.markdown(),
+        "figure": report.figure(),
+        "calls": units.plain_number(len(report.layers)),
+        "flops": units.si(report.total_flops, "FLOPs"),
+        "counter": units.si(report.counter_total, "FLOPs"),
+        "check": flop_check(report),
+        "share": report.share_sentence(),
+        "seconds": units.si(report.seconds, "s"),
+        "forward": units.si(report.forward_seconds, "s"),
+        "memory_everywhere": count_types(everywhere),
+        "memory_everywhere_n": units.plain_number(len(everywhere)),
+        "compute_somewhere": count_types([c for c in report.layers if c not in everywhere]),
+        "reference_share": units.percent(gpu.memory_share),
+        "reference_seconds": units.si(gpu.seconds, "s"),
+    }
+    return {f"{name}_{key}": value for key, value in glue.items()}
+
+
+def exercises() -> Glue:
+    """The exercises' answers: the first compute-bound batch of :data:`EXERCISE_LAYER` on each
+    GPU and data type of :data:`EXERCISE_GPUS`, from the formulas and the datasheet table.
+
+    >>> glue = exercises()
+    >>> glue["ex_an_d"], glue["ex_an_tf32_gap"]
+    ('4,096', '8.4×')
+    """
+    glue: Glue = {"ex_an_d": units.plain_number(EXERCISE_LAYER["d_in"])}
+    batches = {}
+    for key, gpu, dtype in EXERCISE_GPUS:
+        batch = answers.linear_compute_bound_batch(**EXERCISE_LAYER, gpu=gpu, dtype=dtype)
+        if batch is None:  # the exercises' answers say "From ..." batches
+            raise GpuConceptsError(f"the exercises' layer is never compute-bound on {gpu}")
+        batches[key] = batch
+        glue[f"ex_an_{key}_batch"] = units.plural(batch, "sample")
+        glue[f"ex_an_{key}_ridge"] = units.significant(GPUS[gpu].ridge_point(dtype))
+    glue["ex_an_tf32_gap"] = units.times(batches["tf32"] / batches["fp32"])
+    return glue

@@ -1,0 +1,224 @@
+"""The "All five on this machine's roofline" chapter: this machine's roofs and kernels, the roofs
+beyond compute and bandwidth, which kernels they explain, the same kernels read against the
+datasheet GPUs, and the recorded runs' peaks.
+
+>>> from gpuconcepts.roofline import Peaks
+>>> peaks = Peaks("cpu", 1e11, 1e10, "float32")
+>>> factor_range([Peaks("cuda", 4e13, 2e12, "float32"), Peaks("cuda", 6e13, 2e12, "float32")],
+...              peaks)
+'2 to 3'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts import formulas, hardware, units
+from gpuconcepts.kernels.peaks import (
+    COLD_SMALLEST,
+    GEMM_SHAPES,
+    GEMM_SWEEP_ROWS,
+    GEMM_SWEEP_WIDTHS,
+    SWEEP_ROUNDS,
+)
+from gpuconcepts.measure import LLC_MULTIPLE
+from gpuconcepts.render import (
+    EXPLAINED,
+    cold_start_sentence,
+    gemm_shape_sentence,
+    measurement_table,
+    plots,
+    why_unexplained,
+)
+from gpuconcepts.render.pages import Glue, Math, bound
+from gpuconcepts.roofline import OWN_ROOF_TOLERANCE, Peaks, changes_side, classify, place
+from gpuconcepts.workloads import chapter_of
+
+if TYPE_CHECKING:
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.run import Run
+
+FAMILIES = {
+    "dlrm": "DLRM",
+    "mlp": "the MLP",
+    "cnn": "the CNN",
+    "rnn": "the RNN",
+    "transformer": "the Transformer",
+}
+"""The five workloads' chapters and how the page names them."""
+
+
+def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
+    """This machine's roofs (with its physical limit and memory hierarchy) and its kernels'
+    table."""
+    peaks = run.peaks
+    if peaks.physical_flops_per_s:
+        physical = (
+            "Above the measured compute roof the figure draws the hardware's physical limit, "
+            f"{units.si(peaks.physical_flops_per_s, 'FLOP/s')}: every core issuing full-width "
+            "fused multiply-adds on every unit at every cycle (cores × vector lanes × FMA units "
+            "× 2 × clock, from /proc/cpuinfo on a CPU, the datasheet on a GPU). The measured "
+            f"peak reaches {units.percent(peaks.flops_per_s / peaks.physical_flops_per_s)} of "
+            "it; the rest is what the library's kernels leave on the table."
+        )
+    else:
+        physical = (
+            "This machine's physical limit is not known (its CPU flags or clock are not "
+            "readable), so no line is drawn above the measured roof."
+        )
+    levels = [f"{level.name} {units.si(level.bytes_per_s, 'B/s')}" for level in peaks.memory_roofs]
+    return {
+        "device": run.provenance.device_name,
+        "peak_flops": units.si(peaks.flops_per_s, "FLOP/s"),
+        "peak_bw": units.si(peaks.bytes_per_s, "B/s"),
+        "ridge": units.significant(peaks.ridge_point),
+        "dtype": peaks.dtype,
+        "table": measurement_table(measurements, peaks, numbered=True),
+        "count": units.plural(len(measurements), "measurement"),
+        "gemm_shapes": units.in_words(len(GEMM_SHAPES)),
+        "llc_multiple": units.in_words(LLC_MULTIPLE),
+        "physical": physical,
+        "hierarchy": plots.memory_hierarchy(peaks),
+        "levels": units.listing(levels),
+        "latency": units.si(peaks.latency_seconds, "s")
+        if peaks.latency_seconds
+        else "not measured",
+    }
+
+
+def families(run: Run, measurements: Sequence[Measurement]) -> Glue:
+    """Which of the five workloads have memory-bound kernels here, which compute-bound ones,
+    and which have both."""
+    by_bound = {
+        b: [
+            name
+            for family, name in FAMILIES.items()
+            if any(chapter_of(m.workload) == family and bound(m, run) == b for m in measurements)
+        ]
+        for b in ("memory", "compute")
+    }
+    both = [name for name in by_bound["memory"] if name in by_bound["compute"]]
+    if both:
+        verb = "has" if len(both) == 1 else "have"
+        sides = f"Here {units.listing(both)} {verb} kernels on both sides of the ridge."
+    else:
+        sides = "Here no workload has kernels on both sides of the ridge."
+    return {
+        "memory_families": units.listing(by_bound["memory"]) or "none of the five",
+        "compute_families": units.listing(by_bound["compute"]) or "none of the five",
+        "both_families": sides,
+    }
+
+
+def observed(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
+    """The kernels served from a cache, and those whose observed bound contradicts the
+    predicted one (compute against memory)."""
+    placed = [(m, place(m, peaks)) for m in measurements]
+    caches = {level.name for level in peaks.levels}
+    memories = {level.name for level in peaks.memory_roofs}
+    cached = [f"`{m.workload}` ({w.observed})" for m, w in placed if w.observed in caches]
+    disagree = [
+        m.workload
+        for m, w in placed
+        if (w.bound, w.observed in memories) in (("memory", False), ("compute", True))
+        and w.observed != "latency"
+    ]
+    return {
+        "cached": units.listing(cached) or "none",
+        "n_disagree": units.listing([f"`{name}`" for name in dict.fromkeys(disagree)]) or "none",
+    }
+
+
+def roofs(peaks: Peaks) -> Glue:
+    """The roofs beyond compute and bandwidth: their equations, the sweeps' sizes and rounds,
+    and the measured floors."""
+    return {
+        "op_floor": units.si(peaks.op_seconds, "s") if peaks.op_seconds else "not measured",
+        "chain_eq": Math(formulas.chain_seconds.equation()),
+        "serial_chain_eq": Math(formulas.serial_chain_seconds.equation()),
+        "cold_start": cold_start_sentence(peaks),
+        "cold_smallest": units.binary_bytes(COLD_SMALLEST),
+        "random_eq": Math(formulas.random_access_seconds.equation()),
+        "gemm_rows": units.plain_number(GEMM_SWEEP_ROWS[-1]),
+        "gemm_widths": f"{units.plain_number(GEMM_SWEEP_WIDTHS[0])} to "
+        f"{units.plain_number(GEMM_SWEEP_WIDTHS[-1])}",
+        "gemm_shape": gemm_shape_sentence(peaks),
+        "sweep_rounds": units.in_words(SWEEP_ROUNDS),
+        "own_tolerance": units.percent(OWN_ROOF_TOLERANCE - 1),
+    }
+
+
+def explained(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
+    """How many measurements a roof explains (``render.EXPLAINED``), and the others, numbered
+    as in the table, each with the reason the data give."""
+    within = f"[1, {units.plain_number(1 / EXPLAINED[0])}]×"  # the time against the roof's bound
+    numbered = [(n, m, why_unexplained(m, peaks)) for n, m in enumerate(measurements, start=1)]
+    others = [
+        f"- **{n}.** `{m.workload}` ({units.sizes(m.params)}): {why}."
+        for n, m, why in numbered
+        if why is not None
+    ]
+    return {
+        "explained": within,
+        "explained_share": units.percent(EXPLAINED[0]),
+        "n_explained": f"{len(measurements) - len(others)} of {len(measurements)}",
+        "unexplained": "\n".join(others)
+        or f"Every measurement on this page lies within {within} of the roof that served it.",
+    }
+
+
+def factor_range(gpus: Sequence[Peaks], here: Peaks) -> str:
+    """How many times this machine's ridge point the GPUs' ridge points are, lowest to highest."""
+    factors = sorted(p.ridge_point / here.ridge_point for p in gpus)
+    return f"{units.how_many(factors[0])} to {units.how_many(factors[-1])}"
+
+
+def on_gpus(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
+    """The datasheet GPUs' ridge points against this machine's, and the kernels measured here
+    that would change side on some of them in the same data type."""
+    same_dtype = hardware.datasheet_peaks(peaks.dtype)  # every datasheet GPU in this dtype
+    changed = changes_side(measurements, peaks, same_dtype)
+
+    def line(m: Measurement, where: tuple[str, ...]) -> str:
+        here = classify(m.intensity, peaks)
+        there = "compute" if here == "memory" else "memory"
+        gpus = (
+            "every GPU of the table"
+            if len(where) == len(same_dtype)
+            else "the " + units.listing(list(where))
+        )
+        return (
+            f"* `{m.workload}` ({units.sizes(m.params)}), {units.significant(m.intensity)} "
+            f"FLOP/byte: {here}-bound here, {there}-bound on {gpus}"
+        )
+
+    ridges = [f"{p.name} {units.significant(p.ridge_point)}" for p in same_dtype]
+    return {
+        "gpu_dtype": same_dtype[0].dtype if same_dtype else peaks.dtype,
+        "gpu_ridges": units.listing(ridges),
+        "gpu_factor": factor_range(same_dtype, peaks),
+        "half_factor": factor_range(hardware.datasheet_peaks("fp16"), peaks),
+        "n_changed": f"{len(changed)} of the {units.plural(len(measurements), 'kernel')}",
+        "changed": "\n".join(line(m, where) for m, where in changed)
+        or "* none: every kernel keeps its verdict on every GPU of the table.",
+    }
+
+
+def recorded_peaks(other: Run) -> str:
+    """A recorded run's provenance and measured peaks, above its roofline and table."""
+    peaks = other.peaks
+    return (
+        f"**Recorded** on {other.provenance.summary}. Measured peaks in {peaks.dtype}: "
+        f"{units.si(peaks.flops_per_s, 'FLOP/s')} and {units.si(peaks.bytes_per_s, 'B/s')}, "
+        f"a ridge point of {units.significant(peaks.ridge_point)} FLOP/byte."
+    )
+
+
+def recorded(others: Sequence[Run]) -> Glue:
+    """How many runs recorded on other machines the page draws.
+
+    >>> recorded([])
+    {'recorded_count': '0 runs'}
+    """
+    return {"recorded_count": units.plural(len(others), "run")}
