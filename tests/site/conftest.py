@@ -334,7 +334,10 @@ class Visit:
         ]
 
 
+# A page without math loads no MathJax (Sphinx adds it only where math is): answer at once
+# rather than wait out the deadline (that wait was 20 s on each of nine pages).
 WAIT_FOR_MATHJAX = """async () => {
+  if (!document.querySelector('script[src*="mathjax" i]')) return false;
   const deadline = Date.now() + 20000;
   while (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) {
     if (Date.now() > deadline) return false;
