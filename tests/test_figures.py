@@ -115,6 +115,28 @@ def test_figures_render_to_svg() -> None:
     assert buffer.getvalue().lstrip().startswith("<?xml")
 
 
+def test_the_books_svg_labels_log_axes_in_plain_text() -> None:
+    """svg_text swaps mathtext tick labels for the same text in Unicode (mathtext parsing was
+    most of a many-plot page's drawing time); the ticks and their labels stay the same."""
+    from gpuconcepts.book import svg_text
+    from gpuconcepts.render.style import figure
+
+    fig, (ax,) = figure(4, 3)
+    ax.loglog([1e-3, 1e2], [2.0, 3.0])
+    fig.canvas.draw()
+    before = [t.get_text() for t in ax.get_xticklabels()]
+    assert r"$\mathdefault{10^{-3}}$" in before
+    svg_text(fig)
+    after = [t.get_text() for t in ax.get_xticklabels()]
+    assert "10⁻³" in after
+    assert "10²" in after
+    assert len(after) == len(before)
+    assert not any("$" in label for label in after)
+    minor = [t.get_text() for t in ax.get_yticklabels(minor=True) if t.get_text()]
+    assert minor  # one decade only: the minor ticks are labelled too
+    assert not any("$" in label for label in minor)
+
+
 def _measurements(points: list[tuple[str, float, float]]) -> tuple[Peaks, list[Measurement]]:
     """Measurements at given (workload, intensity, FLOP/s), each from one timed repetition."""
     peaks = Peaks("cpu", 2e11, 4e10, "float32")

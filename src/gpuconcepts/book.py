@@ -381,6 +381,9 @@ def svg_text(fig: Figure) -> str:
     """A matplotlib figure as SVG text, with a transparent background (see glue_figure)."""
     from io import StringIO
 
+    from gpuconcepts.render.style import plain_log_labels
+
+    plain_log_labels(fig)
     buffer = StringIO()
     fig.savefig(
         buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
