@@ -23,19 +23,35 @@ from gpuconcepts.kernels._common import Kernel, check_sizes, default_dtype, prep
 from gpuconcepts.roofline import Peaks
 
 
+def _checked(kernel: str, **sizes: int) -> dict[str, int]:
+    """The sizes B, S, d_in, d_h every RNN kernel takes, checked under the kernel's name."""
+    check_sizes(f"rnn.{kernel}", **sizes)
+    return sizes
+
+
 def _kernel(
     workload: str,
     device: str,
     peaks: Peaks,
     fn: Callable[[], Any],
     x: torch.Tensor,
-    *,
     dtype: str,
-    **sizes: int,
+    sizes: dict[str, int],
 ) -> Kernel:
-    """The RNN kernels share the sizes B, S, d_in, d_h (``s`` from ``x``)."""
+    """The RNN kernels' parameters: their sizes, and ``s`` from ``x``."""
     params = {**sizes, "s": x.element_size()}
     return prepare(workload, device, peaks, fn, params=params, dtype=dtype)
+
+
+def _recurrence(
+    d_in: int, d_h: int, dtype: str, device: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The step loops' weights W_x, W_h and bias b (seeds fixed, so every kernel gets the
+    same ones)."""
+    w_x = tensor((d_in, d_h), dtype, device, seed=2)
+    w_h = tensor((d_h, d_h), dtype, device, seed=3)
+    bias = tensor((d_h,), dtype, device, seed=4)
+    return w_x, w_h, bias
 
 
 def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
@@ -62,25 +78,14 @@ def rnn_module_kernel(
     ``flatten_parameters`` does nothing and every call re-packs the weights, which would
     time the packing rather than the recurrence). ``params["dtype"]`` says which one ran.
     """
-    check_sizes("rnn.rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
+    sizes = _checked("rnn_module", B=B, S=S, d_in=d_in, d_h=d_h)
     chosen = dtype or default_dtype(device)
     if dtype is None and chosen == "bfloat16":
         chosen = "float16"
     x = tensor((B, S, d_in), chosen, device, seed=1)
     module = _rnn(d_in, d_h, x)
     dtype = chosen
-    return _kernel(
-        "rnn-module",
-        device,
-        peaks,
-        lambda: module(x),
-        x,
-        dtype=dtype,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-    )
+    return _kernel("rnn-module", device, peaks, lambda: module(x), x, dtype, sizes)
 
 
 rnn_module = timed(rnn_module_kernel)
@@ -97,12 +102,10 @@ def step_loop_kernel(
     dtype: str | None = None,
 ) -> Kernel:
     """Time the explicit loop h_t = tanh(x_t W_x + h_{t-1} W_h + b), one step after another."""
-    check_sizes("rnn.step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
+    sizes = _checked("step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     x = tensor((S, B, d_in), dtype, device, seed=1)
-    w_x = tensor((d_in, d_h), dtype, device, seed=2)
-    w_h = tensor((d_h, d_h), dtype, device, seed=3)
-    bias = tensor((d_h,), dtype, device, seed=4)
+    w_x, w_h, bias = _recurrence(d_in, d_h, dtype, device)
     out = torch.empty((S, B, d_h), dtype=x.dtype, device=device)
 
     def fn() -> torch.Tensor:
@@ -112,18 +115,7 @@ def step_loop_kernel(
             out[t] = h
         return out
 
-    return _kernel(
-        "rnn-loop",
-        device,
-        peaks,
-        fn,
-        x,
-        dtype=dtype,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-    )
+    return _kernel("rnn-loop", device, peaks, fn, x, dtype, sizes)
 
 
 step_loop = timed(step_loop_kernel)
@@ -144,12 +136,10 @@ def hoisted_loop_kernel(
 
     This is what cuDNN and careful implementations do; the same ``rnn_flops`` in all.
     """
-    check_sizes("rnn.hoisted_loop", B=B, S=S, d_in=d_in, d_h=d_h)
+    sizes = _checked("hoisted_loop", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     x = tensor((S * B, d_in), dtype, device, seed=1)
-    w_x = tensor((d_in, d_h), dtype, device, seed=2)
-    w_h = tensor((d_h, d_h), dtype, device, seed=3)
-    bias = tensor((d_h,), dtype, device, seed=4)
+    w_x, w_h, bias = _recurrence(d_in, d_h, dtype, device)
     out = torch.empty((S, B, d_h), dtype=x.dtype, device=device)
 
     def fn() -> torch.Tensor:
@@ -160,18 +150,7 @@ def hoisted_loop_kernel(
             out[t] = h
         return out
 
-    return _kernel(
-        "rnn-hoisted",
-        device,
-        peaks,
-        fn,
-        x,
-        dtype=dtype,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-    )
+    return _kernel("rnn-hoisted", device, peaks, fn, x, dtype, sizes)
 
 
 hoisted_loop = timed(hoisted_loop_kernel)
@@ -192,7 +171,7 @@ def batched_gemm_kernel(
     The previous hidden states are given up front (as if the recurrence were known), so
     nothing waits: this is the speed the same arithmetic reaches without the dependency.
     """
-    check_sizes("rnn.batched_gemm", B=B, S=S, d_in=d_in, d_h=d_h)
+    sizes = _checked("batched_gemm", B=B, S=S, d_in=d_in, d_h=d_h)
     dtype = dtype or default_dtype(device)
     z = tensor((B * S, d_in + d_h), dtype, device, seed=1)
     w = tensor((d_in + d_h, d_h), dtype, device, seed=2)
@@ -201,18 +180,7 @@ def batched_gemm_kernel(
     def fn() -> torch.Tensor:
         return torch.tanh(torch.addmm(bias, z, w))
 
-    return _kernel(
-        "rnn-gemm",
-        device,
-        peaks,
-        fn,
-        z,
-        dtype=dtype,
-        B=B,
-        S=S,
-        d_in=d_in,
-        d_h=d_h,
-    )
+    return _kernel("rnn-gemm", device, peaks, fn, z, dtype, sizes)
 
 
 batched_gemm = timed(batched_gemm_kernel)
