@@ -36,7 +36,14 @@ from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.mlp import judge_mlp_crossover, judge_mlp_trend
 from gpuconcepts.claims.quantities import with_interval
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided, example
+from gpuconcepts.claims.result import (
+    ClaimRecord,
+    ClaimResult,
+    PlotSpec,
+    Series,
+    TwoSided,
+    example,
+)
 from gpuconcepts.claims.rnn import judge_rnn_batch, judge_rnn_length, judge_rnn_loop_vs_gemm
 from gpuconcepts.claims.roofline import judge_roofline
 from gpuconcepts.claims.transformer import (
@@ -177,7 +184,7 @@ def test_claim_result_verdict_reason_and_json() -> None:
     )
     named = replace(base, anomalies=("with 512-byte rows consecutive lookups streamed slower",))
     assert (named.verdict, named.anomalous) == ("fails", True)
-    assert ClaimResult.from_dict(named.to_dict()) == named
+    assert from_record(ClaimRecord, named.to_dict()).result() == named
     hidden = replace(base, visible=False, reason="no GPU")
     assert (hidden.verdict, hidden.why) == ("not visible", "no GPU")
     # an alternative inside the region: no measurement could tell them apart
@@ -199,7 +206,7 @@ def test_claim_result_verdict_reason_and_json() -> None:
     assert record["predicted"] == 8.0
     assert record["alternative_value"] == 1.0
     assert json.loads(json.dumps(record, allow_nan=False)) == record
-    assert ClaimResult.from_dict(record) == straddling
+    assert from_record(ClaimRecord, record).result() == straddling
 
 
 def test_two_sided_refuses_an_interval_that_misses_its_value() -> None:

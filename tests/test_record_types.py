@@ -16,15 +16,14 @@ import pytest
 from synthetic import synthetic_run
 
 from gpuconcepts import cli
-from gpuconcepts.claims.result import PlotSpec
+from gpuconcepts.claims.result import ClaimRecord
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.run import Run
+from gpuconcepts.run import Run, load
 from gpuconcepts.run.provenance import Provenance
-from gpuconcepts.run.run import _CLAIM_FIELDS
 
 BASE: dict[str, Any] = json.loads(synthetic_run().to_json())
 
@@ -89,17 +88,15 @@ def _cases() -> Iterator[tuple[str, tuple[object, ...], object]]:
         ("measurements[0]", Measurement, ("measurements", 0)),
         ("wholemodel", WholeModelResults, ("wholemodel",)),
         ("distributed", DistributedReport, ("distributed",)),
-        ("claims[0]", PlotSpec, ("claims", 0, "plot")),
+        ("claims[0]", ClaimRecord, ("claims", 0)),  # stored flat: the test's fields beside
     ]
     hints: dict[str, Any] = {}
     for top, kind, keys in parts:
         record: Any = BASE
         for key in keys:
             record = record[key]
-        for path, sub in _paths(kind, record, "plot" if kind is PlotSpec else ""):
+        for path, sub in _paths(kind, record, ""):
             hints[f"{top}: {path}"] = (keys + sub, _leaf_kind(kind, sub))
-    for name, kind in _CLAIM_FIELDS.items():  # a claim is stored flat (see run._claim)
-        hints[f"claims[0]: {name}"] = (("claims", 0, name), kind)
     for path, (keys, kind) in hints.items():
         wrong = _wrong(kind)
         if wrong is not _NOT:
@@ -137,7 +134,11 @@ def test_every_record_of_a_run_is_covered() -> None:
                     "claims[0]"}  # fmt: skip
     assert len(CASES) > 80
     assert "distributed: collectives[0].seconds" in {p for p, _, _ in CASES}
-    assert "claims[0]: plot.series[0].x" in {p for p, _, _ in CASES}
+    paths = {p for p, _, _ in CASES}
+    assert "claims[0]: plot.series[0].x" in paths
+    # every field of a stored claim and of its gates has its case
+    claim = [f"claims[0]: {f.name}" for f in dataclasses.fields(ClaimRecord)]
+    assert set(claim) | {"claims[0]: gates[0].condition", "claims[0]: gates[0].met"} <= paths
 
 
 @pytest.mark.parametrize(("path", "keys", "wrong"), CASES, ids=[c[0] for c in CASES])
@@ -154,14 +155,79 @@ def test_a_wrong_type_is_refused_naming_the_field(
     assert f"got {wrong!r}" in message, message
 
 
-@pytest.mark.parametrize("command", ["verify", "compare"])
+def _records() -> Iterator[tuple[str, tuple[object, ...]]]:
+    """(message path, keys from the run's top) of every record a run holds: each field's
+    parent, so nested records and each list's first entry are included."""
+    for path, keys, _ in CASES:
+        top, inner = path.split(": ")
+        parent = inner.rpartition(".")[0]
+        yield (f"{top}: {parent}" if parent else top), keys[:-1]
+
+
+RECORDS = sorted(set(_records()))
+
+
+def test_every_record_is_checked_for_unknown_keys() -> None:
+    paths = {path for path, _ in RECORDS}
+    assert {"provenance", "peaks", "measurements[0]", "wholemodel", "distributed", "claims[0]",
+            "claims[0]: gates[0]", "claims[0]: plot.series[0]", "distributed: collectives[0]",
+            "wholemodel: decode.shape"} <= paths  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "keys"), RECORDS, ids=[r[0] for r in RECORDS])
+def test_an_unknown_key_is_refused_naming_it(
+    path: str, keys: tuple[object, ...], tmp_path: Path
+) -> None:
+    data = copy.deepcopy(BASE)
+    target: Any = data
+    for key in keys:
+        target = target[key]
+    target["typo"] = 1
+    file = tmp_path / "r.json"
+    file.write_text(json.dumps(data))
+    top, _, inner = path.partition(": ")
+    field = f"{inner}.typo" if inner else "typo"
+    with pytest.raises(GpuConceptsError) as caught:
+        load(file)
+    assert str(caught.value) == f"{file}: {top}: unknown field {field!r}"
+
+
+def test_the_derived_keys_are_read_and_ignored() -> None:
+    """A run's file carries the peaks' ridge point and each measurement's summary for its
+    readers; reading accepts them and nothing else beside the fields."""
+    assert "ridge_point" in BASE["peaks"]
+    assert "summary" in BASE["measurements"][0]
+    assert {"pass_region_text", "verdict", "reason"} <= set(BASE["claims"][0])
+    assert Run.from_dict(copy.deepcopy(BASE)) == synthetic_run()
+
+
+@pytest.mark.parametrize(
+    ("command", "keys", "wrong", "message"),
+    [
+        ("verify", ("provenance", "cpu_threads"), "two",
+         "provenance: cpu_threads must be a whole number; got 'two'"),
+        ("compare", ("provenance", "cpu_threads"), "two",
+         "provenance: cpu_threads must be a whole number; got 'two'"),
+        ("verify", ("claims", 0, "pass_region"), [2, "high"],
+         "claims[0]: pass_region[1] must be a number; got 'high'"),
+        ("compare", ("claims", 0, "gates", 0, "met"), "yes",
+         "claims[0]: gates[0].met must be true or false; got 'yes'"),
+        ("verify", ("claims", 0, "values", "flops_exact"), [1],
+         "claims[0]: values['flops_exact'] must be a number, true or false or a string; got [1]"),
+        ("verify", ("claims", 0, "verdictt"), "holds", "claims[0]: unknown field 'verdictt'"),
+    ],
+)  # fmt: skip
 def test_the_command_line_exits_2_naming_file_and_field(
-    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    command: str,
+    keys: tuple[object, ...],
+    wrong: object,
+    message: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = tmp_path / "r.json"
-    path.write_text(json.dumps(_edited(("provenance", "cpu_threads"), "two")))
+    path.write_text(json.dumps(_edited(keys, wrong)))
     args = ["verify", "--run", str(path)] if command == "verify" else ["compare", str(path)]
     assert cli.main(args) == 2
     err = capsys.readouterr().err
-    field = "provenance: cpu_threads must be a whole number; got 'two'"
-    assert err == f"gpuconcepts {command}: error: {path}: {field}\n"
+    assert err == f"gpuconcepts {command}: error: {path}: {message}\n"

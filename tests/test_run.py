@@ -50,6 +50,30 @@ def test_a_run_round_trips_through_json(run: Run, tmp_path: Path) -> None:
     assert data["skipped"] == {}
 
 
+RECORDED = sorted((Path(__file__).resolve().parents[1] / "docs" / "runs").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=[p.name for p in RECORDED])
+def test_a_recorded_run_saved_loaded_and_saved_again_gives_the_same_bytes(
+    path: Path, tmp_path: Path
+) -> None:
+    once, twice = tmp_path / "once.json", tmp_path / "twice.json"
+    load(path).save(once)
+    load(once).save(twice)
+    assert twice.read_bytes() == once.read_bytes()
+    # the recorded file holds what this version writes, every number and key (ints stay ints);
+    # only the order of keys within an object may differ
+    assert _canonical(once.read_text()) == _canonical(path.read_text())
+
+
+def _canonical(text: str) -> str:
+    return json.dumps(json.loads(text), sort_keys=True)
+
+
+def test_the_recorded_runs_are_found() -> None:
+    assert RECORDED, "docs/runs holds no run: the test above checks none"
+
+
 def test_the_parts_round_trip_on_their_own() -> None:
     from gpuconcepts.claims.wholemodel_results import WholeModelResults
     from gpuconcepts.distributed.report import DistributedReport

@@ -3,8 +3,8 @@ r"""Frozen dataclasses as plain JSON records, and back, with every bad entry nam
 :func:`to_record` turns a dataclass (nested ones included) into dicts, lists and numbers;
 :func:`from_record` rebuilds it from its type annotations, checking each field on the way: a
 missing field, a string where a number belongs or a list that is not one names the field, so
-a damaged file says where it is damaged. A Run stores its whole-model and distributed results
-this way (see :mod:`gpuconcepts.run`).
+a damaged file says where it is damaged. A Run stores each of its parts this way, claims
+included (see :mod:`gpuconcepts.run`).
 
 >>> from dataclasses import dataclass
 >>> @dataclass(frozen=True)
@@ -53,10 +53,41 @@ Traceback (most recent call last):
 ...
 gpuconcepts.errors.GpuConceptsError: seconds[0] must be 0 or more; got -0.001
 
-A count that is exact when whole is annotated ``int | float``: an int stays an int.
+A count that is exact when whole is annotated ``int | float``: an int stays an int. A union of
+several kinds (a claim's values) takes the first that reads:
 
 >>> read(51200000000, int | float, "bytes"), read(2.5, int | float, "bytes")
 (51200000000, 2.5)
+>>> read(True, int | bool | str, "value"), read("fast", int | bool | str, "value")
+(True, 'fast')
+>>> read([1], int | bool | str, "value")
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: value must be a whole number, true or false or a string; got [1]
+
+A key that is not a field is refused, so a misspelt one is named rather than ignored. A record
+may carry keys its writer derives from the fields for people reading the file (a ridge point,
+a summary): the dataclass names them in ``DERIVED_KEYS`` and reading ignores them. Fields named
+in ``OPTIONAL_KEYS`` are written only when they differ from their default, so records that
+never set them stay as short as they were. Both are class attributes, not fields
+(``ClassVar[frozenset[str]]``):
+
+>>> @dataclass(frozen=True)
+... class Rate:
+...     DERIVED_KEYS = frozenset({"per_ms"})
+...     OPTIONAL_KEYS = frozenset({"note"})
+...     per_s: float
+...     note: str = ""
+...     def to_dict(self) -> dict[str, float]:
+...         return {**to_record(self), "per_ms": self.per_s / 1e3}
+>>> Rate(2e3).to_dict()
+{'per_s': 2000.0, 'per_ms': 2.0}
+>>> from_record(Rate, Rate(2e3).to_dict())
+Rate(per_s=2000.0, note='')
+>>> from_record(Rate, {"per_s": 2e3, "per_us": 2e-3}, "rate")
+Traceback (most recent call last):
+...
+gpuconcepts.errors.GpuConceptsError: unknown field 'rate.per_us'
 """
 
 from __future__ import annotations
@@ -135,14 +166,40 @@ def at_least(low: float) -> Bounds:
 
 
 def to_record(value: Any) -> dict[str, Any]:
-    """A dataclass as a JSON-ready dict (nested dataclasses too; tuples are written as lists)."""
+    """A dataclass as a JSON-ready dict: nested dataclasses too, tuples written as lists, and
+    the fields its ``OPTIONAL_KEYS`` names left out while at their default."""
     if not dataclasses.is_dataclass(value) or isinstance(value, type):
         raise GpuConceptsError(f"to_record: expected a dataclass, got {type(value).__name__}")
-    return dataclasses.asdict(value)
+    return _plain(value)  # type: ignore[no-any-return]  # a dataclass gives a dict
+
+
+def _plain(value: Any) -> Any:
+    """``value`` in JSON's kinds: dicts, lists and the scalars."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        optional: frozenset[str] = getattr(value, "OPTIONAL_KEYS", frozenset())
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in optional or getattr(value, f.name) != _default(f)
+        }
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    if f.default is dataclasses.MISSING:
+        raise TypeError(f"records: optional field {f.name!r} has no default")
+    return f.default
 
 
 def from_record(cls: type[T], record: object, where: str = "") -> T:
-    """Rebuild ``cls`` from :func:`to_record`'s dict; a missing or mistyped field is named.
+    """Rebuild ``cls`` from :func:`to_record`'s dict; a missing, mistyped or unknown field is
+    named (keys in the class's ``DERIVED_KEYS`` are ignored).
 
     Fields with a default may be left out. The dataclass's own checks (``__post_init__``) run
     as usual, their errors prefixed with ``where``.
@@ -150,8 +207,14 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
     if not isinstance(record, Mapping):
         raise GpuConceptsError(f"{where or cls.__name__} must be an object; got {_shown(record)}")
     hints = get_type_hints(cls, include_extras=True)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    known = {f.name for f in fields} | getattr(cls, "DERIVED_KEYS", frozenset())
+    for key in record:
+        if key not in known:
+            name = f"{where}.{key}" if where else key
+            raise GpuConceptsError(f"unknown field {name!r}")
     values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+    for f in fields:
         name = f"{where}.{f.name}" if where else f.name
         if f.name not in record:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -195,9 +258,16 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
         if set(options) == {int, float}:  # a count exact when whole: an int stays an int
             number = isinstance(value, int | float) and not isinstance(value, bool)
             return _within(_checked(value, number, "a number", where), bounds, where)
-        if len(options) != 1:
-            raise TypeError(f"records: cannot read the union {kind!r}")
-        return read(value, options[0], where, bounds)
+        if len(options) == 1:
+            return read(value, options[0], where, bounds)
+        for option in options:  # several kinds of scalar (a claim's values): the first that reads
+            try:
+                return read(value, option, where, bounds)
+            except GpuConceptsError:
+                pass
+        kinds = [_kind_text(o) for o in options]
+        listed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+        raise GpuConceptsError(f"{where} must be {listed}; got {_shown(value)}")
     if kind is bool:
         return _checked(value, isinstance(value, bool), "true or false", where)
     if kind is int:
@@ -229,6 +299,25 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return from_record(kind, value, where)
     raise TypeError(f"records: no reader for {kind!r} ({where})")
+
+
+_KIND_TEXT: dict[Any, str] = {
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    str: "a string",
+}
+
+
+def _kind_text(kind: Any) -> str:
+    """One kind of a union in words, as an error lists them."""
+    if get_origin(kind) is Annotated:
+        return _kind_text(get_args(kind)[0])
+    if get_origin(kind) in (Union, types.UnionType) and set(get_args(kind)) == {int, float}:
+        return "a number"
+    if kind in _KIND_TEXT:
+        return _KIND_TEXT[kind]
+    raise TypeError(f"records: cannot read the union member {kind!r}")
 
 
 def _within(value: Any, bounds: Bounds, where: str) -> Any:

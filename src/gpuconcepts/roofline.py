@@ -24,11 +24,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.records import POSITIVE
+from gpuconcepts.records import POSITIVE, to_record
 from gpuconcepts.workloads import WORKLOADS, GemmProduct
 
 if TYPE_CHECKING:
@@ -47,10 +47,6 @@ class MemoryLevel:
     name: str
     size_bytes: Annotated[int, POSITIVE] | None
     bytes_per_s: Annotated[float, POSITIVE]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict."""
-        return {"name": self.name, "size_bytes": self.size_bytes, "bytes_per_s": self.bytes_per_s}
 
 
 @dataclass(frozen=True)
@@ -102,6 +98,9 @@ class Peaks:
     cold_sweep: tuple[tuple[int, float], ...] = ()
     gemm_sweep: tuple[tuple[int, int, bool, float], ...] = ()
     activation_per_s: float | None = None
+
+    DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"ridge_point"})
+    """Written for readers of the file (see :meth:`to_dict`); reading ignores it."""
 
     def __post_init__(self) -> None:
         if not self.name:  # runs saved before the field was added: the device kind
@@ -311,28 +310,7 @@ class Peaks:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file."""
-        return {
-            "device": self.device,
-            "name": self.name,
-            "dtype": self.dtype,
-            "flops_per_s": self.flops_per_s,
-            "bytes_per_s": self.bytes_per_s,
-            "copy_bytes_per_s": self.copy_bytes_per_s,
-            "triad_bytes_per_s": self.triad_bytes_per_s,
-            "read_bytes_per_s": self.read_bytes_per_s,
-            "physical_flops_per_s": self.physical_flops_per_s,
-            "op_seconds": self.op_seconds,
-            "cold_latency_seconds": self.cold_latency_seconds,
-            "line_bytes": self.line_bytes,
-            "random_sweep": [list(point) for point in self.random_sweep],
-            "cold_sweep": [list(point) for point in self.cold_sweep],
-            "gemm_sweep": [list(point) for point in self.gemm_sweep],
-            "activation_per_s": self.activation_per_s,
-            "ridge_point": self.ridge_point,
-            "levels": [level.to_dict() for level in self.levels],
-            "sweep": [list(point) for point in self.sweep],
-            "latency_seconds": self.latency_seconds,
-        }
+        return {**to_record(self), "ridge_point": self.ridge_point}
 
 
 Point = tuple[Any, ...]

@@ -7,7 +7,8 @@ and the renderers can be tested without running a kernel.
 >>> result = example()
 >>> result.verdict, result.test.region_text()
 ('holds', 'FLOP/s gain ≥ 2')
->>> ClaimResult.from_dict(result.to_dict()) == result
+>>> from gpuconcepts.records import from_record
+>>> from_record(ClaimRecord, result.to_dict()).result() == result
 True
 """
 
@@ -16,24 +17,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.records import ANY_SIGN, from_record
+from gpuconcepts.records import ANY_SIGN, to_record
 from gpuconcepts.units import number
 
 SeriesRole = Literal["measured", "predicted", "threshold"]
 Points = Annotated[tuple[int | float, ...], ANY_SIGN]
 """A plot's coordinates: any sign (an exponent, a difference); a whole number stays whole."""
-
-
-def _field(record: Mapping[str, Any], name: str) -> Any:
-    """``record[name]``, or a :class:`GpuConceptsError` naming the missing field."""
-    if not isinstance(record, Mapping):
-        raise GpuConceptsError(f"expected an object, got {type(record).__name__}")
-    if name not in record:
-        raise GpuConceptsError(f"missing field {name!r}")
-    return record[name]
 
 
 @dataclass(frozen=True)
@@ -56,6 +48,9 @@ class Series:
     role: SeriesRole = "measured"
     low: Points | None = None
     high: Points | None = None
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"low", "high"})
+    """Written only for a series with a spread."""
 
     def __post_init__(self) -> None:
         if len(self.x) != len(self.y):
@@ -84,15 +79,7 @@ class Series:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (``low`` and ``high`` only when the series has a spread)."""
-        record: dict[str, Any] = {
-            "label": self.label,
-            "x": list(self.x),
-            "y": list(self.y),
-            "role": self.role,
-        }
-        if self.low is not None and self.high is not None:
-            record["low"], record["high"] = list(self.low), list(self.high)
-        return record
+        return to_record(self)
 
 
 @dataclass(frozen=True)
@@ -115,17 +102,7 @@ class PlotSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "title": self.title,
-            "x_label": self.x_label,
-            "y_label": self.y_label,
-            "log_x": self.log_x,
-            "log_y": self.log_y,
-            "series": [s.to_dict() for s in self.series],
-            "hlines": [list(h) for h in self.hlines],
-            "vlines": [list(v) for v in self.vlines],
-            "categories": list(self.categories),
-        }
+        return to_record(self)
 
 
 Verdict = Literal["holds", "fails", "undecided", "not visible"]
@@ -144,6 +121,16 @@ def _json_value(value: JsonValue) -> JsonValue:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def _stored(x: float | None) -> float | None:
+    """A number of a test as a stored claim holds it (see :data:`Bound`)."""
+    return x if x is None or math.isfinite(x) else None
+
+
+def _infinite_if_none(x: float | None) -> float:
+    """A stored number read back: null was an infinity ("never")."""
+    return math.inf if x is None else x
 
 
 def _short(x: float) -> str:
@@ -266,49 +253,6 @@ class TwoSided:
         """The measured interval, e.g. ``"[2.8, 3.4]"``."""
         low, high = self.interval
         return f"[{_short(low)}, {_short(high)}]"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (an open bound is null)."""
-        return {
-            "quantity": self.quantity,
-            "predicted": _json_value(self.predicted),
-            "alternative": self.alternative,
-            "alternative_value": _json_value(self.alternative_value),
-            "pass_region": [_json_value(self.low), _json_value(self.high)],
-            "measured": _json_value(self.measured),
-            "interval": [_json_value(x) for x in self.interval],
-        }
-
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> TwoSided:
-        """The inverse of :meth:`to_dict`."""
-
-        def number(value: Any, name: str) -> float:
-            if value is None:  # written for a value JSON cannot hold: "never", an infinity
-                return math.inf
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise GpuConceptsError(f"{name} must be a number; got {value!r}")
-            return float(value)
-
-        def bound(value: Any, name: str) -> float | None:
-            return None if value is None else number(value, name)  # None: an open end
-
-        region = _field(record, "pass_region")
-        interval = _field(record, "interval")
-        if not (isinstance(region, list) and len(region) == 2):
-            raise GpuConceptsError(f"pass_region must be [low, high]; got {region!r}")
-        if not (isinstance(interval, list) and len(interval) == 2):
-            raise GpuConceptsError(f"interval must be [low, high]; got {interval!r}")
-        return cls(
-            quantity=str(_field(record, "quantity")),
-            predicted=number(_field(record, "predicted"), "predicted"),
-            alternative=str(_field(record, "alternative")),
-            alternative_value=number(_field(record, "alternative_value"), "alternative_value"),
-            low=bound(region[0], "pass_region[0]"),
-            high=bound(region[1], "pass_region[1]"),
-            measured=number(_field(record, "measured"), "measured"),
-            interval=(number(interval[0], "interval[0]"), number(interval[1], "interval[1]")),
-        )
 
 
 @dataclass(frozen=True)
@@ -453,58 +397,135 @@ class ClaimResult:
         return float(value)
 
     def to_dict(self, *, with_plot: bool = True) -> dict[str, Any]:
-        """JSON-ready form: the claim, the test's fields at top level (``prediction``,
-        ``predicted``, ``alternative``, ``pass_region``, ``measured``, ``interval``), the
-        ``verdict`` and its ``reason``, the gates, the values and the plot."""
-        record: dict[str, Any] = {
-            "key": self.key,
-            "architecture": self.architecture,
-            "claim": self.claim,
-            "device": self.device,
-            "prediction": self.prediction,
-            **self.test.to_dict(),
-            "pass_region_text": self.test.region_text(),
-            "detail": self.detail,
-            "gates": [{"condition": sentence, "met": met} for sentence, met in self.gates],
-            "anomalies": list(self.anomalies),
-            "visible": self.visible,
-            "verdict": self.verdict,
-            "reason": self.why,
-            "values": dict(self.values),
-        }
-        if with_plot:
-            record["plot"] = self.plot.to_dict() if self.plot is not None else None
+        """JSON-ready form, as a saved run stores it (see :class:`ClaimRecord`); read it back
+        with ``from_record(ClaimRecord, record).result()``."""
+        record = to_record(ClaimRecord.of(self))
+        if not with_plot:
+            del record["plot"]
         return record
 
-    @classmethod
-    def from_dict(cls, record: Mapping[str, Any]) -> ClaimResult:
-        """The inverse of :meth:`to_dict` (``verdict`` and ``reason`` of a visible claim are
-        derived again, not read).
 
-        >>> r = example()
-        >>> ClaimResult.from_dict(r.to_dict()) == r
-        True
-        """
-        plot = record.get("plot")
-        visible = bool(record.get("visible", True))
+Bound = Annotated[float, ANY_SIGN] | None
+"""A number of a stored claim's test: null where JSON cannot hold the value (an infinity, a
+time of "never"), or an open end of the pass region."""
+
+Scalar = Annotated[int | float, ANY_SIGN] | bool | str | None
+"""One of a claim's ``values``: a number of any sign, a flag, a word, or null."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A gate of a stored claim: its condition in words and whether the data met it."""
+
+    condition: str
+    met: bool
+
+
+@dataclass(frozen=True)
+class ClaimRecord:
+    """A :class:`ClaimResult` as a saved run stores it, read with
+    :func:`~gpuconcepts.records.from_record`, every field checked.
+
+    The record is flat: the test's fields (``quantity`` to ``interval``) sit beside the
+    claim's. ``pass_region_text``, ``verdict`` and, for a visible claim, ``reason`` derive from
+    the rest and are written for readers of the file: :meth:`result` refuses a ``verdict``
+    other than the one its own test and gates give (an edited file), and ignores the others.
+
+    >>> from gpuconcepts.records import from_record
+    >>> record = example().to_dict()
+    >>> record["pass_region"], record["verdict"]
+    ([2.0, None], 'holds')
+    >>> from_record(ClaimRecord, {**record, "verdict": "fails"}).result()
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: verdict is 'fails', but its own test and gates give 'holds' (an edited file?)
+    """
+
+    key: str
+    architecture: str
+    claim: str
+    device: str
+    prediction: str
+    quantity: str
+    predicted: Bound
+    alternative: str
+    alternative_value: Bound
+    pass_region: tuple[Bound, Bound]
+    measured: Bound
+    interval: tuple[Bound, Bound]
+    pass_region_text: str = ""
+    detail: str = ""
+    gates: tuple[Gate, ...] = ()
+    anomalies: tuple[str, ...] = ()
+    visible: bool = True
+    verdict: Verdict | None = None
+    reason: str = ""
+    values: Mapping[str, Scalar] = field(default_factory=dict)
+    plot: PlotSpec | None = None
+
+    @classmethod
+    def of(cls, result: ClaimResult) -> ClaimRecord:
+        """The record of ``result``, its derived entries filled in."""
+        test = result.test
         return cls(
-            key=str(_field(record, "key")),
-            architecture=str(_field(record, "architecture")),
-            claim=str(_field(record, "claim")),
-            prediction=str(_field(record, "prediction")),
-            test=TwoSided.from_dict(record),
-            device=str(_field(record, "device")),
-            detail=str(record.get("detail", "")),
-            visible=visible,
-            reason="" if visible else str(record.get("reason", "")),
-            gates=tuple(
-                (str(_field(g, "condition")), bool(_field(g, "met")))
-                for g in record.get("gates", [])
-            ),
-            anomalies=tuple(str(a) for a in record.get("anomalies", [])),
-            values=dict(record.get("values", {})),
-            plot=from_record(PlotSpec, plot, "plot") if plot is not None else None,
+            key=result.key,
+            architecture=result.architecture,
+            claim=result.claim,
+            device=result.device,
+            prediction=result.prediction,
+            quantity=test.quantity,
+            predicted=_stored(test.predicted),
+            alternative=test.alternative,
+            alternative_value=_stored(test.alternative_value),
+            pass_region=(_stored(test.low), _stored(test.high)),
+            measured=_stored(test.measured),
+            interval=(_stored(test.interval[0]), _stored(test.interval[1])),
+            pass_region_text=test.region_text(),
+            detail=result.detail,
+            gates=tuple(Gate(condition, met) for condition, met in result.gates),
+            anomalies=result.anomalies,
+            visible=result.visible,
+            verdict=result.verdict,
+            reason=result.why,
+            values=result.values,
+            plot=result.plot,
         )
+
+    def result(self) -> ClaimResult:
+        """The claim result stored here (a null number read back as an infinity, a null end
+        of the pass region as an open one)."""
+        low, high = self.interval
+        test = TwoSided(
+            quantity=self.quantity,
+            predicted=_infinite_if_none(self.predicted),
+            alternative=self.alternative,
+            alternative_value=_infinite_if_none(self.alternative_value),
+            low=self.pass_region[0],
+            high=self.pass_region[1],
+            measured=_infinite_if_none(self.measured),
+            interval=(_infinite_if_none(low), _infinite_if_none(high)),
+        )
+        result = ClaimResult(
+            key=self.key,
+            architecture=self.architecture,
+            claim=self.claim,
+            prediction=self.prediction,
+            test=test,
+            device=self.device,
+            detail=self.detail,
+            visible=self.visible,
+            reason="" if self.visible else self.reason,  # a visible claim's reason derives
+            gates=tuple((gate.condition, gate.met) for gate in self.gates),
+            anomalies=self.anomalies,
+            values=self.values,
+            plot=self.plot,
+        )
+        if self.verdict is not None and self.verdict != result.verdict:
+            raise GpuConceptsError(
+                f"verdict is {self.verdict!r}, but its own test and gates give "
+                f"{result.verdict!r} (an edited file?)"
+            )
+        return result
 
 
 def example(measured: float = 4.0, *, interval: tuple[float, float] | None = None) -> ClaimResult:

@@ -7,9 +7,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.records import to_record
 
 NOISE_THRESHOLD = 0.1
 """A measurement whose IQR exceeds this fraction of its median is flagged ``noisy``."""
@@ -79,13 +80,19 @@ class Measurement:
     flops: int | float  # exact when whole (the formulas' count); records keep an int an int
     bytes: int | float
     flush: bool = False
-    series: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    series: Mapping[str, tuple[int | float, ...]] = field(default_factory=dict)  # ints stay ints
     group: str = ""
     ops: int | None = None
+    calls: int | None = None
     steps: int | None = None
     random_rows: int | None = None
     row_bytes: int | None = None
-    calls: int | None = None
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"series", "group", *ACCESS_FIELDS})
+    """Written only when set, as saved runs have always stored them."""
+    DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"summary"})
+    """A run writes its statistics beside the fields for readers of the file
+    (``Run._measurement_record``); reading ignores them."""
 
     def __post_init__(self) -> None:
         for name in ACCESS_FIELDS:
@@ -177,20 +184,4 @@ class Measurement:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the fields (what a saved Run stores; the statistics derive)."""
-        record: dict[str, Any] = {
-            "workload": self.workload,
-            "device": self.device,
-            "params": dict(self.params),
-            "raw_seconds": list(self.raw_seconds),
-            "flops": self.flops,
-            "bytes": self.bytes,
-            "flush": self.flush,
-        }
-        if self.series:
-            record["series"] = {k: list(v) for k, v in self.series.items()}
-        if self.group:
-            record["group"] = self.group
-        for name in ACCESS_FIELDS:
-            if getattr(self, name) is not None:
-                record[name] = getattr(self, name)
-        return record
+        return to_record(self)

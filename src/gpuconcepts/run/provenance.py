@@ -10,7 +10,7 @@ import hashlib
 import platform
 import subprocess
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import gpuconcepts
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.measure import NoiseProbe
-from gpuconcepts.records import POSITIVE
+from gpuconcepts.records import POSITIVE, to_record
 from gpuconcepts.units import plural
 
 
@@ -104,9 +104,7 @@ class Provenance:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
-        record = asdict(self)
-        record["sizes"] = dict(self.sizes)
-        return record
+        return to_record(self)
 
     @property
     def summary(self) -> str:

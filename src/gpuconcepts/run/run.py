@@ -35,16 +35,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from gpuconcepts.claims.result import ClaimResult, Verdict, tally
+from gpuconcepts.claims.result import ClaimRecord, ClaimResult, Verdict, tally
 from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.lab import Fact, Lab, profile_all
 from gpuconcepts.measure import Measurement
-from gpuconcepts.records import ANY_SIGN, from_record, read
+from gpuconcepts.records import from_record, read
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.run.provenance import Provenance
 from gpuconcepts.units import binary_bytes, plain_number
@@ -280,7 +280,7 @@ class Run:
             raise GpuConceptsError(f"{source}: claims must be a list")
         for i, record in enumerate(data["claims"]):
             with _entry(source, f"claims[{i}]"):
-                claims.append(_claim(record))
+                claims.append(from_record(ClaimRecord, record).result())
         return cls(
             provenance,
             peaks,
@@ -310,56 +310,6 @@ def _check_sizes(sizes: Mapping[str, Any]) -> None:
         read(sizes["sweeps"], Mapping[str, tuple[int, ...]], "sweeps")
     if sizes.get("claims") is not None:
         ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))
-
-
-@dataclass(frozen=True)
-class _Gate:
-    condition: str
-    met: bool
-
-
-_Bound = Annotated[float, ANY_SIGN] | None  # None: an open end, or a value JSON cannot hold
-
-_CLAIM_FIELDS: dict[str, Any] = {
-    "key": str,
-    "architecture": str,
-    "claim": str,
-    "prediction": str,
-    "device": str,
-    "detail": str,
-    "quantity": str,
-    "alternative": str,
-    "predicted": _Bound,
-    "alternative_value": _Bound,
-    "measured": _Bound,
-    "pass_region": tuple[_Bound, _Bound],
-    "interval": tuple[_Bound, _Bound],
-    "visible": bool,
-    "gates": tuple[_Gate, ...],
-    "anomalies": tuple[str, ...],
-    "verdict": Verdict,
-}
-"""The type of each entry of a stored claim, as :func:`~gpuconcepts.records.read` checks it
-(a claim is stored flat: its test's fields sit beside its own)."""
-
-
-def _claim(record: object) -> ClaimResult:
-    """A stored claim result: each entry of :data:`_CLAIM_FIELDS` of its type, and its
-    ``verdict`` (when stored) the one its own test gives."""
-    if not isinstance(record, Mapping):
-        raise GpuConceptsError(f"a claim is an object; got {type(record).__name__}")
-    for name, kind in _CLAIM_FIELDS.items():
-        if name in record:
-            read(record[name], kind, name)
-    result = ClaimResult.from_dict(record)
-    if "verdict" in record:
-        verdict = record["verdict"]
-        if verdict != result.verdict:
-            raise GpuConceptsError(
-                f"verdict is {verdict!r}, but its own test and gates give {result.verdict!r} "
-                "(an edited file?)"
-            )
-    return result
 
 
 MAX_RUN_BYTES = 64 * 1024**2
