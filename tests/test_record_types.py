@@ -215,6 +215,8 @@ def test_the_derived_keys_are_read_and_ignored() -> None:
         ("verify", ("claims", 0, "values", "flops_exact"), [1],
          "claims[0]: values['flops_exact'] must be a number, true or false or a string; got [1]"),
         ("verify", ("claims", 0, "verdictt"), "holds", "claims[0]: unknown field 'verdictt'"),
+        ("compare", ("claims", 0), 7, "claims[0]: expected an object; got 7"),
+        ("verify", ("peaks",), [], "peaks: expected an object; got []"),
     ],
 )  # fmt: skip
 def test_the_command_line_exits_2_naming_file_and_field(

@@ -205,7 +205,8 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
     as usual, their errors prefixed with ``where``.
     """
     if not isinstance(record, Mapping):
-        raise GpuConceptsError(f"{where or cls.__name__} must be an object; got {_shown(record)}")
+        what = f"{where} must be" if where else "expected"  # the caller names the entry
+        raise GpuConceptsError(f"{what} an object; got {_shown(record)}")
     hints = get_type_hints(cls, include_extras=True)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     known = {f.name for f in fields} | getattr(cls, "DERIVED_KEYS", frozenset())
