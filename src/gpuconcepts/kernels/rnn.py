@@ -62,14 +62,7 @@ def _rnn(d_in: int, d_h: int, x: torch.Tensor) -> torch.nn.RNN:
 
 
 def rnn_module_kernel(
-    device: str,
-    peaks: Peaks,
-    *,
-    B: int,
-    S: int,
-    d_in: int,
-    d_h: int,
-    dtype: str | None = None,
+    device: str, peaks: Peaks, *, B: int, S: int, d_in: int, d_h: int, dtype: str | None = None
 ) -> Kernel:
     """Time ``nn.RNN(d_in, d_h, nonlinearity="tanh", batch_first=True)`` over S steps.
 
@@ -92,14 +85,7 @@ rnn_module = timed(rnn_module_kernel)
 
 
 def step_loop_kernel(
-    device: str,
-    peaks: Peaks,
-    *,
-    B: int,
-    S: int,
-    d_in: int,
-    d_h: int,
-    dtype: str | None = None,
+    device: str, peaks: Peaks, *, B: int, S: int, d_in: int, d_h: int, dtype: str | None = None
 ) -> Kernel:
     """Time the explicit loop h_t = tanh(x_t W_x + h_{t-1} W_h + b), one step after another."""
     sizes = _checked("step_loop", B=B, S=S, d_in=d_in, d_h=d_h)
@@ -122,14 +108,7 @@ step_loop = timed(step_loop_kernel)
 
 
 def hoisted_loop_kernel(
-    device: str,
-    peaks: Peaks,
-    *,
-    B: int,
-    S: int,
-    d_in: int,
-    d_h: int,
-    dtype: str | None = None,
+    device: str, peaks: Peaks, *, B: int, S: int, d_in: int, d_h: int, dtype: str | None = None
 ) -> Kernel:
     """The step loop with the input projection hoisted out: x_t W_x for every t is one GEMM
     up front (it depends on no hidden state), and only h_{t-1} W_h stays on the critical path.
@@ -157,14 +136,7 @@ hoisted_loop = timed(hoisted_loop_kernel)
 
 
 def batched_gemm_kernel(
-    device: str,
-    peaks: Peaks,
-    *,
-    B: int,
-    S: int,
-    d_in: int,
-    d_h: int,
-    dtype: str | None = None,
+    device: str, peaks: Peaks, *, B: int, S: int, d_in: int, d_h: int, dtype: str | None = None
 ) -> Kernel:
     """The RNN's FLOPs as one GEMM: [x_t, h_{t-1}] for all B·S steps at once times [W_x; W_h].
 
