@@ -257,8 +257,22 @@ def test_cuda_decode_cache_and_profile_all() -> None:
     )
     ms = profile_all(lab("cuda", peaks), TINY, {"mlp_B": (1,), "transformer_S": (4,)})
     assert len(ms) == 16
-    assert (ms[-2].workload, ms[-2].size("S")) == ("transformer-prefill", 4)
+    assert [(m.workload, m.params.get("S")) for m in ms[-4:]] == [
+        ("transformer-prefill", 8),
+        ("transformer-prefill", 4),  # the sweep follows the preset
+        ("transformer-prefill-causal", 8),
+        ("transformer-decode", 6),
+    ]
     assert all(m.device == "cuda" for m in ms)
+
+
+def test_a_lab_in_another_dtype_still_times_the_float32_triad() -> None:
+    # `profile --dtype tf32` on the H200 crashed here: the DRAM roof's reference was handed
+    # the run's dtype, which the STREAM triad (float32 by definition) does not take.
+    here = Lab("cpu", PEAKS, R, cache_bytes=32 * 1024**2, free_bytes=16 * 1024**3, dtype="bf16")
+    triad, layer = here.compare([("peak-triad", {"N": 64, "d": 1024}), ("mlp", TINY["mlp"])])
+    assert triad.bytes == formulas.stream_triad_bytes(N=64, d=1024, s=4)
+    assert (layer.params["dtype"], layer.params["s"]) == ("bfloat16", 2)
 
 
 @pytest.mark.parametrize(("dtype", "s"), [("bfloat16", 2), ("float16", 2), ("float32", 4)])

@@ -266,9 +266,27 @@ DECODE_FLOOR_CHANGES = (
     "that floor (fails) on two threads and 2.2x on one, the full run's at 2.9x, so the verdict "
     "followed the thread count, not the physics. The floor is now read at the rate a batch-1 "
     "product through as many weight bytes as the model reaches in the same round: the "
-    "machine's own roof for reading weights. The pass region is unchanged."
+    "machine's own roof for reading weights. The pass region is unchanged. "
+    "2026-12-04: the first GPU run (an H200, eager PyTorch) judged the decode claims on "
+    "Python's kernel launches, not on the GPU: a batch-1 step of the 461 MiB model took 1.66 ms "
+    "against a 156 us floor (10.6x, fails), and the knee came out at batch 3,670 against 181. "
+    "A step launches about a hundred kernels, microseconds of host time each, while reading "
+    "its weights takes a tenth of a millisecond. On CUDA each step is now captured once as a "
+    "CUDA graph and replayed, as servers run decode (DecodeSweep.graphed); a CPU runs as "
+    "before. Pass regions unchanged."
 )
 """Why the decode floor is read against the reference it is, and when that changed."""
+
+GPU_SIZES_CHANGES = (
+    "2026-12-04: the GPU's DLRM claims read batches of B = 32,768 bags of L = 2 rows at "
+    "d = 128 (conf/presets.toml, [cuda-*.claims]): 32 MiB a batch, less than an H200's 60 MB "
+    "L2, and two rows a bag, so the first GPU run timed the per-bag work rather than memory "
+    "(the random lookup read 0.11x the triad's bandwidth, where the same kernel at the "
+    "profile's 64 rows a bag read 0.36x). The bags now hold L = 32 rows at d = 128 (512 MiB a "
+    "batch, 8x the L2; the same bytes at every width), on both GPU classes. Pass regions "
+    "unchanged."
+)
+"""Sizes of the GPU's claim experiments changed after a GPU run, and why."""
 
 DECODE_MIN_WEIGHT_CACHE_MULTIPLE = 2.0
 """The decode floor is visible only when the weights are at least twice the last-level cache."""
@@ -364,7 +382,7 @@ def changes(*modules: ModuleType) -> list[tuple[str, str]]:
     is listed once however many of them import it.
 
     >>> [name for name, _ in changes()]
-    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES']
+    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES', 'GPU_SIZES_CHANGES']
     >>> changes()[0][1][:11]
     '2026-12-01:'
     """

@@ -419,7 +419,8 @@ def judge_decode_floor(
         f"({binary_bytes(sweep.weight_bytes)} of weights at {si(rate, 'B/s')}, {source})",
         test,
         device=device,
-        measured_extra=f"{si(step, 's')} per step",
+        measured_extra=f"{si(step, 's')} per step"
+        + (", each step replayed as one CUDA graph" if sweep.graphed else ""),
         visible=(
             multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
             (

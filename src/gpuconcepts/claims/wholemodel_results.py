@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
@@ -59,7 +59,14 @@ class DecodeSweep:
     side by side. The reference is a batch-1 product through as many weight bytes as the
     model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
     STREAM triad instead, see :data:`~gpuconcepts.claims.thresholds.DECODE_FLOOR_CHANGES`).
+
+    ``graphed``: each step was captured once as a CUDA graph and replayed, as servers run
+    decode, so that the time is the GPU's and not Python's launching of its hundred-odd
+    kernels (eager, the H200 took 10× the weights' floor at batch 1; see
+    :data:`~gpuconcepts.claims.thresholds.DECODE_FLOOR_CHANGES`). Always False on a CPU.
     """
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"graphed"})
 
     shape: ModelShape
     cached: int
@@ -69,6 +76,7 @@ class DecodeSweep:
     cache_bytes: tuple[int, ...]
     reference_seconds: tuple[float, ...] = ()
     reference_bytes: int = 0
+    graphed: bool = False
 
     @property
     def paired(self) -> bool:

@@ -219,19 +219,20 @@ def _embeddings(rank: int, world: int, sizes: Sizes, meter: _Meter) -> list[Reco
         """Send each process the samples it owns (dim 1 of ``parts``); return what arrives.
         Packing (the per-destination copies) and the all-to-all are timed apart."""
         start = time.perf_counter()
-        send = [
-            parts[:, q * local_batch : (q + 1) * local_batch].contiguous() for q in range(world)
-        ]
-        received = [torch.empty_like(send[0]) for _ in range(world)]
+        send = torch.stack(
+            [parts[:, q * local_batch : (q + 1) * local_batch] for q in range(world)]
+        )
+        received = torch.empty_like(send)
         meter.sync()
         clock["pack"] = time.perf_counter() - start
         dist.barrier()  # the exchange's timer must not hold a wait for the other's packing
         start = time.perf_counter()
-        dist.all_to_all(received, send)
+        # the single-tensor form: gloo has no list all_to_all before torch 2.13 (seen on 2.11)
+        dist.all_to_all_single(received, send)
         meter.sync()
         clock["exchange"] = time.perf_counter() - start
         clock["unpacked"] = time.perf_counter()
-        return received
+        return list(received.unbind(0))
 
     # Table-wise: process r owns tables r, r + W, ...; it pools them for every sample.
     owned = list(range(rank, n_tables, world))
