@@ -6,6 +6,8 @@
 #   4. the CUDA tests of the suite.
 # Usage, from the repository root (no install needed; python3 must have torch with CUDA):
 #   OUT=/some/folder BUDGET=500 bash benchmarks/gpu_record.sh
+# QUICK=0 leaves out the quick Run; REPEATS=N records the full bfloat16 Run N times (a check
+# of how stable the verdicts are on that machine: `gpuconcepts compare` lists them side by side).
 # Runs land in $OUT as <gpu>-<dtype>[-quick].json, to be copied into docs/runs/ when full;
 # everything printed goes to $OUT/log.txt too. DEVICE=cpu tries the script on a machine
 # without a GPU. Nothing here asserts a time.
@@ -50,10 +52,22 @@ g = current_gpu()
 print((g.name if g else "gpu").lower().replace(" ", "-"))' 2>/dev/null || echo gpu)
 [ "$DEVICE" = cpu ] && name=cpu
 
-if step 60 python3 -m gpuconcepts profile --device "$DEVICE" --quick --save "$OUT/$name-quick.json"; then
-  step 120 python3 -m gpuconcepts profile --device "$DEVICE" --save "$OUT/$name-bfloat16.json" \
-    && step 120 python3 -m gpuconcepts profile --device "$DEVICE" --dtype tf32 \
-      --save "$OUT/$name-tf32.json"
+full() {
+  local ok=0 i suffix
+  for i in $(seq 1 "${REPEATS:-1}"); do
+    suffix=$([ "$i" = 1 ] || echo "-$i")
+    step 120 python3 -m gpuconcepts profile --device "$DEVICE" \
+      --save "$OUT/$name-bfloat16$suffix.json" || ok=1
+  done
+  step 120 python3 -m gpuconcepts profile --device "$DEVICE" --dtype tf32 \
+    --save "$OUT/$name-tf32.json" || ok=1
+  return $ok
+}
+if [ "${QUICK:-1}" = 0 ]; then
+  full
+elif step 60 python3 -m gpuconcepts profile --device "$DEVICE" --quick \
+  --save "$OUT/$name-quick.json"; then
+  full
 fi
 [ "$DEVICE" = cuda ] && step 30 python3 -m pytest -q -p no:cacheprovider -k cuda \
   tests/test_measure.py tests/test_kernels.py tests/test_hardware.py
