@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({verdict(best / peer_copy >= GOAL_PEER)})"
         )
     else:
-        print("\n(numpy peers run on the CPU only; see benchmarks/gpu_check.py for the datasheet)")
+        print("\n(numpy peers run on the CPU only; `gpuconcepts hardware` lists the datasheets)")
 
     print("\nmeasuring peaks and running every kernel ...", file=sys.stderr)
     run = collect(device, args.quick, claims=False, wholemodel=False, distributed=False)
