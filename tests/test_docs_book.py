@@ -174,7 +174,11 @@ def test_gpu_latency_floors_come_only_from_gpu_runs_that_measured_one() -> None:
     gpu = dataclasses.replace(no_floor, peaks=dataclasses.replace(
         no_floor.peaks, latency_seconds=6.5e-6))  # fmt: skip
     assert book.gpu_latency_floors([cpu, no_floor]) == []  # the page then says: still to record
-    assert book.gpu_latency_floors([cpu, gpu, no_floor]) == [("cuda (NVIDIA H200)", 6.5e-6)]
+    tf32 = dataclasses.replace(gpu, peaks=dataclasses.replace(gpu.peaks, dtype="tf32"))
+    assert book.gpu_latency_floors([cpu, gpu, no_floor, tf32]) == [
+        (f"cuda (NVIDIA H200) in its {gpu.peaks.dtype} run", 6.5e-6),
+        ("cuda (NVIDIA H200) in its tf32 run", 6.5e-6),  # two runs of one GPU, told apart
+    ]
 
 
 def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:

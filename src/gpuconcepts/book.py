@@ -292,10 +292,11 @@ def claim_measurement(run: Run, result: ClaimResult) -> Measurement:
 
 
 def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:
-    """(device, latency floor in seconds) of each run measured on a GPU that measured one: the
-    time of its smallest kernel, launch included. Empty until a GPU run is recorded."""
+    """(device and the run's dtype, latency floor in seconds) of each run measured on a GPU
+    that measured one: the time of its smallest kernel, launch included. Empty until a GPU run
+    is recorded. The dtype tells apart two runs of one GPU."""
     return [
-        (run.provenance.device_name, run.peaks.latency_seconds)
+        (f"{run.provenance.device_name} in its {run.peaks.dtype} run", run.peaks.latency_seconds)
         for run in runs
         if run.peaks.device == "cuda" and run.peaks.latency_seconds is not None
     ]
