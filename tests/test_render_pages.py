@@ -12,7 +12,7 @@ from gpuconcepts import formulas, units
 from gpuconcepts.book import chapter, claim_measurement
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.render.pages import Math, claims, cnn, devices, execution, hardware, transformer
-from gpuconcepts.render.text import compare_rows
+from gpuconcepts.render.text import preset_rows
 from gpuconcepts.roofline import Peaks, gap_split, place
 from gpuconcepts.run import Run, load
 
@@ -111,10 +111,16 @@ def test_claims_page_glues_each_claim(recorded: Run) -> None:
 
 def test_devices_side_by_side(recorded: Run) -> None:
     glue = devices.side_by_side([recorded, recorded])
-    assert glue["n_machines"] == "2"
+    assert glue["n_runs"] == "2"
     assert glue["ridge_spread"] == "1"
     assert glue["machines"].splitlines()[2].startswith("| This machine (live) |")
-    assert glue["workloads"].count("\n") == 1 + len(compare_rows([recorded]))
+    # one row per workload, each run's first measurement of it with its sizes in the cell
+    workloads = list(dict.fromkeys(m.workload for m in recorded.measurements))
+    rows = glue["workloads"].splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in rows] == [f"`{w}`" for w in workloads]
+    first = recorded.measurements[0]
+    assert rows[0].count(f"<small>{preset_rows([recorded])[0]['runs'][0]['sizes']}</small>") == 2
+    assert f"{units.si(first.seconds, 's')} ± " in rows[0]
 
 
 def test_execution_table_names_the_hash() -> None:

@@ -541,38 +541,45 @@ def format_claims(run: Run, claims: Sequence[ClaimResult] | None = None) -> str:
 
 
 # -- several devices ---------------------------------------------------------------------------
+def _shape(m: Measurement) -> str:
+    """A measurement's sizes without the dtype (a GPU measures in bfloat16 what a CPU measures
+    in float32; the dtype is reported per run)."""
+    return sizes({k: v for k, v in m.params.items() if k not in ("dtype", "s")})
+
+
+def _cell(m: Measurement, run: Run) -> dict[str, Any]:
+    """One run's time, spread and bound of one measurement, placed under that run's peaks."""
+    where = place(m, run.peaks)
+    return {
+        "dtype": m.params.get("dtype"),
+        "seconds": m.seconds,
+        "iqr_seconds": m.iqr_seconds,
+        "flops_per_s": m.flops_per_s,
+        "bytes_per_s": m.bytes_per_s,
+        "roofline_ratio": where.ratio,
+        "bound": where.bound,
+        "observed": where.observed,
+        "attained": where.attained,
+    }
+
+
 def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
     """One row per workload and sizes measured by any run: each run's time, spread and bound.
 
-    Rows are keyed by workload and sizes without the dtype (a GPU measures in bfloat16 what a
-    CPU measures in float32); the dtype is reported per run. ``runs`` of a row holds one cell
-    per run, in the order given (None where that run did not measure it): columns belong to
-    runs, never to labels, so two runs of one machine stay two columns.
+    Rows are keyed by workload and sizes without the dtype (see :func:`_shape`). ``runs`` of a
+    row holds one cell per run, in the order given (None where that run did not measure it):
+    columns belong to runs, never to labels, so two runs of one machine stay two columns.
     """
     order: list[tuple[str, str]] = []
     cells: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for index, run in enumerate(runs):
         for m in run.measurements:
-            shape = {k: v for k, v in m.params.items() if k not in ("dtype", "s")}
-            key = (m.workload, sizes(shape))
+            key = (m.workload, _shape(m))
             if key not in cells:
                 order.append(key)
                 cells[key] = {}
-            where = place(m, run.peaks)
-            cells[key].setdefault(
-                index,
-                {
-                    "dtype": m.params.get("dtype"),
-                    "seconds": m.seconds,
-                    "iqr_seconds": m.iqr_seconds,
-                    "flops_per_s": m.flops_per_s,
-                    "bytes_per_s": m.bytes_per_s,
-                    "roofline_ratio": where.ratio,
-                    "bound": where.bound,
-                    "observed": where.observed,
-                    "attained": where.attained,
-                },
-            )
+            if index not in cells[key]:
+                cells[key][index] = _cell(m, run)
     return [
         {
             "workload": w,
@@ -581,6 +588,32 @@ def compare_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
         }
         for w, s in order
     ]
+
+
+def preset_rows(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """One row per workload: each run's first measurement of it, at that run's own sizes.
+
+    A run measures each workload first at its device's preset sizes, which differ from one
+    device class to the next (a GPU's are larger), so :func:`compare_rows` rarely meets two
+    devices on one row; this sets each machine's own kernel side by side, its sizes in the
+    cell (``sizes``). None where a run did not measure the workload.
+    """
+    order = list(dict.fromkeys(m.workload for run in runs for m in run.measurements))
+    rows = []
+    for workload in order:
+        firsts = [
+            next((m for m in run.measurements if m.workload == workload), None) for run in runs
+        ]
+        rows.append(
+            {
+                "workload": workload,
+                "runs": [
+                    None if m is None else {"sizes": _shape(m), **_cell(m, run)}
+                    for m, run in zip(firsts, runs, strict=True)
+                ],
+            }
+        )
+    return rows
 
 
 def compare_dict(runs: Sequence[Run]) -> dict[str, Any]:

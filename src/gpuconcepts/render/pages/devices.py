@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.render.markdown import markdown_table
-from gpuconcepts.render.text import compare_rows
+from gpuconcepts.render.text import preset_rows
 from gpuconcepts.units import si, significant
 
 if TYPE_CHECKING:
@@ -24,16 +24,18 @@ def names(count: int) -> list[str]:
 
 
 def time_cell(cell: dict[str, Any] | None) -> str:
-    """One run's time of one kernel, its spread and its bound (``—`` where it has none).
+    """One run's time of one kernel, its spread, its bound and its sizes (``—`` where it has
+    none).
 
-    >>> time_cell(None), time_cell({"seconds": 2e-3, "iqr_seconds": 1e-4, "bound": "memory"})
-    ('—', '2 ms ± 100 µs, **memory**')
+    >>> cell = {"seconds": 2e-3, "iqr_seconds": 1e-4, "bound": "memory", "sizes": "B=4"}
+    >>> time_cell(None), time_cell(cell)
+    ('—', '2 ms ± 100 µs, **memory**<br><small>B=4</small>')
     """
     if cell is None:
         return "—"
     return (
         f"{si(cell['seconds'], 's')} ± {si(cell['iqr_seconds'], 's', digits=2)}, "
-        f"**{cell['bound']}**"
+        f"**{cell['bound']}**<br><small>{cell['sizes']}</small>"
     )
 
 
@@ -61,15 +63,12 @@ def side_by_side(runs: Sequence[Run]) -> Glue:
             ],
         ),
         "ridge_spread": significant(ridges[-1] / ridges[0]),
-        "n_machines": str(len(runs)),
+        "n_runs": str(len(runs)),
         "workloads": markdown_table(
-            ["Kernel and sizes", *columns],
+            ["Kernel", *columns],
             [
-                [
-                    f"`{row['workload']}`<br><small>{row['sizes']}</small>",
-                    *(time_cell(cell) for cell in row["runs"]),
-                ]
-                for row in compare_rows(runs)
+                [f"`{row['workload']}`", *(time_cell(cell) for cell in row["runs"])]
+                for row in preset_rows(runs)
             ],
         ),
         "claims": markdown_table(["Claim", *columns], verdicts),
