@@ -88,7 +88,7 @@ def test_machines_side_by_side_shows_each_run_in_its_own_column(site: Site) -> N
     path = site.find("devices")
     assert path is not None
     html = (site.root / path).read_text(encoding="utf-8")
-    workloads = html[html.index("Kernel and sizes") :]
+    workloads = html[html.index("<p>Kernel</p>") :]
     table = workloads[: workloads.index("</table>")]
     columns = comparison_columns(table)
     runs = [c for c in columns if any(cell != "—" for cell in c)]
