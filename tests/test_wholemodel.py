@@ -17,7 +17,7 @@ from gpuconcepts.claims.wholemodel_results import (
     WholeModelResults,
 )
 from gpuconcepts.model import ModelShape, matmul_params, params
-from gpuconcepts.records import from_record
+from gpuconcepts.records import from_record, to_record
 from gpuconcepts.roofline import Peaks
 
 torch = pytest.importorskip("torch")
@@ -298,3 +298,33 @@ def test_static_cache_step_equals_a_full_forward():
             ]  # fmt: skip
             step, _ = model(tokens[:, 5:], cache)
         torch.testing.assert_close(step[:, 0], full[:, 5], rtol=1e-4, atol=1e-4)
+
+
+def test_decode_steps_are_graphs_only_on_cuda_and_the_claim_says_so():
+    eager = decoder.decode_sweep("cpu", TOY, batches=(1,), cached=4, repeats=1)
+    assert eager.graphed is False
+    assert "graphed" not in to_record(eager)  # left out at its default
+    floor = f.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
+    graphed = dataclasses.replace(sweep([1.2 * floor] * 5), graphed=True)
+    assert from_record(DecodeSweep, json.loads(json.dumps(to_record(graphed)))) == graphed
+    said = W.judge_decode_floor(graphed, PEAKS, cache_bytes=10**6, device="t").detail
+    assert said.endswith("per step, each step replayed as one CUDA graph")
+    plain = W.judge_decode_floor(sweep([1.2 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
+    assert "CUDA graph" not in plain.detail
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_replayed_decode_step_gives_the_eager_step_s_logits():
+    shape = dataclasses.replace(TOY, dtype="float32")
+    model = decoder.Decoder(shape).to("cuda").eval()
+    size = (2, shape.n_kv, 5, shape.d_head)
+    with torch.inference_mode():
+        cache = [(torch.randn(size, device="cuda"), torch.randn(size, device="cuda"))
+                 for _ in range(shape.layers)]  # fmt: skip
+        token = torch.randint(0, shape.vocab, (2, 1), device="cuda")
+        eager = model(token, cache)[0].clone()
+        outputs: list[torch.Tensor] = []
+        replay = decoder.replayed(lambda: outputs.append(model(token, cache)[0]))
+        replay()
+        torch.cuda.synchronize()
+    torch.testing.assert_close(outputs[-1], eager)
