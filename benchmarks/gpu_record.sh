@@ -70,5 +70,5 @@ elif step 60 python3 -m gpuconcepts profile --device "$DEVICE" --quick \
   full
 fi
 [ "$DEVICE" = cuda ] && step 30 python3 -m pytest -q -p no:cacheprovider -k cuda \
-  tests/test_measure.py tests/test_kernels.py tests/test_hardware.py
+  tests/test_measure.py tests/test_kernels.py tests/test_hardware.py tests/test_wholemodel.py
 say "done"

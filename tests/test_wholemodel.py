@@ -314,7 +314,7 @@ def test_decode_steps_are_graphs_only_on_cuda_and_the_claim_says_so():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_a_replayed_decode_step_gives_the_eager_step_s_logits():
+def test_on_cuda_a_replayed_decode_step_gives_the_eager_logits():
     shape = dataclasses.replace(TOY, dtype="float32")
     model = decoder.Decoder(shape).to("cuda").eval()
     size = (2, shape.n_kv, 5, shape.d_head)
