@@ -194,7 +194,8 @@ class Lab:
         kernel = KERNELS[workload]
         # The STREAM triad, the DRAM roof's reference, moves float32 whatever the run's dtype
         # (as the bandwidth peak does), so only a kernel that takes a dtype is given one.
-        takes_dtype = "dtype" in inspect.signature(kernel).parameters
+        parameters = inspect.signature(kernel).parameters.values()
+        takes_dtype = any(p.name == "dtype" or p.kind is p.VAR_KEYWORD for p in parameters)
         chosen = {"dtype": self.dtype} if self.dtype and takes_dtype else {}
         return kernel(self.device, self.peaks, **chosen, **sizes)
 
