@@ -315,8 +315,9 @@ def test_bad_inputs_name_the_rule(text, message):
 
 
 def test_inputs_that_would_not_fit_are_refused_before_anything_is_allocated(monkeypatch):
-    """200000000x8 floats (6 GiB, under the 22 GiB free) grew the process past 15 GiB: the
-    analysis holds its inputs about four times over."""
+    """200000000x8 floats (6 GiB) passed the old check (under the 22 GiB free), but the
+    analysis holds its inputs about four times over: 640 MB into one Linear peaked at 2.3 GB,
+    so 6 GiB heads for about 22 GiB."""
     from gpuconcepts.analysis.inputs import HELD_COPIES
 
     needed = 1000 * 8 * 4
