@@ -833,6 +833,30 @@ def package(tmp_path, monkeypatch):
     sys.modules.pop("keyword_models", None)
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--threads", "100000"], "--threads 100000: a thread count is 1 or more, and at most"),
+        (["--repeats", "1000000000"], "--repeats must be a whole number from 1 to 1,000"),
+        (["--repeats", "0"], "--repeats must be a whole number from 1 to 1,000"),
+    ],
+)
+@pytest.mark.usefixtures("package")
+def test_cli_counts_beyond_the_machine_are_refused_before_the_model_is_built(
+    capsys, monkeypatch, argv, message
+):
+    """--threads 100000 was a MemoryError traceback (a hundred thousand OpenMP threads);
+    --repeats 1000000000 timed each call a billion times."""
+    monkeypatch.setattr(
+        "gpuconcepts.analysis.build_model", lambda *_, **__: pytest.fail("the model was built")
+    )
+    command = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]
+    assert main([*command, *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert message in err
+
+
 @pytest.mark.usefixtures("package")
 def test_cli_factory_from_a_module_with_keyword_inputs(capsys):
     argv = ["analyze", "--factory", "keyword_models:build", "--input", "input_ids=2x8:int64"]

@@ -301,12 +301,46 @@ def test_integer_inputs_index_the_table_that_reads_them_and_a_mask_is_ones():
         ("device=1x2", "device is one of analyze's own options"),
         ("ones:1x2:int64:0..1", "too many ':' parts"),
         ("ones:fourx2", "a shape is positive integers joined by x"),
+        # ranges torch.randint cannot draw from (each was a RuntimeError or ValueError traceback)
+        ("1x2:int32:0..1099511627776", "an int32 range lies within -2147483648..2147483646"),
+        ("1x2:bool:0..5", "a bool range lies within 0..1"),
+        ("1x2:int64:0..9223372036854775807", "an int64 range lies within"),
+        ("1x2:float32:0..1" + "9" * 40, "a range is LOW..HIGH"),  # was OverflowError: int too big
     ],
 )
 def test_bad_inputs_name_the_rule(text, message):
     with pytest.raises(ValueError, match=r"^--input ") as caught:
         parse_input(text)
     assert message in str(caught.value)
+
+
+def test_inputs_that_would_not_fit_are_refused_before_anything_is_allocated(monkeypatch):
+    """200000000x8 floats (6 GiB) passed the old check (under the 22 GiB free), but the
+    analysis holds its inputs about four times over: 640 MB into one Linear peaked at 2.3 GB,
+    so 6 GiB heads for about 22 GiB."""
+    from gpuconcepts.analysis.inputs import HELD_COPIES
+
+    needed = 1000 * 8 * 4
+    monkeypatch.setattr("gpuconcepts.measure.free_memory_bytes", lambda _: HELD_COPIES * needed - 1)
+    with pytest.raises(ValueError, match=r"^out of memory for the inputs: they need 31.25 KiB, "):
+        make_inputs(nn.Linear(8, 8), [parse_input("1000x8")], "cpu", None)
+    monkeypatch.setattr("gpuconcepts.measure.free_memory_bytes", lambda _: HELD_COPIES * needed)
+    assert make_inputs(nn.Linear(8, 8), [parse_input("1000x8")], "cpu", None)[0][0].shape == (
+        1000,
+        8,
+    )
+
+
+def test_running_out_of_memory_while_drawing_the_inputs_is_one_line(monkeypatch):
+    def refuse(*_args, **_kwargs):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: "
+            "you tried to allocate 6400000000 bytes. Error code 12 (Cannot allocate memory)"
+        )
+
+    monkeypatch.setattr(torch, "randn", refuse)
+    with pytest.raises(ValueError, match=r"^out of memory in the inputs: it needed 5.96 GiB but"):
+        make_inputs(nn.Linear(8, 8), [parse_input("4x8")], "cpu", None)
 
 
 # -- views move nothing ------------------------------------------------------------------------

@@ -105,3 +105,51 @@ def test_exact_number_is_exact() -> None:
     assert exact_number(0.1, "x") == sp.Rational(1, 10)
     assert exact_number(np.float64(2.5), "x") == sp.Rational(5, 2)
     assert exact_number(np.int64(7), "x") == 7
+
+
+@pytest.mark.parametrize(
+    ("alpha", "gamma"),
+    [(0.5, 10**9), (0.5, 10**20), (0.9999999999, 10**6)],
+    ids=["half-to-a-billion", "half-to-1e20", "ten-nines-to-a-million"],
+)
+def test_a_power_too_large_to_compute_exactly_is_refused_first(alpha: float, gamma: int) -> None:
+    """alpha ** (gamma + 1) exactly: gamma=10**9 grew the process by gigabytes for minutes
+    (``gpuconcepts model --draft-alpha 0.5 --draft-gamma 1000000000``); it is refused at once,
+    naming the symbol and the rule."""
+    for formula in (formulas.speculative_expected_tokens, formulas.speculative_speedup):
+        values = {"alpha": alpha, "gamma": gamma, "c_draft": 0.05}
+        values = {k: v for k, v in values.items() if k in formula.params}
+        with pytest.raises(
+            GpuConceptsError,
+            match=r": gamma \(.*\) must keep alpha\^\(gamma \+ 1\) within 1,048,576 bits exact",
+        ):
+            formula(**values)
+        with pytest.raises(GpuConceptsError, match="must keep"):
+            formula.worked(**values)
+
+
+def test_a_power_within_the_limit_is_still_exact() -> None:
+    assert formulas.speculative_expected_tokens(alpha=0.5, gamma=1000) == pytest.approx(2)
+    assert formulas.speculative_expected_tokens(alpha=0.8, gamma=4) == 3.3616
+
+
+@pytest.mark.parametrize("value", [-(10**5000), 10**5000], ids=["negative", "positive"])
+def test_an_error_names_a_huge_whole_number_without_writing_it_out(value: int) -> None:
+    """Python refuses to write an int of more than 4,300 digits: the error said ValueError
+    (``gpuconcepts calc zero_memory_per_device stage=1e9999 ...`` was a traceback)."""
+    with pytest.raises(GpuConceptsError, match=r"must be 0, 1, 2 or 3; got -?1×10⁵⁰⁰⁰$"):
+        formulas.zero_memory_per_device(stage=value, n_params=1, k_opt=12, N_d=8)
+    if value < 0:
+        with pytest.raises(GpuConceptsError, match=r"N \(.*\) must be positive; got -1×10⁵⁰⁰⁰"):
+            formulas.embedding_memory.worked(N=value, d=4, s=4)
+
+
+@pytest.mark.parametrize(
+    "value", [True, False, np.bool_(True)], ids=["True", "False", "numpy-bool"]
+)
+def test_a_bool_is_not_a_count(value: object) -> None:
+    """True is not a batch size."""
+    with pytest.raises(GpuConceptsTypeError, match=r"B \(batch size\) must be a number; got"):
+        formulas.mlp_macs(B=value, d_in=4, d_out=4)
+    with pytest.raises(GpuConceptsTypeError, match=r"B \(batch size\) must be numeric"):
+        formulas.mlp_macs.vectorized(B=[value, value], d_in=4, d_out=4)

@@ -107,6 +107,21 @@ ONE_LINE_FAILURES = [
     (["--bogus"], "unknown option '--bogus'"),
     (["calc", "nope"], "unknown formula 'nope' (gpuconcepts formulas lists them all)"),
     (["calc", "embedding_memory", "--bogus"], "unrecognized arguments: --bogus"),
+    # a power computed exactly: gamma=10**9 grew the process by gigabytes for minutes
+    (
+        ["model", "--draft-alpha", "0.5", "--draft-gamma", "1000000000"],
+        "must keep alpha^(gamma + 1) within 1,048,576 bits exact",
+    ),
+    (
+        ["calc", "speculative_expected_tokens", "alpha=0.9999999999", "gamma=1e6"],
+        "got gamma=1,000,000",
+    ),
+    # an error that quotes a whole number beyond Python's 4,300-digit str() limit
+    (
+        ["calc", "zero_memory_per_device", "stage=1e9999", "n_params=1", "k_opt=1", "N_d=1"],
+        "must be 0, 1, 2 or 3; got 1×10⁹⁹⁹⁹",
+    ),
+    (["calc", "embedding_memory", "N=-1e9999", "d=1", "s=1"], "must be positive; got -1×10⁹⁹⁹⁹"),
 ]
 
 

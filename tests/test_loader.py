@@ -132,6 +132,24 @@ NUMBERS: list[tuple[str, str, str]] = [
 ]  # fmt: skip
 
 
+DUPLICATES = [
+    ("at the top", TEXT.replace('"schema": ', '"schema": 1, "schema": ', 1), "schema"),
+    ("in the provenance", TEXT.replace('"cpu_threads": 2', '"cpu_threads": 64, "cpu_threads": 2', 1),
+     "cpu_threads"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "text", "key"), DUPLICATES, ids=[n[0] for n in DUPLICATES])
+def test_a_key_given_twice_is_refused(case: str, text: str, key: str) -> None:
+    """JSON keeps the last of two values silently: which one the file meant is a guess."""
+    del case
+    with pytest.raises(GpuConceptsError) as caught:
+        Run.from_json(text, source="r.json")
+    assert str(caught.value) == (
+        f"r.json: the key {key!r} is given twice in one object; a run gives each field once"
+    )
+
+
 @pytest.mark.parametrize(("case", "text", "message"), NUMBERS, ids=[n[0] for n in NUMBERS])
 def test_numbers_no_run_holds_are_named(case: str, text: str, message: str) -> None:
     del case

@@ -248,9 +248,16 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
 
     if (args.model is None) == (args.factory is None):
         raise GpuConceptsError("give FILE.py:FACTORY or --factory pkg.module:fn (one of them)")
+    from gpuconcepts.analysis.core import check_repeats
+
     specs = [parse_input(text) for text in args.input]
-    if args.threads is not None and args.threads < 1:
-        raise GpuConceptsError(f"--threads {args.threads}: a thread count is 1 or more")
+    check_repeats(args.repeats, "--repeats")
+    cores = len(os.sched_getaffinity(0))
+    if args.threads is not None and not 1 <= args.threads <= cores:
+        raise GpuConceptsError(
+            f"--threads {args.threads}: a thread count is 1 or more, and at most the "
+            f"{cores} cores this process may run on"
+        )
     previous = torch.get_num_threads()
     try:
         torch.set_num_threads(args.threads or previous)

@@ -34,7 +34,7 @@ from sympy.printing.latex import LatexPrinter
 
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 from gpuconcepts.symbols import LATEX_NAMES, SYMBOLS, Symbol
-from gpuconcepts.units import Kind, latex_number, number, significant
+from gpuconcepts.units import Kind, latex_number, number, plain_number, significant
 
 Number = int | float | Fraction
 
@@ -275,8 +275,20 @@ class Formula:
 
     # -- evaluation ------------------------------------------------------------------------
     def exact(self, **values: Number) -> sp.Rational:
-        """The exact value as a sympy number (rational arithmetic, no rounding)."""
+        """The exact value as a sympy number (rational arithmetic, no rounding).
+
+        A power whose exponent is given (``alpha ** (gamma + 1)``) is computed only when its
+        exact value has at most :data:`MAX_POWER_BITS` bits: ``gamma=10**9`` would take
+        gigabytes and hours, so it is refused first, naming the symbol.
+
+        >>> from gpuconcepts.formulas import speculative_expected_tokens
+        >>> speculative_expected_tokens(alpha=0.5, gamma=10**9)
+        Traceback (most recent call last):
+        ...
+        gpuconcepts.errors.GpuConceptsError: speculative_expected_tokens: gamma (tokens the draft model proposes per step) must keep alpha^(gamma + 1) within 1,048,576 bits exact (1/2 to the power 1,000,000,001 needs about 2,000,000,000); got gamma=1,000,000,000
+        """
         exact = self._exact_inputs(values)
+        self._check_powers(exact)
         result = self.expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()})
         return sp.nsimplify(result) if not result.is_Rational else result
 
@@ -298,6 +310,26 @@ class Formula:
                 f"(about 2.2e-308 to 1.8e308); got {given}"
             )
         return number
+
+    def _check_powers(self, exact: Mapping[str, sp.Rational]) -> None:
+        """Refuse a power whose exact value would exceed :data:`MAX_POWER_BITS` bits."""
+        given = {SYMBOLS[k].sym: v for k, v in exact.items()}
+        for power in self.expr.atoms(sp.Pow):
+            names = sorted(str(s) for s in power.exp.free_symbols)
+            if not names:
+                continue  # a constant exponent (a square, a ratio's -1) stays small
+            base, exponent = power.base.xreplace(given), power.exp.xreplace(given)
+            if not (base.is_Rational and exponent.is_Integer):
+                continue
+            bits = max(int(base.p).bit_length(), int(base.q).bit_length())
+            if bits * abs(int(exponent)) <= MAX_POWER_BITS:
+                continue
+            raise GpuConceptsError(
+                f"{self.name}: {self._what(names[0])} must keep {_plain_power(power)} within "
+                f"{plain_number(MAX_POWER_BITS)} bits exact ({_shown(base)} to the power "
+                f"{plain_number(int(exponent))} needs about {significant(bits * abs(int(exponent)))}); "
+                "got " + ", ".join(f"{n}={_shown(exact[n])}" for n in names)
+            )
 
     def _in_one_symbol(self, over: str, values: Mapping[str, object]) -> tuple[sp.Expr, sp.Symbol]:
         if over not in self.params:
@@ -492,9 +524,29 @@ class Formula:
             # str() keeps the decimal the user wrote: 0.1 becomes 1/10, not 3602879701896397/2**55.
             exact = Fraction(str(float(value)))
         if not symbol.allows(exact):
-            shown = significant(value) if isinstance(value, Fraction) else repr(value)
+            shown = significant(value) if isinstance(value, Fraction) else _shown(value)
             raise GpuConceptsError(f"{self.name}: {self._what(name)} {symbol.rule}; got {shown}")
         return sp.Rational(exact.numerator, exact.denominator)
+
+
+MAX_POWER_BITS = 2**20
+"""The most bits an exact power of a given value may have (a megabit, milliseconds to
+compute): beyond it, ``alpha ** gamma`` grows without end in memory and time."""
+
+
+def _plain_power(power: sp.Pow) -> str:
+    """A power as plain text: ``alpha^(gamma + 1)``."""
+    return f"{_plain(power.base)}^({_plain(power.exp)})"
+
+
+def _shown(value: object) -> str:
+    """A given value in an error: as Python writes it, a whole number past 64 bits to 3
+    digits (Python will not write an int of more than 4,300 digits)."""
+    if isinstance(value, numbers.Integral) and abs(int(value)).bit_length() > 64:
+        return significant(Fraction(int(value)))
+    if isinstance(value, sp.Rational):  # exact: 9999999999/10000000000, not 1
+        return plain_number(int(value)) if value.is_Integer else str(value)
+    return repr(value)
 
 
 _LEVEL = sp.Dummy("level", positive=True)

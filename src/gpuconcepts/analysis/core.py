@@ -29,6 +29,7 @@ from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, classify
+from gpuconcepts.units import plain_number
 
 
 def _prepare(
@@ -149,6 +150,29 @@ def analyze(
             module.train(mode)
 
 
+MAX_REPEATS = 1000
+"""The most timed repetitions of each call: a thousand times a forward pass is already
+minutes on a large model, and the spread of the times stops shrinking long before."""
+
+
+def check_repeats(repeats: object, what: str) -> int:
+    """``repeats``, or a one-line error naming ``what`` when it is not a whole number from 1
+    to :data:`MAX_REPEATS`.
+
+    >>> check_repeats(10**9, "--repeats")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: --repeats must be a whole number from 1 to 1,000 (each call is timed that many times); got 1000000000
+    """
+    if type(repeats) is not int or not 1 <= repeats <= MAX_REPEATS:
+        huge = type(repeats) is int and repeats.bit_length() > 64  # past what repr() writes
+        raise GpuConceptsError(
+            f"{what} must be a whole number from 1 to {plain_number(MAX_REPEATS)} (each call "
+            f"is timed that many times); got {'more than 2**64' if huge else f'{repeats!r:.40}'}"
+        )
+    return repeats
+
+
 def _check(
     model: Any,
     args: Sequence[Any],
@@ -173,8 +197,7 @@ def _check(
         )
     if not args and not kwargs:
         raise GpuConceptsError("analyze: give at least one example input (the forward's arguments)")
-    if type(repeats) is not int or repeats < 1:
-        raise GpuConceptsError(f"analyze: repeats must be a positive integer; got {repeats!r}")
+    check_repeats(repeats, "analyze: repeats")
     if device not in ("auto", "cpu", "cuda"):
         raise GpuConceptsError(f"analyze: device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
     if dtype is not None and not isinstance(dtype, str):

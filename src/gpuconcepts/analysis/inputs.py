@@ -12,20 +12,37 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuconcepts.analysis.failures import is_out_of_memory, out_of_memory_message
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.units import binary_bytes
+from gpuconcepts.units import binary_bytes, with_article
 
 INPUT_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "bool")
 """Element types an ``--input`` may name after its shape."""
 
 _SHAPE = re.compile(r"^\d+(?:x\d+)*$")
 NAME = re.compile(r"^[A-Za-z_]\w*$")
-_RANGE = re.compile(r"^(-?\d+(?:\.\d+)?)\.\.(-?\d+(?:\.\d+)?)$")
+_RANGE = re.compile(r"^(-?\d{1,30}(?:\.\d{1,30})?)\.\.(-?\d{1,30}(?:\.\d{1,30})?)$")
 _OWN_KEYWORDS = ("device", "dtype", "peaks", "repeats", "progress")
 INPUT_RULE = (
     "an input is [NAME=]SHAPE[:DTYPE[:LOW..HIGH]] or [NAME=]ones:SHAPE[:DTYPE], such as "
     "8x3x224x224, 64x26:int64:0..999 or attention_mask=ones:1x128"
 )
+
+
+_RANGE_LIMITS: dict[str, tuple[int, int]] = {
+    "int64": (-(2**63), 2**63 - 2),  # HIGH + 1, the end torch.randint excludes, fits too
+    "int32": (-(2**31), 2**31 - 2),
+    "bool": (0, 1),
+    "": (-(2**63), 2**63),  # floating point: far beyond any input, and a float holds it
+}
+"""The ranges ``LOW..HIGH`` may span, by element type (``""``: floating point)."""
+
+
+HELD_COPIES = 4
+"""How many times over the analysis holds its inputs at least: the inputs, the copy of them
+that replays the first call, that call's output (as large for most layers) and the output of
+its replay. 640 MB into one Linear layer took 2.3 GB; inputs above a quarter of the free
+memory are refused before anything is allocated."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,12 @@ def parse_input(text: str) -> InputSpec:
             raise GpuConceptsError(f"--input {text!r}: the range's LOW is above its HIGH")
         if dtype in ("int64", "int32", "bool") and not (type(low) is int and type(high) is int):
             raise GpuConceptsError(f"--input {text!r}: an {dtype} range is whole numbers")
+        least, most = _RANGE_LIMITS.get(dtype or "", _RANGE_LIMITS[""])
+        if not least <= low <= high <= most:
+            raise GpuConceptsError(
+                f"--input {text!r}: {with_article(dtype or 'floating-point')} range lies "
+                f"within {least}..{most}"
+            )
     return InputSpec(name or None, shape, dtype, low, high, ones)
 
 
@@ -122,10 +145,12 @@ def make_inputs(
         for s, k in zip(specs, kinds, strict=True)
     )
     free = free_memory_bytes(device)
-    if needed > free:
+    if needed * HELD_COPIES > free:
         raise GpuConceptsError(
-            f"out of memory for the inputs: they need {binary_bytes(needed)} but "
-            f"{binary_bytes(free)} is free on {device}"
+            f"out of memory for the inputs: they need {binary_bytes(needed)}, and analyze holds "
+            f"them about {HELD_COPIES} times over (the inputs, the copy that replays the call "
+            f"that reads them, its output and a replay's), but {binary_bytes(free)} is free "
+            f"on {device}"
         )
     generator = torch.Generator(device=device).manual_seed(0)
 
@@ -148,7 +173,12 @@ def make_inputs(
     ]
     # first guess: any table can take indices below the smallest one
     rows: dict[int, int | None] = {i: min(tables, default=None) for i in range(len(specs))}
-    tensors = [draw(s, k, rows[i]) for i, (s, k) in enumerate(zip(specs, kinds, strict=True))]
+    try:
+        tensors = [draw(s, k, rows[i]) for i, (s, k) in enumerate(zip(specs, kinds, strict=True))]
+    except RuntimeError as error:  # the memory went to something else meanwhile
+        if is_out_of_memory(error):
+            raise GpuConceptsError(out_of_memory_message(error, "the inputs", device)) from None
+        raise
     if tables and any(not k.is_floating_point and s.low is None and not s.ones
                       for s, k in zip(specs, kinds, strict=True)):  # fmt: skip
         rows = dict.fromkeys(range(len(specs))) | _embedding_rows(model, specs, tensors)

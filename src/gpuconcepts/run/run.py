@@ -31,7 +31,7 @@ import json
 import math
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,7 +216,7 @@ class Run:
         finite (not a number, an infinity, ``1e999``) or a whole number beyond 64 bits anywhere,
         then each field (see :meth:`from_dict`)."""
         try:
-            data = json.loads(text, parse_int=_whole_number)
+            data = json.loads(text, parse_int=_whole_number, object_pairs_hook=_once(source))
         except json.JSONDecodeError as error:
             raise GpuConceptsError(
                 f"{source}: not a valid JSON file (truncated or damaged?): {error}"
@@ -325,6 +325,24 @@ MAX_WHOLE = 2**63
 
 class _Oversized(int):
     """A whole number too large for a run, kept as its length so that the check can name it."""
+
+
+def _once(source: str) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
+    """A JSON object's keys, each given once: a key given twice is refused (JSON would keep
+    the last silently, so which value counts would be a guess)."""
+
+    def build(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise GpuConceptsError(
+                    f"{source}: the key {key!r:.60} is given twice in one object; a run gives "
+                    "each field once"
+                )
+            seen.add(key)
+        return dict(pairs)
+
+    return build
 
 
 def _whole_number(text: str) -> int:
