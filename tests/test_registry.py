@@ -115,7 +115,12 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
 def test_every_dated_change_is_listed_once_and_dated() -> None:
     listed = thresholds.changes(wholemodel, dclaims)
     names = [name for name, _ in listed]
-    assert names == ["MLP_KNEE_CHANGES", "ROOFS_CHANGES", "DECODE_FLOOR_CHANGES"]
+    assert names == [
+        "MLP_KNEE_CHANGES",
+        "ROOFS_CHANGES",
+        "DECODE_FLOOR_CHANGES",
+        "GPU_SIZES_CHANGES",
+    ]
     assert all(entry[:4] == "2026" and entry[10] == ":" for _, entry in listed)
 
 
