@@ -150,7 +150,11 @@ ROOFS_CHANGES = (
     "the kernel still beat by more than 10 % after it was measured again is measured again, up "
     "to three times in all (run/collect.MEASURE_ROOFS_TRIES): on a quick run under load the "
     "chain roof of the RNN's Python loop (B = 8, S = 128), measured twice in busy moments, had "
-    "left the loop to the compute peak at 2.5 %. The explained range is unchanged."
+    "left the loop to the compute peak at 2.5 %. The explained range is unchanged. With both, "
+    "the full CPU run recorded again on a quiet machine placed 70 of 77 within [1, 2]x of "
+    "their roof or a little over it within their spread (66 before, on the earlier recording), "
+    "and quick runs 61 of 68 (load 1.5) and 58 of 68 (one core busy) where the session before "
+    "had counted 52 of 68 under load; none beat its roof by more than 10 %."
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 
