@@ -1111,7 +1111,34 @@ def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
     assert "GEMM shape" in asked[0]
     assert "GEMM shape" in run.facts[ROOFS_MEASURED_AGAIN]["roofs"]
     assert "mlp" in run.facts[ROOFS_MEASURED_AGAIN]["workloads"]
+    assert run.facts[ROOFS_MEASURED_AGAIN]["times"] == 1
     assert run.peaks.gemm_sweep[0][3] == 1e11
+
+
+@pytest.mark.usefixtures("tiny_verify")
+def test_a_roof_still_beaten_beyond_its_tolerance_is_measured_again_up_to_three_times(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import gpuconcepts.kernels
+    import gpuconcepts.kernels.peaks
+    from gpuconcepts.run import ROOFS_MEASURED_AGAIN, collect
+    from gpuconcepts.run.collect import MEASURE_ROOFS_TRIES
+
+    # a GEMM sweep that every measurement of it leaves at 1 FLOP/s (measured in busy moments,
+    # each time): the run tries again, then stops and says how many times it tried
+    slow = replace(PEAKS, gemm_sweep=((4096, 2048, False, 1.0), (4096, 2048, True, 1.0)))
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: slow)
+    asked: list[tuple[str, ...]] = []
+
+    def again(_device: str, peaks: Peaks, roofs: tuple[str, ...]) -> Peaks:
+        asked.append(tuple(sorted(roofs)))
+        return peaks
+
+    monkeypatch.setattr(gpuconcepts.kernels.peaks, "measure_roofs_again", again)
+    run = collect("cpu", True, wholemodel=False, distributed=False)
+    assert len(asked) == MEASURE_ROOFS_TRIES == 3
+    assert all("GEMM shape" in roofs for roofs in asked)
+    assert run.facts[ROOFS_MEASURED_AGAIN]["times"] == MEASURE_ROOFS_TRIES
 
 
 @pytest.mark.usefixtures("tiny_verify")

@@ -787,9 +787,10 @@ def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.M
     runs: list[dict[str, object]] = []
     real = KERNELS["mlp"]
 
-    def counted(device: str, peaks: Peaks, **sizes: Any) -> Kernel:
-        runs.append(sizes)
-        return real(device, peaks, **sizes)
+    def counted(device: str, peaks: Peaks, dtype: str | None = None, **sizes: Any) -> Kernel:
+        # the Lab hands a dtype only to a kernel that takes one (the STREAM triad does not)
+        runs.append({"dtype": dtype, **sizes} if dtype else sizes)
+        return real(device, peaks, dtype=dtype, **sizes)
 
     monkeypatch.setitem(KERNELS, "mlp", counted)
     half = Lab("cpu", PEAKS, R, cache_bytes=2**25, free_bytes=2**34, dtype="bfloat16")

@@ -291,6 +291,47 @@ def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> Non
     assert Peaks("cpu", 1e11, 1e10, "float32").random_lines_per_s(16) is None
 
 
+CALLS = replace(FLOORS, random_sweep=(
+    (2**28, 16, 2**16, 2e7), (2**28, 16, 2**18, 3e7), (2**28, 16, 2**20, 5e7),
+    (2**28, 128, 2**16, 4e7),
+))  # fmt: skip
+
+
+def test_a_lookup_is_read_against_the_smallest_swept_call_at_least_as_large() -> None:
+    # a call pays its cold start once: the more rows share it, the faster each line, so a
+    # lookup of R rows is bounded by the swept call of the fewest rows no fewer than R
+    assert CALLS.random_point(16, 2**28, 2**16) == (2**28, 16, 2**16, 2e7)
+    assert CALLS.random_point(16, 2**28, 2**17) == (2**28, 16, 2**18, 3e7)
+    assert CALLS.random_point(16, 2**28, 2**21) == (2**28, 16, 2**20, 5e7)  # beyond: the largest
+    assert CALLS.random_point(16, 2**28) == (2**28, 16, 2**20, 5e7)  # unknown: the fastest
+    # the row width is chosen among the points of that call only
+    assert CALLS.random_point(128, 2**28, 2**16) == (2**28, 128, 2**16, 4e7)
+    assert CALLS.random_point(128, 2**28, 2**18) == (2**28, 16, 2**18, 3e7)
+    rows = 2**20
+    big = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (0.025,), rows * 4.0,
+                      rows * 16.0, random_rows=rows, row_bytes=16)  # fmt: skip
+    assert roofline.observe(big, CALLS) == ("random access", pytest.approx(rows / 5e7 / 0.025))
+
+
+def test_a_lookup_faster_than_its_own_calls_rate_is_not_labelled_random_access() -> None:
+    # falsifiable: 2**20 rows in 10 ms is 1e8 lines/s, twice the fastest swept call's rate
+    # (and far beyond the smaller calls'): no random-access roof may place it
+    rows = 2**20
+    fast = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (0.010,), rows * 4.0,
+                       rows * 16.0, random_rows=rows, row_bytes=16)  # fmt: skip
+    assert roofline.observe(fast, CALLS)[0] != "random access"
+    assert roofline.beaten_roofs(fast, CALLS) == ("random access",)
+
+
+def test_a_random_sweep_saved_before_call_sizes_reads_as_calls_of_two_to_the_eighteen() -> None:
+    mixed = replace(FLOORS, random_sweep=((2**28, 16, 3e7), (2**28, 16, 2**20, 5e7)))
+    assert from_record(Peaks, mixed.to_dict()) == mixed
+    assert mixed.random_point(16, 2**28, 2**18) == (2**28, 16, 3e7)
+    assert mixed.random_point(16, 2**28, 2**19) == (2**28, 16, 2**20, 5e7)
+    again = replace(FLOORS, random_sweep=((2**28, 16, 2**20, 6e7),))
+    assert mixed.best_of(again).random_sweep == ((2**28, 16, 3e7), (2**28, 16, 2**20, 6e7))
+
+
 def test_a_hot_set_is_read_against_the_random_rows_its_own_cache_served() -> None:
     # a hot set of 1,024 rows of 64 bytes (64 KiB) sits in the 1 MiB L2: the sweep's point
     # inside it (2e8 lines/s) bounds it, not the DRAM one (3e7), which it would beat

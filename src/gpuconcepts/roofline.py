@@ -58,8 +58,10 @@ class Peaks:
     when known. ``op_seconds`` is the floor of one operation dispatched from inside the
     framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call
     that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
-    (table bytes, row bytes, line fetches per second), read in whole transfer units of
-    ``line_bytes`` (:meth:`random_lines_per_s`); ``cold_sweep`` the seconds of reading
+    (table bytes, row bytes, rows per call, line fetches per second), read in whole transfer
+    units of ``line_bytes`` (:meth:`random_lines_per_s`; a point of three entries, saved
+    before calls of several sizes were swept, was measured in calls of
+    :data:`RANDOM_ROWS_BEFORE` rows); ``cold_sweep`` the seconds of reading
     an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
     ``gemm_sweep`` the library's matrix product at small shapes, as (rows, width, flushed,
     FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`);
@@ -93,7 +95,7 @@ class Peaks:
     op_seconds: float | None = None
     cold_latency_seconds: float | None = None
     line_bytes: int | None = None
-    random_sweep: tuple[tuple[int, int, float], ...] = ()
+    random_sweep: tuple[tuple[int, int, float] | tuple[int, int, int, float], ...] = ()
     name: str = ""
     cold_sweep: tuple[tuple[int, float], ...] = ()
     gemm_sweep: tuple[tuple[int, int, bool, float], ...] = ()
@@ -134,17 +136,21 @@ class Peaks:
         return ridge(self.flops_per_s, self.bytes_per_s)
 
     def random_point(
-        self, row_bytes: int, table_bytes: int | None = None
-    ) -> tuple[int, int, float] | None:
-        """The point of the random-access sweep that stands for rows of ``row_bytes`` drawn
-        from a table of ``table_bytes``, as (table bytes, row bytes, lines/s). The table: of
-        the swept ones the same memory level serves (:meth:`level_of`), the largest no larger
-        than the kernel's (a smaller table is served faster, its address translations too, so
-        it is the tightest safe bound), else the smallest; when that level has none, the
-        largest swept table a faster level serves; the sweep's largest table when the
-        kernel's is not given. The row: the narrowest swept row at least as wide (the widest when
-        none is), since the rate rises with the row's width. None without a sweep, or when
-        every swept table sits further out than the kernel's.
+        self, row_bytes: int, table_bytes: int | None = None, rows: int | None = None
+    ) -> tuple[int, int, float] | tuple[int, int, int, float] | None:
+        """The point of the random-access sweep that stands for ``rows`` rows of ``row_bytes``
+        drawn in one call from a table of ``table_bytes``, as it is stored (its rate last).
+        The table: of the swept ones the same memory level serves (:meth:`level_of`), the
+        largest no larger than the kernel's (a smaller table is served faster, its address
+        translations too, so it is the tightest safe bound), else the smallest; when that
+        level has none, the largest swept table a faster level serves; the sweep's largest
+        table when the kernel's is not given. The call: of the swept numbers of rows per call,
+        the smallest at least as many as the kernel's (the largest when none is, or when the
+        kernel's are not given), since a call pays its cold start (the page-table entries and
+        the index it reads after a flush) once, and the more rows share it, the faster each
+        line. The row: the narrowest swept row at least as wide (the widest when none is),
+        since the rate rises with the row's width. None without a sweep, or when every swept
+        table sits further out than the kernel's.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
         ...           levels=(MemoryLevel("L2", 2**20, 1e11),),
@@ -156,10 +162,14 @@ class Peaks:
         >>> Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),),
         ...       random_sweep=((2**28, 16, 3e7),)).random_point(16, 2**18) is None
         True
+        >>> calls = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=(
+        ...     (2**28, 16, 2**16, 2e7), (2**28, 16, 2**20, 4e7)))
+        >>> calls.random_point(16, 2**28, 2**16), calls.random_point(16, 2**28, 2**17)
+        ((268435456, 16, 65536, 20000000.0), (268435456, 16, 1048576, 40000000.0))
         """
         if not self.random_sweep:
             return None
-        tables = sorted({table for table, _, _ in self.random_sweep})
+        tables = sorted({point[0] for point in self.random_sweep})
         if table_bytes is None:
             table = tables[-1]
         else:
@@ -170,7 +180,13 @@ class Peaks:
                 return None
             within = [t for t in same if t <= table_bytes]
             table = (within[-1] if within else same[0]) if same else faster[-1]
-        points = sorted(point for point in self.random_sweep if point[0] == table)
+        at_table = [point for point in self.random_sweep if point[0] == table]
+        calls = sorted({random_rows_per_call(point) for point in at_table})
+        call = next((c for c in calls if rows is not None and c >= rows), calls[-1])
+        points = sorted(
+            (point for point in at_table if random_rows_per_call(point) == call),
+            key=lambda point: point[1],
+        )
         return next((point for point in points if point[1] >= row_bytes), points[-1])
 
     def level_of(self, nbytes: int) -> int:
@@ -184,17 +200,19 @@ class Peaks:
         sizes = [level.size_bytes for level in self.levels]
         return next((i for i, size in enumerate(sizes) if size and nbytes <= size), len(sizes))
 
-    def random_lines_per_s(self, row_bytes: int, table_bytes: int | None = None) -> float | None:
-        """The random-access roof for rows of ``row_bytes`` from a table of ``table_bytes``:
-        the line fetches per second of :meth:`random_point`.
+    def random_lines_per_s(
+        self, row_bytes: int, table_bytes: int | None = None, rows: int | None = None
+    ) -> float | None:
+        """The random-access roof for ``rows`` rows of ``row_bytes`` a call from a table of
+        ``table_bytes``: the line fetches per second of :meth:`random_point`.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
         ...           random_sweep=((2**20, 16, 9e7), (2**28, 16, 3e7), (2**28, 256, 5e7)))
         >>> p.random_lines_per_s(4), p.random_lines_per_s(64), p.random_lines_per_s(4096)
         (30000000.0, 50000000.0, 50000000.0)
         """
-        point = self.random_point(row_bytes, table_bytes)
-        return None if point is None else point[2]
+        point = self.random_point(row_bytes, table_bytes, rows)
+        return None if point is None else point[-1]
 
     def gemm_point(
         self, shape: tuple[int, int, int], *, flush: bool = False
@@ -331,6 +349,21 @@ def _faster_points(ours: tuple[Point, ...], theirs: tuple[Point, ...]) -> tuple[
     return tuple(best.values())
 
 
+RANDOM_ROWS_BEFORE = 2**18
+"""The rows per call of every point of a random-access sweep saved before calls of several
+sizes were swept (2026-12-04): one call size, 2**18 rows in bags of 16."""
+
+
+def random_rows_per_call(point: tuple[int, int, float] | tuple[int, int, int, float]) -> int:
+    """How many rows one call of a random-access sweep point fetched: its third entry, or
+    :data:`RANDOM_ROWS_BEFORE` for a point saved before the sweep had several call sizes.
+
+    >>> random_rows_per_call((2**28, 16, 2**16, 3e7)), random_rows_per_call((2**28, 16, 3e7))
+    (65536, 262144)
+    """
+    return point[2] if len(point) == 4 else RANDOM_ROWS_BEFORE
+
+
 @dataclass(frozen=True)
 class Placement:
     """A measurement read against a set of peaks.
@@ -444,7 +477,7 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
         # its calls are added back as they ran
         times.append((GEMM_SHAPE, product + (dispatch + cold_extra if serial else 0.0)))
     if m.random_rows is not None and m.row_bytes is not None and peaks.line_bytes is not None:
-        rate = peaks.random_lines_per_s(m.row_bytes, random_table_bytes(m))
+        rate = peaks.random_lines_per_s(m.row_bytes, random_table_bytes(m), m.random_rows)
         if rate is not None:
             seconds = formulas.random_access_seconds(
                 R=m.random_rows, d=m.row_bytes, s=1, c=peaks.line_bytes, r_line=rate

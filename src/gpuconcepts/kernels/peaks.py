@@ -48,7 +48,15 @@ from gpuconcepts.measure import (
     time_function,
     transfer_unit_bytes,
 )
-from gpuconcepts.roofline import CHAIN, GEMM_SHAPE, PER_CALL, RANDOM_ACCESS, MemoryLevel, Peaks
+from gpuconcepts.roofline import (
+    CHAIN,
+    GEMM_SHAPE,
+    PER_CALL,
+    RANDOM_ACCESS,
+    RANDOM_ROWS_BEFORE,
+    MemoryLevel,
+    Peaks,
+)
 from gpuconcepts.units import MiB
 
 PEAK_REPEATS = 10
@@ -371,12 +379,23 @@ def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tupl
     return tuple(zip(sizes, best_in_rounds(points, device, repeats=repeats), strict=True))
 
 
-RANDOM_ROW_BYTES = (4, 16, 64, 256, 1024)
-"""Row widths of the random-access sweep: from one float32 to sixteen cache lines."""
+RANDOM_ROW_BYTES = (4, 16, 64, 128, 256, 512, 1024)
+"""Row widths of the random-access sweep: from one float32 to sixteen cache lines, and every
+power of two from a line up (a row of two lines had been read against the four-line row's
+rate, which the hardware's prefetch of the lines beside a miss raises)."""
 
-RANDOM_ROWS = 2**18
-"""Rows one call of the random-access sweep fetches, in bags of :data:`RANDOM_BAG` (summed, as
-an embedding lookup does)."""
+RANDOM_ROWS = RANDOM_ROWS_BEFORE
+"""Rows one call of the random-access sweep fetches from a table a cache holds, in bags of
+:data:`RANDOM_BAG` (summed, as an embedding lookup does)."""
+
+RANDOM_CALL_ROWS = (2**16, RANDOM_ROWS, 2**20)
+"""Rows per call of the random-access sweep from a table beyond the caches, each call timed
+right after a flush: the call's cold start (the page-table entries of the rows it reaches and
+the index it reads) is paid once, so the rate of line fetches rises with the rows that share
+it (2026-12-04, the 2-core CPU's recorded run: 2**20 rows of 16 bytes from 1 GiB fetched 171
+million lines a second, where calls of 2**18 had reached 116, and 2**16 rows of 256 bytes
+reached 0.45 of them). A lookup is read against the smallest call at least as large as its
+own (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
 
 RANDOM_BAG = 16
 
@@ -388,25 +407,26 @@ def random_access(
     first_cache_bytes: int | None = None,
     largest_table_bytes: int | None = None,
     repeats: int = 5,
-) -> tuple[tuple[int, int, float], ...]:
+) -> tuple[tuple[int, int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
     at uniformly random addresses, for a table inside the first cache level (half of
     ``first_cache_bytes``, when given and smaller), inside the last-level cache (half of it)
     and one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it (and one of
     ``largest_table_bytes``, the largest table the run's lookups read, when larger still:
     the address translations of a table of gigabytes miss too), at each width of
-    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, lines/s). A lookup is
-    read against the table its own level serves (a hot set inside a cache, a large table
-    beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
+    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, rows per call, lines/s).
+    A lookup is read against the table its own level serves (a hot set inside a cache, a
+    large table beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
 
     A row costs ⌈row bytes / line⌉ whole lines (:data:`gpuconcepts.formulas.random_row_bytes`);
     the memory system keeps only so many misses in flight, so for narrow rows the rate of line
     fetches, not the bytes per second, is the ceiling.
 
-    The table beyond the cache is timed as the lookups it judges are: right after a cache
-    flush. A call fetches fewer rows than the cache holds, so warm repetitions of one index
-    would find the previous repetition's rows (and the page-table entries that map them) in
-    the cache, and the roof would be the cache's, not DRAM's.
+    The tables beyond the cache are timed as the lookups they judge are: right after a cache
+    flush, in calls of each size of :data:`RANDOM_CALL_ROWS`. A call fetches fewer rows than
+    the cache holds, so warm repetitions of one index would find the previous repetition's
+    rows (and the page-table entries that map them) in the cache, and the roof would be the
+    cache's, not DRAM's.
     """
     line = transfer_unit_bytes(device)
     generator = torch.Generator(device="cpu").manual_seed(7)
@@ -422,14 +442,16 @@ def random_access(
     )
     for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
-        offsets = torch.arange(0, RANDOM_ROWS, RANDOM_BAG, device=device)
         cold = table_bytes > cache_bytes
+        shapes = [(row, calls) for row in RANDOM_ROW_BYTES
+                  for calls in (RANDOM_CALL_ROWS if cold else (RANDOM_ROWS,))]  # fmt: skip
         points = []
-        for row in RANDOM_ROW_BYTES:
+        for row, calls in shapes:
             d = row // 4
             rows = table_bytes // row
             table = store[: rows * d].view(rows, d)
-            index = torch.randint(0, rows, (RANDOM_ROWS,), generator=generator).to(device)
+            index = torch.randint(0, rows, (calls,), generator=generator).to(device)
+            offsets = torch.arange(0, calls, RANDOM_BAG, device=device)
 
             def gather(
                 t: torch.Tensor = table, i: torch.Tensor = index, o: torch.Tensor = offsets
@@ -438,11 +460,11 @@ def random_access(
 
             points.append(SweepPoint(gather, flush=cold))
         # one table at a time (the largest is a gigabyte), its row widths in rounds
-        for row, seconds in zip(
-            RANDOM_ROW_BYTES, best_in_rounds(points, device, repeats=repeats), strict=True
+        for (row, calls), seconds in zip(
+            shapes, best_in_rounds(points, device, repeats=repeats), strict=True
         ):
-            lines = RANDOM_ROWS * formulas.random_row_bytes(d=row, s=1, c=line) // line
-            sweep.append((table_bytes, row, lines / seconds))
+            lines = calls * formulas.random_row_bytes(d=row, s=1, c=line) // line
+            sweep.append((table_bytes, row, calls, lines / seconds))
         del store, points
     return tuple(sweep)
 

@@ -36,6 +36,7 @@ from gpuconcepts.roofline import (
     beaten_roofs,
     gemm_products,
     place,
+    random_rows_per_call,
     random_table_bytes,
     roof_times,
 )
@@ -346,12 +347,17 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), 2**22, 2**24,
     ...                      random_rows=2**20, row_bytes=16)
     >>> print(random_access_sentence(lookup, p))
-    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
+    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
     """
-    point = None if m.row_bytes is None else peaks.random_point(m.row_bytes, random_table_bytes(m))
+    point = (
+        None
+        if m.row_bytes is None
+        else peaks.random_point(m.row_bytes, random_table_bytes(m), m.random_rows)
+    )
     if m.random_rows is None or m.row_bytes is None or point is None or peaks.line_bytes is None:
         return "This run measured no random-access roof, so only the streaming roofs place it."
-    table, swept, rate = point
+    table, swept, rate = point[0], point[1], point[-1]
+    calls = random_rows_per_call(point)
     lines = formulas.random_row_bytes(d=m.row_bytes, s=1, c=peaks.line_bytes) // peaks.line_bytes
     bound = dict(roof_times(m, peaks))[RANDOM_ACCESS]
     return (
@@ -360,7 +366,7 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
         f"{plural(lines, 'whole line')} of {plain_number(peaks.line_bytes)} bytes, and this "
         f"machine fetched at most {in_words(rate)} independent lines a second (its "
         f"random-access sweep, rows of {plain_number(swept)} bytes from a table of "
-        f"{binary_bytes(table)}). That roof allows {si(bound, 's')}; the lookup took "
+        f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That roof allows {si(bound, 's')}; the lookup took "
         f"{si(m.seconds, 's')}, so the random-access roof accounts for "
         f"{percent(bound / m.seconds)} of its time."
     )
