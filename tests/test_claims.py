@@ -1086,26 +1086,37 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
     assert all("above every roof" not in " ".join(c.anomaly) for c in run.claims)
 
 
-@pytest.mark.usefixtures("tiny_verify")
-def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _run_under_a_slow_gemm_sweep(
+    monkeypatch: pytest.MonkeyPatch, measured_again: float
+) -> tuple[Run, list[tuple[str, ...]]]:
+    """A quick run whose GEMM sweep (one product, holding every tiny kernel's shape) ran at
+    1 FLOP/s, so every product kernel beats it; each measurement again gives
+    ``measured_again`` FLOP/s. Returns the run and the roofs each measurement again was for."""
     import gpuconcepts.kernels
     import gpuconcepts.kernels.peaks
-    from gpuconcepts.run import ROOFS_MEASURED_AGAIN, collect
+    from gpuconcepts.run import collect
 
-    # a GEMM sweep whose one product (it holds every tiny kernel's shape) ran at 1 FLOP/s: every
-    # product kernel beat it, so the run measures that sweep again (the rest is not re-measured)
     slow = replace(PEAKS, gemm_sweep=((4096, 2048, False, 1.0), (4096, 2048, True, 1.0)))
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: slow)
     asked: list[tuple[str, ...]] = []
 
     def again(_device: str, peaks: Peaks, roofs: tuple[str, ...]) -> Peaks:
         asked.append(tuple(sorted(roofs)))
-        return replace(peaks, gemm_sweep=((4096, 2048, False, 1e11), (4096, 2048, True, 1e11)))
+        rate = measured_again
+        return replace(peaks, gemm_sweep=((4096, 2048, False, rate), (4096, 2048, True, rate)))
 
     monkeypatch.setattr(gpuconcepts.kernels.peaks, "measure_roofs_again", again)
-    run = collect("cpu", True, wholemodel=False, distributed=False)
+    return collect("cpu", True, wholemodel=False, distributed=False), asked
+
+
+@pytest.mark.usefixtures("tiny_verify")
+def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuconcepts.run import ROOFS_MEASURED_AGAIN
+
+    # measured again, the sweep is fast: the rest is not re-measured
+    run, asked = _run_under_a_slow_gemm_sweep(monkeypatch, 1e11)
     # the GEMM sweep among them, once (a floor the tiny kernels undercut may join it)
     assert len(asked) == 1
     assert "GEMM shape" in asked[0]
@@ -1119,23 +1130,12 @@ def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
 def test_a_roof_still_beaten_beyond_its_tolerance_is_measured_again_up_to_three_times(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import gpuconcepts.kernels
-    import gpuconcepts.kernels.peaks
-    from gpuconcepts.run import ROOFS_MEASURED_AGAIN, collect
+    from gpuconcepts.run import ROOFS_MEASURED_AGAIN
     from gpuconcepts.run.collect import MEASURE_ROOFS_TRIES
 
-    # a GEMM sweep that every measurement of it leaves at 1 FLOP/s (measured in busy moments,
-    # each time): the run tries again, then stops and says how many times it tried
-    slow = replace(PEAKS, gemm_sweep=((4096, 2048, False, 1.0), (4096, 2048, True, 1.0)))
-    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: slow)
-    asked: list[tuple[str, ...]] = []
-
-    def again(_device: str, peaks: Peaks, roofs: tuple[str, ...]) -> Peaks:
-        asked.append(tuple(sorted(roofs)))
-        return peaks
-
-    monkeypatch.setattr(gpuconcepts.kernels.peaks, "measure_roofs_again", again)
-    run = collect("cpu", True, wholemodel=False, distributed=False)
+    # every measurement of the sweep leaves it at 1 FLOP/s (measured in busy moments, each
+    # time): the run tries again, then stops and says how many times it tried
+    run, asked = _run_under_a_slow_gemm_sweep(monkeypatch, 1.0)
     assert len(asked) == MEASURE_ROOFS_TRIES == 3
     assert all("GEMM shape" in roofs for roofs in asked)
     assert run.facts[ROOFS_MEASURED_AGAIN]["times"] == MEASURE_ROOFS_TRIES
