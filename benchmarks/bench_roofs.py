@@ -50,8 +50,8 @@ def report(run: Run, name: str) -> tuple[int, int]:
     strict = sum(low <= observe(m, peaks)[1] <= high for m in run.measurements)
     print(f"== {name}: {explained} of {total} ({units.percent(explained / total)}) explained "
           f"by their roof, {strict} of them within [{units.significant(1 / high)}, "
-          f"{units.significant(1 / low)}]x of it (the rest a little over it, within their "
-          f"spread, none more than 10 % over); {len(beaten)} beat it by more than 10 %")  # fmt: skip
+          f"{units.significant(1 / low)}]x of it (the others explained a little over it, "
+          f"within their spread and 10 %); {len(beaten)} beat it by more than 10 %")  # fmt: skip
     for line in [*beaten, *outside]:
         print("  " + line)
     return explained, total

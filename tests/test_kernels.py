@@ -788,7 +788,7 @@ def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.M
     real = KERNELS["mlp"]
 
     def counted(device: str, peaks: Peaks, dtype: str | None = None, **sizes: Any) -> Kernel:
-        # the Lab hands a dtype only to a kernel that takes one (the STREAM triad does not)
+        # the Lab hands its dtype to every kernel but one of a fixed dtype (the STREAM triad)
         runs.append({"dtype": dtype, **sizes} if dtype else sizes)
         return real(device, peaks, dtype=dtype, **sizes)
 

@@ -26,7 +26,6 @@ gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -191,13 +190,9 @@ class Lab:
     def _kernel(self, workload: str, sizes: Mapping[str, object]) -> Any:
         from gpuconcepts.kernels import KERNELS
 
-        kernel = KERNELS[workload]
-        # The STREAM triad, the DRAM roof's reference, moves float32 whatever the run's dtype
-        # (as the bandwidth peak does), so only a kernel that takes a dtype is given one.
-        parameters = inspect.signature(kernel).parameters.values()
-        takes_dtype = any(p.name == "dtype" or p.kind is p.VAR_KEYWORD for p in parameters)
-        chosen = {"dtype": self.dtype} if self.dtype and takes_dtype else {}
-        return kernel(self.device, self.peaks, **chosen, **sizes)
+        own = self.dtype and WORKLOADS[workload].fixed_dtype is None
+        chosen = {"dtype": self.dtype} if own else {}
+        return KERNELS[workload](self.device, self.peaks, **chosen, **sizes)
 
     def compare(
         self, wanted: Sequence[Wanted], judge: Judge | None = None

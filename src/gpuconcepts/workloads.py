@@ -51,7 +51,9 @@ class Workload:
     ``conf/presets.toml`` that holds its sizes, and ``sweep`` the sweep of the presets'
     ``sweeps`` table that varies one of them, as (sweep, size). ``gemm`` lists the matrix
     products its time rests on (:data:`Product`), and ``activations`` the elements it passes
-    through an activation beside them, both read by the GEMM-shape roof.
+    through an activation beside them, both read by the GEMM-shape roof. ``fixed_dtype``
+    names the one data type a kernel always runs in, which a run's own dtype never replaces
+    (the STREAM triad moves float32, as the bandwidth peak does).
     """
 
     name: str
@@ -69,6 +71,7 @@ class Workload:
     gemm: tuple[Product, ...] = ()
     table_rows_at_most: int | None = None
     activations: str | None = None
+    fixed_dtype: str | None = None
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -287,7 +290,7 @@ WORKLOADS: dict[str, Workload] = {
                  kernel="peaks:gemm_kernel"),
         Workload("peak-triad", "the STREAM triad a = b + 3c: the DRAM roof's reference",
                  formulas.stream_triad_flops, formulas.stream_triad_bytes,
-                 kernel="peaks:triad_kernel"),
+                 kernel="peaks:triad_kernel", fixed_dtype="float32"),
     )
 }  # fmt: skip
 """Every workload by name, in the order of the book; the two roofs' reference kernels last
