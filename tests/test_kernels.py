@@ -39,7 +39,7 @@ from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.workloads import WORKLOADS, check_counts
+from gpuconcepts.workloads import INDEX_BYTES, WORKLOADS, check_counts
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 R = 2  # repetitions: enough to exercise the statistics, nothing is asserted about time
@@ -369,6 +369,10 @@ def test_embedding_bytes_count_the_rows_looked_up_not_the_table(
     assert index.numel() == B * L
     assert touched == {torch.float32: (N * d + B * d) * 4, torch.int64: (B * L + B) * 8}
     assert formula_bytes == touched[torch.float32] - N * d * 4 + index.numel() * d * 4
+    # the traffic the memory roofs read adds exactly the indices and offsets it was handed
+    assert index.element_size() == INDEX_BYTES
+    moved = WORKLOADS[workload].moved_bytes(m.params)
+    assert moved == formula_bytes + touched[torch.int64]
 
 
 @pytest.mark.parametrize("pattern", dlrm.PATTERNS)
@@ -863,3 +867,28 @@ def test_the_random_sweep_reaches_the_largest_table_the_run_reads() -> None:
     assert peaks._largest_table_bytes(presets, 2**31) == 2**29  # capped as the claims cap it
     assert peaks._largest_table_bytes({"dlrm": presets["dlrm"]}, 2**40) == 2**28
     assert peaks._largest_table_bytes({}, 2**40) is None
+
+
+def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hot set a cache holds is looked up right after a flush too, so its roof must be a
+    # flushed call of as many rows, not a warm one (which ran 2.8 times as fast).
+    flushed: list[bool] = []
+
+    def record(points: list[peaks.SweepPoint], device: str, *, repeats: int) -> list[float]:
+        flushed.extend(point.flush for point in points)
+        return [1e-3] * len(points)
+
+    monkeypatch.setattr(peaks, "best_in_rounds", record)
+    sweep = peaks.random_access("cpu", 2**20, first_cache_bytes=2**16, repeats=1)
+    tables = sorted({point[0] for point in sweep})
+    assert tables == [2**14, 2**19, 4 * 2**20]  # a quarter of L1, half the LLC, 4x beyond it
+    assert all(flushed) and len(flushed) == len(sweep)
+    for table in tables:
+        shapes = {(point[1], point[2]) for point in sweep if point[0] == table}
+        assert shapes == {(row, calls) for row in peaks.RANDOM_ROW_BYTES
+                          for calls in peaks.RANDOM_CALL_ROWS}  # fmt: skip
+    line = peaks.transfer_unit_bytes("cpu")
+    assert (2**14, 4, 2**16, 2**16 / 1e-3) in sweep  # one line a row, rows per second
+    assert (2**14, 1024, 2**16, 2**16 * (1024 // line) / 1e-3) in sweep

@@ -606,3 +606,17 @@ def test_a_flushed_products_cold_call_is_added_back_as_it_ran() -> None:
     assert dict(roofline.roof_times(warm, peaks))["GEMM shape"] == pytest.approx(
         max(net_warm, 2 * 32 * 16 * 32 / 1e11) + 2 * 3e-6
     )
+
+
+def test_the_memory_roofs_read_a_lookups_indices_beside_its_rows() -> None:
+    # 16-byte rows and an 8-byte index each: the code moves 1.5 times the post's count.
+    params = {"N": 2**24, "B": 2048, "L": 256, "d": 4, "s": 4}
+    flops, minimal = roofline.WORKLOADS["dlrm-sequential"].counts(params)
+    moved = formulas.embedding_bag_traffic(B=2048, L=256, d=4, s=4, s_idx=8)
+    assert moved == 1.5 * minimal
+    at_moved = Measurement("dlrm-sequential", "cpu", params, (moved / 4e10,), flops, minimal)
+    assert roofline.observe(at_moved, PEAKS) == ("DRAM", pytest.approx(1.0))
+    # a kernel that streamed only its rows at DRAM's bandwidth would beat the roof
+    at_minimal = replace(at_moved, raw_seconds=(minimal / 4e10,))
+    assert roofline.observe(at_minimal, PEAKS)[0] == roofline.ABOVE_EVERY_ROOF
+    assert roofline.moved_bytes(replace(at_moved, workload="mlp")) == minimal

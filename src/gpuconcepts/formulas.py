@@ -35,6 +35,7 @@ N, d, s, B, L, c = (sym(n) for n in ("N", "d", "s", "B", "L", "c"))
 d_in, d_out, d_h = (sym(n) for n in ("d_in", "d_out", "d_h"))
 H_out, W_out, K, C_in, C_out, C = (sym(n) for n in ("H_out", "W_out", "K", "C_in", "C_out", "C"))
 S, F, Q, P, beta, I = (sym(n) for n in ("S", "F", "Q", "P", "beta", "I"))
+s_idx = sym("s_idx")
 W, n_params, p, m, n_tables = (sym(n) for n in ("W", "n_params", "p", "m", "n_tables"))
 
 # -- DLRM ----------------------------------------------------------------------------------
@@ -92,6 +93,26 @@ embedding_bag_bytes = Formula(
     doc="""
     >>> embedding_bag_bytes(B=2048, L=1, d=128, s=4)
     2097152
+    """,
+)
+
+embedding_bag_traffic = Formula(
+    "embedding_bag_traffic",
+    product(B, total(L, 1), total(product(d, s), s_idx)),
+    kind="bytes",
+    lhs=r"\text{Bytes}_{\text{moved}}",
+    summary="Bytes an embedding-bag lookup's code moves: its minimal traffic "
+    "(embedding_bag_bytes) plus the B·L row indices and B bag offsets it reads, s_idx bytes "
+    "each.",
+    doc="""
+    The post's count leaves the indices out; a lookup of narrow rows cannot. torch reads one
+    int64 index per row and one offset per bag, so with 16-byte rows the indices add half as
+    much again, and the memory roofs read a lookup's moved bytes, not its minimal ones:
+
+    >>> embedding_bag_traffic(B=2048, L=256, d=4, s=4, s_idx=8)
+    12632064
+    >>> embedding_bag_traffic(B=2048, L=256, d=4, s=4, s_idx=8) / embedding_bag_bytes(B=2048, L=256, d=4, s=4)
+    1.5
     """,
 )
 

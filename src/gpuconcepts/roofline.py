@@ -447,8 +447,9 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     ('chain', 0.004096)
     """
     times = [("compute", m.flops / peaks.flops_per_s)]
-    times += [(level.name, m.bytes / level.bytes_per_s) for level in peaks.memory_roofs]
-    cold = peaks.cold_seconds(m.bytes) if m.flush else None
+    moved = moved_bytes(m)
+    times += [(level.name, moved / level.bytes_per_s) for level in peaks.memory_roofs]
+    cold = peaks.cold_seconds(moved) if m.flush else None
     if cold is not None:  # a flushed kernel starts cold: DRAM's bound is a cold read's
         name, streaming = times[-1]
         times[-1] = (name, max(streaming, cold))
@@ -497,6 +498,22 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     if floor:
         times.append((CHAIN if steps > 1 else PER_CALL, max(floor)))
     return times
+
+
+def moved_bytes(m: Measurement) -> float:
+    """The bytes ``m``'s code moves, which the memory roofs read: its workload's traffic where
+    that exceeds the minimal count (:meth:`~gpuconcepts.workloads.Workload.moved_bytes`: a
+    lookup's int64 indices), else ``m.bytes``.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> moved_bytes(Measurement("dlrm-sequential", "cpu", {"B": 2, "L": 3, "d": 4, "s": 4}, (1.0,), 24, 128))
+    192
+    >>> moved_bytes(Measurement("mlp", "cpu", {}, (1.0,), 1, 128))
+    128
+    """
+    found = WORKLOADS.get(m.workload)
+    moved = None if found is None else found.moved_bytes(m.params)
+    return m.bytes if moved is None else moved
 
 
 def activation_elements(m: Measurement) -> int | None:
@@ -759,12 +776,11 @@ def own_roof_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
     True
     """
     name, attained = observe(m, peaks)
-    cold_seconds = peaks.cold_seconds(m.bytes) if m.flush else None
+    moved = moved_bytes(m)
+    cold_seconds = peaks.cold_seconds(moved) if m.flush else None
     dram = peaks.memory_roofs[-1]
     cold = (
-        name == dram.name
-        and cold_seconds is not None
-        and (cold_seconds > m.bytes / dram.bytes_per_s)
+        name == dram.name and cold_seconds is not None and cold_seconds > moved / dram.bytes_per_s
     )
     if m.flops == 0 or not (name in (CHAIN, PER_CALL, GEMM_SHAPE, RANDOM_ACCESS) or cold):
         return None

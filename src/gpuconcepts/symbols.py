@@ -220,6 +220,13 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("f_clk", "clock of a core", "Hz", "positive real", r"f_{\mathrm{clk}}"),
     Symbol("R", "rows fetched at random addresses", "rows", "positive integer"),
     Symbol(
+        "s_idx",
+        "bytes of one row index of a lookup (8 for torch's int64)",
+        "bytes",
+        "positive integer",
+        r"s_{\mathrm{idx}}",
+    ),
+    Symbol(
         "r_line",
         "sustained rate of independent line fetches from memory",
         "lines/s",

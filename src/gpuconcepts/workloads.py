@@ -53,7 +53,9 @@ class Workload:
     products its time rests on (:data:`Product`), and ``activations`` the elements it passes
     through an activation beside them, both read by the GEMM-shape roof. ``fixed_dtype``
     names the one data type a kernel always runs in, which a run's own dtype never replaces
-    (the STREAM triad moves float32, as the bandwidth peak does).
+    (the STREAM triad moves float32, as the bandwidth peak does). ``traffic`` counts the bytes
+    its code moves where they exceed the minimal count of :attr:`bytes` (a lookup's int64
+    indices), which the memory roofs read.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Workload:
     table_rows_at_most: int | None = None
     activations: str | None = None
     fixed_dtype: str | None = None
+    traffic: Formula | None = None
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -171,6 +174,24 @@ class Workload:
             values[symbol] = value
         return values
 
+    def moved_bytes(self, params: Mapping[str, object]) -> int | float | None:
+        """The bytes one call's code moves (:attr:`traffic`, its indices :data:`INDEX_BYTES`
+        each), where they exceed the minimal count; None for a kernel that moves no more, or
+        params without the sizes.
+
+        >>> WORKLOADS["dlrm-sequential"].moved_bytes({"B": 2, "L": 3, "d": 4, "s": 4})
+        192
+        >>> WORKLOADS["mlp"].moved_bytes({"B": 2, "d_in": 8, "d_out": 4, "s": 4}) is None
+        True
+        """
+        if self.traffic is None:
+            return None
+        sizes = {**params, "s_idx": INDEX_BYTES}
+        names = [symbol for symbol in self.traffic.params if symbol != "s_idx"]
+        if not _known(names, params):
+            return None
+        return _plain(self.traffic(**self.arguments(self.traffic, sizes)))
+
     def counts(self, params: Mapping[str, object]) -> tuple[int | float, int | float]:
         """FLOPs and minimal bytes of one call at these sizes (ints when whole)."""
         return (
@@ -186,6 +207,10 @@ def _plain(value: Number) -> int | float:
 
 HOT_ROWS = 1024
 """Rows in the hot set of DLRM's ``"hot"`` pattern: small enough to stay in any cache."""
+
+INDEX_BYTES = 8
+"""Bytes of one row index or bag offset of a lookup: torch's int64 (a test checks the kernel's
+indices are of that size)."""
 
 
 def _known(names: list[str], params: Mapping[str, object]) -> bool:
@@ -215,6 +240,7 @@ def _lookup(
         summary,
         formulas.embedding_bag_flops,
         formulas.embedding_bag_bytes,
+        traffic=formulas.embedding_bag_traffic,
         random_rows=random_rows,
         table_rows_at_most=at_most,
         kernel="dlrm:embedding_lookup_kernel",

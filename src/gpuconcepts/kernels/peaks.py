@@ -384,20 +384,20 @@ RANDOM_ROW_BYTES = (4, 16, 64, 128, 256, 512, 1024)
 power of two from a line up (a row of two lines had been read against the four-line row's
 rate, which the hardware's prefetch of the lines beside a miss raises)."""
 
-RANDOM_ROWS = RANDOM_ROWS_BEFORE
-"""Rows one call of the random-access sweep fetches from a table a cache holds, in bags of
-:data:`RANDOM_BAG` (summed, as an embedding lookup does)."""
-
-RANDOM_CALL_ROWS = (2**16, RANDOM_ROWS, 2**20)
-"""Rows per call of the random-access sweep from a table beyond the caches, each call timed
-right after a flush: the call's cold start (the page-table entries of the rows it reaches and
-the index it reads) is paid once, so the rate of line fetches rises with the rows that share
+RANDOM_CALL_ROWS = (2**16, RANDOM_ROWS_BEFORE, 2**20)
+"""Rows per call of the random-access sweep, each call timed right after a flush, as the
+lookups it judges are: the call's cold start (the page-table entries of the rows it reaches,
+the index it reads, the output it writes and, for a table a cache holds, the table's first
+touch of each line) is paid once, so the rate of line fetches rises with the rows that share
 it (2026-12-04, the 2-core CPU's recorded run: 2**20 rows of 16 bytes from 1 GiB fetched 171
 million lines a second, where calls of 2**18 had reached 116, and 2**16 rows of 256 bytes
 reached 0.45 of them). A lookup is read against the smallest call at least as large as its
 own (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
 
 RANDOM_BAG = 16
+"""Rows summed into one bag by a call of the random-access sweep (the lookups' own bags, of
+8 to 512 rows, fetch their rows at the same rate: 2026-12-04, 2**19 rows of 16 bytes in bags
+of 16 and of 256 reached 130 and 132 million rows a second in the same rounds)."""
 
 
 def random_access(
@@ -409,9 +409,10 @@ def random_access(
     repeats: int = 5,
 ) -> tuple[tuple[int, int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
-    at uniformly random addresses, for a table inside the first cache level (half of
-    ``first_cache_bytes``, when given and smaller), inside the last-level cache (half of it)
-    and one :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it (and one of
+    at uniformly random addresses, for a table inside the first cache level (a quarter of
+    ``first_cache_bytes``, when given and smaller, so that it stays there beside the index
+    and the output a call streams through), inside the last-level cache (half of it) and one
+    :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it (and one of
     ``largest_table_bytes``, the largest table the run's lookups read, when larger still:
     the address translations of a table of gigabytes miss too), at each width of
     :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, rows per call, lines/s).
@@ -422,11 +423,12 @@ def random_access(
     the memory system keeps only so many misses in flight, so for narrow rows the rate of line
     fetches, not the bytes per second, is the ceiling.
 
-    The tables beyond the cache are timed as the lookups they judge are: right after a cache
-    flush, in calls of each size of :data:`RANDOM_CALL_ROWS`. A call fetches fewer rows than
-    the cache holds, so warm repetitions of one index would find the previous repetition's
-    rows (and the page-table entries that map them) in the cache, and the roof would be the
-    cache's, not DRAM's.
+    Every table is timed as the lookups it judges are: right after a cache flush, in calls of
+    each size of :data:`RANDOM_CALL_ROWS`. Warm repetitions of one index would find the
+    previous repetition's rows, index and output (and the page-table entries that map them)
+    in the cache, and a table beyond the caches would be read at the cache's rate; a table a
+    cache holds, read warm, would be read 2.8 times as fast as a flushed lookup of the same
+    hot rows (2026-12-04, 2**16 rows of 256 bytes from a table of 256 KiB).
     """
     line = transfer_unit_bytes(device)
     generator = torch.Generator(device="cpu").manual_seed(7)
@@ -434,7 +436,7 @@ def random_access(
     inner = (
         ()
         if not first_cache_bytes or first_cache_bytes >= cache_bytes
-        else (first_cache_bytes // 2,)
+        else (first_cache_bytes // 4,)
     )
     beyond = LLC_MULTIPLE * cache_bytes
     largest = (
@@ -442,9 +444,7 @@ def random_access(
     )
     for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
-        cold = table_bytes > cache_bytes
-        shapes = [(row, calls) for row in RANDOM_ROW_BYTES
-                  for calls in (RANDOM_CALL_ROWS if cold else (RANDOM_ROWS,))]  # fmt: skip
+        shapes = [(row, calls) for row in RANDOM_ROW_BYTES for calls in RANDOM_CALL_ROWS]
         points = []
         for row, calls in shapes:
             d = row // 4
@@ -458,7 +458,7 @@ def random_access(
             ) -> torch.Tensor:
                 return F.embedding_bag(i, t, o, mode="sum")
 
-            points.append(SweepPoint(gather, flush=cold))
+            points.append(SweepPoint(gather, flush=True))
         # one table at a time (the largest is a gigabyte), its row widths in rounds
         for (row, calls), seconds in zip(
             shapes, best_in_rounds(points, device, repeats=repeats), strict=True

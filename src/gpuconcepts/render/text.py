@@ -35,6 +35,7 @@ from gpuconcepts.roofline import (
     activation_elements,
     beaten_roofs,
     gemm_products,
+    moved_bytes,
     place,
     random_rows_per_call,
     random_table_bytes,
@@ -272,19 +273,20 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> print(cold_read_sentence(m, p))
     It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms, so the cold read accounts for 62% of its time.
     """
-    cold = peaks.cold_seconds(m.bytes) if m.flush else None
+    moved = moved_bytes(m)
+    cold = peaks.cold_seconds(moved) if m.flush else None
     if cold is None:
         return (
             "It was not timed after a cache flush, or this run measured no cold start, so the "
             "streaming roof alone bounds it."
         )
     dram = peaks.memory_roofs[-1]
-    bound = max(cold, m.bytes / dram.bytes_per_s)
+    bound = max(cold, moved / dram.bytes_per_s)
     return (
         "It was timed right after a cache flush, as every memory-bound kernel here is, so its "
-        f"{decimal_bytes(m.bytes)} came from {dram.name} starting cold: a plain read of as many "
+        f"{decimal_bytes(moved)} came from {dram.name} starting cold: a plain read of as many "
         f"bytes, started the same way, took {si(cold, 's')}, where streaming at {dram.name}'s "
-        f"bandwidth would take {si(m.bytes / dram.bytes_per_s, 's')}. It took "
+        f"bandwidth would take {si(moved / dram.bytes_per_s, 's')}. It took "
         f"{si(m.seconds, 's')}, so the cold read accounts for {percent(bound / m.seconds)} of "
         "its time."
     )

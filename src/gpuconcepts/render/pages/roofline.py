@@ -33,7 +33,7 @@ from gpuconcepts.render import (
 )
 from gpuconcepts.render.pages import Glue, Math, bound
 from gpuconcepts.roofline import OWN_ROOF_TOLERANCE, Peaks, changes_side, classify, place
-from gpuconcepts.workloads import chapter_of
+from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -140,6 +140,8 @@ def roofs(peaks: Peaks) -> Glue:
         "cold_start": cold_start_sentence(peaks),
         "cold_smallest": units.binary_bytes(COLD_SMALLEST),
         "random_eq": Math(formulas.random_access_seconds.equation()),
+        "traffic_eq": Math(formulas.embedding_bag_traffic.equation()),
+        "index_bytes": units.plain_number(INDEX_BYTES),
         "gemm_rows": units.plain_number(GEMM_SWEEP_ROWS[-1]),
         "gemm_widths": f"{units.plain_number(GEMM_SWEEP_WIDTHS[0])} to "
         f"{units.plain_number(GEMM_SWEEP_WIDTHS[-1])}",
