@@ -876,15 +876,21 @@ def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
     # flushed call of as many rows, not a warm one (which ran 2.8 times as fast).
     flushed: list[bool] = []
 
-    def record(points: list[peaks.SweepPoint], device: str, *, repeats: int) -> list[float]:
+    def record(points: list[peaks.SweepPoint], _device: str, *, repeats: int) -> list[float]:
+        assert repeats == 1
         flushed.extend(point.flush for point in points)
         return [1e-3] * len(points)
 
     monkeypatch.setattr(peaks, "best_in_rounds", record)
     sweep = peaks.random_access("cpu", 2**20, first_cache_bytes=2**16, repeats=1)
     tables = sorted({point[0] for point in sweep})
-    assert tables == [2**14, 2**19, 4 * 2**20]  # a quarter of L1, half the LLC, 4x beyond it
-    assert all(flushed) and len(flushed) == len(sweep)
+    assert tables == [
+        2**14,
+        2**19,
+        4 * 2**20,
+    ]  # a quarter of the first cache, half the LLC, 4x beyond it
+    assert all(flushed)
+    assert len(flushed) == len(sweep)
     for table in tables:
         shapes = {(point[1], point[2]) for point in sweep if point[0] == table}
         assert shapes == {(row, calls) for row in peaks.RANDOM_ROW_BYTES

@@ -512,11 +512,19 @@ def test_a_product_larger_than_the_sweep_takes_its_fastest_rate() -> None:
 
 
 def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
-    # nn.RNN at B = 4, d = 16: each of 64 steps multiplies 4 × 32 by 32 × 16, held by 16 × 64
+    # the Python loop at B = 4, d = 16: each of 64 steps multiplies 4 × 32 by 32 × 16, held by
+    # 16 × 64
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
-    loop = Measurement("rnn-module", "cpu", params, (1e-3,), 2 * 4 * 64 * 32 * 16, 1e4, steps=64)
+    loop = Measurement("rnn-loop", "cpu", params, (1e-3,), 2 * 4 * 64 * 32 * 16, 1e4, steps=64)
     assert roofline.gemm_products(loop) == ((64, (4, 16, 32)),)
     assert SHAPES.gemm_point((4, 16, 32)) == (16, 64, False, 2e9)
+    # nn.RNN hoists its inputs' product out of the steps (aten's CPU RNN runs one linear over
+    # all 256 inputs first), as the hoisted loop does
+    module = replace(loop, workload="rnn-module")
+    assert roofline.gemm_products(module) == ((1, (256, 16, 16)), (64, (4, 16, 16)))
+    assert roofline.gemm_products(module) == roofline.gemm_products(
+        replace(loop, workload="rnn-hoisted")
+    )
 
 
 def test_a_flushed_chain_starts_cold_once() -> None:
@@ -527,7 +535,7 @@ def test_a_flushed_chain_starts_cold_once() -> None:
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
     flops = 2 * 4 * 16 * 32
     loop = Measurement("rnn-hoisted", "cpu", params, (1e-3,), 64 * flops, 1e4, steps=64)
-    loop = replace(loop, workload="rnn-module", flush=True)
+    loop = replace(loop, workload="rnn-loop", flush=True)
     bound = dict(roofline.roof_times(loop, peaks))["GEMM shape"]
     assert bound == pytest.approx(flops / 1e8 + 63 * flops / 2e9)
     # were every step cold, the bound would be 20 times longer, and the loop would beat it
