@@ -6,6 +6,7 @@ flush policy, and the profile for which measurements a :class:`~gpuconcepts.lab.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -35,6 +36,7 @@ from gpuconcepts.kernels import (
     transformer,
 )
 from gpuconcepts.kernels._common import Kernel
+from gpuconcepts.kernels.dispatch import KINETO_LINE, count_dispatch, cpu_profiler
 from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
@@ -898,3 +900,18 @@ def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
     line = peaks.transfer_unit_bytes("cpu")
     assert (2**14, 4, 2**16, 2**16 / 1e-3) in sweep  # one line a row, rows per second
     assert (2**14, 1024, 2**16, 2**16 * (1024 // line) / 1e-3) in sweep
+
+
+def test_counting_operations_writes_nothing_of_the_profilers_own(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # kineto writes "USDT:... profiler_start" and "... profiler_stop" to file descriptor 2 for
+    # every profiler; they would fill the CLI's output, two for each kernel counted
+    assert count_dispatch(lambda: torch.ones(3) + 1).ops == 2  # the fill and the add
+    with cpu_profiler():
+        os.write(2, b"USDT:2026-12-04 18:38:35 1:1 SyncActivityProfilerHandler.cpp:52] x\n")
+        os.write(2, b"a warning of the kernel's own\n")
+    err = capfd.readouterr().err
+    assert err == "a warning of the kernel's own\n"
+    assert KINETO_LINE.match("STAGE:2026-12-04 19:21:00 26414:26414 Handler.cpp:51] Warm Up")
+    assert not KINETO_LINE.match("UserWarning: USDT:2026 is not a date")

@@ -15,7 +15,12 @@ Dispatch(ops=2, calls=2)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import torch
@@ -73,13 +78,40 @@ def _innermost_work(event: FunctionEvent) -> int:
     return 1 if _does_work(event) else 0
 
 
-def cpu_profiler(*, memory: bool = False) -> torch.autograd.profiler.profile:
+KINETO_LINE = re.compile(r"(USDT|STAGE):\d{4}-\d\d-\d\d [^\]]*\.cpp:\d+\] ")
+"""A line kineto (the profiler's library) writes to file descriptor 2 each time a profiler
+starts or stops, e.g. ``USDT:2026-12-04 18:38:35 17430:17430
+SyncActivityProfilerHandler.cpp:52] profiler_start``, whatever its log level."""
+
+
+@contextmanager
+def cpu_profiler(*, memory: bool = False) -> Iterator[torch.autograd.profiler.profile]:
     """The profiler of the CPU's operations (and, with ``memory``, their allocations).
 
     It is autograd's profiler, the one :mod:`torch.profiler` wraps: the wrapper's start asks
     ``hasattr(torch, "_inductor")``, which imports the compiler stack (0.7 s a process) and
-    leaves a ``torchinductor_<user>`` cache folder in the temporary directory."""
-    return torch.autograd.profiler.profile(profile_memory=memory)
+    leaves a ``torchinductor_<user>`` cache folder in the temporary directory. What is written
+    to file descriptor 2 meanwhile is held back and passed on without kineto's own lines
+    (:data:`KINETO_LINE`), which would otherwise fill the CLI's and the book's output, two for
+    every kernel whose operations are counted; a warning or an error still gets through.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            with torch.autograd.profiler.profile(profile_memory=memory) as profiler:
+                yield profiler
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode(errors="replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not KINETO_LINE.match(line))
+            if kept:
+                sys.stderr.write(kept)
+                sys.stderr.flush()
 
 
 class Dispatch(NamedTuple):

@@ -16,12 +16,8 @@ every cached byte is used for one multiply-add, so it is memory-bound.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -94,21 +90,6 @@ def _requested_bytes() -> int:
     """Bytes live tensors asked the CUDA caching allocator for (not its rounded block sizes)."""
     torch.cuda.synchronize()
     return int(torch.cuda.memory_stats().get("requested_bytes.all.current", 0))
-
-
-@contextmanager
-def _stderr_silenced() -> Iterator[None]:
-    """File descriptor 2 sent to /dev/null: kineto writes a line there each time a profiler
-    starts or stops, which would land in the CLI's and the book's output."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with Path(os.devnull).open("w") as null:
-        os.dup2(null.fileno(), 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def _walk(events: Sequence[_ProfilerEvent]) -> Iterator[_ProfilerEvent]:
@@ -191,7 +172,7 @@ def _cpu_cache_bytes(
 ) -> list[int]:
     """The decode loop run once more under the profiler: the cache's live bytes after each
     step, as the CPU allocator handed them out."""
-    with _stderr_silenced(), cpu_profiler(memory=True) as profiler:
+    with cpu_profiler(memory=True) as profiler:
         _grow(prompt, new, "cpu", lambda _k: None)
     recorded = profiler.kineto_results
     if recorded is None:
