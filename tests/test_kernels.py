@@ -915,3 +915,20 @@ def test_counting_operations_writes_nothing_of_the_profilers_own(
     assert err == "a warning of the kernel's own\n"
     assert KINETO_LINE.match("STAGE:2026-12-04 19:21:00 26414:26414 Handler.cpp:51] Warm Up")
     assert not KINETO_LINE.match("UserWarning: USDT:2026 is not a date")
+
+
+def test_the_latency_floor_is_the_least_of_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    # torch.neg into an existing tensor and a one-element copy: a call that wraps a Python
+    # number (the old floor, torch.add(x, 1, out=y)) took several times as long
+    from gpuconcepts.kernels import dispatch
+
+    seen: list[tuple[object, bool]] = []
+
+    def fake(call: Callable[[], object], _device: str, **kw: Any) -> tuple[float, ...]:
+        out = call()
+        seen.append((type(out), kw["flush"]))
+        return (3e-6, 4e-6) if len(seen) == 1 else (2e-6, 1e-6)
+
+    monkeypatch.setattr(dispatch, "time_function", fake)
+    assert dispatch.latency_floor("cpu", cold=True) == 1e-6
+    assert seen == [(torch.Tensor, True), (torch.Tensor, True)]
