@@ -580,12 +580,13 @@ def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:
 
 def test_on_a_cpu_a_products_dispatch_adds_to_its_time_net_of_the_sweeps_own_call() -> None:
     # the sweep's 16 × 64 product ran in 2·16·64·64 / 2 GFLOP/s = 65.5 µs, 3 µs of it its own
-    # call; nn.RNN's 64 steps of a 4 × 32 by 32 × 16 product run at that net rate at best, and
-    # on a CPU the dispatch of its 192 operations (2 of them Python's calls) adds to them
-    peaks = replace(FLOORS, gemm_sweep=((16, 64, False, 2e9),))
+    # call, as long as the sweep's smallest product took (1 × 16 × 16, next to no work); the
+    # loop's 64 steps of a 4 × 32 by 32 × 16 product run at that net rate at best, and on a CPU
+    # the dispatch of its 192 operations (2 of them Python's calls) adds to them
+    peaks = replace(FLOORS, gemm_sweep=((1, 16, False, 512 / 3e-6), (16, 64, False, 2e9)))
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
     flops = 64 * 2 * 4 * 32 * 16
-    rnn = Measurement("rnn-module", "cpu", params, (1e-3,), flops, 1e4, ops=192, calls=2, steps=64)
+    rnn = Measurement("rnn-loop", "cpu", params, (1e-3,), flops, 1e4, ops=192, calls=2, steps=64)
     net = flops * (2 * 16 * 64 * 64 / 2e9 - 3e-6) / (2 * 16 * 64 * 64)
     dispatch = 190 * 1.5e-6 + 2 * 3e-6
     assert dict(roofline.roof_times(rnn, peaks))["GEMM shape"] == pytest.approx(net + dispatch)
@@ -600,7 +601,9 @@ def test_a_flushed_products_cold_call_is_added_back_as_it_ran() -> None:
     # call), then tanh; its two Python calls ran one cold, one warm. Net of the sweep's cold
     # call, the product's time gets the cold call back, not a warm one in its place.
     peaks = replace(
-        FLOORS, gemm_sweep=((32, 32, True, 1e9), (32, 32, False, 2e10)), cold_latency_seconds=45e-6
+        FLOORS,
+        gemm_sweep=((1, 16, True, 512 / 45e-6), (32, 32, True, 1e9), (32, 32, False, 2e10)),
+        cold_latency_seconds=45e-6,
     )
     params = {"B": 1, "S": 32, "d_in": 16, "d_h": 16, "s": 4}
     gemm = Measurement("rnn-gemm", "cpu", params, (9e-5,), 1.0, 1.0, flush=True, ops=2, calls=2)

@@ -214,6 +214,27 @@ class Peaks:
         point = self.random_point(row_bytes, table_bytes, rows)
         return None if point is None else point[-1]
 
+    def gemm_call_seconds(self, *, flush: bool = False) -> float | None:
+        """Seconds of the GEMM sweep's smallest product (the fewest FLOPs) timed as ``flush``
+        says: next to no work, so what one call of the library's product costs beside its
+        arithmetic (Python's call, the dispatch, a cold start after a flush). None without
+        such a point.
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=(
+        ...     (1, 16, False, 2e8), (4, 16, False, 8e8), (1, 16, True, 1e7)))
+        >>> p.gemm_call_seconds(), p.gemm_call_seconds(flush=True)
+        (2.56e-06, 5.12e-05)
+        """
+        timed = [
+            (float(formulas.mlp_flops(B=rows, d_in=width, d_out=width)), rate)
+            for rows, width, flushed, rate in self.gemm_sweep
+            if flushed == flush
+        ]
+        if not timed:
+            return None
+        flops, rate = min(timed)
+        return flops / rate
+
     def gemm_point(
         self, shape: tuple[int, int, int], *, flush: bool = False
     ) -> tuple[int, int, bool, float] | None:
@@ -545,9 +566,9 @@ def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> floa
     the GEMM sweep's product that holds it (:meth:`Peaks.gemm_point`), or None without them.
     A kernel timed after a flush starts cold once: its first product is read against the
     flushed sweep and the products after it against the warm one. ``net_of_call``: each
-    product's own call (the sweep product's latency floor, a cold one after a flush) taken off
-    its time, for a kernel whose dispatch is counted beside it; never below the compute peak's
-    time.
+    product's own call (the sweep's smallest product, :meth:`Peaks.gemm_call_seconds`, a
+    flushed one after a flush) taken off its time, for a kernel whose dispatch is counted
+    beside it; never below the compute peak's time.
     """
 
     def seconds(shape: tuple[int, int, int], flush: bool) -> float | None:
@@ -558,7 +579,7 @@ def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> floa
         swept = float(formulas.mlp_flops(B=swept_rows, d_in=width, d_out=width))
         took = swept / flops_per_s
         if net_of_call:
-            call = peaks.cold_latency_seconds if flushed else peaks.latency_seconds
+            call = peaks.gemm_call_seconds(flush=flushed)
             took = max(took - (call or 0.0), swept / peaks.flops_per_s)
         rows, columns, depth = shape
         return float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns)) * took / swept
