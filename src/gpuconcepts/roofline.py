@@ -522,9 +522,9 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
 
 
 def moved_bytes(m: Measurement) -> float:
-    """The bytes ``m``'s code moves, which the memory roofs read: its workload's traffic where
-    that exceeds the minimal count (:meth:`~gpuconcepts.workloads.Workload.moved_bytes`: a
-    lookup's int64 indices), else ``m.bytes``.
+    """The bytes ``m``'s code moves, which the memory roofs read: its minimal bytes and what
+    its workload's traffic adds to them
+    (:meth:`~gpuconcepts.workloads.Workload.extra_bytes`: a lookup's int64 indices).
 
     >>> from gpuconcepts.measure import Measurement
     >>> moved_bytes(Measurement("dlrm-sequential", "cpu", {"B": 2, "L": 3, "d": 4, "s": 4}, (1.0,), 24, 128))
@@ -533,8 +533,7 @@ def moved_bytes(m: Measurement) -> float:
     128
     """
     found = WORKLOADS.get(m.workload)
-    moved = None if found is None else found.moved_bytes(m.params)
-    return m.bytes if moved is None else moved
+    return m.bytes + (0 if found is None else found.extra_bytes(m.params))
 
 
 def activation_elements(m: Measurement) -> int | None:

@@ -174,23 +174,24 @@ class Workload:
             values[symbol] = value
         return values
 
-    def moved_bytes(self, params: Mapping[str, object]) -> int | float | None:
-        """The bytes one call's code moves (:attr:`traffic`, its indices :data:`INDEX_BYTES`
-        each), where they exceed the minimal count; None for a kernel that moves no more, or
-        params without the sizes.
+    def extra_bytes(self, params: Mapping[str, object]) -> int | float:
+        """The bytes one call's code moves beyond the minimal count of :attr:`bytes`
+        (:attr:`traffic`, its indices :data:`INDEX_BYTES` each); 0 for a kernel that moves no
+        more, or params without the sizes.
 
-        >>> WORKLOADS["dlrm-sequential"].moved_bytes({"B": 2, "L": 3, "d": 4, "s": 4})
-        192
-        >>> WORKLOADS["mlp"].moved_bytes({"B": 2, "d_in": 8, "d_out": 4, "s": 4}) is None
-        True
+        >>> WORKLOADS["dlrm-sequential"].extra_bytes({"B": 2, "L": 3, "d": 4, "s": 4})
+        64
+        >>> WORKLOADS["mlp"].extra_bytes({"B": 2, "d_in": 8, "d_out": 4, "s": 4})
+        0
         """
-        if self.traffic is None:
-            return None
+        names = [
+            symbol for symbol in (self.traffic.params if self.traffic else ()) if symbol != "s_idx"
+        ]
+        if self.traffic is None or not _known(names, params):
+            return 0
         sizes = {**params, "s_idx": INDEX_BYTES}
-        names = [symbol for symbol in self.traffic.params if symbol != "s_idx"]
-        if not _known(names, params):
-            return None
-        return _plain(self.traffic(**self.arguments(self.traffic, sizes)))
+        moved = self.traffic(**self.arguments(self.traffic, sizes))
+        return _plain(moved - self.bytes(**self.arguments(self.bytes, params)))
 
     def counts(self, params: Mapping[str, object]) -> tuple[int | float, int | float]:
         """FLOPs and minimal bytes of one call at these sizes (ints when whole)."""
