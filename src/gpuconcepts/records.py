@@ -207,9 +207,7 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
     if not isinstance(record, Mapping):
         what = f"{where} must be" if where else "expected"  # the caller names the entry
         raise GpuConceptsError(f"{what} an object; got {_shown(record)}")
-    hints = get_type_hints(cls, include_extras=True)
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    known = {f.name for f in fields} | getattr(cls, "DERIVED_KEYS", frozenset())
+    hints, fields, known = _layout(cls)
     for key in record:
         if key not in known:
             name = f"{where}.{key}" if where else key
@@ -228,6 +226,23 @@ def from_record(cls: type[T], record: object, where: str = "") -> T:
         if not where:
             raise
         raise GpuConceptsError(f"{where}: {error}") from None
+
+
+_Layout = tuple[dict[str, Any], tuple[dataclasses.Field[Any], ...], frozenset[str]]
+_LAYOUTS: dict[type[Any], _Layout] = {}
+
+
+def _layout(cls: type[Any]) -> _Layout:
+    """A dataclass's resolved annotations, its fields and the keys a record of it may hold.
+
+    Resolved once per class: evaluating the string annotations again for every record was
+    most of the time a run took to load (hundreds of measurements and claims)."""
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        fields = dataclasses.fields(cls)
+        names = frozenset(f.name for f in fields) | getattr(cls, "DERIVED_KEYS", frozenset())
+        found = _LAYOUTS[cls] = (get_type_hints(cls, include_extras=True), fields, names)
+    return found
 
 
 def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) -> Any:
