@@ -382,13 +382,17 @@ def svg_text(fig: Figure) -> str:
     """A matplotlib figure as SVG text, with a transparent background (see glue_figure)."""
     from io import StringIO
 
-    from gpuconcepts.render.style import plain_log_labels
+    from matplotlib import rcParams
+
+    from gpuconcepts.render.style import laid_out, plain_log_labels
 
     plain_log_labels(fig)
+    # What bbox_inches="tight" does, on a figure laid out once (laid_out): savefig given the
+    # box itself neither lays the figure out nor draws it to measure it, only draws it.
+    with laid_out(fig) as renderer:
+        box = fig.get_tightbbox(renderer).padded(rcParams["savefig.pad_inches"])
     buffer = StringIO()
-    fig.savefig(
-        buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
-    )
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches=box, transparent=True)
     return buffer.getvalue()
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from gpuconcepts.errors import require
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
 
     from gpuconcepts.claims.result import Verdict
@@ -67,6 +69,49 @@ def figure(width: float, height: float, ncols: int = 1) -> tuple[Figure, list[Ax
     fig = Figure(figsize=(width, height), layout="constrained")
     axes = fig.subplots(1, ncols, squeeze=False)[0]
     return fig, list(axes)
+
+
+SVG_DPI = 72
+"""The resolution matplotlib draws every SVG at, whatever the figure's own."""
+
+
+@contextmanager
+def laid_out(fig: Figure) -> Iterator[RendererBase]:
+    """Lay ``fig`` out once, as its SVG will be drawn, and keep that layout; yield a renderer
+    that measures text as the SVG's does (its metrics, at :data:`SVG_DPI`).
+
+    A figure's layout engine (constrained layout) runs again on every draw, and a draw is most
+    of what an SVG costs: ``savefig(bbox_inches="tight")`` drew the figure once to lay it out
+    and measure it, then again to write it, and placing a roofline's labels drew it once more
+    before that. Laid out here once, the engine is removed, so later draws only draw; the
+    positions are fractions of the figure and hold at any resolution. A figure without a
+    layout engine (or one laid out already) is left as it is.
+    """
+    from io import StringIO
+
+    from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG
+
+    width, height = fig.get_size_inches() * SVG_DPI
+    renderer = RendererSVG(width, height, StringIO())  # type: ignore[no-untyped-call,unused-ignore]
+
+    class MeasuringCanvas(FigureCanvasSVG):
+        """Hands the layout engine the one SVG renderer (it asks the canvas for one)."""
+
+        def get_renderer(self) -> RendererSVG:
+            return renderer
+
+    canvas, dpi = fig.canvas, fig.dpi
+    MeasuringCanvas(fig)  # makes itself the figure's canvas
+    fig.dpi = SVG_DPI
+    try:
+        engine = fig.get_layout_engine()
+        if engine is not None:
+            engine.execute(fig)
+            fig.set_layout_engine(None)
+        yield renderer
+    finally:
+        fig.dpi = dpi
+        fig.set_canvas(canvas)
 
 
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

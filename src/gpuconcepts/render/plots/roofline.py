@@ -13,7 +13,7 @@ sizes it for a book page, :func:`memory_hierarchy` draws the working-set sweep.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from gpuconcepts import formulas
 from gpuconcepts.render.style import (
@@ -23,7 +23,9 @@ from gpuconcepts.render.style import (
     INK,
     LEVEL_SHADES,
     figure,
+    laid_out,
     needs_matplotlib,
+    plain_log_labels,
 )
 from gpuconcepts.roofline import Peaks, own_roof_flops_per_s
 from gpuconcepts.units import si, significant
@@ -31,6 +33,7 @@ from gpuconcepts.workloads import chapter_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
     from matplotlib.text import Annotation as Text
 
@@ -183,13 +186,24 @@ def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
     point, right and above first, and keeps the first spot inside the axes that is free of
     the legend, the points and the labels already placed (or the first offset when none is
     free), so labels of points that sit close together stop printing over each other.
+
+    The figure is laid out once, as its SVG will be (:func:`~gpuconcepts.render.style.laid_out`),
+    with the labels left out of the layout: a label ends inside the axes, where it takes no
+    room, so the layout is the one the placed labels would give, and no draw is needed.
     """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    for label in labels:
+        label.set_in_layout(False)
+    with laid_out(fig) as renderer:
+        _place_in(ax, labels, renderer)
+    for label in labels:  # one left outside (no free spot) still counts for the tight box
+        label.set_in_layout(True)
+
+
+def _place_in(ax: Axes, labels: Sequence[Text], renderer: RendererBase) -> None:
+    """The greedy pass of :func:`_place_labels`, in the display units of ``renderer``."""
+    from matplotlib import rcParams
     from matplotlib.transforms import Bbox
 
-    canvas = FigureCanvasAgg(fig)
-    fig.draw_without_rendering()
-    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call,unused-ignore]
     offsets: list[tuple[float, float, Literal["left", "right"]]] = [
         (5, 4, "left"),
         (5, -11, "left"),
@@ -203,9 +217,11 @@ def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
         (-14, -3, "right"),
     ]
     taken: list[Bbox] = []
-    for label in labels:  # each label's own point, a small square around it
+    marker = float(rcParams["lines.markersize"])  # the points are drawn at its default size
+    side = cast(float, renderer.points_to_pixels(marker))
+    for label in labels:  # each label's own point, a square the size of its marker
         x, y = ax.transData.transform(label.xy)
-        taken.append(Bbox.from_bounds(x - 4, y - 4, 8, 8))
+        taken.append(Bbox.from_bounds(x - side / 2, y - side / 2, side, side))
     legend = ax.get_legend()
     if legend is not None:
         taken.append(legend.get_window_extent(renderer))
@@ -280,6 +296,7 @@ def roofline_chart(
             handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
             texts.append(family)
     ax.legend(handles, texts, loc="lower right", fontsize=8.5)
+    plain_log_labels(fig)  # the tick labels drawn, before the layout that makes room for them
     _place_labels(fig, ax, labels)
     return fig
 
