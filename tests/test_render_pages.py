@@ -4,6 +4,7 @@ and against runs made to take each branch."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,10 @@ def test_cnn_gap_split(recorded: Run) -> None:
 def test_claims_page_glues_each_claim(recorded: Run) -> None:
     glue = claims.each_claim(recorded)
     assert {k for k in glue if not k.startswith("fig-")} == {r.key for r in recorded.claims}
+    # it draws the figures the page shows, and only those (each costs the build a draw)
+    page = (RECORDED.parents[1] / "claims.md").read_text()
+    shown = set(re.findall(r"\{glue:figure\} (fig-[\w-]+)", page)) - {"fig-roofline-claims"}
+    assert {k for k in glue if k.startswith("fig-")} == shown
     summary = claims.summary(recorded, [recorded])
     assert summary["n_claims"] == str(len(recorded.claims))
     assert summary["recorded_runs"] == f"* {recorded.provenance.summary}"

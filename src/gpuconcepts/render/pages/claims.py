@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.render.markdown import (
     literal,
     markdown_claim,
@@ -63,11 +64,14 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
 
 
 def each_claim(run: Run) -> Glue:
-    """Each claim's Markdown under its key, and its figure (where it has one) as ``fig-KEY``."""
+    """Each claim's Markdown under its key, and the figure of each core claim (where it has
+    one) as ``fig-KEY``: the whole model's claims are drawn on their own page (a figure drawn
+    here and never shown only slowed the build)."""
     glue: Glue = {}
     for result in run.claims:
         glue[result.key] = markdown_claim(result)
-        figure = draw_result(result)
+        claim = CLAIMS.get(result.key)
+        figure = draw_result(result) if claim is not None and claim.kind == "core" else None
         if figure is not None:
             glue[f"fig-{result.key}"] = figure
     return glue
