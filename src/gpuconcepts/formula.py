@@ -92,9 +92,18 @@ def exact_number(value: object, what: str) -> sp.Rational:
     number = float(value)
     if not math.isfinite(number):
         raise GpuConceptsError(f"{what} must be finite; got {value!r}")
-    # the simplest rational the float stands for (0.1 is 1/10, 512 / 3 is 512/3); sympy is
-    # handed a float, never a string. Where it guesses an irrational (sqrt(2), E), the decimal
-    # written is taken instead.
+    return _simplest_rational(number)
+
+
+@lru_cache(maxsize=4096)
+def _simplest_rational(number: float) -> sp.Rational:
+    """The simplest rational a finite float stands for (0.1 is 1/10, 512 / 3 is 512/3).
+
+    sympy is handed a float, never a string. Where it guesses an irrational (sqrt(2), E), the
+    decimal written is taken instead. Kept per float: sympy's guess takes tens of
+    milliseconds, and a page asks for the same few numbers (a GPU's ridge point) again and
+    again.
+    """
     guess = sp.nsimplify(number)
     if guess.is_Rational:
         return guess
