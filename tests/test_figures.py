@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 
 import pytest
@@ -16,7 +17,7 @@ from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.render import plots
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.roofline import MemoryLevel, Peaks
 
 
 def texts(fig: Figure) -> list[str]:
@@ -213,3 +214,104 @@ def test_the_roofline_draws_a_kernels_own_roof_at_its_intensity() -> None:
     # one bar, at the loop's intensity and the FLOP/s of its chain: 2 MFLOP in 4,096 µs of
     # dispatch and, after it on a CPU, 20 µs of arithmetic at the peak
     assert bars.get_offsets().tolist() == [[20.0, pytest.approx(2e6 / 4116e-6)]]
+
+
+# -- the book's SVG (book.svg_text lays a figure out once: render/style.laid_out) ---------------
+_SVG_ID = re.compile(r'(id="|#)[a-z]?[0-9a-f]{8,}')  # ids hash the clip boxes' last decimals
+_SVG_NUMBER = re.compile(r"-?\d+\.?\d*(?:e-?\d+)?")
+
+
+def _as_savefig_writes_it(fig: Figure) -> str:
+    from io import StringIO
+
+    from gpuconcepts.render.style import plain_log_labels
+
+    plain_log_labels(fig)
+    buffer = StringIO()
+    fig.savefig(
+        buffer, format="svg", metadata={"Date": None}, bbox_inches="tight", transparent=True
+    )
+    return buffer.getvalue()
+
+
+def _claim_with_an_offset_text() -> Figure:
+    """A claim's plot on linear axes in the billions: its y axis has an offset text ("1e9")
+    that its long title must clear, so the title is left to move (style._pin_title)."""
+    from gpuconcepts.claims.result import PlotSpec, Series
+    from gpuconcepts.render.plots import draw
+
+    ys = (2.0e9, 3.5e9, 4.0e9)
+    measured = Series("measured", (1.0, 2.0, 3.0), ys, low=ys, high=ys)
+    title = (
+        "A title long enough to reach over the offset text of the y axis, at its top-left corner"
+    )
+    spec = PlotSpec(title, "x", "FLOP/s", (measured,), log_x=False, log_y=False)
+    fig = draw(spec)
+    fig.suptitle("holds · cpu", x=0.99, ha="right", fontsize=8)
+    return fig
+
+
+SWEPT = Peaks(
+    "cpu",
+    1e11,
+    1e10,
+    "float32",
+    levels=(MemoryLevel("L2", 2**20, 5e10),),
+    sweep=((2**16, 6e10), (2**20, 4e10), (2**26, 1e10)),
+)
+"""Peaks with a cache sweep, which the memory hierarchy draws on log axes."""
+
+
+def _roofline_with_labels() -> Figure:
+    peaks, made = _measurements(CROWD)
+    return plots.roofline_chart(peaks, made, numbered=True)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _claim_with_an_offset_text,
+        _roofline_with_labels,
+        plots.cnn_weight_sharing,
+        lambda: plots.memory_hierarchy(SWEPT),
+    ],
+    ids=["claim-offset-text", "roofline", "two-panels", "hierarchy"],
+)
+def test_the_books_svg_is_the_one_savefig_writes(make) -> None:
+    """Laid out once, measured once and drawn once, a figure's SVG is the one
+    savefig(bbox_inches="tight") writes after laying it out on every draw: every number
+    within 1e-5 (the clip boxes' last decimal), the text and the titles' places the same."""
+    from gpuconcepts.book import svg_text
+
+    ours, theirs = (
+        _SVG_ID.sub("ID", svg) for svg in (svg_text(make()), _as_savefig_writes_it(make()))
+    )
+    assert _SVG_NUMBER.sub("N", ours) == _SVG_NUMBER.sub("N", theirs)
+    pairs = zip(_SVG_NUMBER.findall(ours), _SVG_NUMBER.findall(theirs), strict=True)
+    assert max(abs(float(a) - float(b)) for a, b in pairs) < 1e-5
+
+
+def test_a_title_is_pinned_only_where_nothing_can_move_it() -> None:
+    """Laid out, a title with an offset text beside it still moves to clear it on a later
+    draw; one with nothing that could move it is pinned at the top, its font unchanged."""
+    from io import StringIO
+
+    from gpuconcepts.render.style import laid_out
+
+    fig = _claim_with_an_offset_text()
+    with laid_out(fig):
+        pass
+    ax = fig.axes[0]
+    assert ax.yaxis.offsetText.get_text() == "1e9"
+    ax.yaxis.offsetText.set_fontsize(40)  # now it reaches the title
+    fig.savefig(StringIO(), format="svg")
+    assert ax.title.get_position()[1] > 1.0
+    fig = plots.memory_hierarchy(SWEPT)  # log axes: no offset text
+    size = fig.axes[0].title.get_fontsize()
+    with laid_out(fig):
+        pass
+    ax = fig.axes[0]
+    ax.xaxis.tick_top()  # would move a free title; this one is pinned
+    fig.savefig(StringIO(), format="svg")
+    assert ax.title.get_position()[1] == 1.0
+    assert ax.title.get_fontsize() == size
