@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -92,6 +96,7 @@ def test_lookup_by_cuda_device_name(device_name: str, expected: str | None) -> N
 
 def test_current_gpu_is_none_without_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
+    monkeypatch.setattr(hardware, "nvidia_driver_seen", lambda: True)  # torch is asked
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert hardware.current_gpu() is None
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -175,3 +180,30 @@ def test_q12_intensity_ceiling_is_the_limit_of_the_formula_and_below_the_h100_ri
     assert first == 1480
     assert formulas.mlp_intensity(B=first, d_in=512, d_out=256, s=2) >= a100
     assert formulas.mlp_intensity(B=first - 1, d_in=512, d_out=256, s=2) < a100
+
+
+def test_without_an_nvidia_driver_current_gpu_asks_no_torch(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # this machine's own answer, in a fresh process: torch is imported only where a driver is
+    code = (
+        "import sys; from gpuconcepts import hardware; gpu = hardware.current_gpu(); "
+        "print(hardware.nvidia_driver_seen(), 'torch' in sys.modules, gpu is None)"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])),
+    }
+    seen, imported, none = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout.split()
+    assert imported == seen
+    assert none == "True" or seen == "True"
+    # a Linux-like system without /proc/driver/nvidia, /dev/nvidia* or /dev/dxg has no CUDA
+    monkeypatch.setattr(hardware, "Path", lambda p: tmp_path / p.strip("/"))
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "proc").mkdir()
+    assert hardware.nvidia_driver_seen() is False
+    (tmp_path / "dev" / "dxg").touch()
+    assert hardware.nvidia_driver_seen() is True

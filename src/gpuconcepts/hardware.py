@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpuconcepts import formulas
@@ -281,7 +282,14 @@ def lookup(device_name: str) -> GPU | None:
 
 
 def current_gpu() -> GPU | None:
-    """The table row of the current CUDA device, or None without CUDA or for an unknown GPU."""
+    """The table row of the current CUDA device, or None without CUDA or for an unknown GPU.
+
+    Where the system shows no NVIDIA driver (:func:`nvidia_driver_seen`), CUDA cannot run and
+    the answer is None without importing torch: a book page that draws recorded GPU runs on a
+    CPU would otherwise import it (a second) to learn that.
+    """
+    if not nvidia_driver_seen():
+        return None
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is an optional extra
@@ -289,6 +297,18 @@ def current_gpu() -> GPU | None:
     if not torch.cuda.is_available():
         return None
     return lookup(torch.cuda.get_device_name(torch.cuda.current_device()))
+
+
+def nvidia_driver_seen() -> bool:
+    """False only where a Linux-like system shows no NVIDIA driver, which CUDA needs: no
+    ``/proc/driver/nvidia`` (the kernel module), no ``/dev/nvidia*`` device and no ``/dev/dxg``
+    (WSL's GPU); True wherever the system cannot tell (no ``/proc``: ask torch)."""
+    dev, proc = Path("/dev"), Path("/proc")
+    if not (dev.is_dir() and proc.is_dir()):
+        return True
+    return (
+        (proc / "driver" / "nvidia").exists() or any(dev.glob("nvidia*")) or (dev / "dxg").exists()
+    )
 
 
 def _tera(value: float | None) -> str:
