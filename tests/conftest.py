@@ -17,6 +17,7 @@ settings.load_profile("gpuconcepts")
 import pytest
 from synthetic import synthetic_run
 
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Run
 
 
@@ -24,3 +25,23 @@ from gpuconcepts.run import Run
 def run() -> Run:
     """A synthetic run (see :func:`synthetic.synthetic_run`)."""
     return synthetic_run()
+
+
+# -- this machine's peaks, measured once -------------------------------------------------------
+SMALL_PEAKS_SIZES = {
+    "peaks": {"gemm_n": 64, "stream_mib": 1},
+    "timing": {"repeats": 2},
+    "cnn": {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3},
+}
+"""Small sizes for the compute and bandwidth peaks; every roof's sweep still runs at this
+machine's cache sizes, whatever the presets."""
+
+
+@pytest.fixture(scope="session")
+def measured_peaks() -> Peaks:
+    """This machine's peaks at :data:`SMALL_PEAKS_SIZES`, measured once for the session: the
+    slowest setup of the suite (every sweep), which the tests that only need real peaks share."""
+    pytest.importorskip("torch")
+    from gpuconcepts.kernels import measure_peaks
+
+    return measure_peaks("cpu", presets=SMALL_PEAKS_SIZES)

@@ -560,10 +560,8 @@ def test_gemm_backend_unknown() -> None:
         peaks.gemm_flops("cpu", n=8, backend="cublas", repeats=1)
 
 
-def test_measure_peaks_small() -> None:
-    conv = {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3}
-    sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}, "cnn": conv}
-    p = measure_peaks("cpu", presets=sizes, repeats=2)
+def test_measure_peaks_small(measured_peaks: Peaks) -> None:
+    p = measured_peaks  # measure_peaks at small sizes, once for the session (conftest)
     assert p.device == "cpu"
     assert p.dtype == "float32"
     assert p.copy_bytes_per_s

@@ -101,39 +101,24 @@ transformer_S = [4]
 """
 
 
-def _write_tiny_presets(path: Path) -> Path:
+@pytest.fixture(autouse=True)
+def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "presets.toml"
     # the whole model's tables as shipped: its experiments are faked (parts_as_if_measured),
     # but profile reads their sizes before it measures anything
     shipped = size_tables.presets_path().read_text(encoding="utf-8")
     path.write_text(TINY_TOML + shipped[shipped.index("[wholemodel.cpu]") :])
-    return path
-
-
-@pytest.fixture(autouse=True)
-def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = _write_tiny_presets(tmp_path / "presets.toml")
     monkeypatch.setattr(size_tables, "presets_path", lambda: path)
     return path
 
 
-@pytest.fixture(scope="module")
-def tiny_peaks(tmp_path_factory: pytest.TempPathFactory) -> Peaks:
-    """This machine's peaks at the tiny presets, measured once for the module."""
-    from gpuconcepts.kernels import measure_peaks
-
-    path = _write_tiny_presets(tmp_path_factory.mktemp("presets") / "presets.toml")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(size_tables, "presets_path", lambda: path)
-        return measure_peaks("cpu", quick=True)
-
-
 @pytest.fixture(autouse=True)
-def peaks_measured_once(tiny_peaks: Peaks, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every profile of the module reads the peaks measured once (tiny_peaks): measuring them
-    (each roof's sweep, at this machine's cache sizes, whatever the presets) was most of each
-    profile's time, and the tests check what a profile does with them. Quick and full tiny
-    presets have the same peaks table."""
-    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_a, **_k: tiny_peaks)
+def peaks_measured_once(measured_peaks: Peaks, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every profile of the module reads this machine's peaks measured once for the session
+    (conftest's measured_peaks): measuring them (each roof's sweep, at this machine's cache
+    sizes, whatever the presets) was most of each profile's time, and the tests check what a
+    profile does with them."""
+    monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_a, **_k: measured_peaks)
 
 
 @pytest.fixture(autouse=True)
