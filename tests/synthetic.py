@@ -5,6 +5,7 @@ all-reduce with W excepted: at W = 2 it is not visible)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 
@@ -200,10 +201,31 @@ def synthetic_distributed() -> DistributedReport:
 
 @dataclasses.dataclass(frozen=True)
 class FakeKernel:
-    """Stands for a prepared kernel (:class:`gpuconcepts.kernels._common.Kernel`): timing it
-    hands back a made-up measurement."""
+    """Stands for a prepared kernel (:class:`gpuconcepts.kernels._common.Kernel`): a call that
+    does nothing, timed (alone or in rounds beside its references) into a made-up
+    measurement."""
 
     made: Measurement
+    flush: bool = False
+
+    @property
+    def device(self) -> str:
+        return self.made.device
+
+    @property
+    def dtype(self) -> str:
+        return str(self.made.params.get("dtype", "float32"))
+
+    @staticmethod
+    def fn() -> None:
+        return None
+
+    def settings(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def measurement(self, raw_seconds: object, **_: object) -> Measurement:
+        del raw_seconds
+        return self.made
 
     def time(self, repeats: int) -> Measurement:
         del repeats

@@ -1086,59 +1086,25 @@ def test_a_kernel_above_every_roof_has_the_peaks_measured_again(
     assert all("above every roof" not in " ".join(c.anomaly) for c in run.claims)
 
 
-def _run_under_a_slow_gemm_sweep(
-    monkeypatch: pytest.MonkeyPatch, measured_again: float
-) -> tuple[Run, list[tuple[str, ...]]]:
-    """A quick run whose GEMM sweep (one product, holding every tiny kernel's shape) ran at
-    1 FLOP/s, so every product kernel beats it; each measurement again gives
-    ``measured_again`` FLOP/s. Returns the run and the roofs each measurement again was for."""
+@pytest.mark.usefixtures("tiny_verify")
+def test_a_kernel_is_read_against_the_roofs_timed_beside_it_not_a_slow_sweep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import gpuconcepts.kernels
-    import gpuconcepts.kernels.peaks
+    from gpuconcepts.roofline import GEMM_SHAPE, gemm_products, roof_times, roofs_at
     from gpuconcepts.run import collect
 
+    # a GEMM sweep measured in a moment so busy that it ran at 1 FLOP/s
     slow = replace(PEAKS, gemm_sweep=((4096, 2048, False, 1.0), (4096, 2048, True, 1.0)))
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: slow)
-    asked: list[tuple[str, ...]] = []
-
-    def again(_device: str, peaks: Peaks, roofs: tuple[str, ...]) -> Peaks:
-        asked.append(tuple(sorted(roofs)))
-        rate = measured_again
-        return replace(peaks, gemm_sweep=((4096, 2048, False, rate), (4096, 2048, True, rate)))
-
-    monkeypatch.setattr(gpuconcepts.kernels.peaks, "measure_roofs_again", again)
-    return collect("cpu", True, wholemodel=False, distributed=False), asked
-
-
-@pytest.mark.usefixtures("tiny_verify")
-def test_a_kernel_that_beat_its_own_roof_has_that_roof_measured_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from gpuconcepts.run import ROOFS_MEASURED_AGAIN
-
-    # measured again, the sweep is fast: the rest is not re-measured
-    run, asked = _run_under_a_slow_gemm_sweep(monkeypatch, 1e11)
-    # the GEMM sweep among them, once (a floor the tiny kernels undercut may join it)
-    assert len(asked) == 1
-    assert "GEMM shape" in asked[0]
-    assert "GEMM shape" in run.facts[ROOFS_MEASURED_AGAIN]["roofs"]
-    assert "mlp" in run.facts[ROOFS_MEASURED_AGAIN]["workloads"]
-    assert run.facts[ROOFS_MEASURED_AGAIN]["times"] == 1
-    assert run.peaks.gemm_sweep[0][3] == 1e11
-
-
-@pytest.mark.usefixtures("tiny_verify")
-def test_a_roof_still_beaten_beyond_its_tolerance_is_measured_again_up_to_three_times(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from gpuconcepts.run import ROOFS_MEASURED_AGAIN
-    from gpuconcepts.run.collect import MEASURE_ROOFS_TRIES
-
-    # every measurement of the sweep leaves it at 1 FLOP/s (measured in busy moments, each
-    # time): the run tries again, then stops and says how many times it tried
-    run, asked = _run_under_a_slow_gemm_sweep(monkeypatch, 1.0)
-    assert len(asked) == MEASURE_ROOFS_TRIES == 3
-    assert all("GEMM shape" in roofs for roofs in asked)
-    assert run.facts[ROOFS_MEASURED_AGAIN]["times"] == MEASURE_ROOFS_TRIES
+    run = collect("cpu", True, wholemodel=False, distributed=False)
+    products = [m for m in run.measurements if gemm_products(m)]
+    assert {m.workload for m in products} >= {"mlp", "rnn-gemm", "transformer-prefill"}
+    for m in products:
+        # against the sweep each would take a thousand times longer than it did (or more);
+        # against its own products, run bare in the same rounds, about as long
+        assert dict(roofs_at(m, run.peaks))[GEMM_SHAPE] > 1e3 * m.seconds
+        assert dict(roof_times(m, run.peaks))[GEMM_SHAPE] < 10 * m.seconds
 
 
 @pytest.mark.usefixtures("tiny_verify")

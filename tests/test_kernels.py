@@ -637,34 +637,6 @@ def test_a_sweep_times_its_points_in_rounds_so_a_busy_moment_spoils_one_of_each(
     assert [sorted(log[i : i + 3]) for i in range(0, 12, 3)] == [["a", "b", "c"]] * 4
 
 
-def test_only_the_roofs_a_kernel_beat_are_measured_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    measured: list[str] = []
-
-    def sweep(*_a: object, **_k: object) -> tuple[tuple[int, int, bool, float], ...]:
-        measured.append("gemm")
-        return ((16, 64, False, 4e9), (16, 64, True, 1e9))
-
-    def floor(*_a: object, cold: bool = False, **_k: object) -> float:
-        measured.append("floor")
-        return 30e-6 if cold else 1e-6
-
-    monkeypatch.setattr(peaks, "gemm_sweep", sweep)
-    monkeypatch.setattr(peaks, "latency_floor", floor)
-    monkeypatch.setattr(peaks, "op_floor", lambda *_a, **_k: 5e-7)
-    before = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6,
-                   cold_latency_seconds=20e-6, gemm_sweep=((16, 64, False, 2e9),
-                                                           (16, 64, True, 3e9)))  # fmt: skip
-    after = peaks.measure_roofs_again("cpu", before, ("GEMM shape",))
-    assert measured == ["gemm"]
-    # each point the faster of the two measurements; nothing else measured or changed
-    assert after.gemm_sweep == ((16, 64, False, 4e9), (16, 64, True, 3e9))
-    assert after.op_seconds == 1e-6
-    floors = peaks.measure_roofs_again("cpu", before, ("chain",))
-    # floors are the least of both: the warm floor and the operation's fell, the cold one stayed
-    assert (floors.latency_seconds, floors.op_seconds) == (1e-6, 5e-7)
-    assert floors.cold_latency_seconds == 20e-6
-
-
 def test_physical_limit_from_the_cpu_vector(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts.measure import CpuVector
 
@@ -815,6 +787,28 @@ def test_a_live_lab_runs_the_real_kernel_once_in_its_dtype(monkeypatch: pytest.M
     default = lab().measure("mlp", B=2, d_in=8, d_out=4)
     assert runs[-1] == {"B": 2, "d_in": 8, "d_out": 4}
     assert (default.params["dtype"], default.params["s"]) == ("float32", 4)
+
+
+def test_a_live_lab_times_each_kernel_beside_the_references_of_its_own_roofs() -> None:
+    from gpuconcepts.roofline import references_of
+
+    here = lab()
+    rnn = here.measure("rnn-module", B=2, S=4, d_in=4, d_h=4)
+    wanted = [ref.key for ref in references_of(rnn, PEAKS)]
+    # the same references it asks for, one value each round, each in its peak's unit
+    assert list(rnn.references) == wanted
+    hoisted = "product 8 4 4" + (" flushed" if rnn.flush else "")  # all S·B inputs at once
+    assert "op_seconds" in wanted
+    assert hoisted in wanted
+    assert all(len(values) == R for values in rnn.references.values())
+    assert 1e-9 < min(rnn.references["op_seconds"]) < 1e-3  # seconds of one operation
+    # a comparison times its references once a round for every kernel it holds
+    a, b = here.compare([("mlp", {"B": 2, "d_in": 8, "d_out": 4}),
+                         ("mlp", {"B": 4, "d_in": 8, "d_out": 4})])  # fmt: skip
+    assert a.references["latency_seconds"] == b.references["latency_seconds"]
+    assert a.references["product 2 4 8" + (" flushed" if a.flush else "")] != b.references.get(
+        "product 4 4 8" + (" flushed" if b.flush else "")
+    )
 
 
 def test_profile_all_runs_every_workload_once() -> None:

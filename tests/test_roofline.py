@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from gpuconcepts import formulas, roofline
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
@@ -631,3 +632,88 @@ def test_the_memory_roofs_read_a_lookups_indices_beside_its_rows() -> None:
     at_minimal = replace(at_moved, raw_seconds=(minimal / 4e10,))
     assert roofline.observe(at_minimal, PEAKS)[0] == roofline.ABOVE_EVERY_ROOF
     assert roofline.moved_bytes(replace(at_moved, workload="mlp")) == minimal
+
+
+# -- roofs timed beside the kernel (Measurement.references) ----------------------------------
+PAIRED_PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=1e-6)
+
+
+def _mlp_beside(kernel: tuple[float, ...], product: tuple[float, ...]) -> Measurement:
+    """An MLP layer of one product (64 × 512 by 512 × 512), timed beside that product run bare
+    and beside the call floors, in the same rounds."""
+    params = {"B": 64, "d_in": 512, "d_out": 512, "s": 4}
+    flops, nbytes = formulas.mlp_flops(B=64, d_in=512, d_out=512), 4 * (64 * 512 * 2 + 512**2)
+    rounds = len(kernel)
+    references = {
+        "latency_seconds": (1e-6,) * rounds,
+        "product 64 512 512": product,
+        "product 1 16 16": (2e-6,) * rounds,
+    }
+    return Measurement("mlp", "cpu", params, kernel, flops, nbytes, ops=1, calls=1,
+                       references=references)  # fmt: skip
+
+
+def test_a_roof_timed_beside_the_kernel_holds_its_share_through_a_burst_of_load() -> None:
+    # three quiet rounds, then four in which the machine ran at a third of its speed: the bare
+    # product took 80 % of the kernel's time in every round
+    quiet, busy = 1e-3, 3e-3
+    kernel = (quiet,) * 3 + (busy,) * 4
+    m = _mlp_beside(kernel, tuple(0.8 * t for t in kernel))
+    roof, attained = roofline.observe(m, PAIRED_PEAKS)
+    assert roof == roofline.GEMM_SHAPE
+    # its product net of the product's own call (2 µs, timed beside it), then its one call
+    assert attained == pytest.approx((0.8 * quiet - 2e-6 + 1e-6) / quiet, rel=1e-6)
+    # the same kernel against the product measured with the peaks, in a quiet moment: the
+    # burst, not the kernel, decides its share
+    swept = replace(PAIRED_PEAKS, gemm_sweep=((64, 512, False, m.flops / (0.8 * quiet)),))
+    alone = replace(m, references={})
+    assert roofline.observe(alone, swept)[1] < 0.5 * attained
+
+
+def test_a_kernel_faster_than_its_own_products_beside_it_is_not_placed_by_them() -> None:
+    # falsifiable: the kernel took half the time of the very products it runs, round by round
+    kernel = (1e-3, 1.02e-3, 0.98e-3, 1.01e-3, 0.99e-3)
+    m = _mlp_beside(kernel, tuple(2 * t for t in kernel))
+    assert roofline.GEMM_SHAPE in roofline.beaten_roofs(m, PAIRED_PEAKS)
+    roof, attained = roofline.observe(m, PAIRED_PEAKS)
+    assert roof != roofline.GEMM_SHAPE
+    assert attained < 1.1
+
+
+def test_a_kernel_reads_the_references_it_was_timed_beside() -> None:
+    m = Measurement("rnn-module", "cpu", {"B": 2, "S": 8, "d_in": 4, "d_h": 4, "s": 4},
+                    (1e-4,), 1, 1, flush=True, ops=30, calls=2, steps=8)  # fmt: skip
+    keys = [ref.key for ref in roofline.references_of(m, PAIRED_PEAKS)]
+    # the floors of its calls, its operations and its activation; its products, the first
+    # right after the flush as the kernel's first starts; each product's call, both ways
+    assert keys == ["latency_seconds", "cold_latency_seconds", "op_seconds", "activation_per_s",
+                    "product 16 4 4 flushed", "product 2 4 4", "product 1 16 16",
+                    "product 1 16 16 flushed"]  # fmt: skip
+    lookup = Measurement("dlrm-random", "cpu", {"N": 2**20, "B": 8, "L": 4, "d": 4, "s": 4},
+                         (1e-4,), 1, 1, random_rows=32, row_bytes=16)  # fmt: skip
+    swept = replace(PAIRED_PEAKS, line_bytes=64,
+                    random_sweep=((2**24, 16, 2**16, 3e7), (2**24, 16, 2**20, 4e7)))  # fmt: skip
+    assert [ref.key for ref in roofline.references_of(lookup, swept)] == [
+        "latency_seconds",
+        "random 16777216 16 65536",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("bandwidth", "reference 'bandwidth' names no roof"),
+        ("product 4 8", "a product names its rows, columns and depth"),
+        ("latency_seconds 3", "a floor or rate none"),
+        ("random 1 2 x", "a random point its table, row and call"),
+    ],
+)
+def test_a_reference_that_names_no_roof_is_refused(key: str, message: str) -> None:
+    with pytest.raises(GpuConceptsError, match=message):
+        roofline.Reference.from_key(key)
+
+
+def test_a_reference_must_have_a_value_for_every_repetition() -> None:
+    with pytest.raises(GpuConceptsError, match="reference 'latency_seconds' must hold one "
+                       r"positive value per repetition \(2\); got \[1e-06\]"):  # fmt: skip
+        Measurement("mlp", "cpu", {}, (1.0, 1.0), 1, 1, references={"latency_seconds": (1e-6,)})

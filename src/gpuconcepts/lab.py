@@ -183,9 +183,18 @@ class Lab:
             found = self._find(workload, sizes)
         else:
             self._say(f"{workload}: {_shown(sizes)}")
-            found = self._kernel(workload, sizes).time(self.repeats)
+            beside = self._beside([self._kernel(workload, sizes)])
+            beside.more(self.repeats)
+            (found,) = beside.measurements()
         self._measured[key] = found
         return found
+
+    def _beside(self, kernels: Sequence[Any]) -> Any:
+        """``kernels`` ready to time in rounds beside the references of their own roofs
+        (:class:`~gpuconcepts.kernels.references.Beside`)."""
+        from gpuconcepts.kernels.references import Beside
+
+        return Beside(kernels, self.peaks, seed=self._groups)
 
     def _kernel(self, workload: str, sizes: Mapping[str, object]) -> Any:
         from gpuconcepts.kernels import KERNELS
@@ -242,18 +251,15 @@ class Lab:
     def _rounds(
         self, kernels: Sequence[Any], group: str, judge: Judge | None
     ) -> tuple[Measurement, ...]:
-        """Paired rounds of ``kernels`` within the budget (see :meth:`compare`)."""
-        from gpuconcepts.measure import Rounds
-
+        """Paired rounds of ``kernels``, beside the references of their own roofs, within the
+        budget (see :meth:`compare`)."""
         budget = self.budget
         start = time.perf_counter()
-        rounds = Rounds(kernels, self.device, seed=self._groups)
+        rounds = self._beside(kernels)
         rounds.more(budget.min_rounds)
 
         def measured() -> tuple[Measurement, ...]:
-            return tuple(
-                k.measurement(t, group=group) for k, t in zip(kernels, rounds.times, strict=True)
-            )
+            return tuple(rounds.measurements(group))
 
         while judge is not None and rounds.count < budget.max_rounds:
             if time.perf_counter() - start > budget.seconds:

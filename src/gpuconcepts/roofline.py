@@ -21,7 +21,7 @@ be read against this machine's roofs or another's. The picture is drawn by
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
@@ -446,11 +446,206 @@ def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:
     return () if found is None else found.gemm_products(m.params)
 
 
+@dataclass(frozen=True)
+class Reference:
+    """One roof of a kernel's own kind, timed in the same rounds as the kernel
+    (:attr:`Measurement.references <gpuconcepts.measure.Measurement.references>`, under
+    :attr:`key`): a floor or rate of :class:`Peaks` by its field's name (``latency_seconds``,
+    ``cold_latency_seconds``, ``op_seconds``, ``activation_per_s``), one of the kernel's
+    matrix products run bare (``product``, ``sizes`` its rows, columns and depth, in seconds
+    of one call; ``flush``: right after a cache flush, as the kernel's first product starts),
+    or the random-access sweep's point that bounds its lookup (``random``, ``sizes`` the
+    point's table bytes, row bytes and rows per call, in line fetches per second).
+
+    >>> Reference("product", (1024, 16, 32), flush=True).key
+    'product 1024 16 32 flushed'
+    >>> Reference.from_key("random 262144 16 65536")
+    Reference(peak='random', sizes=(262144, 16, 65536), flush=False)
+    >>> Reference.from_key("product 4 8")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: reference 'product 4 8': a product names its rows, columns and depth (3 sizes), a random point its table, row and call (3), a floor or rate none
+    """
+
+    peak: str
+    sizes: tuple[int, ...] = ()
+    flush: bool = False
+
+    SCALARS: ClassVar[tuple[str, ...]] = (
+        "latency_seconds",
+        "cold_latency_seconds",
+        "op_seconds",
+        "activation_per_s",
+    )
+
+    @property
+    def key(self) -> str:
+        """The name a measurement stores this reference under."""
+        return " ".join([self.peak, *map(str, self.sizes), *(["flushed"] if self.flush else [])])
+
+    @classmethod
+    def from_key(cls, key: str) -> Reference:
+        """The reference a measurement stored under ``key``; a clear error for a key that
+        names none."""
+        words = key.split()
+        flush = bool(words) and words[-1] == "flushed"
+        words = words[:-1] if flush else words
+        if not words or words[0] not in (*cls.SCALARS, "product", "random"):
+            raise GpuConceptsError(
+                f"reference {key!r} names no roof: it starts with one of "
+                f"{', '.join((*cls.SCALARS, 'product', 'random'))}"
+            )
+        sizes = words[1:]
+        wanted = 0 if words[0] in cls.SCALARS else 3
+        if len(sizes) != wanted or not all(size.isdigit() and int(size) > 0 for size in sizes):
+            raise GpuConceptsError(
+                f"reference {key!r}: a product names its rows, columns and depth (3 sizes), a "
+                "random point its table, row and call (3), a floor or rate none"
+            )
+        return cls(words[0], tuple(int(size) for size in sizes), flush)
+
+
+CALL_PRODUCT = (1, 16, 16)
+"""The product whose time is next to all call (one row by a 16 × 16 weight, the GEMM sweep's
+smallest): timed beside a kernel's products, it is what each of their calls costs beside its
+arithmetic, which a kernel whose dispatch is counted apart does not pay twice. A bare
+product's call costs more than the latency floor's (2026-12-04: 1.8 µs against 0.75 on the
+2-core CPU), so the floor alone left nn.RNN of width 16 beating its roof by 13 %."""
+
+
+def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
+    """What the roofs of ``m``'s own kind read (:data:`OWN_ROOFS`), to be timed beside it: the
+    floors of its calls and operations, its products bare and the activation's rate (the GEMM
+    shape), and the random-access point of its lookup. Timed in the same rounds, they slow
+    down and speed up with the machine as the kernel does, so the share of them it attained
+    does not change with the load (:func:`roof_times`).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32")
+    >>> m = Measurement("rnn-module", "cpu", {"B": 2, "S": 8, "d_in": 4, "d_h": 4},
+    ...                 (1e-4,), 1, 1, flush=True, ops=30, calls=2, steps=8)
+    >>> [r.key for r in references_of(m, p)]
+    ['latency_seconds', 'cold_latency_seconds', 'op_seconds', 'activation_per_s', 'product 16 4 4 flushed', 'product 2 4 4', 'product 1 16 16', 'product 1 16 16 flushed']
+    """
+    wanted = [Reference("latency_seconds")]
+    if m.flush:
+        wanted.append(Reference("cold_latency_seconds"))
+    if (m.ops or 0) > (m.calls or 0):
+        wanted.append(Reference("op_seconds"))
+    products = gemm_products(m)
+    if products and activation_elements(m) and m.device == "cpu":
+        wanted.append(Reference("activation_per_s"))
+    for i, (count, shape) in enumerate(products):
+        cold = m.flush and i == 0  # only the kernel's first product finds the caches flushed
+        if cold:
+            wanted.append(Reference("product", shape, flush=True))
+        if count > 1 or not cold:
+            wanted.append(Reference("product", shape))
+    if products and m.device == "cpu":  # what each product's call costs beside its arithmetic
+        started = {ref.flush for ref in wanted if ref.peak == "product"}
+        wanted += [Reference("product", CALL_PRODUCT, flush) for flush in sorted(started)]
+    if m.random_rows and m.row_bytes:
+        point = peaks.random_point(m.row_bytes, random_table_bytes(m), m.random_rows)
+        if point is not None:
+            sizes = (point[0], point[1], random_rows_per_call(point))
+            wanted.append(Reference("random", sizes))
+    return tuple(dict.fromkeys(wanted))
+
+
+def _best_references(
+    m: Measurement, peaks: Peaks
+) -> tuple[Peaks, dict[tuple[tuple[int, ...], bool], float]]:
+    """``peaks`` with each of ``m``'s references at its best over the rounds (the least
+    seconds, the highest rate) in place of the value measured with the peaks, and the best
+    seconds of its products run bare, by (shape, flushed)."""
+    fields: dict[str, Any] = {}
+    products = {}
+    for key, values in m.references.items():
+        ref = Reference.from_key(key)
+        if ref.peak == "product":
+            products[(ref.sizes, ref.flush)] = min(values)
+        elif ref.peak == "random":
+            fields["random_sweep"] = ((*ref.sizes, max(values)),)
+        else:
+            fields[ref.peak] = max(values) if ref.peak.endswith("_per_s") else min(values)
+    return replace(peaks, **fields), products
+
+
+def paired_peaks(m: Measurement, peaks: Peaks) -> Peaks:
+    """``peaks`` with the floors and rates ``m`` timed beside it (its references, each at its
+    best over the rounds) in place of the ones measured with the peaks: what a page quotes
+    beside the roof it read ``m`` against.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=1e-6)
+    >>> m = Measurement("mlp", "cpu", {}, (1.0, 1.0, 1.0), 1, 1,
+    ...                 references={"latency_seconds": (2e-6, 3e-6, 4e-6)})
+    >>> paired_peaks(m, p).latency_seconds
+    2e-06
+    """
+    return _best_references(m, peaks)[0] if m.references else peaks
+
+
+def own_bound(m: Measurement, peaks: Peaks, name: str) -> tuple[float, float]:
+    """The bound the roof ``name`` of ``m``'s own kind (:data:`OWN_ROOFS`) sets, and the time
+    of ``m`` it is read against: for a kernel timed beside its references, the roof at their
+    best over the rounds against its own best round; else the roof of ``peaks`` against its
+    median. The share, bound over time, is what :func:`observe` reads either way.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=5e-7)
+    >>> call = Measurement("mlp", "cpu", {}, (2e-6, 3e-6, 8e-6), 0, 1, ops=1, calls=1,
+    ...                    references={"latency_seconds": (1e-6, 1e-6, 4e-6)})
+    >>> own_bound(call, p, "per-call")
+    (1e-06, 2e-06)
+    """
+    if not m.references:
+        return dict(roof_times(m, peaks))[name], m.seconds
+    best, products = _best_references(m, peaks)
+    return dict(roofs_at(m, best, products))[name], min(m.raw_seconds)
+
+
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
-    """Each roof's lower bound on ``m``'s time, by name: compute, each memory level (fastest
-    first), and, where ``m`` and ``peaks`` know enough, the GEMM shape (:data:`GEMM_SHAPE`:
-    its FLOPs at the rate of the GEMM sweep's product that holds ``m``'s products), random
-    access and the chain or per-call floor. A kernel timed after a cache flush reads DRAM from
+    """Each roof's lower bound on ``m``'s time, by name (:func:`roofs_at` works them out): the
+    machine's roofs from ``peaks``, and those of its own kind (:data:`OWN_ROOFS`) from its
+    references when it was timed beside them (:attr:`Measurement.references
+    <gpuconcepts.measure.Measurement.references>`).
+
+    Such a roof is then worked out from the references at their best over the rounds, and its
+    share of the kernel's best round is its share of the kernel's median: a stretch of load
+    slows the kernel and the references it ran beside alike, and both bests come from the
+    rounds the load spared.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=5e-7)  # a quieter moment
+    >>> call = Measurement("mlp", "cpu", {}, (2e-6, 3e-6, 8e-6), 0, 1, ops=1, calls=1)
+    >>> dict(roof_times(call, p))["per-call"]
+    5e-07
+    >>> beside = replace(call, references={"latency_seconds": (1e-6, 1e-6, 4e-6)})
+    >>> dict(roof_times(beside, p))["per-call"]  # half its best round: half its median
+    1.5e-06
+    """
+    base = roofs_at(m, peaks)
+    if not m.references:
+        return base
+    best, products = _best_references(m, peaks)
+    scale = m.seconds / min(m.raw_seconds)
+    own = [
+        (name, bound * scale) for name, bound in roofs_at(m, best, products) if name in OWN_ROOFS
+    ]
+    return [(name, bound) for name, bound in base if name not in OWN_ROOFS] + own
+
+
+def roofs_at(
+    m: Measurement,
+    peaks: Peaks,
+    products: Mapping[tuple[tuple[int, ...], bool], float] | None = None,
+) -> list[tuple[str, float]]:
+    """Each roof's lower bound on ``m``'s time under ``peaks``, by name: compute, each memory
+    level (fastest first), and, where ``m`` and ``peaks`` know enough, the GEMM shape
+    (:data:`GEMM_SHAPE`: its products as long as ``products`` says, the seconds of each run
+    bare by (shape, flushed), else at the rate of the GEMM sweep's product that holds it),
+    random access and the chain or per-call floor. A kernel timed after a cache flush reads DRAM from
     a cold start, so its DRAM bound is the longer of the streaming one and
     :meth:`Peaks.cold_seconds` of its bytes.
 
@@ -489,7 +684,7 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     cold_extra = (
         first - warm if m.flush and first is not None and warm is not None and calls else 0.0
     )
-    product = _product_seconds(m, peaks, net_of_call=serial)
+    product = _product_seconds(m, peaks, net_of_call=serial, timed=products or {})
     elements = activation_elements(m)
     if product is not None and elements and peaks.activation_per_s and m.device == "cpu":
         # one thread runs the activation after the product (a GPU may fuse the two)
@@ -560,17 +755,34 @@ def random_table_bytes(m: Measurement) -> int | None:
     return None if found is None else found.random_table_bytes(m.params)
 
 
-def _product_seconds(m: Measurement, peaks: Peaks, *, net_of_call: bool) -> float | None:
-    """The least time of ``m``'s matrix products (:func:`gemm_products`), each at the rate of
-    the GEMM sweep's product that holds it (:meth:`Peaks.gemm_point`), or None without them.
-    A kernel timed after a flush starts cold once: its first product is read against the
-    flushed sweep and the products after it against the warm one. ``net_of_call``: each
-    product's own call (the sweep's smallest product, :meth:`Peaks.gemm_call_seconds`, a
-    flushed one after a flush) taken off its time, for a kernel whose dispatch is counted
-    beside it; never below the compute peak's time.
+def _product_seconds(
+    m: Measurement,
+    peaks: Peaks,
+    *,
+    net_of_call: bool,
+    timed: Mapping[tuple[tuple[int, ...], bool], float],
+) -> float | None:
+    """The least time of ``m``'s matrix products (:func:`gemm_products`), each as long as the
+    same product run bare beside the kernel (``timed``, by shape and flushed), else at the rate
+    of the GEMM sweep's product that holds it (:meth:`Peaks.gemm_point`); None without them.
+    A kernel timed after a flush starts cold once: its first product is read against a
+    flushed one and the products after it against warm ones. ``net_of_call``: each product's
+    own call taken off its time, for a kernel whose dispatch is counted beside it (for a bare
+    product, :data:`CALL_PRODUCT` timed beside it, else the latency floor; for a swept one, the
+    sweep's smallest product, :meth:`Peaks.gemm_call_seconds`), each started as the product
+    was; never below the compute peak's time.
     """
 
     def seconds(shape: tuple[int, int, int], flush: bool) -> float | None:
+        bare = timed.get((shape, flush))
+        if bare is not None:
+            rows, columns, depth = shape
+            flops = float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns))
+            call = timed.get((CALL_PRODUCT, flush))
+            if call is None:
+                call = peaks.cold_latency_seconds if flush else peaks.latency_seconds
+            least = flops / peaks.flops_per_s
+            return max(bare - (call or 0.0), least) if net_of_call else bare
         point = peaks.gemm_point(shape, flush=flush)
         if point is None:
             return None

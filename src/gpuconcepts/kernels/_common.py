@@ -110,9 +110,16 @@ class Kernel:
         finally:
             torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
 
-    def measurement(self, raw_seconds: Sequence[float], *, group: str = "") -> Measurement:
+    def measurement(
+        self,
+        raw_seconds: Sequence[float],
+        *,
+        group: str = "",
+        references: Mapping[str, tuple[float, ...]] | None = None,
+    ) -> Measurement:
         """The measurement of these repetition times (``group``: the paired comparison they
-        were timed in, see :class:`~gpuconcepts.measure.Measurement`)."""
+        were timed in; ``references``: the roofs of its own kind timed in the same rounds, see
+        :class:`~gpuconcepts.measure.Measurement`)."""
         return Measurement(
             workload=self.workload,
             device=self.device,
@@ -125,6 +132,7 @@ class Kernel:
             group=group,
             ops=self.dispatch.ops,
             calls=self.dispatch.calls,
+            references=dict(references or {}),
             **self.access,
         )
 

@@ -156,12 +156,17 @@ def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> floa
     faster than two such floors. ``cold``: each repetition after a cache flush, as the book
     times a memory-bound kernel; the call then fetches its code, its tensors and its page
     tables from DRAM, which a warm call finds in cache."""
+    return min(
+        min(time_function(call, device, repeats=repeats, warmup=3, flush=cold))
+        for call in floor_calls(device)
+    )
+
+
+def floor_calls(device: str) -> tuple[Callable[[], object], ...]:
+    """The calls the latency floor is the least of (:func:`latency_floor`)."""
     x = torch.ones(1, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
-    calls = (lambda: torch.neg(x, out=y), lambda: y.copy_(x))
-    return min(
-        min(time_function(call, device, repeats=repeats, warmup=3, flush=cold)) for call in calls
-    )
+    return (lambda: torch.neg(x, out=y)), (lambda: y.copy_(x))
 
 
 OP_FLOOR_STEPS = 1024
@@ -179,9 +184,16 @@ def op_floor(device: str, *, repeats: int = 11) -> float:
     """
     if device == "cuda":
         return latency_floor(device, repeats=repeats)
+    chain, ops = op_chain()
+    with torch.inference_mode():
+        times = time_function(chain, device, repeats=repeats)
+    return min(times) / ops
+
+
+def op_chain() -> tuple[Callable[[], object], int]:
+    """The per-operation floor's chain on a CPU (:func:`op_floor`), and the operations one call
+    of it dispatches."""
     rnn = torch.nn.RNN(1, 1)
     x = torch.ones(OP_FLOOR_STEPS, 1, 1)
     with torch.inference_mode():
-        ops = count_dispatch(lambda: rnn(x)).ops
-        times = time_function(lambda: rnn(x), device, repeats=repeats)
-    return min(times) / ops
+        return (lambda: rnn(x)), count_dispatch(lambda: rnn(x)).ops

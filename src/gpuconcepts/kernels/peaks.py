@@ -15,8 +15,8 @@ True
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -49,10 +49,6 @@ from gpuconcepts.measure import (
     transfer_unit_bytes,
 )
 from gpuconcepts.roofline import (
-    CHAIN,
-    GEMM_SHAPE,
-    PER_CALL,
-    RANDOM_ACCESS,
     RANDOM_ROWS_BEFORE,
     MemoryLevel,
     Peaks,
@@ -450,15 +446,7 @@ def random_access(
             d = row // 4
             rows = table_bytes // row
             table = store[: rows * d].view(rows, d)
-            index = torch.randint(0, rows, (calls,), generator=generator).to(device)
-            offsets = torch.arange(0, calls, RANDOM_BAG, device=device)
-
-            def gather(
-                t: torch.Tensor = table, i: torch.Tensor = index, o: torch.Tensor = offsets
-            ) -> torch.Tensor:
-                return F.embedding_bag(i, t, o, mode="sum")
-
-            points.append(SweepPoint(gather, flush=True))
+            points.append(SweepPoint(gather_call(table, calls, generator), flush=True))
         # one table at a time (the largest is a gigabyte), its row widths in rounds
         for (row, calls), seconds in zip(
             shapes, best_in_rounds(points, device, repeats=repeats), strict=True
@@ -467,6 +455,16 @@ def random_access(
             sweep.append((table_bytes, row, calls, lines / seconds))
         del store, points
     return tuple(sweep)
+
+
+def gather_call(
+    table: torch.Tensor, rows: int, generator: torch.Generator
+) -> Callable[[], torch.Tensor]:
+    """A call of the random-access sweep: ``rows`` rows of ``table`` at uniformly random
+    addresses, summed in bags of :data:`RANDOM_BAG` by ``F.embedding_bag``."""
+    index = torch.randint(0, table.shape[0], (rows,), generator=generator).to(table.device)
+    offsets = torch.arange(0, rows, RANDOM_BAG, device=table.device)
+    return lambda: F.embedding_bag(index, table, offsets, mode="sum")
 
 
 GEMM_SWEEP_ROWS = (1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096)
@@ -512,11 +510,7 @@ def gemm_sweep(
             nbytes = formulas.mlp_bytes(B=rows, d_in=width, d_out=width, s=w.element_size())
             if flops > GEMM_SWEEP_MAX_FLOPS:
                 break
-            x = tensor((rows, width), name, device, seed=1)
-
-            def product(x: torch.Tensor = x, w: torch.Tensor = w) -> torch.Tensor:
-                return F.linear(x, w)
-
+            product = linear_call(device, name, rows, w)
             for flush in (False, True) if flops / nbytes < ridge_point else (False,):
                 shapes.append((rows, width, flush, float(flops)))
                 points.append(SweepPoint(product, flush))
@@ -525,6 +519,13 @@ def gemm_sweep(
         (rows, width, flush, flops / t)
         for (rows, width, flush, flops), t in zip(shapes, best, strict=True)
     )
+
+
+def linear_call(device: str, dtype: str, rows: int, weight: torch.Tensor) -> Callable[[], object]:
+    """The library's product that the GEMM sweep times, ``F.linear`` of a rows × depth input by
+    ``weight`` (columns × depth), as ``nn.Linear`` and an RNN step run it."""
+    x = tensor((rows, weight.shape[1]), dtype, device, seed=1)
+    return lambda: F.linear(x, weight)
 
 
 ACTIVATION_ELEMENTS = 2**18
@@ -536,11 +537,16 @@ def activation_rate(device: str, *, dtype: str | None = None, repeats: int = 5) 
     """Elements per second of ``torch.tanh`` over :data:`ACTIVATION_ELEMENTS` elements that a
     cache holds, at the best repetition: what a product kernel's activation costs beside
     its products (an exponential, as a softmax takes, costs about as much)."""
+    with torch.inference_mode():
+        times = time_function(activation_call(device, dtype), device, repeats=repeats)
+    return ACTIVATION_ELEMENTS / min(times)
+
+
+def activation_call(device: str, dtype: str | None = None) -> Callable[[], object]:
+    """The call :func:`activation_rate` times: ``tanh`` of :data:`ACTIVATION_ELEMENTS`."""
     x = tensor((ACTIVATION_ELEMENTS,), dtype or default_dtype(device), device, seed=5)
     out = torch.empty_like(x)
-    with torch.inference_mode():
-        times = time_function(lambda: torch.tanh(x, out=out), device, repeats=repeats)
-    return ACTIVATION_ELEMENTS / min(times)
+    return lambda: torch.tanh(x, out=out)
 
 
 def physical_flops(device: str, dtype: str | None = None) -> float | None:
@@ -654,29 +660,3 @@ def _largest_table_bytes(presets: Mapping[str, Mapping[str, int]], free_bytes: i
 def _first_cache_bytes(levels: Sequence[MemoryLevel]) -> int | None:
     """The size of the first cache level the sweep found, if any."""
     return levels[0].size_bytes if levels else None
-
-
-def measure_roofs_again(device: str, peaks: Peaks, roofs: Collection[str]) -> Peaks:
-    """``peaks`` with the roofs named in ``roofs`` (of :data:`~gpuconcepts.roofline.OWN_ROOFS`)
-    measured once more, each point and floor the better of both measurements
-    (:meth:`~gpuconcepts.roofline.Peaks.best_of`): the GEMM sweep, the random-access sweep, or
-    the floors the chain and per-call roofs rest on. Only what a kernel beat is measured, so a
-    run pays seconds for it, not the minute all the peaks take.
-    """
-    again: dict[str, object] = {}
-    repeats = SWEEP_ROUNDS
-    if GEMM_SHAPE in roofs:
-        again["gemm_sweep"] = gemm_sweep(device, peaks.ridge_point, dtype=peaks.dtype,
-                                         repeats=repeats)  # fmt: skip
-        again["activation_per_s"] = activation_rate(device, dtype=peaks.dtype, repeats=repeats)
-    if RANDOM_ACCESS in roofs:
-        cache = last_level_cache_bytes(device)
-        first = _first_cache_bytes(peaks.levels)
-        again["random_sweep"] = random_access(
-            device, cache, first_cache_bytes=first, repeats=repeats
-        )
-    if CHAIN in roofs or PER_CALL in roofs:
-        again["op_seconds"] = op_floor(device)
-        again["latency_seconds"] = latency_floor(device)
-        again["cold_latency_seconds"] = latency_floor(device, repeats=PEAK_REPEATS, cold=True)
-    return peaks.best_of(replace(peaks, **again))  # type: ignore[arg-type]

@@ -64,6 +64,13 @@ class Measurement:
     each other in a chain (an RNN's S, a decode's steps); ``random_rows`` and ``row_bytes``,
     rows of that many bytes fetched at random addresses (a random embedding lookup).
 
+    ``references`` holds the roofs of the kernel's own kind timed in the same rounds as it
+    (empty when they were not): by the name of what each measured
+    (:func:`gpuconcepts.roofline.reference_key`), its value in each round, in the unit of the
+    peak it stands for (seconds of a call or of one product, line fetches or elements per
+    second). Round ``i`` of a reference ran beside ``raw_seconds[i]``, so the kernel is read
+    against the roofs of the moment it ran (:func:`gpuconcepts.roofline.roof_times`).
+
     >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
     >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
     (0.003, 0.001, (0.0025, 0.0035), 0.1)
@@ -87,8 +94,11 @@ class Measurement:
     steps: int | None = None
     random_rows: int | None = None
     row_bytes: int | None = None
+    references: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
-    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"series", "group", *ACCESS_FIELDS})
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset(
+        {"series", "group", "references", *ACCESS_FIELDS}
+    )
     """Written only when set, as saved runs have always stored them."""
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"summary"})
     """A run writes its statistics beside the fields for readers of the file
@@ -105,6 +115,12 @@ class Measurement:
                 )
         if not self.raw_seconds:
             raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
+        for name, values in self.references.items():
+            if len(values) != len(self.raw_seconds) or not all(_positive(v) for v in values):
+                raise GpuConceptsError(
+                    f"Measurement {self.workload!r}: reference {name!r} must hold one positive "
+                    f"value per repetition ({len(self.raw_seconds)}); got {list(values)!r}"
+                )
         bad = [t for t in self.raw_seconds if not _positive(t)]
         if bad:
             raise GpuConceptsError(

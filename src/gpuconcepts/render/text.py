@@ -36,10 +36,11 @@ from gpuconcepts.roofline import (
     beaten_roofs,
     gemm_products,
     moved_bytes,
+    own_bound,
+    paired_peaks,
     place,
     random_rows_per_call,
     random_table_bytes,
-    roof_times,
 )
 from gpuconcepts.units import (
     binary_bytes,
@@ -145,18 +146,23 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             "below the best GEMM's rate"
         )
     elif where.observed == GEMM_SHAPE:
-        points = [peaks.gemm_point(shape, flush=m.flush) for _, shape in gemm_products(m)]
-        held = sorted({(p[0], p[1]) for p in points if p is not None})
-        sizes = " and ".join(
-            f"{plain_number(rows)} × {plain_number(width)}" for rows, width in held
-        )
-        products = "products of its shapes" if len(held) > 1 else "product of its shape"
         activation = activation_elements(m) and peaks.activation_per_s and m.device == "cpu"
         beside = ", and its activation at the measured rate," if activation else ""
+        if m.references:  # its own products, run bare in the same rounds
+            shapes = sorted({shape for _, shape in gemm_products(m)})
+            sizes = " and ".join(" × ".join(plain_number(n) for n in shape) for shape in shapes)
+            rate = f"its products ({sizes}) run bare beside it"
+        else:
+            points = [peaks.gemm_point(shape, flush=m.flush) for _, shape in gemm_products(m)]
+            held = sorted({(p[0], p[1]) for p in points if p is not None})
+            sizes = " and ".join(
+                f"{plain_number(rows)} × {plain_number(width)}" for rows, width in held
+            )
+            products = "products of its shapes" if len(held) > 1 else "product of its shape"
+            rate = f"its FLOPs at the rate of the sweep's bare {products} ({sizes})"
         cause = (
-            f"its FLOPs at the rate of the sweep's bare {products} ({sizes}){beside} account "
-            f"for {share} of its time: it does more than its products (a softmax's other "
-            "passes, a bias, a copy), or runs them as smaller ones"
+            f"{rate}{beside} account for {share} of its time: it does more than its products "
+            "(a softmax's other passes, a bias, a copy), or runs them as smaller ones"
         )
     elif where.observed == RANDOM_ACCESS:
         cause = (
@@ -191,6 +197,11 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     return cause
 
 
+BEST_ROUND = " at its best round"
+"""How a page says that a time is a kernel's best round, which the roofs it was timed beside
+are read against (:func:`gpuconcepts.roofline.own_bound`)."""
+
+
 def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     """What the chain roof (:func:`gpuconcepts.roofline.roof_times`) says of a kernel of
     dependent steps, in a sentence for a page: its operations per step, counted from its code
@@ -207,9 +218,10 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> print(chain_sentence(calls, p))
     The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain's bound accounts for 82% of its time.
     """
+    peaks = paired_peaks(m, peaks)  # the floors it was timed beside, where it was
     if m.ops is None or m.steps is None or peaks.op_seconds is None:
         return "This run counted no operations per step, so the chain roof cannot be drawn for it."
-    bound = dict(roof_times(m, peaks))[CHAIN]
+    bound, took = own_bound(m, peaks, CHAIN)
     calls = (m.calls or 0) if peaks.latency_seconds is not None else 0
     if calls == m.ops:
         floors = (
@@ -224,6 +236,7 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
         )
     else:
         floors = f"and no operation here takes less than {si(peaks.op_seconds, 's')}"
+    at_best = BEST_ROUND if m.references else ""
     # on a CPU the thread that dispatches an operation then runs it: the arithmetic adds
     serial = (
         ", each computing only once its operations are dispatched," if m.device == "cpu" else ""
@@ -232,8 +245,8 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
         f"The chain roof makes this exact: `{m.workload}` dispatches "
         f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
         f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent "
-        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(m.seconds, 's')}: the "
-        f"chain's bound accounts for {percent(bound / m.seconds)} of its time."
+        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(took, 's')}{at_best}: "
+        f"the chain's bound accounts for {percent(bound / took)} of its time."
     )
 
 
@@ -351,6 +364,7 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> print(random_access_sentence(lookup, p))
     Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
     """
+    peaks = paired_peaks(m, peaks)  # the point it was timed beside, where it was
     point = (
         None
         if m.row_bytes is None
@@ -361,16 +375,18 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     table, swept, rate = point[0], point[1], point[-1]
     calls = random_rows_per_call(point)
     lines = formulas.random_row_bytes(d=m.row_bytes, s=1, c=peaks.line_bytes) // peaks.line_bytes
-    bound = dict(roof_times(m, peaks))[RANDOM_ACCESS]
+    bound, took = own_bound(m, peaks, RANDOM_ACCESS)
+    when = " in the same rounds" if m.references else ""
+    at_best = BEST_ROUND if m.references else ""
     return (
         "Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its "
         f"{plain_number(m.random_rows)} rows of {plain_number(m.row_bytes)} bytes costs "
         f"{plural(lines, 'whole line')} of {plain_number(peaks.line_bytes)} bytes, and this "
-        f"machine fetched at most {in_words(rate)} independent lines a second (its "
+        f"machine fetched at most {in_words(rate)} independent lines a second{when} (its "
         f"random-access sweep, rows of {plain_number(swept)} bytes from a table of "
-        f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That roof allows {si(bound, 's')}; the lookup took "
-        f"{si(m.seconds, 's')}, so the random-access roof accounts for "
-        f"{percent(bound / m.seconds)} of its time."
+        f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That roof allows "
+        f"{si(bound, 's')}; the lookup took {si(took, 's')}{at_best}, so the random-access "
+        f"roof accounts for {percent(bound / took)} of its time."
     )
 
 

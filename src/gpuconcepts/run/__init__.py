@@ -23,9 +23,6 @@ from gpuconcepts.run.collect import (
     PEAKS_MEASURED_AGAIN as PEAKS_MEASURED_AGAIN,
 )
 from gpuconcepts.run.collect import (
-    ROOFS_MEASURED_AGAIN as ROOFS_MEASURED_AGAIN,
-)
-from gpuconcepts.run.collect import (
     collect as collect,
 )
 from gpuconcepts.run.collect import (

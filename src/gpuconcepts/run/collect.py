@@ -17,13 +17,7 @@ from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import (
-    ABOVE_EVERY_ROOF,
-    OWN_ROOF_TOLERANCE,
-    Peaks,
-    beaten_roofs,
-    observe,
-)
+from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
 from gpuconcepts.units import significant
@@ -89,7 +83,6 @@ def _collect(
     from gpuconcepts.claims.judge import judge_all
     from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
-    from gpuconcepts.kernels.peaks import measure_roofs_again
     from gpuconcepts.measure import (
         device_name,
         free_memory_bytes,
@@ -167,32 +160,6 @@ def _collect(
         timed(f"above every roof: {', '.join(above)}; the peaks measured once more")
         seen = seen.best_of(measure_peaks(device, quick, presets=presets, dtype=dtype))
         facts[PEAKS_MEASURED_AGAIN] = {"workloads": ", ".join(above)}
-    # A sweep point or a floor comes from a few repetitions of its own: one that a kernel beat
-    # was measured in a busy moment, so only that one is measured again, and again while a
-    # kernel still beats it by more than a roof of its own kind may (it then cannot place
-    # that kernel), up to MEASURE_ROOFS_TRIES times.
-    beaten = [(name, m.workload) for m in run.measurements for name in beaten_roofs(m, seen)]
-    tries = 0
-    all_roofs: set[str] = set()
-    all_workloads: set[str] = set()
-    while beaten and tries < MEASURE_ROOFS_TRIES:
-        roofs = sorted({name for name, _ in beaten})
-        all_roofs.update(roofs)
-        all_workloads.update(workload for _, workload in beaten)
-        timed(f"kernels beat their own roofs ({', '.join(roofs)}): those measured once more")
-        seen = measure_roofs_again(device, seen, roofs)
-        tries += 1
-        beaten = [
-            (name, m.workload)
-            for m in run.measurements
-            for name in beaten_roofs(m, seen, tolerance=OWN_ROOF_TOLERANCE)
-        ]
-    if tries:
-        facts[ROOFS_MEASURED_AGAIN] = {
-            "roofs": ", ".join(sorted(all_roofs)),
-            "workloads": ", ".join(sorted(all_workloads)),
-            "times": tries,
-        }
     timed("done")
     if seen == peaks:
         return replace(run, claims=(*results, *run.part_claims()))
@@ -246,22 +213,6 @@ def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
 PEAKS_MEASURED_AGAIN = "peaks-measured-again"
 """The fact a run records when a kernel came out above every roof and the peaks were measured
 once more (its ``workloads``: those kernels)."""
-
-ROOFS_MEASURED_AGAIN = "roofs-measured-again"
-"""The fact a run records when kernels beat roofs of their own kind (a GEMM-sweep point, the
-random-access sweep, a floor) and those were measured once more (``roofs``: which;
-``workloads``: the kernels that beat them; ``times``: how many times they were measured)."""
-
-MEASURE_ROOFS_TRIES = 3
-"""How many times a run measures again a roof of a kernel's own kind that the kernel beat
-(:func:`~gpuconcepts.roofline.beaten_roofs`). The first time for any kernel that beat it
-beyond its spread; the next ones only while a kernel still beats it by more than
-:data:`~gpuconcepts.roofline.OWN_ROOF_TOLERANCE`, which leaves that kernel to a roof that
-explains little of it (2026-12-04: on a quick run under load, the chain roof of the RNN's
-Python loop at B = 8, S = 128, measured twice in busy moments, left that loop to the
-compute peak at 2.5 %). Each time costs seconds (only the beaten roofs are measured); a roof
-still beaten after the third is reported as such on the roofline page."""
-
 
 _LEFT_OUT = "left out when the run was collected"
 

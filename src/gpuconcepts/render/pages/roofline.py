@@ -32,7 +32,14 @@ from gpuconcepts.render import (
     why_unexplained,
 )
 from gpuconcepts.render.pages import Glue, Math, bound
-from gpuconcepts.roofline import OWN_ROOF_TOLERANCE, Peaks, changes_side, classify, place
+from gpuconcepts.roofline import (
+    CALL_PRODUCT,
+    OWN_ROOF_TOLERANCE,
+    Peaks,
+    changes_side,
+    classify,
+    place,
+)
 from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
 if TYPE_CHECKING:
@@ -146,6 +153,8 @@ def roofs(peaks: Peaks) -> Glue:
         "gemm_widths": f"{units.plain_number(GEMM_SWEEP_WIDTHS[0])} to "
         f"{units.plain_number(GEMM_SWEEP_WIDTHS[-1])}",
         "gemm_shape": gemm_shape_sentence(peaks),
+        "call_product": f"a {units.plain_number(CALL_PRODUCT[0])}-row product by a "
+        f"{units.plain_number(CALL_PRODUCT[1])} × {units.plain_number(CALL_PRODUCT[2])} weight",
         "sweep_rounds": units.in_words(SWEEP_ROUNDS),
         "own_tolerance": units.percent(OWN_ROOF_TOLERANCE - 1),
     }
