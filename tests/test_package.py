@@ -39,6 +39,22 @@ def test_sizes_are_read_without_torch():
     assert run.stdout.split() == ["True", "(1,", "64)", "(1,", "2)", "5", "False"]
 
 
+def test_the_pages_modules_import_without_torch():
+    """A page that only reads the build's run must not pay for torch (about a second) or
+    matplotlib when its module loads: the roofline page names the peaks' sweeps from
+    gpuconcepts.sweeps, not from kernels.peaks (whose package imports torch)."""
+    code = (
+        "import sys, importlib, pkgutil, gpuconcepts.render.pages as pages;"
+        "[importlib.import_module(m.name) for m in"
+        " pkgutil.iter_modules(pages.__path__, pages.__name__ + '.')];"
+        "import gpuconcepts.sweeps;"
+        "print(len(list(pkgutil.iter_modules(pages.__path__))) > 10,"
+        " [m for m in ('torch', 'matplotlib') if m in sys.modules])"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["True", "[]"]
+
+
 def test_a_built_wheel_carries_the_presets_file(tmp_path: Path):
     """conf/presets.toml is the one copy; the build copies it into the package (no link)."""
     assert not (ROOT / "src" / "gpuconcepts" / "presets.toml").exists()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, to_record
+from gpuconcepts.sweeps import GEMM_SWEEP_ROWS, GEMM_SWEEP_WIDTHS
 from gpuconcepts.workloads import WORKLOADS, GemmProduct
 
 if TYPE_CHECKING:
@@ -505,9 +506,9 @@ class Reference:
         return cls(words[0], tuple(int(size) for size in sizes), flush)
 
 
-CALL_PRODUCT = (1, 16, 16)
-"""The product whose time is next to all call (one row by a 16 × 16 weight, the GEMM sweep's
-smallest): timed beside a kernel's products, it is what each of their calls costs beside its
+CALL_PRODUCT = (GEMM_SWEEP_ROWS[0], GEMM_SWEEP_WIDTHS[0], GEMM_SWEEP_WIDTHS[0])
+"""The product whose time is next to all call, the GEMM sweep's smallest (one row by a 16 × 16
+weight): timed beside a kernel's products, it is what each of their calls costs beside its
 arithmetic, which a kernel whose dispatch is counted apart does not pay twice. A bare
 product's call costs more than the latency floor's (2026-12-04: 1.8 µs against 0.75 on the
 2-core CPU), so the floor alone left nn.RNN of width 16 beating its roof by 13 %."""

@@ -53,17 +53,17 @@ from gpuconcepts.roofline import (
     MemoryLevel,
     Peaks,
 )
+from gpuconcepts.sweeps import (
+    COLD_SMALLEST,
+    GEMM_SHAPES,
+    GEMM_SWEEP_ROWS,
+    GEMM_SWEEP_WIDTHS,
+    SWEEP_ROUNDS,
+)
 from gpuconcepts.units import MiB
 
 PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
-
-SWEEP_ROUNDS = 9
-"""Rounds of each sweep (GEMM shapes, cache sizes, random rows: :func:`best_in_rounds`). A
-sweep point is a ceiling, the best of its rounds: on the 2-core CPU (2026-12-03) three rounds
-of the GEMM sweep left a 64 × 512 product at 125-141 GFLOP/s, nine at 151-156, and nn.RNN's
-steps of that product beat the three-round bound; nine rounds of the whole GEMM sweep take
-about 7 s there."""
 
 
 @dataclass(frozen=True)
@@ -191,13 +191,6 @@ def gemm_kernel(
     fn, s = _gemm_call(device, (n, n, n), backend, name)
     params = {"n": n, "backend": backend, "s": s}
     return prepare("peak-gemm", device, peaks, fn, params=params, dtype=name, flush=False)
-
-
-GEMM_SHAPES = ((1.0, 1.0, 1.0), (4.0, 0.5, 0.5), (0.5, 4.0, 0.5), (0.5, 0.5, 4.0))
-"""The GEMM shapes of the compute peak, (m, k, n) as multiples of the presets' ``gemm_n``: the
-square, a tall one (many rows: an MLP at a large batch), a deep one (a long reduction) and a
-wide one. All do the square's FLOPs. A library tiles each shape differently, and the peak is the
-best of them: a roof must sit above every kernel the machine runs."""
 
 
 def gemm_shape_flops(
@@ -344,10 +337,6 @@ def cache_hierarchy(
     return tuple(kept), sweep
 
 
-COLD_SMALLEST = MiB
-"""The smallest read of the cold sweep (:func:`cold_reads`)."""
-
-
 def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
     """The cold sweep: seconds to read an array once, in one call, right after the cache
     flush that kernels timed flushed get, for arrays of 1 MiB doubling up to
@@ -466,14 +455,6 @@ def gather_call(
     offsets = torch.arange(0, rows, RANDOM_BAG, device=table.device)
     return lambda: F.embedding_bag(index, table, offsets, mode="sum")
 
-
-GEMM_SWEEP_ROWS = (1, 2, 4, 8, 16, 32, 64, 256, 1024, 4096)
-"""Rows of the GEMM sweep's products: a batch of one (a matrix-vector product) up to the rows
-at which a library's tiles are full."""
-
-GEMM_SWEEP_WIDTHS = (16, 32, 64, 128, 256, 512, 1024, 2048)
-"""Widths (columns and depth) of the GEMM sweep's products: each power of two that the book's
-kernels use (an RNN step's d_in + d_h, an MLP's d)."""
 
 GEMM_SWEEP_MAX_FLOPS = 2**35
 """The largest product the GEMM sweep times (4,096 × 2,048 × 2,048, about 34 GFLOP): the

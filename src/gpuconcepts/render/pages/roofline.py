@@ -15,13 +15,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, hardware, units
-from gpuconcepts.kernels.peaks import (
-    COLD_SMALLEST,
-    GEMM_SHAPES,
-    GEMM_SWEEP_ROWS,
-    GEMM_SWEEP_WIDTHS,
-    SWEEP_ROUNDS,
-)
 from gpuconcepts.measure import LLC_MULTIPLE
 from gpuconcepts.render import (
     EXPLAINED,
@@ -39,6 +32,13 @@ from gpuconcepts.roofline import (
     changes_side,
     classify,
     place,
+)
+from gpuconcepts.sweeps import (
+    COLD_SMALLEST,
+    GEMM_SHAPES,
+    GEMM_SWEEP_ROWS,
+    GEMM_SWEEP_WIDTHS,
+    SWEEP_ROUNDS,
 )
 from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
