@@ -512,13 +512,18 @@ def test_a_product_larger_than_the_sweep_takes_its_fastest_rate() -> None:
     assert "GEMM shape" not in dict(roofline.roof_times(_linear(8, 2e-3), PEAKS))
 
 
-def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
-    # the Python loop at B = 4, d = 16: each of 64 steps multiplies 4 × 32 by 32 × 16, held by
-    # 16 × 64
+def test_an_rnn_is_read_as_the_products_its_code_runs() -> None:
+    # the Python loop at B = 4, d = 16: each of 64 steps runs two addmm, x_t (4 × 16) by W_x
+    # and h (4 × 16) by W_h, each held by 16 × 64 (a stacked 4 × 32 by 32 × 16 product, which
+    # the loop does not run, had bound it: 2026-12-04, the loop at B = 32, d = 512 ran its
+    # two products 14 % faster than one such product)
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
     loop = Measurement("rnn-loop", "cpu", params, (1e-3,), 2 * 4 * 64 * 32 * 16, 1e4, steps=64)
-    assert roofline.gemm_products(loop) == ((64, (4, 16, 32)),)
-    assert SHAPES.gemm_point((4, 16, 32)) == (16, 64, False, 2e9)
+    assert roofline.gemm_products(loop) == ((64, (4, 16, 16)), (64, (4, 16, 16)))
+    assert SHAPES.gemm_point((4, 16, 16)) == (16, 64, False, 2e9)
+    # the batched GEMM stacks [x_t, h_{t-1}] for all steps into one product
+    gemm = replace(loop, workload="rnn-gemm")
+    assert roofline.gemm_products(gemm) == ((1, (256, 16, 32)),)
     # nn.RNN hoists its inputs' product out of the steps (aten's CPU RNN runs one linear over
     # all 256 inputs first), as the hoisted loop does
     module = replace(loop, workload="rnn-module")
@@ -529,18 +534,19 @@ def test_an_rnn_step_is_read_as_one_product_of_its_stacked_inputs() -> None:
 
 
 def test_a_flushed_chain_starts_cold_once() -> None:
-    # 64 steps of 4 × 16 × 32 after a flush: the first step's product at the flushed rate of
-    # the 16 × 64 product, the other 63 at its warm rate (a step finds what the last one left)
+    # 64 steps of two 4 × 16 × 16 products after a flush: the first step's first product at
+    # the flushed rate of the 16 × 64 product, the other 127 at its warm rate (a step finds
+    # what the last one left)
     sweep = ((16, 64, False, 2e9), (16, 64, True, 1e8))
     peaks = replace(PEAKS, gemm_sweep=sweep)
     params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
-    flops = 2 * 4 * 16 * 32
-    loop = Measurement("rnn-hoisted", "cpu", params, (1e-3,), 64 * flops, 1e4, steps=64)
-    loop = replace(loop, workload="rnn-loop", flush=True)
+    flops = 2 * 4 * 16 * 16  # one product
+    loop = Measurement("rnn-loop", "cpu", params, (1e-3,), 128 * flops, 1e4, steps=64,
+                       flush=True)  # fmt: skip
     bound = dict(roofline.roof_times(loop, peaks))["GEMM shape"]
-    assert bound == pytest.approx(flops / 1e8 + 63 * flops / 2e9)
+    assert bound == pytest.approx(flops / 1e8 + 127 * flops / 2e9)
     # were every step cold, the bound would be 20 times longer, and the loop would beat it
-    assert bound < 64 * flops / 1e8 / 10
+    assert bound < 128 * flops / 1e8 / 10
 
 
 def test_an_activation_runs_after_the_products_on_a_cpu() -> None:
@@ -687,8 +693,7 @@ def test_a_kernel_reads_the_references_it_was_timed_beside() -> None:
     # the floors of its calls, its operations and its activation; its products, the first
     # right after the flush as the kernel's first starts; each product's call, both ways
     assert keys == ["latency_seconds", "cold_latency_seconds", "op_seconds", "activation_per_s",
-                    "product 16 4 4 flushed", "product 2 4 4", "product 1 16 16",
-                    "product 1 16 16 flushed"]  # fmt: skip
+                    "product 16 4 4 flushed", "product 2 4 4", "product 1 16 16"]  # fmt: skip
     lookup = Measurement("dlrm-random", "cpu", {"N": 2**20, "B": 8, "L": 4, "d": 4, "s": 4},
                          (1e-4,), 1, 1, random_rows=32, row_bytes=16)  # fmt: skip
     swept = replace(PAIRED_PEAKS, line_bytes=64,
@@ -717,3 +722,23 @@ def test_a_reference_must_have_a_value_for_every_repetition() -> None:
     with pytest.raises(GpuConceptsError, match="reference 'latency_seconds' must hold one "
                        r"positive value per repetition \(2\); got \[1e-06\]"):  # fmt: skip
         Measurement("mlp", "cpu", {}, (1.0, 1.0), 1, 1, references={"latency_seconds": (1e-6,)})
+
+
+def test_a_product_run_bare_after_a_flush_holds_the_cold_start_once() -> None:
+    # a matrix-vector product timed after a flush, beside the same product run bare after a
+    # flush (80 µs), a warm one-row product (2 µs: its call) and the floors
+    params = {"B": 1, "d_in": 512, "d_out": 512, "s": 4}
+    flops, nbytes = formulas.mlp_flops(B=1, d_in=512, d_out=512), 4 * (512 * 2 + 512**2)
+    references = {
+        "latency_seconds": (1e-6,) * 3,
+        "cold_latency_seconds": (30e-6,) * 3,
+        "product 1 512 512 flushed": (80e-6,) * 3,
+        "product 1 16 16": (2e-6,) * 3,
+    }
+    m = Measurement("mlp", "cpu", params, (100e-6,) * 3, flops, nbytes, flush=True, ops=1,
+                    calls=1, references=references)  # fmt: skip
+    peaks = replace(PAIRED_PEAKS, bytes_per_s=1e11)  # its megabyte streams in 10 µs
+    bound = dict(roofline.roof_times(m, peaks))[roofline.GEMM_SHAPE]
+    # the product net of its warm call, then its call: its cold start counted once, in it
+    assert bound == pytest.approx(80e-6 - 2e-6 + 1e-6)
+    assert roofline.observe(m, peaks) == (roofline.GEMM_SHAPE, pytest.approx(0.79))

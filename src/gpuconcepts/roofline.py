@@ -526,7 +526,7 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
     >>> m = Measurement("rnn-module", "cpu", {"B": 2, "S": 8, "d_in": 4, "d_h": 4},
     ...                 (1e-4,), 1, 1, flush=True, ops=30, calls=2, steps=8)
     >>> [r.key for r in references_of(m, p)]
-    ['latency_seconds', 'cold_latency_seconds', 'op_seconds', 'activation_per_s', 'product 16 4 4 flushed', 'product 2 4 4', 'product 1 16 16', 'product 1 16 16 flushed']
+    ['latency_seconds', 'cold_latency_seconds', 'op_seconds', 'activation_per_s', 'product 16 4 4 flushed', 'product 2 4 4', 'product 1 16 16']
     """
     wanted = [Reference("latency_seconds")]
     if m.flush:
@@ -543,8 +543,7 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
         if count > 1 or not cold:
             wanted.append(Reference("product", shape))
     if products and m.device == "cpu":  # what each product's call costs beside its arithmetic
-        started = {ref.flush for ref in wanted if ref.peak == "product"}
-        wanted += [Reference("product", CALL_PRODUCT, flush) for flush in sorted(started)]
+        wanted.append(Reference("product", CALL_PRODUCT))
     if m.random_rows and m.row_bytes:
         point = peaks.random_point(m.row_bytes, random_table_bytes(m), m.random_rows)
         if point is not None:
@@ -681,11 +680,16 @@ def roofs_at(
     inner = (m.ops or 0) - calls
     dispatch = inner * (peaks.op_seconds or 0.0) + calls * (warm or 0.0)
     serial = m.device == "cpu" and dispatch > 0
-    # the first call cold, the others warm: what a flushed kernel's calls cost beside its work
-    cold_extra = (
-        first - warm if m.flush and first is not None and warm is not None and calls else 0.0
-    )
     product = _product_seconds(m, peaks, net_of_call=serial, timed=products or {})
+    # the first call cold, the others warm: what a flushed kernel's calls cost beside its work;
+    # a product run bare right after a flush holds that cold start already (its code, data and
+    # page tables fetched again: more than the cold floor's one-element call)
+    started_cold = any(flushed for _, flushed in (products or {}))
+    cold_extra = (
+        first - warm
+        if m.flush and first is not None and warm is not None and calls and not started_cold
+        else 0.0
+    )
     elements = activation_elements(m)
     if product is not None and elements and peaks.activation_per_s and m.device == "cpu":
         # one thread runs the activation after the product (a GPU may fuse the two)
@@ -769,9 +773,9 @@ def _product_seconds(
     A kernel timed after a flush starts cold once: its first product is read against a
     flushed one and the products after it against warm ones. ``net_of_call``: each product's
     own call taken off its time, for a kernel whose dispatch is counted beside it (for a bare
-    product, :data:`CALL_PRODUCT` timed beside it, else the latency floor; for a swept one, the
-    sweep's smallest product, :meth:`Peaks.gemm_call_seconds`), each started as the product
-    was; never below the compute peak's time.
+    product, :data:`CALL_PRODUCT` timed warm beside it, else the latency floor, so that a
+    flushed one keeps its cold start; for a swept one, the sweep's smallest product started as
+    it was, :meth:`Peaks.gemm_call_seconds`); never below the compute peak's time.
     """
 
     def seconds(shape: tuple[int, int, int], flush: bool) -> float | None:
@@ -779,9 +783,9 @@ def _product_seconds(
         if bare is not None:
             rows, columns, depth = shape
             flops = float(formulas.mlp_flops(B=rows, d_in=depth, d_out=columns))
-            call = timed.get((CALL_PRODUCT, flush))
-            if call is None:
-                call = peaks.cold_latency_seconds if flush else peaks.latency_seconds
+            # its call as it costs warm: a flushed product keeps its cold start, which the
+            # kernel's first call pays (roofs_at counts no cold floor beside it)
+            call = timed.get((CALL_PRODUCT, False), peaks.latency_seconds)
             least = flops / peaks.flops_per_s
             return max(bare - (call or 0.0), least) if net_of_call else bare
         point = peaks.gemm_point(shape, flush=flush)
@@ -800,7 +804,8 @@ def _product_seconds(
     products = gemm_products(m)
     for i, (count, shape) in enumerate(products):
         cold = m.flush and i == 0  # only the kernel's first product finds the caches flushed
-        first, rest = seconds(shape, cold), seconds(shape, False)
+        first = seconds(shape, cold)
+        rest = seconds(shape, False) if count > 1 else 0.0  # the same product, warm
         if first is None or rest is None:
             return None
         total += first + (count - 1) * rest

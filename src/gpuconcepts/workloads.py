@@ -268,6 +268,8 @@ def _rnn(
 _SAME = {"H_out": "H", "W_out": "W"}
 # every step's x_t W_x as one GEMM up front, then h_{t-1} W_h step by step
 _HOISTED: tuple[Product, ...] = (("1", "S*B", "d_h", "d_in"), ("S", "B", "d_h", "d_h"))
+# the Python loop's two addmm a step: x_t W_x, then h_{t-1} W_h (two products, not one stacked)
+_STEPWISE: tuple[Product, ...] = (("S", "B", "d_h", "d_in"), ("S", "B", "d_h", "d_h"))
 _LINEAR: tuple[Product, ...] = (("1", "B", "d_out", "d_in"),)  # x (B × d_in) by Wᵀ (d_in × d_out)
 # each head's Q (S × d_head) by Kᵀ (d_head × S), then the scores (S × S) by V (S × d_head): two
 # products per head and sequence, each held by an S × S × S one; a causal kernel needs half.
@@ -298,7 +300,8 @@ WORKLOADS: dict[str, Workload] = {
         # nn.RNN hoists too: aten's CPU RNN runs one linear over all S·B inputs, then per step
         # h W_h (addmm), the add of that step's input and the tanh (cuDNN's fused RNN likewise)
         _rnn("rnn-module", "nn.RNN (tanh) over S steps", "rnn_module_kernel", gemm=_HOISTED),
-        _rnn("rnn-loop", "the RNN step by step in a Python loop", "step_loop_kernel"),
+        _rnn("rnn-loop", "the RNN step by step in a Python loop", "step_loop_kernel",
+             gemm=_STEPWISE),
         _rnn("rnn-hoisted", "the loop with x_t W_x for all t as one GEMM up front",
              "hoisted_loop_kernel", gemm=_HOISTED),
         _rnn("rnn-gemm", "the RNN's FLOPs as one GEMM, no dependency", "batched_gemm_kernel",

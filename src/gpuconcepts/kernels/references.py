@@ -18,7 +18,7 @@ keeps their values round by round (:attr:`Measurement.references
 >>> beside.more(3)
 >>> m, = beside.measurements()
 >>> sorted(m.references)
-['cold_latency_seconds', 'latency_seconds', 'product 1 16 16 flushed', 'product 2 8 8 flushed']
+['cold_latency_seconds', 'latency_seconds', 'product 1 16 16', 'product 2 8 8 flushed']
 >>> [len(values) for values in m.references.values()]
 [3, 3, 3, 3]
 """
