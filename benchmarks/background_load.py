@@ -19,6 +19,7 @@ _STREAM = """
 import os, sys, time
 import numpy as np
 os.sched_setaffinity(0, {int(sys.argv[1])})
+time.sleep(float(sys.argv[3]))  # a load that starts part-way through what is measured
 stop = time.monotonic() + float(sys.argv[2])
 a = np.ones(32 * 1024 * 1024, dtype=np.float32)  # 128 MiB, far beyond any cache
 b = np.empty_like(a)
@@ -28,11 +29,15 @@ while time.monotonic() < stop:
 
 
 @contextmanager
-def streaming_load(seconds: float = 300.0, core: int | None = None) -> Iterator[int]:
-    """Stream memory on one core (the last by default) for at most ``seconds``; yields the core."""
+def streaming_load(
+    seconds: float = 300.0, core: int | None = None, *, after: float = 0.0
+) -> Iterator[int]:
+    """Stream memory on one core (the last by default) for at most ``seconds``, starting
+    ``after`` seconds into the block (a load that rises part-way through); yields the core."""
     cores = sorted(os.sched_getaffinity(0))
     chosen = cores[-1] if core is None else core
-    process = subprocess.Popen([sys.executable, "-c", _STREAM, str(chosen), str(seconds)])
+    arguments = [str(chosen), str(seconds), str(after)]
+    process = subprocess.Popen([sys.executable, "-c", _STREAM, *arguments])
     time.sleep(0.5)  # let it reach its loop before anything is measured
     try:
         yield chosen

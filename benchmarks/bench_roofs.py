@@ -6,9 +6,12 @@ beat their roof by more than 10 %. Prints the count and, for each one outside, t
 data give (:func:`gpuconcepts.render.why_unexplained`). Given no run, it collects a fresh quick
 one first (about a minute on a 2-core CPU), so it is a benchmark, not a test:
 
-    python benchmarks/bench_roofs.py [RUN.json ...] [--device cpu] [--load] [--save PATH]
+    python benchmarks/bench_roofs.py [RUN.json ...] [--device cpu] [--load [--after S]]
+                                     [--save PATH]
 
-``--load`` collects the fresh run while another process streams memory on one core.
+``--load`` collects the fresh run while another process streams memory on one core; with
+``--after S`` that process starts S seconds into the run, once the run has chosen its cores
+and measured some of its roofs (the load that rises part-way through a build).
 """
 
 from __future__ import annotations
@@ -62,20 +65,31 @@ def main() -> int:
     parser.add_argument("runs", nargs="*", help="saved runs (JSON); none: collect a quick one")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--load", action="store_true", help="collect under a background load")
+    parser.add_argument(
+        "--after",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="with --load: start the load S seconds into the run",
+    )
     parser.add_argument("--save", metavar="PATH", help="keep the fresh run in PATH (JSON)")
     args = parser.parse_args()
+    if args.after and not args.load:
+        parser.error("--after needs --load")
     if args.runs:
         for path in args.runs:
             report(load(path), path)
         return 0
     if args.load:
-        with streaming_load():
-            run = collect(args.device, quick=True, command="bench_roofs.py --load")
+        with streaming_load(after=args.after):
+            command = f"bench_roofs.py --load --after {args.after:g}"
+            run = collect(args.device, quick=True, command=command)
     else:
         run = collect(args.device, quick=True, command="bench_roofs.py")
     if args.save:
         run.save(args.save)
-    report(run, f"fresh quick run{' under load' if args.load else ''}")
+    loaded = f" under load from {args.after:g} s" if args.load else ""
+    report(run, f"fresh quick run{loaded}")
     return 0
 
 

@@ -533,7 +533,9 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
         wanted.append(Reference("cold_latency_seconds"))
     if (m.ops or 0) > (m.calls or 0):
         wanted.append(Reference("op_seconds"))
-    products = gemm_products(m)
+    found = WORKLOADS.get(m.workload)
+    # a fused kernel's products never run whole: the sweep's products that hold them bound it
+    products = () if found is not None and found.fused else gemm_products(m)
     if products and activation_elements(m) and m.device == "cpu":
         wanted.append(Reference("activation_per_s"))
     for i, (count, shape) in enumerate(products):
@@ -550,6 +552,20 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
             sizes = (point[0], point[1], random_rows_per_call(point))
             wanted.append(Reference("random", sizes))
     return tuple(dict.fromkeys(wanted))
+
+
+def products_beside(m: Measurement) -> bool:
+    """Whether ``m``'s products were timed bare beside it (:func:`references_of`), rather than
+    read from the GEMM sweep.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> m = Measurement("mlp", "cpu", {}, (1.0,), 1, 1, references={"product 2 4 8": (0.5,)})
+    >>> products_beside(m), products_beside(replace(m, references={}))
+    (True, False)
+    """
+    found = WORKLOADS.get(m.workload)
+    fused = found is not None and found.fused
+    return not fused and any(Reference.from_key(key).peak == "product" for key in m.references)
 
 
 def _best_references(

@@ -51,7 +51,10 @@ class Workload:
     ``conf/presets.toml`` that holds its sizes, and ``sweep`` the sweep of the presets'
     ``sweeps`` table that varies one of them, as (sweep, size). ``gemm`` lists the matrix
     products its time rests on (:data:`Product`), and ``activations`` the elements it passes
-    through an activation beside them, both read by the GEMM-shape roof. ``fixed_dtype``
+    through an activation beside them, both read by the GEMM-shape roof; ``fused`` says that
+    its products run fused inside one kernel that never makes them whole (flash attention's
+    tiles), so that no bare product of those shapes bounds it, and the GEMM sweep's product
+    that holds each does. ``fixed_dtype``
     names the one data type a kernel always runs in, which a run's own dtype never replaces
     (the STREAM triad moves float32, as the bandwidth peak does). ``traffic`` counts the bytes
     its code moves where they exceed the minimal count of :attr:`bytes` (a lookup's int64
@@ -75,6 +78,7 @@ class Workload:
     activations: str | None = None
     fixed_dtype: str | None = None
     traffic: Formula | None = None
+    fused: bool = False
 
     def kernel_function(self) -> Callable[..., Any]:
         """The function that prepares this workload's kernel: ``(device, peaks, **sizes)``
@@ -309,11 +313,13 @@ WORKLOADS: dict[str, Workload] = {
         Workload("transformer-prefill", "scaled_dot_product_attention over a prompt (encoder)",
                  formulas.attention_flops, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", chapter="transformer",
-                 preset="transformer_prefill", sweep=("transformer_S", "S"), gemm=_ATTENTION),
+                 preset="transformer_prefill", sweep=("transformer_S", "S"), gemm=_ATTENTION,
+                 fused=True),
         Workload("transformer-prefill-causal", "causal attention over a prompt (decoder)",
                  formulas.attention_flops_causal, formulas.attention_bytes,
                  kernel="transformer:prefill_kernel", options={"causal": True},
-                 chapter="transformer", preset="transformer_prefill", gemm=_CAUSAL),
+                 chapter="transformer", preset="transformer_prefill", gemm=_CAUSAL,
+                 fused=True),
         Workload("transformer-decode", "one decode step against a KV cache of length S",
                  formulas.attention_decode_flops, formulas.attention_decode_bytes,
                  kernel="transformer:decode_kernel", chapter="transformer",

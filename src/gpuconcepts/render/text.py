@@ -39,6 +39,7 @@ from gpuconcepts.roofline import (
     own_bound,
     paired_peaks,
     place,
+    products_beside,
     random_rows_per_call,
     random_table_bytes,
 )
@@ -148,7 +149,7 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     elif where.observed == GEMM_SHAPE:
         activation = activation_elements(m) and peaks.activation_per_s and m.device == "cpu"
         beside = ", and its activation at the measured rate," if activation else ""
-        if m.references:  # its own products, run bare in the same rounds
+        if products_beside(m):  # its own products, run bare in the same rounds
             shapes = sorted({shape for _, shape in gemm_products(m)})
             sizes = " and ".join(" × ".join(plain_number(n) for n in shape) for shape in shapes)
             rate = f"its products ({sizes}) run bare beside it"
