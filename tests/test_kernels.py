@@ -811,6 +811,28 @@ def test_a_live_lab_times_each_kernel_beside_the_references_of_its_own_roofs() -
     )
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to leave one")
+def test_a_live_lab_leaves_a_core_that_became_busy_before_it_times_a_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuconcepts.lab import TIMED_ON_FEWER_CORES
+    from gpuconcepts.measure import devices
+
+    here = lab()
+    quiet = here.measure("mlp", B=2, d_in=8, d_out=4)
+    assert quiet.threads == torch.get_num_threads()
+    assert TIMED_ON_FEWER_CORES not in here.facts
+    # another program now keeps the first of this process's cores busy
+    taken = min(os.sched_getaffinity(0))
+    monkeypatch.setattr(devices, "busy_cores", lambda *_a, **_k: frozenset({taken}))
+    threads, cores = torch.get_num_threads(), os.sched_getaffinity(0)
+    busy = here.measure("mlp", B=4, d_in=8, d_out=4)
+    assert busy.threads == min(threads, len(cores) - 1)
+    assert here.facts[TIMED_ON_FEWER_CORES] == {"groups": 1}
+    # the cores and threads are given back once the kernel is timed
+    assert (torch.get_num_threads(), os.sched_getaffinity(0)) == (threads, cores)
+
+
 def test_profile_all_runs_every_workload_once() -> None:
     # the sweeps meet the preset sizes (B=4, S=8): measured once, listed once
     lines: list[str] = []

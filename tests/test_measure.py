@@ -459,7 +459,7 @@ def test_a_core_another_program_keeps_busy_is_left_to_it(
     # the cores given to the run: the free one only, then everything as it was
     import torch
 
-    monkeypatch.setattr(m, "busy_cores", lambda: frozenset({0}))
+    monkeypatch.setattr(m, "busy_cores", lambda _seconds=0.5: frozenset({0}))
     pinned: list[set[int]] = []
     monkeypatch.setattr(m.os, "sched_setaffinity", lambda _pid, cores: pinned.append(set(cores)))
     threads = torch.get_num_threads()

@@ -26,8 +26,9 @@ gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +37,15 @@ from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import WORKLOADS
+
+LOAD_SAMPLE_SECONDS = 0.05
+"""How long a live lab samples the cores' load before it times a kernel or a comparison (five
+of Linux's 10 ms ticks): long enough to see a core another program keeps busy, short enough
+that a quick run of some hundred kernels and comparisons spends a few seconds on it."""
+
+TIMED_ON_FEWER_CORES = "timed-on-fewer-cores"
+"""The fact a live run records when it found a core busy with another program before some of
+its kernels and comparisons, and timed those on the other cores (``groups``: how many)."""
 
 Progress = Callable[[str], None]
 Fact = dict[str, Any]
@@ -183,9 +193,10 @@ class Lab:
             found = self._find(workload, sizes)
         else:
             self._say(f"{workload}: {_shown(sizes)}")
-            beside = self._beside([self._kernel(workload, sizes)])
-            beside.more(self.repeats)
-            (found,) = beside.measurements()
+            with self._free_cores():
+                beside = self._beside([self._kernel(workload, sizes)])
+                beside.more(self.repeats)
+                (found,) = beside.measurements()
         self._measured[key] = found
         return found
 
@@ -231,11 +242,28 @@ class Lab:
         for workload, sizes in wanted:
             self._say(f"{workload}: {_shown(sizes)}")
             kernels.append(self._kernel(workload, sizes))
-        found = self._rounds(kernels, group, judge)
+        with self._free_cores():
+            found = self._rounds(kernels, group, judge)
         if judge is not None and any(result.anomalous for result in judge(found)):
             self._say(f"anomaly in {group}: measuring the comparison again")
-            found = self._rounds(kernels, f"{group}-again", judge)
+            with self._free_cores():
+                found = self._rounds(kernels, f"{group}-again", judge)
         return self._keep(keys, found)
+
+    @contextlib.contextmanager
+    def _free_cores(self) -> Iterator[None]:
+        """Time the block on the cores no other program is keeping busy now
+        (:func:`~gpuconcepts.measure.free_cores`, over :data:`LOAD_SAMPLE_SECONDS`): a load
+        that starts part-way through a run would otherwise share a core with one of the
+        kernel's threads, which then waits a whole time slice at every barrier. A kernel timed
+        so is named in the fact :data:`TIMED_ON_FEWER_CORES`."""
+        from gpuconcepts.measure import free_cores
+
+        with free_cores(self.device, LOAD_SAMPLE_SECONDS) as busy:
+            yield
+        if busy:
+            fact = self._facts.setdefault(TIMED_ON_FEWER_CORES, {"groups": 0})
+            fact["groups"] += 1
 
     def _keep(self, keys: Sequence[Key], found: tuple[Measurement, ...]) -> tuple[Measurement, ...]:
         """Record a comparison's measurements under their sizes."""

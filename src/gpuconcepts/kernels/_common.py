@@ -133,6 +133,7 @@ class Kernel:
             ops=self.dispatch.ops,
             calls=self.dispatch.calls,
             references=dict(references or {}),
+            threads=torch.get_num_threads() if self.device == "cpu" else None,
             **self.access,
         )
 

@@ -623,6 +623,7 @@ def measure_peaks(
         cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=SWEEP_ROUNDS),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
+        threads=torch.get_num_threads() if device == "cpu" else None,
     )
 
 

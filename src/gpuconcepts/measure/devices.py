@@ -451,13 +451,14 @@ def busy_cores(sample_seconds: float = 0.5, stat: Path = Path("/proc/stat")) -> 
 
 
 @contextlib.contextmanager
-def free_cores(device: str) -> Iterator[frozenset[int]]:
-    """Run the block on the cores no other program keeps busy: this process's affinity and torch's
-    threads are narrowed to them (at least one core), then restored. On a GPU (whose kernels do
-    not share the CPU's cores) or a quiet machine, nothing changes. Yields the cores left out."""
+def free_cores(device: str, sample_seconds: float = 0.5) -> Iterator[frozenset[int]]:
+    """Run the block on the cores no other program keeps busy (over a sample of
+    ``sample_seconds``): this process's affinity and torch's threads are narrowed to them (at
+    least one core), then restored. On a GPU (whose kernels do not share the CPU's cores) or a
+    quiet machine, nothing changes. Yields the cores left out."""
     import torch
 
-    busy = busy_cores() if device == "cpu" else frozenset()
+    busy = busy_cores(sample_seconds) if device == "cpu" else frozenset()
     mine = os.sched_getaffinity(0) if busy else set()
     free = mine - busy
     if not busy or not free:

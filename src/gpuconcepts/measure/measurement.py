@@ -70,6 +70,8 @@ class Measurement:
     peak it stands for (seconds of a call or of one product, line fetches or elements per
     second). Round ``i`` of a reference ran beside ``raw_seconds[i]``, so the kernel is read
     against the roofs of the moment it ran (:func:`gpuconcepts.roofline.roof_times`).
+    ``threads``: the CPU threads it ran on (fewer than the run's when another program had
+    taken a core before it was timed; None on a GPU and in runs saved before).
 
     >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
     >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
@@ -95,9 +97,10 @@ class Measurement:
     random_rows: int | None = None
     row_bytes: int | None = None
     references: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    threads: int | None = None
 
     OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset(
-        {"series", "group", "references", *ACCESS_FIELDS}
+        {"series", "group", "references", "threads", *ACCESS_FIELDS}
     )
     """Written only when set, as saved runs have always stored them."""
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"summary"})
@@ -105,7 +108,7 @@ class Measurement:
     (``Run._measurement_record``); reading ignores them."""
 
     def __post_init__(self) -> None:
-        for name in ACCESS_FIELDS:
+        for name in (*ACCESS_FIELDS, "threads"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 1):  # fmt: skip

@@ -131,6 +131,9 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
     its repetitions spread 50% about the median, so its share is uncertain; its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
+    >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
+    it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed; its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     """
     where = place(m, peaks)
     if explained(where):
@@ -189,6 +192,12 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         cause = (
             f"it beat its {names} roof by more than {percent(OWN_ROOF_TOLERANCE - 1)} beyond its "
             f"spread, so that roof cannot place it; {cause}"
+        )
+    if m.threads and peaks.threads and m.threads < peaks.threads:
+        cause = (
+            f"it ran on {plural(m.threads, 'thread')} where its roofs had "
+            f"{plain_number(peaks.threads)}, since another program had taken a core before it "
+            f"was timed; {cause}"
         )
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
