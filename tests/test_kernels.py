@@ -815,8 +815,9 @@ def test_a_live_lab_times_each_kernel_beside_the_references_of_its_own_roofs() -
 def test_a_live_lab_leaves_a_core_that_became_busy_before_it_times_a_kernel(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import gpuconcepts.lab
+    import gpuconcepts.measure
     from gpuconcepts.lab import TIMED_ON_FEWER_CORES
-    from gpuconcepts.measure import devices
 
     here = lab()
     quiet = here.measure("mlp", B=2, d_in=8, d_out=4)
@@ -824,7 +825,8 @@ def test_a_live_lab_leaves_a_core_that_became_busy_before_it_times_a_kernel(
     assert TIMED_ON_FEWER_CORES not in here.facts
     # another program now keeps the first of this process's cores busy
     taken = min(os.sched_getaffinity(0))
-    monkeypatch.setattr(devices, "busy_cores", lambda *_a, **_k: frozenset({taken}))
+    monkeypatch.setattr(gpuconcepts.measure, "busy_cores", lambda *_a: frozenset({taken}))
+    monkeypatch.setattr(gpuconcepts.lab, "LOAD_SAMPLE_EVERY", 0.0)  # it samples again now
     threads, cores = torch.get_num_threads(), os.sched_getaffinity(0)
     busy = here.measure("mlp", B=4, d_in=8, d_out=4)
     assert busy.threads == min(threads, len(cores) - 1)

@@ -27,6 +27,7 @@ gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,8 +41,12 @@ from gpuconcepts.workloads import WORKLOADS
 
 LOAD_SAMPLE_SECONDS = 0.05
 """How long a live lab samples the cores' load before it times a kernel or a comparison (five
-of Linux's 10 ms ticks): long enough to see a core another program keeps busy, short enough
-that a quick run of some hundred kernels and comparisons spends a few seconds on it."""
+of Linux's 10 ms ticks): long enough to see a core another program keeps busy."""
+
+LOAD_SAMPLE_EVERY = 2.0
+"""Seconds a live lab keeps what its last sample of the cores found: a load that starts is
+seen within them, and a quick run of some hundred kernels and comparisons samples a few dozen
+times rather than before each."""
 
 TIMED_ON_FEWER_CORES = "timed-on-fewer-cores"
 """The fact a live run records when it found a core busy with another program before some of
@@ -162,6 +167,8 @@ class Lab:
         self.replaying = recorded is not None
         self.budget = budget or Budget(min_rounds=repeats)
         self._groups = 0
+        self._sampled = -math.inf  # when the cores' load was last sampled
+        self._busy: frozenset[int] = frozenset()
         self._paired_again: list[Measurement] = []
         self._say = progress or (lambda _line: None)
         self._recorded = tuple(recorded or ())
@@ -253,13 +260,17 @@ class Lab:
     @contextlib.contextmanager
     def _free_cores(self) -> Iterator[None]:
         """Time the block on the cores no other program is keeping busy now
-        (:func:`~gpuconcepts.measure.free_cores`, over :data:`LOAD_SAMPLE_SECONDS`): a load
-        that starts part-way through a run would otherwise share a core with one of the
-        kernel's threads, which then waits a whole time slice at every barrier. A kernel timed
-        so is named in the fact :data:`TIMED_ON_FEWER_CORES`."""
-        from gpuconcepts.measure import free_cores
+        (:func:`~gpuconcepts.measure.free_cores`; the cores sampled for
+        :data:`LOAD_SAMPLE_SECONDS`, at most every :data:`LOAD_SAMPLE_EVERY`): a load that
+        starts part-way through a run would otherwise share a core with one of the kernel's
+        threads, which then waits a whole time slice at every barrier. The groups timed so are
+        counted in the fact :data:`TIMED_ON_FEWER_CORES`."""
+        from gpuconcepts.measure import busy_cores, free_cores
 
-        with free_cores(self.device, LOAD_SAMPLE_SECONDS) as busy:
+        if self.device == "cpu" and time.perf_counter() - self._sampled >= LOAD_SAMPLE_EVERY:
+            self._busy = busy_cores(LOAD_SAMPLE_SECONDS)
+            self._sampled = time.perf_counter()
+        with free_cores(self.device, self._busy) as busy:
             yield
         if busy:
             fact = self._facts.setdefault(TIMED_ON_FEWER_CORES, {"groups": 0})

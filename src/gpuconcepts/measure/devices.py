@@ -451,14 +451,17 @@ def busy_cores(sample_seconds: float = 0.5, stat: Path = Path("/proc/stat")) -> 
 
 
 @contextlib.contextmanager
-def free_cores(device: str, sample_seconds: float = 0.5) -> Iterator[frozenset[int]]:
-    """Run the block on the cores no other program keeps busy (over a sample of
-    ``sample_seconds``): this process's affinity and torch's threads are narrowed to them (at
-    least one core), then restored. On a GPU (whose kernels do not share the CPU's cores) or a
-    quiet machine, nothing changes. Yields the cores left out."""
+def free_cores(device: str, busy: frozenset[int] | None = None) -> Iterator[frozenset[int]]:
+    """Run the block on the cores no other program keeps busy (``busy``, else
+    :func:`busy_cores` now): this process's affinity and torch's threads are narrowed to them
+    (at least one core), then restored. On a GPU (whose kernels do not share the CPU's cores)
+    or a quiet machine, nothing changes. Yields the cores left out."""
     import torch
 
-    busy = busy_cores(sample_seconds) if device == "cpu" else frozenset()
+    if device != "cpu":
+        busy = frozenset()
+    elif busy is None:
+        busy = busy_cores()
     mine = os.sched_getaffinity(0) if busy else set()
     free = mine - busy
     if not busy or not free:

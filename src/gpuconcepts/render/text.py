@@ -131,6 +131,8 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
     its repetitions spread 50% about the median, so its share is uncertain; its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.0098,), 1e9, 1e6), p))
+    it took 2% less time than every roof allows: a roof is missing, or the roofs were measured in a busy moment (the run's noise probe says how busy)
     >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
     it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed; its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
@@ -140,9 +142,15 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         return None
     share = percent(where.attained)
     if where.observed == ABOVE_EVERY_ROOF:
+        # a ratio near one reads as "1×" at the book's precision: say how much time it saved
+        beat = (
+            f"ran {times(where.attained)} as fast as every roof allows"
+            if where.attained >= 1.5
+            else f"took {percent(1 - 1 / where.attained)} less time than every roof allows"
+        )
         cause = (
-            f"it ran {times(where.attained)} as fast as every roof allows: a roof is missing, "
-            "or the roofs were measured in a busy moment (the run's noise probe says how busy)"
+            f"it {beat}: a roof is missing, or the roofs were measured in a busy moment (the "
+            "run's noise probe says how busy)"
         )
     elif where.observed == "compute":
         cause = (
