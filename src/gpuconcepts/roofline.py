@@ -534,9 +534,7 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
         wanted.append(Reference("cold_latency_seconds"))
     if (m.ops or 0) > (m.calls or 0):
         wanted.append(Reference("op_seconds"))
-    found = WORKLOADS.get(m.workload)
-    # a fused kernel's products never run whole: the sweep's products that hold them bound it
-    products = () if found is not None and found.fused else gemm_products(m)
+    products = bare_products(m)
     if products and activation_elements(m) and m.device == "cpu":
         wanted.append(Reference("activation_per_s"))
     for i, (count, shape) in enumerate(products):
@@ -555,18 +553,33 @@ def references_of(m: Measurement, peaks: Peaks) -> tuple[Reference, ...]:
     return tuple(dict.fromkeys(wanted))
 
 
+def bare_products(m: Measurement) -> tuple[GemmProduct, ...]:
+    """``m``'s products (:func:`gemm_products`) that a bare product of the same shape bounds:
+    none for a fused kernel (:attr:`~gpuconcepts.workloads.Workload.fused`), whose products
+    never run whole, so that the sweep's products that hold them bound it instead.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> sizes = {"B": 1, "S": 8, "d": 8, "heads": 2}
+    >>> bare_products(Measurement("transformer-prefill", "cpu", sizes, (1.0,), 1, 1))
+    ()
+    """
+    found = WORKLOADS.get(m.workload)
+    return () if found is not None and found.fused else gemm_products(m)
+
+
 def products_beside(m: Measurement) -> bool:
     """Whether ``m``'s products were timed bare beside it (:func:`references_of`), rather than
     read from the GEMM sweep.
 
     >>> from gpuconcepts.measure import Measurement
-    >>> m = Measurement("mlp", "cpu", {}, (1.0,), 1, 1, references={"product 2 4 8": (0.5,)})
+    >>> m = Measurement("mlp", "cpu", {"B": 2, "d_in": 8, "d_out": 4}, (1.0,), 1, 1,
+    ...                 references={"product 2 4 8": (0.5,)})
     >>> products_beside(m), products_beside(replace(m, references={}))
     (True, False)
     """
-    found = WORKLOADS.get(m.workload)
-    fused = found is not None and found.fused
-    return not fused and any(Reference.from_key(key).peak == "product" for key in m.references)
+    return bool(bare_products(m)) and any(
+        Reference.from_key(key).peak == "product" for key in m.references
+    )
 
 
 def _best_references(
@@ -618,8 +631,14 @@ def own_bound(m: Measurement, peaks: Peaks, name: str) -> tuple[float, float]:
     """
     if not m.references:
         return dict(roof_times(m, peaks))[name], m.seconds
+    return _paired_roofs(m, peaks)[name], min(m.raw_seconds)
+
+
+def _paired_roofs(m: Measurement, peaks: Peaks) -> dict[str, float]:
+    """Every roof of ``m`` with its references at their best over the rounds (unscaled: each
+    a bound on its best round)."""
     best, products = _best_references(m, peaks)
-    return dict(roofs_at(m, best, products))[name], min(m.raw_seconds)
+    return dict(roofs_at(m, best, products))
 
 
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
@@ -645,10 +664,11 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     base = roofs_at(m, peaks)
     if not m.references:
         return base
-    best, products = _best_references(m, peaks)
     scale = m.seconds / min(m.raw_seconds)
     own = [
-        (name, bound * scale) for name, bound in roofs_at(m, best, products) if name in OWN_ROOFS
+        (name, bound * scale)
+        for name, bound in _paired_roofs(m, peaks).items()
+        if name in OWN_ROOFS
     ]
     return [(name, bound) for name, bound in base if name not in OWN_ROOFS] + own
 

@@ -415,7 +415,6 @@ def random_access(
     cache holds, read warm, would be read 2.8 times as fast as a flushed lookup of the same
     hot rows (2026-12-04, 2**16 rows of 256 bytes from a table of 256 KiB).
     """
-    line = transfer_unit_bytes(device)
     generator = torch.Generator(device="cpu").manual_seed(7)
     sweep = []
     inner = (
@@ -431,29 +430,31 @@ def random_access(
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
         shapes = [(row, calls) for row in RANDOM_ROW_BYTES for calls in RANDOM_CALL_ROWS]
         points = []
-        for row, calls in shapes:
-            d = row // 4
-            rows = table_bytes // row
-            table = store[: rows * d].view(rows, d)
-            points.append(SweepPoint(gather_call(table, calls, generator), flush=True))
+        gathers = [gather_call(store, row, calls, generator) for row, calls in shapes]
+        points = [SweepPoint(gather, flush=True) for gather, _ in gathers]
         # one table at a time (the largest is a gigabyte), its row widths in rounds
-        for (row, calls), seconds in zip(
-            shapes, best_in_rounds(points, device, repeats=repeats), strict=True
+        for (row, calls), (_, lines), seconds in zip(
+            shapes, gathers, best_in_rounds(points, device, repeats=repeats), strict=True
         ):
-            lines = calls * formulas.random_row_bytes(d=row, s=1, c=line) // line
             sweep.append((table_bytes, row, calls, lines / seconds))
         del store, points
     return tuple(sweep)
 
 
 def gather_call(
-    table: torch.Tensor, rows: int, generator: torch.Generator
-) -> Callable[[], torch.Tensor]:
-    """A call of the random-access sweep: ``rows`` rows of ``table`` at uniformly random
-    addresses, summed in bags of :data:`RANDOM_BAG` by ``F.embedding_bag``."""
-    index = torch.randint(0, table.shape[0], (rows,), generator=generator).to(table.device)
-    offsets = torch.arange(0, rows, RANDOM_BAG, device=table.device)
-    return lambda: F.embedding_bag(index, table, offsets, mode="sum")
+    store: torch.Tensor, row: int, rows: int, generator: torch.Generator
+) -> tuple[Callable[[], torch.Tensor], int]:
+    """A call of the random-access sweep: ``rows`` rows of ``row`` bytes at uniformly random
+    addresses of ``store`` (float32, read as a table of such rows), summed in bags of
+    :data:`RANDOM_BAG` by ``F.embedding_bag``; and the transfer units the call fetches
+    (``formulas.random_row_bytes`` of each row)."""
+    d = row // 4
+    table = store[: store.numel() // d * d].view(-1, d)
+    index = torch.randint(0, table.shape[0], (rows,), generator=generator).to(store.device)
+    offsets = torch.arange(0, rows, RANDOM_BAG, device=store.device)
+    line = transfer_unit_bytes(store.device.type)
+    lines = int(rows * formulas.random_row_bytes(d=row, s=1, c=line) // line)
+    return (lambda: F.embedding_bag(index, table, offsets, mode="sum")), lines
 
 
 GEMM_SWEEP_MAX_FLOPS = 2**35

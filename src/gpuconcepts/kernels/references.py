@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import torch
 
-from gpuconcepts import formulas
 from gpuconcepts.kernels._common import Kernel, tensor
 from gpuconcepts.kernels.dispatch import floor_calls, op_chain
 from gpuconcepts.kernels.peaks import (
@@ -40,7 +39,7 @@ from gpuconcepts.kernels.peaks import (
     gather_call,
     linear_call,
 )
-from gpuconcepts.measure import Measurement, Rounds, transfer_unit_bytes
+from gpuconcepts.measure import Measurement, Rounds
 from gpuconcepts.roofline import Peaks, Reference, references_of
 
 
@@ -89,14 +88,10 @@ def _timed(ref: Reference, kernel: Kernel) -> _Timed:
         call = _Call(linear_call(device, dtype, rows, weight), ref.flush, kernel)
         return _Timed((call,), lambda t: t[0])
     table_bytes, row, per_call = ref.sizes  # "random": the sweep's point
-    d = row // 4
-    rows = table_bytes // row
-    table = torch.ones((rows, d), dtype=torch.float32, device=device)
+    store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
     generator = torch.Generator(device="cpu").manual_seed(7)
-    line = transfer_unit_bytes(device)
-    lines = per_call * formulas.random_row_bytes(d=row, s=1, c=line) // line
-    gather = _Call(gather_call(table, per_call, generator), True, kernel)
-    return _Timed((gather,), lambda t: lines / t[0])
+    gather, lines = gather_call(store, row, per_call, generator)
+    return _Timed((_Call(gather, True, kernel),), lambda t: lines / t[0])
 
 
 class Beside:

@@ -66,7 +66,7 @@ class Measurement:
 
     ``references`` holds the roofs of the kernel's own kind timed in the same rounds as it
     (empty when they were not): by the name of what each measured
-    (:func:`gpuconcepts.roofline.reference_key`), its value in each round, in the unit of the
+    (:attr:`gpuconcepts.roofline.Reference.key`), its value in each round, in the unit of the
     peak it stands for (seconds of a call or of one product, line fetches or elements per
     second). Round ``i`` of a reference ran beside ``raw_seconds[i]``, so the kernel is read
     against the roofs of the moment it ran (:func:`gpuconcepts.roofline.roof_times`).
