@@ -152,6 +152,7 @@ def test_decode_rows_use_the_datasheet_gpu():
         ({"n_kv": 64}, "n_kv (key/value heads) must be at most heads (32); got 64"),
         ({"n_kv": 3}, "n_kv (key/value heads) must divide heads (32)"),
         ({"vocab": 0}, "vocab (vocabulary size) must be a positive whole number; got 0"),
+        ({"vocab": 2**53 + 1}, "vocab (vocabulary size) must be at most 2**53"),
         (
             {"d": 1000},
             "d_head (head width) must divide d (model width); 1000 is not a multiple of 128",
@@ -196,6 +197,11 @@ def test_cli_model_json_and_overrides(capsys):
         (["model", "--n-kv", "64"], "n_kv (key/value heads) must be at most heads"),
         (["model", "--vocab", "0"], "vocab (vocabulary size) must be a positive whole number"),
         (["model", "--d-head", "100"], "d_head (head width) must divide d (model width)"),
+        # sizes past any machine: an overflow (layers, experts) or an empty time (seq) before
+        (["model", "--layers", "9" * 300], "layers (transformer layers) must be at most 2**53"),
+        (["model", "--experts", "9" * 300], "experts (MLP experts per layer) must be at most"),
+        (["model", "--seq", "9" * 60], "seq (sequence length) must be at most 2**53"),
+        (["model", "--batch", str(2**53 + 1)], "got a 16-digit number"),
     ],
 )
 def test_cli_model_errors_are_one_line_with_status_2(argv, message, capsys):

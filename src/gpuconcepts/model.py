@@ -37,6 +37,12 @@ BIASES = ("none", "qkv", "all")
 """Where a family has biases: nowhere (Llama), on Q, K and V (Qwen2), on every linear (GPT-2)."""
 
 
+MAX_SHAPE = 2**53
+"""The largest size a shape may take: every whole number up to it is exact in a float64, and
+products of a few such sizes (a layer's FLOPs, a KV cache) stay far below float64's 1.8e308,
+where the serving times would overflow. No machine holds a model or a batch anywhere near it."""
+
+
 @dataclass(frozen=True)
 class ModelShape:
     """The shapes that fix a decoder-only transformer's cost.
@@ -88,6 +94,11 @@ class ModelShape:
                 raise GpuConceptsError(
                     f"model {self.name}: {field_name} ({meaning}) must be a positive whole "
                     f"number; got {value!r}"
+                )
+            if value > MAX_SHAPE:
+                raise GpuConceptsError(
+                    f"model {self.name}: {field_name} ({meaning}) must be at most 2**53 "
+                    f"({MAX_SHAPE:,}), past any machine; got a {len(str(value))}-digit number"
                 )
         if isinstance(self.positions, bool) or not isinstance(self.positions, int):
             raise GpuConceptsError(f"model {self.name}: positions must be a whole number")
