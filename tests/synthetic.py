@@ -29,6 +29,7 @@ from gpuconcepts.workloads import workload
 
 TINY_PRESETS: dict[str, dict[str, int]] = {
     "timing": {"repeats": 2},
+    "budget": {"seconds": 60, "memory_mib": 512},
     "peaks": {"gemm_n": 32, "stream_mib": 1},
     "dlrm": {"N": 256, "d": 8, "B": 4, "L": 2},
     "dlrm_dense": {"B": 4, "d_in": 8, "d_out": 8},

@@ -660,14 +660,19 @@ def test_the_compute_roof_is_the_best_of_the_gemms_and_the_convolution(
     # the roofs' sweeps have no part in the compute roof and were most of the two
     # measurements; test_measure_peaks_small measures them
     for sweep, empty in (
-        ("cache_hierarchy", ((), ())),
+        ("working_set_sweep", ()),
         ("random_access", ()),
         ("cold_reads", ()),
         ("gemm_sweep", ()),
     ):
         monkeypatch.setattr(module, sweep, lambda *_a, _empty=empty, **_k: _empty)
     conv = {"B": 1, "H": 8, "W": 8, "C_in": 8, "C_out": 8, "K": 3}
-    sizes = {"peaks": {"gemm_n": 64, "stream_mib": 1}, "timing": {"repeats": 2}, "cnn": conv}
+    sizes = {
+        "peaks": {"gemm_n": 64, "stream_mib": 1},
+        "timing": {"repeats": 2},
+        "budget": {"seconds": 60, "memory_mib": 64},
+        "cnn": conv,
+    }
     assert measure_peaks("cpu", presets=sizes, repeats=2).flops_per_s == 1.1e11
     monkeypatch.setattr(module, "conv_flops", lambda *_a, **_k: 0.9e11)
     assert measure_peaks("cpu", presets=sizes, repeats=2).flops_per_s == 1e11
@@ -743,7 +748,7 @@ def test_presets_file_errors(tmp_path: Path) -> None:
     bad = tmp_path / "presets.toml"
     bad.write_text("[cpu.timing]\nrepeats = 3\n")
     with pytest.raises(
-        GpuConceptsError, match=r"device class 'cpu' lacks tables \['peaks', 'dlrm'"
+        GpuConceptsError, match=r"device class 'cpu' lacks tables \['budget', 'peaks', 'dlrm'"
     ):
         load_presets("cpu", False, path=bad, free_bytes=1024**3)
     with pytest.raises(GpuConceptsError, match="no table for device class 'cuda-large'"):
@@ -917,11 +922,18 @@ def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
     ]  # a quarter of the first cache, half the LLC, 4x beyond it
     assert all(flushed)
     assert len(flushed) == len(sweep)
-    for table in tables:
-        shapes = {(point[1], point[2]) for point in sweep if point[0] == table}
-        assert shapes == {(row, calls) for row in peaks.RANDOM_ROW_BYTES
-                          for calls in peaks.RANDOM_CALL_ROWS}  # fmt: skip
     line = peaks.transfer_unit_bytes("cpu")
+    # every width in calls of the fewest rows; larger calls only while a call fetches at most
+    # RANDOM_CALL_MAX_BYTES (2**20 rows of 1 KiB, a GiB a call, was most of the sweep's time)
+    wanted = {
+        (row, calls)
+        for row in peaks.RANDOM_ROW_BYTES
+        for calls in peaks.RANDOM_CALL_ROWS
+        if calls == 2**16 or calls * max(row, line) <= 64 * 2**20
+    }
+    assert (4, 2**20) in wanted and (1024, 2**18) not in wanted and (256, 2**18) in wanted
+    for table in tables:
+        assert {(point[1], point[2]) for point in sweep if point[0] == table} == wanted
     assert (2**14, 4, 2**16, 2**16 / 1e-3) in sweep  # one line a row, rows per second
     assert (2**14, 1024, 2**16, 2**16 * (1024 // line) / 1e-3) in sweep
 

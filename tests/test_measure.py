@@ -203,10 +203,35 @@ def test_cpu_free_memory_reads_meminfo(tmp_path: Path) -> None:
     assert measure.cpu_free_memory_bytes(tmp_path / "missing") > 0  # os.sysconf fallback
 
 
-def test_flush_buffer_is_four_caches_in_whole_mib() -> None:
-    assert measure.flush_buffer_bytes(50 * 1024**2) == 200 * 1024**2
-    assert measure.flush_buffer_bytes(40 * 1024**2 + 1) == 161 * 1024**2
+def test_flush_buffer_is_a_dram_working_set_in_whole_mib() -> None:
+    assert measure.flush_buffer_bytes(128 * 1024**2) == 128 * 1024**2
+    assert measure.flush_buffer_bytes(40 * 1024**2 + 1) == 41 * 1024**2
     assert measure.flush_buffer_bytes(0) == 8 * 1024**2
+
+
+@pytest.mark.parametrize(
+    ("reported_mib", "flush_mib"),
+    [(1152, 128), (480, 128), (300, 128), (32, 128), (8, 32), (None, 128)],
+)
+def test_a_flush_before_the_sweep_never_grows_with_the_reported_cache(
+    monkeypatch: pytest.MonkeyPatch, reported_mib: int | None, flush_mib: int
+) -> None:
+    # sysfs of a cloud VM reports the whole chip's shared L3 (1.1 GiB on a 3D V-Cache EPYC,
+    # 480 MiB on a large Xeon); 4x that before every flushed repetition took most of a run
+    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    reported = measure.DEFAULT_LLC_BYTES if reported_mib is None else reported_mib * 1024**2
+    monkeypatch.setattr(measure.devices, "cpu_last_level_cache_bytes", lambda: reported)
+    assert measure.flush_bytes("cpu") == flush_mib * 1024**2
+
+
+def test_the_measured_hierarchy_sets_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.devices, "cpu_last_level_cache_bytes", lambda: 480 * 1024**2)
+    measure.set_flush_bytes("cpu", 64 * 1024**2)
+    assert measure.flush_bytes("cpu") == 64 * 1024**2
+    flush = measure.make_flusher("cpu")
+    assert measure.make_flusher("cpu") is flush  # one buffer, made once
+    flush()
 
 
 class _Props:
@@ -220,7 +245,8 @@ def test_cuda_sizes_from_device_properties(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _i: _Props())
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (12 * 1024**3, 16 * 1024**3))
     assert measure.last_level_cache_bytes("cuda") == 50 * 1024**2
-    assert measure.flush_buffer_bytes(measure.last_level_cache_bytes("cuda")) == 200 * 1024**2
+    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    assert measure.flush_bytes("cuda") == 200 * 1024**2  # 4x the L2, before any sweep
     assert measure.free_memory_bytes("cuda") == 12 * 1024**3
 
 

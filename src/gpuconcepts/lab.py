@@ -85,6 +85,10 @@ class Budget:
     min_rounds: int = 7
     max_rounds: int = 40
     seconds: float = 3.0
+    until: float | None = None
+    """The run's deadline (a ``time.perf_counter()`` value): past it, a comparison adds no
+    rounds beyond ``min_rounds`` and its claims stay undecided, so that a run keeps to its
+    :class:`~gpuconcepts.sizes.RunBudget` on a slow or busy machine."""
 
     @classmethod
     def from_timing(cls, timing: Mapping[str, int]) -> Budget:
@@ -134,9 +138,12 @@ class Lab:
         budget: how long each comparison (:meth:`compare`) may measure.
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
         repeats: timed repetitions of each kernel.
-        cache_bytes, free_bytes: the device's last-level cache and free memory when the run
-            was collected; experiments size themselves from these, never from the machine
+        cache_bytes, free_bytes: the device's last-level cache (as the measured hierarchy
+            found it, :class:`~gpuconcepts.measure.hierarchy.Sizing`) and free memory when the
+            run was collected; experiments size themselves from these, never from the machine
             that happens to read a saved run.
+        largest_array_bytes: the largest array the run's memory budget allows (None: no cap,
+            as in runs saved before budgets).
         recorded: measurements of a saved run; when given, the lab only replays them.
         facts: non-timing results of a saved run (e.g. counted weights), by name.
         progress: called with a line of text before each kernel runs.
@@ -156,6 +163,7 @@ class Lab:
         dtype: str | None = None,
         progress: Progress | None = None,
         budget: Budget | None = None,
+        largest_array_bytes: int | None = None,
     ) -> None:
         self.device = device
         self.label = label or device
@@ -164,6 +172,7 @@ class Lab:
         self.repeats = repeats
         self.cache_bytes = cache_bytes
         self.free_bytes = free_bytes
+        self.largest_array_bytes = largest_array_bytes
         self.replaying = recorded is not None
         self.budget = budget or Budget(min_rounds=repeats)
         self._groups = 0
@@ -301,7 +310,8 @@ class Lab:
             return tuple(rounds.measurements(group))
 
         while judge is not None and rounds.count < budget.max_rounds:
-            if time.perf_counter() - start > budget.seconds:
+            now = time.perf_counter()
+            if now - start > budget.seconds or (budget.until is not None and now > budget.until):
                 break
             if all(result.decided for result in judge(measured())):
                 break

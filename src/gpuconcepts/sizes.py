@@ -9,7 +9,7 @@ torch is imported only to ask a GPU its total memory when the caller does not sa
 
 >>> sizes = load_presets("cpu", quick=True, free_bytes=64 * 1024**3)
 >>> sorted(sizes)[:4]
-['cnn', 'cnn_depthwise', 'dlrm', 'dlrm_dense']
+['budget', 'cnn', 'cnn_depthwise', 'dlrm']
 >>> mlp = {"mlp": {"B": 1024, "d_in": 1024, "d_out": 1024}}
 >>> cap_presets(mlp, free_bytes=20 * 1024**2)["mlp"]["B"]
 512
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -39,6 +40,7 @@ MEMORY_FRACTION = 0.5
 """Share of the free memory one kernel's footprint may take."""
 
 KERNELS = (
+    "budget",
     "peaks",
     "dlrm",
     "dlrm_dense",
@@ -208,6 +210,33 @@ def cap_presets(
                 )
             sizes[key] = max(1, sizes[key] // 2)
     return capped
+
+
+@dataclass(frozen=True)
+class RunBudget:
+    """What one run may spend: ``seconds`` of wall time and ``memory_bytes`` for the arrays it
+    allocates (the ``budget`` table of each device class; ``--quick`` reads ``quick.budget``).
+
+    >>> RunBudget.from_presets(load_presets("cpu", quick=True, free_bytes=64 * 1024**3))
+    RunBudget(seconds=60.0, memory_bytes=2147483648)
+    """
+
+    seconds: float
+    memory_bytes: int
+
+    @classmethod
+    def from_presets(cls, presets: Mapping[str, Mapping[str, int]]) -> RunBudget:
+        """The budget of a presets dict (:func:`load_presets`)."""
+        table = presets.get("budget")
+        if not table or not {"seconds", "memory_mib"} <= set(table):
+            raise GpuConceptsError(
+                f"presets: the budget table needs seconds and memory_mib; got {sorted(table or {})}"
+            )
+        return cls(seconds=float(table["seconds"]), memory_bytes=int(table["memory_mib"]) * MiB)
+
+    def to_dict(self) -> dict[str, float | int]:
+        """Plain JSON types, as a run records them."""
+        return {"seconds": self.seconds, "memory_bytes": self.memory_bytes}
 
 
 def load_presets(

@@ -240,11 +240,13 @@ def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
     """The roofs' reference kernels at the claims' sizes (see
     :data:`~gpuconcepts.claims.roofline.ROOF_REFERENCES`): a square GEMM through the faster of
     the device's GEMM paths (a fact of the run, so a replay asks for the same), and the STREAM
-    triad on arrays of at least 4x the last-level cache."""
+    triad on arrays of at least 4x the last-level cache, within the run's memory budget."""
     from gpuconcepts.measure import COLUMNS, stream_array_bytes, stream_rows
 
     fastest = lab.fact("peak-gemm-backend", lambda: _fastest_gemm(lab.device, z.roof_gemm_n))
-    array = stream_array_bytes(z.roof_triad_mib * MiB, lab.cache_bytes, lab.free_bytes)
+    array = stream_array_bytes(
+        z.roof_triad_mib * MiB, lab.cache_bytes, lab.free_bytes, lab.largest_array_bytes
+    )
     return {
         "compute": (
             ROOF_REFERENCES["compute"],

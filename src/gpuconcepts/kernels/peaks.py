@@ -1,8 +1,9 @@
 r"""Measured peaks: STREAM-like copy and triad bandwidth, a large GEMM's FLOP/s, the bandwidth
 of each cache level (a working-set sweep) and a latency floor.
 
-The arrays are at least four times the last-level cache (the L3 of a CPU, the L2 of a
-GPU), so the bandwidth is DRAM's (HBM's) and not the cache's. Copy counts the bytes
+The arrays reach past where the working-set sweep finds DRAM's plateau (and at least four
+times the last cache it measured), within the run's memory budget, so the bandwidth is DRAM's
+(HBM's) and not the cache's. Copy counts the bytes
 read and the bytes written (``formulas.stream_copy_bytes``), as STREAM does. Each rate
 is taken at the best repetition, as STREAM reports it: a ceiling is the fastest the
 machine was seen to go.
@@ -42,17 +43,24 @@ from gpuconcepts.measure import (
     cache_levels,
     cpu_vector,
     free_memory_bytes,
-    last_level_cache_bytes,
+    set_flush_bytes,
     stream_array_bytes,
     stream_rows,
     time_function,
     transfer_unit_bytes,
+)
+from gpuconcepts.measure.hierarchy import (
+    Sizing,
+    dram_start_bytes,
+    largest_array_bytes,
+    sizing,
 )
 from gpuconcepts.roofline import (
     RANDOM_ROWS_BEFORE,
     MemoryLevel,
     Peaks,
 )
+from gpuconcepts.sizes import RunBudget
 from gpuconcepts.sweeps import (
     COLD_SMALLEST,
     GEMM_SHAPES,
@@ -272,13 +280,13 @@ SWEEP_READ_BYTES = 64 * MiB
 call outlasts its own overhead even when the working set is a few KiB."""
 
 
-def sweep_sizes(levels: tuple[tuple[str, int], ...], smallest: int = SWEEP_SMALLEST) -> list[int]:
-    """Working sets of the cache sweep: powers of two from ``smallest`` to 4× the largest cache.
+def sweep_sizes(top: int, smallest: int = SWEEP_SMALLEST) -> list[int]:
+    """Working sets of the cache sweep: powers of two from ``smallest`` to ``top`` (the largest
+    array the run's budget allows, :attr:`~gpuconcepts.measure.hierarchy.Sizing.largest_array_bytes`).
 
-    >>> [s // 1024 for s in sweep_sizes((("L1", 32 * 1024), ("L2", 64 * 1024)))]
+    >>> [s // 1024 for s in sweep_sizes(256 * 1024)]
     [4, 8, 16, 32, 64, 128, 256]
     """
-    top = LLC_MULTIPLE * max((size for _, size in levels), default=32 * MiB)
     sizes = [smallest]
     while sizes[-1] * 2 <= top:
         sizes.append(sizes[-1] * 2)
@@ -305,27 +313,41 @@ def _repeated_read(device: str, working_set: int) -> tuple[Callable[[], object],
     return (lambda: torch.sum(view, dim=(0, 1), out=out)), rows * n * 4
 
 
+def working_set_sweep(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
+    """The read bandwidth of every working set of :func:`sweep_sizes` up to ``top``, as
+    (bytes, bytes/s), every working set read once a round (:func:`best_in_rounds`)."""
+    sizes = sweep_sizes(top)
+    reads = [_repeated_read(device, size) for size in sizes]
+    best = best_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
+    return tuple(
+        (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, best, strict=True)
+    )
+
+
 def cache_hierarchy(
-    device: str, dram_bytes_per_s: float, *, repeats: int = 5
-) -> tuple[tuple[MemoryLevel, ...], tuple[tuple[int, float], ...]]:
-    """Each cache level's measured read bandwidth, and the sweep it was read from (every
-    working set read once a round, :func:`best_in_rounds`).
+    levels: Sequence[tuple[str, int]],
+    sweep: Sequence[tuple[int, float]],
+    dram_bytes_per_s: float,
+    dram_start: int | None,
+) -> tuple[MemoryLevel, ...]:
+    """Each cache level's measured read bandwidth, from the working-set sweep.
 
     A level's bandwidth is the best of the sweep's working sets that fit in half of it and not
     in the level before (the other half leaves room for what else the machine keeps there).
-    A level that came out no faster than every level behind it and DRAM is left out: a cache
-    slower than the memory it caches is a noisy measurement, and would mislabel kernels.
+    A level ends where the sweep found DRAM's plateau (``dram_start``), whatever sysfs says of
+    its size: a shared L3 of hundreds of MiB reaches only so far for this process. A level
+    that came out no faster than every level behind it and DRAM is left out: a cache slower
+    than the memory it caches is a noisy measurement, and would mislabel kernels.
+
+    >>> sweep = ((2**15, 1.3e11), (2**20, 9e10), (2**22, 2.3e10), (2**25, 1.3e10))
+    >>> [(level.name, level.size_bytes >> 20) for level in cache_hierarchy(
+    ...     (("L1", 2**16), ("L2", 2**21), ("L3", 300 * 2**20)), sweep, 1.3e10, 2**25)]
+    [('L1', 0), ('L2', 2), ('L3', 32)]
     """
-    levels = cache_levels(device)
-    sizes = sweep_sizes(levels)
-    reads = [_repeated_read(device, size) for size in sizes]
-    best = best_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
-    sweep = tuple(
-        (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, best, strict=True)
-    )
     found = []
     below = 0
-    for name, size in levels:
+    for name, sysfs_size in levels:
+        size = min(sysfs_size, dram_start or sysfs_size)
         inside = [rate for s, rate in sweep if below < s <= size // 2]
         if inside:
             found.append(MemoryLevel(name, size, max(inside)))
@@ -334,13 +356,13 @@ def cache_hierarchy(
     for level in reversed(found):  # from the largest cache down
         if level.bytes_per_s > max([dram_bytes_per_s, *(k.bytes_per_s for k in kept)]):
             kept.insert(0, level)
-    return tuple(kept), sweep
+    return tuple(kept)
 
 
-def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
+def cold_reads(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
     """The cold sweep: seconds to read an array once, in one call, right after the cache
-    flush that kernels timed flushed get, for arrays of 1 MiB doubling up to
-    :data:`~gpuconcepts.measure.LLC_MULTIPLE` times the last-level cache; each point is
+    flush that kernels timed flushed get, for arrays of 1 MiB doubling up to ``top`` (a working
+    set DRAM serves, :attr:`~gpuconcepts.measure.hierarchy.Sizing.beyond_bytes`); each point is
     (bytes, seconds), the best repetition of interleaved rounds (:func:`best_in_rounds`).
 
     A kernel timed after a flush starts cold: its call is dispatched from a cold cache, the
@@ -352,7 +374,7 @@ def cold_reads(device: str, cache_bytes: int, *, repeats: int = 5) -> tuple[tupl
     out = torch.empty((), dtype=torch.float32, device=device)
     sizes, points = [], []
     size = COLD_SMALLEST
-    while size <= LLC_MULTIPLE * cache_bytes:
+    while size <= max(top, COLD_SMALLEST):
         x = torch.ones(size // 4, dtype=torch.float32, device=device)
 
         def read(x: torch.Tensor = x) -> torch.Tensor:
@@ -379,6 +401,12 @@ million lines a second, where calls of 2**18 had reached 116, and 2**16 rows of 
 reached 0.45 of them). A lookup is read against the smallest call at least as large as its
 own (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
 
+RANDOM_CALL_MAX_BYTES = 64 * MiB
+"""The most one call of the random-access sweep fetches (rows × the transfer units of a row):
+the book's lookups fetch 8 to 16 MiB a call, and a call of 2**20 rows of 1 KiB (a GiB) took
+most of the sweep's time. A lookup larger than every call swept at its width is read against
+the largest of them (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
+
 RANDOM_BAG = 16
 """Rows summed into one bag by a call of the random-access sweep (the lookups' own bags, of
 8 to 512 rows, fetch their rows at the same rate: 2026-12-04, 2**19 rows of 16 bytes in bags
@@ -389,6 +417,7 @@ def random_access(
     device: str,
     cache_bytes: int,
     *,
+    beyond_bytes: int | None = None,
     first_cache_bytes: int | None = None,
     largest_table_bytes: int | None = None,
     repeats: int = 5,
@@ -397,7 +426,7 @@ def random_access(
     at uniformly random addresses, for a table inside the first cache level (a quarter of
     ``first_cache_bytes``, when given and smaller, so that it stays there beside the index
     and the output a call streams through), inside the last-level cache (half of it) and one
-    :data:`~gpuconcepts.measure.LLC_MULTIPLE` times beyond it (and one of
+    of ``beyond_bytes``, which DRAM serves (4x the cache when not given; and one of
     ``largest_table_bytes``, the largest table the run's lookups read, when larger still:
     the address translations of a table of gigabytes miss too), at each width of
     :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, rows per call, lines/s).
@@ -416,19 +445,25 @@ def random_access(
     hot rows (2026-12-04, 2**16 rows of 256 bytes from a table of 256 KiB).
     """
     generator = torch.Generator(device="cpu").manual_seed(7)
+    unit = transfer_unit_bytes(device)
     sweep = []
     inner = (
         ()
         if not first_cache_bytes or first_cache_bytes >= cache_bytes
         else (first_cache_bytes // 4,)
     )
-    beyond = LLC_MULTIPLE * cache_bytes
+    beyond = beyond_bytes or LLC_MULTIPLE * cache_bytes
     largest = (
         () if not largest_table_bytes or largest_table_bytes <= beyond else (largest_table_bytes,)
     )
     for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
-        shapes = [(row, calls) for row in RANDOM_ROW_BYTES for calls in RANDOM_CALL_ROWS]
+        shapes = [
+            (row, calls)
+            for row in RANDOM_ROW_BYTES
+            for calls in RANDOM_CALL_ROWS
+            if calls == RANDOM_CALL_ROWS[0] or calls * max(row, unit) <= RANDOM_CALL_MAX_BYTES
+        ]
         points = []
         gathers = [gather_call(store, row, calls, generator) for row, calls in shapes]
         points = [SweepPoint(gather, flush=True) for gather, _ in gathers]
@@ -570,11 +605,17 @@ def measure_peaks(
 ) -> Peaks:
     """Measure a device's compute and bandwidth ceilings.
 
+    The working-set sweep comes first, up to the largest array the run's budget allows
+    (:func:`working_set_sweep`): where its rate levels off is where DRAM begins, and every size
+    that must reach DRAM follows from it (:func:`~gpuconcepts.measure.hierarchy.sizing`): the
+    STREAM arrays, the cache flush (:func:`~gpuconcepts.measure.set_flush_bytes`), the cold
+    and random-access sweeps. A cache size read from sysfs names the levels and sizes nothing.
+
     The compute roof is the best of the GEMM shapes and paths (:func:`best_gemm_flops`) and of
     the book's dense convolution (so that no measured kernel sits above it); sizes come from the
     ``peaks`` and ``cnn`` tables of the presets (``gemm_n``, ``stream_mib``); ``bytes_per_s``
-    is the best of read, copy and triad on arrays of at least 4x the last-level cache. The GEMM runs in ``dtype`` (default: the
-    book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache sweep
+    is the best of read, copy and triad on the STREAM arrays. The GEMM runs in ``dtype``
+    (default: the book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache levels
     (:func:`cache_hierarchy`), the latency floor
     (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
     dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`), the random-access
@@ -586,8 +627,15 @@ def measure_peaks(
     sizes = presets["peaks"]
     # A ceiling is the best repetition, so more of them help on a busy machine.
     reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
+    free = free_memory_bytes(device)
+    budget = RunBudget.from_presets(presets)
+    sweep = working_set_sweep(
+        device, largest_array_bytes(budget.memory_bytes, free), repeats=SWEEP_ROUNDS
+    )
+    fit = machine_sizing(device, sweep, budget, free)
+    set_flush_bytes(device, fit.beyond_bytes)
     array = stream_array_bytes(
-        sizes["stream_mib"] * MiB, last_level_cache_bytes(device), free_memory_bytes(device)
+        sizes["stream_mib"] * MiB, fit.cache_bytes, free, fit.largest_array_bytes
     )
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
@@ -596,9 +644,9 @@ def measure_peaks(
         best_gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
         conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),
     )
-    read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array is 4x the LLC
+    read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array reaches past it
     dram = max(copy, triad, read)
-    levels, sweep = cache_hierarchy(device, dram, repeats=SWEEP_ROUNDS)
+    levels = cache_hierarchy(cache_levels(device), sweep, dram, dram_start_bytes(sweep))
     return Peaks(
         device=device,
         flops_per_s=flops,
@@ -616,15 +664,34 @@ def measure_peaks(
         line_bytes=transfer_unit_bytes(device),
         random_sweep=random_access(
             device,
-            last_level_cache_bytes(device),
+            fit.cache_bytes,
+            beyond_bytes=fit.beyond_bytes,
             first_cache_bytes=_first_cache_bytes(levels),
-            largest_table_bytes=_largest_table_bytes(presets, free_memory_bytes(device)),
+            largest_table_bytes=_largest_table_bytes(presets, free),
             repeats=SWEEP_ROUNDS,
         ),
-        cold_sweep=cold_reads(device, last_level_cache_bytes(device), repeats=reps),
+        cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=SWEEP_ROUNDS),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
         threads=torch.get_num_threads() if device == "cpu" else None,
+    )
+
+
+def machine_sizing(
+    device: str,
+    sweep: Sequence[tuple[int, float]],
+    budget: RunBudget,
+    free_bytes: int | None = None,
+) -> Sizing:
+    """The sizes that follow from a device's measured sweep within ``budget``
+    (:func:`~gpuconcepts.measure.hierarchy.sizing`, with the last cache sysfs or the GPU
+    reports, which only ever makes the cache smaller)."""
+    levels = cache_levels(device)
+    return sizing(
+        sweep,
+        sysfs_cache_bytes=levels[-1][1] if levels else None,
+        budget_bytes=budget.memory_bytes,
+        free_bytes=free_bytes,
     )
 
 

@@ -24,12 +24,17 @@ Public API (others code against it):
   ``time_function(fn, device, repeats=..., flush=...)``; each returns raw seconds per repetition.
 * Cache and memory sizes: ``cache_levels(device)``, ``cpu_last_level_cache_bytes()``,
   ``last_level_cache_bytes(device)``,
-  ``flush_buffer_bytes(cache_bytes)``, ``make_flusher(device)``, ``cpu_free_memory_bytes()``,
+  ``flush_buffer_bytes(beyond_bytes)``, ``set_flush_bytes(device, beyond_bytes)``,
+  ``flush_bytes(device)``, ``make_flusher(device)``, ``cpu_free_memory_bytes()``,
   ``free_memory_bytes(device)``.
 
 The CUDA timer takes its events and synchronisation from a small ``CudaBackend`` object,
 so its logic (warm-up, one event pair per repetition, cache flush before each one) is
 unit-tested on a machine without a GPU.
+
+Where DRAM begins and the sizes that follow from it within a run's memory budget are in
+:mod:`~gpuconcepts.measure.hierarchy` (``dram_start_bytes(sweep)``, ``sizing(...)``), which
+imports no torch.
 
 The package has three parts, each importable on its own and all re-exported here:
 :mod:`~gpuconcepts.measure.devices` (device choice and what a run probes of its machine),
@@ -110,6 +115,9 @@ from gpuconcepts.measure.devices import (
     flush_buffer_bytes as flush_buffer_bytes,
 )
 from gpuconcepts.measure.devices import (
+    flush_bytes as flush_bytes,
+)
+from gpuconcepts.measure.devices import (
     free_cores as free_cores,
 )
 from gpuconcepts.measure.devices import (
@@ -132,6 +140,9 @@ from gpuconcepts.measure.devices import (
 )
 from gpuconcepts.measure.devices import (
     resolve_device as resolve_device,
+)
+from gpuconcepts.measure.devices import (
+    set_flush_bytes as set_flush_bytes,
 )
 from gpuconcepts.measure.devices import (
     stream_array_bytes as stream_array_bytes,

@@ -8,6 +8,7 @@ cores other programs keep busy."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import platform
 import time
@@ -207,19 +208,44 @@ def last_level_cache_bytes(device: str) -> int:
     return cpu_last_level_cache_bytes()
 
 
-def flush_buffer_bytes(cache_bytes: int) -> int:
-    """Bytes to write so that nothing of a kernel's data survives in a cache of this size.
+def flush_buffer_bytes(beyond_bytes: int) -> int:
+    """Bytes to write so that nothing of a kernel's data survives in the caches: a working set
+    DRAM serves (:attr:`gpuconcepts.measure.hierarchy.Sizing.beyond_bytes`, twice where the
+    measured sweep found DRAM's plateau), at least 8 MiB, in whole MiB.
 
-    Four times the cache (the same margin as the STREAM arrays: caches are not strictly
-    LRU, and 2× proved too little on the dev CPU), at least 8 MiB, in whole MiB.
-
-    >>> flush_buffer_bytes(50 * 1024**2) // 1024**2
-    200
+    >>> flush_buffer_bytes(64 * 1024**2) // 1024**2
+    64
     >>> flush_buffer_bytes(1024) // 1024**2
     8
     """
-    wanted = max(4 * cache_bytes, 8 * MiB)
+    wanted = max(beyond_bytes, 8 * MiB)
     return -(-wanted // MiB) * MiB
+
+
+FLUSH_BEFORE_SWEEP_BYTES = 128 * MiB
+"""The most a CPU's flush writes before a sweep has measured where DRAM begins (4x a 32 MiB
+L3): sysfs may report an L3 of hundreds of MiB that other tenants share, and a flush of 4x that
+took most of a run (2026-12-06, a 2-core Xeon reporting 300 MiB: 1.2 GB written before every
+flushed repetition)."""
+
+_FLUSH_BYTES: dict[str, int] = {}
+
+
+def set_flush_bytes(device: str, beyond_bytes: int) -> None:
+    """Flush ``device``'s caches with :func:`flush_buffer_bytes` of ``beyond_bytes`` from now
+    on in this process (what the measured hierarchy says reaches DRAM: the peaks set it once
+    their sweep is measured, and a lab or an analysis that reuses saved peaks sets it again)."""
+    _FLUSH_BYTES[device] = flush_buffer_bytes(beyond_bytes)
+
+
+def flush_bytes(device: str) -> int:
+    """Bytes a flush of ``device`` writes: as :func:`set_flush_bytes` said, else 4x the last
+    cache (a GPU's L2 from its properties; a CPU's sysfs size, at most
+    :data:`FLUSH_BEFORE_SWEEP_BYTES`)."""
+    if device in _FLUSH_BYTES:
+        return _FLUSH_BYTES[device]
+    wanted = 4 * last_level_cache_bytes(device)
+    return flush_buffer_bytes(wanted if device == "cuda" else min(wanted, FLUSH_BEFORE_SWEEP_BYTES))
 
 
 # -- STREAM arrays ----------------------------------------------------------------------------
@@ -230,9 +256,13 @@ LLC_MULTIPLE = 4
 """STREAM arrays are at least this many times the last-level cache."""
 
 
-def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> int:
+def stream_array_bytes(
+    preset_bytes: int, cache_bytes: int, free_bytes: int, largest_bytes: int | None = None
+) -> int:
     """Bytes of one STREAM array: the preset, raised to 4× the cache, capped to fit 3 in half
-    the free memory; a whole number of 1024-element float32 rows.
+    the free memory and at ``largest_bytes`` (the run's budget,
+    :func:`~gpuconcepts.measure.hierarchy.largest_array_bytes`); a whole number of
+    1024-element float32 rows.
 
     >>> stream_array_bytes(128 * 1024**2, 32 * 1024**2, 64 * 1024**3) // 1024**2
     128
@@ -240,9 +270,11 @@ def stream_array_bytes(preset_bytes: int, cache_bytes: int, free_bytes: int) -> 
     200
     >>> stream_array_bytes(2048 * 1024**2, 50 * 1024**2, 3 * 1024**3) // 1024**2
     512
+    >>> stream_array_bytes(128 * 1024**2, 300 * 1024**2, 64 * 1024**3, 256 * 1024**2) // 1024**2
+    256
     """
     wanted = max(preset_bytes, LLC_MULTIPLE * cache_bytes)
-    wanted = min(wanted, free_bytes // 6)
+    wanted = min(wanted, free_bytes // 6, largest_bytes or wanted)
     row = COLUMNS * 4
     return max(row, wanted // row * row)
 
@@ -257,15 +289,21 @@ def stream_rows(array_bytes: int, s: int = 4) -> int:
 
 
 def make_flusher(device: str) -> Callable[[], None]:
-    """A function that evicts the last-level cache by writing a buffer larger than it.
+    """A function that evicts the caches by writing :func:`flush_bytes` of a buffer (one buffer
+    per device and size, made once: allocating it again for every timed group cost its page
+    faults each time).
 
     >>> flush = make_flusher("cpu")
     >>> flush()
     """
+    return _flusher(device, flush_bytes(device))
+
+
+@functools.lru_cache(maxsize=2)
+def _flusher(device: str, nbytes: int) -> Callable[[], None]:
     import torch
 
-    size = flush_buffer_bytes(last_level_cache_bytes(device))
-    buffer = torch.zeros(size // 4, dtype=torch.int32, device=device)
+    buffer = torch.zeros(nbytes // 4, dtype=torch.int32, device=device)
 
     def flush() -> None:
         if device == "cuda":

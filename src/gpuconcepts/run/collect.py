@@ -20,6 +20,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
+from gpuconcepts.sizes import RunBudget
 from gpuconcepts.units import significant
 
 DISTRIBUTED_WORLD_SIZE = 2
@@ -27,6 +28,11 @@ DISTRIBUTED_WORLD_SIZE = 2
 that exchange anything, so every machine can run it and the pipeline's two stages get a core
 each on a 2-core machine. Where fewer cores are free, it runs all the same: its bytes are
 counted, and the claims that read its times say they cannot (not visible)."""
+
+MEASURING_SHARE = 0.8
+"""The share of a run's time budget its comparisons may take (see ``Budget.until``): the
+whole-model experiments and the distributed part come after them (about a fifth of a quick
+run on 2 cores)."""
 
 GROWTH_WORLD_SIZE = 4
 """Processes over which a run counts the all-reduce's bytes in groups of 2, 3 and 4 (claim
@@ -83,6 +89,7 @@ def _collect(
     from gpuconcepts.claims.judge import judge_all
     from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
+    from gpuconcepts.kernels.peaks import machine_sizing
     from gpuconcepts.measure import (
         device_name,
         free_memory_bytes,
@@ -100,20 +107,27 @@ def _collect(
     presets = load_presets(device, quick)
     sweeps = load_sweeps(device, quick)
     experiment_sizes = claim_sizes(device, quick)
+    budget = RunBudget.from_presets(presets)
     timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
     if dtype is not None:
         torch_dtype(dtype)  # an unknown name is an error before anything runs
+    free = free_memory_bytes(device)
     peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
+    fit = machine_sizing(device, peaks.sweep, budget, free)
+    # the comparisons stop adding rounds at MEASURING_SHARE of the budget, leaving the rest
+    # to the whole-model and distributed parts
+    until = start + MEASURING_SHARE * budget.seconds
     lab = Lab(
         device,
         peaks,
         repeats=presets.get("timing", {}).get("repeats", 7),
-        cache_bytes=last_level_cache_bytes(device),
-        free_bytes=free_memory_bytes(device),
+        cache_bytes=fit.cache_bytes,
+        free_bytes=free,
         label=device_name(device),
         dtype=dtype,
         progress=timed,
-        budget=Budget.from_timing(presets.get("timing", {})),
+        budget=replace(Budget.from_timing(presets.get("timing", {})), until=until),
+        largest_array_bytes=fit.largest_array_bytes,
     )
     profile_all(lab, presets, sweeps)
     results = judge_all(lab, experiment_sizes) if claims else ()
@@ -137,6 +151,14 @@ def _collect(
         "presets": presets,
         "sweeps": {k: list(v) for k, v in sweeps.items()},
         "claims": asdict(experiment_sizes) if claims else None,
+        "budget": {
+            **budget.to_dict(),
+            "largest_array_bytes": fit.largest_array_bytes,
+            "cache_bytes_reported": last_level_cache_bytes(device),
+            "dram_reached": fit.dram_reached,
+            "beyond_bytes": fit.beyond_bytes,
+            "shrunk": list(fit.shrunk),
+        },
     }
     provenance = provenance_here(
         device,
@@ -145,6 +167,7 @@ def _collect(
         seconds=time.perf_counter() - start,
         sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
         noise=(noise_before, probe_noise(device)),
+        cache_bytes=fit.cache_bytes,
     )
     run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
     # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the

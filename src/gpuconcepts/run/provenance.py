@@ -194,8 +194,11 @@ def provenance_here(
     seconds: float,
     sizes: Mapping[str, Any],
     noise: tuple[NoiseProbe, NoiseProbe] | None = None,
+    cache_bytes: int | None = None,
 ) -> Provenance:
-    """The provenance of this machine and its software, now."""
+    """The provenance of this machine and its software, now (``cache_bytes``: the last cache
+    the run sized itself from, as its measured hierarchy found it; the reported one when not
+    given)."""
     import torch
 
     from gpuconcepts.measure import (
@@ -230,7 +233,7 @@ def provenance_here(
         command=command,
         quick=quick,
         catalogue_hash=catalogue_hash(),
-        cache_bytes=last_level_cache_bytes(device),
+        cache_bytes=cache_bytes or last_level_cache_bytes(device),
         free_bytes=free_memory_bytes(device),
         seconds=seconds,
         sizes=sizes,

@@ -133,6 +133,7 @@ class Run:
             repeats=1,
             cache_bytes=self.provenance.cache_bytes,
             free_bytes=self.provenance.free_bytes,
+            largest_array_bytes=self.provenance.sizes.get("budget", {}).get("largest_array_bytes"),
             recorded=self.measurements,
             facts=self.facts,
             label=self.provenance.device_name,
