@@ -65,10 +65,14 @@ def test_nothing_exceeds_the_budget(reported: int | None, budget_mib: int) -> No
 def test_what_was_shrunk_is_said() -> None:
     fit = sizing(XEON, sysfs_cache_bytes=480 * MiB, budget_bytes=512 * MiB)
     assert fit.shrunk == (
-        "the last cache: sysfs reports 480 MiB, but the sweep read DRAM's rate from 64 MiB on, "
-        "so sizes follow 64 MiB",
-        "DRAM working sets and the flush: 64 MiB instead of 128 MiB, an eighth of the 512 MiB "
-        "memory budget",
+        (
+            "the last cache: sysfs reports 480 MiB, but the sweep read DRAM's rate from 64 MiB on, "
+            "so sizes follow 64 MiB"
+        ),
+        (
+            "DRAM working sets and the flush: 64 MiB instead of 128 MiB, an eighth of the 512 MiB "
+            "memory budget"
+        ),
     )
     assert sizing(XEON, sysfs_cache_bytes=32 * MiB, budget_bytes=2 * GiB).shrunk == ()
 
