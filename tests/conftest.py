@@ -21,6 +21,13 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Run
 
 
+@pytest.fixture(autouse=True)
+def _peaks_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test keeps this machine's peaks in a folder of its own: none reads the user's
+    cache folder, or writes to it."""
+    monkeypatch.setenv("GPUCONCEPTS_CACHE_DIR", str(tmp_path_factory.mktemp("peaks-cache")))
+
+
 @pytest.fixture
 def run() -> Run:
     """A synthetic run (see :func:`synthetic.synthetic_run`)."""

@@ -76,7 +76,10 @@ def test_no_import_cycles_in_src() -> None:
     found = cycles(graph)
     assert found == [], " ; ".join(" -> ".join(c) for c in found)
     measuring = {name for name in graph if name.startswith("gpuconcepts.measure")}
-    assert len(measuring) == 4  # the package and devices, timing, measurement
+    # the package and devices, timing, measurement, hierarchy
+    assert len(measuring) == 5
+    # where DRAM begins is read from a sweep's numbers: no torch, no probe of the machine
+    assert graph["gpuconcepts.measure.hierarchy"] & measuring == set()
     for name in measuring:  # measuring knows no model
         assert "gpuconcepts.roofline" not in graph[name], name
     # the value sits below the timers that fill it and the probes beside them

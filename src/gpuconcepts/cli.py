@@ -187,6 +187,10 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     if args.save is not None:
         check_writable(args.save)  # a path that cannot be written is said now, not after the run
     run = collect(device, args.quick, progress=_progress, dtype=args.dtype)
+    from gpuconcepts.run.peaks_cache import identity_here, save_peaks
+
+    # what analyze and verify reuse on this machine (a folder that cannot be written is said)
+    save_peaks(run.peaks, identity_here(device, args.quick, args.dtype))
     if args.save is not None:
         run.save(args.save)
         _progress(f"saved the run to {args.save}")
@@ -205,7 +209,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         _progress(f"[verify] {line}")
 
-    run, claims = judged(args.device, args.quick, run_path=args.run_path, progress=progress)
+    run, claims = judged(
+        args.device, args.quick, run_path=args.run_path, progress=progress, fresh=args.fresh
+    )
     if args.json:
         sys.stdout.write(json.dumps(verify_dict(run, claims), indent=2, allow_nan=False) + "\n")
     else:
@@ -285,6 +291,15 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
                 f"analyze runs on {resolved}"
             )
         peaks, source = saved.peaks, f"from {args.peaks}, {saved.provenance.created_utc}"
+        from gpuconcepts.run.peaks_cache import use_peaks
+
+        use_peaks(peaks)
+    else:
+        from gpuconcepts.run.peaks_cache import this_machine_peaks
+
+        peaks, source = this_machine_peaks(
+            resolved, quick=resolved == "cpu", fresh=args.fresh, progress=_progress
+        )
     if args.figure is not None:
         require("matplotlib", "`analyze --figure`", "plots")
         if not PurePath(args.figure).suffix:
@@ -471,6 +486,12 @@ def _cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+_FRESH_HELP = (
+    "measure this machine's peaks again instead of reusing the ones kept from an earlier "
+    "run (in the user's cache folder, or GPUCONCEPTS_CACHE_DIR)"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``gpuconcepts`` command."""
     parser = _Parser(
@@ -531,6 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
                 metavar="PATH",
                 help="judge this saved run (gpuconcepts profile --save) instead of measuring",
             )
+            p.add_argument("--fresh", action="store_true", help=_FRESH_HELP)
 
     p = sub.add_parser(
         "compare",
@@ -581,8 +603,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--peaks",
         metavar="RUN.json",
         help="judge against a saved run's peaks (gpuconcepts profile --save) instead of "
-        "measuring them now",
+        "this machine's (kept from the last measurement here, else measured now)",
     )
+    p.add_argument("--fresh", action="store_true", help=_FRESH_HELP)
     p.add_argument(
         "--threads", type=int, metavar="N", help="CPU threads for torch (default: torch's)"
     )

@@ -14,6 +14,7 @@ from typing import Any
 from gpuconcepts.claims.result import ClaimResult, tally
 from gpuconcepts.measure import resolve_device
 from gpuconcepts.run import Run, collect, load
+from gpuconcepts.run.peaks_cache import this_machine_peaks
 
 
 def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
@@ -35,10 +36,12 @@ def judged(
     *,
     run_path: str | None = None,
     progress: Callable[[str], None] | None = None,
+    fresh: bool = False,
 ) -> tuple[Run, tuple[ClaimResult, ...]]:
     """A run and its claims' verdicts: a saved run (``run_path``) judged again, nothing
     measured, or a run measured now on ``device`` (auto, cpu or cuda), reporting each phase
-    to ``progress``. The CLI's ``verify`` renders what this returns.
+    to ``progress``, against this machine's peaks kept from an earlier measurement
+    (:func:`~gpuconcepts.run.peaks_cache.this_machine_peaks`; ``fresh`` measures them again). The CLI's ``verify`` renders what this returns.
 
     Its JSON form (:func:`verify_dict`) has, per claim (see
     :meth:`~gpuconcepts.claims.result.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
@@ -50,5 +53,7 @@ def judged(
     if run_path is not None:
         run = load(run_path)
         return run, run.rejudged()
-    run = collect(resolve_device(device), quick, progress=progress)
+    resolved = resolve_device(device)
+    peaks, _source = this_machine_peaks(resolved, quick, fresh=fresh, progress=progress)
+    run = collect(resolved, quick, progress=progress, peaks=peaks)
     return run, run.claims

@@ -62,6 +62,8 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
             bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
             keep their own (:func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`).
         wholemodel: False to leave out the whole-model experiments.
+        peaks: this machine's peaks measured earlier (:mod:`~gpuconcepts.run.peaks_cache`);
+            None measures them now.
         distributed: False to leave out the distributed measurement (gloo over loopback TCP
             in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
             that cannot run it gets the part skipped, with the reason recorded.
@@ -84,6 +86,7 @@ def _collect(
     dtype: str | None = None,
     wholemodel: bool = True,
     distributed: bool = True,
+    peaks: Peaks | None = None,
 ) -> Run:
     """:func:`collect` on the cores it was given."""
     from gpuconcepts.claims.judge import judge_all
@@ -96,6 +99,7 @@ def _collect(
         last_level_cache_bytes,
         probe_noise,
     )
+    from gpuconcepts.run.peaks_cache import use_peaks
 
     say = progress or (lambda _line: None)
     start = time.perf_counter()
@@ -108,11 +112,15 @@ def _collect(
     sweeps = load_sweeps(device, quick)
     experiment_sizes = claim_sizes(device, quick)
     budget = RunBudget.from_presets(presets)
-    timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
     if dtype is not None:
         torch_dtype(dtype)  # an unknown name is an error before anything runs
     free = free_memory_bytes(device)
-    peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
+    if peaks is None:
+        timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
+        peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
+    else:
+        timed(f"peaks on {device_name(device)}: kept from an earlier measurement")
+        use_peaks(peaks, budget.memory_bytes)
     fit = machine_sizing(device, peaks.sweep, budget, free)
     # the comparisons stop adding rounds at MEASURING_SHARE of the budget, leaving the rest
     # to the whole-model and distributed parts
