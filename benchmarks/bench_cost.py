@@ -89,6 +89,7 @@ def main() -> None:
     if args.baseline is None:
         newest = subprocess.run(
             ["git", "-C", str(ROOT), "describe", "--tags", "--abbrev=0"],
+            check=False,
             capture_output=True,
             text=True,
         )
