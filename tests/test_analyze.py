@@ -966,3 +966,20 @@ def test_analyze_reads_an_embedding_s_lookups_as_random_rows():
     # 8 bags of 4 indices read 32 rows of 16 float32 values (64 bytes) each
     assert gathers(nn.EmbeddingBag(1000, 16, mode="sum"), [(8, 4)]) == (32, 64)
     assert gathers(nn.Linear(4, 4), [(8, 4)]) == (None, None)
+
+
+def test_cli_keeps_the_peaks_it_measured_for_the_next_call(model_file, capsys, monkeypatch):
+    # issue 38: the second analyze of a model measures no peaks; --fresh measures them again
+    measured = []
+    monkeypatch.setattr(
+        "gpuconcepts.kernels.measure_peaks", lambda *_a, **_k: measured.append(1) or PEAKS
+    )
+    argv = ["analyze", f"{model_file}:build", "--input", "2x3x4x4", "--repeats", "1", "--json"]
+    sources = []
+    for flags in ([], [], ["--fresh"]):
+        assert main([*argv, *flags]) == 0
+        sources.append(json.loads(capsys.readouterr().out)["peaks"]["source"])
+    assert len(measured) == 2
+    assert sources[0] == sources[2] == "measured now"
+    assert sources[1].startswith("kept from ")
+    assert sources[1].endswith("--fresh measures them again)")

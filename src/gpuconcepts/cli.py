@@ -278,6 +278,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     from gpuconcepts.analysis import analyze, build_model, make_inputs
     from gpuconcepts.files import check_writable, save_figure
     from gpuconcepts.measure import resolve_device
+    from gpuconcepts.run.peaks_cache import identity_here, kept_peaks, save_peaks, use_peaks
 
     resolved = resolve_device(args.device)
     peaks, source = None, None
@@ -291,15 +292,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
                 f"analyze runs on {resolved}"
             )
         peaks, source = saved.peaks, f"from {args.peaks}, {saved.provenance.created_utc}"
-        from gpuconcepts.run.peaks_cache import use_peaks
-
         use_peaks(peaks)
-    else:
-        from gpuconcepts.run.peaks_cache import this_machine_peaks
-
-        peaks, source = this_machine_peaks(
-            resolved, quick=resolved == "cpu", fresh=args.fresh, progress=_progress
-        )
     if args.figure is not None:
         require("matplotlib", "`analyze --figure`", "plots")
         if not PurePath(args.figure).suffix:
@@ -321,6 +314,13 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     with user_code(origin, quiet=args.json or args.csv):
         model = build_model(origin, module=args.factory is not None)
         inputs, kwargs = make_inputs(model, specs, resolved, args.dtype)
+        # this machine's peaks, kept from an earlier measurement (after the model and its
+        # inputs, whose mistakes are said before anything is measured); else analyze
+        # measures them, and they are kept below
+        identity = identity_here(resolved, quick=resolved == "cpu")
+        if peaks is None and not args.fresh:
+            peaks, source = kept_peaks(identity) or (None, None)
+        measuring = peaks is None
         try:
             report = analyze(
                 model,
@@ -340,6 +340,8 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
             raise
         finally:
             progress.done()
+    if measuring:
+        save_peaks(report.peaks, identity)
     write(report)
     return 0
 

@@ -149,16 +149,25 @@ def this_machine_peaks(
     from gpuconcepts.kernels import measure_peaks
 
     identity = identity_here(device, quick, dtype)
-    kept = None if fresh else load_peaks(identity)
+    kept = None if fresh else kept_peaks(identity)
     if kept is not None:
-        peaks, saved = kept
-        use_peaks(peaks)
-        return peaks, f"kept from {saved} ({cache_folder()}; --fresh measures them again)"
+        return kept
     if progress is not None:
         progress("measuring this machine's peaks (kept for next time; --fresh measures again)")
     peaks = measure_peaks(device, quick, dtype=dtype)
     save_peaks(peaks, identity)
     return peaks, "measured now"
+
+
+def kept_peaks(identity: Identity) -> tuple[Peaks, str] | None:
+    """The peaks kept for ``identity``, ready to use (they size this process's flush), and
+    where they come from in words; None when none are kept."""
+    kept = load_peaks(identity)
+    if kept is None:
+        return None
+    peaks, saved = kept
+    use_peaks(peaks)
+    return peaks, f"kept from {saved} ({cache_folder()}; --fresh measures them again)"
 
 
 def use_peaks(peaks: Peaks, budget_bytes: int | None = None) -> None:
