@@ -113,9 +113,43 @@ def parse_cache_size(text: str) -> int:
     return int(text)
 
 
-def cpu_last_level_cache_bytes(
-    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
-) -> int:
+SYSFS_CACHE_ENV = "GPUCONCEPTS_CPU_CACHE_DIR"
+"""An environment variable naming a folder laid out as sysfs's ``cpu0/cache`` (``index*/level``,
+``type``, ``size``, ``coherency_line_size``) to read instead: a run on this machine that sees
+another machine's reported caches (a 1.1 GiB L3, none), as the book's tests and
+``benchmarks/bench_cost.py --sysfs`` do. An empty folder reports no caches."""
+
+
+def sysfs_cache_dir() -> Path:
+    """CPU 0's caches in sysfs, or the folder :data:`SYSFS_CACHE_ENV` names."""
+    return Path(os.environ.get(SYSFS_CACHE_ENV) or "/sys/devices/system/cpu/cpu0/cache")
+
+
+def write_cache_dir(folder: Path, levels: dict[int, int], line_bytes: int = 64) -> Path:
+    """Lay out ``folder`` as sysfs's ``cpu0/cache`` with one data cache per level of ``levels``
+    (level -> bytes), for :data:`SYSFS_CACHE_ENV`: how the tests and benchmarks present another
+    machine's caches.
+
+    >>> import tempfile
+    >>> folder = write_cache_dir(Path(tempfile.mkdtemp()), {2: 2**21, 3: 1152 * 2**20})
+    >>> cpu_cache_levels(folder), cpu_last_level_cache_bytes(folder) // 2**20
+    ((('L2', 2097152), ('L3', 1207959552)), 1152)
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, (level, size) in enumerate(sorted(levels.items())):
+        index = folder / f"index{number}"
+        index.mkdir(exist_ok=True)
+        for name, value in (
+            ("level", level),
+            ("type", "Unified" if level > 1 else "Data"),
+            ("size", f"{size // 1024}K"),
+            ("coherency_line_size", line_bytes),
+        ):
+            (index / name).write_text(f"{value}\n")
+    return folder
+
+
+def cpu_last_level_cache_bytes(cache_dir: Path | None = None) -> int:
     """Size of the highest-level data/unified cache seen by CPU 0 (the last of
     :func:`cpu_cache_levels`).
 
@@ -125,16 +159,14 @@ def cpu_last_level_cache_bytes(
     return levels[-1][1] if levels else DEFAULT_LLC_BYTES
 
 
-def cpu_cache_levels(
-    cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
-) -> tuple[tuple[str, int], ...]:
+def cpu_cache_levels(cache_dir: Path | None = None) -> tuple[tuple[str, int], ...]:
     """The data caches CPU 0 sees, smallest first: ``(("L1", 32768), ("L2", ...), ...)``.
 
     From sysfs; instruction caches are left out. Empty when sysfs says nothing.
     """
     levels: dict[int, int] = {}
     try:
-        for index in sorted(cache_dir.glob("index*")):
+        for index in sorted((cache_dir or sysfs_cache_dir()).glob("index*")):
             if (index / "type").read_text().strip() == "Instruction":
                 continue
             level = int((index / "level").read_text())
@@ -159,7 +191,7 @@ TRANSFER_UNIT_NAMES = {"cpu": "cache line", "cuda": "sector"}
 """What each device calls its unit of memory transfer (see :func:`transfer_unit_bytes`)."""
 
 
-def cpu_cache_line_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int:
+def cpu_cache_line_bytes(cache_dir: Path | None = None) -> int:
     """The cache line of CPU 0's data caches (sysfs ``coherency_line_size``, the largest when
     the levels differ), or :data:`DEFAULT_CACHE_LINE_BYTES` when sysfs says nothing.
 
@@ -175,7 +207,7 @@ def cpu_cache_line_bytes(cache_dir: Path = Path("/sys/devices/system/cpu/cpu0/ca
     """
     sizes = []
     try:
-        for index in sorted(cache_dir.glob("index*")):
+        for index in sorted((cache_dir or sysfs_cache_dir()).glob("index*")):
             if (index / "type").read_text().strip() == "Instruction":
                 continue
             sizes.append(int((index / "coherency_line_size").read_text()))
