@@ -62,6 +62,18 @@ def test_nothing_exceeds_the_budget(reported: int | None, budget_mib: int) -> No
     assert any("still fell" in line for line in fit.shrunk)
 
 
+def test_a_sweep_that_load_flattened_cannot_put_dram_inside_a_cores_own_cache() -> None:
+    # under load every working set read alike (2026-12-06, load 7 on 2 cores: 5-12 GB/s from
+    # 512 KiB to 256 MiB); the plateau then "began" at 1 MiB, inside the 2 MiB L2
+    busy = tuple((2**k, 6e9 + 1e9 * (k % 3)) for k in range(19, 29))
+    assert dram_start_bytes(busy) == 2**19
+    fit = sizing(
+        busy, sysfs_cache_bytes=300 * MiB, budget_bytes=2 * GiB, private_cache_bytes=2 * MiB
+    )
+    assert fit.cache_bytes == 4 * MiB
+    assert fit.beyond_bytes == 8 * MiB
+
+
 def test_what_was_shrunk_is_said() -> None:
     fit = sizing(XEON, sysfs_cache_bytes=480 * MiB, budget_bytes=512 * MiB)
     assert fit.shrunk == (

@@ -22,6 +22,9 @@ from gpuconcepts.run import Run, catalogue_hash, load
 TINY_TOML = """
 [cpu.timing]
 repeats = 2
+[cpu.budget]
+seconds = 60
+memory_mib = 256
 [cpu.peaks]
 gemm_n = 32
 stream_mib = 1

@@ -95,7 +95,7 @@ class Budget:
         """The budget of a presets ``timing`` table (``repeats`` is the minimum of rounds).
 
         >>> Budget.from_timing({"repeats": 7, "max_rounds": 30, "compare_seconds": 4})
-        Budget(min_rounds=7, max_rounds=30, seconds=4.0)
+        Budget(min_rounds=7, max_rounds=30, seconds=4.0, until=None)
         """
         default = cls()
         return cls(

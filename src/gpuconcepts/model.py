@@ -98,7 +98,8 @@ class ModelShape:
             if value > MAX_SHAPE:
                 raise GpuConceptsError(
                     f"model {self.name}: {field_name} ({meaning}) must be at most 2**53 "
-                    f"({MAX_SHAPE:,}), past any machine; got a {len(str(value))}-digit number"
+                    f"({plain_number(MAX_SHAPE)}), past any machine; got a "
+                    f"{len(str(value))}-digit number"
                 )
         if isinstance(self.positions, bool) or not isinstance(self.positions, int):
             raise GpuConceptsError(f"model {self.name}: positions must be a whole number")

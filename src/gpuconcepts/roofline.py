@@ -152,9 +152,8 @@ class Peaks:
         the smallest at least as many as the kernel's (the largest when none is, or when the
         kernel's are not given), since a call pays its cold start (the page-table entries and
         the index it reads after a flush) once, and the more rows share it, the faster each
-        line; chosen among the calls swept at the row's width, which is chosen first: the
-        narrowest swept row at least as wide (the widest when none is), since the rate rises
-        with the row's width. None without a sweep, or when every swept
+        line. The row: the narrowest swept row at least as wide (the widest when none is),
+        since the rate rises with the row's width. None without a sweep, or when every swept
         table sits further out than the kernel's.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
@@ -171,10 +170,6 @@ class Peaks:
         ...     (2**28, 16, 2**16, 2e7), (2**28, 16, 2**20, 4e7)))
         >>> calls.random_point(16, 2**28, 2**16), calls.random_point(16, 2**28, 2**17)
         ((268435456, 16, 65536, 20000000.0), (268435456, 16, 1048576, 40000000.0))
-        >>> wide = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=(
-        ...     (2**28, 16, 2**16, 2e7), (2**28, 16, 2**20, 4e7), (2**28, 1024, 2**16, 1e7)))
-        >>> wide.random_point(1024, 2**28, 2**20)  # 1 KiB rows were swept in calls of 2**16
-        (268435456, 1024, 65536, 10000000.0)
         """
         if not self.random_sweep:
             return None
@@ -190,13 +185,13 @@ class Peaks:
             within = [t for t in same if t <= table_bytes]
             table = (within[-1] if within else same[0]) if same else faster[-1]
         at_table = [point for point in self.random_sweep if point[0] == table]
-        # the row first: a wide row is swept in fewer call sizes than a narrow one
-        widths = sorted({point[1] for point in at_table})
-        width = next((w for w in widths if w >= row_bytes), widths[-1])
-        at_width = [point for point in at_table if point[1] == width]
-        calls = sorted({random_rows_per_call(point) for point in at_width})
+        calls = sorted({random_rows_per_call(point) for point in at_table})
         call = next((c for c in calls if rows is not None and c >= rows), calls[-1])
-        return next(point for point in at_width if random_rows_per_call(point) == call)
+        points = sorted(
+            (point for point in at_table if random_rows_per_call(point) == call),
+            key=lambda point: point[1],
+        )
+        return next((point for point in points if point[1] >= row_bytes), points[-1])
 
     def level_of(self, nbytes: int) -> int:
         """The index in :attr:`memory_roofs` of the level that holds ``nbytes``: the first

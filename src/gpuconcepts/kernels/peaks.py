@@ -404,8 +404,9 @@ own (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
 RANDOM_CALL_MAX_BYTES = 64 * MiB
 """The most one call of the random-access sweep fetches (rows × the transfer units of a row):
 the book's lookups fetch 8 to 16 MiB a call, and a call of 2**20 rows of 1 KiB (a GiB) took
-most of the sweep's time. A lookup larger than every call swept at its width is read against
-the largest of them (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
+most of the sweep's time. Every width is swept in calls of the fewest rows, so a lookup has a
+point at its own width; one larger than every call swept at its width is read against a
+narrower row's call as large as its own (:meth:`~gpuconcepts.roofline.Peaks.random_point`)."""
 
 RANDOM_BAG = 16
 """Rows summed into one bag by a call of the random-access sweep (the lookups' own bags, of
@@ -685,13 +686,15 @@ def machine_sizing(
 ) -> Sizing:
     """The sizes that follow from a device's measured sweep within ``budget``
     (:func:`~gpuconcepts.measure.hierarchy.sizing`, with the last cache sysfs or the GPU
-    reports, which only ever makes the cache smaller)."""
+    reports, which only ever makes the cache smaller, and the one below it, which DRAM's plateau
+    cannot start within)."""
     levels = cache_levels(device)
     return sizing(
         sweep,
         sysfs_cache_bytes=levels[-1][1] if levels else None,
         budget_bytes=budget.memory_bytes,
         free_bytes=free_bytes,
+        private_cache_bytes=levels[-2][1] if len(levels) > 1 else None,
     )
 
 

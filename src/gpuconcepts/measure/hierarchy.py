@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.units import MiB
+from gpuconcepts.units import MiB, binary_bytes
 
 PLATEAU_TOLERANCE = 1.25
 """A working set read within 1.25x of the largest one's rate belongs to the same plateau: the
@@ -105,11 +105,15 @@ def sizing(
     sysfs_cache_bytes: int | None,
     budget_bytes: int,
     free_bytes: int | None = None,
+    private_cache_bytes: int | None = None,
 ) -> Sizing:
     """The sizes that follow from a measured sweep within a memory budget (:class:`Sizing`).
 
     Where the sweep found DRAM's plateau, the last cache ends at its start (or at the sysfs
-    size, if smaller), and DRAM serves :data:`BEYOND_MULTIPLE` times that start. Where it did
+    size, if smaller), and DRAM serves :data:`BEYOND_MULTIPLE` times that start. The plateau
+    never starts within twice ``private_cache_bytes`` (the largest cache sysfs reports below the
+    last: a core's own L2, whose size is its own): on a busy machine every working set may read
+    alike, and a flush sized from such a sweep would leave the caches full. Where it did
     not, DRAM's rate is the slowest the budget reached: the cache is the sysfs size (or the
     sweep's top, without one) and the DRAM working sets are the largest array allowed.
 
@@ -123,6 +127,8 @@ def sizing(
     """
     largest = largest_array_bytes(budget_bytes, free_bytes)
     start = dram_start_bytes(sweep)
+    if start is not None and private_cache_bytes:
+        start = max(start, 2 * private_cache_bytes)
     shrunk: list[str] = []
     top = max((size for size, _ in sweep), default=largest)
     if start is not None:
@@ -156,4 +162,4 @@ def sizing(
 
 
 def _mib(nbytes: int) -> str:
-    return f"{nbytes / MiB:,.0f} MiB" if nbytes >= MiB else f"{nbytes / 1024:,.0f} KiB"
+    return binary_bytes(nbytes)

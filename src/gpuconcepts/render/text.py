@@ -482,37 +482,36 @@ def format_run(run: Run) -> str:
     if run.claims:
         out.append(f"claims: {tally_text(counts)} (gpuconcepts verify shows them)")
         out.append(run.provenance.noise)
-    out.append(f"wall time {number(run.provenance.seconds)} s")
     out.extend(budget_lines(run.provenance.sizes, run.provenance.seconds))
     return "\n".join(out)
 
 
 def budget_lines(sizes: Mapping[str, Any], seconds: float) -> list[str]:
-    r"""What a run was allowed to spend, what it spent, and what was made smaller to keep to it
-    (nothing for runs saved before budgets).
+    r"""What a run was allowed to spend, what was made smaller to keep to it, and the time it
+    took, last (only the time for runs saved before budgets).
 
     >>> budget = {"seconds": 60.0, "memory_bytes": 2**31, "largest_array_bytes": 2**28,
     ...           "shrunk": ["the last cache: sysfs reports 300 MiB, ..."]}
     >>> print("\n".join(budget_lines({"budget": budget}, 48.2)))
-    budget: 60 s and 2,048 MiB, arrays of at most 256 MiB; this run took 48.2 s
+    budget: 60 s and 2,048 MiB, arrays of at most 256 MiB
       made smaller: the last cache: sysfs reports 300 MiB, ...
-    >>> budget_lines({"budget": budget}, 75.0)[0].endswith("75 s, over its budget")
-    True
+    wall time 48.2 s
+    >>> budget_lines({"budget": budget}, 75.0)[-1]
+    'wall time 75 s, over its budget of 60 s'
     """
     budget = sizes.get("budget")
     if not budget:
-        return []
-    over = ", over its budget" if seconds > budget["seconds"] else ""
-    lines = [
+        return [f"wall time {number(seconds)} s"]
+    over = f", over its budget of {number(budget['seconds'])} s"
+    return [
         (
             f"budget: {number(budget['seconds'])} s and "
             f"{plain_number(budget['memory_bytes'] // 2**20)} MiB, arrays of at most "
-            f"{plain_number(budget['largest_array_bytes'] // 2**20)} MiB; this run took "
-            f"{number(seconds)} s{over}"
-        )
+            f"{plain_number(budget['largest_array_bytes'] // 2**20)} MiB"
+        ),
+        *(f"  made smaller: {line}" for line in budget.get("shrunk", ())),
+        f"wall time {number(seconds)} s{over if seconds > budget['seconds'] else ''}",
     ]
-    lines.extend(f"  made smaller: {line}" for line in budget.get("shrunk", ()))
-    return lines
 
 
 # -- claims ------------------------------------------------------------------------------------
