@@ -321,7 +321,6 @@ def test_cuda_calls_use_the_cuda_timer_with_the_same_flush_rule(monkeypatch):
 
     monkeypatch.setattr("gpuconcepts.measure.time_cuda", fake_time_cuda)
     monkeypatch.setattr("gpuconcepts.measure.make_flusher", lambda device: "flusher-" + device)
-    monkeypatch.setattr("gpuconcepts.analysis.timing._FLUSHERS", {})  # none made yet
     replays = [Replay("a", lambda: None, True), Replay("b", lambda: None, False)]
     times, stop = time_calls(replays, "cuda", 3)
     assert (times, stop) == ([(1e-3,) * 2, (1e-3,) * 2], None)  # two agree: enough
@@ -355,7 +354,6 @@ def test_cold_calls_on_a_cpu_share_one_flush_per_group_and_stop_when_settled(mon
     monkeypatch.setattr(
         "gpuconcepts.measure.make_flusher", lambda _device: lambda: clock.log.append("flush")
     )
-    monkeypatch.setattr(timing, "_FLUSHERS", {})
     steady = clock.call("steady", [1e-3])
     noisy = clock.call("noisy", [1e-3, 3e-3, 1e-3, 5e-3, 2e-3, 9e-3])
     shares = clock.call("shares", [1e-3])  # reads the steady call's storage: after a flush
@@ -377,21 +375,13 @@ def test_cold_calls_on_a_cpu_share_one_flush_per_group_and_stop_when_settled(mon
     assert times[1] == pytest.approx((3e-3, 1e-3, 5e-3, 2e-3, 9e-3))
 
 
-def test_the_flush_buffer_is_made_once_per_process(monkeypatch):
+def test_the_flush_buffer_is_made_once_per_process():
     from gpuconcepts.analysis import timing
 
-    made = []
-
-    def make_flusher(device):
-        made.append(device)
-        return lambda: None
-
-    monkeypatch.setattr("gpuconcepts.measure.make_flusher", make_flusher)
-    monkeypatch.setattr(timing, "_FLUSHERS", {})
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())  # both memory-bound: both run cold
     for _ in range(2):
         assert [layer.flushed for layer in run(model, torch.randn(2, 4)).layers] == [True, True]
-    assert made == ["cpu"]
+    assert timing.flusher_for("cpu") is timing.flusher_for("cpu")
 
 
 def test_a_wide_spread_gets_more_repetitions_and_a_tight_one_does_not(monkeypatch):

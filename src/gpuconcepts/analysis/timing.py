@@ -81,18 +81,13 @@ def cold_groups(replays: Sequence[Replay], indices: Sequence[int]) -> list[list[
     return [members for members, _ in groups]
 
 
-_FLUSHERS: dict[str, Callable[[], None]] = {}
-
-
 def flusher_for(device: str) -> Callable[[], None]:
-    """The device's cache flush (:func:`gpuconcepts.measure.make_flusher`), made once per
-    process: its buffer, a few times the last-level cache, costs tens of milliseconds to map,
-    as much as a small model's whole forward pass, and every analysis reuses it."""
+    """The device's cache flush (:func:`gpuconcepts.measure.make_flusher`, which makes each
+    size's buffer once per process: mapping it costs tens of milliseconds, as much as a small
+    model's whole forward pass), sized as the measured hierarchy says."""
     from gpuconcepts.measure import make_flusher
 
-    if device not in _FLUSHERS:
-        _FLUSHERS[device] = make_flusher(device)
-    return _FLUSHERS[device]
+    return make_flusher(device)
 
 
 def time_calls(
