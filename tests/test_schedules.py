@@ -85,7 +85,21 @@ def test_the_ring_title_is_the_formulas() -> None:
 
 
 def test_the_pages_figures_draw() -> None:
-    glue = {**figures.cnn(), **figures.model(), **figures.distributed()}
-    assert sorted(glue) == ["budget_fig", "cnn_arch", "pipeline_fig", "ring_fig"]
+    glue = {**figures.cnn(), **figures.model(), **figures.distributed(), **figures.hardware()}
+    assert sorted(glue) == ["budget_fig", "cnn_arch", "overlay_fig", "pipeline_fig", "ring_fig"]
     titles = [ax.get_title(loc="left") for ax in glue["pipeline_fig"].axes]
     assert all("formula" in title for title in titles)
+
+
+def test_the_overlay_places_every_example_on_the_roof() -> None:
+    from gpuconcepts.hardware import datasheet_peaks
+    from gpuconcepts.roofline import attainable
+
+    peaks = datasheet_peaks("fp16")
+    examples = [("low", 0.5), ("high", 1000.0)]
+    fig = schedules.datasheet_overlay(peaks, examples)
+    (dots,) = fig.axes[0].collections
+    placed = [tuple(xy) for xy in dots.get_offsets()]
+    assert placed == [(x, attainable(x, peaks[0])) for _, x in examples]
+    with pytest.raises(GpuConceptsError, match="at least one"):
+        schedules.datasheet_overlay(peaks, [])

@@ -20,6 +20,7 @@ ARTICLE = "article.bd-article"
 FIGURES = {
     "gpu.html": ["fig-gpu-overlay"],
     "cnn.html": ["fig-cnn-architecture"],
+    "hardware.html": ["fig-datasheet-overlay"],
     "model.html": ["fig-memory-budget"],
     "distributed.html": ["fig-ring-allreduce", "fig-pipeline-schedules"],
 }

@@ -3,6 +3,7 @@
 * the CNN chapter: the post's architecture picture (:func:`cnn`);
 * the model chapter: stacked memory-budget bars of ZeRO's stages for the page's Llama-2-70B
   shape over its devices, against an H100's memory (:func:`model`);
+* the hardware chapter: every datasheet GPU's roofline with the post's examples (:func:`hardware`);
 * the distributed chapter: a ring all-reduce of the post's MLP gradient and the three pipeline
   schedules at the page's number of stages (:func:`distributed`).
 
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 from gpuconcepts import exercises as answers
 from gpuconcepts import formulas
+from gpuconcepts.hardware import DEFAULT_GPU, GPUS, datasheet_peaks
 from gpuconcepts.model import PRESETS, account
 from gpuconcepts.questions import question
 from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.pages.distributed import PIPELINE_STAGES
+from gpuconcepts.render.pages.hardware import examples
 from gpuconcepts.render.pages.model import H100, ZERO_DEVICES
 from gpuconcepts.render.plots import schedules
 
@@ -61,4 +64,21 @@ def distributed() -> Glue:
         "pipeline_fig": schedules.pipeline_schedules(
             p=PIPELINE_STAGES, m=PIPELINE_MICRO_BATCHES, v=2
         ),
+    }
+
+
+OVERLAY_DTYPE = "fp16"
+"""The data type of the overlay: the post's examples are FP16 but for the FP32 lookup."""
+
+
+def hardware() -> Glue:
+    """The hardware chapter's overlay: each datasheet GPU's FP16 roofline, and the post's
+    examples (the page's table, numbered in its order) on the default GPU's roof."""
+    on = GPUS[DEFAULT_GPU].datasheet_peaks(OVERLAY_DTYPE)
+    return {
+        "overlay_fig": schedules.datasheet_overlay(
+            datasheet_peaks(OVERLAY_DTYPE),
+            [(label, intensity) for label, intensity, _ in examples()],
+            on=on,
+        )
     }

@@ -7,6 +7,7 @@
   each device sends from :data:`~gpuconcepts.formulas.ring_allreduce_bytes`.
 * :func:`memory_budget`: stacked bars of the model state per device under each ZeRO stage
   (:func:`zero_parts`, whose sum is :data:`~gpuconcepts.formulas.zero_memory_per_device`).
+* :func:`datasheet_overlay`: every datasheet GPU's roofline with the post's examples placed.
 * :func:`cnn_architecture`: an image, a sliding filter and the feature maps it makes, sized by
   :data:`~gpuconcepts.formulas.conv_weights` and the output size of a valid convolution.
 
@@ -36,10 +37,14 @@ from gpuconcepts.render.style import (
     WARM,
     figure,
     needs_matplotlib,
+    plain_log_labels,
 )
+from gpuconcepts.roofline import attainable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from gpuconcepts.roofline import Peaks
 
 Schedule = Literal["GPipe", "1F1B", "interleaved"]
 SCHEDULES: tuple[Schedule, ...] = ("GPipe", "1F1B", "interleaved")
@@ -453,4 +458,55 @@ def cnn_architecture(
     ax.set_ylim(-1.0, top + C_in * 0.35 + 0.3)
     ax.set_aspect("equal")
     ax.axis("off")
+    return fig
+
+
+@needs_matplotlib
+def datasheet_overlay(
+    peaks: list[Peaks], examples: list[tuple[str, float]], on: Peaks | None = None
+) -> Figure:
+    """Every datasheet GPU's roofline in one data type, and the post's examples as numbered
+    points at their intensity on the roof of ``on`` (default: the first GPU), numbered in the
+    order given.
+
+    >>> from gpuconcepts.hardware import datasheet_peaks
+    >>> fig = datasheet_overlay(datasheet_peaks("fp16"), [("a lookup", 0.125), ("a GEMM", 500)])
+    >>> len(fig.axes[0].collections)
+    1
+    """
+    import numpy as np
+
+    if not peaks or not examples:
+        raise GpuConceptsError("datasheet_overlay: give at least one GPU and one example")
+    base = on or peaks[0]
+    fig, (ax,) = figure(7.2, 4.8)
+    intensities = [i for _, i in examples] + [p.ridge_point for p in peaks]
+    xs = np.logspace(np.log10(min(intensities) / 4), np.log10(max(intensities) * 4), 200)
+    for index, p in enumerate(peaks):
+        ys = [attainable(float(x), p) for x in xs]
+        ax.plot(
+            xs,
+            ys,
+            color=DEVICE_COLOURS[index % len(DEVICE_COLOURS)],
+            linewidth=2.2 if p.name == base.name else 1.2,
+            linestyle="-" if p.name == base.name else "--",
+            label=f"{p.name}: ridge {units.significant(p.ridge_point)} FLOP/byte",
+        )
+    points = [(i, attainable(i, base)) for _, i in examples]
+    ax.scatter(
+        [x for x, _ in points], [y for _, y in points], s=60, color=ACCENT, edgecolors=INK,
+        zorder=3,
+    )  # fmt: skip
+    for number, (x, y) in enumerate(points, start=1):
+        ax.annotate(str(number), (x, y), textcoords="offset points", xytext=(4, -12), fontsize=8.5)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable FLOP/s")
+    ax.set_title(
+        f"Datasheet rooflines ({base.dtype}); the post's examples on the {base.name}'s",
+        fontsize=11,
+    )
+    ax.legend(fontsize=8, loc="lower right")
+    plain_log_labels(fig)
     return fig
