@@ -209,12 +209,17 @@ def _mlp(run: Run) -> str:
     if not memory:
         return ""
     first, last = memory[0], memory[-1]
+    b1, b2 = (units.plain_number(m.size("B")) for m in (first, last))
+    roofs = [place(m, run.peaks).observed for m in (first, last)]
+    landed = (
+        f"both landed on the {roofs[0]} roof"
+        if roofs[0] == roofs[1]
+        else f"they landed on the {roofs[0]} and the {roofs[1]} roofs"
+    )
     text = (
-        f"one layer took {seconds(first.seconds)} at B = {units.plain_number(first.size('B'))} "
-        f"and {seconds(last.seconds)} at B = {units.plain_number(last.size('B'))} "
-        f"({units.as_long(last.seconds / first.seconds, 'the single sample')}): "
-        f"reading the weights from {place(first, run.peaks).observed} set the time, not the "
-        "batch"
+        f"a layer at a batch of {b2} took {seconds(last.seconds)}, "
+        f"{units.as_long(last.seconds / first.seconds, f'at a batch of {b1}')} "
+        f"({seconds(first.seconds)}); {landed}, where the batch costs little"
     )
     if compute:
         big = compute[0]
