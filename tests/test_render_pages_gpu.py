@@ -154,3 +154,11 @@ def test_a_run_without_the_kernels_says_nothing(first: Run) -> None:
     bare = dataclasses.replace(first, measurements=(first.measurements[0],))
     assert gpu.SENTENCES["rnn"](bare) == ""
     assert isinstance(first.measurements[0], Measurement)
+
+
+def test_sweeps_are_in_the_order_of_their_size(first: Run) -> None:
+    batches = [m.size("B") for m in gpu.chapter(first, "mlp")]
+    assert batches == sorted(batches)
+    prefill = [m.size("S") for m in gpu.chapter(first, "transformer")
+               if m.workload == "transformer-prefill"]  # fmt: skip
+    assert prefill == sorted(prefill)

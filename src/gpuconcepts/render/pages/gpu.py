@@ -80,10 +80,16 @@ def _kernels(run: Run, workload: str) -> list[Measurement]:
 
 
 def chapter(run: Run, family: str) -> list[Measurement]:
-    """A chapter's measurements from the run's profile, in run order (its preset sizes, not
-    the sizes of the claims)."""
+    """A chapter's measurements from the run's profile (its preset sizes, not the sizes of the
+    claims), sweeps in the order of the swept size."""
     wanted = chapters()[family]
-    return [m for m in run.profile() if m.workload in wanted]
+    found = [m for m in run.profile() if m.workload in wanted]
+    if family == "mlp":  # the sweep by batch, as the chapter shows it
+        found.sort(key=lambda m: m.size("B"))
+    if family == "transformer":  # the sweep over S, the causal prefill, the decode step
+        order = {"transformer-prefill": 0, "transformer-prefill-causal": 1}
+        found.sort(key=lambda m: (order.get(m.workload, 2), m.size("S")))
+    return found
 
 
 def _find(run: Run, workload: str) -> Measurement | None:
@@ -483,7 +489,11 @@ def page(runs: Sequence[Run]) -> Glue:
     glue: Glue = {
         "gpu": gpu_name(first.provenance.device_name),
         "n_runs": units.plural(len(found), "run"),
-        "run_list": "\n".join(f"* {run.provenance.summary} ({run.label})" for run in found),
+        "run_list": "\n".join(
+            f"* {run_name(run)}: {run.provenance.summary}, commit "
+            f"{(run.provenance.git_commit or 'unknown')[:10]}"
+            for run in found
+        ),
         "datasheet": datasheet_table(found),
         "peaks_text": " ".join(peaks_sentence(run) for run in found),
         "tally": tally(found),
