@@ -63,9 +63,13 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx_exercise",  # the exercises at the end of each chapter
+    "sphinxcontrib.bibtex",  # the bibliography: {cite:p} roles, docs/references.bib
     "_whatif",  # docs/_whatif.py: the live what-if panels, generated from the formulas
 ]
 suppress_warnings = ["mystnb.unknown_mime_type"]
+bibtex_bibfiles = ["references.bib"]
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
 
 # -- MyST --------------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]

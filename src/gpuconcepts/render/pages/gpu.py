@@ -1,0 +1,511 @@
+"""The GPU chapter: the runs recorded on a GPU (``docs/runs/``), told in words from their data.
+
+Every sentence here is built from a recorded :class:`~gpuconcepts.run.Run`: the datasheet
+against the measured peaks, where each family's kernels landed, each claim that failed with
+its measured reason, and why random and consecutive rows meet on HBM. The chapters' "on other
+machines" passages use :func:`chapter_passage`; pages that show a run's distributed results use
+:func:`distributed_column`, which says when those ran with gloo on the host CPU.
+
+>>> gpu_name("cuda (NVIDIA H200)"), gpu_name("cpu (AMD EPYC, 2 threads)")
+('NVIDIA H200', 'cpu (AMD EPYC, 2 threads)')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts import units
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import lookup
+from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.render.plots.roofline import plot_roofline
+from gpuconcepts.render.style import plain_log_labels
+from gpuconcepts.roofline import place
+from gpuconcepts.units import percent, seconds, si
+from gpuconcepts.workloads import chapter_of, chapters
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.render.pages import Glue
+    from gpuconcepts.run import Run
+
+FAMILIES = ("dlrm", "mlp", "cnn", "rnn", "transformer")
+"""The five families, in the book's order (their chapters' names)."""
+
+FAMILY_NAMES = {
+    "dlrm": "DLRM",
+    "mlp": "MLP",
+    "cnn": "CNN",
+    "rnn": "RNN",
+    "transformer": "Transformer",
+}
+
+
+def gpu_name(device_name: str) -> str:
+    """The GPU's own name from a run's ``device_name`` (``cuda (NVIDIA H200)``)."""
+    found = re.fullmatch(r"cuda \((.+)\)", device_name)
+    return found.group(1) if found else device_name
+
+
+def gpu_runs(runs: Sequence[Run]) -> list[Run]:
+    """The runs measured on a GPU, in the order given."""
+    return [run for run in runs if run.peaks.device == "cuda"]
+
+
+def run_name(run: Run) -> str:
+    """A GPU run for a sentence: its GPU and its data type (``NVIDIA H200, bfloat16 run``)."""
+    return f"{gpu_name(run.provenance.device_name)}, {run.peaks.dtype} run"
+
+
+def run_phrase(run: Run) -> str:
+    """A GPU run inside a sentence: ``the NVIDIA H200's bfloat16 run``."""
+    return f"the {gpu_name(run.provenance.device_name)}'s {run.peaks.dtype} run"
+
+
+def _kernels(run: Run, workload: str) -> list[Measurement]:
+    """The chapter measurements of ``workload`` in ``run`` (not the claims' own sizes)."""
+    family = chapter_of(workload)
+    if not family:
+        return []
+    try:
+        measured = chapter(run, family)
+    except GpuConceptsError:  # a run recorded without this chapter's sizes
+        return []
+    return [m for m in measured if m.workload == workload]
+
+
+def chapter(run: Run, family: str) -> list[Measurement]:
+    """A chapter's measurements from the run's profile (its preset sizes, not the sizes of the
+    claims), sweeps in the order of the swept size."""
+    wanted = chapters()[family]
+    found = [m for m in run.profile() if m.workload in wanted]
+    if family == "mlp":  # the sweep by batch, as the chapter shows it
+        found.sort(key=lambda m: m.size("B"))
+    if family == "transformer":  # the sweep over S, the causal prefill, the decode step
+        order = {"transformer-prefill": 0, "transformer-prefill-causal": 1}
+        found.sort(key=lambda m: (order.get(m.workload, 2), m.size("S")))
+    return found
+
+
+def _find(run: Run, workload: str) -> Measurement | None:
+    found = _kernels(run, workload)
+    return found[0] if found else None
+
+
+def _roof(m: Measurement, run: Run) -> str:
+    """Where a kernel landed: the roof that explains its time and the share of it reached."""
+    where = place(m, run.peaks)
+    return f"the {where.observed} roof ({percent(where.attained)} of it)"
+
+
+# -- datasheet against measured ------------------------------------------------------------
+def datasheet_table(runs: Sequence[Run]) -> str:
+    """Markdown: each GPU run's measured peaks beside its datasheet's, with the share reached.
+
+    A run whose GPU is not in the datasheet table shows its measured peaks alone.
+    """
+    rows = []
+    for run in runs:
+        peaks = run.peaks
+        gpu = lookup(run.provenance.device_name)
+        sheet_flops = None if gpu is None else gpu.peak(peaks.dtype)
+        sheet_bytes = None if gpu is None else gpu.bytes_per_s
+        rows.append(
+            [
+                run_name(run),
+                "-" if sheet_flops is None else si(sheet_flops, "FLOP/s"),
+                si(peaks.flops_per_s, "FLOP/s"),
+                "-" if sheet_flops is None else percent(peaks.flops_per_s / sheet_flops),
+                "-" if sheet_bytes is None else si(sheet_bytes, "B/s"),
+                si(peaks.bytes_per_s, "B/s"),
+                "-" if sheet_bytes is None else percent(peaks.bytes_per_s / sheet_bytes),
+                "-" if gpu is None or sheet_flops is None
+                else units.significant(gpu.ridge_point(peaks.dtype)),
+                units.significant(peaks.ridge_point),
+                "-" if peaks.latency_seconds is None else seconds(peaks.latency_seconds),
+            ]
+        )  # fmt: skip
+    return markdown_table(
+        [
+            "Run",
+            "Datasheet compute",
+            "Measured GEMM",
+            "Reached",
+            "Datasheet memory",
+            "Measured stream",
+            "Reached",
+            "Ridge, datasheet (FLOP/byte)",
+            "Ridge, measured",
+            "Latency floor",
+        ],
+        rows,
+    )
+
+
+def peaks_sentence(run: Run) -> str:
+    """In words: the share of the datasheet's compute and memory roofs the run reached."""
+    gpu = lookup(run.provenance.device_name)
+    peaks = run.peaks
+    if gpu is None or gpu.peak(peaks.dtype) is None:
+        return (
+            f"T{run_phrase(run)[1:]} measured {si(peaks.flops_per_s, 'FLOP/s')} and "
+            f"{si(peaks.bytes_per_s, 'B/s')}; its GPU is not in the datasheet table."
+        )
+    sheet = gpu.peak(peaks.dtype) or 1.0
+    return (
+        f"In {run_phrase(run)} the largest GEMM reached {si(peaks.flops_per_s, 'FLOP/s')} of "
+        f"the {si(sheet, 'FLOP/s')} the {gpu.name} datasheet lists for {peaks.dtype} "
+        f"({percent(peaks.flops_per_s / sheet)}), and streaming reached "
+        f"{si(peaks.bytes_per_s, 'B/s')} of {si(gpu.bytes_per_s, 'B/s')} "
+        f"({percent(peaks.bytes_per_s / gpu.bytes_per_s)}). The measured ridge point is "
+        f"{units.significant(peaks.ridge_point)} FLOP/byte against the datasheet's "
+        f"{units.significant(gpu.ridge_point(peaks.dtype))}, and the smallest kernel took "
+        + ("an unmeasured time" if peaks.latency_seconds is None
+           else seconds(peaks.latency_seconds))
+        + ", the latency floor under every other one."
+    )  # fmt: skip
+
+
+# -- where each family lands ---------------------------------------------------------------
+def families_table(run: Run) -> str:
+    """Markdown: every chapter kernel of ``run``, its time, the bound the formulas predict,
+    the roof that explains the time and the share of it reached."""
+    rows = []
+    for family in FAMILIES:
+        for m in chapter(run, family):
+            where = place(m, run.peaks)
+            rows.append(
+                [
+                    FAMILY_NAMES[family],
+                    f"`{m.workload}`",
+                    units.sizes(m.params),
+                    seconds(m.seconds),
+                    where.bound,
+                    where.observed,
+                    percent(where.attained),
+                ]
+            )
+    return markdown_table(
+        ["Family", "Kernel", "Sizes", "Time (median)", "Predicted", "Observed roof", "Reached"],
+        rows,
+    )
+
+
+def _dlrm(run: Run) -> str:
+    rand, seq = _find(run, "dlrm-random"), _find(run, "dlrm-sequential")
+    if rand is None or seq is None:
+        return ""
+    row = rand.size("d") * rand.size("s")
+    return (
+        f"random lookups of {units.plain_number(row)}-byte rows took {seconds(rand.seconds)}, "
+        f"{units.as_long(rand.seconds / seq.seconds, 'consecutive ones')} "
+        f"({seconds(seq.seconds)}); the random ones landed on {_roof(rand, run)}"
+    )
+
+
+def _mlp(run: Run) -> str:
+    sweep = sorted(_kernels(run, "mlp"), key=lambda m: m.size("B"))
+    memory = [m for m in sweep if place(m, run.peaks).bound == "memory"]
+    compute = [m for m in sweep if place(m, run.peaks).bound == "compute"]
+    if not memory:
+        return ""
+    first, last = memory[0], memory[-1]
+    b1, b2 = (units.plain_number(m.size("B")) for m in (first, last))
+    roofs = [place(m, run.peaks).observed for m in (first, last)]
+    landed = (
+        f"both landed on the {roofs[0]} roof"
+        if roofs[0] == roofs[1]
+        else f"they landed on the {roofs[0]} and the {roofs[1]} roofs"
+    )
+    text = (
+        f"a layer at a batch of {b2} took {seconds(last.seconds)}, "
+        f"{units.as_long(last.seconds / first.seconds, f'at a batch of {b1}')} "
+        f"({seconds(first.seconds)}); {landed}, where the batch costs little"
+    )
+    if compute:
+        big = compute[0]
+        text += (
+            f"; from B = {units.plain_number(big.size('B'))} it ran at "
+            f"{percent(big.flops_per_s / run.peaks.flops_per_s)} of the measured GEMM peak"
+        )
+    return text
+
+
+def _cnn(run: Run) -> str:
+    conv, depth = _find(run, "cnn-conv"), _find(run, "cnn-depthwise")
+    if conv is None or depth is None:
+        return ""
+    return (
+        f"the dense convolution landed on {_roof(conv, run)}, the depthwise one on "
+        f"{_roof(depth, run)}"
+    )
+
+
+def _rnn(run: Run) -> str:
+    loop, gemm = _find(run, "rnn-loop"), _find(run, "rnn-gemm")
+    if loop is None or gemm is None:
+        return ""
+    return (
+        f"the {units.plain_number(loop.size('S'))}-step loop took {seconds(loop.seconds)} "
+        f"against {seconds(gemm.seconds)} for the same FLOPs as one GEMM, "
+        f"{units.as_long(loop.seconds / gemm.seconds, 'the GEMM')}"
+    )
+
+
+def _transformer(run: Run) -> str:
+    prefill = sorted(_kernels(run, "transformer-prefill"), key=lambda m: m.size("S"))
+    decode = _find(run, "transformer-decode")
+    parts = []
+    if prefill:
+        big = prefill[-1]
+        parts.append(
+            f"prefill at S = {units.plain_number(big.size('S'))} ran at "
+            f"{percent(big.flops_per_s / run.peaks.flops_per_s)} of the measured GEMM peak "
+            f"and landed on {_roof(big, run)}"
+        )
+    if decode is not None:
+        parts.append(
+            f"a decode step read at {percent(decode.bytes_per_s / run.peaks.bytes_per_s)} of "
+            f"the measured memory bandwidth and landed on {_roof(decode, run)}"
+        )
+    return "; ".join(parts)
+
+
+SENTENCES: dict[str, Callable[[Run], str]] = {
+    "dlrm": _dlrm,
+    "mlp": _mlp,
+    "cnn": _cnn,
+    "rnn": _rnn,
+    "transformer": _transformer,
+}
+"""What each chapter's GPU passage says of one run (empty when the run lacks the kernels)."""
+
+
+def chapter_passage(runs: Sequence[Run], family: str) -> str:
+    """Markdown: what the recorded GPU runs showed for one chapter, in words from their data.
+
+    >>> chapter_passage([], "rnn")
+    'No run on a GPU is recorded in `docs/runs/` yet, so this chapter has no GPU to tell of.'
+    """
+    said = [
+        f"In {run_phrase(run)}, {text}."
+        for run in gpu_runs(runs)
+        if (text := SENTENCES[family](run))
+    ]
+    if not said:
+        return "No run on a GPU is recorded in `docs/runs/` yet, so this chapter has no GPU to tell of."
+    return (
+        "**What the GPU showed.** "
+        + " ".join(said)
+        + " The {doc}`GPU chapter <gpu>` tells these runs in full."
+    )
+
+
+def highlights(run: Run) -> Glue:
+    """The chapter's headline sentences of one run, one per family (``hl_dlrm`` ...)."""
+    return {f"hl_{family}": SENTENCES[family](run) or "not measured" for family in FAMILIES}
+
+
+# -- the claims that fail ------------------------------------------------------------------
+def tally(runs: Sequence[Run]) -> str:
+    """In words: how many claims each GPU run judged, and how many of them failed."""
+    parts = []
+    for run in runs:
+        counts = run.counts
+        parts.append(
+            f"{run_phrase(run)} judged {units.plural(len(run.claims), 'claim')}: "
+            f"{counts['holds']} held, {counts['fails']} failed"
+            + (f", {counts['undecided']} undecided" if counts["undecided"] else "")
+            + (f", {counts['not visible']} not visible" if counts["not visible"] else "")
+        )
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if text else "No run on a GPU is recorded yet."
+
+
+def _failure(result: ClaimResult, names: Sequence[str]) -> str:
+    runs = units.listing(list(names)) + (" runs" if len(names) > 1 else " run")
+    text = (
+        f"* **{result.claim}** ({result.architecture}; did not hold in the {runs}). "
+        f"Measured: {result.measured}, against the pass region {result.pass_region}; "
+        f"{result.why}."
+    )
+    if result.detail and result.detail not in result.measured:
+        text += f" In numbers: {result.detail}."
+    if result.device and not result.device.startswith("cuda"):
+        text += f" Measured on: {result.device}."
+    return text
+
+
+def failures(runs: Sequence[Run]) -> str:
+    """Markdown: each claim that did not hold on a GPU run, once, with the runs it failed in
+    and its measured reason (the first failing run's numbers)."""
+    found: dict[str, tuple[ClaimResult, list[str]]] = {}
+    for run in runs:
+        for result in run.claims:
+            if result.verdict == "holds":
+                continue
+            _, names = found.setdefault(result.key, (result, []))
+            names.append(
+                run.peaks.dtype if result.verdict == "fails"
+                else f"{run.peaks.dtype} ({result.verdict})"
+            )  # fmt: skip
+    if not found:
+        return "Every claim held on every recorded GPU run."
+    return "\n".join(_failure(result, names) for result, names in found.values())
+
+
+# -- random against consecutive rows on HBM -------------------------------------------------
+RANDOM_CLAIM = "dlrm-random-vs-sequential"
+
+
+def random_rows(run: Run) -> Glue:
+    """The random-against-consecutive claim's measured ratio at every row size, beside the
+    sector model's, and the sentences that explain where they meet."""
+    try:
+        result = run.claim(RANDOM_CLAIM)
+    except GpuConceptsError:
+        return {"rows_table": "This run judged no random-lookup claim.", "rows_text": ""}
+    values = result.values
+    sizes = sorted(
+        int(match.group(1)) for key in values if (match := re.fullmatch(r"ratio_(\d+)B_rows", key))
+    )
+    rows = []
+    for size in sizes:
+        low, high = values.get(f"ratio_{size}B_rows_low"), values.get(f"ratio_{size}B_rows_high")
+        measured = units.times(float(values[f"ratio_{size}B_rows"] or 0))
+        if isinstance(low, float) and isinstance(high, float):
+            measured += f" [{units.how_many(low)}, {units.how_many(high)}]"
+        rows.append(
+            [
+                units.plural(size, "byte"),
+                units.times(float(values.get(f"predicted_{size}B_rows") or 0)),
+                measured,
+            ]
+        )
+    unit = values.get("transfer_bytes")
+    unit_name = values.get("transfer_unit") or "transfer"
+    ratio = values.get("ratio")
+    row = values.get("row_bytes")
+    text = (
+        f"The GPU's memory answers in {unit_name}s of {unit} bytes. A row that fills whole "
+        f"{unit_name}s wastes nothing when it is fetched alone, so a random row costs the same "
+        "bytes as a consecutive one; the many lookups in flight at once hide each one's latency. "
+        f"Only rows smaller than a {unit_name} pay for bytes they do not use, and there the "
+        "ratio rises, though less than the model's count of wasted bytes says. With the "
+        f"chapter's {units.plain_number(int(row or 0))}-byte rows the consecutive lookups moved "
+        f"their bytes {_as_fast(float(ratio or 0))} the random ones."
+    )
+    return {
+        "rows_table": markdown_table(
+            [
+                "Row size",
+                "Model: consecutive ÷ random bandwidth",
+                "Measured (interval)",
+            ],
+            rows,
+        ),
+        "rows_text": text,
+    }
+
+
+def _as_fast(ratio: float) -> str:
+    """``as fast as`` for a ratio that rounds to one, else ``N times as fast as``.
+
+    >>> _as_fast(1.004), _as_fast(1.5)
+    ('as fast as', '1.5 times as fast as')
+    """
+    shown = units.how_many(ratio)
+    return "as fast as" if shown == "1" else f"{shown} times as fast as"
+
+
+# -- distributed results measured on the host -----------------------------------------------
+def distributed_column(run: Run, *, recorded: bool = True) -> str:
+    """A run's column name on a table of distributed results: its label, and where the
+    distributed part really ran when that was not the run's own device (gloo on the host CPU).
+
+    >>> from gpuconcepts.run import Run
+    >>> from gpuconcepts.run.provenance import Provenance
+    >>> from gpuconcepts.roofline import Peaks
+    >>> run = Run(Provenance.example(), Peaks("cpu", 1e11, 1e10, "float32"), (), {}, ())
+    >>> distributed_column(run, recorded=False) == run.label
+    True
+    """
+    name = f"{run.label} (recorded)" if recorded else run.label
+    report = run.distributed
+    if report is None or run.peaks.device != "cuda" or report.backend != "gloo":
+        return name
+    return f"{name}: distributed part on the host CPU ({report.device}), not the GPU"
+
+
+def distributed_note(runs: Sequence[Run]) -> str:
+    """A sentence for a page that shows recorded runs' distributed verdicts: which of them
+    ran with gloo on the host CPU of a GPU machine (empty when none did)."""
+    host = [
+        run
+        for run in runs
+        if run.peaks.device == "cuda"
+        and run.distributed is not None
+        and run.distributed.backend == "gloo"
+    ]
+    if not host:
+        return ""
+    names = units.listing([run_phrase(run) for run in host])
+    devices = units.listing(sorted({run.distributed.device for run in host if run.distributed}))
+    return (
+        f"The distributed results of {names} were not measured on the GPU: they ran with "
+        f"the gloo backend on the machine's host CPU ({devices}). Their verdicts speak of "
+        "that CPU and its loopback interface, not of NVLink or the GPU."
+    )
+
+
+# -- the page ------------------------------------------------------------------------------
+def overlay(run: Run) -> Figure:
+    """The run's measured roofline with its datasheet's dashed beside it, and its chapter
+    kernels as points."""
+    gpu = lookup(run.provenance.device_name)
+    sheet = None if gpu is None or gpu.peak(run.peaks.dtype) is None else gpu
+    kernels = [m for family in FAMILIES for m in chapter(run, family)]
+    fig: Figure = plot_roofline(
+        run.peaks,
+        kernels,
+        datasheet=None if sheet is None else sheet.datasheet_peaks(run.peaks.dtype),
+    )
+    fig.axes[0].set_title(f"{run_name(run)}: measured roofs and datasheet")
+    plain_log_labels(fig)
+    return fig
+
+
+def page(runs: Sequence[Run]) -> Glue:
+    """Everything the GPU chapter glues, from the recorded runs (the GPU ones are picked)."""
+    found = gpu_runs(runs)
+    if not found:
+        raise GpuConceptsError("the GPU chapter needs a run recorded on a GPU in docs/runs/")
+    first = found[0]
+    glue: Glue = {
+        "gpu": gpu_name(first.provenance.device_name),
+        "n_runs": units.plural(len(found), "run"),
+        "run_list": "\n".join(
+            f"* {run_name(run)}: {run.provenance.summary}, commit "
+            f"{(run.provenance.git_commit or 'unknown')[:10]}"
+            for run in found
+        ),
+        "datasheet": datasheet_table(found),
+        "peaks_text": " ".join(peaks_sentence(run) for run in found),
+        "tally": tally(found),
+        "failures": failures(found),
+        "distributed_note": distributed_note(found)
+        or "Every distributed result shown ran on the device its run names.",
+        "overlay": overlay(first),
+    }
+    for index, run in enumerate(found):
+        glue[f"families_{index}"] = f"**{run_name(run)}**\n\n" + families_table(run)
+    glue["families"] = "\n\n".join(str(glue.pop(f"families_{i}")) for i in range(len(found)))
+    glue.update(highlights(first))
+    glue["hl_run"] = run_name(first)
+    glue.update(random_rows(first))
+    return glue

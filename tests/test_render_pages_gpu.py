@@ -1,0 +1,164 @@
+"""The GPU chapter (gpuconcepts.render.pages.gpu): every sentence comes from the recorded runs.
+
+The tests read the runs committed in docs/runs/ and change them (a claim's verdict, a kernel's
+time) to check that the words follow the data: nothing here is typed from a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gpuconcepts import units
+from gpuconcepts.claims.result import example
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import lookup
+from gpuconcepts.measure import Measurement
+from gpuconcepts.render.pages import gpu
+from gpuconcepts.run import Run, load_all
+
+RUNS = Path(__file__).resolve().parents[1] / "docs" / "runs"
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[Run]:
+    return load_all(RUNS)
+
+
+@pytest.fixture(scope="module")
+def first(runs: list[Run]) -> Run:
+    found = gpu.gpu_runs(runs)
+    if not found:
+        pytest.skip("no GPU run recorded in docs/runs/")
+    return found[0]
+
+
+def _slower(run: Run, workload: str, factor: float) -> Run:
+    """``run`` with every ``workload`` measurement ``factor`` times as slow."""
+    measurements = tuple(
+        dataclasses.replace(m, raw_seconds=tuple(t * factor for t in m.raw_seconds))
+        if m.workload == workload
+        else m
+        for m in run.measurements
+    )
+    return dataclasses.replace(run, measurements=measurements)
+
+
+def test_only_gpu_runs_are_told(runs: list[Run]) -> None:
+    assert all(run.peaks.device == "cuda" for run in gpu.gpu_runs(runs))
+    assert len(gpu.gpu_runs(runs)) == sum(run.peaks.device == "cuda" for run in runs)
+
+
+def test_the_page_glues_every_name_it_uses(runs: list[Run], first: Run) -> None:
+    glue = gpu.page(runs)
+    text = (Path(__file__).resolve().parents[1] / "docs" / "gpu.md").read_text()
+    for name in glue:
+        assert name in text, f"{name} is glued but docs/gpu.md never shows it"
+    assert gpu.gpu_name(first.provenance.device_name) == glue["gpu"]
+
+
+def test_the_page_needs_a_gpu_run(runs: list[Run]) -> None:
+    cpu_only = [run for run in runs if run.peaks.device != "cuda"]
+    with pytest.raises(GpuConceptsError, match="needs a run recorded on a GPU"):
+        gpu.page(cpu_only)
+
+
+def test_the_datasheet_share_is_computed(first: Run) -> None:
+    sheet = lookup(first.provenance.device_name)
+    assert sheet is not None
+    peak = sheet.peak(first.peaks.dtype)
+    assert peak is not None
+    table = gpu.datasheet_table([first])
+    assert units.percent(first.peaks.flops_per_s / peak) in table
+    assert units.percent(first.peaks.bytes_per_s / sheet.bytes_per_s) in table
+    assert units.si(first.peaks.flops_per_s, "FLOP/s") in gpu.peaks_sentence(first)
+
+
+def test_the_rnn_sentence_follows_the_times(first: Run) -> None:
+    loop = gpu._find(first, "rnn-loop")
+    gemm = gpu._find(first, "rnn-gemm")
+    assert loop is not None
+    assert gemm is not None
+    said = gpu.SENTENCES["rnn"](first)
+    assert units.seconds(loop.seconds) in said
+    assert units.seconds(gemm.seconds) in said
+    slower = gpu.SENTENCES["rnn"](_slower(first, "rnn-loop", 3.0))
+    assert units.seconds(loop.seconds * 3.0) in slower
+    assert slower != said
+
+
+def test_the_mlp_sentence_names_the_memory_bound_batches(first: Run) -> None:
+    said = gpu.SENTENCES["mlp"](first)
+    assert "B = " in said
+    assert "HBM" in said or "DRAM" in said or "L2" in said
+
+
+def test_every_chapter_names_the_gpu(runs: list[Run], first: Run) -> None:
+    name = gpu.gpu_name(first.provenance.device_name)
+    for family in gpu.FAMILIES:
+        passage = gpu.chapter_passage(runs, family)
+        assert name in passage, family
+        assert "{doc}`GPU chapter <gpu>`" in passage
+    assert "no GPU" in gpu.chapter_passage([], "dlrm")
+
+
+def test_failures_follow_the_verdicts(first: Run) -> None:
+    failing = [r for r in first.claims if r.verdict != "holds"]
+    listed = gpu.failures([first])
+    for result in failing:
+        assert result.claim in listed
+    held = example()  # a claim that holds
+    assert held.verdict == "holds"
+    all_held = dataclasses.replace(first, claims=(held,))
+    assert gpu.failures([all_held]) == "Every claim held on every recorded GPU run."
+    failed = dataclasses.replace(first, claims=(example(1.5),))
+    assert example(1.5).claim in gpu.failures([failed])
+    assert "1 failed" in gpu.tally([failed])
+
+
+def test_random_rows_table_reads_the_claim(first: Run) -> None:
+    glue = gpu.random_rows(first)
+    values = first.claim(gpu.RANDOM_CLAIM).values
+    assert f"{values['transfer_bytes']} bytes" in str(glue["rows_text"])
+    assert str(glue["rows_table"]).count("\n") >= 3
+
+
+def test_distributed_results_on_the_host_are_labelled(runs: list[Run]) -> None:
+    for run in runs:
+        column = gpu.distributed_column(run)
+        on_host = (
+            run.peaks.device == "cuda"
+            and run.distributed is not None
+            and run.distributed.backend == "gloo"
+        )
+        assert ("host CPU" in column) == on_host, column
+        if on_host:
+            assert run.distributed is not None
+            assert run.distributed.device in column
+    note = gpu.distributed_note(runs)
+    assert ("gloo" in note) == any(
+        run.peaks.device == "cuda" and run.distributed is not None for run in runs
+    )
+
+
+def test_the_families_table_has_every_chapter_kernel(first: Run) -> None:
+    table = gpu.families_table(first)
+    kernels = [m for family in gpu.FAMILIES for m in gpu.chapter(first, family)]
+    assert table.count("\n") == len(kernels) + 1
+    assert all(f"`{m.workload}`" in table for m in kernels)
+
+
+def test_a_run_without_the_kernels_says_nothing(first: Run) -> None:
+    bare = dataclasses.replace(first, measurements=(first.measurements[0],))
+    assert gpu.SENTENCES["rnn"](bare) == ""
+    assert isinstance(first.measurements[0], Measurement)
+
+
+def test_sweeps_are_in_the_order_of_their_size(first: Run) -> None:
+    batches = [m.size("B") for m in gpu.chapter(first, "mlp")]
+    assert batches == sorted(batches)
+    prefill = [m.size("S") for m in gpu.chapter(first, "transformer")
+               if m.workload == "transformer-prefill"]  # fmt: skip
+    assert prefill == sorted(prefill)
