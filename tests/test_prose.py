@@ -100,3 +100,15 @@ def test_the_file_map_lives_in_architecture_md() -> None:
     architecture = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     for module in ("roofline.py", "claims/", "render/", "analysis/", "book.py"):
         assert module in architecture
+
+
+# Issue 37: "undecided: undecided:" three times on the claims page.
+def test_an_undecided_claim_says_undecided_once() -> None:
+    from gpuconcepts.claims.result import example
+    from gpuconcepts.render.markdown import markdown_claim, markdown_claims_table
+
+    undecided = example(2.5, interval=(1.8, 3))
+    assert undecided.verdict == "undecided"
+    for table in (markdown_claim(undecided), markdown_claims_table([undecided])):
+        cells = "".join(f"<td>{cell}</td>" for cell in table.split("|"))
+        assert repeated_words(f"<table><tr>{cells}</tr></table>") == [], table

@@ -87,6 +87,21 @@ def measurement_table(
     return markdown_table(header, rows)
 
 
+def verdict_cell(result: ClaimResult) -> str:
+    """The verdict in bold, then why it is not "holds"; a reason that opens with the verdict's
+    own word does not say it twice.
+
+    >>> from gpuconcepts.claims.result import example
+    >>> verdict_cell(example(1.5))
+    '**fails**: the measured 1.5 lies outside the pass region (≥ 2)'
+    >>> from types import SimpleNamespace
+    >>> verdict_cell(SimpleNamespace(verdict="undecided", why="undecided: it straddles"))
+    '**undecided**: it straddles'
+    """
+    why = result.why.removeprefix(f"{result.verdict}: ")
+    return f"**{result.verdict}**" + (f": {why}" if result.verdict != "holds" and why else "")
+
+
 def markdown_claim(result: ClaimResult) -> str:
     """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
     out, the pass region, the measurement with its interval, the verdict and why.
@@ -95,9 +110,7 @@ def markdown_claim(result: ClaimResult) -> str:
     >>> print(markdown_claim(example(1.5)).splitlines()[-2])
     | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
-    verdict = f"**{result.verdict}**"
-    if result.verdict != "holds":
-        verdict += f": {result.why}"
+    verdict = verdict_cell(result)
     test = result.test
     return markdown_table(
         ["", ""],
@@ -127,7 +140,7 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     """
     rows = []
     for r in results:
-        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
+        verdict = verdict_cell(r)
         low, high = r.test.interval
         rows.append(
             [

@@ -32,12 +32,13 @@ _BLOCK_TAGS = frozenset(
         "h5", "h6", "hr", "img", "article",
     }
 )  # fmt: skip
+_CELL_TAGS = frozenset({"td", "th", "tr", "table"})
 _VOID_TAGS = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col"})
 # A sentence ends at . ! or ? (a closing quote or bracket may follow) before a space and
 # anything but a lowercase letter.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^a-z\s])")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
-_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_PUNCTUATION = "*_:;,.!?()[]{}\"'“”‘’—–-"
 
 
 @dataclass
@@ -45,6 +46,7 @@ class _Blocks(HTMLParser):
     """Collects the text of each block; inline code is kept apart in ``code_free``."""
 
     whole_page: bool
+    tables: bool = False
     blocks: list[str] = field(default_factory=list)
     code_free: list[str] = field(default_factory=list)
     _text: list[str] = field(default_factory=list)
@@ -74,9 +76,9 @@ class _Blocks(HTMLParser):
             return
         if not self._inside or (tag in _VOID_TAGS and tag not in _BLOCK_TAGS):
             return
-        if tag in _BLOCK_TAGS:
+        if tag in _BLOCK_TAGS or (self.tables and tag in _CELL_TAGS):
             self._flush()
-        if tag in _VOID_TAGS:
+        if tag in _VOID_TAGS or (self.tables and tag == "table"):
             return
         if tag in _SKIP_TAGS or classes & _SKIP_CLASSES:
             if "math" in classes and tag == "span":
@@ -95,7 +97,7 @@ class _Blocks(HTMLParser):
             return
         if tag == "code" and self._code:
             self._code -= 1
-        if tag in _BLOCK_TAGS:
+        if tag in _BLOCK_TAGS or (self.tables and tag in _CELL_TAGS):
             self._flush()
         if tag == "article" and self._inside and not self.whole_page:
             self._inside -= 1
@@ -106,8 +108,8 @@ class _Blocks(HTMLParser):
             self._plain.append(" (code) " if self._code else data)
 
 
-def _parse(html: str) -> _Blocks:
-    parser = _Blocks(whole_page="bd-article" not in html)
+def _parse(html: str, *, tables: bool = False) -> _Blocks:
+    parser = _Blocks(whole_page="bd-article" not in html, tables=tables)
     parser.feed(html)
     parser.close()
     parser._flush()
@@ -163,23 +165,36 @@ def long_sentences(html: str, limit: int = MAX_WORDS) -> list[str]:
 
 def repeated_words(html: str) -> list[str]:
     """Each place where a word follows itself (``undecided: undecided``, ``the the``), with its
-    neighbours; case and punctuation between the two are ignored, inline code is not prose.
+    neighbours; case and punctuation between the two are ignored, inline code is not prose, and
+    each table cell is read as a block of its own.
 
     >>> repeated_words("<p>Verdict undecided: undecided: it straddles.</p><p>A B c.</p>")
     ['Verdict undecided: undecided: it']
     >>> repeated_words("<p>Run <code>x x</code> twice.</p>")
     []
+    >>> repeated_words("<table><tr><td>**undecided**: undecided: a</td><td>b</td></tr></table>")
+    ['**undecided**: undecided: a']
     """
     found: list[str] = []
-    for text in _parse(html).code_free:
+    for text in _parse(html, tables=True).code_free:
         tokens = text.split()
-        words = [m.group(0).lower() if (m := _TOKEN.search(t)) else "" for t in tokens]
+        words = [_bare(t) for t in tokens]
         found.extend(
             " ".join(tokens[max(0, i - 2) : i + 2])
             for i in range(1, len(words))
             if words[i] and words[i] == words[i - 1] and not _is_code_mark(tokens[i])
         )
     return found
+
+
+def _bare(token: str) -> str:
+    """A token without the punctuation around it, lowercased; "" unless it holds a letter.
+
+    >>> _bare("**Undecided**:"), _bare("FLOP/byte"), _bare("(FLOP/s"), _bare("1.5")
+    ('undecided', 'flop/byte', 'flop/s', '')
+    """
+    word = token.strip(_PUNCTUATION).lower()
+    return word if any(c.isalpha() for c in word) else ""
 
 
 def _is_code_mark(token: str) -> bool:
