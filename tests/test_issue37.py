@@ -1,0 +1,28 @@
+"""Issue 37: each factual error the review found on a page, pinned so it cannot come back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuconcepts.book import recorded_runs
+from gpuconcepts.hardware import GPUS
+from gpuconcepts.render.pages import distributed
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_the_gpus_too_small_for_the_post_table_are_counted_not_called_most() -> None:
+    too_small = [g for g in GPUS.values() if distributed.devices_needed(g).hold > 1]
+    glued = distributed.devices()["too_large"]
+    assert glued == f"{len(too_small)} of the {len(GPUS)} GPUs above"
+    assert "most of the GPUs above" not in (DOCS / "distributed.md").read_text(encoding="utf-8")
+
+
+def test_a_recorded_gpu_run_s_distributed_column_names_the_cpu_it_ran_on() -> None:
+    runs = [r for r in recorded_runs(DOCS) if r.distributed is not None]
+    assert any(r.provenance.device == "cuda" for r in runs)
+    for run, name in zip(runs, distributed.claim_columns([runs[0], *runs])[1:], strict=True):
+        assert run.distributed is not None
+        assert run.distributed.device in name
+        if run.distributed.backend == "gloo":
+            assert "loopback" in name
