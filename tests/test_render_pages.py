@@ -36,19 +36,22 @@ def test_small_layers_against_the_floors(recorded: Run) -> None:
     glue = hardware.small_layers(recorded, [])
     floor = recorded.peaks.latency_seconds
     assert floor is not None
-    assert glue["build_floor"].startswith(f"On this build's machine, {recorded.label}, ")
+    # issue 37: a CPU's floor is never set beside the GPUs' roofline times
+    assert glue["build_floor"].startswith("This build ran on a CPU")
     assert units.si(floor, "s") in glue["build_floor"]
+    assert "times the longest" not in glue["build_floor"]
+    assert glue["small_verdict"].startswith("With no GPU floor measured")
     assert "No run on a GPU is recorded" in glue["gpu_floors"]
     # a GPU floor shorter than every roofline time: bandwidth still sets the time
     fast = hardware.small_layers(recorded, [("cuda (NVIDIA H200)", 1e-12)])
     assert fast["gpu_floors"].startswith("On a GPU the floor includes launching")
-    assert fast["small_verdict"].startswith("A measured floor is shorter")
+    assert fast["small_verdict"].startswith("A measured GPU floor is shorter")
     no_floor = dataclasses.replace(
         recorded, peaks=dataclasses.replace(recorded.peaks, latency_seconds=None)
     )
     glue = hardware.small_layers(no_floor, [])
     assert glue["build_floor"].endswith("measured no latency floor.")
-    assert glue["small_verdict"].startswith("With no floor measured")
+    assert glue["small_verdict"].startswith("With no GPU floor measured")
     assert glue["small_table"].count("\n") == 1 + len(
         [g for g in GPUS.values() if g.peak("fp16") is not None]
     )
