@@ -26,3 +26,20 @@ def test_a_recorded_gpu_run_s_distributed_column_names_the_cpu_it_ran_on() -> No
         assert run.distributed.device in name
         if run.distributed.backend == "gloo":
             assert "loopback" in name
+
+
+def test_the_prefill_exercise_calls_its_kv_the_whole_layer_s_not_one_head_s() -> None:
+    from gpuconcepts import formulas
+    from gpuconcepts.questions import question
+    from gpuconcepts.render.pages import transformer
+    from gpuconcepts.units import binary_bytes, plural
+
+    glue = transformer.exercises()
+    q17 = question(17).steps[0].values
+    tokens = int(glue["ex_prefill_S"].split()[0].replace(",", ""))
+    assert glue["ex_prefill_S"] == plural(tokens, "token")
+    whole_layer = formulas.kv_cache_memory(B=1, S=tokens, d=q17["d"], s=q17["s"])
+    assert glue["ex_prefill_head"] == binary_bytes(whole_layer)
+    page = " ".join((DOCS / "transformer.md").read_text(encoding="utf-8").split())
+    assert "one head's $K$ and $V$ take {glue:md}`ex_prefill_head`" not in page
+    assert "the whole layer's $K$ and $V$ for one sequence take {glue:md}`ex_prefill_head`" in page

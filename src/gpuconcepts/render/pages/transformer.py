@@ -254,6 +254,7 @@ def exercises() -> Glue:
         else units.plural(prefill_bound, "token"),
         "ex_prefill_tile": units.plain_number(q17_prefill.tile_rows),
         "ex_prefill_tiled": tiled,
+        "ex_prefill_d": units.plain_number(at_bound.d_head),  # Q17's layer, read as one head
         "ex_prefill_head": units.binary_bytes(at_bound.head_kv_bytes),
         "ex_prefill_l2": units.binary_bytes(h100.l2_bytes),
         "ex_prefill_fits": "fit" if at_bound.head_fits_l2(h100) else "do not fit",
