@@ -43,3 +43,19 @@ def test_the_prefill_exercise_calls_its_kv_the_whole_layer_s_not_one_head_s() ->
     page = " ".join((DOCS / "transformer.md").read_text(encoding="utf-8").split())
     assert "one head's $K$ and $V$ take {glue:md}`ex_prefill_head`" not in page
     assert "the whole layer's $K$ and $V$ for one sequence take {glue:md}`ex_prefill_head`" in page
+
+
+def test_the_bf16_lookup_exercise_is_answered_in_bf16() -> None:
+    from gpuconcepts import formulas
+    from gpuconcepts.questions import question
+    from gpuconcepts.render.pages import dlrm
+    from gpuconcepts.units import significant
+
+    table, batch = question(10).steps[0].values, question(11).steps[0].values
+    assert table["s"] == 4  # the post's table is FP32; the exercise asks in BF16
+    glue = dlrm.exercises()
+    sizes = {"B": batch["B"], "L": batch["L"], "d": table["d"]}
+    assert glue["ex_lookup_batch_I"] == significant(formulas.embedding_intensity(**sizes, s=2))
+    assert glue["ex_lookup_rows_limit"] == significant(
+        formulas.embedding_intensity.supremum("L", B=batch["B"], d=table["d"], s=2)
+    )
