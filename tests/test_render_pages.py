@@ -129,6 +129,10 @@ def test_devices_side_by_side(recorded: Run) -> None:
     first = recorded.measurements[0]
     assert rows[0].count(f"<small>{preset_rows([recorded])[0]['runs'][0]['sizes']}</small>") == 2
     assert f"{units.si(first.seconds, 's')} ± " in rows[0]
+    # issue 37: claims are named in words, not by their registry slugs
+    claims = glue["claims"].splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in claims] == [r.claim for r in recorded.claims]
+    assert not any(f"`{r.key}`" in glue["claims"] for r in recorded.claims)
 
 
 def test_execution_table_names_the_hash() -> None:
