@@ -59,3 +59,20 @@ def test_the_bf16_lookup_exercise_is_answered_in_bf16() -> None:
     assert glue["ex_lookup_rows_limit"] == significant(
         formulas.embedding_intensity.supremum("L", B=batch["B"], d=table["d"], s=2)
     )
+
+
+def test_a_machine_with_a_load_above_its_cores_is_not_called_quiet() -> None:
+    import dataclasses
+
+    from gpuconcepts.measure.timing import NoiseProbe
+    from gpuconcepts.run.provenance import Provenance
+
+    calm = NoiseProbe(
+        load_average=0.1, cores=2, cpu_mhz=None, reference_seconds=1e-4, reference_spread=0.01
+    )
+    loaded = dataclasses.replace(calm, load_average=2.3)
+    quiet = dataclasses.replace(Provenance.example(), noise_before=calm, noise_after=calm)
+    assert quiet.noise.startswith("This run's machine was quiet")
+    busy = dataclasses.replace(quiet, noise_after=loaded)
+    assert busy.noise.startswith("This run's machine was busy")
+    assert "load average 2.3 on 2 cores" in busy.noise
