@@ -76,3 +76,23 @@ def test_a_machine_with_a_load_above_its_cores_is_not_called_quiet() -> None:
     busy = dataclasses.replace(quiet, noise_after=loaded)
     assert busy.noise.startswith("This run's machine was busy")
     assert "load average 2.3 on 2 cores" in busy.noise
+
+
+def test_the_causal_prefill_time_reads_as_a_comparison_not_a_bare_one() -> None:
+    import dataclasses
+
+    from gpuconcepts.book import chapter
+    from gpuconcepts.render.pages import transformer
+    from gpuconcepts.run import load
+    from gpuconcepts.units import as_long, percent
+
+    run = load(DOCS / "runs" / "cpu-amd-epyc-float32.json")
+    *sweep, causal, _ = chapter(run, "transformer")
+    encoder = next(x for x in sweep if x.size("S") == causal.size("S"))
+    # a causal kernel exactly as slow as the encoder: "as long as", never "took 1 of ..."
+    same = dataclasses.replace(causal, raw_seconds=encoder.raw_seconds)
+    glue = transformer.prefill(run, sweep, same)
+    assert glue["causal_time"] == "as long as the encoder"
+    assert glue["causal_flops"] == percent(causal.flops / encoder.flops)
+    glue = transformer.prefill(run, sweep, causal)
+    assert glue["causal_time"] == as_long(causal.seconds / encoder.seconds, "the encoder")

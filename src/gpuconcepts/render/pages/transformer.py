@@ -147,8 +147,9 @@ def prefill(run: Run, sweep: Sequence[Measurement], causal: Measurement) -> Glue
         "sweep_fig": plots.roofline_chart(peaks, sweep),
         "causal_table": measurement_table([encoder, causal], peaks),
         "causal_S": units.plain_number(causal.size("S")),
-        "causal_flops": units.significant(causal.flops / encoder.flops),
-        "causal_time": units.significant(causal.seconds / encoder.seconds, 2),
+        "causal_flops": units.percent(causal.flops / encoder.flops),
+        # "as long as the encoder" where the ratio rounds to one, never "took 1 of its time"
+        "causal_time": units.as_long(causal.seconds / encoder.seconds, "the encoder"),
     }
 
 
