@@ -96,3 +96,16 @@ def test_the_causal_prefill_time_reads_as_a_comparison_not_a_bare_one() -> None:
     assert glue["causal_flops"] == percent(causal.flops / encoder.flops)
     glue = transformer.prefill(run, sweep, causal)
     assert glue["causal_time"] == as_long(causal.seconds / encoder.seconds, "the encoder")
+
+
+def test_the_claims_audit_gives_measured_over_predicted_per_machine() -> None:
+    from gpuconcepts.render.markdown import markdown_claims_summary
+    from gpuconcepts.render.pages.claims import LABELS
+    from gpuconcepts.units import significant
+
+    runs = recorded_runs(DOCS)
+    table = markdown_claims_summary(runs, LABELS, [r.label for r in runs])
+    first = runs[0].claims[0]
+    row = table.splitlines()[2]
+    ratio = significant(first.test.measured / first.test.predicted, 2)
+    assert f"| {first.verdict}, {ratio} |" in row

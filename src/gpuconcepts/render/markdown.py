@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import observed, time_spread
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe, number, si, sizes, times
+from gpuconcepts.units import describe, number, si, significant, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -157,10 +157,25 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     )
 
 
+def audit_cell(result: ClaimResult) -> str:
+    """A claim's verdict on one machine, with its measured value over its prediction (what the
+    audit table shows per machine).
+
+    >>> from gpuconcepts.claims.result import example
+    >>> audit_cell(example()), audit_cell(example(1.5))
+    ('holds, 0.5', 'fails, 0.19')
+    """
+    predicted = result.test.predicted
+    if not predicted:
+        return result.verdict
+    return f"{result.verdict}, {significant(result.test.measured / predicted, 2)}"
+
+
 def markdown_claims_summary(
     runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
 ) -> str:
-    """One row per claim, one verdict column per run; each architecture links to its section.
+    """One row per claim, one column per run: its verdict and its measured ÷ predicted; each
+    architecture links to its section.
 
     ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
     heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
@@ -174,7 +189,7 @@ def markdown_claims_summary(
         verdicts = []
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
-            verdicts.append(found[0].verdict if found else "not measured")
+            verdicts.append(audit_cell(found[0]) if found else "not measured")
         rows.append([str(index), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
 
