@@ -81,7 +81,7 @@ def machine(reports: Mapping[str, Report]) -> Glue:
         "ridge_low": units.significant(min(ridges)),
         "ridge_high": units.significant(max(ridges)),
         "gpu_dtype": report.gpus[0].dtype,
-        "assumed": " ".join(a[0].upper() + a[1:] for a in report.assumptions),
+        "assumed": "\n".join(f"* {a[0].upper()}{a[1:]}" for a in report.assumptions),
         "reach_types": ", ".join(f"`{kind}`" for kind in reach) or "none",
     }
 
