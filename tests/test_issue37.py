@@ -109,3 +109,21 @@ def test_the_claims_audit_gives_measured_over_predicted_per_machine() -> None:
     row = table.splitlines()[2]
     ratio = significant(first.test.measured / first.test.predicted, 2)
     assert f"| {first.verdict}, {ratio} |" in row
+
+
+def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:
+    from gpuconcepts.render.pages import model
+    from gpuconcepts.units import in_words
+
+    glue = model.flops()
+    shape = model.MODELS[glue["mult_model"]]
+    table = model.tables()[glue["mult_model"]]
+    total, multiplied = table.value("params"), table.value("forward_flops") / 2
+    assert glue["mult_total"] == in_words(total)
+    assert glue["mult_params"] == in_words(multiplied)
+    norms = (2 * shape.layers + 1) * shape.d  # two RMS norms a layer and the final one
+    assert total - multiplied == shape.vocab * shape.d + norms  # the embedding, looked up
+    assert glue["mult_lookup"] == in_words(total - multiplied)
+    assert "{glue:md}`mult_params` weights multiplied" in " ".join(
+        (DOCS / "model.md").read_text(encoding="utf-8").split()
+    )
