@@ -23,7 +23,9 @@ MAX_WORDS = 60
 
 # Elements whose text is not prose: code, math, tables, scripts and the theme's furniture.
 _SKIP_TAGS = frozenset({"pre", "table", "script", "style", "nav", "svg", "math", "mjx-container"})
-_SKIP_CLASSES = frozenset({"highlight", "math", "headerlink", "cell_input", "toctree-wrapper"})
+_SKIP_CLASSES = frozenset(
+    {"highlight", "math", "headerlink", "cell_input", "toctree-wrapper", "sig"}
+)  # "sig": an API signature, which is code
 # Elements that end a block of text (a sentence never runs across them).
 _BLOCK_TAGS = frozenset(
     {
@@ -38,6 +40,7 @@ _VOID_TAGS = frozenset({"br", "img", "hr", "input", "meta", "link", "wbr", "sour
 # anything but a lowercase letter.
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[^a-z\s])")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
+_DOUBLED = frozenset({"had", "that"})  # "it had had", "that that": English, not a slip
 _PUNCTUATION = "*_:;,.!?()[]{}\"'“”‘’—–-"
 
 
@@ -165,12 +168,16 @@ def long_sentences(html: str, limit: int = MAX_WORDS) -> list[str]:
 
 def repeated_words(html: str) -> list[str]:
     """Each place where a word follows itself (``undecided: undecided``, ``the the``), with its
-    neighbours; case and punctuation between the two are ignored, inline code is not prose, and
-    each table cell is read as a block of its own.
+    neighbours. A colon or a comma between the two still counts; a sentence or clause end
+    (``it; it``) or a bracket (``peaks (Peaks)``, ``prefill (prefill FLOP/s``) does not, nor
+    does English's own ``had had``. Inline code is not prose, and each table cell is read as a
+    block of its own.
 
     >>> repeated_words("<p>Verdict undecided: undecided: it straddles.</p><p>A B c.</p>")
     ['Verdict undecided: undecided: it']
     >>> repeated_words("<p>Run <code>x x</code> twice.</p>")
+    []
+    >>> repeated_words("<p>It had had one; one more (more or less) with it; it stays.</p>")
     []
     >>> repeated_words("<table><tr><td>**undecided**: undecided: a</td><td>b</td></tr></table>")
     ['**undecided**: undecided: a']
@@ -182,7 +189,7 @@ def repeated_words(html: str) -> list[str]:
         found.extend(
             " ".join(tokens[max(0, i - 2) : i + 2])
             for i in range(1, len(words))
-            if words[i] and words[i] == words[i - 1] and not _is_code_mark(tokens[i])
+            if words[i] and words[i] == words[i - 1] and _joined(tokens[i - 1], tokens[i])
         )
     return found
 
@@ -197,8 +204,12 @@ def _bare(token: str) -> str:
     return word if any(c.isalpha() for c in word) else ""
 
 
-def _is_code_mark(token: str) -> bool:
-    return token in {"(code)", "(math)"}
+def _joined(first: str, second: str) -> bool:
+    """Whether two equal words read as one said twice: nothing but a colon, a comma or
+    emphasis between them, and not a word English doubles."""
+    if {first, second} & {"(code)", "(math)"} or _bare(first) in _DOUBLED:
+        return False
+    return not first.endswith((";", ".", "!", "?", ")", "]")) and not second.startswith(("(", "["))
 
 
 def slugs_in(html: str, slugs: Iterable[str]) -> list[str]:
