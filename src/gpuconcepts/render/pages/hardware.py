@@ -116,7 +116,7 @@ def examples() -> list[tuple[str, float, str]]:
 
 def _where(table: Sequence[Sequence[str]], test: Callable[[set[str]], bool]) -> str:
     chosen = [row[0] for row in table if test(set(row[2:]))]
-    return "; ".join(chosen) if chosen else "none of them"
+    return "\n".join(f"* {row}" for row in chosen or ["none of them"])
 
 
 def verdicts() -> Glue:
@@ -124,8 +124,8 @@ def verdicts() -> Glue:
     long attention prefill: the bound, the tiled kernel against HBM, and L2.
 
     >>> glue = verdicts()
-    >>> glue["always_compute"].split("; ")[0], glue["attn_tile"]
-    ('Attention prefill, Q17 sizes (FP16), minimal traffic: the bound', '128')
+    >>> glue["always_compute"].splitlines()[0], glue["attn_tile"]
+    ('* Attention prefill, Q17 sizes (FP16), minimal traffic: the bound', '128')
     """
     gpus = list(GPUS.values())
     table = [
@@ -240,7 +240,7 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     elif run.peaks.device != "cuda":
         # a CPU's floor has no launch in it: it is no measure of these GPU times
         glue["build_floor"] = (
-            f"This build ran on a CPU ({run.provenance.device_name}), whose smallest kernel "
+            f"This build ran on a CPU, {run.provenance.device_name}, whose smallest kernel "
             f"takes {si(floor, 's')}. A CPU launches nothing, so that floor says nothing about "
             "a GPU and is not set beside these times."
         )
