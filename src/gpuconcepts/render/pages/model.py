@@ -550,7 +550,7 @@ def measured(run: Run) -> Glue:
         "ridge": units.significant(peaks.ridge_point),
         "decode_shape": run.wholemodel.sizes.decode.describe(),
         "claims_table": markdown_claims_table(results),
-        "claims_details": "\n".join(f"* **{r.key}** — {r.measured}" for r in results),
+        "claims_details": "\n".join(f"* **{r.claim}** Measured: {r.measured}." for r in results),
         "thresholds_table": markdown_table(
             ["Threshold", "Value", "Why this value"],
             [[f"`{name}`", units.plain_number(value), reason]
