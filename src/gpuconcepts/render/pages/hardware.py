@@ -240,9 +240,9 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     elif run.peaks.device != "cuda":
         # a CPU's floor has no launch in it: it is no measure of these GPU times
         glue["build_floor"] = (
-            f"This build ran on a CPU, {run.provenance.device_name}, whose smallest kernel "
-            f"takes {si(floor, 's')}. A CPU launches nothing, so that floor says nothing about "
-            "a GPU and is not set beside these times."
+            f"The machine that built this book, {run.provenance.device_name}, has no GPU. Its "
+            f"smallest kernel takes {si(floor, 's')}. A CPU launches nothing, so that floor "
+            "says nothing about a GPU and is not set beside these times."
         )
     else:
         glue["build_floor"] = (
