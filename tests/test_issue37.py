@@ -127,3 +127,22 @@ def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:
     assert "{glue:md}`mult_params` weights multiplied" in " ".join(
         (DOCS / "model.md").read_text(encoding="utf-8").split()
     )
+
+
+def test_the_analyze_page_sets_the_measured_gpu_floors_beside_the_assumed_one() -> None:
+    from gpuconcepts.book import gpu_latency_floors
+    from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
+    from gpuconcepts.render.pages.analyze import measured_floors
+    from gpuconcepts.units import how_many, si
+
+    floors = gpu_latency_floors(recorded_runs(DOCS))
+    assert floors  # the H200 runs measured theirs
+    said = measured_floors(floors)
+    for label, seconds in floors:
+        assert seconds > LAUNCH_FLOOR_SECONDS  # the assumption is short of every measured one
+        assert (
+            f"{label}, {si(seconds, 's')} ({how_many(seconds / LAUNCH_FLOOR_SECONDS)} times" in said
+        )
+    assert "measured a longer floor" in said
+    page = (DOCS / "analyze.md").read_text(encoding="utf-8")
+    assert "{glue:md}`measured_floors`" in page
