@@ -36,19 +36,23 @@ def test_small_layers_against_the_floors(recorded: Run) -> None:
     glue = hardware.small_layers(recorded, [])
     floor = recorded.peaks.latency_seconds
     assert floor is not None
-    assert glue["build_floor"].startswith(f"On this build's machine, {recorded.label}, ")
+    # issue 37: a CPU's floor is never set beside the GPUs' roofline times
+    assert glue["build_floor"].startswith("The machine that built this book, ")
+    assert "has no GPU" in glue["build_floor"]
     assert units.si(floor, "s") in glue["build_floor"]
+    assert "times the longest" not in glue["build_floor"]
+    assert glue["small_verdict"].startswith("With no GPU floor measured")
     assert "No run on a GPU is recorded" in glue["gpu_floors"]
     # a GPU floor shorter than every roofline time: bandwidth still sets the time
     fast = hardware.small_layers(recorded, [("cuda (NVIDIA H200)", 1e-12)])
     assert fast["gpu_floors"].startswith("On a GPU the floor includes launching")
-    assert fast["small_verdict"].startswith("A measured floor is shorter")
+    assert fast["small_verdict"].startswith("A measured GPU floor is shorter")
     no_floor = dataclasses.replace(
         recorded, peaks=dataclasses.replace(recorded.peaks, latency_seconds=None)
     )
     glue = hardware.small_layers(no_floor, [])
     assert glue["build_floor"].endswith("measured no latency floor.")
-    assert glue["small_verdict"].startswith("With no floor measured")
+    assert glue["small_verdict"].startswith("With no GPU floor measured")
     assert glue["small_table"].count("\n") == 1 + len(
         [g for g in GPUS.values() if g.peak("fp16") is not None]
     )
@@ -126,6 +130,10 @@ def test_devices_side_by_side(recorded: Run) -> None:
     first = recorded.measurements[0]
     assert rows[0].count(f"<small>{preset_rows([recorded])[0]['runs'][0]['sizes']}</small>") == 2
     assert f"{units.si(first.seconds, 's')} ± " in rows[0]
+    # issue 37: claims are named in words, not by their registry slugs
+    claims = glue["claims"].splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in claims] == [r.claim for r in recorded.claims]
+    assert not any(f"`{r.key}`" in glue["claims"] for r in recorded.claims)
 
 
 def test_execution_table_names_the_hash() -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import observed, time_spread
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe, number, si, sizes, times
+from gpuconcepts.units import describe, number, si, significant, sizes, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -87,6 +87,21 @@ def measurement_table(
     return markdown_table(header, rows)
 
 
+def verdict_cell(result: ClaimResult) -> str:
+    """The verdict in bold, then why it is not "holds"; a reason that opens with the verdict's
+    own word does not say it twice.
+
+    >>> from gpuconcepts.claims.result import example
+    >>> verdict_cell(example(1.5))
+    '**fails**: the measured 1.5 lies outside the pass region (≥ 2)'
+    >>> from types import SimpleNamespace
+    >>> verdict_cell(SimpleNamespace(verdict="undecided", why="undecided: it straddles"))
+    '**undecided**: it straddles'
+    """
+    why = result.why.removeprefix(f"{result.verdict}: ")
+    return f"**{result.verdict}**" + (f": {why}" if result.verdict != "holds" and why else "")
+
+
 def markdown_claim(result: ClaimResult) -> str:
     """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
     out, the pass region, the measurement with its interval, the verdict and why.
@@ -95,9 +110,7 @@ def markdown_claim(result: ClaimResult) -> str:
     >>> print(markdown_claim(example(1.5)).splitlines()[-2])
     | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
-    verdict = f"**{result.verdict}**"
-    if result.verdict != "holds":
-        verdict += f": {result.why}"
+    verdict = verdict_cell(result)
     test = result.test
     return markdown_table(
         ["", ""],
@@ -127,7 +140,7 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     """
     rows = []
     for r in results:
-        verdict = f"**{r.verdict}**" + (f": {r.why}" if r.verdict != "holds" else "")
+        verdict = verdict_cell(r)
         low, high = r.test.interval
         rows.append(
             [
@@ -144,10 +157,25 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     )
 
 
+def audit_cell(result: ClaimResult) -> str:
+    """A claim's verdict on one machine, with its measured value over its prediction (what the
+    audit table shows per machine).
+
+    >>> from gpuconcepts.claims.result import example
+    >>> audit_cell(example()), audit_cell(example(1.5))
+    ('holds, 0.5', 'fails, 0.19')
+    """
+    predicted = result.test.predicted
+    if not predicted:
+        return result.verdict
+    return f"{result.verdict}, {significant(result.test.measured / predicted, 2)}"
+
+
 def markdown_claims_summary(
     runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
 ) -> str:
-    """One row per claim, one verdict column per run; each architecture links to its section.
+    """One row per claim, one column per run: its verdict and its measured ÷ predicted; each
+    architecture links to its section.
 
     ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
     heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
@@ -161,7 +189,7 @@ def markdown_claims_summary(
         verdicts = []
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
-            verdicts.append(found[0].verdict if found else "not measured")
+            verdicts.append(audit_cell(found[0]) if found else "not measured")
         rows.append([str(index), section, result.claim, *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
 

@@ -130,12 +130,12 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6), p))
     its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
-    its repetitions spread 50% about the median, so its share is uncertain; its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    its repetitions spread 50% about the median, so its share is uncertain. Its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.0098,), 1e9, 1e6), p))
     it took 2% less time than every roof allows: a roof is missing, or the roofs were measured in a busy moment (the run's noise probe says how busy)
     >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
-    it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed; its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
+    it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed. Its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
     """
     where = place(m, peaks)
     if explained(where):
@@ -199,20 +199,30 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         names = " and ".join(beaten)
         cause = (
             f"it beat its {names} roof by more than {percent(OWN_ROOF_TOLERANCE - 1)} beyond its "
-            f"spread, so that roof cannot place it; {cause}"
+            f"spread, so that roof cannot place it. {_capital(cause)}"
         )
     if m.threads and peaks.threads and m.threads < peaks.threads:
         cause = (
             f"it ran on {plural(m.threads, 'thread')} where its roofs had "
             f"{plain_number(peaks.threads)}, since another program had taken a core before it "
-            f"was timed; {cause}"
+            f"was timed. {_capital(cause)}"
         )
     if m.noisy:
         spread = percent(m.iqr_seconds / m.seconds)
         return (
-            f"its repetitions spread {spread} about the median, so its share is uncertain; {cause}"
+            f"its repetitions spread {spread} about the median, so its share is uncertain. "
+            f"{_capital(cause)}"
         )
     return cause
+
+
+def _capital(sentence: str) -> str:
+    """A sentence that follows another: its first letter capital.
+
+    >>> _capital("its bytes")
+    'Its bytes'
+    """
+    return sentence[:1].upper() + sentence[1:]
 
 
 BEST_ROUND = " at its best round"

@@ -140,7 +140,11 @@ class Provenance:
         """
         if self.noise_before is None or self.noise_after is None:
             return "This run recorded no noise probe (it was saved before runs had one)."
-        busy = self.noise_before.busy or self.noise_after.busy or self.cores_left_out > 0
+        probes = (self.noise_before, self.noise_after)
+        # busy: a noisy reference kernel, a core left to another program, or at least one
+        # runnable task per core on average (a load of 2.3 on 2 cores is no quiet machine)
+        loaded = any(p.load_average >= p.cores for p in probes)
+        busy = any(p.busy for p in probes) or loaded or self.cores_left_out > 0
         state = "busy" if busy else "quiet"
         left = (
             f" Other programs kept {plural(self.cores_left_out, 'core')} busy, so the run "

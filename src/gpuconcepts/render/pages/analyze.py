@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,7 @@ from gpuconcepts import exercises as answers
 from gpuconcepts import units
 from gpuconcepts.analysis import count_types
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.hardware import GPUS
+from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS
 from gpuconcepts.render.pages import Glue
 
 if TYPE_CHECKING:
@@ -58,7 +58,34 @@ def models(module: ModuleType) -> str:
     return source(inspect.getsource(module))
 
 
-def machine(reports: Mapping[str, Report]) -> Glue:
+def measured_floors(floors: Sequence[tuple[str, float]]) -> str:
+    """The launch floors the GPU runs measured, against the floor the predictions assume
+    (:data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`), in a sentence or two.
+
+    >>> print(measured_floors([("cuda (NVIDIA H200) in its bfloat16 run", 13.5e-6)]))
+    The GPU runs recorded beside the book measured a longer floor: cuda (NVIDIA H200) in its bfloat16 run, 13.5 µs (2.7 times the assumed 5 µs). On such a GPU a call marked overhead in the table takes at least that long.
+    >>> measured_floors([]).startswith("No GPU run")
+    True
+    """
+    if not floors:
+        return (
+            "No GPU run recorded beside the book measured a launch floor to check that "
+            "assumption against."
+        )
+    assumed = units.si(LAUNCH_FLOOR_SECONDS, "s")
+    said = "; ".join(
+        f"{label}, {units.si(seconds, 's')} "
+        f"({units.how_many(seconds / LAUNCH_FLOOR_SECONDS)} times the assumed {assumed})"
+        for label, seconds in floors
+    )
+    longer = "longer" if min(s for _, s in floors) > LAUNCH_FLOOR_SECONDS else "different"
+    return (
+        f"The GPU runs recorded beside the book measured a {longer} floor: {said}. On such a "
+        "GPU a call marked overhead in the table takes at least that long."
+    )
+
+
+def machine(reports: Mapping[str, Report], gpu_floors: Sequence[tuple[str, float]] = ()) -> Glue:
     """This machine's roofs and the datasheet GPUs' ridge points (the same for every report),
     and the kinds of call that reach at least one GPU's ridge."""
     report = next(iter(reports.values()))
@@ -81,7 +108,8 @@ def machine(reports: Mapping[str, Report]) -> Glue:
         "ridge_low": units.significant(min(ridges)),
         "ridge_high": units.significant(max(ridges)),
         "gpu_dtype": report.gpus[0].dtype,
-        "assumed": " ".join(a[0].upper() + a[1:] for a in report.assumptions),
+        "assumed": "\n".join(f"* {a[0].upper()}{a[1:]}" for a in report.assumptions),
+        "measured_floors": measured_floors(gpu_floors),
         "reach_types": ", ".join(f"`{kind}`" for kind in reach) or "none",
     }
 

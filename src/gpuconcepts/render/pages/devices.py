@@ -43,10 +43,10 @@ def side_by_side(runs: Sequence[Run]) -> Glue:
     """The machines, every kernel and every claim of ``runs`` (this machine's first)."""
     columns = names(len(runs))
     ridges = sorted(run.peaks.ridge_point for run in runs)
-    keys = list(dict.fromkeys(r.key for run in runs for r in run.claims))
+    said = {r.key: r.claim for run in reversed(runs) for r in run.claims}  # the first run's
     verdicts = [
-        [f"`{key}`", *(next((r.verdict for r in run.claims if r.key == key), "—") for run in runs)]
-        for key in keys
+        [said[key], *(next((r.verdict for r in run.claims if r.key == key), "—") for run in runs)]
+        for key in dict.fromkeys(r.key for run in runs for r in run.claims)
     ]
     return {
         "machines": markdown_table(

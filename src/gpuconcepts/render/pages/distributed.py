@@ -12,6 +12,7 @@ Devices(hold=1, train=3, fused=1)
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import exercises as answers
@@ -88,6 +89,7 @@ def devices() -> Glue:
             [gpu.name, memory, str(need.hold), per_device, str(need.train), str(need.fused)]
         )
     most = max(GPUS.values(), key=lambda gpu: devices_needed(gpu).hold)
+    too_large = sum(devices_needed(gpu).hold > 1 for gpu in GPUS.values())
     return {
         "table_bytes": units.describe_bytes(TABLE.value),
         "shard_eq": Math(formulas.sharded_table_memory.equation()),
@@ -102,7 +104,28 @@ def devices() -> Glue:
         "fused_share": units.percent(ROWWISE_STATE / TABLE.value),
         "most_gpu": most.name,
         "most_devices": str(devices_needed(most).hold),
+        "too_large": f"{too_large} of the {len(GPUS)} GPUs above",
     }  # fmt: skip
+
+
+def claim_columns(runs: Sequence[Run]) -> list[str]:
+    """The verdict columns of the recorded-claims table: each run named by what ran its
+    processes (the backend and the host's CPU), since a GPU machine's run exchanged its bytes
+    over loopback on its CPU unless it used NCCL.
+
+    >>> from types import SimpleNamespace as N
+    >>> gpu = N(provenance=N(device_name="cuda (NVIDIA H200)"),
+    ...         distributed=N(device="gloo over loopback TCP, 2 processes on Xeon"))
+    >>> claim_columns([gpu, gpu])  # doctest: +NORMALIZE_WHITESPACE
+    ['This machine: gloo over loopback TCP, 2 processes on Xeon',
+     'Recorded on cuda (NVIDIA H200): gloo over loopback TCP, 2 processes on Xeon']
+    """
+    names = []
+    for i, run in enumerate(runs):
+        where = "This machine" if i == 0 else f"Recorded on {run.provenance.device_name}"
+        report = run.distributed
+        names.append(f"{where}: {report.device}" if report is not None else where)
+    return names
 
 
 def splits() -> Glue:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
 from gpuconcepts.claims.dlrm import post_row_text
-from gpuconcepts.hardware import GPUS
+from gpuconcepts.hardware import GPUS, dtype_bytes
 from gpuconcepts.measure import DEFAULT_CACHE_LINE_BYTES, GPU_SECTOR_BYTES
 from gpuconcepts.questions import question
 from gpuconcepts.render import (
@@ -228,11 +228,12 @@ def exercises() -> Glue:
     ('25,600,000,000 bytes (25.6 GB, 23.84 GiB)', 'Never')
     """
     table, batch = question(10).steps[0].values, question(11).steps[0].values
-    N, d, s = table["N"], table["d"], table["s"]
+    N, d = table["N"], table["d"]
+    s = dtype_bytes("bf16")  # the exercises ask in BF16, not in the post's FP32
     B, L = batch["B"], batch["L"]
     h100 = GPUS["H100 SXM"]
     ridge = h100.ridge_point("bf16")
-    half = formulas.embedding_memory(N=N, d=d, s=2)
+    half = formulas.embedding_memory(N=N, d=d, s=dtype_bytes("fp16"))
     batch_reach = formulas.embedding_intensity.reaches(ridge, "B", L=L, d=d, s=s)
     rows_reach = formulas.embedding_intensity.reaches(ridge, "L", B=B, d=d, s=s)
     if batch_reach is None and rows_reach is None:

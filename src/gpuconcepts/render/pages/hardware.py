@@ -116,7 +116,7 @@ def examples() -> list[tuple[str, float, str]]:
 
 def _where(table: Sequence[Sequence[str]], test: Callable[[set[str]], bool]) -> str:
     chosen = [row[0] for row in table if test(set(row[2:]))]
-    return "; ".join(chosen) if chosen else "none of them"
+    return "\n".join(f"* {row}" for row in chosen or ["none of them"])
 
 
 def verdicts() -> Glue:
@@ -124,8 +124,8 @@ def verdicts() -> Glue:
     long attention prefill: the bound, the tiled kernel against HBM, and L2.
 
     >>> glue = verdicts()
-    >>> glue["always_compute"].split("; ")[0], glue["attn_tile"]
-    ('Attention prefill, Q17 sizes (FP16), minimal traffic: the bound', '128')
+    >>> glue["always_compute"].splitlines()[0], glue["attn_tile"]
+    ('* Attention prefill, Q17 sizes (FP16), minimal traffic: the bound', '128')
     """
     gpus = list(GPUS.values())
     table = [
@@ -237,9 +237,16 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     floor = run.peaks.latency_seconds
     if floor is None:
         glue["build_floor"] = f"The run of this build, on {run.label}, measured no latency floor."
+    elif run.peaks.device != "cuda":
+        # a CPU's floor has no launch in it: it is no measure of these GPU times
+        glue["build_floor"] = (
+            f"The machine that built this book, {run.provenance.device_name}, has no GPU. Its "
+            f"smallest kernel takes {si(floor, 's')}. A CPU launches nothing, so that floor "
+            "says nothing about a GPU and is not set beside these times."
+        )
     else:
         glue["build_floor"] = (
-            f"On this build's machine, {run.label}, the smallest kernel takes "
+            f"On this build's GPU, {run.provenance.device_name}, the smallest kernel takes "
             f"{si(floor, 's')}: {units.how_many(floor / longest)} times the longest of these "
             "roofline times."
         )
@@ -259,21 +266,21 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
             "No run on a GPU is recorded in `docs/runs/` yet, so the book has no measured GPU "
             "floor to set beside these times; recording one is still to be done."
         )
-    floors = [s for s in (floor, *(s for _, s in gpu_floors)) if s is not None]
+    floors = [seconds for _, seconds in gpu_floors]  # GPU floors only (this build's among them)
     if floors and min(floors) > longest:
         glue["small_verdict"] = (
-            "Every floor measured is longer than the most time the roofline gives these layers "
+            "Every GPU floor measured is longer than the most time the roofline gives these layers "
             "on any GPU in the table, so at these sizes the launch and the latency, not the "
             "bandwidth, set the time: faster memory would not make them faster."
         )
     elif floors:
         glue["small_verdict"] = (
-            "A measured floor is shorter than some of these roofline times, so on that machine "
+            "A measured GPU floor is shorter than some of these roofline times, so on that machine "
             "bandwidth still sets the time of the larger of these layers."
         )
     else:
         glue["small_verdict"] = (
-            "With no floor measured, the comparison waits for a run that measures one."
+            "With no GPU floor measured, the comparison waits for a GPU run that measures one."
         )
     return glue
 

@@ -143,7 +143,14 @@ def flops() -> Glue:
         ]
         for name, t in tables().items()
     ]
+    name, t = next((n, t) for n, t in tables().items() if n.startswith("Llama-2"))
+    multiplied = t.value("forward_flops") / 2
     return {
+        # the two counts a reader meets for one model, each named for what it counts
+        "mult_model": name,
+        "mult_params": units.in_words(multiplied),
+        "mult_total": units.in_words(t.value("params")),
+        "mult_lookup": units.in_words(t.value("params") - multiplied),
         "fwd_eq": Math(formulas.forward_flops_per_token.equation()),
         "train_eq": Math(formulas.training_flops_per_token.equation()),
         "flops_table": markdown_table(
@@ -543,7 +550,7 @@ def measured(run: Run) -> Glue:
         "ridge": units.significant(peaks.ridge_point),
         "decode_shape": run.wholemodel.sizes.decode.describe(),
         "claims_table": markdown_claims_table(results),
-        "claims_details": "\n".join(f"* **{r.key}** — {r.measured}" for r in results),
+        "claims_details": "\n".join(f"* **{r.claim}** Measured: {r.measured}." for r in results),
         "thresholds_table": markdown_table(
             ["Threshold", "Value", "Why this value"],
             [[f"`{name}`", units.plain_number(value), reason]

@@ -147,8 +147,9 @@ def prefill(run: Run, sweep: Sequence[Measurement], causal: Measurement) -> Glue
         "sweep_fig": plots.roofline_chart(peaks, sweep),
         "causal_table": measurement_table([encoder, causal], peaks),
         "causal_S": units.plain_number(causal.size("S")),
-        "causal_flops": units.significant(causal.flops / encoder.flops),
-        "causal_time": units.significant(causal.seconds / encoder.seconds, 2),
+        "causal_flops": units.percent(causal.flops / encoder.flops),
+        # "as long as the encoder" where the ratio rounds to one, never "took 1 of its time"
+        "causal_time": units.as_long(causal.seconds / encoder.seconds, "the encoder"),
     }
 
 
@@ -254,6 +255,7 @@ def exercises() -> Glue:
         else units.plural(prefill_bound, "token"),
         "ex_prefill_tile": units.plain_number(q17_prefill.tile_rows),
         "ex_prefill_tiled": tiled,
+        "ex_prefill_d": units.plain_number(at_bound.d_head),  # Q17's layer, read as one head
         "ex_prefill_head": units.binary_bytes(at_bound.head_kv_bytes),
         "ex_prefill_l2": units.binary_bytes(h100.l2_bytes),
         "ex_prefill_fits": "fit" if at_bound.head_fits_l2(h100) else "do not fit",

@@ -1,0 +1,43 @@
+"""The method page: what each run cost to measure, read from its own provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.units import seconds
+
+if TYPE_CHECKING:
+    from gpuconcepts.render.pages import Glue
+    from gpuconcepts.run import Run
+
+
+def kind_of(quick: bool) -> str:
+    """A run's length in words.
+
+    >>> kind_of(True), kind_of(False)
+    ('quick', 'full')
+    """
+    return "quick" if quick else "full"
+
+
+def cost_rows(runs: Sequence[Run]) -> list[list[str]]:
+    """One row per run: the machine, when, quick or full, and the seconds its collection took.
+
+    >>> from types import SimpleNamespace
+    >>> from gpuconcepts.run.provenance import Provenance
+    >>> cost_rows([SimpleNamespace(provenance=Provenance.example())])  # type: ignore[list-item]
+    [['cpu (Example CPU, 2 threads)', '2026-01-01', 'quick', '1 s']]
+    """
+    rows = []
+    for run in runs:
+        p = run.provenance
+        rows.append([p.device_name, p.created_utc[:10], kind_of(p.quick), seconds(p.seconds)])
+    return rows
+
+
+def costs(runs: Sequence[Run]) -> Glue:
+    """The page's glue: a table of each run's cost, and how many runs it lists."""
+    table = markdown_table(["machine", "measured on", "run", "time to collect"], cost_rows(runs))
+    return {"run_costs": table, "n_cost_runs": str(len(runs))}
