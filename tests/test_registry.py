@@ -120,6 +120,7 @@ def test_every_dated_change_is_listed_once_and_dated() -> None:
         "ROOFS_CHANGES",
         "DECODE_FLOOR_CHANGES",
         "GPU_SIZES_CHANGES",
+        "PREDICTION_CHANGES",
     ]
     assert all(entry[:4] == "2026" and entry[10] == ":" for _, entry in listed)
 

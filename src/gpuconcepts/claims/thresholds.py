@@ -31,6 +31,14 @@ INTERVAL_RESAMPLES = 400
 """Bootstrap resamples behind each interval (seeded: a saved run is judged the same way every
 time). 400 puts the 5th and 95th percentiles within about a percentile of their limit."""
 
+# -- predictions -----------------------------------------------------------------------------
+PREDICTION_FACTOR = 2.0
+"""A claim that predicts a number passes only within 2x of it: its pass region lies within
+[p/2, 2p] and leaves the alternative out (issue 36). A prediction is a model, not a fit: a
+factor of 2 leaves room for what the once-measured ceilings do not see (a kernel at half its
+roof is a finding, not a failure), and still tells a right prediction from one that is only
+on the right side of the alternative."""
+
 # -- rates -----------------------------------------------------------------------------------
 RATE_RATIO_MAX_EXCESS = 5.0
 """A ratio of two achieved rates (FLOP/s at a large batch against a small one, dense against
@@ -259,25 +267,6 @@ KV_CACHE_TOLERANCE = 0.0
 relative difference is 0)."""
 
 # -- Roofline ----------------------------------------------------------------------------------
-COMPUTE_MIN_PEAK_FRACTION = 0.3
-"""A compute-bound kernel must reach at least 30% of the measured peak FLOP/s (the peak is one
-large GEMM; real shapes lose some to tiling and launch overhead). Below, something other than
-the arithmetic sets its time."""
-
-COMPUTE_MAX_PEAK_FRACTION = 1.1
-"""...and at most 110% of it: the peak is measured, so a kernel may beat it by timing noise
-and a better tile shape, not by more."""
-
-MEMORY_MIN_BANDWIDTH_RATIO = 0.2
-"""A memory-bound kernel must move its minimal bytes at no less than 0.2x the measured DRAM
-bandwidth. Slower than a fifth of it, the traffic does not set the time: latency, launch
-overhead or scattered access that wastes most of each transfer does."""
-
-MEMORY_MAX_BANDWIDTH_RATIO = 1.5
-"""...and at no more than 1.5x the measured DRAM bandwidth ("near or below" it). Faster than
-that, it is served from cache and is not limited by DRAM."""
-
-
 # -- Whole model (claims/wholemodel.py) ----------------------------------------------------
 BACKWARD_MIN_TIME_RATIO = 1.4
 """The backward pass of a linear stack must take at least 1.4x its forward pass. It runs two
@@ -401,6 +390,23 @@ PIPELINE_MAX_SLOWDOWN = 1.5
 pipeline as alone. The formula assumes stages run side by side; when they share a core, their
 work stretches and the idle time measures the scheduler, not the schedule."""
 
+PREDICTION_CHANGES = (
+    "2026-12-06: the roofline claims (roofline-*) predicted a share of 1 of the expected roof "
+    "and passed between 30% and 110% of the peak FLOP/s (compute) or 0.2x and 1.5x the DRAM "
+    "bandwidth (memory): regions 3.7x and 7.5x wide, so a decode step at a quarter of its roof "
+    "'held' (issue 36). The prediction is now the share at the time the once-measured ceilings "
+    "predict (claims.predict.predicted_seconds: the tightest of compute, each memory level, "
+    "the GEMM sweep's product of the kernel's shape, the random-access sweep's line rate and "
+    "the per-call floor), and the pass region is [p/2, 2p] (PREDICTION_FACTOR); the constants "
+    "COMPUTE_MIN_PEAK_FRACTION, COMPUTE_MAX_PEAK_FRACTION, MEMORY_MIN_BANDWIDTH_RATIO and "
+    "MEMORY_MAX_BANDWIDTH_RATIO are gone. Effect on the recorded runs, re-judged: the seven "
+    "claims measure 0.77-1.19x their prediction on the EPYC (four had been under half of 1) "
+    "and 0.57-1.14x on the H200 in bf16, all holding; in tf32 the large-batch MLP ran 8.3x "
+    "faster than the GEMM sweep's product of its shape and decode at 0.1x its prediction, and "
+    "both now fail where they had held."
+)
+"""Predictions made numbers a measurement can miss, and the pass regions that follow, dated."""
+
 
 def described(module: ModuleType | None = None) -> list[tuple[str, float, str]]:
     """Every threshold as ``(name, value, reason)``, in the order written; with ``module`` (a
@@ -448,7 +454,7 @@ def changes(*modules: ModuleType) -> list[tuple[str, str]]:
     is listed once however many of them import it.
 
     >>> [name for name, _ in changes()]
-    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES', 'GPU_SIZES_CHANGES']
+    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES', 'GPU_SIZES_CHANGES', 'PREDICTION_CHANGES']
     >>> changes()[0][1][:11]
     '2026-12-01:'
     """

@@ -78,14 +78,11 @@ def each_claim(run: Run) -> Glue:
 
 
 def rooflines(run: Run, behind: Sequence[Measurement]) -> Glue:
-    """The roofline claims' table, their rule's thresholds, and their measurements
+    """The roofline claims' table, their rule's factor, and their measurements
     (``behind``, one per claim, from ``book.claim_measurement``) on the roofline."""
     return {
         "roofline_table": markdown_claims_table(roofline_claims(run)),
-        "compute_rule": units.percent(thresholds.COMPUTE_MIN_PEAK_FRACTION),
-        "compute_top": units.percent(thresholds.COMPUTE_MAX_PEAK_FRACTION),
-        "memory_floor": units.plain_number(thresholds.MEMORY_MIN_BANDWIDTH_RATIO),
-        "memory_rule": units.plain_number(thresholds.MEMORY_MAX_BANDWIDTH_RATIO),
+        "prediction_factor": units.times(thresholds.PREDICTION_FACTOR),
         "fig-roofline-claims": roofline_chart(run.peaks, list(behind)),
     }
 
