@@ -108,6 +108,7 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
         "SAME_EXCHANGE_FACTOR",
         "BUBBLE_MARGIN",
         "PIPELINE_MAX_SLOWDOWN",
+        "PREDICTION_FACTOR",
     }
     assert dclaims.SAME_EXCHANGE_FACTOR is thresholds.SAME_EXCHANGE_FACTOR
 
