@@ -6,7 +6,7 @@
 other widths of the same bytes per batch, in a table sized by the device's free memory, and
 records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
 :func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
-where :data:`~gpuconcepts.formulas.lookup_order_ratio` predicts the largest gap.
+where the measured ceilings predict the largest gap.
 """
 
 from __future__ import annotations
@@ -141,15 +141,18 @@ def judge_dlrm_lookups(
 
     ``random`` and ``sequential`` are the lookups at the post's row width; ``widths`` may add
     (random, sequential) pairs at other row widths with the same bytes per batch. The
-    prediction at each row width is :data:`~gpuconcepts.formulas.lookup_order_ratio`: a random
-    row costs whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
-    sector), consecutive rows share them. The claim is judged at the row where that model
-    predicts the largest gap (the narrowest, among equals).
+    prediction at each row width is the ratio of the two lookups' times under the measured
+    ceilings (:func:`~gpuconcepts.claims.predict.predicted_seconds`): random rows at the
+    random-access sweep's line rate and, by :data:`~gpuconcepts.formulas.lookup_order_ratio`'s
+    reasoning, in whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
+    sector) at the bandwidth of the level that holds the table; consecutive rows sharing them
+    at the memory's bandwidth; every row no faster than the gather issues rows
+    (:func:`~gpuconcepts.claims.predict.row_issue_seconds`). The claim is judged at the row
+    where that model predicts the largest gap (the narrowest, among equals), and passes
+    within :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of it.
 
-    Not visible when the table is under
-    :data:`~gpuconcepts.claims.thresholds.DLRM_MIN_CACHE_MULTIPLE` times the last-level
-    cache (random rows come from cache), or when no row measured is narrow enough for the
-    model to predict a gap inside the pass region (every row fills whole units).
+    Not visible when that region holds 1, the alternative: the measured hierarchy (never a
+    cache size read from sysfs) says no row measured can show a 2x gap here.
     """
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):
