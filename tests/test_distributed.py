@@ -423,7 +423,7 @@ def test_alpha_beta_interval_carries_the_fits_own_uncertainty() -> None:
     inputs = {"B": 16, "n_tables": 1, "d": 8, "s": 4, "W": 2}  # a tiny message: alpha decides
     tiny = f.rowwise_alltoall_bytes(**inputs)
     lookup = _collective(
-        "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=2.5 * fit.seconds(tiny)
+        "sharded embedding", "rowwise_alltoall_bytes", inputs, seconds=1.8 * fit.seconds(tiny)
     )
     large = {"B": 65536, "n_tables": 8, "d": 64, "s": 4, "W": 2}  # bytes decide: alpha cannot
     big = f.rowwise_alltoall_bytes(**large)

@@ -108,6 +108,7 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
         "SAME_EXCHANGE_FACTOR",
         "BUBBLE_MARGIN",
         "PIPELINE_MAX_SLOWDOWN",
+        "PREDICTION_FACTOR",
     }
     assert dclaims.SAME_EXCHANGE_FACTOR is thresholds.SAME_EXCHANGE_FACTOR
 
@@ -120,6 +121,7 @@ def test_every_dated_change_is_listed_once_and_dated() -> None:
         "ROOFS_CHANGES",
         "DECODE_FLOOR_CHANGES",
         "GPU_SIZES_CHANGES",
+        "PREDICTION_CHANGES",
     ]
     assert all(entry[:4] == "2026" and entry[10] == ":" for _, entry in listed)
 

@@ -203,7 +203,7 @@ def test_every_whole_model_threshold_has_a_reason():
     from gpuconcepts.claims.thresholds import described
 
     listed = {name: (value, reason) for name, value, reason in described(W)}
-    assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 4.0
+    assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 2.0
     assert "ARCHITECTURE" not in listed  # a label, not a threshold
     assert all(reason for _, reason in listed.values())
 

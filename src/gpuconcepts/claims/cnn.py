@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
-from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.quantities import attainable, formula_at, rate_ceiling, sizes, with_interval
+from gpuconcepts.claims.predict import predicted_rate_ratio, prediction_region
+from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import _bars
@@ -189,6 +189,8 @@ def judge_conv_vs_depthwise(
         lambda t: (dense.flops / t[0]) / (depthwise.flops / t[1]), (dense, depthwise)
     )
     B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
+    predicted = predicted_rate_ratio(dense, depthwise, peaks)
+    low, high = prediction_region(predicted)
     return ClaimResult(
         key="cnn-dense-vs-depthwise",
         architecture="CNN",
@@ -197,14 +199,15 @@ def judge_conv_vs_depthwise(
         prediction=f"conv_intensity {number(dense_i)} FLOP/byte against depthwise_conv_intensity "
         f"{number(dw_i)} ({number(dense_i / dw_i)}× lower); ridge point {number(ridge)}. The roofline allows "
         f"{si(dense_roof, 'FLOP/s')} for the dense conv and {si(dw_roof, 'FLOP/s')} for the "
-        "depthwise one.",
+        f"depthwise one; with a call's floor, the measured ceilings predict "
+        f"{times(predicted)}.",
         test=TwoSided(
             "dense FLOP/s ÷ depthwise FLOP/s",
-            predicted=split.roofline,
+            predicted=predicted,
             alternative="intensity does not matter: both run at the same FLOP/s",
             alternative_value=1.0,
-            low=T.CNN_MIN_FLOPS_RATIO,
-            high=rate_ceiling(split.roofline, T.CNN_MIN_FLOPS_RATIO),
+            low=low,
+            high=high,
             measured=ratio,
             interval=interval,
         ),

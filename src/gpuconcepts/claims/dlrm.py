@@ -6,7 +6,7 @@
 other widths of the same bytes per batch, in a table sized by the device's free memory, and
 records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
 :func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
-where :data:`~gpuconcepts.formulas.lookup_order_ratio` predicts the largest gap.
+where the measured ceilings predict the largest gap.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.predict import predicted_seconds, prediction_region, random_line_seconds
 from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import Roles, compare_with_roofs
@@ -140,15 +141,18 @@ def judge_dlrm_lookups(
 
     ``random`` and ``sequential`` are the lookups at the post's row width; ``widths`` may add
     (random, sequential) pairs at other row widths with the same bytes per batch. The
-    prediction at each row width is :data:`~gpuconcepts.formulas.lookup_order_ratio`: a random
-    row costs whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
-    sector), consecutive rows share them. The claim is judged at the row where that model
-    predicts the largest gap (the narrowest, among equals).
+    prediction at each row width is the ratio of the two lookups' times under the measured
+    ceilings (:func:`~gpuconcepts.claims.predict.predicted_seconds`): random rows at the
+    random-access sweep's line rate and, by :data:`~gpuconcepts.formulas.lookup_order_ratio`'s
+    reasoning, in whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
+    sector) at the bandwidth of the level that holds the table; consecutive rows sharing them
+    at the memory's bandwidth; every row no faster than the gather issues rows
+    (:func:`~gpuconcepts.claims.predict.row_issue_seconds`). The claim is judged at the row
+    where that model predicts the largest gap (the narrowest, among equals), and passes
+    within :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of it.
 
-    Not visible when the table is under
-    :data:`~gpuconcepts.claims.thresholds.DLRM_MIN_CACHE_MULTIPLE` times the last-level
-    cache (random rows come from cache), or when no row measured is narrow enough for the
-    model to predict a gap inside the pass region (every row fills whole units).
+    Not visible when that region holds 1, the alternative: the measured hierarchy (never a
+    cache size read from sysfs) says no row measured can show a 2x gap here.
     """
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):
@@ -167,18 +171,28 @@ def judge_dlrm_lookups(
     if len(set(row_bytes)) != len(row_bytes):
         raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
     ratios = tuple(q.bytes_per_s / r.bytes_per_s for r, q in pairs)
-    predicted = tuple(
+    lines = tuple(
         float(formulas.lookup_order_ratio(d=param(r, "d"), s=param(r, "s"), c=c)) for r, _ in pairs
+    )
+    # the measured ceilings' times: random rows at the random-access sweep's line rate, consecutive
+    # ones at the memory's, each row no faster than the gather issues rows (row_issue_seconds)
+    predicted = tuple(
+        max(predicted_seconds(r, peaks), random_line_seconds(r, peaks, c) or 0.0)
+        / predicted_seconds(q, peaks)
+        * q.bytes
+        / r.bytes
+        for r, q in pairs
     )
     judged = max(range(len(pairs)), key=lambda k: predicted[k])  # the first of equals: narrowest
     judged_ratio, interval = with_interval(_bandwidth_ratio(*pairs[judged]), pairs[judged])
+    low, high = prediction_region(predicted[judged])
     test = TwoSided(
         f"sequential ÷ random bandwidth with {plain_number(row_bytes[judged])}-byte rows",
         predicted=predicted[judged],
         alternative="random rows stream as fast as consecutive ones",
         alternative_value=1.0,
-        low=T.DLRM_MIN_BANDWIDTH_RATIO,
-        high=None,
+        low=low,
+        high=high,
         measured=judged_ratio,
         interval=interval,
     )
@@ -199,23 +213,16 @@ def judge_dlrm_lookups(
 
     multiple = table / cache_bytes
     reasons = []
-    if multiple < T.DLRM_MIN_CACHE_MULTIPLE:
+    if not test.distinguishes:
         reasons.append(
-            f"the table ({binary_bytes(table)}) is only {times(multiple)} the "
-            f"{binary_bytes(cache_bytes)} last-level cache, so random rows are served from cache"
+            f"the measured ceilings predict consecutive rows only {times(predicted[judged])} "
+            f"faster than random ones at best (with {plain_number(row_bytes[judged])}-byte rows): "
+            f"within {times(T.PREDICTION_FACTOR)} of no gap, so no measurement here could tell "
+            "the two apart"
         )
-    if not test.contains(test.predicted):
-        reasons.append(
-            f"the narrowest row measured is {plain_number(row_bytes[judged])} bytes against a "
-            f"{plain_number(c)}-byte {unit}: the {unit} model (lookup_order_ratio) predicts "
-            f"sequential ÷ random = {number(test.predicted)}, outside the pass region "
-            f"{test.region_text()}; rows of at most "
-            f"{plain_number(c / T.DLRM_MIN_BANDWIDTH_RATIO)} bytes are needed to show the effect"
-        )
-
     by_row = ", ".join(
-        f"{plain_number(b)} bytes {times(x)} (model {times(p)})"
-        for b, x, p in zip(row_bytes, ratios, predicted, strict=True)
+        f"{plain_number(b)} bytes {times(x)} (predicted {times(p)}, {unit} model {times(q)})"
+        for b, x, p, q in zip(row_bytes, ratios, predicted, lines, strict=True)
     )
     detail = (
         f"random {si(random.bytes_per_s, 'B/s')}, sequential "
@@ -246,7 +253,7 @@ def judge_dlrm_lookups(
                     high=tuple(q.interval_bytes_per_s[1] for _, q in pairs),
                 ),
                 Series(
-                    f"random rows, {unit} model (consecutive ÷ lookup_order_ratio)",
+                    "random rows, predicted (consecutive ÷ the ceilings' predicted ratio)",
                     row_bytes,
                     tuple(q.bytes_per_s / p for (_, q), p in zip(pairs, predicted, strict=True)),
                     role="predicted",
@@ -278,9 +285,11 @@ def judge_dlrm_lookups(
         f"Intensity {number(intensity)} FLOP/byte, far below the ridge point {number(ridge)}: "
         f"memory-bound. Memory moves whole {plain_number(c)}-byte {unit}s and a random row "
         "shares none with its neighbours, so it costs ⌈d·s/c⌉·c bytes (random_row_bytes): "
-        f"consecutive rows should stream {times(predicted[judged])} faster with "
-        f"{plain_number(row_bytes[judged])}-byte rows, and no faster with rows of whole "
-        f"{unit}s.",
+        f"by that alone consecutive rows would stream {times(lines[judged])} faster with "
+        f"{plain_number(row_bytes[judged])}-byte rows. The measured ceilings (random rows at the "
+        "random-access sweep's line rate, consecutive ones at the memory's bandwidth, every row "
+        "no faster than the gather issues rows) predict "
+        f"{times(predicted[judged])} with those rows.",
         test=test,
         detail=detail,
         device=device,

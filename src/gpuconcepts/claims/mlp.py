@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import rank_correlation
+from gpuconcepts.claims.predict import predicted_rate, prediction_region
 from gpuconcepts.claims.quantities import (
     attainable,
     formula_along,
     limit_of,
-    rate_ceiling,
     size_values,
     sizes,
     solve_for,
@@ -29,6 +29,7 @@ from gpuconcepts.claims.quantities import (
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import _ends
+from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks
@@ -63,6 +64,7 @@ class _MlpSweep:
     flops_per_s: tuple[float, ...]
     intensity: tuple[float, ...]
     attainable: tuple[float, ...]
+    predicted: tuple[float, ...]
     d_in: int
     d_out: int
     s: int
@@ -81,14 +83,16 @@ class _MlpSweep:
             flops_per_s=tuple(m.flops_per_s for m in ordered),
             intensity=intensity,
             attainable=attainable(intensity, peaks),
+            predicted=tuple(predicted_rate(m, peaks) for m in ordered),
             d_in=d_in,
             d_out=d_out,
             s=s,
             peaks=peaks,
         )
 
-    def series(self) -> tuple[Series, Series]:
-        """Measured FLOP/s (with its spread) against the roofline's, both over B."""
+    def series(self) -> tuple[Series, Series, Series]:
+        """Measured FLOP/s (with its spread) against the roofline's and the measured
+        ceilings' prediction, all over B."""
         low, high = _ends(m.interval_flops_per_s for m in self.ordered)
         return (
             Series("measured", self.batches, self.flops_per_s, low=low, high=high),
@@ -98,6 +102,24 @@ class _MlpSweep:
                 self.attainable,
                 role="predicted",
             ),
+            Series(
+                "predicted by the measured ceilings (GEMM sweep, floors)",
+                self.batches,
+                self.predicted,
+                role="predicted",
+            ),
+        )
+
+    def own_roofs(self, rates: Sequence[float]) -> tuple[float, float, float | None]:
+        """The layer's plateau (its best FLOP/s over the sweep), its bandwidth (the minimal
+        bytes per second at the smallest batch) and the B where the two meet, at ``rates``."""
+        layer = {"d_in": self.d_in, "d_out": self.d_out, "s": self.s}
+        bandwidth = rates[0] / self.intensity[0]
+        plateau = max(rates)
+        return (
+            plateau,
+            bandwidth,
+            solve_for(formulas.mlp_intensity, "B", plateau / bandwidth, **layer),
         )
 
 
@@ -110,6 +132,8 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         lambda t: (last.flops / t[1]) / (first.flops / t[0]), (first, last)
     )
     b0, b1 = plain_number(w.batches[0]), plain_number(w.batches[-1])
+    gain_predicted = w.predicted[-1] / w.predicted[0]
+    low, high = prediction_region(gain_predicted)
     return ClaimResult(
         key="mlp-batch-trend",
         architecture="MLP",
@@ -117,14 +141,16 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
         prediction=f"mlp_intensity for a {w.d_in}→{w.d_out} layer ({w.s}-byte values) rises "
         f"from {number(w.intensity[0])} FLOP/byte at B={b0} to {number(w.intensity[-1])} at B={b1}: the "
         "weights are read once and reused by every row, so achieved FLOP/s should rise with B "
-        f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}).",
+        f"(the roofline allows {si(w.attainable[0], 'FLOP/s')} → {si(w.attainable[-1], 'FLOP/s')}; "
+        f"the measured ceilings, with the GEMM sweep's products of these shapes and a call's "
+        f"floor, predict {si(w.predicted[0], 'FLOP/s')} → {si(w.predicted[-1], 'FLOP/s')}).",
         test=TwoSided(
             f"FLOP/s at B={b1} ÷ FLOP/s at B={b0}",
-            predicted=w.attainable[-1] / w.attainable[0],
+            predicted=gain_predicted,
             alternative="achieved FLOP/s does not depend on the batch",
             alternative_value=1.0,
-            low=T.MLP_MIN_GAIN,
-            high=rate_ceiling(w.attainable[-1] / w.attainable[0], T.MLP_MIN_GAIN),
+            low=low,
+            high=high,
             measured=gain,
             interval=interval,
         ),
@@ -160,19 +186,26 @@ def judge_mlp_trend(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
 
 
 def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
-    """The batch where the layer turns compute-bound: measured knee against the ridge point.
+    """The batch where the layer turns compute-bound: measured knee against the predicted one.
 
-    Predicted: the B solving ``mlp_intensity(B) = ridge_point`` of the measured peaks.
-    Measured: where the layer's own two roofs meet, read in each round of the sweep. Its
-    plateau is its best FLOP/s over the sweep; its bandwidth is the minimal bytes per second at
-    the smallest batch; their ratio is the layer's own ridge, and the knee is the B whose
-    intensity equals it (see :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_CHANGES`). Both
-    ends come from the same round, so load slows them alike.
+    The post's model puts the knee at the B solving ``mlp_intensity(B) = ridge_point`` of the
+    measured peaks (shown beside the test). The test's prediction is the knee of the layer's
+    predicted roofs: the same construction as the measured knee, on the FLOP/s that the
+    once-measured ceilings predict at each batch
+    (:func:`~gpuconcepts.claims.predict.predicted_rate`: the GEMM sweep's product of each
+    shape, a call's floor, the peaks). Measured: where the layer's own two roofs meet, read in
+    each round of the sweep. Its plateau is its best FLOP/s over the sweep; its bandwidth is the
+    minimal bytes per second at the smallest batch; their ratio is the layer's own ridge, and
+    the knee is the B whose intensity equals it (see
+    :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_CHANGES`). Both ends come from the same
+    round, so load slows them alike.
     """
     w = _MlpSweep.of(sweep, peaks)
     layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}
     ridge, peak = w.peaks.ridge_point, w.peaks.flops_per_s
-    predicted = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
+    at_ridge = solve_for(formulas.mlp_intensity, "B", ridge, **layer)
+    # the predicted roofs meet only where the layer's intensity can reach the ridge at all
+    predicted = w.own_roofs(w.predicted)[2] if at_ridge is not None else None
     ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
     lo, hi = w.batches[0], w.batches[-1]
     # the claim can only be seen when the predicted crossover lies inside the sweep
@@ -193,14 +226,7 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
 
     def own_roofs(seconds: Sequence[float]) -> tuple[float, float, float | None]:
         """The layer's plateau (FLOP/s), its bandwidth (bytes/s) and the B where they meet."""
-        rates = [f / t for f, t in zip(flops, seconds, strict=True)]
-        bandwidth = rates[0] / w.intensity[0]
-        plateau = max(rates)
-        return (
-            plateau,
-            bandwidth,
-            solve_for(formulas.mlp_intensity, "B", plateau / bandwidth, **layer),
-        )
+        return w.own_roofs([f / t for f, t in zip(flops, seconds, strict=True)])
 
     def knee_ratio(seconds: Sequence[float]) -> float:
         found = own_roofs(seconds)[2]
@@ -209,8 +235,10 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     ratio, interval = with_interval(knee_ratio, w.ordered)
     plateau, bandwidth, measured_b = own_roofs([m.seconds for m in w.ordered])
     vlines: list[tuple[str, float]] = []
+    if at_ridge is not None:
+        vlines.append(("the post's crossover (intensity = ridge)", at_ridge))
     if predicted is not None:
-        vlines.append(("predicted crossover (intensity = ridge)", predicted))
+        vlines.append(("predicted crossover (the predicted roofs meet)", predicted))
     if measured_b is not None:
         vlines.append(("measured crossover (the layer's own roofs meet)", measured_b))
     meet = f"B ≈ {number(measured_b)}" if measured_b is not None else "no batch size"
@@ -221,15 +249,18 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         "intensity crosses the ridge point.",
         prediction=f"ridge point {number(ridge)} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
         f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
-        + (f"B ≈ {number(predicted)}" if predicted is not None else "no batch size")
-        + f" (its limit as B grows: {number(ceiling)} FLOP/byte)",
+        + (f"B ≈ {number(at_ridge)}" if at_ridge is not None else "no batch size")
+        + f" (its limit as B grows: {number(ceiling)} FLOP/byte). The layer's roofs as the "
+        "measured ceilings predict them (the GEMM sweep's products of its shapes, a call's "
+        "floor) meet at "
+        + (f"B ≈ {number(predicted)}" if predicted is not None else "no batch size"),
         test=TwoSided(
             "measured crossover B ÷ predicted B",
             predicted=1.0 if visible else math.inf,
             alternative="compute-bound from the first batch of the sweep",
             alternative_value=lo / predicted if predicted else math.inf,
-            low=1 / T.MLP_MAX_CROSSOVER_FACTOR,
-            high=T.MLP_MAX_CROSSOVER_FACTOR,
+            low=1 / PREDICTION_FACTOR,
+            high=PREDICTION_FACTOR,
             measured=ratio,
             interval=interval,
         ),
@@ -242,6 +273,7 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         reason=reason,
         values={
             "ridge_point": ridge,
+            "ridge_B": at_ridge,
             "predicted_B": predicted,
             "measured_B": measured_b,
             "ratio": ratio,

@@ -26,7 +26,6 @@ from gpuconcepts import formulas
 from gpuconcepts.claims.thresholds import (
     INTERVAL_COVERAGE,
     INTERVAL_RESAMPLES,
-    RATE_RATIO_MAX_EXCESS,
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
@@ -110,16 +109,6 @@ def _central(resampled: Any) -> tuple[float, float]:
     ranked = np.sort(resampled)
     tail = (1 - INTERVAL_COVERAGE) / 2 * (INTERVAL_RESAMPLES - 1)
     return float(ranked[math.floor(tail)]), float(ranked[math.ceil(INTERVAL_RESAMPLES - 1 - tail)])
-
-
-def rate_ceiling(predicted: float, low: float) -> float:
-    """The top of a rate ratio's pass region: the roofline's ratio times
-    :data:`~gpuconcepts.claims.thresholds.RATE_RATIO_MAX_EXCESS`, and never below ``low``.
-
-    >>> rate_ceiling(10.0, 2.0), rate_ceiling(0.1, 2.0)
-    (50.0, 2.0)
-    """
-    return max(low, predicted * RATE_RATIO_MAX_EXCESS)
 
 
 # -- what a measurement achieved ---------------------------------------------------------------

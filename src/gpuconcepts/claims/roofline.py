@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.predict import predicted_seconds, prediction_region
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
@@ -26,10 +26,10 @@ from gpuconcepts.roofline import (
     PER_CALL,
     RANDOM_ACCESS,
     Peaks,
-    attainable,
     beats_every_roof,
     place,
     roof_times,
+    roofs_at,
 )
 from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
@@ -55,13 +55,14 @@ def judge_roofline(
     ``expected`` is the post's word (``"memory"`` or ``"compute"``), ``label`` names the
     workload for people and ``source`` says where the post says so. The values keep the
     measurement's workload and sizes, so a page can find it in the run again.
-    Compute-bound means a share of the measured peak FLOP/s between
-    :data:`~gpuconcepts.claims.thresholds.COMPUTE_MIN_PEAK_FRACTION` and
-    :data:`~gpuconcepts.claims.thresholds.COMPUTE_MAX_PEAK_FRACTION`; memory-bound, moving the
-    minimal bytes at between :data:`~gpuconcepts.claims.thresholds.MEMORY_MIN_BANDWIDTH_RATIO`
-    and :data:`~gpuconcepts.claims.thresholds.MEMORY_MAX_BANDWIDTH_RATIO` times the measured
-    DRAM bandwidth. The alternative is the other roof: the share that roof would give at this
-    intensity. And the roof that best explains the measured time
+    The quantity is the kernel's share of the expected roof's rate: for compute-bound, its
+    FLOP/s over the measured peak; for memory-bound, its minimal bytes per second over the
+    measured DRAM bandwidth. The prediction is the share at the time the once-measured
+    ceilings predict (:func:`~gpuconcepts.claims.predict.predicted_seconds`: the tightest of
+    compute, each memory level, the GEMM shape, random access and the per-call floor), and
+    the pass region lies within :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of
+    it. The alternative is the other roof: the share that roof would give at this intensity.
+    And the roof that best explains the measured time
     (:func:`~gpuconcepts.roofline.observe`) must be of the expected kind.
 
     ``reference`` is the roof's own kernel (``peak-gemm`` for compute, ``peak-triad`` for
@@ -73,23 +74,22 @@ def judge_roofline(
         raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
     where = place(m, peaks)
     ridge, intensity = peaks.ridge_point, m.intensity
-    roof = attainable(intensity, peaks)  # the FLOP/s the roofline allows at this intensity
     if expected == "compute":
         quantity, work, roof_rate = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
-        low, high = T.COMPUTE_MIN_PEAK_FRACTION, T.COMPUTE_MAX_PEAK_FRACTION
-        predicted = roof / roof_rate
         other = intensity / ridge  # FLOP/s at the DRAM roof (I·β) over the peak
         alternative = "memory-bound: its minimal bytes at the DRAM bandwidth set its time"
         # beating the measured peak (within the pass region's top) is still the compute roof
         observed_ok = where.observed in ("compute", ABOVE_EVERY_ROOF)
     else:
         quantity, work, roof_rate = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
-        low, high = T.MEMORY_MIN_BANDWIDTH_RATIO, T.MEMORY_MAX_BANDWIDTH_RATIO
-        predicted = roof / intensity / roof_rate
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
         # DRAM, a cache level, or the random-access roof: each is memory traffic
         observed_ok = where.observed in {RANDOM_ACCESS, *(lvl.name for lvl in peaks.memory_roofs)}
+    # the share the once-measured ceilings predict: the work at their tightest bound's time
+    bound_name, _ = max(roofs_at(m, peaks), key=lambda pair: pair[1])
+    predicted = work / predicted_seconds(m, peaks) / roof_rate
+    low, high = prediction_region(predicted)
     # A product of its shape bounds the kernel on the side of the ridge its formulas put it: a
     # product below the ridge streams its weights (its FLOP rate is its bytes' rate).
     observed_ok = observed_ok or (where.observed == GEMM_SHAPE and where.bound == expected)
@@ -122,7 +122,9 @@ def judge_roofline(
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
         prediction=f"intensity {number(intensity)} FLOP/byte against the ridge point {number(ridge)}: "
-        f"the roofline says {where.bound}-bound",
+        f"the roofline says {where.bound}-bound; the measured ceilings predict "
+        f"{si(predicted_seconds(m, peaks), 's')} ({bound_name}), a share of "
+        f"{number(predicted)} of the {expected} roof",
         test=TwoSided(
             quantity,
             predicted=predicted,

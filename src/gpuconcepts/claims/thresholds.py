@@ -8,7 +8,7 @@ claim's thresholds are here, the core claims', the whole model's
 (:mod:`~gpuconcepts.distributed.claims`), which import theirs by name. The docs print them
 from here, so the page and the code cannot disagree.
 
->>> DLRM_MIN_BANDWIDTH_RATIO, ATTENTION_EXPONENT, ATTENTION_EXPONENT_TOLERANCE
+>>> PREDICTION_FACTOR, ATTENTION_EXPONENT, ATTENTION_EXPONENT_TOLERANCE
 (2.0, 2.0, 0.3)
 
 A claim states a pass region built from these: it holds only when the whole measured interval
@@ -31,32 +31,23 @@ INTERVAL_RESAMPLES = 400
 """Bootstrap resamples behind each interval (seeded: a saved run is judged the same way every
 time). 400 puts the 5th and 95th percentiles within about a percentile of their limit."""
 
-# -- rates -----------------------------------------------------------------------------------
-RATE_RATIO_MAX_EXCESS = 5.0
-"""A ratio of two achieved rates (FLOP/s at a large batch against a small one, dense against
-depthwise, prefill against decode) may exceed the roofline's ratio at most 5x: the faster kernel
-at its roof, the slower at a fifth of its own (MEMORY_MIN_BANDWIDTH_RATIO). Beyond that, the
-roofs do not set the times at all: kernels doing very different work in equal times, for one."""
+# -- predictions -----------------------------------------------------------------------------
+PREDICTION_FACTOR = 2.0
+"""A claim that predicts a number passes only within 2x of it: its pass region lies within
+[p/2, 2p] and leaves the alternative out (issue 36). A prediction is a model, not a fit: a
+factor of 2 leaves room for what the once-measured ceilings do not see (a kernel at half its
+roof is a finding, not a failure), and still tells a right prediction from one that is only
+on the right side of the alternative."""
 
-# -- DLRM ------------------------------------------------------------------------------------
-DLRM_MIN_BANDWIDTH_RATIO = 2.0
-"""Sequential lookups must reach at least 2x the bandwidth of random ones. The post says random
-lookups are "expensive"; we read "much lower bandwidth" as "at most half", a gap that timing
-noise (a few percent here) cannot produce by itself."""
-
-DLRM_MIN_CACHE_MULTIPLE = 4.0
-"""The random-lookup effect is only visible when the table is at least 4x the last-level cache:
-a table that fits in cache is read at cache speed whatever the order of the rows."""
+MAX_DIRECTION_ONLY = 3
+"""At most 3 claims may test only on which side of the alternative a measurement falls, with a
+pass region wider than [p/2, 2p]; each says so in its text and is labelled in the registry
+(issue 36). A claim that predicts no number has no factor to miss by, so they stay few."""
 
 # -- MLP -------------------------------------------------------------------------------------
 MLP_MIN_TREND = 0.8
 """Spearman rank correlation of achieved FLOP/s against batch size must be at least 0.8: FLOP/s
 "rises with B" over the sweep, while one noisy point out of order is still tolerated."""
-
-MLP_MIN_GAIN = 2.0
-"""Achieved FLOP/s at the largest batch must be at least 2x that at the smallest: the sweep spans
-more than two decades of intensity, so a rise smaller than 2x would not be the effect the post
-names."""
 
 MLP_KNEE_CHANGES = (
     "2026-12-01: the measured crossover was the batch at which the layer's FLOP/s first reached "
@@ -203,19 +194,6 @@ ROOFS_CHANGES = (
 )
 """Why the roofs beyond compute and streaming bandwidth are measured as they are."""
 
-MLP_MAX_CROSSOVER_FACTOR = 4.0
-"""The measured crossover batch must lie within 4x (two doublings of the sweep) of the batch
-predicted by mlp_intensity = ridge_point: the traffic model is minimal and caches blur it, so we
-ask for the same place on a log axis, not the same number."""
-
-# -- CNN -------------------------------------------------------------------------------------
-CNN_MIN_FLOPS_RATIO = 2.0
-"""The dense 3x3 convolution must achieve at least 2x the FLOP/s of the depthwise one on the
-same feature map, as for the other rate gaps of the book: twice the rate is a gap timing noise
-cannot produce. Their intensities differ by more than 10x, but on a machine whose ridge point
-lies between them the roofline's gap is the ridge over the depthwise intensity, which on a CPU
-can be as small as 2 to 3x."""
-
 # -- RNN -------------------------------------------------------------------------------------
 RNN_EXPONENT = 1.0
 """rnn_flops is proportional to S: time should grow like S**1."""
@@ -225,8 +203,10 @@ RNN_EXPONENT_TOLERANCE = 0.2
 (exponent 2 or 0) is far outside, timing noise over a 16x sweep is well inside."""
 
 RNN_MIN_LOOP_SLOWDOWN = 2.0
-"""The explicit step loop must take at least 2x as long as one GEMM with the same FLOPs: "much
-slower" read as "at most half the speed"."""
+"""The RNN page calls the explicit step loop "much slower" than one GEMM with the same FLOPs
+from 2x ("at most half the speed"). Since 2026-12-06 the claim rnn-loop-vs-gemm no longer
+passes from it: it passes within PREDICTION_FACTOR of the ratio the measured ceilings predict
+(see PREDICTION_CHANGES)."""
 
 RNN_MIN_THROUGHPUT_GAIN = 2.0
 """Across the batch sweep, tokens per second must rise at least 2x: more batch fills the machine.
@@ -248,35 +228,10 @@ ATTENTION_EXPONENT_TOLERANCE = 0.3
 (exponent 1) is far outside; memory effects at large S move it by a tenth or two. Doubling S must
 then cost between 2**1.7 and 2**2.3 times (3.25x to 4.92x), the same tolerance on one step."""
 
-PREFILL_MIN_RATE_RATIO = 2.0
-"""Prefill, all tokens in parallel, must reach at least 2x the FLOP/s of decode, one token at a
-time over the cache. Comparing rates, not times per token, takes out the difference in work: a
-causal prefill does about half the attention FLOPs per token of a decode step at the same S."""
-
 # -- KV cache ----------------------------------------------------------------------------------
 KV_CACHE_TOLERANCE = 0.0
 """The measured cache size must equal kv_cache_memory exactly, at every decode step (the largest
 relative difference is 0)."""
-
-# -- Roofline ----------------------------------------------------------------------------------
-COMPUTE_MIN_PEAK_FRACTION = 0.3
-"""A compute-bound kernel must reach at least 30% of the measured peak FLOP/s (the peak is one
-large GEMM; real shapes lose some to tiling and launch overhead). Below, something other than
-the arithmetic sets its time."""
-
-COMPUTE_MAX_PEAK_FRACTION = 1.1
-"""...and at most 110% of it: the peak is measured, so a kernel may beat it by timing noise
-and a better tile shape, not by more."""
-
-MEMORY_MIN_BANDWIDTH_RATIO = 0.2
-"""A memory-bound kernel must move its minimal bytes at no less than 0.2x the measured DRAM
-bandwidth. Slower than a fifth of it, the traffic does not set the time: latency, launch
-overhead or scattered access that wastes most of each transfer does."""
-
-MEMORY_MAX_BANDWIDTH_RATIO = 1.5
-"""...and at no more than 1.5x the measured DRAM bandwidth ("near or below" it). Faster than
-that, it is served from cache and is not limited by DRAM."""
-
 
 # -- Whole model (claims/wholemodel.py) ----------------------------------------------------
 BACKWARD_MIN_TIME_RATIO = 1.4
@@ -294,20 +249,20 @@ BACKWARD_FLOP_TOLERANCE = 0
 """FlopCounterMode's count of the backward pass must equal training_flops_per_token −
 forward_flops_per_token exactly: both count the same matrix products."""
 
-DECODE_KNEE_FACTOR = 4.0
+DECODE_KNEE_FACTOR = 2.0
 """The measured decode knee (the batch at which a step's arithmetic costs as much as its read
-of the weights) must lie within 4x of decode_compute_bound_batch at the measured peaks: two
-doublings of the sweep either side, as for the MLP's crossover. The alternative "compute-bound
-from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall outside."""
+of the weights) must lie within 2x of decode_compute_bound_batch at the measured peaks
+(PREDICTION_FACTOR; it was 4x until 2026-12-06, see PREDICTION_CHANGES). The alternative
+"compute-bound from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall
+outside."""
 
-DECODE_LONG_KNEE_FACTOR = 4.0
-"""At a long context the measured decode knee must lie within 4x of the knee of the roofline
+DECODE_LONG_KNEE_FACTOR = 2.0
+"""At a long context the measured decode knee must lie within 2x of the knee of the roofline
 with the KV cache counted (decode_step_flops against decode_step_bytes at the measured peaks;
 while the batch's intensity stays under the ridge point, that is the batch whose caches weigh as
-much as the weights). Two doublings either side, as for the short context's knee: a CPU's
-attention over one query row streams the cache below the triad's rate, and a step's fixed
-costs add to the weights' share, each moving the knee by up to 2x. The alternative, the
-weights-only knee decode_compute_bound_batch, must fall outside, or the claim is not visible."""
+much as the weights): PREDICTION_FACTOR, 4x until 2026-12-06 (see PREDICTION_CHANGES). The
+alternative, the weights-only knee decode_compute_bound_batch, must fall outside, or the claim
+is not visible."""
 
 DECODE_LONG_MIN_CACHE_MULTIPLE = 2.0
 """The long-context knee is visible only when the KV caches of the sweep's largest batch are at
@@ -319,10 +274,11 @@ measured bandwidth. The bound reads every weight from DRAM; a last-level cache t
 of the weights between steps can beat it by the cached share, under half when the weights are
 at least twice the cache (a condition of the claim)."""
 
-DECODE_FLOOR_MAX_RATIO = 3.0
-"""A decode step at batch 1 must take at most 3x decode_seconds_lower_bound: reading the
-weights sets the time. The alternative "the step's FLOPs at the peak set the time" gives a
-ratio of 2/(s × ridge point), far below the pass region."""
+DECODE_FLOOR_MAX_RATIO = 2.0
+"""A decode step at batch 1 must take at most 2x decode_seconds_lower_bound (PREDICTION_FACTOR;
+3x until 2026-12-06, see PREDICTION_CHANGES): reading the weights sets the time. The
+alternative "the step's FLOPs at the peak set the time" gives a ratio of 2/(s × ridge point),
+far below the pass region."""
 
 DECODE_FLOOR_CHANGES = (
     "2026-12-01: the decode floor was the weights at the bandwidth of a STREAM triad timed in "
@@ -377,10 +333,10 @@ BYTES_HIGH = 1.15
 kB (loopback frames are up to 64 kB), gloo adds a small header per message, and the barriers
 that delimit a window are measured separately and taken off."""
 
-ALPHA_BETA_FACTOR = 3.0
-"""A time predicted by the latency-bandwidth fit must be within 3x of the measured one. The
-fit comes from ring all-reduces and is applied to all-to-alls, whose message pattern differs;
-on a shared CPU the times of W processes also vary by tens of percent from run to run."""
+ALPHA_BETA_FACTOR = 2.0
+"""A time predicted by the latency-bandwidth fit must be within 2x of the measured one
+(PREDICTION_FACTOR; 3x until 2026-12-06, see PREDICTION_CHANGES). The fit comes from ring
+all-reduces and is applied to all-to-alls, whose message pattern differs."""
 
 SAME_EXCHANGE_FACTOR = 1.4
 """Column-wise and table-wise all-to-alls of the same bytes in the same messages take the same
@@ -400,6 +356,70 @@ PIPELINE_MAX_SLOWDOWN = 1.5
 """The bubble is only judged when each stage's work took at most 1.5x as long inside the
 pipeline as alone. The formula assumes stages run side by side; when they share a core, their
 work stretches and the idle time measures the scheduler, not the schedule."""
+
+PREDICTION_CHANGES = (
+    "2026-12-06: the roofline claims (roofline-*) predicted a share of 1 of the expected roof "
+    "and passed between 30% and 110% of the peak FLOP/s (compute) or 0.2x and 1.5x the DRAM "
+    "bandwidth (memory): regions 3.7x and 7.5x wide, so a decode step at a quarter of its roof "
+    "'held' (issue 36). The prediction is now the share at the time the once-measured ceilings "
+    "predict (claims.predict.predicted_seconds: the tightest of compute, each memory level, "
+    "the GEMM sweep's product of the kernel's shape, the random-access sweep's line rate and "
+    "the per-call floor), and the pass region is [p/2, 2p] (PREDICTION_FACTOR); the constants "
+    "COMPUTE_MIN_PEAK_FRACTION, COMPUTE_MAX_PEAK_FRACTION, MEMORY_MIN_BANDWIDTH_RATIO and "
+    "MEMORY_MAX_BANDWIDTH_RATIO are gone. Effect on the recorded runs, re-judged: the seven "
+    "claims measure 0.77-1.19x their prediction on the EPYC (four had been under half of 1) "
+    "and 0.57-1.14x on the H200 in bf16, all holding; in tf32 the large-batch MLP ran 8.3x "
+    "faster than the GEMM sweep's product of its shape and decode at 0.1x its prediction, and "
+    "both now fail where they had held. "
+    "2026-12-06: the rate and time ratios between two kernels (mlp-batch-trend, "
+    "cnn-dense-vs-depthwise, prefill-vs-decode, rnn-loop-vs-gemm) passed from a fixed floor "
+    "(MLP_MIN_GAIN, CNN_MIN_FLOPS_RATIO, PREFILL_MIN_RATE_RATIO, RNN_MIN_LOOP_SLOWDOWN: 2x) to "
+    "5x the roofline's ratio (RATE_RATIO_MAX_EXCESS) or without end: mlp-batch-trend held "
+    "anywhere in [2, 44] on the EPYC, and rnn-loop-vs-gemm, predicted at 2.11 by the latency "
+    "floor alone, held at 17.9. Each now predicts the ratio of the two kernels' times under "
+    "the measured ceilings (predicted_seconds, with the GEMM sweep, the chain of per-operation "
+    "floors and a call's floor) and passes within [p/2, 2p]. Effect, re-judged: on the EPYC "
+    "1.2x, 1.87x, 1.02x and 1.56x their predictions (rnn-loop-vs-gemm had been 'not visible' "
+    "at a predicted 1.43); on the H200 bf16 1.31x, 1.25x, 0.90x and 0.59x, all holding; in "
+    "tf32 the batch trend (12.7x) and prefill-vs-decode (7.6x) fail, as the GEMM sweep of "
+    "that run reached 49 TFLOP/s against a 410 TFLOP/s peak. "
+    "2026-12-06: mlp-crossover compared the measured knee with the B where mlp_intensity meets "
+    "the ridge point and passed within 4x (MLP_MAX_CROSSOVER_FACTOR): the EPYC's knee measured "
+    "3.0x that B. Its prediction is now the knee of the layer's roofs as the measured ceilings "
+    "predict them (the same construction as the measured knee, on predicted FLOP/s), within "
+    "2x; the ridge's B is shown beside it. Effect: 1.20x on the EPYC, 1.37x on the H200 bf16, "
+    "14x in tf32 (fails, the same GEMM sweep). "
+    "2026-12-06: dlrm-random-vs-sequential predicted lookup_order_ratio (whole lines per random "
+    "row) and passed from 2x without end; it was 'not visible' when the table was under 4x a "
+    "last-level cache read from sysfs (DLRM_MIN_CACHE_MULTIPLE), which a cloud CPU reports as "
+    "hundreds of MiB (issue 38). It now predicts the ratio of the two lookups' times under the "
+    "measured ceilings, random rows at the random-access sweep's line rate for the table's "
+    "level, and every row, consecutive or not, no faster than the sweep's smallest table "
+    "served rows of its width (claims.predict.row_issue_seconds, a new mechanism measured "
+    "apart: a gather issues rows one by one); it passes within 2x and is 'not visible' when "
+    "that region holds 1. Effect: the EPYC 1.22x its prediction at 16-byte rows (holds); the "
+    "H200 runs predict at most 1.4x at any width, measure 1.26x and 0.99x, and so are 'not "
+    "visible' where they had failed against a predicted 4x. "
+    "2026-12-06: four pass regions were wider than [p/2, 2p] and are narrowed to it, the "
+    "models unchanged: DECODE_KNEE_FACTOR and DECODE_LONG_KNEE_FACTOR 4 -> 2, "
+    "DECODE_FLOOR_MAX_RATIO 3 -> 2, ALPHA_BETA_FACTOR 3 -> 2, and the pipeline bubble's region "
+    "(half the way to the alternative, BUBBLE_MARGIN) is cut to within 2x of its prediction "
+    "(distributed/claims.py). Effect, re-judged: the EPYC's decode knee (2.99x its "
+    "prediction) now fails and its alpha-beta check (1.52x, interval past 2) is undecided; "
+    "the H200 bf16's alpha-beta check (2.17x) fails; the tf32 run's decode knee (3.6x) "
+    "fails. The knee models are left as they were, to be improved by a mechanism measured "
+    "apart, not by the width of their regions. "
+    "2026-12-06: rnn-batch-vs-critical-path keeps its region (time per step at the largest "
+    "batch between 0.8x and B_max/B_min ÷ 2 of the smallest's) and is labelled a direction-only "
+    "claim (registry.CLAIMS, tests='direction'), the only one: the ceilings' chain roof does "
+    "not see the steps inside a fused cuDNN kernel, so its time ratio predicted 0.49 on the "
+    "H200 bf16 where 1.03 was measured. "
+    "2026-12-06: a prediction now reads the memory level that holds a kernel's working set by "
+    "the measured hierarchy (claims.predict.holding_level: DRAM after a flush, else the first "
+    "measured level as large as its table or bytes), not always DRAM's; no recorded run's "
+    "count moved."
+)
+"""Predictions made numbers a measurement can miss, and the pass regions that follow, dated."""
 
 
 def described(module: ModuleType | None = None) -> list[tuple[str, float, str]]:
@@ -448,7 +468,7 @@ def changes(*modules: ModuleType) -> list[tuple[str, str]]:
     is listed once however many of them import it.
 
     >>> [name for name, _ in changes()]
-    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES', 'GPU_SIZES_CHANGES']
+    ['MLP_KNEE_CHANGES', 'ROOFS_CHANGES', 'DECODE_FLOOR_CHANGES', 'GPU_SIZES_CHANGES', 'PREDICTION_CHANGES']
     >>> changes()[0][1][:11]
     '2026-12-01:'
     """

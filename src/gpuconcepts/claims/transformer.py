@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import fit_upper
+from gpuconcepts.claims.predict import predicted_rate_ratio, prediction_region
 from gpuconcepts.claims.quantities import (
     formula_along,
     param,
-    rate_ceiling,
     size_values,
     sizes,
     sorted_sweep,
@@ -230,7 +230,8 @@ def judge_prefill_vs_decode(
     i_prefill, i_decode = prefill.intensity, decode.intensity
     roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
     roof_decode = place(decode, peaks).predicted_seconds / B
-    predicted_rate_ratio = (flops_prefill / roof_prefill) / (flops_decode / roof_decode)
+    predicted = predicted_rate_ratio(prefill, decode, peaks)
+    low, high = prediction_region(predicted)
     return ClaimResult(
         key="prefill-vs-decode",
         architecture="Transformer",
@@ -241,14 +242,15 @@ def judge_prefill_vs_decode(
         f"{plain_number(round(flops_decode))} ({times(flops_decode / flops_prefill)}), at intensity "
         f"{number(i_prefill)} against {number(i_decode)} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
-        f"({number(roof_decode / roof_prefill)}×)",
+        f"({number(roof_decode / roof_prefill)}×); with the GEMM sweep's products and a call's "
+        f"floor, the measured ceilings predict prefill at {times(predicted)} decode's FLOP/s",
         test=TwoSided(
             "prefill FLOP/s ÷ decode FLOP/s",
-            predicted=predicted_rate_ratio,
+            predicted=predicted,
             alternative="decode computes as efficiently as prefill",
             alternative_value=1.0,
-            low=T.PREFILL_MIN_RATE_RATIO,
-            high=rate_ceiling(predicted_rate_ratio, T.PREFILL_MIN_RATE_RATIO),
+            low=low,
+            high=high,
             measured=rate_ratio,
             interval=interval,
         ),

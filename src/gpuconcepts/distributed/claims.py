@@ -32,6 +32,7 @@ from gpuconcepts.claims.thresholds import (
     BYTES_HIGH,
     BYTES_LOW,
     PIPELINE_MAX_SLOWDOWN,
+    PREDICTION_FACTOR,
     SAME_EXCHANGE_FACTOR,
 )
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
@@ -404,8 +405,9 @@ def bubble_claim(c: Collective, cores: int, device: str, crowded: str = "") -> C
         alternative=f"no overlap: each stage waits for the whole batch, (p - 1)/p = "
         f"{number(alternative)}",
         alternative_value=alternative,
-        low=predicted - half,
-        high=predicted + half,
+        # half the way to the alternative, and within PREDICTION_FACTOR of the prediction
+        low=max(predicted - half, predicted / PREDICTION_FACTOR),
+        high=min(predicted + half, predicted * PREDICTION_FACTOR),
         measured=median,
         interval=(q1, q3),
         measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "

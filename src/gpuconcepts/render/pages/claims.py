@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.claims.predict import measured_over_predicted, share_within
 from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.render.markdown import (
     literal,
@@ -63,6 +64,46 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
     }
 
 
+TESTS_WORDS = {"prediction": "prediction", "direction": "direction only", "fact": "exact check"}
+"""How the predictions table names what each claim's test checks (the registry's ``tests``)."""
+
+
+def predictions(run: Run, recorded: Sequence[Run]) -> Glue:
+    """Measured ÷ predicted for every claim of every run (this machine's first), and for each
+    run how many of its numeric claims measured within
+    :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of their prediction.
+
+    The runs are judged as given: a recorded run's claims as :meth:`Run.rejudged
+    <gpuconcepts.run.Run.rejudged>` gives them when the book reads it again."""
+    runs = [run, *recorded]
+    names = ["this machine", *(f"{r.label}, {r.peaks.dtype}" for r in recorded)]
+    by_run = [{r.key: r for r in each.claims} for each in runs]
+    rows = []
+    for result in run.claims:
+        tests = CLAIMS[result.key].tests if result.key in CLAIMS else "prediction"
+        cells = [f"`{result.key}`", TESTS_WORDS[tests]]
+        for found in by_run:
+            other = found.get(result.key)
+            ratio = None if other is None else measured_over_predicted(other.test)
+            cells.append("–" if ratio is None else units.times(ratio))
+        rows.append(cells)
+    shares = []
+    for name, each in zip(names, runs, strict=True):
+        within, numbers = share_within(each.claims)
+        shares.append(f"* {name}: {within} of {numbers}")
+    return {
+        "predictions_table": markdown_table(
+            ["Claim", "Test", *(f"measured ÷ predicted, {name}" for name in names)], rows
+        ),
+        "predictions_share": "\n".join(shares),
+        "prediction_factor_words": units.times(thresholds.PREDICTION_FACTOR),
+        "direction_only": ", ".join(
+            f"`{key}`" for key, claim in CLAIMS.items() if claim.tests == "direction"
+        )
+        or "none",
+    }
+
+
 def each_claim(run: Run) -> Glue:
     """Each claim's Markdown under its key, and the figure of each core claim (where it has
     one) as ``fig-KEY``: the whole model's claims are drawn on their own page (a figure drawn
@@ -78,14 +119,11 @@ def each_claim(run: Run) -> Glue:
 
 
 def rooflines(run: Run, behind: Sequence[Measurement]) -> Glue:
-    """The roofline claims' table, their rule's thresholds, and their measurements
+    """The roofline claims' table, their rule's factor, and their measurements
     (``behind``, one per claim, from ``book.claim_measurement``) on the roofline."""
     return {
         "roofline_table": markdown_claims_table(roofline_claims(run)),
-        "compute_rule": units.percent(thresholds.COMPUTE_MIN_PEAK_FRACTION),
-        "compute_top": units.percent(thresholds.COMPUTE_MAX_PEAK_FRACTION),
-        "memory_floor": units.plain_number(thresholds.MEMORY_MIN_BANDWIDTH_RATIO),
-        "memory_rule": units.plain_number(thresholds.MEMORY_MAX_BANDWIDTH_RATIO),
+        "prediction_factor": units.times(thresholds.PREDICTION_FACTOR),
         "fig-roofline-claims": roofline_chart(run.peaks, list(behind)),
     }
 
