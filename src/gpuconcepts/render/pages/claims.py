@@ -64,6 +64,37 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
     }
 
 
+def dlrm_table(run: Run) -> Glue:
+    """How the DLRM claim's table compares with the last cache as this run measured it, in
+    words that its own numbers bear out (the table was once said to be "well above" a cache
+    that sysfs reported at twice its size).
+
+    >>> from dataclasses import replace
+    >>> from gpuconcepts.run import Provenance, Run
+    >>> from gpuconcepts.roofline import Peaks
+    >>> here = replace(Provenance.example(), cache_bytes=64 * 2**20,
+    ...                sizes={"claims": {"dlrm_table_mib": 256}})
+    >>> dlrm_table(Run(here, Peaks("cpu", 1e11, 1e10, "float32"), (), {}, ()))["dlrm_table"]
+    'a table of 256 MiB, 4 times the 64 MiB last cache this run measured'
+    """
+    claims = run.provenance.sizes.get("claims") or {}
+    table = int(claims.get("dlrm_table_mib", 0)) * 2**20
+    cache = run.provenance.cache_bytes
+    if not table:
+        return {"dlrm_table": "a table as large as this machine's memory allows"}
+    ratio = table / cache
+    if ratio >= 2:
+        relation = f"{units.significant(ratio, 2)} times the"
+    elif ratio > 1:
+        relation = "a little larger than the"
+    else:
+        relation = "no larger than the"
+    return {
+        "dlrm_table": f"a table of {units.binary_bytes(table)}, {relation} "
+        f"{units.binary_bytes(cache)} last cache this run measured"
+    }
+
+
 TESTS_WORDS = {"prediction": "prediction", "direction": "direction only", "fact": "exact check"}
 """How the predictions table names what each claim's test checks (the registry's ``tests``)."""
 
