@@ -150,6 +150,7 @@ def roofs(peaks: Peaks) -> Glue:
     sizes and rounds, and the measured floors."""
     return {
         "op_floor": units.si(peaks.op_seconds, "s") if peaks.op_seconds else "not measured",
+        "roofline_eq": Math(formulas.roofline_seconds.equation()),
         "chain_eq": Math(formulas.chain_seconds.equation()),
         "serial_chain_eq": Math(formulas.serial_chain_seconds.equation()),
         "cold_start": cold_start_sentence(peaks),
