@@ -75,15 +75,18 @@ def place(m: Measurement, peaks: Peaks) -> Placement:
 
 
 def observe(m: Measurement, peaks: Peaks) -> tuple[str, float]:
-    """The name of the roof that binds ``m`` and the fraction of it attained (the verdict's).
+    """The name of the roof that binds ``m`` and the fraction of it attained (the verdict's);
+    :data:`ABOVE_EVERY_ROOF` for a kernel that beat its roof beyond its spread.
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32")
     >>> observe(Measurement("x", "cpu", {}, (3e-3,), 1e8, 2e7), p)
     ('DRAM', 0.6666666666666666)
+    >>> observe(Measurement("x", "cpu", {}, (1e-3,), 1e8, 2e7), p)
+    ('above every roof', 2.0)
     """
     found = verdict(m, peaks)
-    return found.name, found.attained
+    return ABOVE_EVERY_ROOF if found.beaten else found.name, found.attained
 
 
 def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
