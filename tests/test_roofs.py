@@ -114,3 +114,12 @@ def test_a_roof_without_its_ceiling_sets_no_bound() -> None:
     bare = Peaks("cpu", 1e11, 1e10, "float32")
     m = Measurement("x", "cpu", {}, (1.0,), 1.0, 1.0)
     assert [b.kind for b in verdict(m, bare).bounds] == ["compute", "memory"]
+
+
+def test_the_roofline_package_is_files_under_four_hundred_lines() -> None:
+    from pathlib import Path
+
+    folder = Path(roofline.__file__).parent
+    lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in folder.glob("*.py")}
+    assert {"roofs.py", "diagnosis.py", "peaks.py"} <= set(lengths)
+    assert max(lengths.values()) < 400, lengths

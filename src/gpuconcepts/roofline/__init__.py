@@ -22,7 +22,6 @@ measurement can be read against this machine's roofs or another's.
 
 from gpuconcepts.roofline.counts import (
     activation_elements,
-    bare_products,
     gemm_products,
     moved_bytes,
     random_table_bytes,
@@ -115,7 +114,6 @@ __all__ = [
     "Verdict",
     "activation_elements",
     "attainable",
-    "bare_products",
     "beats_every_roof",
     "changes_side",
     "classify",

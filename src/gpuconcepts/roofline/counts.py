@@ -26,20 +26,6 @@ def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:
     return () if found is None else found.gemm_products(m.params)
 
 
-def bare_products(m: Measurement) -> tuple[GemmProduct, ...]:
-    """``m``'s products (:func:`gemm_products`) that a bare product of the same shape bounds:
-    none for a fused kernel (:attr:`~gpuconcepts.workloads.Workload.fused`), whose products
-    never run whole, so that the sweep's products that hold them bound it instead.
-
-    >>> from gpuconcepts.measure import Measurement
-    >>> sizes = {"B": 1, "S": 8, "d": 8, "heads": 2}
-    >>> bare_products(Measurement("transformer-prefill", "cpu", sizes, (1.0,), 1, 1))
-    ()
-    """
-    found = WORKLOADS.get(m.workload)
-    return () if found is not None and found.fused else gemm_products(m)
-
-
 def moved_bytes(m: Measurement) -> float:
     """The bytes ``m``'s code moves, which the memory roofs read: its minimal bytes and what
     its workload's traffic adds to them

@@ -198,25 +198,6 @@ class Peaks:
         point = self.random_point(row_bytes, table_bytes, rows)
         return None if point is None else point[-1]
 
-    def gemm_call_seconds(self, *, flush: bool = False) -> float | None:
-        """Seconds of the GEMM sweep's smallest product (the fewest FLOPs) timed as ``flush``
-        says: next to no work, so what one call of the library's product costs beside its
-        arithmetic (Python's call, the dispatch, a cold start after a flush). None without
-        such a point.
-
-        >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=(
-        ...     (1, 16, False, 2e8), (4, 16, False, 8e8), (1, 16, True, 1e7)))
-        >>> p.gemm_call_seconds(), p.gemm_call_seconds(flush=True)
-        (2.56e-06, 5.12e-05)
-        """
-        timed = [point for point in self.gemm_sweep if point[2] == flush]
-        if not timed:
-            return None
-        # the fewest FLOPs (rows × width², the slower of a tie), counted once: every placement
-        # of a product kernel asks, and the exact formula takes a fraction of a millisecond
-        rows, width, _, rate = min(timed, key=lambda point: (point[0] * point[1] ** 2, point[3]))
-        return float(formulas.mlp_flops(B=rows, d_in=width, d_out=width)) / rate
-
     def gemm_point(
         self, shape: tuple[int, int, int], *, flush: bool = False
     ) -> tuple[int, int, bool, float] | None:
