@@ -146,7 +146,8 @@ def test_the_verdict_is_the_longest_of_the_three_roofs(
 def test_a_kernel_three_times_slower_than_its_roof_is_shown_at_about_a_third(
     kernel: Measurement, kind: str
 ) -> None:
-    from gpuconcepts.render import observed, why_unexplained
+    from gpuconcepts.render import explained, observed, why_unexplained
+    from gpuconcepts.render.pages import roofline as page
 
     floors = replace(CACHED, op_seconds=5e-6)  # 100,000 operations: 0.5 s of overhead
     roof = max(t for _, t in roofline.roof_times(kernel, floors))
@@ -159,7 +160,9 @@ def test_a_kernel_three_times_slower_than_its_roof_is_shown_at_about_a_third(
     assert (low, high) == (pytest.approx(1 / 3.05), pytest.approx(1 / 2.95))  # the quartiles
     assert not where.beaten
     assert "33%" in observed(where)
+    assert not explained(where)  # a finding, shown as it is: never "explained" away
     assert f"it reached 33% of its {kind}" in (why_unexplained(slow, floors) or "")
+    assert "it reached 33%" in page.explained([slow], floors)["unexplained"]
 
 
 def test_a_measured_mechanism_that_accounts_for_the_gap_never_changes_the_verdict() -> None:
