@@ -6,6 +6,7 @@ HTML theme · notebooks for download and Colab · API reference · status words.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -41,11 +42,14 @@ REPOSITORY_URL = "https://github.com/gpuconcepts/gpuconcepts"
 # new folder (every page runs again) and, because nb_execution_cache_path is an "env"
 # setting, tells Sphinx that the configuration changed so every page is read again.
 PACKAGE_HASH = package_hash(ROOT)
+# the appendix reads the change log (docs/changes.toml) as data: a new entry re-runs it too
+_KEY = hashlib.sha256((PACKAGE_HASH + (DOCS / "changes.toml").read_text("utf-8")).encode())
+CACHE_KEY = _KEY.hexdigest()[:16]
 _CACHE_ROOT = DOCS / "_build" / ".jupyter_cache"
-_CACHE = _CACHE_ROOT / PACKAGE_HASH
+_CACHE = _CACHE_ROOT / CACHE_KEY
 if _CACHE_ROOT.is_dir():  # drop caches of older package versions: they can never hit again
     for stale in _CACHE_ROOT.iterdir():
-        if stale.is_dir() and stale.name != PACKAGE_HASH:
+        if stale.is_dir() and stale.name != CACHE_KEY:
             shutil.rmtree(stale, ignore_errors=True)
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "*.ipynb", "Thumbs.db", ".DS_Store"]

@@ -33,10 +33,16 @@ def test_measurement_table_puts_sizes_under_the_kernel_name() -> None:
     )
     # median 3 ms ± IQR 1 ms; roofline max(1e6/1e11, 4e6/1e10) = 400 µs; a time never breaks
     assert cells[1:4] == ["3\u00a0ms\u00a0±\u00a01\u00a0ms", "400\u00a0µs", "7.5×"]  # units.times
-    # 1.33 GB/s against a 10 GB/s DRAM roof: memory-bound by the formulas, DRAM-bound observed;
+    # 1.33 GB/s against a 10 GB/s DRAM roof: memory-bound by the formulas, its bound is DRAM's;
     # the roof reads the 4 MB and the int64 index of each of the 4,096 × 16 rows and 4,096 bags
     # (4,096 × 17 × 8 = 557,056 bytes): 4.557 MB in 3 ms at 10 GB/s is 15 %
-    assert cells[4:] == ["333 MFLOP/s", "1.33 GB/s", "0.25", "**memory**", "DRAM (15%)"]
+    assert cells[4:] == [
+        "333 MFLOP/s",
+        "1.33 GB/s",
+        "0.25",
+        "**memory**",
+        "memory (DRAM) 15% (13%–18%)",  # its bound, the share attained and its spread
+    ]
 
 
 def test_measurement_table_numbered_has_a_hash_column() -> None:

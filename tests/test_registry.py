@@ -118,7 +118,6 @@ def test_every_dated_change_is_listed_once_and_dated() -> None:
     names = [name for name, _ in listed]
     assert names == [
         "MLP_KNEE_CHANGES",
-        "ROOFS_CHANGES",
         "DECODE_FLOOR_CHANGES",
         "GPU_SIZES_CHANGES",
         "PREDICTION_CHANGES",

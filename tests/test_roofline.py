@@ -96,7 +96,7 @@ def test_plot_roofline_into_given_axes() -> None:
     assert plots.plot_roofline(PEAKS, _measurements(), ax=ax) is fig
 
 
-# -- the observed bound: the roof that explains the measured time --------------------------
+# -- the verdict: time >= max(F/P, Q/beta of the level the working set fits in, overhead) ----
 CACHED = Peaks(
     device="cpu",
     flops_per_s=1e11,
@@ -108,26 +108,190 @@ CACHED = Peaks(
 
 
 @pytest.mark.parametrize(
-    ("seconds", "flops", "nbytes", "observed", "attained"),
+    ("seconds", "flops", "nbytes", "flush", "kind", "name", "attained"),
     [
-        (1.0, 1e9, 5e9, "DRAM", 0.5),  # 5 GB/s: half of DRAM's roof
-        (0.25, 1e9, 5e9, "L3", 0.5),  # 20 GB/s beats DRAM: served from L3 at half its roof
-        (0.1, 1e9, 5e9, "L2", 0.5),  # 50 GB/s beats L3 too
-        (0.04, 1e9, 5e9, "above every roof", 1.25),  # faster than every roof: to be doubted
-        (1.0, 5e10, 1e6, "compute", 0.5),  # arithmetic explains it, not the bytes
-        (1e-5, 10.0, 8.0, "per-call", 0.5),  # a tiny kernel: only the per-call floor explains it
+        (1.0, 1e9, 5e9, False, "memory", "DRAM", 0.5),  # 5 GB beyond every cache: DRAM's roof
+        (0.25, 1e9, 5e9, False, "memory", "DRAM", 2.0),  # four times DRAM's roof: beaten
+        (4.2e-4, 1e6, 2**24, False, "memory", "L3", 2**24 / 4e10 / 4.2e-4),  # 16 MiB fit in L3
+        (1e-5, 1e3, 2**19, False, "memory", "L2", 2**19 / 1e11 / 1e-5),  # 512 KiB fit in L2
+        (1e-4, 1e3, 2**19, True, "memory", "DRAM", 2**19 / 1e10 / 1e-4),  # flushed: from DRAM
+        (1.0, 5e10, 1e6, False, "compute", "compute", 0.5),  # arithmetic, not the bytes
+        (1e-5, 10.0, 8.0, False, "overhead", "overhead", 0.5),  # only a call's latency binds it
     ],
 )
-def test_observed_bound_is_the_tightest_roof_not_beaten(
-    seconds: float, flops: float, nbytes: float, observed: str, attained: float
-) -> None:
-    m = Measurement("x", "cpu", {}, (seconds,), flops, nbytes)
+def test_the_verdict_is_the_longest_of_the_three_roofs(
+    seconds: float, flops: float, nbytes: float, flush: bool, kind: str, name: str,
+    attained: float,
+) -> None:  # fmt: skip
+    m = Measurement("x", "cpu", {}, (seconds,), flops, nbytes, flush=flush)
     where = roofline.place(m, CACHED)
-    assert (where.observed, where.attained) == (observed, pytest.approx(attained))
-    if observed != "above every roof":  # never labelled with a roof its rate exceeds
-        roof = {lvl.name: lvl.bytes_per_s for lvl in CACHED.memory_roofs}.get(observed)
-        if roof is not None:
-            assert m.bytes_per_s <= roof
+    assert (where.kind, where.observed) == (kind, name)
+    assert where.attained == pytest.approx(attained)
+    assert where.beaten == (attained > 1)
+    bounds = dict(roofline.roof_times(m, CACHED))
+    level = CACHED.memory_roofs[-1 if flush else CACHED.level_of(int(nbytes))].name
+    assert list(bounds) == ["compute", level, "overhead"]
+    assert bounds["compute"] == flops / 1e11
+    assert max(bounds.values()) == pytest.approx(attained * seconds)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "kind"),
+    [
+        (Measurement("mlp", "cpu", {}, (1.0,), 5e10, 1e6), "compute"),  # roof 0.5 s
+        (Measurement("dlrm-sequential", "cpu", {}, (1.0,), 1e3, 5e9), "memory"),  # DRAM: 0.5 s
+        (Measurement("x", "cpu", {}, (1.0,), 1.0, 8.0, ops=100_000, calls=1), "overhead"),
+    ],
+)
+def test_a_kernel_three_times_slower_than_its_roof_is_shown_at_about_a_third(
+    kernel: Measurement, kind: str
+) -> None:
+    from gpuconcepts.render import explained, observed, why_unexplained
+    from gpuconcepts.render.pages import roofline as page
+
+    floors = replace(CACHED, op_seconds=5e-6)  # 100,000 operations: 0.5 s of overhead
+    roof = max(t for _, t in roofline.roof_times(kernel, floors))
+    slow = replace(kernel, raw_seconds=(2.9 * roof, 3.0 * roof, 3.1 * roof))
+    where = roofline.place(slow, floors)
+    assert where.kind == kind
+    assert where.attained == pytest.approx(1 / 3)
+    low, high = where.attained_interval
+    assert low < 1 / 3 < high
+    assert (low, high) == (pytest.approx(1 / 3.05), pytest.approx(1 / 2.95))  # the quartiles
+    assert not where.beaten
+    assert "33%" in observed(where)
+    assert not explained(where)  # a finding, shown as it is: never "explained" away
+    assert f"it reached 33% of its {kind}" in (why_unexplained(slow, floors) or "")
+    assert "it reached 33%" in page.explained([slow], floors)["unexplained"]
+
+
+def test_a_measured_mechanism_that_accounts_for_the_gap_never_changes_the_verdict() -> None:
+    # an MLP layer at 3x its compute roof, where the GEMM sweep's product of its shape ran at a
+    # third of the peak: the shape accounts for all of its time, and it is still at 33 %
+    params = {"B": 16, "d_in": 2048, "d_out": 2048, "s": 4}
+    flops = float(formulas.mlp_flops(B=16, d_in=2048, d_out=2048))
+    shaped = replace(PEAKS, gemm_sweep=((16, 2048, False, 2e11 / 3),))
+    m = Measurement("mlp", "cpu", params, (3 * flops / 2e11,), flops, 1e6)
+    assert roofline.observe(m, shaped) == ("compute", pytest.approx(1 / 3))
+    found = roofline.diagnosis(m, shaped)
+    assert found is not None
+    assert (found.mechanism, found.share(m)) == ("shape efficiency", pytest.approx(1.0))
+    assert roofline.observe(m, PEAKS) == roofline.observe(m, shaped)  # the sweep: no verdict
+
+
+def test_the_overhead_floor_counts_calls_and_operations_at_their_latencies() -> None:
+    floors = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1.5e-6,
+                   cold_latency_seconds=45e-6)  # fmt: skip
+    # one call from Python, 4,095 operations dispatched inside C++
+    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, calls=1, steps=1024)
+    assert dict(roofline.roof_times(loop, floors))["overhead"] == pytest.approx(
+        4095 * 1.5e-6 + 3e-6
+    )
+    # one call in four from Python: each pays the latency floor
+    python = replace(loop, calls=1024)
+    assert dict(roofline.roof_times(python, floors))["overhead"] == pytest.approx(
+        1024 * 3e-6 + 3072 * 1.5e-6
+    )
+    # right after a flush the first call pays the cold floor instead
+    cold = Measurement("x", "cpu", {}, (50e-6,), 100.0, 100.0, flush=True, ops=2, calls=2)
+    assert dict(roofline.roof_times(cold, floors))["overhead"] == pytest.approx(48e-6)
+    # two operations at 1.5 µs do not beat one call's latency: at least one call
+    two = Measurement("x", "cpu", {}, (1.0,), 1, 1, ops=2)
+    assert dict(roofline.roof_times(two, floors))["overhead"] == 3e-6
+    # a large chain whose arithmetic outweighs its dispatch is compute-bound
+    heavy = replace(loop, raw_seconds=(2.0,), flops=1e11)
+    assert roofline.observe(heavy, floors) == ("compute", 0.5)
+
+
+def test_the_operation_chain_diagnosis_is_the_chain_formula() -> None:
+    floors = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1.5e-6)
+    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, calls=1, steps=1024)
+    # on a CPU the thread that dispatches an operation then runs it: the arithmetic adds
+    serial = formulas.serial_chain_seconds(S=1024, F=2e6 / 1024, P=1e11, n_ops=4095 / 1024,
+                                           t_op=1.5e-6, n_calls=1 / 1024, t_call=3e-6)  # fmt: skip
+    found = roofline.diagnosis(loop, floors)
+    assert found is not None
+    assert (found.mechanism, found.seconds) == ("operation chain", pytest.approx(float(serial)))
+    # the verdict is the overhead floor, at the share of it the loop attained
+    assert roofline.observe(loop, floors) == ("overhead", pytest.approx(6.1455e-3 / 8e-3))
+    # on a GPU the next launch overlaps the running kernel: the longer of the two
+    gpu = replace(loop, device="cuda")
+    parallel = formulas.chain_seconds(S=1024, F=2e6 / 1024, Q=1e5 / 1024, P=1e11, beta=1e10,
+                                      n_ops=4095 / 1024, t_op=1.5e-6, n_calls=1 / 1024,
+                                      t_call=3e-6)  # fmt: skip
+    (chain,) = roofline.diagnoses(gpu, floors)
+    assert chain.seconds == pytest.approx(float(parallel))
+    # there the chain is its dispatch, no longer than the overhead roof: no gap to account for
+    assert roofline.diagnosis(gpu, floors) is None
+
+
+def test_a_kernel_that_beats_its_roof_beyond_its_spread_is_shown_beaten() -> None:
+    from gpuconcepts.render import why_unexplained
+
+    # 3 % over DRAM's roof at its median, but its slow quartile is under the roof: not beaten
+    triad = Measurement("peak-triad", "cpu", {}, (0.096, 0.097, 0.104), 0.0, 1e9)
+    found = roofline.verdict(triad, CACHED)
+    assert (found.name, found.beaten) == ("DRAM", False)
+    assert found.attained == pytest.approx(0.1 / 0.097)
+    copy = replace(triad, flops=1.0)  # a page places kernels that do some arithmetic
+    assert why_unexplained(copy, CACHED) is None
+    # beyond its spread: still DRAM's bound, shown beaten, an anomaly the run measures again
+    beyond = replace(copy, raw_seconds=(0.080, 0.081, 0.082))
+    where = roofline.place(beyond, CACHED)
+    assert (where.observed, where.beaten) == ("DRAM", True)
+    assert roofline.beats_every_roof(beyond, CACHED)
+    assert "less time than its memory (DRAM) roof allows" in (why_unexplained(beyond, CACHED) or "")
+
+
+def test_random_access_is_a_diagnosis_beside_the_memory_roof() -> None:
+    # 2**20 random 16-byte rows: their 16 MiB at DRAM's 10 GB/s take 1.7 ms, but each costs a
+    # 64-byte line at 3·10⁷ lines/s, 35 ms; the lookup took 50 ms
+    rows = 2**20
+    lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), rows * 4.0, rows * 16.0,
+                         random_rows=rows, row_bytes=16)  # fmt: skip
+    assert roofline.observe(lookup, FLOORS) == ("DRAM", pytest.approx(rows * 16 / 1e10 / 0.05))
+    found = roofline.diagnosis(lookup, FLOORS)
+    assert found is not None
+    assert (found.mechanism, found.share(lookup)) == (
+        "random access",
+        pytest.approx(rows / 3e7 / 0.05),
+    )
+    # rows fetched faster than the line rate allows: random access does not account for them
+    cached = replace(lookup, raw_seconds=(0.005,))
+    assert roofline.diagnosis(cached, FLOORS) is None
+
+
+def test_the_cold_start_is_a_diagnosis_of_a_flushed_kernel() -> None:
+    # 16 MiB streamed at 50 GB/s take 0.34 ms; read once right after a flush they took 1 ms
+    cold = Measurement("mlp", "cpu", {}, (1.5e-3,), 1e6, 2**24, flush=True)
+    assert roofline.observe(cold, COLD) == ("DRAM", pytest.approx(2**24 / 5e10 / 1.5e-3))
+    found = roofline.diagnosis(cold, COLD)
+    assert found is not None
+    assert (found.mechanism, found.seconds) == ("cold start", pytest.approx(1e-3))
+    # between the sweep's points the bound is read off the line joining them
+    between = replace(cold, bytes=10 * 2**20)
+    assert roofline.diagnoses(between, COLD)[0].seconds == pytest.approx(6.5e-4)
+    # a kernel that was not flushed is not diagnosed with a cold start
+    assert roofline.diagnoses(replace(cold, flush=False), COLD) == ()
+
+
+def test_a_small_product_is_diagnosed_by_the_sweeps_product_of_its_shape() -> None:
+    # B = 8 multiplies 8 rows: its 67 MFLOP take 0.34 ms at the peak, its 16.9 MB 0.42 ms at
+    # DRAM's 40 GB/s: memory-bound at 21 % in 2 ms; the sweep's 16-row product (50 GFLOP/s)
+    # accounts for 1.34 ms of it
+    eight = _linear(8, 2e-3)
+    assert roofline.observe(eight, SHAPES) == ("DRAM", pytest.approx(16_908_288 / 4e10 / 2e-3))
+    found = roofline.diagnosis(eight, SHAPES)
+    assert found is not None
+    assert (found.mechanism, found.share(eight)) == (
+        "shape efficiency",
+        pytest.approx(1.342e-3 / 2e-3, 1e-3),
+    )
+    # flushed, a matrix-vector product is read against the product that started cold
+    cold = _linear(1, 5e-3, flush=True)
+    assert roofline.shape_seconds(cold, SHAPES) == pytest.approx(8.39e6 / 2e9, 1e-3)
+    # a kernel faster than its shape's product is not diagnosed by it
+    assert roofline.diagnosis(_linear(8, 1e-3), SHAPES) is None
 
 
 def test_peaks_with_levels_round_trip() -> None:
@@ -205,84 +369,11 @@ def test_the_best_of_two_peak_measurements() -> None:
     assert best.levels == (MemoryLevel("L2", 2**20, 6e10),)
 
 
-# -- the roofs beyond compute and bandwidth (chain, per-call, random access) ----------------------
+# -- the sweeps the diagnoses read (random access, cold start, GEMM shape) ------------------------
 FLOORS = Peaks(
     "cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1.5e-6, line_bytes=64,
     random_sweep=((2**24, 16, 1e8), (2**28, 16, 3e7), (2**28, 64, 3.2e7), (2**28, 1024, 2e8)),
 )  # fmt: skip
-
-
-def test_a_chain_of_small_steps_is_chain_bound() -> None:
-    # 1,024 dependent steps of 4 operations: 6.1 ms at 1.5 µs an operation; its 2 MFLOP take
-    # 20 µs at the peak, so the roofline alone would call it 300× too slow
-    loop = Measurement("rnn-loop", "cpu", {}, (8e-3,), 2e6, 1e5, ops=4096, calls=1, steps=1024)
-    # one call from Python, the rest dispatched inside C++; on a CPU the arithmetic adds
-    bound = 4095 * 1.5e-6 + 3e-6 + 2e6 / 1e11
-    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(bound / 8e-3))
-    chain = formulas.serial_chain_seconds(S=1024, F=2e6 / 1024, P=1e11, n_ops=4095 / 1024,
-                                          t_op=1.5e-6, n_calls=1 / 1024, t_call=3e-6)  # fmt: skip
-    assert dict(roofline.roof_times(loop, FLOORS))["chain"] == pytest.approx(float(chain))
-    # on a GPU the next launch overlaps the running kernel: the longer of the two bounds it
-    gpu = replace(loop, device="cuda")
-    parallel = formulas.chain_seconds(S=1024, F=2e6 / 1024, Q=1e5 / 1024, P=1e11, beta=1e10,
-                                      n_ops=4095 / 1024, t_op=1.5e-6, n_calls=1 / 1024,
-                                      t_call=3e-6)  # fmt: skip
-    assert dict(roofline.roof_times(gpu, FLOORS))["chain"] == pytest.approx(float(parallel))
-
-
-def test_operations_python_calls_pay_the_latency_floor() -> None:
-    # the same 4,096 operations, one in four called from Python (a Python loop of 1,024
-    # steps): each call pays the 3 µs latency floor, the rest the 1.5 µs per-operation floor
-    loop = Measurement("rnn-loop", "cpu", {}, (1e-2,), 2e6, 1e5, ops=4096, calls=1024, steps=1024)
-    bound = 1024 * 3e-6 + 3072 * 1.5e-6 + 2e6 / 1e11
-    assert roofline.observe(loop, FLOORS) == ("chain", pytest.approx(bound / 1e-2))
-    chain = formulas.serial_chain_seconds(S=1024, F=2e6 / 1024, P=1e11, n_ops=3, t_op=1.5e-6,
-                                          n_calls=1, t_call=3e-6)  # fmt: skip
-    assert dict(roofline.roof_times(loop, FLOORS))["chain"] == pytest.approx(float(chain))
-    # a loop as fast as its operations at the per-operation floor alone beat the Python
-    # calls' floor: the chain does not explain it
-    quick = Measurement(
-        "rnn-loop", "cpu", {}, (6.2e-3,), 2e6, 1e5, ops=4096, calls=1024, steps=1024
-    )
-    assert roofline.observe(quick, FLOORS)[0] != "chain"
-
-
-def test_steps_that_overlap_are_not_chain_bound() -> None:
-    # the same counts in a tenth of the chain's floor: its steps cannot have run one after
-    # another at the measured floor, so the chain does not explain it, and it is not so labelled
-    overlapped = Measurement("rnn-loop", "cpu", {}, (6e-4,), 2e6, 1e5, ops=4096, steps=1024)
-    assert roofline.observe(overlapped, FLOORS)[0] != "chain"
-    # a large chain whose arithmetic outweighs its dispatch is compute-bound, not chain-bound
-    heavy = Measurement("rnn-loop", "cpu", {}, (2.0,), 1e11, 1e6, ops=4096, steps=1024)
-    assert roofline.observe(heavy, FLOORS) == ("compute", 0.5)
-
-
-def test_a_one_op_kernel_rests_on_the_per_call_floor() -> None:
-    tiny = Measurement("mlp", "cpu", {}, (6e-6,), 100.0, 100.0, ops=1)
-    assert roofline.observe(tiny, FLOORS) == ("per-call", pytest.approx(0.5))
-    # two operations at 1.5 µs each do not beat one call's 3 µs: the call's latency stands
-    assert roofline.roof_times(Measurement("x", "cpu", {}, (1.0,), 1, 1, ops=2), FLOORS)[-1] == (
-        "per-call",
-        pytest.approx(3e-6, 1e-4),
-    )
-
-
-def test_random_rows_rest_on_the_line_fetch_rate() -> None:
-    # 2**20 random 16-byte rows: one 64-byte line each at 3·10⁷ lines/s is 35 ms, although
-    # their 16 MiB at DRAM's 10 GB/s would take 1.7 ms
-    rows = 2**20
-    lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), rows * 4.0, rows * 16.0,
-                         random_rows=rows, row_bytes=16)  # fmt: skip
-    name, attained = roofline.observe(lookup, FLOORS)
-    assert name == "random access"
-    assert attained == pytest.approx(rows / 3e7 / 0.05)
-    # consecutive rows of the same lookup carry no random rows: streaming explains them
-    sequential = Measurement("dlrm-sequential", "cpu", {}, (0.003,), rows * 4.0, rows * 16.0)
-    assert roofline.observe(sequential, FLOORS)[0] == "DRAM"
-    # rows fetched faster than the line rate allows were not random misses: not so labelled
-    cached = Measurement("dlrm-random", "cpu", {}, (0.005,), rows * 4.0, rows * 16.0,
-                         random_rows=rows, row_bytes=16)  # fmt: skip
-    assert roofline.observe(cached, FLOORS)[0] != "random access"
 
 
 def test_the_random_roof_reads_the_narrowest_swept_row_at_least_as_wide() -> None:
@@ -298,32 +389,6 @@ CALLS = replace(FLOORS, random_sweep=(
 ))  # fmt: skip
 
 
-def test_a_lookup_is_read_against_the_smallest_swept_call_at_least_as_large() -> None:
-    # a call pays its cold start once: the more rows share it, the faster each line, so a
-    # lookup of R rows is bounded by the swept call of the fewest rows no fewer than R
-    assert CALLS.random_point(16, 2**28, 2**16) == (2**28, 16, 2**16, 2e7)
-    assert CALLS.random_point(16, 2**28, 2**17) == (2**28, 16, 2**18, 3e7)
-    assert CALLS.random_point(16, 2**28, 2**21) == (2**28, 16, 2**20, 5e7)  # beyond: the largest
-    assert CALLS.random_point(16, 2**28) == (2**28, 16, 2**20, 5e7)  # unknown: the fastest
-    # the row width is chosen among the points of that call only
-    assert CALLS.random_point(128, 2**28, 2**16) == (2**28, 128, 2**16, 4e7)
-    assert CALLS.random_point(128, 2**28, 2**18) == (2**28, 16, 2**18, 3e7)
-    rows = 2**20
-    big = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (0.025,), rows * 4.0,
-                      rows * 16.0, random_rows=rows, row_bytes=16)  # fmt: skip
-    assert roofline.observe(big, CALLS) == ("random access", pytest.approx(rows / 5e7 / 0.025))
-
-
-def test_a_lookup_faster_than_its_own_calls_rate_is_not_labelled_random_access() -> None:
-    # falsifiable: 2**20 rows in 10 ms is 1e8 lines/s, twice the fastest swept call's rate
-    # (and far beyond the smaller calls'): no random-access roof may place it
-    rows = 2**20
-    fast = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (0.010,), rows * 4.0,
-                       rows * 16.0, random_rows=rows, row_bytes=16)  # fmt: skip
-    assert roofline.observe(fast, CALLS)[0] != "random access"
-    assert roofline.beaten_roofs(fast, CALLS) == ("random access",)
-
-
 def test_a_random_sweep_saved_before_call_sizes_reads_as_calls_of_two_to_the_eighteen() -> None:
     mixed = replace(FLOORS, random_sweep=((2**28, 16, 3e7), (2**28, 16, 2**20, 5e7)))
     assert from_record(Peaks, mixed.to_dict()) == mixed
@@ -331,50 +396,6 @@ def test_a_random_sweep_saved_before_call_sizes_reads_as_calls_of_two_to_the_eig
     assert mixed.random_point(16, 2**28, 2**19) == (2**28, 16, 2**20, 5e7)
     again = replace(FLOORS, random_sweep=((2**28, 16, 2**20, 6e7),))
     assert mixed.best_of(again).random_sweep == ((2**28, 16, 3e7), (2**28, 16, 2**20, 6e7))
-
-
-def test_a_hot_set_is_read_against_the_random_rows_its_own_cache_served() -> None:
-    # a hot set of 1,024 rows of 64 bytes (64 KiB) sits in the 1 MiB L2: the sweep's point
-    # inside it (2e8 lines/s) bounds it, not the DRAM one (3e7), which it would beat
-    levels = (MemoryLevel("L2", 2**20, 5e10), MemoryLevel("L3", 2**25, 3e10))
-    sweep = ((2**19, 64, 2e8), (2**24, 64, 1e8), (2**28, 64, 3e7))
-    peaks = replace(FLOORS, levels=levels, random_sweep=sweep)
-    params = {"N": 10**6, "B": 1024, "L": 64, "d": 16, "s": 4}
-    rows = 1024 * 64
-    hot = Measurement("dlrm-hot", "cpu", params, (4e-4,), rows * 16.0, rows * 64.0,
-                      random_rows=rows, row_bytes=64)  # fmt: skip
-    assert roofline.observe(hot, peaks) == ("random access", pytest.approx(rows / 2e8 / 4e-4))
-    # the same rows from the whole 64 MB table are DRAM's misses
-    spread = replace(hot, workload="dlrm-random")
-    assert peaks.random_point(64, roofline.random_table_bytes(spread)) == (2**28, 64, 3e7)
-    # beyond every cache, the largest swept table no larger than the lookup's: a table of
-    # gigabytes misses in the address translations too, so it is read against the larger one
-    deeper = replace(peaks, random_sweep=(*sweep, (2**30, 64, 1.5e7)))
-    assert deeper.random_point(64, 2**31) == (2**30, 64, 1.5e7)
-    assert deeper.random_point(64, 2**29) == (2**28, 64, 3e7)
-    # with no swept table as close in as its own, a hot set has no random-access roof
-    far = replace(peaks, random_sweep=sweep[1:])
-    assert "random access" not in dict(roofline.roof_times(hot, far))
-
-
-def test_a_flushed_call_starts_at_the_cold_floor() -> None:
-    cold = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6,
-                 cold_latency_seconds=45e-6)  # fmt: skip
-    # two operations Python calls: the first at the cold floor, the second at the warm one
-    tiny = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, flush=True, ops=2, calls=2)
-    assert roofline.roof_times(tiny, cold)[-1] == ("per-call", pytest.approx(48e-6, 1e-4))
-    assert roofline.observe(tiny, cold) == ("per-call", pytest.approx(48 / 50, 1e-4))
-    warm = Measurement("rnn-gemm", "cpu", {}, (50e-6,), 100.0, 100.0, ops=2, calls=2)
-    assert roofline.roof_times(warm, cold)[-1] == ("per-call", pytest.approx(6e-6, 1e-3))
-
-
-def test_a_roof_is_beaten_only_beyond_the_spread() -> None:
-    # the triad at 3% over DRAM's roof at its median, but its spread reaches below the roof:
-    # still DRAM's, a little over 100% of it, not "served by a cache" at a fraction of L2's
-    triad = Measurement("peak-triad", "cpu", {}, (0.096, 0.097, 0.104), 0.0, 1e9)
-    assert roofline.observe(triad, CACHED) == ("DRAM", pytest.approx(0.1 / 0.097))
-    beyond = Measurement("peak-triad", "cpu", {}, (0.080, 0.081, 0.082), 0.0, 1e9)
-    assert roofline.observe(beyond, CACHED)[0] == "L3"
 
 
 def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None:
@@ -389,58 +410,7 @@ def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None
     assert from_record(Peaks, saved_before).name == "cuda"  # a run saved without the field
 
 
-def test_a_large_kernel_of_few_operations_is_never_labelled_by_its_dispatch() -> None:
-    # a GEMM of 1.7·10¹⁰ FLOPs in one operation: compute-bound, whatever rounding the chain's
-    # formula (which would equal the compute bound here) gives
-    gemm = Measurement("mlp", "cpu", {}, (0.2,), 1.7e10 / 3, 1e7 / 3, ops=1, flush=True)
-    assert roofline.observe(gemm, FLOORS)[0] == "compute"
-    assert [name for name, _ in roofline.roof_times(gemm, FLOORS)][-1] == "per-call"
-    assert dict(roofline.roof_times(gemm, FLOORS))["per-call"] == 3e-6  # the call's latency
-
-
 COLD = Peaks("cpu", 1e11, 5e10, "float32", cold_sweep=((2**22, 3e-4), (2**24, 1e-3)))
-
-
-def test_a_flushed_kernel_reads_dram_from_a_cold_start() -> None:
-    # 16 MiB streamed at 50 GB/s take 0.34 ms, but read once right after a flush they took
-    # 1 ms: a flushed kernel's DRAM bound is the cold read's, an unflushed one's the stream's
-    cold = Measurement("mlp", "cpu", {}, (1.5e-3,), 1e6, 2**24, flush=True)
-    assert roofline.observe(cold, COLD) == ("DRAM", pytest.approx(1e-3 / 1.5e-3))
-    warm = Measurement("mlp", "cpu", {}, (1.5e-3,), 1e6, 2**24)
-    assert roofline.observe(warm, COLD) == ("DRAM", pytest.approx(2**24 / 5e10 / 1.5e-3))
-    # between the sweep's points the bound is read off the line joining them
-    between = Measurement("mlp", "cpu", {}, (1e-3,), 1e6, 10 * 2**20, flush=True)
-    assert dict(roofline.roof_times(between, COLD))["DRAM"] == pytest.approx(6.5e-4)
-
-
-def test_a_flushed_kernel_quicker_than_a_cold_read_is_above_every_roof() -> None:
-    # read after a flush, its 16 MiB cannot have come from DRAM in half the cold read's time
-    quick = Measurement("mlp", "cpu", {}, (5e-4, 5e-4, 5.1e-4), 1e6, 2**24, flush=True)
-    assert roofline.observe(quick, COLD)[0] == roofline.ABOVE_EVERY_ROOF
-
-
-def test_only_a_cold_dram_bound_is_said_to_start_cold() -> None:
-    from gpuconcepts.render import why_unexplained
-
-    cached = replace(COLD, levels=(MemoryLevel("L3", 2**25, 2e11),))
-    slow = Measurement("mlp", "cpu", {}, (4e-3,), 1e6, 2**24, flush=True)  # a quarter of DRAM's
-    assert "read from a cold start" in (why_unexplained(slow, cached) or "")
-    # quicker than a cold read of its bytes: a cache served it, and no cold start is claimed
-    hot = Measurement("dlrm-hot", "cpu", {}, (5e-4,), 1e6, 2**24, flush=True)
-    assert roofline.observe(hot, cached)[0] == "L3"
-    assert "cold start" not in (why_unexplained(hot, cached) or "")
-
-
-def test_a_kernel_over_its_roof_within_its_spread_is_explained() -> None:
-    from gpuconcepts.render import why_unexplained
-
-    # 3% over the compute roof at its median, but its slow quartile is under the roof's bound
-    close = Measurement("cnn-conv", "cpu", {}, (0.0095, 0.0097, 0.0104), 1e9, 1e6)
-    assert roofline.observe(close, FLOORS)[1] > 1
-    assert why_unexplained(close, FLOORS) is None
-    # beyond its spread it is above every roof: never explained
-    beyond = Measurement("cnn-conv", "cpu", {}, (0.0080, 0.0081, 0.0082), 1e9, 1e6)
-    assert "a roof is missing" in (why_unexplained(beyond, FLOORS) or "")
 
 
 # rows × width products of the GEMM sweep: a matrix-vector product streams its 16 MiB of weights
@@ -456,60 +426,6 @@ def _linear(B: int, seconds: float, *, flush: bool = False) -> Measurement:
     params = {"B": B, "d_in": 2048, "d_out": 2048, "s": 4}
     flops, nbytes = formulas.mlp_flops(B=B, d_in=2048, d_out=2048), formulas.mlp_bytes(**params)
     return Measurement("mlp", "cpu", params, (seconds,), flops, nbytes, flush=flush)
-
-
-def test_a_small_product_rests_on_the_rate_of_a_product_of_its_shape() -> None:
-    # B = 8 multiplies 8 rows: the sweep's 16-row product bounds it, at 50 GFLOP/s (67 MFLOP:
-    # 1.34 ms), where the peak would allow 0.34 ms and DRAM's 40 GB/s 0.42 ms
-    eight = _linear(8, 2e-3)
-    assert roofline.observe(eight, SHAPES) == ("GEMM shape", pytest.approx(1.342e-3 / 2e-3, 1e-3))
-    # flushed, a matrix-vector product is read against the product that started cold
-    cold = _linear(1, 5e-3, flush=True)
-    assert roofline.observe(cold, SHAPES) == (
-        "GEMM shape",
-        pytest.approx(8.39e6 / 2e9 / 5e-3, 1e-3),
-    )
-    warm = _linear(1, 2.5e-3)
-    assert roofline.observe(warm, SHAPES) == (
-        "GEMM shape",
-        pytest.approx(8.39e6 / 4e9 / 2.5e-3, 1e-3),
-    )
-
-
-def test_a_kernel_faster_than_its_shapes_product_is_not_labelled_by_it() -> None:
-    # 8 rows in a tenth of the 16-row product's time: that product does not bound it (the
-    # sweep was slow, or the kernel ran another path), so the other roofs place it
-    fast = _linear(8, 4.5e-4)
-    assert roofline.observe(fast, SHAPES)[0] == "DRAM"
-    assert dict(roofline.roof_times(fast, SHAPES))["GEMM shape"] > fast.seconds
-
-
-def test_a_roof_of_its_own_kind_places_a_kernel_up_to_ten_percent_over_it() -> None:
-    # 16 rows: the sweep's own 16-row product bounds it at 1.34 ms (50 GFLOP/s). Another
-    # measurement of that product, 8 % quicker with no spread, is still placed by it, a
-    # little over all of it; one 12 % quicker is not, and the compute roof places it instead
-    bound = dict(roofline.roof_times(_linear(16, 1.0), SHAPES))["GEMM shape"]
-    assert bound == pytest.approx(2 * 16 * 2048 * 2048 / 5e10)
-    near = _linear(16, bound / 1.08)
-    assert roofline.observe(near, SHAPES) == ("GEMM shape", pytest.approx(1.08))
-    assert roofline.beaten_roofs(near, SHAPES) == ("GEMM shape",)  # measured again
-    assert roofline.beaten_roofs(near, SHAPES, tolerance=roofline.OWN_ROOF_TOLERANCE) == ()
-    far = _linear(16, bound / 1.12)
-    assert roofline.observe(far, SHAPES)[0] == "compute"
-    assert roofline.beaten_roofs(far, SHAPES, tolerance=roofline.OWN_ROOF_TOLERANCE) == (
-        "GEMM shape",
-    )
-
-
-def test_a_product_larger_than_the_sweep_takes_its_fastest_rate() -> None:
-    # 32 rows of 2,048: beyond the sweep, bounded by its fastest warm product (16 rows, 50
-    # GFLOP/s: 268 MFLOP in 5.37 ms), not by the 200 GFLOP/s peak of another path
-    assert SHAPES.gemm_point((32, 2048, 2048)) == (16, 2048, False, 5e10)
-    big = _linear(32, 6e-3)
-    assert roofline.observe(big, SHAPES) == ("GEMM shape", pytest.approx(5.369e-3 / 6e-3, 1e-3))
-    # a kernel that runs no product, or a run without the sweep, has no such roof
-    assert roofline.gemm_products(Measurement("cnn-depthwise", "cpu", {}, (1.0,), 1, 1)) == ()
-    assert "GEMM shape" not in dict(roofline.roof_times(_linear(8, 2e-3), PEAKS))
 
 
 def test_an_rnn_is_read_as_the_products_its_code_runs() -> None:
@@ -533,183 +449,12 @@ def test_an_rnn_is_read_as_the_products_its_code_runs() -> None:
     )
 
 
-def test_a_flushed_chain_starts_cold_once() -> None:
-    # 64 steps of two 4 × 16 × 16 products after a flush: the first step's first product at
-    # the flushed rate of the 16 × 64 product, the other 127 at its warm rate (a step finds
-    # what the last one left)
-    sweep = ((16, 64, False, 2e9), (16, 64, True, 1e8))
-    peaks = replace(PEAKS, gemm_sweep=sweep)
-    params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
-    flops = 2 * 4 * 16 * 16  # one product
-    loop = Measurement("rnn-loop", "cpu", params, (1e-3,), 128 * flops, 1e4, steps=64,
-                       flush=True)  # fmt: skip
-    bound = dict(roofline.roof_times(loop, peaks))["GEMM shape"]
-    assert bound == pytest.approx(flops / 1e8 + 127 * flops / 2e9)
-    # were every step cold, the bound would be 20 times longer, and the loop would beat it
-    assert bound < 128 * flops / 1e8 / 10
-
-
-def test_an_activation_runs_after_the_products_on_a_cpu() -> None:
-    # the batched RNN GEMM at S·B = 16 rows, d = 32: one 16 × 32 × 64 product (the 16 × 64
-    # point, 2e9 FLOP/s), then tanh of 512 elements at 1e8 a second: 5.12 µs after 32.8 µs
-    params = {"B": 1, "S": 16, "d_in": 32, "d_h": 32, "s": 4}
-    flops = formulas.rnn_flops(B=1, S=16, d_in=32, d_h=32)
-    gemm = Measurement("rnn-gemm", "cpu", params, (5e-5,), flops, 1e4)
-    peaks = replace(SHAPES, activation_per_s=1e8)
-    bound = dict(roofline.roof_times(gemm, peaks))["GEMM shape"]
-    assert bound == pytest.approx(flops / 2e9 + 512 / 1e8)
-    assert dict(roofline.roof_times(gemm, SHAPES))["GEMM shape"] == pytest.approx(flops / 2e9)
-    # a GPU may fuse the activation into its product's kernel: the products alone bound it
-    on_gpu = replace(gemm, device="cuda")
-    assert dict(roofline.roof_times(on_gpu, peaks))["GEMM shape"] == pytest.approx(flops / 2e9)
-
-
-def test_the_hoisted_loop_adds_its_up_front_product_and_its_steps() -> None:
-    # B = 16, S = 4, d = 64: one 64 × 64 × 64 product up front, then 4 steps of 16 × 64 × 64;
-    # only the 16 × 64 point holds the steps, and the one larger than the sweep takes its
-    # fastest rate (50 GFLOP/s), so the bound is 4 × 131,072 FLOPs at 2 GFLOP/s + 524,288 at 50
-    params = {"B": 16, "S": 4, "d_in": 64, "d_h": 64, "s": 4}
-    flops = formulas.rnn_flops(B=16, S=4, d_in=64, d_h=64)
-    hoisted = Measurement("rnn-hoisted", "cpu", params, (1e-3,), flops, 1e5, steps=4)
-    assert roofline.gemm_products(hoisted) == ((1, (64, 64, 64)), (4, (16, 64, 64)))
-    bound = dict(roofline.roof_times(hoisted, SHAPES))["GEMM shape"]
-    assert bound == pytest.approx(4 * 131_072 / 2e9 + 524_288 / 5e10)
-    assert flops == 4 * 131_072 + 524_288  # the products are all its FLOPs
-
-
 def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:
     again = replace(PEAKS, gemm_sweep=((16, 2048, False, 6e10), (1, 2048, True, 1e9)))
     best = {(p[0], p[1], p[2]): p[3] for p in SHAPES.best_of(again).gemm_sweep}
     assert best[(16, 2048, False)] == 6e10
     assert best[(1, 2048, True)] == 2e9
     assert from_record(Peaks, SHAPES.to_dict()).gemm_sweep == SHAPES.gemm_sweep
-
-
-def test_on_a_cpu_a_products_dispatch_adds_to_its_time_net_of_the_sweeps_own_call() -> None:
-    # the sweep's 16 × 64 product ran in 2·16·64·64 / 2 GFLOP/s = 65.5 µs, 3 µs of it its own
-    # call, as long as the sweep's smallest product took (1 × 16 × 16, next to no work); the
-    # loop's 64 steps of a 4 × 32 by 32 × 16 product run at that net rate at best, and on a CPU
-    # the dispatch of its 192 operations (2 of them Python's calls) adds to them
-    peaks = replace(FLOORS, gemm_sweep=((1, 16, False, 512 / 3e-6), (16, 64, False, 2e9)))
-    params = {"B": 4, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
-    flops = 64 * 2 * 4 * 32 * 16
-    rnn = Measurement("rnn-loop", "cpu", params, (1e-3,), flops, 1e4, ops=192, calls=2, steps=64)
-    net = flops * (2 * 16 * 64 * 64 / 2e9 - 3e-6) / (2 * 16 * 64 * 64)
-    dispatch = 190 * 1.5e-6 + 2 * 3e-6
-    assert dict(roofline.roof_times(rnn, peaks))["GEMM shape"] == pytest.approx(net + dispatch)
-    # on a GPU neither: the product's time as measured, its launches overlapped
-    gpu = replace(rnn, device="cuda")
-    assert dict(roofline.roof_times(gpu, peaks))["GEMM shape"] == pytest.approx(flops / 2e9)
-
-
-def test_a_flushed_products_cold_call_is_added_back_as_it_ran() -> None:
-    # the batched RNN GEMM after a flush: one 32 × 16 × 32 product read against the flushed
-    # 32 × 32 sweep point (2·32·32·32 / 1e9 = 65.5 µs, 45 µs of it that product's own cold
-    # call), then tanh; its two Python calls ran one cold, one warm. Net of the sweep's cold
-    # call, the product's time gets the cold call back, not a warm one in its place.
-    peaks = replace(
-        FLOORS,
-        gemm_sweep=((1, 16, True, 512 / 45e-6), (32, 32, True, 1e9), (32, 32, False, 2e10)),
-        cold_latency_seconds=45e-6,
-    )
-    params = {"B": 1, "S": 32, "d_in": 16, "d_h": 16, "s": 4}
-    gemm = Measurement("rnn-gemm", "cpu", params, (9e-5,), 1.0, 1.0, flush=True, ops=2, calls=2)
-    swept = 2 * 32 * 32 * 32
-    net = (2 * 32 * 16 * 32) * (swept / 1e9 - 45e-6) / swept
-    bound = dict(roofline.roof_times(gemm, peaks))["GEMM shape"]
-    assert bound == pytest.approx(net + 45e-6 + 3e-6)
-    # unflushed, both calls are warm and the product is read warm
-    warm = replace(gemm, flush=False)
-    net_warm = (2 * 32 * 16 * 32) * (swept / 2e10 - 3e-6) / swept
-    assert dict(roofline.roof_times(warm, peaks))["GEMM shape"] == pytest.approx(
-        max(net_warm, 2 * 32 * 16 * 32 / 1e11) + 2 * 3e-6
-    )
-
-
-def test_the_memory_roofs_read_a_lookups_indices_beside_its_rows() -> None:
-    # 16-byte rows and an 8-byte index each: the code moves 1.5 times the post's count.
-    params = {"N": 2**24, "B": 2048, "L": 256, "d": 4, "s": 4}
-    flops, minimal = roofline.WORKLOADS["dlrm-sequential"].counts(params)
-    moved = formulas.embedding_bag_traffic(B=2048, L=256, d=4, s=4, s_idx=8)
-    assert moved == 1.5 * minimal
-    at_moved = Measurement("dlrm-sequential", "cpu", params, (moved / 4e10,), flops, minimal)
-    assert roofline.observe(at_moved, PEAKS) == ("DRAM", pytest.approx(1.0))
-    # a kernel that streamed only its rows at DRAM's bandwidth would beat the roof
-    at_minimal = replace(at_moved, raw_seconds=(minimal / 4e10,))
-    assert roofline.observe(at_minimal, PEAKS)[0] == roofline.ABOVE_EVERY_ROOF
-    assert roofline.moved_bytes(replace(at_moved, workload="mlp")) == minimal
-
-
-# -- roofs timed beside the kernel (Measurement.references) ----------------------------------
-PAIRED_PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=1e-6)
-
-
-def _mlp_beside(kernel: tuple[float, ...], product: tuple[float, ...]) -> Measurement:
-    """An MLP layer of one product (64 × 512 by 512 × 512), timed beside that product run bare
-    and beside the call floors, in the same rounds."""
-    params = {"B": 64, "d_in": 512, "d_out": 512, "s": 4}
-    flops, nbytes = formulas.mlp_flops(B=64, d_in=512, d_out=512), 4 * (64 * 512 * 2 + 512**2)
-    rounds = len(kernel)
-    references = {
-        "latency_seconds": (1e-6,) * rounds,
-        "product 64 512 512": product,
-        "product 1 16 16": (2e-6,) * rounds,
-    }
-    return Measurement("mlp", "cpu", params, kernel, flops, nbytes, ops=1, calls=1,
-                       references=references)  # fmt: skip
-
-
-def test_a_roof_timed_beside_the_kernel_holds_its_share_through_a_burst_of_load() -> None:
-    # three quiet rounds, then four in which the machine ran at a third of its speed: the bare
-    # product took 80 % of the kernel's time in every round
-    quiet, busy = 1e-3, 3e-3
-    kernel = (quiet,) * 3 + (busy,) * 4
-    m = _mlp_beside(kernel, tuple(0.8 * t for t in kernel))
-    roof, attained = roofline.observe(m, PAIRED_PEAKS)
-    assert roof == roofline.GEMM_SHAPE
-    # its product net of the product's own call (2 µs, timed beside it), then its one call
-    assert attained == pytest.approx((0.8 * quiet - 2e-6 + 1e-6) / quiet, rel=1e-6)
-    # the same kernel against the product measured with the peaks, in a quiet moment: the
-    # burst, not the kernel, decides its share
-    swept = replace(PAIRED_PEAKS, gemm_sweep=((64, 512, False, m.flops / (0.8 * quiet)),))
-    alone = replace(m, references={})
-    assert roofline.observe(alone, swept)[1] < 0.5 * attained
-
-
-def test_a_kernel_faster_than_its_own_products_beside_it_is_not_placed_by_them() -> None:
-    # falsifiable: the kernel took half the time of the very products it runs, round by round
-    kernel = (1e-3, 1.02e-3, 0.98e-3, 1.01e-3, 0.99e-3)
-    m = _mlp_beside(kernel, tuple(2 * t for t in kernel))
-    assert roofline.GEMM_SHAPE in roofline.beaten_roofs(m, PAIRED_PEAKS)
-    roof, attained = roofline.observe(m, PAIRED_PEAKS)
-    assert roof != roofline.GEMM_SHAPE
-    assert attained < 1.1
-
-
-def test_a_kernel_reads_the_references_it_was_timed_beside() -> None:
-    m = Measurement("rnn-module", "cpu", {"B": 2, "S": 8, "d_in": 4, "d_h": 4, "s": 4},
-                    (1e-4,), 1, 1, flush=True, ops=30, calls=2, steps=8)  # fmt: skip
-    keys = [ref.key for ref in roofline.references_of(m, PAIRED_PEAKS)]
-    # the floors of its calls, its operations and its activation; its products, the first
-    # right after the flush as the kernel's first starts; each product's call, both ways
-    assert keys == ["latency_seconds", "cold_latency_seconds", "op_seconds", "activation_per_s",
-                    "product 16 4 4 flushed", "product 2 4 4", "product 1 16 16"]  # fmt: skip
-    lookup = Measurement("dlrm-random", "cpu", {"N": 2**20, "B": 8, "L": 4, "d": 4, "s": 4},
-                         (1e-4,), 1, 1, random_rows=32, row_bytes=16)  # fmt: skip
-    swept = replace(PAIRED_PEAKS, line_bytes=64,
-                    random_sweep=((2**24, 16, 2**16, 3e7), (2**24, 16, 2**20, 4e7)))  # fmt: skip
-    assert [ref.key for ref in roofline.references_of(lookup, swept)] == [
-        "latency_seconds",
-        "random 16777216 16 65536",
-    ]
-    # flash attention never makes its S × S products whole: the sweep's products that hold
-    # them bound it, not those products run bare (2026-12-04: at S = 2,048 the fused kernel
-    # ran its eight 2,048 × 2,048 × 64 products 10 % faster than the bare ones, which write
-    # the scores out)
-    prefill = Measurement("transformer-prefill", "cpu", {"B": 1, "S": 8, "d": 8, "heads": 2,
-                          "s": 4}, (1e-4,), 1, 1, ops=1, calls=1)  # fmt: skip
-    assert roofline.gemm_products(prefill)
-    assert [ref.key for ref in roofline.references_of(prefill, PAIRED_PEAKS)] == ["latency_seconds"]
 
 
 @pytest.mark.parametrize(
@@ -730,23 +475,3 @@ def test_a_reference_must_have_a_value_for_every_repetition() -> None:
     with pytest.raises(GpuConceptsError, match="reference 'latency_seconds' must hold one "
                        r"positive value per repetition \(2\); got \[1e-06\]"):  # fmt: skip
         Measurement("mlp", "cpu", {}, (1.0, 1.0), 1, 1, references={"latency_seconds": (1e-6,)})
-
-
-def test_a_product_run_bare_after_a_flush_holds_the_cold_start_once() -> None:
-    # a matrix-vector product timed after a flush, beside the same product run bare after a
-    # flush (80 µs), a warm one-row product (2 µs: its call) and the floors
-    params = {"B": 1, "d_in": 512, "d_out": 512, "s": 4}
-    flops, nbytes = formulas.mlp_flops(B=1, d_in=512, d_out=512), 4 * (512 * 2 + 512**2)
-    references = {
-        "latency_seconds": (1e-6,) * 3,
-        "cold_latency_seconds": (30e-6,) * 3,
-        "product 1 512 512 flushed": (80e-6,) * 3,
-        "product 1 16 16": (2e-6,) * 3,
-    }
-    m = Measurement("mlp", "cpu", params, (100e-6,) * 3, flops, nbytes, flush=True, ops=1,
-                    calls=1, references=references)  # fmt: skip
-    peaks = replace(PAIRED_PEAKS, bytes_per_s=1e11)  # its megabyte streams in 10 µs
-    bound = dict(roofline.roof_times(m, peaks))[roofline.GEMM_SHAPE]
-    # the product net of its warm call, then its call: its cold start counted once, in it
-    assert bound == pytest.approx(80e-6 - 2e-6 + 1e-6)
-    assert roofline.observe(m, peaks) == (roofline.GEMM_SHAPE, pytest.approx(0.79))

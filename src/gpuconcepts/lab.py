@@ -217,11 +217,11 @@ class Lab:
         return found
 
     def _beside(self, kernels: Sequence[Any]) -> Any:
-        """``kernels`` ready to time in rounds beside the references of their own roofs
+        """``kernels`` ready to time in rounds beside the floors of their overhead roofs
         (:class:`~gpuconcepts.kernels.references.Beside`)."""
         from gpuconcepts.kernels.references import Beside
 
-        return Beside(kernels, self.peaks, seed=self._groups)
+        return Beside(kernels, seed=self._groups)
 
     def _kernel(self, workload: str, sizes: Mapping[str, object]) -> Any:
         from gpuconcepts.kernels import KERNELS
@@ -299,7 +299,7 @@ class Lab:
     def _rounds(
         self, kernels: Sequence[Any], group: str, judge: Judge | None
     ) -> tuple[Measurement, ...]:
-        """Paired rounds of ``kernels``, beside the references of their own roofs, within the
+        """Paired rounds of ``kernels``, beside the floors of their overhead roofs, within the
         budget (see :meth:`compare`)."""
         budget = self.budget
         start = time.perf_counter()

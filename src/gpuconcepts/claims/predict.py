@@ -3,8 +3,9 @@
 A kernel's predicted time is the tightest bound the once-measured ceilings put on it
 (:func:`predicted_seconds`): its FLOPs at the compute peak, its bytes at the memory level
 that holds them, and, where the kernel's kind has one, the GEMM sweep's rate for a product of its shape, the
-random-access sweep's line rate, and the per-call or chain floor
-(:func:`~gpuconcepts.roofline.roofs_at` with the run's :class:`~gpuconcepts.roofline.Peaks`).
+random-access sweep's line rate, and the per-call or chain floor (:func:`bounds_on`, from the
+roofs and the diagnoses of :mod:`gpuconcepts.roofline` under the run's
+:class:`~gpuconcepts.roofline.Peaks`).
 Each of those was measured apart from the claim's kernels, by the peaks' microbenchmarks:
 nothing the claim times feeds its own prediction (the references a kernel was timed beside
 are left out on purpose).
@@ -30,7 +31,7 @@ from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import sizes
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.roofline import moved_bytes, random_table_bytes, roofs_at
+from gpuconcepts.roofline import diagnoses, moved_bytes, random_table_bytes, roof_times
 from gpuconcepts.workloads import INDEX_BYTES
 
 if TYPE_CHECKING:
@@ -39,11 +40,27 @@ if TYPE_CHECKING:
     from gpuconcepts.roofline import Peaks
 
 
+def bounds_on(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
+    """Every bound the once-measured ceilings put on ``m``'s time, by name: its roofs (compute,
+    the memory level that serves it, the overhead floor: :func:`~gpuconcepts.roofline.roof_times`)
+    and each mechanism a sweep measured apart from it (shape efficiency or a fused kernel, the
+    cold start, the operation chain, random access: :func:`~gpuconcepts.roofline.diagnoses`).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> from gpuconcepts.roofline import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (5e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> [(name, round(t * 1e6, 1)) for name, t in bounds_on(loop, p)]
+    [('compute', 20.0), ('DRAM', 10.0), ('overhead', 4096.0), ('operation chain', 4116.0)]
+    """
+    return [*roof_times(m, peaks), *((d.mechanism, d.seconds) for d in diagnoses(m, peaks))]
+
+
 def predicted_seconds(m: Measurement, peaks: Peaks) -> float:
     """The time the once-measured ceilings predict for ``m``: the longest of its roofs'
     bounds under ``peaks`` (compute, the memory level that holds its working set
     (:func:`holding_level`), the GEMM shape, random access, the per-call or chain floor; see
-    :func:`~gpuconcepts.roofline.roofs_at`), and for a lookup its rows at the rate a gather
+    :func:`bounds_on`), and for a lookup its rows at the rate a gather
     issues them (:func:`row_issue_seconds`) and its random rows' whole lines
     (:func:`random_line_seconds`); never its own references.
 
@@ -53,11 +70,12 @@ def predicted_seconds(m: Measurement, peaks: Peaks) -> float:
     >>> predicted_seconds(Measurement("mlp", "cpu", {}, (1.0,), 1e9, 1e6), p)  # compute
     0.01
     >>> predicted_seconds(Measurement("mlp", "cpu", {}, (1.0,), 1e3, 1e3, calls=1), p)  # a call
-    2.01e-06
+    2e-06
     """
     memory = {level.name for level in peaks.memory_roofs}
     level = peaks.memory_roofs[holding_level(m, peaks)]
-    bounds = [t for name, t in roofs_at(m, peaks) if name not in memory or name == level.name]
+    bounds = [t for name, t in bounds_on(m, peaks) if name not in memory]
+    bounds.append(moved_bytes(m) / level.bytes_per_s)
     return max([*bounds, row_issue_seconds(m, peaks) or 0.0, random_line_seconds(m, peaks) or 0.0])
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.claims.predict import predicted_seconds, prediction_region
+from gpuconcepts.claims.predict import bounds_on, predicted_seconds, prediction_region
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.errors import GpuConceptsError
@@ -29,7 +29,6 @@ from gpuconcepts.roofline import (
     beats_every_roof,
     place,
     roof_times,
-    roofs_at,
 )
 from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
@@ -87,7 +86,7 @@ def judge_roofline(
         # DRAM, a cache level, or the random-access roof: each is memory traffic
         observed_ok = where.observed in {RANDOM_ACCESS, *(lvl.name for lvl in peaks.memory_roofs)}
     # the share the once-measured ceilings predict: the work at their tightest bound's time
-    bound_name, _ = max(roofs_at(m, peaks), key=lambda pair: pair[1])
+    bound_name, _ = max(bounds_on(m, peaks), key=lambda pair: pair[1])
     predicted = work / predicted_seconds(m, peaks) / roof_rate
     low, high = prediction_region(predicted)
     # A product of its shape bounds the kernel on the side of the ridge its formulas put it: a

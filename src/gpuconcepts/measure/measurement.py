@@ -57,19 +57,19 @@ class Measurement:
     alone): then ``raw_seconds[i]`` ran in round ``i``, beside the ``i``-th repetition of
     every other member of the group (see :class:`Rounds` and :func:`paired`).
 
-    What the roofs beyond compute and bandwidth need (None when unknown or not applicable):
+    What the overhead roof and the diagnoses need (None when unknown or not applicable):
     ``ops``, the operations one call dispatches (counted from the code path,
     :func:`gpuconcepts.kernels.dispatch.count_dispatch`), and ``calls``, those of them that
     Python called (the rest ran inside the framework's C++); ``steps``, how many depend on
     each other in a chain (an RNN's S, a decode's steps); ``random_rows`` and ``row_bytes``,
     rows of that many bytes fetched at random addresses (a random embedding lookup).
 
-    ``references`` holds the roofs of the kernel's own kind timed in the same rounds as it
-    (empty when they were not): by the name of what each measured
-    (:attr:`gpuconcepts.roofline.Reference.key`), its value in each round, in the unit of the
-    peak it stands for (seconds of a call or of one product, line fetches or elements per
-    second). Round ``i`` of a reference ran beside ``raw_seconds[i]``, so the kernel is read
-    against the roofs of the moment it ran (:func:`gpuconcepts.roofline.roof_times`).
+    ``references`` holds the latency floors the kernel was timed beside, in the same rounds
+    (empty when it was not): by the name of what each measured
+    (:attr:`gpuconcepts.roofline.Reference.key`), its seconds in each round. Round ``i`` of a
+    reference ran beside ``raw_seconds[i]``, so the overhead roof is read from the floors of
+    the moment it ran (:func:`gpuconcepts.roofline.paired_peaks`). Runs saved before
+    2026-12-06 also hold the kernel's own products and lookup point; they load, unread.
     ``threads``: the CPU threads it ran on (fewer than the run's when another program had
     taken a core before it was timed; None on a GPU and in runs saved before).
 

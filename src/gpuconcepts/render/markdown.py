@@ -48,7 +48,7 @@ MEASUREMENT_COLUMNS = (
     "Bytes/s",
     "FLOP/byte",
     "Predicted bound",
-    "Observed bound",
+    "Bound: attained (spread)",
 )
 """The columns of :func:`measurement_table` (after ``#`` when numbered)."""
 

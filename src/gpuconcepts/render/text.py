@@ -10,8 +10,8 @@ the one statistic of :class:`~gpuconcepts.measure.Measurement`.
 >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 >>> m = Measurement("mlp", "cpu", {"B": 64}, (0.011, 0.01, 0.012), 1e9, 2e7)
 >>> print(format_measurements([m], p))
-workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline    bound       observed
-mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms                1.1  compute  compute (91%)
+workload  sizes  median ± IQR  GFLOP/s  GB/s  FLOP/B  roofline  measured/roofline  predicted  bound, attained (spread)
+mlp       B=64   11 ms ± 1 ms     90.9  1.82      50     10 ms                1.1    compute     compute 91% (87%–95%)
 """
 
 from __future__ import annotations
@@ -24,22 +24,16 @@ from gpuconcepts import formulas
 from gpuconcepts.claims.result import Verdict, tally
 from gpuconcepts.hardware import dtype_bytes
 from gpuconcepts.roofline import (
-    ABOVE_EVERY_ROOF,
-    CHAIN,
-    GEMM_SHAPE,
-    OWN_ROOF_TOLERANCE,
-    PER_CALL,
+    COLD_START,
+    OPERATION_CHAIN,
     RANDOM_ACCESS,
     Peaks,
     Placement,
-    activation_elements,
-    beaten_roofs,
-    gemm_products,
+    diagnoses,
+    diagnosis,
     moved_bytes,
-    own_bound,
     paired_peaks,
     place,
-    products_beside,
     random_rows_per_call,
     random_table_bytes,
 )
@@ -94,113 +88,90 @@ def time_spread(m: Measurement) -> str:
     return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
 
 
-def observed(where: Placement) -> str:
-    """The observed bound and the share of that roof attained: ``"L3 (62%)"``.
+def roof_label(where: Placement) -> str:
+    """The roof that binds a kernel, by its kind (``compute``, ``memory`` with the level that
+    serves it, ``overhead``).
 
     >>> from gpuconcepts.roofline import Placement
-    >>> observed(Placement(1.0, 1.6, "memory", "DRAM", 0.625))
-    'DRAM (62%)'
+    >>> roof_label(Placement(1.0, 1.6, "memory", "L2", 0.6, "memory"))
+    'memory (L2)'
+    >>> roof_label(Placement(1.0, 1.6, "compute", "compute", 0.6, "compute"))
+    'compute'
     """
-    return f"{where.observed} ({percent(where.attained)})"
+    return f"memory ({where.observed})" if where.kind == "memory" else where.kind
+
+
+def observed(where: Placement) -> str:
+    """The bound of the verdict and the share of that roof attained, with its spread:
+    ``"memory (L3) 62% (58%–66%)"``; the spread is left out when it rounds to the share.
+
+    >>> from gpuconcepts.roofline import Placement
+    >>> observed(Placement(1.0, 1.6, "memory", "DRAM", 0.625, "memory", (0.58, 0.66)))
+    'memory (DRAM) 62% (58%–66%)'
+    >>> observed(Placement(1.0, 3.0, "compute", "compute", 0.333, "compute", (0.333, 0.333)))
+    'compute 33%'
+    """
+    low, high = (percent(share) for share in where.attained_interval)
+    share = percent(where.attained)
+    spread = "" if low == high == share or not any(where.attained_interval) else f" ({low}–{high})"
+    return f"{roof_label(where)} {share}{spread}"
 
 
 EXPLAINED = (0.5, 1.0)
-"""A roof explains a kernel when the kernel attains between half of it and all of it: the
-measured time is within [1, 2]× of that roof's lower bound."""
+"""A kernel is near its roof when it attains between half of it and all of it: the measured
+time is within [1, 2]× of that roof's lower bound. Further below is a finding, shown as it is."""
 
 
 def explained(where: Placement) -> bool:
-    """True when the roof that served a kernel explains its time (see :data:`EXPLAINED`). A
-    kernel that reached a little over all of its roof counts too: the placement rule
-    (:func:`gpuconcepts.roofline.observe`) lets a roof serve it only when the slow end of its
-    spread is still under the roof, so the excess is noise, not a missing roof."""
-    return where.attained >= EXPLAINED[0] and where.observed != ABOVE_EVERY_ROOF
+    """True when a kernel reached at least half of its roof (see :data:`EXPLAINED`) and did
+    not beat it beyond its spread."""
+    return where.attained >= EXPLAINED[0] and not where.beaten
 
 
 def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
-    """Why no roof explains ``m``'s time (None when one does), from the data: its spread when
-    the machine was busy, a roof of its own kind that it beat, and what the roof that served it
-    accounts for.
+    """Why ``m`` misses its roof (None when it is within [1, 2]× of it): the share of the roof
+    it reached, and the mechanism measured apart from it that accounts for most of its time
+    (:func:`gpuconcepts.roofline.diagnosis`), or that none does; the verdict stays the roof's.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline import Peaks
     >>> p = Peaks("cpu", 1e11, 1e10, "float32")
     >>> why_unexplained(Measurement("mlp", "cpu", {}, (0.015,), 1e9, 1e6), p) is None
     True
-    >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6), p))
-    its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
+    >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.03,), 1e9, 1e6), p))
+    it reached 33% of its compute roof; no mechanism measured apart from it accounts for the rest
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
-    its repetitions spread 50% about the median, so its share is uncertain. Its bytes at the DRAM roof account for 0.5% of its time: it moves more than its minimal bytes, or moves them more slowly than the streaming kernels do
+    its repetitions spread 50% about the median, so its share is uncertain. It reached 0.5% of its memory (DRAM) roof; no mechanism measured apart from it accounts for the rest
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.0098,), 1e9, 1e6), p))
-    it took 2% less time than every roof allows: a roof is missing, or the roofs were measured in a busy moment (the run's noise probe says how busy)
+    it took 2% less time than its compute roof allows: a faulty measurement, or a ceiling measured in a busy moment (the run's noise probe says how busy)
     >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
-    it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed. Its FLOPs at the compute peak account for 20% of its time: its shape runs below the best GEMM's rate
+    it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed. It reached 20% of its compute roof; no mechanism measured apart from it accounts for the rest
     """
     where = place(m, peaks)
     if explained(where):
         return None
-    share = percent(where.attained)
-    if where.observed == ABOVE_EVERY_ROOF:
+    roof = roof_label(where)
+    if where.beaten:
         # a ratio near one reads as "1×" at the book's precision: say how much time it saved
         beat = (
-            f"ran {times(where.attained)} as fast as every roof allows"
+            f"ran {times(where.attained)} as fast as its {roof} roof allows"
             if where.attained >= 1.5
-            else f"took {percent(1 - 1 / where.attained)} less time than every roof allows"
+            else f"took {percent(1 - 1 / where.attained)} less time than its {roof} roof allows"
         )
         cause = (
-            f"it {beat}: a roof is missing, or the roofs were measured in a busy moment (the "
+            f"it {beat}: a faulty measurement, or a ceiling measured in a busy moment (the "
             "run's noise probe says how busy)"
         )
-    elif where.observed == "compute":
-        cause = (
-            f"its FLOPs at the compute peak account for {share} of its time: its shape runs "
-            "below the best GEMM's rate"
-        )
-    elif where.observed == GEMM_SHAPE:
-        activation = activation_elements(m) and peaks.activation_per_s and m.device == "cpu"
-        beside = ", and its activation at the measured rate," if activation else ""
-        if products_beside(m):  # its own products, run bare in the same rounds
-            shapes = sorted({shape for _, shape in gemm_products(m)})
-            sizes = " and ".join(" × ".join(plain_number(n) for n in shape) for shape in shapes)
-            rate = f"its products ({sizes}) run bare beside it"
-        else:
-            points = [peaks.gemm_point(shape, flush=m.flush) for _, shape in gemm_products(m)]
-            held = sorted({(p[0], p[1]) for p in points if p is not None})
-            sizes = " and ".join(
-                f"{plain_number(rows)} × {plain_number(width)}" for rows, width in held
-            )
-            products = "products of its shapes" if len(held) > 1 else "product of its shape"
-            rate = f"its FLOPs at the rate of the sweep's bare {products} ({sizes})"
-        cause = (
-            f"{rate}{beside} account for {share} of its time: it does more than its products "
-            "(a softmax's other passes, a bias, a copy), or runs them as smaller ones"
-        )
-    elif where.observed == RANDOM_ACCESS:
-        cause = (
-            f"its rows at the measured rate of random line fetches account for {share} of its "
-            "time: its lookups miss more than the sweep's did"
-        )
-    elif where.observed in (CHAIN, PER_CALL):
-        cause = (
-            f"its {plural(m.ops or 1, 'operation')} at their dispatch floors account for "
-            f"{share} of its time: its operations do more than the floors' work"
-        )
     else:
-        cold = m.flush and peaks.cold_sweep and where.observed == peaks.memory_roofs[-1].name
-        started = ", read from a cold start as it was timed," if cold else ""
-        cause = (
-            f"its bytes at the {where.observed} roof{started} account for {share} of its time: "
-            "it moves more than its minimal bytes, or moves them more slowly than the "
-            "streaming kernels do"
+        found = diagnosis(m, peaks)
+        why = (
+            "no mechanism measured apart from it accounts for the rest"
+            if found is None
+            else f"{found.mechanism} ({found.source}) accounts for "
+            f"{percent(found.share(m))} of its time"
         )
-    beaten = beaten_roofs(m, peaks, tolerance=OWN_ROOF_TOLERANCE)
-    if beaten:  # its own roof, measured again, still too slow for it: another roof places it
-        names = " and ".join(beaten)
-        cause = (
-            f"it beat its {names} roof by more than {percent(OWN_ROOF_TOLERANCE - 1)} beyond its "
-            f"spread, so that roof cannot place it. {_capital(cause)}"
-        )
+        cause = f"it reached {percent(where.attained)} of its {roof} roof; {why}"
     if m.threads and peaks.threads and m.threads < peaks.threads:
         cause = (
             f"it ran on {plural(m.threads, 'thread')} where its roofs had "
@@ -225,13 +196,13 @@ def _capital(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
-BEST_ROUND = " at its best round"
-"""How a page says that a time is a kernel's best round, which the roofs it was timed beside
-are read against (:func:`gpuconcepts.roofline.own_bound`)."""
+def _mechanism_seconds(m: Measurement, peaks: Peaks, mechanism: str) -> float | None:
+    """The least time ``mechanism`` allows ``m`` (:func:`gpuconcepts.roofline.diagnoses`)."""
+    return next((d.seconds for d in diagnoses(m, peaks) if d.mechanism == mechanism), None)
 
 
 def chain_sentence(m: Measurement, peaks: Peaks) -> str:
-    """What the chain roof (:func:`gpuconcepts.roofline.roof_times`) says of a kernel of
+    """What the operation chain (:func:`gpuconcepts.roofline.diagnoses`) says of a kernel of
     dependent steps, in a sentence for a page: its operations per step, counted from its code
     path, at their floors (the per-operation floor inside the framework, the latency floor for
     those Python calls), against its measured time.
@@ -240,16 +211,17 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6)
     >>> loop = Measurement("rnn-loop", "cpu", {}, (6e-3,), 2e6, 1e5, ops=4096, steps=1024)
     >>> print(chain_sentence(loop, p))
-    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 4.12 ms. It took 6 ms: the chain's bound accounts for 69% of its time.
+    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 4.12 ms. It took 6 ms: the chain accounts for 69% of its time.
     >>> calls = Measurement("rnn-loop", "cpu", {}, (15e-3,), 2e6, 1e5, ops=4096, calls=4096,
     ...                     steps=1024)
     >>> print(chain_sentence(calls, p))
-    The chain roof makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain's bound accounts for 82% of its time.
+    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain accounts for 82% of its time.
     """
     peaks = paired_peaks(m, peaks)  # the floors it was timed beside, where it was
-    if m.ops is None or m.steps is None or peaks.op_seconds is None:
-        return "This run counted no operations per step, so the chain roof cannot be drawn for it."
-    bound, took = own_bound(m, peaks, CHAIN)
+    bound = _mechanism_seconds(m, peaks, OPERATION_CHAIN)
+    if m.ops is None or m.steps is None or peaks.op_seconds is None or bound is None:
+        return "This run counted no operations per step, so the chain cannot be drawn for it."
+    took = m.seconds
     calls = (m.calls or 0) if peaks.latency_seconds is not None else 0
     if calls == m.ops:
         floors = (
@@ -264,17 +236,16 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
         )
     else:
         floors = f"and no operation here takes less than {si(peaks.op_seconds, 's')}"
-    at_best = BEST_ROUND if m.references else ""
     # on a CPU the thread that dispatches an operation then runs it: the arithmetic adds
     serial = (
         ", each computing only once its operations are dispatched," if m.device == "cpu" else ""
     )
     return (
-        f"The chain roof makes this exact: `{m.workload}` dispatches "
+        f"The operation chain makes this exact: `{m.workload}` dispatches "
         f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
         f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent "
-        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(took, 's')}{at_best}: "
-        f"the chain's bound accounts for {percent(bound / took)} of its time."
+        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(took, 's')}: "
+        f"the chain accounts for {percent(bound / took)} of its time."
     )
 
 
@@ -315,7 +286,7 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms, so the cold read accounts for 62% of its time.
     """
     moved = moved_bytes(m)
-    cold = peaks.cold_seconds(moved) if m.flush else None
+    cold = _mechanism_seconds(m, peaks, COLD_START)
     if cold is None:
         return (
             "It was not timed after a cache flush, or this run measured no cold start, so the "
@@ -381,7 +352,7 @@ def gemm_shape_sentence(peaks: Peaks) -> str:
 
 
 def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
-    """What the random-access roof says of a lookup of rows at random addresses, in a sentence
+    """What the random-access sweep (a diagnosis) says of a lookup of rows at random addresses, in a sentence
     for a page: the lines its rows cost, at the line fetches per second the sweep measured.
 
     >>> from gpuconcepts.measure import Measurement
@@ -390,31 +361,29 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), 2**22, 2**24,
     ...                      random_rows=2**20, row_bytes=16)
     >>> print(random_access_sentence(lookup, p))
-    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That roof allows 35 ms; the lookup took 50 ms, so the random-access roof accounts for 70% of its time.
+    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That rate allows 35 ms; the lookup took 50 ms, so random access accounts for 70% of its time.
     """
-    peaks = paired_peaks(m, peaks)  # the point it was timed beside, where it was
     point = (
         None
         if m.row_bytes is None
         else peaks.random_point(m.row_bytes, random_table_bytes(m), m.random_rows)
     )
     if m.random_rows is None or m.row_bytes is None or point is None or peaks.line_bytes is None:
-        return "This run measured no random-access roof, so only the streaming roofs place it."
+        return "This run measured no random-access sweep, so no diagnosis reads its lookups."
     table, swept, rate = point[0], point[1], point[-1]
     calls = random_rows_per_call(point)
     lines = formulas.random_row_bytes(d=m.row_bytes, s=1, c=peaks.line_bytes) // peaks.line_bytes
-    bound, took = own_bound(m, peaks, RANDOM_ACCESS)
-    when = " in the same rounds" if m.references else ""
-    at_best = BEST_ROUND if m.references else ""
+    bound = _mechanism_seconds(m, peaks, RANDOM_ACCESS) or 0.0
+    took = m.seconds
     return (
         "Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its "
         f"{plain_number(m.random_rows)} rows of {plain_number(m.row_bytes)} bytes costs "
         f"{plural(lines, 'whole line')} of {plain_number(peaks.line_bytes)} bytes, and this "
-        f"machine fetched at most {in_words(rate)} independent lines a second{when} (its "
+        f"machine fetched at most {in_words(rate)} independent lines a second (its "
         f"random-access sweep, rows of {plain_number(swept)} bytes from a table of "
-        f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That roof allows "
-        f"{si(bound, 's')}; the lookup took {si(took, 's')}{at_best}, so the random-access "
-        f"roof accounts for {percent(bound / took)} of its time."
+        f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That rate allows "
+        f"{si(bound, 's')}; the lookup took {si(took, 's')}, so random access accounts for "
+        f"{percent(bound / took)} of its time."
     )
 
 
@@ -452,8 +421,8 @@ def format_measurements(measurements: Sequence[Measurement], peaks: Peaks) -> st
             "FLOP/B",
             "roofline",
             "measured/roofline",
-            "bound",
-            "observed",
+            "predicted",
+            "bound, attained (spread)",
         ]
     ]
     for m in measurements:
@@ -486,7 +455,10 @@ def format_run(run: Run) -> str:
         "",
         (
             "roofline = max(FLOPs / peak FLOP/s, bytes / peak B/s) at the measured peaks; "
-            "bytes are the formulas' minimal DRAM traffic."
+            "bytes are the formulas' minimal DRAM traffic; predicted = the side of the ridge. "
+            "bound = the longest of FLOPs / peak FLOP/s, bytes / the bandwidth of the level its "
+            "working set fits in, and the overhead floor (its calls and operations at their "
+            "latencies); attained = that bound / the median time, its spread at the quartiles."
         ),
     ]
     if run.claims:

@@ -17,7 +17,7 @@ from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import ABOVE_EVERY_ROOF, Peaks, observe
+from gpuconcepts.roofline import Peaks, beats_every_roof
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
 from gpuconcepts.sizes import RunBudget
@@ -181,9 +181,7 @@ def _collect(
     # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the
     # machine was seen to go, so their best repetitions raise the peaks they stand for.
     seen = reached(run.measurements, peaks)
-    above = sorted(
-        {m.workload for m in run.measurements if observe(m, seen)[0] == ABOVE_EVERY_ROOF}
-    )
+    above = sorted({m.workload for m in run.measurements if beats_every_roof(m, seen)})
     facts = dict(run.facts)
     if above:
         # A ceiling that a kernel beat is no ceiling: the peaks are measured once more and the
@@ -201,38 +199,22 @@ def _collect(
 
 def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
     """``peaks`` with the compute and DRAM ceilings the roofs' reference kernels reached at
-    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher,
-    and with the floors the run's kernels undercut, where lower.
-
-    A floor is the least time the machine was seen to take: every operation a kernel dispatches
-    costs at least the per-operation floor, every call Python makes at least the latency floor
-    and a call right after a flush at least the cold one, so a kernel's best repetition over its
-    operations (or its calls) bounds them too.
+    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher.
+    No ceiling is read from a workload's own kernels: their times are what the roofs judge.
 
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=2e-6)
     >>> triad = Measurement("peak-triad", "cpu", {}, (0.09, 0.1), 0.0, 1e9)
     >>> reached([triad], p).bytes_per_s > 1.1e10
     True
     >>> chain = Measurement("rnn-module", "cpu", {}, (1.25e-4, 2e-4), 1e3, 1e3, ops=100, calls=2)
-    >>> lowered = reached([chain], p)
-    >>> lowered.op_seconds, lowered.latency_seconds
-    (1.25e-06, 3e-06)
+    >>> reached([chain], p).op_seconds
+    2e-06
     """
     flops = [m.flops / min(m.raw_seconds) for m in measurements if m.workload == "peak-gemm"]
     moved = [m.bytes / min(m.raw_seconds) for m in measurements if m.workload == "peak-triad"]
     triad = max(moved, default=None)
-
-    def lowest(floor: float | None, seen: list[float]) -> float | None:
-        return None if floor is None else min([floor, *seen])
-
-    per_op = [min(m.raw_seconds) / m.ops for m in measurements if m.ops]
-    per_call = [min(m.raw_seconds) / m.calls for m in measurements if m.calls and not m.flush]
-    cold = [min(m.raw_seconds) for m in measurements if m.flush]
     return replace(
         peaks,
-        op_seconds=lowest(peaks.op_seconds, per_op),
-        latency_seconds=lowest(peaks.latency_seconds, per_call),
-        cold_latency_seconds=lowest(peaks.cold_latency_seconds, cold),
         flops_per_s=max([peaks.flops_per_s, *flops]),
         bytes_per_s=max([peaks.bytes_per_s, *moved]),
         triad_bytes_per_s=peaks.triad_bytes_per_s

@@ -1,6 +1,7 @@
-"""The "All five on this machine's roofline" chapter: this machine's roofs and kernels, the roofs
-beyond compute and bandwidth, which kernels they explain, the same kernels read against the
-datasheet GPUs, and the recorded runs' peaks.
+"""The "All five on this machine's roofline" chapter: this machine's roofs and kernels, each
+kernel's bound (compute, a memory level, or overhead) and the share of it attained, the
+diagnoses of the kernels far below their roofs, the same kernels read against the datasheet
+GPUs, and the recorded runs' peaks.
 
 >>> from gpuconcepts.roofline import Peaks
 >>> peaks = Peaks("cpu", 1e11, 1e10, "float32")
@@ -26,13 +27,13 @@ from gpuconcepts.render import (
 )
 from gpuconcepts.render.pages import Glue, Math, bound
 from gpuconcepts.roofline import (
-    CALL_PRODUCT,
-    OWN_ROOF_TOLERANCE,
+    ROOFS,
     Peaks,
     changes_side,
     classify,
     place,
 )
+from gpuconcepts.roofline.diagnosis import TOLERANCE
 from gpuconcepts.sweeps import (
     COLD_SMALLEST,
     GEMM_SHAPES,
@@ -119,29 +120,37 @@ def families(run: Run, measurements: Sequence[Measurement]) -> Glue:
 
 
 def observed(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
-    """The kernels served from a cache, and those whose observed bound contradicts the
-    predicted one (compute against memory)."""
+    """How many kernels each roof binds (by its kind), the kernels a cache serves, and those
+    whose bound contradicts the predicted side of the ridge (compute against memory)."""
     placed = [(m, place(m, peaks)) for m in measurements]
+    counts = [
+        f"{units.plain_number(sum(w.kind == roof.kind for _, w in placed))} {roof.kind}"
+        for roof in ROOFS
+    ]
     caches = {level.name for level in peaks.levels}
-    memories = {level.name for level in peaks.memory_roofs}
-    cached = [f"`{m.workload}` ({w.observed})" for m, w in placed if w.observed in caches]
+    cached = [
+        f"`{m.workload}` ({w.observed})"
+        for m, w in placed
+        if w.kind == "memory" and w.observed in caches
+    ]
     disagree = [
         m.workload
         for m, w in placed
-        if (w.bound, w.observed in memories) in (("memory", False), ("compute", True))
-        and w.observed != "latency"
+        if (w.bound, w.kind) in (("memory", "compute"), ("compute", "memory"))
     ]
     return {
+        "by_kind": units.listing(counts),
         "cached": units.listing(cached) or "none",
         "n_disagree": units.listing([f"`{name}`" for name in dict.fromkeys(disagree)]) or "none",
     }
 
 
 def roofs(peaks: Peaks) -> Glue:
-    """The roofs beyond compute and bandwidth: their equations, the sweeps' sizes and rounds,
-    and the measured floors."""
+    """The overhead floor and the diagnoses beside the roofs: their equations, the sweeps'
+    sizes and rounds, and the measured floors."""
     return {
         "op_floor": units.si(peaks.op_seconds, "s") if peaks.op_seconds else "not measured",
+        "roofline_eq": Math(formulas.roofline_seconds.equation()),
         "chain_eq": Math(formulas.chain_seconds.equation()),
         "serial_chain_eq": Math(formulas.serial_chain_seconds.equation()),
         "cold_start": cold_start_sentence(peaks),
@@ -153,16 +162,15 @@ def roofs(peaks: Peaks) -> Glue:
         "gemm_widths": f"{units.plain_number(GEMM_SWEEP_WIDTHS[0])} to "
         f"{units.plain_number(GEMM_SWEEP_WIDTHS[-1])}",
         "gemm_shape": gemm_shape_sentence(peaks),
-        "call_product": f"a {units.plain_number(CALL_PRODUCT[0])}-row product by a "
-        f"{units.plain_number(CALL_PRODUCT[1])} × {units.plain_number(CALL_PRODUCT[2])} weight",
         "sweep_rounds": units.in_words(SWEEP_ROUNDS),
-        "own_tolerance": units.percent(OWN_ROOF_TOLERANCE - 1),
+        "diagnosis_tolerance": units.percent(TOLERANCE - 1),
     }
 
 
 def explained(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
-    """How many measurements a roof explains (``render.EXPLAINED``), and the others, numbered
-    as in the table, each with the reason the data give."""
+    """How many measurements reach at least half of their roof (``render.EXPLAINED``), and the
+    others, numbered as in the table, each with the share it reached and the diagnosis that
+    accounts for the rest, where one does."""
     within = f"[1, {units.plain_number(1 / EXPLAINED[0])}]×"  # the time against the roof's bound
     numbered = [(n, m, why_unexplained(m, peaks)) for n, m in enumerate(measurements, start=1)]
     others = [
@@ -175,7 +183,7 @@ def explained(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
         "explained_share": units.percent(EXPLAINED[0]),
         "n_explained": f"{len(measurements) - len(others)} of {len(measurements)}",
         "unexplained": "\n".join(others)
-        or f"Every measurement on this page lies within {within} of the roof that served it.",
+        or f"Every measurement on this page lies within {within} of its roof.",
     }
 
 

@@ -27,7 +27,7 @@ from gpuconcepts.render.style import (
     needs_matplotlib,
     plain_log_labels,
 )
-from gpuconcepts.roofline import Peaks, own_roof_flops_per_s
+from gpuconcepts.roofline import Peaks, overhead_flops_per_s
 from gpuconcepts.units import si, significant
 from gpuconcepts.workloads import chapter_of
 
@@ -129,9 +129,9 @@ def plot_roofline(
         )
     ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
     colors = FAMILY_COLOURS
-    # The roofs that are no line in intensity (a chain, a call's floor, random rows, a cold
-    # start) are drawn per kernel: a bar at the FLOP/s its own roof allows, above its point.
-    own = [(m, own_roof_flops_per_s(m, peaks)) for m in measurements]
+    # The overhead floor is no line in intensity: it is drawn per kernel that it binds, a bar
+    # at the FLOP/s its calls and operations at their latencies allow, above its point.
+    own = [(m, overhead_flops_per_s(m, peaks)) for m in measurements]
     own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
     if own:
         ax.scatter(  # a collection, not a line: the points stay the axes' last lines
@@ -141,7 +141,7 @@ def plot_roofline(
             s=120,
             linewidths=2,
             color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
-            label="a kernel's own roof (chain, per-call, random access, cold start)",
+            label="overhead floor (its calls and operations at their latencies)",
         )
     for m in measurements:
         family = chapter_of(m.workload)
