@@ -1511,10 +1511,11 @@ def test_tiny_run_exact_arithmetic(tiny: Tiny) -> None:
     N = int(dlrm.number("N"))
     assert N == 2**20 // (16 * 4)  # the 1 MiB table in rows of d=16 float32 values
     assert dlrm.values["table_bytes"] == formulas.embedding_memory(N=N, d=16, s=4)
-    # these peaks measured no cache level, so nothing says the 1 MiB table sits in one (a size
-    # read from sysfs no longer decides, issue 38): the prediction is the lines' alone, a 64-byte
-    # line and an 8-byte index against 16 bytes and an index (the output rows alike)
-    assert dlrm.test.predicted == pytest.approx(8 / 3)
+    # these tiny lookups (128 rows a call) are bound by the overhead roof, a flushed call's
+    # cold floor, random and consecutive alike (the post's model: time is at least the largest
+    # of compute, memory and overhead), so the ceilings predict no gap: not visible here
+    assert dlrm.test.predicted == pytest.approx(1.0)
+    assert dlrm.verdict == "not visible"
     assert dlrm.number("judged_row_bytes") == 16
     assert tiny.claim("attention-doubling").values["predicted_ratio"] == 4
     prefill = tiny.claim("roofline-transformer-prefill").values
