@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, hardware, units
 from gpuconcepts.measure import LLC_MULTIPLE
+from gpuconcepts.measure.hierarchy import dram_start_bytes
 from gpuconcepts.render import (
     EXPLAINED,
     cold_start_sentence,
@@ -85,13 +86,40 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
         "table": measurement_table(measurements, peaks, numbered=True),
         "count": units.plural(len(measurements), "measurement"),
         "gemm_shapes": units.in_words(len(GEMM_SHAPES)),
-        "llc_multiple": units.in_words(LLC_MULTIPLE),
+        **hierarchy_sizes(run),
         "physical": physical,
         "hierarchy": plots.memory_hierarchy(peaks),
         "levels": units.listing(levels),
         "latency": units.si(peaks.latency_seconds, "s")
         if peaks.latency_seconds
         else "not measured",
+    }
+
+
+def hierarchy_sizes(run: Run) -> Glue:
+    """Where the run's working-set sweep found DRAM (``dram_from``), the working set it sized
+    as DRAM's (``beyond``: the STREAM arrays' least size, the flush, the cold and
+    random-access sweeps' largest) and the sweep's largest working set (``sweep_top``), in
+    words. A run saved before budgets sized them as 4x the last cache it reported.
+
+    >>> from dataclasses import replace
+    >>> from gpuconcepts.roofline import Peaks
+    >>> from gpuconcepts.run import Provenance, Run
+    >>> sweep = ((2**20, 9e10), (2**25, 1.3e10), (2**26, 1.2e10), (2**27, 1.25e10))
+    >>> here = replace(Provenance.example(), sizes={"budget": {"beyond_bytes": 2**26}})
+    >>> glue = hierarchy_sizes(Run(here, Peaks("cpu", 1e11, 1e10, "float32", sweep=sweep), (), {}, ()))
+    >>> glue["dram_from"], glue["beyond"], glue["sweep_top"]
+    ('32 MiB', '64 MiB', '128 MiB')
+    """
+    peaks, provenance = run.peaks, run.provenance
+    start = dram_start_bytes(peaks.sweep)
+    top = max((size for size, _ in peaks.sweep), default=None)
+    budget = provenance.sizes.get("budget") or {}
+    beyond = budget.get("beyond_bytes") or LLC_MULTIPLE * provenance.cache_bytes
+    return {
+        "dram_from": units.binary_bytes(start) if start else "beyond its largest working set",
+        "beyond": units.binary_bytes(int(beyond)),
+        "sweep_top": units.binary_bytes(top) if top else "the largest array it allows",
     }
 
 
