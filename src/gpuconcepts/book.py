@@ -228,10 +228,11 @@ def build_run(docs: Path | None = None) -> Run:
 
 
 def recorded_runs(docs: Path | None = None) -> list[Run]:
-    """The runs recorded on other machines and committed in ``docs/runs/``, by file name."""
+    """The runs recorded on other machines and committed in ``docs/runs/``, by file name:
+    those of ``docs`` when given (built or not), else of the page's working directory."""
     from gpuconcepts.run import load_all
 
-    folder = _docs_folder(docs) or Path.cwd()
+    folder = docs if docs is not None else _docs_folder(None) or Path.cwd()
     return load_all(folder / "runs")
 
 
