@@ -107,8 +107,8 @@ def test_every_chapter_names_the_gpu(runs: list[Run], first: Run) -> None:
 def test_failures_follow_the_verdicts(first: Run) -> None:
     failing = [r for r in first.claims if r.verdict != "holds"]
     listed = gpu.failures([first])
-    for result in failing:
-        assert result.claim in listed
+    for result in failing:  # each statement as its sentences (a colon ends the first)
+        assert result.claim.replace(": ", ". ").rstrip(".").split(". ")[0] in listed
     held = example()  # a claim that holds
     assert held.verdict == "holds"
     all_held = dataclasses.replace(first, claims=(held,))

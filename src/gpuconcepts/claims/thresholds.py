@@ -75,8 +75,8 @@ RNN_EXPONENT_TOLERANCE = 0.2
 RNN_MIN_LOOP_SLOWDOWN = 2.0
 """The RNN page calls the explicit step loop "much slower" than one GEMM with the same FLOPs
 from 2x ("at most half the speed"). Since 2026-12-06 the claim rnn-loop-vs-gemm no longer
-passes from it: it passes within PREDICTION_FACTOR of the ratio the measured ceilings predict
-(see PREDICTION_CHANGES)."""
+passes at 2x or more. It passes within PREDICTION_FACTOR of the ratio the measured ceilings
+predict (see PREDICTION_CHANGES)."""
 
 RNN_MIN_THROUGHPUT_GAIN = 2.0
 """Across the batch sweep, tokens per second must rise at least 2x: more batch fills the machine.

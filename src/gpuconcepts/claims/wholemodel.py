@@ -305,7 +305,7 @@ def judge_decode_long_context(
 
     return _result(
         "decode-long-context",
-        "At a long context the KV cache takes over a decode step: every sequence adds the "
+        "At a long context the KV cache takes over a decode step. Every sequence adds the "
         "read of its own cache, so the step time grows with the batch from the start and the "
         "knee moves down, from where the weights alone put it to about the batch whose caches "
         "weigh as much as the weights.",

@@ -117,14 +117,18 @@ def claim_columns(runs: Sequence[Run]) -> list[str]:
     >>> gpu = N(provenance=N(device_name="cuda (NVIDIA H200)"),
     ...         distributed=N(device="gloo over loopback TCP, 2 processes on Xeon"))
     >>> claim_columns([gpu, gpu])  # doctest: +NORMALIZE_WHITESPACE
-    ['This machine: gloo over loopback TCP, 2 processes on Xeon',
-     'Recorded on cuda (NVIDIA H200): gloo over loopback TCP, 2 processes on Xeon']
+    ['This machine: gloo over loopback TCP, 2 processes on Xeon (the host CPU)',
+     'Recorded on cuda (NVIDIA H200): gloo over loopback TCP, 2 processes on Xeon (the host CPU)']
     """
     names = []
     for i, run in enumerate(runs):
         where = "This machine" if i == 0 else f"Recorded on {run.provenance.device_name}"
         report = run.distributed
-        names.append(f"{where}: {report.device}" if report is not None else where)
+        if report is None:
+            names.append(where)
+            continue
+        host = " (the host CPU)" if report.device.startswith("gloo") else ""
+        names.append(f"{where}: {report.device}{host}")
     return names
 
 
