@@ -136,21 +136,21 @@ def sizing(
         wanted = max(BEYOND_MULTIPLE * start, SMALLEST_BEYOND_BYTES)
         if sysfs_cache_bytes and start < sysfs_cache_bytes:
             shrunk.append(
-                f"the last cache: sysfs reports {_mib(sysfs_cache_bytes)}, but the sweep read "
-                f"DRAM's rate from {_mib(start)} on, so sizes follow {_mib(start)}"
+                f"the last cache: sysfs reports {binary_bytes(sysfs_cache_bytes)}, but the sweep read "
+                f"DRAM's rate from {binary_bytes(start)} on, so sizes follow {binary_bytes(start)}"
             )
     else:
         cache = min(sysfs_cache_bytes or top, top)
         wanted = largest
         shrunk.append(
-            f"DRAM: the sweep's rate still fell at its largest working set ({_mib(top)}, the "
+            f"DRAM: the sweep's rate still fell at its largest working set ({binary_bytes(top)}, the "
             f"memory budget's limit), so DRAM's roof is the slowest rate it reached"
         )
     beyond = min(wanted, largest)
     if beyond < wanted:
         shrunk.append(
-            f"DRAM working sets and the flush: {_mib(beyond)} instead of {_mib(wanted)}, an "
-            f"eighth of the {_mib(budget_bytes)} memory budget"
+            f"DRAM working sets and the flush: {binary_bytes(beyond)} instead of {binary_bytes(wanted)}, an "
+            f"eighth of the {binary_bytes(budget_bytes)} memory budget"
         )
     return Sizing(
         cache_bytes=cache,
@@ -159,7 +159,3 @@ def sizing(
         largest_array_bytes=largest,
         shrunk=tuple(shrunk),
     )
-
-
-def _mib(nbytes: int) -> str:
-    return binary_bytes(nbytes)
