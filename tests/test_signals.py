@@ -27,12 +27,22 @@ STOP_WITHIN_S = 2.0
 def _children(pid: int) -> list[int]:
     """The live child processes of ``pid`` (Linux /proc)."""
     found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:  # it has ended
+        return found
+    for task in tasks:
         try:
             found += [int(c) for c in (task / "children").read_text().split()]
         except OSError:
             continue
     return found
+
+
+def _workers(pid: int) -> list[int]:
+    """gloo's workers under ``pid``: on Linux a fork server (a child, beside multiprocessing's
+    resource tracker) forks them, so they are its children's children."""
+    return [worker for child in _children(pid) for worker in _children(child)]
 
 
 def _alive(pid: int) -> bool:
@@ -190,9 +200,9 @@ def test_a_signal_ends_distributed_and_its_workers(
 ) -> None:
     command = start(["distributed", "--world-size", "2", "--quick"])
     pid = command.process.pid
-    command.wait_until(lambda: len(_children(pid)) >= 2)
+    command.wait_until(lambda: len(_workers(pid)) >= 2)
     time.sleep(1.5)
-    workers = _children(pid)
+    workers = _workers(pid) + _children(pid)
     seconds = command.stop(number, group=number == signal.SIGINT)
     _check_ended(command, seconds, status, line)
     time.sleep(0.5)
@@ -205,9 +215,9 @@ def test_a_worker_dies_with_a_killed_parent(start: Start) -> None:
     """SIGKILL cannot be handled: the kernel ends the workers instead (PR_SET_PDEATHSIG)."""
     command = start(["distributed", "--world-size", "2", "--quick"])
     pid = command.process.pid
-    command.wait_until(lambda: len(_children(pid)) >= 2)
-    workers = _children(pid)
-    command.wait_until(lambda: any(_torch_loaded(w) for w in workers))
+    command.wait_until(lambda: len(_workers(pid)) >= 2)
+    workers = _workers(pid) + _children(pid)
+    command.wait_until(lambda: all(_torch_loaded(w) for w in _workers(pid)))
     command.stop(signal.SIGKILL, group=False)
     deadline = time.monotonic() + 20
     while [w for w in workers if _alive(w)] and time.monotonic() < deadline:

@@ -154,6 +154,7 @@ def _entry(
     dies with its ``parent``, even when that one is killed (:func:`_die_with_parent`).
     """
     _die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a forkserver's child has Python's handler
     import torch
     import torch.distributed as dist
 
@@ -265,13 +266,14 @@ def launch(
 
     check_backend(backend)
     port = free_port() if port is None else check_port(port)
-    with _workers_deaf_to_ctrl_c():
+    with _workers_deaf_to_ctrl_c():  # the fork server, too, is started deaf to Ctrl-C
+        method, parent = _start_method(backend)
         context = mp.start_processes(  # type: ignore[attr-defined,no-untyped-call]
             _entry,
-            args=(fn, world_size, backend, port, args, os.getpid()),
+            args=(fn, world_size, backend, port, args, parent),
             nprocs=world_size,
             join=False,
-            start_method="spawn",
+            start_method=method,
         )
     processes = list(context.processes)
     deadline = time.monotonic() + timeout_s
@@ -301,6 +303,28 @@ def launch(
         raise
     finally:
         _stop(processes)
+
+
+def _start_method(backend: str) -> tuple[str, int]:
+    """How the processes start, and the pid that will be their parent.
+
+    gloo's processes fork from one server that has imported torch once: a spawned process
+    imports torch anew, which took 1 to 2 s per process on a 2-core machine, longer than the
+    quick workloads themselves. NCCL's start by spawning (a fork must not carry CUDA state),
+    and so does every process where the platform has no forkserver.
+    """
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if backend != "gloo" or "forkserver" not in multiprocessing.get_all_start_methods():
+        return "spawn", os.getpid()
+    forkserver.set_forkserver_preload(["gpuconcepts.distributed.worker"])
+    forkserver.ensure_running()
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if not isinstance(pid, int):  # a Python whose forkserver keeps its pid elsewhere
+        return "spawn", os.getpid()
+    return "forkserver", pid
 
 
 def _stop(processes: list[Any], grace_s: float = STOP_GRACE_S) -> None:
