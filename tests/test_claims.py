@@ -802,13 +802,18 @@ def rnn(
 
 RNN_LENGTHS = (16, 32, 64, 128, 256, 512, 1024)
 
+CHAIN_PEAKS = replace(RNN_PEAKS, op_seconds=3e-6)
+"""The synthetic device whose dispatched operations cost 3 µs each: a recurrence of three
+operations a step is predicted at 9 µs a step (and a few ns of arithmetic)."""
+
 
 def length_sweeps(
     recurrence: Callable[[int], float], parallel: Callable[[int], float]
 ) -> tuple[list[Measurement], list[Measurement]]:
-    """nn.RNN and its GEMM over RNN_LENGTHS at B=1, d=32, with these times."""
+    """nn.RNN (three dispatched operations a step) and its GEMM over RNN_LENGTHS at B=1,
+    d=32, with these times."""
     return (
-        [rnn(S, recurrence(S), B=1, d=32) for S in RNN_LENGTHS],
+        [replace(rnn(S, recurrence(S), B=1, d=32), ops=3 * S, steps=S) for S in RNN_LENGTHS],
         [rnn(S, parallel(S), B=1, d=32, workload="rnn-gemm") for S in RNN_LENGTHS],
     )
 
@@ -818,62 +823,74 @@ def gemm_near_its_floor(S: int) -> float:
     return 2e-5 + 1e-8 * S
 
 
-FLAT_EXPONENT = fit_upper(RNN_LENGTHS, [gemm_near_its_floor(S) for S in RNN_LENGTHS]).exponent
-"""That GEMM's exponent over the upper half of the sweep (0.168)."""
-
-
-def test_rnn_length_holds_where_the_gemm_of_the_same_flops_is_flat() -> None:
-    module, gemm = length_sweeps(lambda S: 3e-5 + 1e-5 * S, gemm_near_its_floor)
-    result = judge_rnn_length(module, gemm, device=DEVICE)
+def test_rnn_length_holds_at_the_chain_s_cost_per_step_past_a_fixed_cost() -> None:
+    # a millisecond paid once, then 10 µs a step: a log-log exponent would read 0.7 over the
+    # upper half of the sweep; the affine fit reads the step's cost
+    module, gemm = length_sweeps(lambda S: 1e-3 + 1e-5 * S, gemm_near_its_floor)
+    result = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
     assert result.verdict == "holds"
-    assert result.test.predicted == pytest.approx(1.0)  # rnn_flops ∝ S
-    assert result.test.measured == pytest.approx(0.99, abs=0.01)  # past the start-up cost
-    assert result.values["fit_points"] == 4  # the upper half of the sweep
-    assert result.test.alternative_value == pytest.approx(result.number("counterpart_exponent"))
-    assert result.test.alternative_value == pytest.approx(FLAT_EXPONENT)
-    assert f"one GEMM of the same FLOPs: exponent {FLAT_EXPONENT:.3g} (interval" in result.detail
+    assert result.test.measured == pytest.approx(10.0)  # µs a step
+    assert result.number("fixed_seconds") == pytest.approx(1e-3)
+    assert result.test.predicted == pytest.approx(9.0, abs=0.1)  # 3 operations at 3 µs
+    predicted = result.test.predicted
+    assert (result.test.low, result.test.high) == pytest.approx((predicted / 2, predicted * 2))
+    assert result.test.alternative_value == pytest.approx(0.01)  # the GEMM: 10 ns a token
+    assert result.number("r_squared") == pytest.approx(1.0)
+    assert " + 10 µs × S over S = 16 … 1,024 (R² 1); " in result.detail
+    assert "one GEMM of the same FLOPs: 20 µs + 10 ns × S" in result.detail
     assert [s.label for s in result.plot.series][:2] == ["measured", "one GEMM of the same FLOPs"]
 
 
 def test_rnn_length_fails_when_the_recurrence_scales_like_its_gemm() -> None:
     # the recurrence as flat as the GEMM: no step after step
     module, gemm = length_sweeps(gemm_near_its_floor, gemm_near_its_floor)
-    result = judge_rnn_length(module, gemm, device=DEVICE)
+    result = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
     assert result.test.measured == pytest.approx(result.test.alternative_value)
     assert result.verdict == "fails"
-    assert result.why == (
-        f"the measured {FLAT_EXPONENT:.3g} lies outside the pass region (0.8 to 1.2)"
-    )
-    # quadratic in S: fails as well
-    module, gemm = length_sweeps(lambda S: 1e-8 * S**2, gemm_near_its_floor)
-    assert judge_rnn_length(module, gemm, device=DEVICE).verdict == "fails"
+    assert result.why.endswith("lies outside the pass region (4.52 to 18.1)")
+    # quadratic in S: the fitted cost per step is far above the chain's
+    module, gemm = length_sweeps(lambda S: 1e-7 * S**2, gemm_near_its_floor)
+    assert judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE).verdict == "fails"
+    # linear, but at a tenth of the chain's cost: the steps did not pay its floor
+    module, gemm = length_sweeps(lambda S: 1e-3 + 9e-7 * S, gemm_near_its_floor)
+    fused = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
+    assert fused.verdict == "fails"
+    assert fused.test.measured == pytest.approx(0.9)
 
 
-def test_rnn_length_is_not_visible_when_the_gemm_grows_like_s_too() -> None:
-    # enough work per step that the GEMM is ∝ S as well: linear time tells nothing here
-    module, gemm = length_sweeps(lambda S: 1e-5 * S, lambda S: 2e-6 * S)
-    result = judge_rnn_length(module, gemm, device=DEVICE)
-    assert result.test.inside  # the recurrence is linear...
-    assert result.verdict == "not visible"  # ...and so is its parallel counterpart
-    assert result.test.alternative_value == pytest.approx(1.0)
-    assert result.why == (
-        "the alternative (the steps run in parallel, as the GEMM does: 1) falls inside the pass "
-        "region 0.8 ≤ fitted exponent of time in S ≤ 1.2, so no measurement here could tell "
-        "the two apart"
+def test_rnn_length_names_a_fused_recurrence() -> None:
+    module, gemm = length_sweeps(lambda S: 1e-4 + 1.7e-6 * S, gemm_near_its_floor)
+    fused = [replace(m, ops=5) for m in module]  # cuDNN: a few kernels for the whole sequence
+    result = judge_rnn_length(fused, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
+    assert result.detail.endswith(
+        "; at S=1,024 nn.RNN dispatched 5 operations, fewer than its steps: the steps ran "
+        "inside fused kernels, where none pays the per-operation floor the prediction charges"
     )
+    assert "fused" not in judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE).detail
+
+
+def test_rnn_length_is_not_visible_when_the_gemm_costs_as_much_per_token() -> None:
+    # a GEMM as costly per token as the chain's step: the cost per step tells nothing here
+    module, gemm = length_sweeps(lambda S: 1e-5 * S, lambda S: 8e-6 * S)
+    result = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
+    assert result.test.inside  # the recurrence pays the chain's cost...
+    assert result.verdict == "not visible"  # ...and so does its parallel counterpart
+    assert result.test.alternative_value == pytest.approx(8.0)
 
 
 def test_rnn_length_sweep_must_keep_the_layer_fixed() -> None:
     module, gemm = length_sweeps(lambda S: 1e-5 * S, gemm_near_its_floor)
     with pytest.raises(GpuConceptsError, match="an RNN length sweep must keep B, d_in and d_h"):
-        judge_rnn_length([rnn(16, 1e-4), rnn(32, 2e-4, B=4)], gemm, device=DEVICE)
+        judge_rnn_length(
+            [rnn(16, 1e-4), rnn(32, 2e-4, B=4)], gemm, peaks=CHAIN_PEAKS, device=DEVICE
+        )
     with pytest.raises(GpuConceptsError, match="its counterpart must cover the same S"):
-        judge_rnn_length(module, gemm[:-1], device=DEVICE)
+        judge_rnn_length(module, gemm[:-1], peaks=CHAIN_PEAKS, device=DEVICE)
     wider = [rnn(S, 1e-5, B=1, d=64, workload="rnn-gemm") for S in RNN_LENGTHS]
     with pytest.raises(GpuConceptsError, match="counterpart must keep B, d_in and d_h fixed"):
-        judge_rnn_length(module, [*gemm[:-1], wider[-1]], device=DEVICE)
+        judge_rnn_length(module, [*gemm[:-1], wider[-1]], peaks=CHAIN_PEAKS, device=DEVICE)
     with pytest.raises(GpuConceptsError, match="same FLOPs at the same B, d_in, d_h at each S"):
-        judge_rnn_length(module, wider, device=DEVICE)
+        judge_rnn_length(module, wider, peaks=CHAIN_PEAKS, device=DEVICE)
 
 
 def test_rnn_loop_vs_gemm_holds_fails_and_is_not_visible() -> None:
@@ -1505,7 +1522,7 @@ def test_tiny_run_exact_arithmetic(tiny: Tiny) -> None:
         B=TINY.attn_B, S=TINY.attn_lengths[-2], d=TINY.attn_d, s=4
     )
     assert tiny.claim("cnn-weight-sharing").verdict == "holds"
-    assert tiny.claim("rnn-linear-in-S").values["predicted_exponent"] == pytest.approx(1)
+    assert tiny.claim("rnn-linear-in-S").number("predicted_per_step_seconds") > 0
     assert tiny.claim("attention-quadratic").values["predicted_exponent"] == pytest.approx(2)
     dlrm = tiny.claim("dlrm-random-vs-sequential")
     N = int(dlrm.number("N"))

@@ -65,13 +65,6 @@ MLP_KNEE_CHANGES = (
 # book's appendix.
 
 # -- RNN -------------------------------------------------------------------------------------
-RNN_EXPONENT = 1.0
-"""rnn_flops is proportional to S: time should grow like S**1."""
-
-RNN_EXPONENT_TOLERANCE = 0.2
-"""The fitted exponent of time against S must be within 0.2 of 1; a quadratic or a constant cost
-(exponent 2 or 0) is far outside, timing noise over a 16x sweep is well inside."""
-
 RNN_MIN_LOOP_SLOWDOWN = 2.0
 """The RNN page calls the explicit step loop "much slower" than one GEMM with the same FLOPs
 from 2x ("at most half the speed"). Since 2026-12-06 the claim rnn-loop-vs-gemm no longer
@@ -287,7 +280,17 @@ PREDICTION_CHANGES = (
     "2026-12-06: a prediction now reads the memory level that holds a kernel's working set by "
     "the measured hierarchy (claims.predict.holding_level: DRAM after a flush, else the first "
     "measured level as large as its table or bytes), not always DRAM's; no recorded run's "
-    "count moved."
+    "count moved. "
+    "2026-12-06: rnn-linear-in-S fitted a log-log exponent of time in S over the upper half of "
+    "the sweep and passed within 0.2 of 1 (RNN_EXPONENT, RNN_EXPONENT_TOLERANCE): a cost paid "
+    "once per call reads as slower growth, and the claim failed at 0.709 on a 2-core Xeon and "
+    "measured 0.852 and 0.737 on the H200 (issue 38). Time is now fitted as a fixed cost plus "
+    "a cost per step (claims.fit.fit_affine, over the whole sweep), and the cost per step "
+    "passes within [p/2, 2p] of the per-step cost of the times the measured ceilings predict "
+    "(the chain of operations at the per-operation floor); the GEMM's cost per token is the "
+    "alternative. Effect, re-judged: the EPYC 3.25 µs a step against 5.80 predicted (holds); "
+    "the H200 1.72 and 1.83 µs against 16.4 and 19.3 (fail: cuDNN runs the steps inside fused "
+    "kernels, which the chain roof does not see, as the batch claim above records)."
 )
 """Predictions made numbers a measurement can miss, and the pass regions that follow, dated."""
 

@@ -628,10 +628,11 @@ def measure_peaks(
     sizes = presets["peaks"]
     # A ceiling is the best repetition, so more of them help on a busy machine.
     reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
+    rounds = int(presets.get("timing", {}).get("sweep_rounds", SWEEP_ROUNDS))
     free = free_memory_bytes(device)
     budget = RunBudget.from_presets(presets)
     sweep = working_set_sweep(
-        device, largest_array_bytes(budget.memory_bytes, free), repeats=SWEEP_ROUNDS
+        device, largest_array_bytes(budget.memory_bytes, free), repeats=rounds
     )
     fit = machine_sizing(device, sweep, budget, free)
     set_flush_bytes(device, fit.beyond_bytes)
@@ -669,12 +670,13 @@ def measure_peaks(
             beyond_bytes=fit.beyond_bytes,
             first_cache_bytes=_first_cache_bytes(levels),
             largest_table_bytes=_largest_table_bytes(presets, free),
-            repeats=SWEEP_ROUNDS,
+            repeats=rounds,
         ),
         cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps),
-        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=SWEEP_ROUNDS),
+        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=rounds),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
         threads=torch.get_num_threads() if device == "cpu" else None,
+        sweep_rounds=rounds,
     )
 
 

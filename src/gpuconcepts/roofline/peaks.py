@@ -49,7 +49,8 @@ class Peaks:
     ``activation_per_s`` the elements per second of an activation (``tanh``) over an array a
     cache holds, the rate of the work a product kernel does beside its products. ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
     units × 2 × clock, or a GPU's datasheet), drawn above the measured roof; ``threads`` the CPU
-    threads the ceilings were measured on (None on a GPU). ``levels`` lists the caches measured by the working-set sweep (fastest first, the
+    threads the ceilings were measured on (None on a GPU), ``sweep_rounds`` the rounds of
+    each sweep. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
     points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
     a minimal kernel (launch overhead included on a GPU): nothing runs faster.
 
@@ -83,6 +84,9 @@ class Peaks:
     gemm_sweep: tuple[tuple[int, int, bool, float], ...] = ()
     activation_per_s: float | None = None
     threads: int | None = None
+    sweep_rounds: int | None = None
+    """Interleaved rounds each sweep took (the presets' ``timing.sweep_rounds``; None in runs
+    saved before it was recorded)."""
 
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"ridge_point"})
     """Written for readers of the file (see :meth:`to_dict`); reading ignores it."""
@@ -101,6 +105,7 @@ class Peaks:
             "line_bytes",
             "activation_per_s",
             "threads",
+            "sweep_rounds",
         )
         for name in ("flops_per_s", "bytes_per_s", *optional):
             value = getattr(self, name)
