@@ -851,6 +851,16 @@ def test_rnn_length_fails_when_the_recurrence_scales_like_its_gemm() -> None:
     # quadratic in S: the fitted cost per step is far above the chain's
     module, gemm = length_sweeps(lambda S: 1e-7 * S**2, gemm_near_its_floor)
     assert judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE).verdict == "fails"
+    # quadratic, at the scale whose fitted cost per step matches the chain's: the longer half
+    # of the sweep costs 8x the shorter half's per step
+    module, gemm = length_sweeps(lambda S: 9e-9 * S**2, gemm_near_its_floor)
+    bent = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)
+    assert bent.test.inside
+    assert bent.verdict == "fails"
+    assert bent.why.startswith(
+        "the cost per step over the longer half of the sweep (S = 128 … 1,024) within 2x of "
+        "the shorter half's (S = 16 … 128): measured 8x (interval [8, 8])"
+    )
     # linear, but at a tenth of the chain's cost: the steps did not pay its floor
     module, gemm = length_sweeps(lambda S: 1e-3 + 9e-7 * S, gemm_near_its_floor)
     fused = judge_rnn_length(module, gemm, peaks=CHAIN_PEAKS, device=DEVICE)

@@ -28,9 +28,9 @@ from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.roofline import Peaks
 
 LATENCY = 2e-4
-PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=LATENCY)
-"""An ideal machine: ridge point 10 FLOP/byte, and a latency floor long enough that a loop of
-small steps is slower than one GEMM."""
+PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=LATENCY, op_seconds=LATENCY)
+"""An ideal machine: ridge point 10 FLOP/byte, and a latency floor, of a call and of one
+operation in a chain, long enough that a loop of small steps is slower than one GEMM."""
 
 
 LINE = transfer_unit_bytes("cpu")

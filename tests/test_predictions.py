@@ -120,12 +120,14 @@ def test_every_visible_region_leaves_the_alternative_out(name: str) -> None:
 # -- measured within 2x of the prediction ------------------------------------------------------
 WITHIN = {
     "cpu-amd-epyc-float32.json": (33, 35),
-    "nvidia-h200-bfloat16.json": (31, 35),
-    "nvidia-h200-tf32.json": (25, 35),
+    "nvidia-h200-bfloat16.json": (30, 35),
+    "nvidia-h200-tf32.json": (24, 35),
 }
 """Claims measured within 2x of their prediction, of those whose prediction and measurement
 are numbers, on each recorded run re-judged with the current code (2026-12-06). Before the
-predictions were made numbers (issue 36): 24, 22 and 21 of 35."""
+predictions were made numbers (issue 36): 24, 22 and 21 of 35. rnn-linear-in-S, judged by its
+cost per step since the same day, measures 0.11x and 0.10x of the chain's cost on the H200
+(cuDNN's fused steps), where its log-log exponent had been within 2x of 1."""
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -141,15 +143,16 @@ def test_within_twice_counts_on_the_recorded_runs(name: str) -> None:
             RECORDED[1],
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="31 of 35: decode-long-context (10.7x), alpha-beta-predicts (2.2x) and "
-                "the two pipeline-bubble claims miss on the H200 host",
+                reason="30 of 35: decode-long-context (10.7x), alpha-beta-predicts (2.2x), "
+                "rnn-linear-in-S (0.11x: cuDNN fuses the steps) and the two pipeline-bubble "
+                "claims miss on the H200",
             ),
         ),
         pytest.param(
             RECORDED[2],
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="25 of 35: this run's GEMM sweep topped at 49 TFLOP/s against a 410 "
+                reason="24 of 35: this run's GEMM sweep topped at 49 TFLOP/s against a 410 "
                 "TFLOP/s peak (run without TF32), so every prediction that reads it misses",
             ),
         ),

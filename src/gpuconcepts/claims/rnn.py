@@ -116,6 +116,17 @@ def judge_rnn_length(
     predicted = fit_affine(lengths, predicted_times).per_unit / US
     gemm = fit_affine(lengths, other_seconds)
     low, high = prediction_region(predicted)
+    # linear: the shorter and the longer half of the sweep cost the same per step (a quadratic
+    # can match the prediction's slope at one size; it cannot at both)
+    k = len(lengths) // 2 + 1
+    bend, (bend_low, bend_high) = with_interval(
+        lambda t: (
+            fit_affine(lengths[-k:], t[-k:]).per_unit / fit_affine(lengths[:k], t[:k]).per_unit
+        ),
+        ordered,
+    )
+    lower, upper = 1 / T.PREDICTION_FACTOR, T.PREDICTION_FACTOR
+    straight = not (bend_low > upper or bend_high < lower)  # noise alone never fails it
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
     spread = _ends(m.interval_seconds for m in ordered)
@@ -141,9 +152,21 @@ def judge_rnn_length(
         detail=f"time = {_line(fit)} over S = {first} … {last} (R² {number(fit.r_squared)}); "
         f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}; "
         f"one GEMM of the same FLOPs: {_line(gemm)}" + _fused(ordered[-1]),
+        gates=(
+            (
+                (
+                    f"the cost per step over the longer half of the sweep (S = "
+                    f"{plain_number(lengths[-k])} … {last}) within {number(upper)}x of the shorter "
+                    f"half's (S = {first} … {plain_number(lengths[k - 1])}): measured "
+                    f"{number(bend)}x (interval [{number(bend_low)}, {number(bend_high)}])"
+                ),
+                straight,
+            ),
+        ),
         device=device,
         values={
             "per_step_seconds": fit.per_unit,
+            "per_step_bend": bend,
             "fixed_seconds": fit.fixed,
             "predicted_per_step_seconds": predicted * US,
             "gemm_per_token_seconds": gemm.per_unit,
