@@ -146,3 +146,74 @@ def test_the_analyze_page_sets_the_measured_gpu_floors_beside_the_assumed_one() 
     assert "measured a longer floor" in said
     page = (DOCS / "analyze.md").read_text(encoding="utf-8")
     assert "{glue:md}`measured_floors`" in page
+
+
+def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
+    from gpuconcepts.render.pages import roofline
+    from gpuconcepts.units import percent
+
+    runs = recorded_runs(DOCS)
+    assert {r.provenance.device for r in runs} == {"cpu", "cuda"}
+    for run in runs:
+        physical = run.peaks.physical_flops_per_s
+        assert physical is not None, run.label
+        assert run.peaks.flops_per_s <= physical, run.label  # the review found 130 %
+        share = run.peaks.flops_per_s / physical
+        said = roofline.machine(run, run.profile())["physical"]
+        assert f"peak reaches {percent(share)} of it" in said
+        assert float(percent(share).rstrip("%")) <= 100
+
+
+def test_a_cpu_s_physical_limit_is_at_its_highest_clock_not_its_base_one(tmp_path: Path) -> None:
+    from gpuconcepts.measure.devices import cpu_vector
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2000.0\n", encoding="utf-8")
+    for core, khz in ((0, 3_500_000), (1, 3_100_000)):
+        folder = tmp_path / f"cpu{core}" / "cpufreq"
+        folder.mkdir(parents=True)
+        (folder / "cpuinfo_max_freq").write_text(f"{khz}\n", encoding="utf-8")
+    vector = cpu_vector(info, tmp_path)
+    assert vector is not None
+    assert vector.hz == 3.5e9  # the boost clock, not /proc/cpuinfo's 2 GHz of the moment
+
+
+def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> None:
+    from gpuconcepts.render.text import chain_sentence
+    from gpuconcepts.roofline import OPERATION_CHAIN, diagnoses, paired_peaks
+    from gpuconcepts.units import percent, si
+
+    runs = [r for r in recorded_runs(DOCS) if r.provenance.device == "cuda"]
+    assert runs
+    for run in runs:
+        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        peaks = paired_peaks(loop, run.peaks)
+        assert loop.ops is not None
+        assert loop.steps is not None
+        assert peaks.op_seconds is not None
+        assert loop.ops >= 4 * loop.steps  # four operations a step, every step counted
+        least = loop.ops * min(peaks.op_seconds, peaks.latency_seconds or peaks.op_seconds)
+        said = chain_sentence(loop, run.peaks)
+        bound = next(d.seconds for d in diagnoses(loop, peaks) if d.mechanism == OPERATION_CHAIN)
+        assert bound >= least * (1 - 1e-9)
+        assert f"cannot take less than {si(bound, 's')}" in said
+        assert f"It took {si(loop.seconds, 's')}: the chain accounts for" in said
+        # the review found 0.041 %: one operation's floor against the loop's 26.5 ms
+        assert f"accounts for {percent(bound / loop.seconds)} of its time" in said
+        assert bound / loop.seconds > 0.1
+
+
+def test_a_kernel_faster_than_dram_is_named_among_those_a_cache_serves() -> None:
+    from gpuconcepts.render.pages import roofline
+    from gpuconcepts.roofline import place
+
+    seen = 0
+    for run in recorded_runs(DOCS):
+        measurements = run.profile()
+        cached = roofline.observed(measurements, run.peaks)["cached"]
+        for m in measurements:
+            if m.bytes_per_s > 1.1 * run.peaks.bytes_per_s:  # beyond DRAM's measured rate
+                seen += 1
+                assert f"`{m.workload}` ({place(m, run.peaks).observed})" in cached, run.label
+                assert cached != "none"
+    assert seen  # the CPU run's dlrm-hot reads its hot rows from L3, above DRAM's rate
