@@ -217,3 +217,42 @@ def test_a_kernel_faster_than_dram_is_named_among_those_a_cache_serves() -> None
                 assert f"`{m.workload}` ({place(m, run.peaks).observed})" in cached, run.label
                 assert cached != "none"
     assert seen  # the CPU run's dlrm-hot reads its hot rows from L3, above DRAM's rate
+
+
+def test_a_gpu_floor_is_set_beside_its_own_gpu_s_roofline_times_and_a_cpu_floor_beside_none() -> (
+    None
+):
+    from gpuconcepts import roofline as model
+    from gpuconcepts.book import gpu_latency_floors
+    from gpuconcepts.hardware import datasheet_peaks
+    from gpuconcepts.render.pages import hardware
+    from gpuconcepts.units import how_many, si
+
+    runs = recorded_runs(DOCS)
+    cpu = next(r for r in runs if r.provenance.device == "cpu")
+    floors = gpu_latency_floors(runs)
+    assert floors
+    h200 = GPUS["H200"].datasheet_peaks("fp16")
+    own = max(model.predicted_seconds(f, q, h200) for f, q in hardware._small().values())
+    glue = hardware.small_layers(cpu, floors)
+    for label, seconds in floors:
+        assert "NVIDIA H200" in label
+        said = f"{label}, {si(seconds, 's')} ({how_many(seconds / own)} times the longest "
+        assert said + f"roofline time on the H200, {si(own, 's')})" in glue["gpu_floors"]
+    # the build's CPU floor is set beside no GPU's times (the review found "11 times")
+    assert "times the longest" not in glue["build_floor"]
+    assert glue["build_floor"].endswith("is not set beside these times.")
+    # a floor longer than the H200's times but shorter than the slowest GPU's (an L4's):
+    # against its own GPU, launch-bound
+    between = 2 * own
+    slowest = max(
+        model.predicted_seconds(f, q, p)
+        for p in datasheet_peaks("fp16")
+        for f, q in hardware._small().values()
+    )
+    assert between < slowest
+    assert glue["small_longest"] == si(slowest, "s")
+    mid = hardware.small_layers(cpu, [("cuda (NVIDIA H200) in its bfloat16 run", between)])
+    assert mid["small_verdict"].startswith("Every GPU floor measured is longer")
+    short = hardware.small_layers(cpu, [("cuda (NVIDIA H200) in its bfloat16 run", own / 2)])
+    assert short["small_verdict"].startswith("A measured GPU floor is shorter")
