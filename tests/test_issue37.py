@@ -129,23 +129,51 @@ def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:
     )
 
 
-def test_the_analyze_page_sets_the_measured_gpu_floors_beside_the_assumed_one() -> None:
+def test_the_analyze_page_predicts_the_datasheet_gpus_with_the_floor_the_gpu_runs_measured() -> (
+    None
+):
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from gpuconcepts import analyze
     from gpuconcepts.book import gpu_latency_floors
     from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
     from gpuconcepts.render.pages.analyze import measured_floors
+    from gpuconcepts.roofline import Peaks
     from gpuconcepts.units import how_many, si
 
     floors = gpu_latency_floors(recorded_runs(DOCS))
     assert floors  # the H200 runs measured theirs
-    said = measured_floors(floors)
-    for label, seconds in floors:
-        assert seconds > LAUNCH_FLOOR_SECONDS  # the assumption is short of every measured one
-        assert (
-            f"{label}, {si(seconds, 's')} ({how_many(seconds / LAUNCH_FLOOR_SECONDS)} times" in said
-        )
-    assert "measured a longer floor" in said
-    page = (DOCS / "analyze.md").read_text(encoding="utf-8")
-    assert "{glue:md}`measured_floors`" in page
+    label, least = min(floors, key=lambda floor: floor[1])
+    assert least > LAUNCH_FLOOR_SECONDS  # the review: 5 µs assumed where 13.5 µs was measured
+    model, x = torch.nn.Linear(64, 64, bias=False), torch.randn(8, 64)
+    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    measured = analyze(model, x, device="cpu", peaks=peaks, repeats=1, launch_floors=floors)
+    assumed = analyze(model, x, device="cpu", peaks=peaks, repeats=1)
+    for with_floors, without in zip(measured.gpus, assumed.gpus, strict=True):
+        assert with_floors.launch_seconds == least  # its own (the H200) or the least measured
+        assert without.launch_seconds == LAUNCH_FLOOR_SECONDS
+        # one call below every GPU's launch: the floor sets its predicted time
+        assert with_floors.seconds == least
+        assert without.seconds == LAUNCH_FLOOR_SECONDS
+    said = measured.assumptions[-1]
+    assert said.startswith("a launch floor per call measured on a GPU, not assumed: ")
+    assert f"{si(least, 's')} on the H200 (the least of its runs: {label})" in said
+    assert "5 µs" in assumed.assumptions[-1]
+    assert assumed.assumptions[-1].endswith("assumed: no GPU run at hand measured one.")
+    # the page says which floor it used, and what the assumption would have been
+    page = measured_floors(floors, {g.gpu: g.launch_seconds for g in measured.gpus})
+    assert page.startswith(
+        f"Every datasheet GPU's prediction uses a launch floor of {si(least, 's')}"
+    )
+    assert f"({label}), {how_many(least / LAUNCH_FLOOR_SECONDS)} times the" in page
+    from gpuconcepts.errors import GpuConceptsError
+
+    with pytest.raises(GpuConceptsError, match="launch_floors must be"):
+        analyze(model, x, device="cpu", peaks=peaks, repeats=1, launch_floors=[(label, -1.0)])
+    text = (DOCS / "analyze.md").read_text(encoding="utf-8")
+    assert "{glue:md}`measured_floors`" in text
+    assert "launch_floors=floors" in text
 
 
 def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
