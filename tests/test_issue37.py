@@ -284,3 +284,42 @@ def test_a_gpu_floor_is_set_beside_its_own_gpu_s_roofline_times_and_a_cpu_floor_
     assert mid["small_verdict"].startswith("Every GPU floor measured is longer")
     short = hardware.small_layers(cpu, [("cuda (NVIDIA H200) in its bfloat16 run", own / 2)])
     assert short["small_verdict"].startswith("A measured GPU floor is shorter")
+
+
+def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
+    from gpuconcepts.claims.registry import CLAIMS
+    from gpuconcepts.render.pages import gpu
+    from gpuconcepts.render.text import chain_bound
+    from gpuconcepts.units import percent, si
+
+    runs = recorded_runs(DOCS)
+    on_gpu = gpu.gpu_runs(runs)
+    assert on_gpu
+    for family in (*gpu.FAMILIES, "distributed"):
+        passage = gpu.chapter_passage(runs, family)
+        page = (DOCS / f"{family}.md").read_text(encoding="utf-8")
+        assert f'chapter_passage(recorded_runs(), "{family}")' in page or (
+            f'chapter_passage(recorded, "{family}")' in page
+        ), family
+        assert "{glue:md}`gpu_showed:myst`" in page, family
+        for run in on_gpu:  # one sentence a GPU run, naming it
+            assert f"In {gpu.run_phrase(run)}, " in passage, family
+    rnn = gpu.chapter_passage(runs, "rnn")
+    for run in on_gpu:
+        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        bound = chain_bound(loop, run.peaks)
+        assert bound is not None
+        assert f"accounts for {percent(bound / loop.seconds)} of the loop's time" in rnn
+    distributed = gpu.chapter_passage(runs, "distributed")
+    for run in on_gpu:
+        report = run.distributed
+        assert report is not None
+        assert report.backend == "gloo"  # the H200 runs' distributed part ran on the host
+        judged = [r for r in run.claims if CLAIMS[r.key].chapter == "distributed"]
+        held = sum(r.verdict == "holds" for r in judged)
+        said = gpu.SENTENCES["distributed"](run)
+        assert said.startswith("the distributed part ran on the machine's host CPU, not on ")
+        assert f"{held} of its {len(judged)} distributed claims held" in said
+        assert report.fit is not None
+        assert f"{si(report.fit.alpha_s, 's')} a call" in said
+        assert said in distributed
