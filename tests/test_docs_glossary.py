@@ -12,6 +12,7 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 CHAPTERS = (
+    "questions",
     "dlrm",
     "mlp",
     "cnn",
@@ -24,9 +25,11 @@ CHAPTERS = (
     "gpu",
     "distributed",
     "analyze",
+    "devices",
+    "method",
 )
-"""The chapters of "The comparison" and the analyze page. The roofline page is another
-session's to change, and the appendices (claims, devices, method) come after the chapters."""
+"""The chapters of "The comparison", the analyze page and the devices and method appendices.
+The roofline and claims pages are another session's to change."""
 
 FORMS: dict[str, tuple[str, ...]] = {
     "Arithmetic intensity": (r"(?i:arithmetic intensit(?:y|ies))", r"(?i:intensit(?:y|ies))"),
