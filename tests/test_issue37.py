@@ -129,20 +129,197 @@ def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:
     )
 
 
-def test_the_analyze_page_sets_the_measured_gpu_floors_beside_the_assumed_one() -> None:
+def test_the_analyze_page_predicts_the_datasheet_gpus_with_the_floor_the_gpu_runs_measured() -> (
+    None
+):
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from gpuconcepts import analyze
     from gpuconcepts.book import gpu_latency_floors
     from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
     from gpuconcepts.render.pages.analyze import measured_floors
+    from gpuconcepts.roofline import Peaks
     from gpuconcepts.units import how_many, si
 
     floors = gpu_latency_floors(recorded_runs(DOCS))
     assert floors  # the H200 runs measured theirs
-    said = measured_floors(floors)
+    label, least = min(floors, key=lambda floor: floor[1])
+    assert least > LAUNCH_FLOOR_SECONDS  # the review: 5 µs assumed where 13.5 µs was measured
+    model, x = torch.nn.Linear(64, 64, bias=False), torch.randn(8, 64)
+    peaks = Peaks("cpu", 1e11, 1e10, "float32")
+    measured = analyze(model, x, device="cpu", peaks=peaks, repeats=1, launch_floors=floors)
+    assumed = analyze(model, x, device="cpu", peaks=peaks, repeats=1)
+    for with_floors, without in zip(measured.gpus, assumed.gpus, strict=True):
+        assert with_floors.launch_seconds == least  # its own (the H200) or the least measured
+        assert without.launch_seconds == LAUNCH_FLOOR_SECONDS
+        # one call below every GPU's launch: the floor sets its predicted time
+        assert with_floors.seconds == least
+        assert without.seconds == LAUNCH_FLOOR_SECONDS
+    said = measured.assumptions[-1]
+    assert said.startswith("a launch floor per call measured on a GPU, not assumed: ")
+    assert f"{si(least, 's')} on the H200 (the least of its runs: {label})" in said
+    assert "5 µs" in assumed.assumptions[-1]
+    assert assumed.assumptions[-1].endswith("assumed: no GPU run at hand measured one.")
+    # the page says which floor it used, and what the assumption would have been
+    page = measured_floors(floors, {g.gpu: g.launch_seconds for g in measured.gpus})
+    assert page.startswith(
+        f"Every datasheet GPU's prediction uses a launch floor of {si(least, 's')}"
+    )
+    assert f"({label}), {how_many(least / LAUNCH_FLOOR_SECONDS)} times the" in page
+    from gpuconcepts.errors import GpuConceptsError
+
+    with pytest.raises(GpuConceptsError, match="launch_floors must be"):
+        analyze(model, x, device="cpu", peaks=peaks, repeats=1, launch_floors=[(label, -1.0)])
+    text = (DOCS / "analyze.md").read_text(encoding="utf-8")
+    assert "{glue:md}`measured_floors`" in text
+    assert "launch_floors=floors" in text
+
+
+def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
+    from gpuconcepts.render.pages import roofline
+    from gpuconcepts.units import percent
+
+    runs = recorded_runs(DOCS)
+    assert {r.provenance.device for r in runs} == {"cpu", "cuda"}
+    for run in runs:
+        physical = run.peaks.physical_flops_per_s
+        assert physical is not None, run.label
+        assert run.peaks.flops_per_s <= physical, run.label  # the review found 130 %
+        share = run.peaks.flops_per_s / physical
+        said = roofline.machine(run, run.profile())["physical"]
+        assert f"peak reaches {percent(share)} of it" in said
+        assert float(percent(share).rstrip("%")) <= 100
+
+
+def test_a_cpu_s_physical_limit_is_at_its_highest_clock_not_its_base_one(tmp_path: Path) -> None:
+    from gpuconcepts.measure.devices import cpu_vector
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2000.0\n", encoding="utf-8")
+    for core, khz in ((0, 3_500_000), (1, 3_100_000)):
+        folder = tmp_path / f"cpu{core}" / "cpufreq"
+        folder.mkdir(parents=True)
+        (folder / "cpuinfo_max_freq").write_text(f"{khz}\n", encoding="utf-8")
+    vector = cpu_vector(info, tmp_path)
+    assert vector is not None
+    assert vector.hz == 3.5e9  # the boost clock, not /proc/cpuinfo's 2 GHz of the moment
+
+
+def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> None:
+    from gpuconcepts.render.text import chain_sentence
+    from gpuconcepts.roofline import OPERATION_CHAIN, diagnoses, paired_peaks
+    from gpuconcepts.units import percent, si
+
+    runs = [r for r in recorded_runs(DOCS) if r.provenance.device == "cuda"]
+    assert runs
+    for run in runs:
+        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        peaks = paired_peaks(loop, run.peaks)
+        assert loop.ops is not None
+        assert loop.steps is not None
+        assert peaks.op_seconds is not None
+        assert loop.ops >= 4 * loop.steps  # four operations a step, every step counted
+        least = loop.ops * min(peaks.op_seconds, peaks.latency_seconds or peaks.op_seconds)
+        said = chain_sentence(loop, run.peaks)
+        bound = next(d.seconds for d in diagnoses(loop, peaks) if d.mechanism == OPERATION_CHAIN)
+        assert bound >= least * (1 - 1e-9)
+        assert f"cannot take less than {si(bound, 's')}" in said
+        assert f"It took {si(loop.seconds, 's')}: the chain accounts for" in said
+        # the review found 0.041 %: one operation's floor against the loop's 26.5 ms
+        assert f"accounts for {percent(bound / loop.seconds)} of its time" in said
+        assert bound / loop.seconds > 0.1
+
+
+def test_a_kernel_faster_than_dram_is_named_among_those_a_cache_serves() -> None:
+    from gpuconcepts.render.pages import roofline
+    from gpuconcepts.roofline import place
+
+    seen = 0
+    for run in recorded_runs(DOCS):
+        measurements = run.profile()
+        cached = roofline.observed(measurements, run.peaks)["cached"]
+        for m in measurements:
+            if m.bytes_per_s > 1.1 * run.peaks.bytes_per_s:  # beyond DRAM's measured rate
+                seen += 1
+                assert f"`{m.workload}` ({place(m, run.peaks).observed})" in cached, run.label
+                assert cached != "none"
+    assert seen  # the CPU run's dlrm-hot reads its hot rows from L3, above DRAM's rate
+
+
+def test_a_gpu_floor_is_set_beside_its_own_gpu_s_roofline_times_and_a_cpu_floor_beside_none() -> (
+    None
+):
+    from gpuconcepts import roofline as model
+    from gpuconcepts.book import gpu_latency_floors
+    from gpuconcepts.hardware import datasheet_peaks
+    from gpuconcepts.render.pages import hardware
+    from gpuconcepts.units import how_many, si
+
+    runs = recorded_runs(DOCS)
+    cpu = next(r for r in runs if r.provenance.device == "cpu")
+    floors = gpu_latency_floors(runs)
+    assert floors
+    h200 = GPUS["H200"].datasheet_peaks("fp16")
+    own = max(model.predicted_seconds(f, q, h200) for f, q in hardware._small().values())
+    glue = hardware.small_layers(cpu, floors)
     for label, seconds in floors:
-        assert seconds > LAUNCH_FLOOR_SECONDS  # the assumption is short of every measured one
-        assert (
-            f"{label}, {si(seconds, 's')} ({how_many(seconds / LAUNCH_FLOOR_SECONDS)} times" in said
-        )
-    assert "measured a longer floor" in said
-    page = (DOCS / "analyze.md").read_text(encoding="utf-8")
-    assert "{glue:md}`measured_floors`" in page
+        assert "NVIDIA H200" in label
+        said = f"{label}, {si(seconds, 's')} ({how_many(seconds / own)} times the longest "
+        assert said + f"roofline time on the H200, {si(own, 's')})" in glue["gpu_floors"]
+    # the build's CPU floor is set beside no GPU's times (the review found "11 times")
+    assert "times the longest" not in glue["build_floor"]
+    assert glue["build_floor"].endswith("is not set beside these times.")
+    # a floor longer than the H200's times but shorter than the slowest GPU's (an L4's):
+    # against its own GPU, launch-bound
+    between = 2 * own
+    slowest = max(
+        model.predicted_seconds(f, q, p)
+        for p in datasheet_peaks("fp16")
+        for f, q in hardware._small().values()
+    )
+    assert between < slowest
+    assert glue["small_longest"] == si(slowest, "s")
+    mid = hardware.small_layers(cpu, [("cuda (NVIDIA H200) in its bfloat16 run", between)])
+    assert mid["small_verdict"].startswith("Every GPU floor measured is longer")
+    short = hardware.small_layers(cpu, [("cuda (NVIDIA H200) in its bfloat16 run", own / 2)])
+    assert short["small_verdict"].startswith("A measured GPU floor is shorter")
+
+
+def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
+    from gpuconcepts.claims.registry import CLAIMS
+    from gpuconcepts.render.pages import gpu
+    from gpuconcepts.render.text import chain_bound
+    from gpuconcepts.units import percent, si
+
+    runs = recorded_runs(DOCS)
+    on_gpu = gpu.gpu_runs(runs)
+    assert on_gpu
+    for family in (*gpu.FAMILIES, "distributed"):
+        passage = gpu.chapter_passage(runs, family)
+        page = (DOCS / f"{family}.md").read_text(encoding="utf-8")
+        assert f'chapter_passage(recorded_runs(), "{family}")' in page or (
+            f'chapter_passage(recorded, "{family}")' in page
+        ), family
+        assert "{glue:md}`gpu_showed:myst`" in page, family
+        for run in on_gpu:  # one sentence a GPU run, naming it
+            assert f"In {gpu.run_phrase(run)}, " in passage, family
+    rnn = gpu.chapter_passage(runs, "rnn")
+    for run in on_gpu:
+        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        bound = chain_bound(loop, run.peaks)
+        assert bound is not None
+        assert f"accounts for {percent(bound / loop.seconds)} of the loop's time" in rnn
+    distributed = gpu.chapter_passage(runs, "distributed")
+    for run in on_gpu:
+        report = run.distributed
+        assert report is not None
+        assert report.backend == "gloo"  # the H200 runs' distributed part ran on the host
+        judged = [r for r in run.claims if CLAIMS[r.key].chapter == "distributed"]
+        held = sum(r.verdict == "holds" for r in judged)
+        said = gpu.SENTENCES["distributed"](run)
+        assert said.startswith("the distributed part ran on the machine's host CPU, not on ")
+        assert f"{held} of its {len(judged)} distributed claims held" in said
+        assert report.fit is not None
+        assert f"{si(report.fit.alpha_s, 's')} a call" in said
+        assert said in distributed

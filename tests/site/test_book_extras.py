@@ -6,6 +6,8 @@ the bibliography's entries must render, and the chapters' takeaways must link th
 
 from __future__ import annotations
 
+import re
+from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
 import pytest
@@ -153,3 +155,49 @@ def test_the_index_offers_a_reading_path(browse: Browse) -> None:
     assert "A reading path" in text
     for target in ("gpu.html", "glossary.html"):
         assert page.locator(f'{ARTICLE} a[href="{target}"]').count() >= 1, target
+
+
+class _Images(HTMLParser):
+    """Every ``<img>`` of a page: its src and alt (None where it has no alt attribute)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.images: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            values = dict(attrs)
+            self.images.append((values.get("src") or "", values.get("alt")))
+
+
+FILE_NAME = re.compile(r"^\S+\.(?:svg|png|jpe?g|gif|webp)$|^[0-9a-f]{16,}$", re.IGNORECASE)
+"""An alt text that is only a file name (or a content hash, as an executed cell's image is
+named): it tells a reader nothing."""
+
+
+def images_without_alt(html: str) -> list[str]:
+    """The images of a page whose alt text is missing, blank or only a file name.
+
+    >>> images_without_alt('<img src="a.svg" alt="A roofline of the run"><img src="b.svg">')
+    ['b.svg']
+    >>> images_without_alt('<img src="c/0f3a.svg" alt="0f3a.svg"><img src="d.png" alt=" ">')
+    ['c/0f3a.svg', 'd.png']
+    """
+    parser = _Images()
+    parser.feed(html)
+    parser.close()
+    return [
+        src for src, alt in parser.images if not (alt or "").strip() or FILE_NAME.match(alt.strip())
+    ]
+
+
+def test_every_image_of_the_site_has_alt_text_that_is_not_a_file_name(site: Site) -> None:
+    seen = 0
+    bare = {}
+    for path in site.pages:
+        html = (site.root / path).read_text(encoding="utf-8")
+        seen += html.count("<img")
+        if missing := images_without_alt(html):
+            bare[path] = missing
+    assert seen > 20  # the chapters' figures, the recorded runs' rooflines, the logo
+    assert bare == {}, bare

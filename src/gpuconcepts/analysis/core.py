@@ -64,6 +64,7 @@ def analyze(
     peaks: Peaks | None = None,
     repeats: int = 5,
     progress: Progress | None = None,
+    launch_floors: Sequence[tuple[str, float]] = (),
     **kwargs: Any,
 ) -> Report:
     """Count, time and place every leaf module call of one forward pass of ``model``.
@@ -85,6 +86,12 @@ def analyze(
             when None, with a warning when they are far from a recorded run of this machine.
         repeats: timed repetitions of each call (identical calls are timed once).
         progress: told what is done now, for a progress line.
+        launch_floors: latency floors measured by GPU runs elsewhere, each a run's label
+            naming its device and the floor in seconds
+            (:func:`gpuconcepts.book.gpu_latency_floors` of the recorded runs): the datasheet
+            GPUs' predictions use them in place of the assumed
+            :data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`
+            (:class:`~gpuconcepts.analysis.predict.LaunchFloors`).
 
     Raises:
         GpuConceptsError: no input, a model that is not a module (or a TorchScript one), a
@@ -99,6 +106,19 @@ def analyze(
     from gpuconcepts.measure import resolve_device
 
     root = _check(model, args, kwargs, device, dtype, peaks, repeats)
+    for floor in launch_floors:
+        pair: object = floor  # the caller's, whatever the annotation says
+        if not (
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], int | float)
+            and 0 < pair[1] < float("inf")
+        ):
+            raise GpuConceptsError(
+                "analyze: launch_floors must be (label, seconds) pairs, seconds positive and "
+                f"finite; got {floor!r}"
+            )
     dtype = None if dtype is None else dtype_name(dtype)
     resolved = resolve_device(device)
     try:
@@ -144,6 +164,7 @@ def analyze(
             peaks,
             repeats,
             progress,
+            tuple(launch_floors),
         )
     finally:
         for module, mode in training.items():
@@ -234,6 +255,7 @@ def _report(
     peaks: Peaks | None,
     repeats: int,
     progress: Progress | None,
+    launch_floors: Sequence[tuple[str, float]] = (),
 ) -> Report:
     import torch
 
@@ -320,7 +342,7 @@ def _report(
             )
         )
     launch_here = peaks.latency_seconds if device == "cuda" else None
-    gpus, per_layer, assumed = predictions(layers, dtype, launch_here)
+    gpus, per_layer, assumed = predictions(layers, dtype, launch_here, launch_floors)
     layers = [
         Layer(**{**vars(layer), "predicted": predicted})
         for layer, predicted in zip(layers, per_layer, strict=True)

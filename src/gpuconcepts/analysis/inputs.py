@@ -22,7 +22,7 @@ INPUT_DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "
 _SHAPE = re.compile(r"^\d+(?:x\d+)*$")
 NAME = re.compile(r"^[A-Za-z_]\w*$")
 _RANGE = re.compile(r"^(-?\d{1,30}(?:\.\d{1,30})?)\.\.(-?\d{1,30}(?:\.\d{1,30})?)$")
-_OWN_KEYWORDS = ("device", "dtype", "peaks", "repeats", "progress")
+_OWN_KEYWORDS = ("device", "dtype", "peaks", "repeats", "progress", "launch_floors")
 INPUT_RULE = (
     "an input is [NAME=]SHAPE[:DTYPE[:LOW..HIGH]] or [NAME=]ones:SHAPE[:DTYPE], such as "
     "8x3x224x224, 64x26:int64:0..999 or attention_mask=ones:1x128"

@@ -39,23 +39,106 @@ def _kind(layer: Layer) -> str:
     return "conv" if conv else "matmul"
 
 
+class LaunchFloors:
+    """The launch floor each datasheet GPU's predictions use, and where it came from.
+
+    A GPU's own floor is the least that a run on it measured: this machine's
+    (``launch_here``), or a recorded run's (``measured``: a run's label, which names its
+    device, and its latency floor, as :func:`gpuconcepts.book.gpu_latency_floors` gives them).
+    A GPU that measured none takes the least floor measured on any GPU, since a launch is
+    mostly the host's work (Python, the dispatcher, ``cudaLaunchKernel``); with no floor
+    measured at all, every GPU takes :data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`,
+    an assumption.
+
+    >>> floors = LaunchFloors([("cuda (NVIDIA H200) in its bfloat16 run", 13.5e-6),
+    ...                        ("cuda (NVIDIA H200) in its tf32 run", 14.9e-6)])
+    >>> floors.seconds("H200"), floors.seconds("T4")
+    (1.35e-05, 1.35e-05)
+    >>> print(floors.sentence())
+    a launch floor per call measured on a GPU, not assumed: 13.5 µs on the H200 (the least of its runs: cuda (NVIDIA H200) in its bfloat16 run); on each other GPU that least measured floor, a launch being mostly the host's work, in place of the 5 µs assumed where no GPU measured one (hardware.LAUNCH_FLOOR_SECONDS).
+    >>> print(LaunchFloors([]).sentence())
+    a launch floor of 5 µs per call on each GPU (hardware.LAUNCH_FLOOR_SECONDS: one eager op's dispatch and kernel launch), assumed: no GPU run at hand measured one.
+    """
+
+    def __init__(
+        self,
+        measured: Sequence[tuple[str, float]],
+        launch_here: float | None = None,
+        here: Any = None,
+    ) -> None:
+        from gpuconcepts.hardware import lookup
+
+        self.own: dict[str, tuple[float, str]] = {}  # GPU name: (seconds, where measured)
+        for label, seconds in measured:
+            gpu = lookup(label)
+            if gpu is not None and seconds < self.own.get(gpu.name, (float("inf"), ""))[0]:
+                self.own[gpu.name] = (seconds, f"the least of its runs: {label}")
+        if launch_here and here is not None:
+            self.own[here.name] = (launch_here, "measured here")
+        floors = [seconds for _, seconds in measured if seconds > 0]
+        floors += [seconds for seconds, _ in self.own.values()]
+        self.least: float | None = min(floors) if floors else None
+
+    def seconds(self, gpu: str) -> float:
+        """The floor of one datasheet GPU's calls (see the class)."""
+        from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
+
+        if gpu in self.own:
+            return self.own[gpu][0]
+        return LAUNCH_FLOOR_SECONDS if self.least is None else self.least
+
+    def sentence(self) -> str:
+        """Which floor the predictions used, in words (an entry of ``Report.assumptions``)."""
+        from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
+
+        assumed = si(LAUNCH_FLOOR_SECONDS, "s")
+        if self.least is None:
+            return (
+                f"a launch floor of {assumed} per call on each GPU "
+                "(hardware.LAUNCH_FLOOR_SECONDS: one eager op's dispatch and kernel launch), "
+                "assumed: no GPU run at hand measured one."
+            )
+        own = "; ".join(
+            f"{si(seconds, 's')} on the {name} ({where})"
+            for name, (seconds, where) in self.own.items()
+        )
+        others = (
+            f"on each other GPU that least measured floor, a launch being mostly the host's "
+            f"work, in place of the {assumed} assumed where no GPU measured one "
+            "(hardware.LAUNCH_FLOOR_SECONDS)"
+            if own
+            else f"{si(self.least, 's')} on each GPU, the least measured, in place of the "
+            f"{assumed} assumed where no GPU measured one (hardware.LAUNCH_FLOOR_SECONDS)"
+        )
+        return (
+            "a launch floor per call measured on a GPU, not assumed: "
+            + (f"{own}; {others}" if own else others)
+            + "."
+        )
+
+
 def predictions(
-    layers: Sequence[Layer], dtype: str, launch_here: float | None
+    layers: Sequence[Layer],
+    dtype: str,
+    launch_here: float | None,
+    measured: Sequence[tuple[str, float]] = (),
 ) -> tuple[tuple[GpuPrediction, ...], list[dict[str, str | None]], tuple[str, ...]]:
     """Each datasheet GPU's time for the calls by :data:`formulas.kernel_seconds` (the
     roofline with a launch floor per call), each call's bound there, and what was assumed.
 
     A float32 call that does arithmetic is read against the TF32 peak when this process's
-    settings (:func:`tf32_settings`) send its kind there; ``launch_here`` is the latency floor
-    measured on this machine's GPU, which replaces :data:`hardware.LAUNCH_FLOOR_SECONDS` for
-    the datasheet row of that GPU.
+    settings (:func:`tf32_settings`) send its kind there. The launch floors are measured ones
+    where there are any (:class:`LaunchFloors`): ``launch_here``, the latency floor measured on
+    this machine's GPU, for that GPU's row, and ``measured``, the floors of GPU runs recorded
+    elsewhere (label, seconds); :data:`hardware.LAUNCH_FLOOR_SECONDS` only without either.
     """
     import numpy as np
 
-    from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS, TORCH_DTYPES, current_gpu
+    from gpuconcepts.hardware import GPUS, TORCH_DTYPES, current_gpu
 
     settings = tf32_settings()
     here = current_gpu() if launch_here is not None else None
+    floors = LaunchFloors(measured, launch_here, here)
     flops = np.array([float(layer.flops) for layer in layers])
     traffic = np.array([float(layer.bytes) for layer in layers])
     per_layer: list[dict[str, str | None]] = [{} for _ in layers]
@@ -73,7 +156,7 @@ def predictions(
             if key == "fp32" and layer.flops > 0 and settings[_kind(layer)] and gpu.peak("tf32"):
                 key = "tf32"
             keys.append(key)
-        launch = launch_here if here is gpu and launch_here else LAUNCH_FLOOR_SECONDS
+        launch = floors.seconds(gpu.name)
         values = {
             # The formulas want F > 0; one FLOP in place of none leaves the bound at Q/beta.
             "F": np.maximum(flops, 1.0),
@@ -103,15 +186,13 @@ def predictions(
                 launch_seconds=launch,
             )
         )
-    return tuple(predictions), per_layer, _assumed(layers, settings, launch_here, here)
+    return tuple(predictions), per_layer, _assumed(layers, settings, floors)
 
 
 def _assumed(
-    layers: Sequence[Layer], settings: Mapping[str, bool], launch_here: float | None, here: Any
+    layers: Sequence[Layer], settings: Mapping[str, bool], floors: LaunchFloors
 ) -> tuple[str, ...]:
     """What the GPU predictions assumed, in words: TF32 where float32 computes, the floor."""
-    from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS
-
     said = []
     kinds = {_kind(layer) for layer in layers if layer.dtype == "float32" and layer.flops > 0}
     what = {"conv": "convolutions", "matmul": "matmuls (linear layers, attention, recurrences)"}
@@ -122,10 +203,4 @@ def _assumed(
         said.append(
             f"on a GPU, float32 {what[kind]} run on {where}: {_TF32_FLAGS[kind]} = {on}, {default}."
         )
-    floor = (
-        f"a launch floor of {si(LAUNCH_FLOOR_SECONDS, 's')} per call on each GPU "
-        "(hardware.LAUNCH_FLOOR_SECONDS: one eager op's dispatch and kernel launch)"
-    )
-    if launch_here and here is not None:
-        floor += f", {si(launch_here, 's')} on {here.name} (measured here)"
-    return (*said, floor + ".")
+    return (*said, floors.sentence())

@@ -37,6 +37,9 @@ from gpuconcepts.render.text import (
     WIDTH as WIDTH,
 )
 from gpuconcepts.render.text import (
+    chain_bound as chain_bound,
+)
+from gpuconcepts.render.text import (
     chain_sentence as chain_sentence,
 )
 from gpuconcepts.render.text import (

@@ -201,6 +201,21 @@ def _mechanism_seconds(m: Measurement, peaks: Peaks, mechanism: str) -> float | 
     return next((d.seconds for d in diagnoses(m, peaks) if d.mechanism == mechanism), None)
 
 
+def chain_bound(m: Measurement, peaks: Peaks) -> float | None:
+    """The least time the operation chain allows a kernel of dependent steps, at the floors
+    it was timed beside (:func:`gpuconcepts.roofline.paired_peaks`); None where the run counted
+    no operations or measured no floor.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cuda", 1e14, 1e12, "bfloat16", latency_seconds=1e-5, op_seconds=1e-5)
+    >>> loop = Measurement("rnn-loop", "cuda", {}, (0.02,), 2e6, 1e5, ops=1025, calls=1025,
+    ...                    steps=256)
+    >>> print(si(chain_bound(loop, p) or 0.0, "s"))
+    10.2 ms
+    """
+    return _mechanism_seconds(m, paired_peaks(m, peaks), OPERATION_CHAIN)
+
+
 def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     """What the operation chain (:func:`gpuconcepts.roofline.diagnoses`) says of a kernel of
     dependent steps, in a sentence for a page: its operations per step, counted from its code
@@ -217,8 +232,8 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> print(chain_sentence(calls, p))
     The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain accounts for 82% of its time.
     """
+    bound = chain_bound(m, peaks)
     peaks = paired_peaks(m, peaks)  # the floors it was timed beside, where it was
-    bound = _mechanism_seconds(m, peaks, OPERATION_CHAIN)
     if m.ops is None or m.steps is None or peaks.op_seconds is None or bound is None:
         return "This run counted no operations per step, so the chain cannot be drawn for it."
     took = m.seconds

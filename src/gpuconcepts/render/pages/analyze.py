@@ -58,30 +58,44 @@ def models(module: ModuleType) -> str:
     return source(inspect.getsource(module))
 
 
-def measured_floors(floors: Sequence[tuple[str, float]]) -> str:
-    """The launch floors the GPU runs measured, against the floor the predictions assume
-    (:data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`), in a sentence or two.
+def measured_floors(
+    floors: Sequence[tuple[str, float]], used: Mapping[str, float] | None = None
+) -> str:
+    """Which launch floor the datasheet GPUs' predictions used (``used``: GPU name and floor,
+    from a report's ``gpus``), against the floors the GPU runs measured (``floors``) and the
+    assumption without them (:data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`), in a sentence
+    or two.
 
-    >>> print(measured_floors([("cuda (NVIDIA H200) in its bfloat16 run", 13.5e-6)]))
-    The GPU runs recorded beside the book measured a longer floor: cuda (NVIDIA H200) in its bfloat16 run, 13.5 µs (2.7 times the assumed 5 µs). On such a GPU a call marked overhead in the table takes at least that long.
-    >>> measured_floors([]).startswith("No GPU run")
-    True
+    >>> floors = [("cuda (NVIDIA H200) in its bfloat16 run", 13.5e-6)]
+    >>> print(measured_floors(floors, {"H100 SXM": 13.5e-6, "H200": 13.5e-6}))
+    Every datasheet GPU's prediction uses a launch floor of 13.5 µs a call, the least that the GPU runs recorded beside the book measured (cuda (NVIDIA H200) in its bfloat16 run), 2.7 times the 5 µs assumed where none is measured. On such a GPU a call marked overhead in the table takes at least that long.
+    >>> print(measured_floors([], {"H200": 5e-6}))
+    No GPU run recorded beside the book measured a launch floor, so the predictions assume 5 µs a call (hardware.LAUNCH_FLOOR_SECONDS).
     """
+    assumed = units.si(LAUNCH_FLOOR_SECONDS, "s")
     if not floors:
         return (
-            "No GPU run recorded beside the book measured a launch floor to check that "
-            "assumption against."
+            "No GPU run recorded beside the book measured a launch floor, so the predictions "
+            f"assume {assumed} a call (hardware.LAUNCH_FLOOR_SECONDS)."
         )
-    assumed = units.si(LAUNCH_FLOOR_SECONDS, "s")
+    label, least = min(floors, key=lambda floor: floor[1])
+    used = dict(used or {})
+    end = " On such a GPU a call marked overhead in the table takes at least that long."
+    if all(seconds == least for seconds in used.values()):
+        return (
+            "Every datasheet GPU's prediction uses a launch floor of "
+            f"{units.si(least, 's')} a call, the least that the GPU runs recorded beside the "
+            f"book measured ({label}), {units.how_many(least / LAUNCH_FLOOR_SECONDS)} times "
+            f"the {assumed} assumed where none is measured.{end}"
+        )
     said = "; ".join(
-        f"{label}, {units.si(seconds, 's')} "
-        f"({units.how_many(seconds / LAUNCH_FLOOR_SECONDS)} times the assumed {assumed})"
-        for label, seconds in floors
+        f"{units.si(seconds, 's')} on the {name}"
+        + (" (assumed)" if seconds == LAUNCH_FLOOR_SECONDS else "")
+        for name, seconds in used.items()
     )
-    longer = "longer" if min(s for _, s in floors) > LAUNCH_FLOOR_SECONDS else "different"
     return (
-        f"The GPU runs recorded beside the book measured a {longer} floor: {said}. On such a "
-        "GPU a call marked overhead in the table takes at least that long."
+        f"The datasheet GPUs' predictions use these launch floors a call: {said}. The GPU runs "
+        f"recorded beside the book measured {units.si(least, 's')} at least ({label}).{end}"
     )
 
 
@@ -109,7 +123,9 @@ def machine(reports: Mapping[str, Report], gpu_floors: Sequence[tuple[str, float
         "ridge_high": units.significant(max(ridges)),
         "gpu_dtype": report.gpus[0].dtype,
         "assumed": "\n".join(f"* {a[0].upper()}{a[1:]}" for a in report.assumptions),
-        "measured_floors": measured_floors(gpu_floors),
+        "measured_floors": measured_floors(
+            gpu_floors, {g.gpu: g.launch_seconds for g in report.gpus}
+        ),
         "reach_types": ", ".join(f"`{kind}`" for kind in reach) or "none",
     }
 

@@ -17,11 +17,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
+from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.plots.roofline import plot_roofline
 from gpuconcepts.render.style import plain_log_labels
+from gpuconcepts.render.text import chain_bound
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent, seconds, si
 from gpuconcepts.workloads import chapter_of, chapters
@@ -250,10 +252,18 @@ def _rnn(run: Run) -> str:
     loop, gemm = _find(run, "rnn-loop"), _find(run, "rnn-gemm")
     if loop is None or gemm is None:
         return ""
-    return (
+    text = (
         f"the {units.plain_number(loop.size('S'))}-step loop took {seconds(loop.seconds)} "
         f"against {seconds(gemm.seconds)} for the same FLOPs as one GEMM, "
         f"{units.as_long(loop.seconds / gemm.seconds, 'the GEMM')}"
+    )
+    bound = chain_bound(loop, run.peaks)
+    if bound is None or loop.ops is None:
+        return text
+    return (
+        f"{text}; the chain of its {units.plain_number(loop.ops)} dependent operations, "
+        f"each at the floor the run measured, accounts for {percent(bound / loop.seconds)} "
+        "of the loop's time"
     )
 
 
@@ -276,12 +286,36 @@ def _transformer(run: Run) -> str:
     return "; ".join(parts)
 
 
+def _distributed(run: Run) -> str:
+    report = run.distributed
+    if report is None:
+        return ""
+    judged = [r for r in run.claims if CLAIMS[r.key].chapter == "distributed"]
+    held = sum(r.verdict == "holds" for r in judged)
+    where = (
+        f"ran on the machine's host CPU, not on the GPU ({report.device})"
+        if report.backend == "gloo"
+        else f"ran on the GPUs with {report.backend} ({report.device})"
+    )
+    text = (
+        f"the distributed part {where}; {held} of its "
+        f"{units.plural(len(judged), 'distributed claim')} held"
+    )
+    if report.fit is not None:
+        text += (
+            f", and its collectives cost {si(report.fit.alpha_s, 's')} a call plus their bytes "
+            f"at {si(report.fit.bytes_per_s, 'B/s')}"
+        )
+    return text
+
+
 SENTENCES: dict[str, Callable[[Run], str]] = {
     "dlrm": _dlrm,
     "mlp": _mlp,
     "cnn": _cnn,
     "rnn": _rnn,
     "transformer": _transformer,
+    "distributed": _distributed,
 }
 """What each chapter's GPU passage says of one run (empty when the run lacks the kernels)."""
 

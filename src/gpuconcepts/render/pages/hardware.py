@@ -10,14 +10,14 @@ $I_{\text{ridge}} = \frac{P}{\beta}$
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from gpuconcepts import formulas, model, roofline, units
 from gpuconcepts.attention import Prefill
-from gpuconcepts.hardware import GPUS, datasheet_peaks, table_rows
+from gpuconcepts.hardware import GPUS, datasheet_peaks, lookup, table_rows
 from gpuconcepts.questions import question
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages import Glue, Math, from_batch
@@ -202,6 +202,37 @@ def _small() -> dict[str, tuple[float, float]]:
     }
 
 
+def _own_longest(
+    label: str, times: Mapping[tuple[str, str], float], longest: float
+) -> tuple[str | None, float]:
+    """The datasheet GPU a floor's run was measured on (:func:`gpuconcepts.hardware.lookup`
+    of its label) and the longest roofline time of the post's small layers on it; (None, the
+    table's longest) for a GPU the datasheet lacks."""
+    gpu = lookup(label)
+    if gpu is None:
+        return None, longest
+    return gpu.name, max(t for (_, name), t in times.items() if name == gpu.name)
+
+
+def _against_own(
+    label: str, seconds: float, times: Mapping[tuple[str, str], float], longest: float
+) -> str:
+    """A measured floor against the roofline times of its own GPU, in words.
+
+    >>> times = {("a", "H200"): 2e-7, ("a", "T4"): 1e-6, ("b", "H200"): 1e-7}
+    >>> _against_own("cuda (NVIDIA H200)", 2e-5, times, 1e-6)
+    '100 times the longest roofline time on the H200, 200 ns'
+    >>> _against_own("cuda (Some GPU)", 2e-5, times, 1e-6)
+    '20 times the longest roofline time in the table, 1 µs: its GPU is not in the datasheet'
+    """
+    name, own = _own_longest(label, times, longest)
+    where = f"on the {name}" if name else "in the table"
+    said = (
+        f"{units.how_many(seconds / own)} times the longest roofline time {where}, {si(own, 's')}"
+    )
+    return said if name else f"{said}: its GPU is not in the datasheet"
+
+
 def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     """The post's small layers' roofline times on each GPU against the latency floors of
     ``run`` (this build's) and of the GPU runs recorded (``gpu_floors``: device, seconds)."""
@@ -247,15 +278,13 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
     else:
         glue["build_floor"] = (
             f"On this build's GPU, {run.provenance.device_name}, the smallest kernel takes "
-            f"{si(floor, 's')}: {units.how_many(floor / longest)} times the longest of these "
-            "roofline times."
+            f"{si(floor, 's')}: {_against_own(run.provenance.device_name, floor, times, longest)}."
         )
     if gpu_floors:
         glue["gpu_floors"] = (
             "On a GPU the floor includes launching the kernel from the host. Measured: "
             + "; ".join(
-                f"{label}, {si(seconds, 's')} ({units.how_many(seconds / longest)} times the "
-                "longest roofline time)"
+                f"{label}, {si(seconds, 's')} ({_against_own(label, seconds, times, longest)})"
                 for label, seconds in gpu_floors
             )
             + "."
@@ -266,17 +295,19 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
             "No run on a GPU is recorded in `docs/runs/` yet, so the book has no measured GPU "
             "floor to set beside these times; recording one is still to be done."
         )
-    floors = [seconds for _, seconds in gpu_floors]  # GPU floors only (this build's among them)
-    if floors and min(floors) > longest:
+    # each floor against the roofline times of its own GPU (the table's longest where the
+    # datasheet lacks that GPU): a floor is a fact of one machine, not of the others
+    above = [seconds > _own_longest(label, times, longest)[1] for label, seconds in gpu_floors]
+    if above and all(above):
         glue["small_verdict"] = (
             "Every GPU floor measured is longer than the most time the roofline gives these layers "
-            "on any GPU in the table, so at these sizes the launch and the latency, not the "
-            "bandwidth, set the time: faster memory would not make them faster."
+            "on that GPU, so at these sizes the launch and the latency, not the bandwidth, set "
+            "the time: faster memory would not make them faster."
         )
-    elif floors:
+    elif above:
         glue["small_verdict"] = (
-            "A measured GPU floor is shorter than some of these roofline times, so on that machine "
-            "bandwidth still sets the time of the larger of these layers."
+            "A measured GPU floor is shorter than some of its GPU's roofline times, so on that "
+            "machine bandwidth still sets the time of the larger of these layers."
         )
     else:
         glue["small_verdict"] = (
