@@ -475,3 +475,27 @@ def test_a_reference_must_have_a_value_for_every_repetition() -> None:
     with pytest.raises(GpuConceptsError, match="reference 'latency_seconds' must hold one "
                        r"positive value per repetition \(2\); got \[1e-06\]"):  # fmt: skip
         Measurement("mlp", "cpu", {}, (1.0, 1.0), 1, 1, references={"latency_seconds": (1e-6,)})
+
+
+def test_products_inside_a_fused_kernel_are_charged_no_launch_each() -> None:
+    # cuDNN runs nn.RNN's 64 steps in 5 dispatched operations: each of its products costs the
+    # sweep's launched product (13.1 µs at 40 GFLOP/s) less the 10 µs latency floor
+    peaks = Peaks(
+        "cuda", 1e15, 4e12, "bfloat16", latency_seconds=1e-5, gemm_sweep=((4, 256, False, 4e10),)
+    )
+    params = {"B": 4, "S": 64, "d_in": 256, "d_h": 256, "s": 2}
+    fused = Measurement("rnn-module", "cuda", params, (1e-3,), 1, 1, ops=5, steps=64)
+    products = sum(count for count, _ in roofline.gemm_products(fused))
+    launched = replace(fused, ops=products)  # a product a dispatch: each pays its launch
+    charged = roofline.shape_seconds(launched, peaks)
+    inside = roofline.shape_seconds(fused, peaks)
+    assert charged is not None
+    assert inside is not None
+    assert charged - inside == pytest.approx(products * 1e-5)
+    # a floor longer than the sweep's product leaves each product its FLOPs at the peak
+    slow_launch = replace(peaks, latency_seconds=1.0)
+    flops = sum(
+        count * 2 * rows * columns * depth
+        for count, (rows, columns, depth) in roofline.gemm_products(fused)
+    )
+    assert roofline.shape_seconds(fused, slow_launch) == pytest.approx(flops / 1e15)

@@ -288,9 +288,11 @@ PREDICTION_CHANGES = (
     "a cost per step (claims.fit.fit_affine, over the whole sweep), and the cost per step "
     "passes within [p/2, 2p] of the per-step cost of the times the measured ceilings predict "
     "(the chain of operations at the per-operation floor); the GEMM's cost per token is the "
-    "alternative. Effect, re-judged: the EPYC 3.25 µs a step against 5.80 predicted (holds); "
-    "the H200 1.72 and 1.83 µs against 16.4 and 19.3 (fail: cuDNN runs the steps inside fused "
-    "kernels, which the chain roof does not see, as the batch claim above records)."
+    "alternative. Effect, re-judged: the EPYC 3.25 µs a step against 5.80 predicted (holds). "
+    "On the H200, where cuDNN runs the steps inside fused kernels, a product inside a kernel "
+    "is now charged its GEMM-sweep time less the latency floor (a sweep point is a launched "
+    "product; roofline.diagnosis.shape_seconds): 1.72 µs against 2.83 in bf16 (holds), 1.83 "
+    "against 4.33 in tf32 (fails, 0.42x; that run's sweep is suspect, see above)."
 )
 """Predictions made numbers a measurement can miss, and the pass regions that follow, dated."""
 

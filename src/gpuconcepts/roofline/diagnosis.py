@@ -85,6 +85,15 @@ def shape_seconds(m: Measurement, peaks: Peaks) -> float | None:
     products = gemm_products(m)
     if not products:
         return None
+    # More products than dispatched operations: the products ran inside kernels (cuDNN's
+    # recurrence, a fused attention), which pay no launch per product, while each point of the
+    # sweep is a launched product. Each is then charged its point's time less the latency
+    # floor, and never less than its FLOPs at the peak.
+    launch = (
+        peaks.latency_seconds or 0.0
+        if m.ops is not None and m.ops < sum(count for count, _ in products)
+        else 0.0
+    )
     total = 0.0
     for i, (count, shape) in enumerate(products):
         rows, columns, depth = shape
@@ -95,7 +104,8 @@ def shape_seconds(m: Measurement, peaks: Peaks) -> float | None:
             point = peaks.gemm_point(shape, flush=flushed)
             if point is None:
                 return None
-            total += times * flops / point[3]
+            inside = max(flops / point[3] - launch, flops / peaks.flops_per_s)
+            total += times * inside
     elements = activation_elements(m)
     if elements and peaks.activation_per_s and m.device == "cpu":
         total += elements / peaks.activation_per_s
