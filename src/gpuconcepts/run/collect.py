@@ -29,11 +29,12 @@ that exchange anything, so every machine can run it and the pipeline's two stage
 each on a 2-core machine. Where fewer cores are free, it runs all the same: its bytes are
 counted, and the claims that read its times say they cannot (not visible)."""
 
-MEASURING_SHARE = 0.7
+MEASURING_SHARE = 0.55
 """The share of a run's time budget its comparisons may take (see ``Budget.until``): the
-whole-model experiments, the distributed part and the process's start come after them (12 to
-15 s of a quick run on a 2-core Xeon, 2026-12-06: a fifth of its minute; at 0.8 four quick runs
-there took 51 to 74 s)."""
+whole-model experiments, the distributed part and the process's start come after them (15 s
+of a quick run on a 2-core Xeon, 2026-12-06, a quarter of its minute), and a comparison past
+the deadline still takes its first rounds. At 0.8 four quick runs there took 51 to 74 s; at
+0.7, 59 to 68 s under a little load; a quiet one ends its comparisons by 34 s of the 60."""
 
 GROWTH_WORLD_SIZE = 4
 """Processes over which a run counts the all-reduce's bytes in groups of 2, 3 and 4 (claim
