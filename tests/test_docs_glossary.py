@@ -13,6 +13,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 CHAPTERS = (
     "questions",
+    "roofline",
+    "claims",
     "dlrm",
     "mlp",
     "cnn",
