@@ -51,6 +51,7 @@ def unpack(reference: str, into: Path) -> Path:
         check=True,
         capture_output=True,
     ).stdout
+    into.mkdir(parents=True, exist_ok=True)
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
