@@ -20,11 +20,8 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import (
-    ABOVE_EVERY_ROOF,
     CHAIN,
-    GEMM_SHAPE,
     PER_CALL,
-    RANDOM_ACCESS,
     Peaks,
     beats_every_roof,
     place,
@@ -77,21 +74,16 @@ def judge_roofline(
         quantity, work, roof_rate = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
         other = intensity / ridge  # FLOP/s at the DRAM roof (I·β) over the peak
         alternative = "memory-bound: its minimal bytes at the DRAM bandwidth set its time"
-        # beating the measured peak (within the pass region's top) is still the compute roof
-        observed_ok = where.observed in ("compute", ABOVE_EVERY_ROOF)
     else:
         quantity, work, roof_rate = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
-        # DRAM, a cache level, or the random-access roof: each is memory traffic
-        observed_ok = where.observed in {RANDOM_ACCESS, *(lvl.name for lvl in peaks.memory_roofs)}
     # the share the once-measured ceilings predict: the work at their tightest bound's time
     bound_name, _ = max(bounds_on(m, peaks), key=lambda pair: pair[1])
     predicted = work / predicted_seconds(m, peaks) / roof_rate
     low, high = prediction_region(predicted)
-    # A product of its shape bounds the kernel on the side of the ridge its formulas put it: a
-    # product below the ridge streams its weights (its FLOP rate is its bytes' rate).
-    observed_ok = observed_ok or (where.observed == GEMM_SHAPE and where.bound == expected)
+    # the roof of the verdict must be of the expected kind (any memory level is memory)
+    observed_ok = where.kind == expected
     if reference is None:
         measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
     else:
