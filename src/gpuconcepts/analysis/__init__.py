@@ -71,7 +71,6 @@ from gpuconcepts.analysis.peaks import FAR_BELOW_DATASHEET, FAR_FROM_RECORDED, p
 from gpuconcepts.analysis.predict import TF32_DEFAULTS, tf32_settings
 from gpuconcepts.analysis.report import (
     COUNTER,
-    OVERHEAD_BELOW,
     TENSORS,
     TEXT_WIDTH,
     GpuPrediction,
@@ -92,7 +91,6 @@ __all__ = [
     "FAR_FROM_RECORDED",
     "INPUT_DTYPES",
     "INPUT_RULE",
-    "OVERHEAD_BELOW",
     "TENSORS",
     "TEXT_WIDTH",
     "TF32_DEFAULTS",

@@ -27,14 +27,8 @@ if TYPE_CHECKING:
 
 ObservedBound = Literal["compute", "memory", "overhead"]
 
-"""A call's observed bound in three words (see :func:`observed_bound`): *compute*, *memory* (any
-level of the hierarchy) or *overhead* (only the latency floor explains its time, it reached
-less than :data:`OVERHEAD_BELOW` of every roof, or it ran faster than every roof: launch and
-framework cost, not the roofline, set its time)."""
-
-OVERHEAD_BELOW = 0.05
-"""A call that reaches less than this fraction of every roof is *overhead*-bound, whatever roof
-is nearest: at 1-2 % of the memory roof, bandwidth is not what its time is spent on."""
+"""A call's bound in three words (see :func:`observed_bound`): *compute*, *memory* (any level
+of the hierarchy) or *overhead* (the per-call or per-operation floor is its longest bound)."""
 
 TEXT_WIDTH = 100
 """Columns the text report fits in."""
@@ -570,22 +564,20 @@ def shapes_text(inputs: Sequence[tuple[int, ...]], outputs: Sequence[tuple[int, 
 
 
 def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
-    """The roof that explains a call's measured time (:func:`gpuconcepts.roofline.observe`, the
-    rule every measurement of the book follows), in three words; the one place that decides
-    a call's label. A call that reaches less than :data:`OVERHEAD_BELOW` of that roof (and so
-    of every roof) is *overhead*: neither arithmetic nor traffic is what its time is spent on.
+    """The kind of the roof that bounds a call (:func:`gpuconcepts.roofline.observe`, the rule
+    every measurement of the book follows), in three words; the one place that decides a
+    call's label. A call far below its roof keeps that roof's kind: the report shows how much
+    of the roof it reached, and a low share is a finding, not another bound.
 
     >>> p = Peaks("cpu", 100e9, 10e9, "float32", latency_seconds=1e-5)
     >>> calls = [Measurement("a", "cpu", {}, (1.0,), 50e9, 1e9),  # half the compute roof
     ...          Measurement("b", "cpu", {}, (1.0,), 1e9, 8e9),  # 80 % of the DRAM roof
-    ...          Measurement("c", "cpu", {}, (2e-5,), 10.0, 8.0),  # only the latency explains it
+    ...          Measurement("c", "cpu", {}, (2e-5,), 10.0, 8.0),  # only the latency bounds it
     ...          Measurement("d", "cpu", {}, (1.0,), 1e6, 2e8)]  # 2 % of the DRAM roof
     >>> [observed_bound(m, p) for m in calls]
-    ['compute', 'memory', 'overhead', 'overhead']
+    ['compute', 'memory', 'overhead', 'memory']
     """
-    roof, attained = observe(m, peaks)
-    if attained < OVERHEAD_BELOW:
-        return "overhead"
+    roof, _ = observe(m, peaks)
     if roof == "compute":
         return "compute"
     if roof == RANDOM_ACCESS or roof in {level.name for level in peaks.memory_roofs}:
