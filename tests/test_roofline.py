@@ -499,3 +499,23 @@ def test_products_inside_a_fused_kernel_are_charged_no_launch_each() -> None:
         for count, (rows, columns, depth) in roofline.gemm_products(fused)
     )
     assert roofline.shape_seconds(fused, slow_launch) == pytest.approx(flops / 1e15)
+
+
+def test_a_chain_charges_its_dispatch_once_not_again_in_its_products() -> None:
+    # nn.RNN at B = 1, width 16 on a CPU: three dispatched operations a step at 1 µs each. The
+    # sweep's 1 × 16 product took 4 µs, all of it the call, and its 64 × 16 one 3.3 µs; in the
+    # chain, whose dispatch is counted apart, each product is charged only its FLOPs at the peak
+    peaks = Peaks(
+        "cpu", 1e11, 1e10, "float32", latency_seconds=2e-6, op_seconds=1e-6,
+        gemm_sweep=((1, 16, False, 512 / 4e-6), (64, 16, False, 1e10)),
+    )  # fmt: skip
+    params = {"B": 1, "S": 64, "d_in": 16, "d_h": 16, "s": 4}
+    rnn = Measurement(
+        "rnn-module", "cpu", params, (1e-3,), 64 * 1024, 1, ops=192, calls=2, steps=64
+    )
+    found = {d.mechanism: d.seconds for d in roofline.diagnoses(rnn, peaks)}
+    dispatch = 2 * 2e-6 + 190 * 1e-6  # two calls at the latency floor, the rest at the op floor
+    # the input's projection for all 64 steps at once, then a 1 × 16 product a step
+    assert roofline.gemm_products(rnn) == ((1, (64, 16, 16)), (64, (1, 16, 16)))
+    assert found["shape efficiency"] == pytest.approx(32768 / 1e10 + 64 * 4e-6)  # as swept
+    assert found["operation chain"] == pytest.approx(dispatch + (32768 + 64 * 512) / 1e11)

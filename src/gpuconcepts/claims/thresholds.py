@@ -288,11 +288,11 @@ PREDICTION_CHANGES = (
     "a cost per step (claims.fit.fit_affine, over the whole sweep), and the cost per step "
     "passes within [p/2, 2p] of the per-step cost of the times the measured ceilings predict "
     "(the chain of operations at the per-operation floor); the GEMM's cost per token is the "
-    "alternative. Effect, re-judged: the EPYC 3.25 µs a step against 5.80 predicted (holds). "
-    "On the H200, where cuDNN runs the steps inside fused kernels, a product inside a kernel "
-    "is now charged its GEMM-sweep time less the latency floor (a sweep point is a launched "
-    "product; roofline.diagnosis.shape_seconds): 1.72 µs against 2.83 in bf16 (holds), 1.83 "
-    "against 4.33 in tf32 (fails, 0.42x; that run's sweep is suspect, see above)."
+    "alternative. Effect, re-judged with the chain's and fused kernels' products charged "
+    "without their calls (docs/changes.toml, 2026-12-06, diagnoses): the EPYC 3.27 µs a step "
+    "against 3.44 predicted, a 2-core Xeon's quick run 4.50 against 4.84, the H200 1.72 "
+    "against 2.83 in bf16 (all hold) and 1.83 against 4.33 in tf32 (fails, 0.42x; that run's "
+    "GEMM sweep is suspect, see above)."
 )
 """Predictions made numbers a measurement can miss, and the pass regions that follow, dated."""
 

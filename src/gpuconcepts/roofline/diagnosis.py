@@ -71,7 +71,28 @@ class Diagnosis:
         return self.seconds / m.seconds
 
 
-def shape_seconds(m: Measurement, peaks: Peaks) -> float | None:
+def product_call_seconds(peaks: Peaks) -> float:
+    """What calling a product costs apart from its arithmetic: the time of the smallest product
+    the GEMM sweep timed warm (1 × 16 by 16 × 16: all call, next to no arithmetic), else the
+    latency floor, else nothing.
+
+    >>> from gpuconcepts.roofline.peaks import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=((1, 16, False, 1e8), (4, 64, False, 8e9)))
+    >>> product_call_seconds(p)  # its 512 FLOPs at 100 MFLOP/s
+    5.12e-06
+    """
+    warm = [
+        (2 * rows * width * width, rate)
+        for rows, width, flushed, rate in peaks.gemm_sweep
+        if not flushed
+    ]
+    if not warm:
+        return peaks.latency_seconds or 0.0
+    flops, rate = min(warm)
+    return flops / rate
+
+
+def shape_seconds(m: Measurement, peaks: Peaks, *, call: float | None = None) -> float | None:
     """``m``'s matrix products, each at the rate of the GEMM sweep's product that holds it
     (:meth:`Peaks.gemm_point`; the first one flushed for a flushed kernel), and on a CPU its
     activation's elements at the measured rate after them. None without products or sweep.
@@ -85,15 +106,14 @@ def shape_seconds(m: Measurement, peaks: Peaks) -> float | None:
     products = gemm_products(m)
     if not products:
         return None
-    # More products than dispatched operations: the products ran inside kernels (cuDNN's
-    # recurrence, a fused attention), which pay no launch per product, while each point of the
-    # sweep is a launched product. Each is then charged its point's time less the latency
-    # floor, and never less than its FLOPs at the peak.
-    launch = (
-        peaks.latency_seconds or 0.0
-        if m.ops is not None and m.ops < sum(count for count, _ in products)
-        else 0.0
-    )
+    # Each point of the sweep is a called product. A product inside a fused kernel (more products
+    # than dispatched operations: cuDNN's recurrence, a fused attention) pays no launch: it is
+    # charged its point's time less the latency floor. A chain, whose dispatch is counted apart,
+    # passes the whole ``call`` of a product (product_call_seconds). Never less than the FLOPs
+    # at the peak.
+    if call is None:
+        fused = m.ops is not None and m.ops < sum(count for count, _ in products)
+        call = (peaks.latency_seconds or 0.0) if fused else 0.0
     total = 0.0
     for i, (count, shape) in enumerate(products):
         rows, columns, depth = shape
@@ -104,8 +124,8 @@ def shape_seconds(m: Measurement, peaks: Peaks) -> float | None:
             point = peaks.gemm_point(shape, flush=flushed)
             if point is None:
                 return None
-            inside = max(flops / point[3] - launch, flops / peaks.flops_per_s)
-            total += times * inside
+            each = max(flops / point[3] - call, flops / peaks.flops_per_s)
+            total += times * each
     elements = activation_elements(m)
     if elements and peaks.activation_per_s and m.device == "cpu":
         total += elements / peaks.activation_per_s
@@ -126,7 +146,11 @@ def diagnoses(m: Measurement, peaks: Peaks) -> tuple[Diagnosis, ...]:
         found.append(Diagnosis(COLD_START, cold, "the cold sweep: a read right after a flush"))
     dispatch = overhead_seconds(m, peaks)
     if dispatch is not None and m.ops and (m.steps or 1) > 1:
-        arithmetic = max(m.flops / peaks.flops_per_s, shape or 0.0)
+        # the chain's dispatch is counted apart: its products' arithmetic without their calls
+        # (the lesser of the two bounds, so a fused kernel keeps its own)
+        bare = shape_seconds(m, peaks, call=product_call_seconds(peaks))
+        work = min(shape, bare) if shape is not None and bare is not None else None
+        arithmetic = max(m.flops / peaks.flops_per_s, work or 0.0)
         serial = m.device == "cpu"  # one thread dispatches, then computes
         chain = dispatch + arithmetic if serial else max(dispatch, arithmetic)
         found.append(
