@@ -60,6 +60,8 @@ MiB = 1024**2
 """Bytes in a mebibyte (binary); a megabyte (decimal) is 10**6."""
 GiB = 1024**3
 """Bytes in a gibibyte (binary); a gigabyte (decimal) is 10**9."""
+US = 1e-6
+"""Seconds in a microsecond."""
 
 _DECIMAL = ("bytes", "kB", "MB", "GB", "TB", "PB")
 _BINARY = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")

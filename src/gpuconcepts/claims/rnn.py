@@ -49,7 +49,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import number, plain_number, si, significant, times
+from gpuconcepts.units import US, number, plain_number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
@@ -194,10 +194,6 @@ def judge_rnn_length(
             ),
         ),
     )
-
-
-US = 1e-6
-"""A microsecond: the per-step costs are tested in µs."""
 
 
 def _line(fit: AffineFit) -> str:

@@ -316,8 +316,12 @@ class Peaks:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: the fields, and the ridge point for readers of the file."""
-        return {**to_record(self), "ridge_point": self.ridge_point}
+        """JSON-ready dict: the fields, and the ridge point for readers of the file. A run saved
+        before the sweeps' rounds were recorded is written back as it was, without them."""
+        record = to_record(self)
+        if record.get("sweep_rounds") is None:
+            record.pop("sweep_rounds", None)
+        return {**record, "ridge_point": self.ridge_point}
 
 
 Point = tuple[Any, ...]
