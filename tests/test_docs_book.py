@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -234,3 +236,41 @@ def test_the_api_page_prints_no_value_full_of_latex() -> None:
                 leaks.append(f"{name}.{attr}")
     assert "gpuconcepts.workloads" in dict(shown)
     assert leaks == []
+
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+TIMING_CALLS = re.compile(r"(?<![.\w])(?:analyze|collect|measure|measure_peaks|compare|profile)\(")
+"""Functions that time something on the machine building the book. A method such as
+``run.profile()`` only reads a run; the run itself is collected by ``build_run``, which the
+first measuring page calls."""
+
+
+def _code_cells(page: Path) -> list[str]:
+    return re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", page.read_text("utf-8"), re.DOTALL)
+
+
+def _measuring_pages() -> tuple[str, ...]:
+    tree = ast.parse((DOCS / "conf.py").read_text("utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "MEASURING_PAGES" for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, tuple)
+            return value
+    raise AssertionError("docs/conf.py defines no MEASURING_PAGES")
+
+
+def test_every_page_that_times_something_is_read_first_and_alone() -> None:
+    """`nox -s docs` reads pages two at a time; a page whose cells time anything must be in
+    conf.py's MEASURING_PAGES, which are read one at a time before the others, and the first
+    of them must collect the build's run, so no page collects it beside another."""
+    timing = {
+        page.stem
+        for page in DOCS.glob("*.md")
+        if any(TIMING_CALLS.search(cell) for cell in _code_cells(page))
+    }
+    measuring = _measuring_pages()
+    assert "analyze" in timing  # the search finds the page known to time three models
+    assert timing <= set(measuring)
+    assert any("build_run()" in cell for cell in _code_cells(DOCS / f"{measuring[0]}.md"))
