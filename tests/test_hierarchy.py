@@ -165,5 +165,11 @@ def test_measured_peaks_size_from_the_sweep(
     assert measure.flush_bytes("cpu") == 128 * MiB
     assert seen["beyond_bytes"] == 128 * MiB
     assert seen["cache"] == (reported or 2 * MiB if smaller else 64 * MiB)
-    # the L3 ends where DRAM begins, however large sysfs says it is
-    assert result.levels[-1].size_bytes <= 64 * MiB
+    # the last cache ends where DRAM begins, however large or small sysfs says it is, and one
+    # that sysfs does not name (no L3, or an L3 smaller than the sweep shows) is still a cache
+    assert result.levels[-1].size_bytes == 64 * MiB
+    assert [level.name for level in result.levels] == {
+        None: ["L2", "LLC"],
+        8 * MiB: ["L2", "L3", "LLC"],
+    }.get(reported, ["L2", "L3"])  # (the sweep starts above half of the 48 KiB L1)
+    assert result.levels[-1].bytes_per_s == (5.53e10 if reported == 8 * MiB else 6.07e10)

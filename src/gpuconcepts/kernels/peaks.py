@@ -324,6 +324,11 @@ def working_set_sweep(device: str, top: int, *, repeats: int = 5) -> tuple[tuple
     )
 
 
+MEASURED_LEVEL = "LLC"
+"""The name of a cache level that sysfs does not name and the working-set sweep found: faster
+than DRAM up to where DRAM's plateau begins (:func:`cache_hierarchy`)."""
+
+
 def cache_hierarchy(
     levels: Sequence[tuple[str, int]],
     sweep: Sequence[tuple[int, float]],
@@ -338,11 +343,17 @@ def cache_hierarchy(
     its size: a shared L3 of hundreds of MiB reaches only so far for this process. A level
     that came out no faster than every level behind it and DRAM is left out: a cache slower
     than the memory it caches is a noisy measurement, and would mislabel kernels.
+    Where sysfs names no level reaching that far (no L3 in sysfs, as on Arm, Apple and some
+    VMs, or one smaller than the sweep shows), the working sets between its last level and
+    DRAM's plateau are served by a cache all the same: :data:`MEASURED_LEVEL`, up to the plateau.
 
     >>> sweep = ((2**15, 1.3e11), (2**20, 9e10), (2**22, 2.3e10), (2**25, 1.3e10))
     >>> [(level.name, level.size_bytes >> 20) for level in cache_hierarchy(
     ...     (("L1", 2**16), ("L2", 2**21), ("L3", 300 * 2**20)), sweep, 1.3e10, 2**25)]
     [('L1', 0), ('L2', 2), ('L3', 32)]
+    >>> [(level.name, level.size_bytes >> 20) for level in cache_hierarchy(
+    ...     (("L1", 2**16), ("L2", 2**21)), sweep, 1.3e10, 2**25)]  # sysfs names no L3
+    [('L1', 0), ('L2', 2), ('LLC', 32)]
     """
     found = []
     below = 0
@@ -352,6 +363,10 @@ def cache_hierarchy(
         if inside:
             found.append(MemoryLevel(name, size, max(inside)))
         below = size
+    if dram_start is not None and below < dram_start:
+        inside = [rate for s, rate in sweep if below < s <= dram_start // 2]
+        if inside:
+            found.append(MemoryLevel(MEASURED_LEVEL, dram_start, max(inside)))
     kept: list[MemoryLevel] = []
     for level in reversed(found):  # from the largest cache down
         if level.bytes_per_s > max([dram_bytes_per_s, *(k.bytes_per_s for k in kept)]):
