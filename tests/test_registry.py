@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from gpuconcepts.changelog import load_changes
 from gpuconcepts.claims import thresholds, wholemodel
 from gpuconcepts.distributed import claims as dclaims
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts"
+CHANGE_LOG = SRC.parents[1] / "docs" / "changes.toml"
 
 JUDGING = [*sorted((SRC / "claims").glob("*.py")), SRC / "distributed" / "claims.py"]
 """The modules that judge claims (and thresholds.py, which holds their thresholds)."""
@@ -113,16 +115,47 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
     assert dclaims.SAME_EXCHANGE_FACTOR is thresholds.SAME_EXCHANGE_FACTOR
 
 
-def test_every_dated_change_is_listed_once_and_dated() -> None:
-    listed = thresholds.changes(wholemodel, dclaims)
-    names = [name for name, _ in listed]
-    assert names == [
-        "MLP_KNEE_CHANGES",
-        "DECODE_FLOOR_CHANGES",
-        "GPU_SIZES_CHANGES",
-        "PREDICTION_CHANGES",
+def _defined_names(tree: ast.Module) -> set[str]:
+    """Every name a module binds at its top level (assignments, functions and classes)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+def test_the_dated_changes_live_in_the_change_log_alone() -> None:
+    # no module keeps a dated history as a string constant any more ...
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        kept = sorted(name for name in _defined_names(tree) if name.endswith("_CHANGES"))
+        assert not kept, f"{path.relative_to(SRC)} keeps {kept}: they belong in docs/changes.toml"
+    assert not hasattr(thresholds, "changes")
+    # ... and the entries that moved there are dated, under their topics, with what, why and effect
+    logged = [(c.date.isoformat(), c.topic) for c in load_changes(CHANGE_LOG)]
+    moved = [
+        ("2026-12-01", "MLP knee"),
+        ("2026-12-01", "decode floor"),
+        ("2026-12-04", "decode floor"),
+        ("2026-12-04", "GPU sizes"),
+        ("2026-12-06", "roofline claims"),
+        ("2026-12-06", "ratio claims"),
+        ("2026-12-06", "MLP crossover"),
+        ("2026-12-06", "DLRM lookups"),
+        ("2026-12-06", "pass regions"),
+        ("2026-12-06", "direction-only claims"),
+        ("2026-12-06", "memory level"),
+        ("2026-12-06", "RNN cost per step"),
     ]
-    assert all(entry[:4] == "2026" and entry[10] == ":" for _, entry in listed)
+    assert [entry for entry in logged if entry in moved] == moved  # each once, in date order
+    by_topic = {c.topic: c for c in load_changes(CHANGE_LOG)}
+    assert "4.5x (fails)" in by_topic["MLP knee"].why
+    assert "`DECODE_KNEE_FACTOR`" in by_topic["pass regions"].what
+    assert by_topic["memory level"].effect == "No recorded run's count moved."
 
 
 # -- sizes: one file, one loader, no torch -------------------------------------------------------

@@ -196,9 +196,9 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     shape, a call's floor, the peaks). Measured: where the layer's own two roofs meet, read in
     each round of the sweep. Its plateau is its best FLOP/s over the sweep; its bandwidth is the
     minimal bytes per second at the smallest batch; their ratio is the layer's own ridge, and
-    the knee is the B whose intensity equals it (see
-    :data:`~gpuconcepts.claims.thresholds.MLP_KNEE_CHANGES`). Both ends come from the same
-    round, so load slows them alike.
+    the knee is the B whose intensity equals it: no flat top of the curve can move it, where
+    half of the peak could (the change log, ``docs/changes.toml``, 2026-12-01, MLP knee). Both
+    ends come from the same round, so load slows them alike.
     """
     w = _MlpSweep.of(sweep, peaks)
     layer = {"d_in": w.d_in, "d_out": w.d_out, "s": w.s}

@@ -58,12 +58,13 @@ class DecodeSweep:
     paired rounds: ``seconds[i][r]`` and ``reference_seconds[r]`` were timed in round ``r``,
     side by side. The reference is a batch-1 product through as many weight bytes as the
     model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
-    STREAM triad instead, see :data:`~gpuconcepts.claims.thresholds.DECODE_FLOOR_CHANGES`).
+    STREAM triad instead, which the matrix-vector products of a step do not reach; see the
+    change log, ``docs/changes.toml``, 2026-12-01, decode floor).
 
     ``graphed``: each step was captured once as a CUDA graph and replayed, as servers run
     decode, so that the time is the GPU's and not Python's launching of its hundred-odd
-    kernels (eager, the H200 took 10× the weights' floor at batch 1; see
-    :data:`~gpuconcepts.claims.thresholds.DECODE_FLOOR_CHANGES`). Always False on a CPU.
+    kernels (eager, the H200 took 10× the weights' floor at batch 1; see the change log,
+    ``docs/changes.toml``, 2026-12-04, decode floor). Always False on a CPU.
     """
 
     OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"graphed"})

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
-from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.claims import thresholds
 from gpuconcepts.claims.predict import measured_over_predicted, share_within
 from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.render.markdown import (
@@ -164,12 +164,19 @@ def roofline_claims(run: Run) -> list[ClaimResult]:
     return [r for r in run.claims if r.architecture == "Roofline"]
 
 
+CHANGE_LOG = "{doc}`change log <changes>`"
+"""The appendix that dates every change made after a run had been seen (``docs/changes.toml``)."""
+
+
 def threshold_tables() -> Glue:
-    """Every threshold with its value and reason, and the whole-model claims' changes.
+    """Every threshold with its value and reason, and where their dated changes are: a link to
+    the change log's appendix, which alone keeps them.
 
     >>> glue = threshold_tables()
     >>> glue["thresholds"].splitlines()[0]
     '| Constant | Value | Why this value |'
+    >>> CHANGE_LOG in glue["changes"]
+    True
     """
     return {
         "thresholds": markdown_table(
@@ -179,7 +186,8 @@ def threshold_tables() -> Glue:
                 for name, value, reason in thresholds.described()
             ],
         ),
-        "changes": "\n".join(
-            f"* `{name}`: {literal(entry)}" for name, entry in thresholds.changes(wholemodel)
+        "changes": (
+            f"A change made after a run had been seen is dated in the {CHANGE_LOG}, with what "
+            "changed, why, and its effect on the runs."
         ),
     }
