@@ -441,7 +441,17 @@ def test_alpha_beta_interval_carries_the_fits_own_uncertainty() -> None:
     assert claims.alpha_beta_claim([far, bulk], fit, "demo", sweep=sweep).verdict == "fails"
 
 
+FREE = AlphaBeta(alpha_s=1e-12, bytes_per_s=1e18, points=7)
+"""Messages between pipeline stages that cost next to nothing: GPipe's bubble alone."""
+
+
+def _costly(alpha_s: float) -> AlphaBeta:
+    """Messages whose latency ``alpha_s`` outweighs their bytes."""
+    return AlphaBeta(alpha_s=alpha_s, bytes_per_s=1e15, points=7)
+
+
 def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
+    """Two stages, four micro-batches of 0.25 s of work each."""
     return _collective(
         "pipeline",
         "pipeline_activation_bytes",
@@ -455,12 +465,35 @@ def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
 
 def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
-    assert claims.bubble_claim(_pipeline(predicted), cores=2, device="demo").verdict == "holds"
-    assert claims.bubble_claim(_pipeline(0.5), cores=2, device="demo").verdict == "fails"
-    assert claims.bubble_claim(_pipeline(0.2), cores=1, device="demo").verdict == "not visible"
-    crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), cores=2, device="demo")
+    assert claims.bubble_claim(_pipeline(predicted), FREE, 2, "demo").verdict == "holds"
+    assert claims.bubble_claim(_pipeline(0.5), FREE, 2, "demo").verdict == "fails"
+    assert claims.bubble_claim(_pipeline(0.2), FREE, 1, "demo").verdict == "not visible"
+    crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), FREE, 2, "demo")
     assert crowded.verdict == "not visible"
     assert "3x longer" in crowded.reason
+
+
+def test_bubble_claim_prices_each_message_between_stages() -> None:
+    # 0.25 s of work and 50 ms per message: (0.25 + 4·0.05) / (5·0.25 + 4·0.05) = 0.45/1.45
+    costly = _costly(0.05)
+    result = claims.bubble_claim(_pipeline(0.45 / 1.45), costly, 2, "demo")
+    assert result.test.predicted == pytest.approx(0.45 / 1.45)
+    assert result.verdict == "holds"
+    # the alternative waits for the whole batch (1 s) and its message: 1 - 1/2.05
+    assert result.test.alternative_value == pytest.approx(1 - 1 / 2.05, rel=1e-6)
+    assert "each message 50 ms by the α-β fit" in result.prediction
+    # GPipe's bubble alone is now too small: the messages' idle time is missing
+    assert claims.bubble_claim(_pipeline(0.2), costly, 2, "demo").verdict == "fails"
+
+
+def test_bubble_claims_without_an_alpha_beta_fit_are_not_visible() -> None:
+    result = claims.bubble_claim(_pipeline(0.2), None, 2, "demo")
+    assert (result.verdict, result.reason) == (
+        "not visible",
+        "no α-β fit of the all-reduces prices the messages between stages",
+    )
+    gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4)}
+    assert claims.bubble_sweep_claim(_swept(gpipe), None, 2, "d").verdict == "not visible"
 
 
 def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
@@ -488,6 +521,7 @@ def test_loopback_parse_needs_lo() -> None:
 
 # -- the bubble swept over m ----------------------------------------------------------------------
 def _swept(bubbles: dict[int, float], p: int = 2, slowdown: float = 1.0) -> list[Collective]:
+    """A sweep over m with micro-batches of 0.25 s of work each."""
     return [
         _collective(
             "pipeline sweep",
@@ -495,8 +529,8 @@ def _swept(bubbles: dict[int, float], p: int = 2, slowdown: float = 1.0) -> list
             {"B": 128 * m, "d": 256, "s": 4},
             bubble=(b, b * 1.02, b * 0.98, b, b),
             schedule={"p": p, "m": m},
-            busy_seconds=(slowdown,),
-            solo_seconds=1.0,
+            busy_seconds=(slowdown * m / 4,),
+            solo_seconds=m / 4,
         )
         for m, b in bubbles.items()
     ]
@@ -504,16 +538,30 @@ def _swept(bubbles: dict[int, float], p: int = 2, slowdown: float = 1.0) -> list
 
 def test_bubble_sweep_slope_is_one_whatever_the_constant_idle_share() -> None:
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4, 8)}
-    exact = claims.bubble_sweep_claim(_swept(gpipe), cores=2, device="demo")
+    exact = claims.bubble_sweep_claim(_swept(gpipe), FREE, cores=2, device="demo")
     assert exact.verdict == "holds"
     assert exact.test.measured == pytest.approx(1.0)
     assert exact.key == "pipeline-bubble-shrinks"
-    # messages between the stages add a constant idle share: the intercept takes it
+    # a constant idle share (the time to start) goes into the intercept
     offset = claims.bubble_sweep_claim(
-        _swept({m: b + 0.1 for m, b in gpipe.items()}), cores=2, device="demo"
+        _swept({m: b + 0.1 for m, b in gpipe.items()}), FREE, cores=2, device="demo"
     )
     assert offset.verdict == "holds"
     assert offset.test.measured == pytest.approx(1.0)
+
+
+def test_bubble_sweep_reads_the_bubble_its_messages_leave() -> None:
+    # messages as long as the work: the bubble falls from 2/3 at m = 1 towards 1/2, as
+    # (m + 1)/(2m + 1); GPipe's alone falls 2.8 times as steeply
+    costly = _costly(0.25)
+    priced = {m: (m + 1) / (2 * m + 1) for m in (1, 2, 4, 8)}
+    result = claims.bubble_sweep_claim(_swept(priced), costly, 2, "demo")
+    assert result.verdict == "holds"
+    assert result.test.measured == pytest.approx(1.0, rel=1e-3)
+    gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4, 8)}
+    too_steep = claims.bubble_sweep_claim(_swept(gpipe), costly, 2, "demo")
+    assert too_steep.verdict == "fails"
+    assert too_steep.test.measured == pytest.approx(2.8, abs=0.1)
 
 
 @pytest.mark.parametrize(
@@ -526,16 +574,16 @@ def test_bubble_sweep_slope_is_one_whatever_the_constant_idle_share() -> None:
     ],
 )
 def test_bubble_sweep_fails_when_the_bubble_does_not_follow_m(bubbles: dict[int, float]) -> None:
-    assert claims.bubble_sweep_claim(_swept(bubbles), cores=2, device="demo").verdict == "fails"
+    assert claims.bubble_sweep_claim(_swept(bubbles), FREE, 2, "demo").verdict == "fails"
 
 
 def test_bubble_sweep_is_not_visible_when_the_stages_did_not_run_side_by_side() -> None:
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4)}
-    assert claims.bubble_sweep_claim(_swept(gpipe), cores=1, device="d").verdict == "not visible"
-    slow = claims.bubble_sweep_claim(_swept(gpipe, slowdown=2.0), cores=2, device="d")
+    assert claims.bubble_sweep_claim(_swept(gpipe), FREE, 1, "d").verdict == "not visible"
+    slow = claims.bubble_sweep_claim(_swept(gpipe, slowdown=2.0), FREE, 2, "d")
     assert slow.verdict == "not visible"
     assert "2x longer in the pipeline than alone (at m = 1)" in slow.reason
-    crowded = claims.bubble_sweep_claim(_swept(gpipe), cores=2, device="d", crowded="shared")
+    crowded = claims.bubble_sweep_claim(_swept(gpipe), FREE, 2, "d", crowded="shared")
     assert (crowded.verdict, crowded.reason) == ("not visible", "shared")
 
 
@@ -543,7 +591,7 @@ def test_bubble_sweep_needs_two_values_of_m() -> None:
     with pytest.raises(
         GpuConceptsError, match="at least two values of m; got p, m = \\[\\(2, 4\\)\\]"
     ):
-        claims.bubble_sweep_claim(_swept({4: 0.2}), cores=2, device="demo")
+        claims.bubble_sweep_claim(_swept({4: 0.2}), FREE, cores=2, device="demo")
 
 
 def test_growth_keeps_one_all_reduce_per_group_size() -> None:

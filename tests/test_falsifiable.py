@@ -227,9 +227,9 @@ PART_VIOLATIONS: dict[str, Callable[[], ClaimResult]] = {
         td._paired(td._ROUNDS, [4 * t for t in td._ROUNDS]), "demo"
     ),
     "alpha-beta-predicts": _alpha_beta,
-    "pipeline-bubble": lambda: dclaims.bubble_claim(td._pipeline(0.5), cores=2, device="demo"),
+    "pipeline-bubble": lambda: dclaims.bubble_claim(td._pipeline(0.5), td.FREE, 2, "demo"),
     "pipeline-bubble-shrinks": lambda: dclaims.bubble_sweep_claim(
-        td._swept({1: 0.3, 2: 0.3, 4: 0.3, 8: 0.3}), cores=2, device="demo"
+        td._swept({1: 0.3, 2: 0.3, 4: 0.3, 8: 0.3}), td.FREE, 2, "demo"
     ),
 }
 """One violating result for each whole-model and distributed claim (the builders are those of

@@ -119,15 +119,17 @@ def test_every_visible_region_leaves_the_alternative_out(name: str) -> None:
 
 # -- measured within 2x of the prediction ------------------------------------------------------
 WITHIN = {
-    "cpu-amd-epyc-float32.json": (33, 35),
-    "nvidia-h200-bfloat16.json": (31, 35),
-    "nvidia-h200-tf32.json": (24, 35),
+    "cpu-amd-epyc-float32.json": (34, 35),
+    "nvidia-h200-bfloat16.json": (32, 35),
+    "nvidia-h200-tf32.json": (25, 35),
 }
 """Claims measured within 2x of their prediction, of those whose prediction and measurement
 are numbers, on each recorded run re-judged with the current code (2026-12-06). Before the
 predictions were made numbers (issue 36): 24, 22 and 21 of 35. rnn-linear-in-S, judged by its
 cost per step since the same day, measures 0.61x its prediction on the H200 in bf16 (the
-products of cuDNN's fused steps charged without a launch each) and 0.42x in tf32."""
+products of cuDNN's fused steps charged without a launch each) and 0.42x in tf32. Since the
+pipeline's messages are priced by the α-β fit (2026-12-06, docs/changes.toml), its bubble
+measures 1.28x, 1.70x and 1.50x its prediction (2.54x, 5.27x and 4.98x of GPipe's alone)."""
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -139,19 +141,12 @@ def test_within_twice_counts_on_the_recorded_runs(name: str) -> None:
     "name",
     [
         RECORDED[0],
-        pytest.param(
-            RECORDED[1],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="31 of 35: decode-long-context (10.7x), alpha-beta-predicts (2.2x) and "
-                "the two pipeline-bubble claims miss on the H200 host",
-            ),
-        ),
+        RECORDED[1],
         pytest.param(
             RECORDED[2],
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="24 of 35: this run's GEMM sweep topped at 49 TFLOP/s against a 410 "
+                reason="25 of 35: this run's GEMM sweep topped at 49 TFLOP/s against a 410 "
                 "TFLOP/s peak (run without TF32), so every prediction that reads it misses",
             ),
         ),

@@ -154,6 +154,20 @@ _TABLE: tuple[Symbol, ...] = (
     Symbol("W", "number of devices (world size)", "devices", "positive integer"),
     Symbol("p", "pipeline stages", "stages", "positive integer"),
     Symbol("m", "micro-batches per batch in a pipeline", "micro-batches", "positive integer"),
+    Symbol(
+        "t_stage",
+        "a pipeline stage's work on one micro-batch",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{stage}}",
+    ),
+    Symbol(
+        "t_msg",
+        "time of one message between neighbouring pipeline stages (α + bytes / bandwidth)",
+        "seconds",
+        "positive real",
+        r"t_{\mathrm{msg}}",
+    ),
     Symbol("n_tables", "number of embedding tables", "tables", "positive integer"),
     # serving and scaling
     Symbol("n_layers", "transformer layers of a model", "layers", "positive integer"),

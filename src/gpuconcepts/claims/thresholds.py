@@ -172,10 +172,10 @@ ratio is taken within paired rounds, so the drift of a shared machine cancels.""
 
 BUBBLE_MARGIN = 0.5
 """The measured pipeline bubble passes when it lies within half the distance between the
-GPipe prediction and the alternative (no overlap between stages), on either side. The same
-half-way rule fixes the bubble sweep's pass region: the fitted slope of the measured bubble
-against (p - 1)/(m + p - 1) lies within 0.5 of the predicted 1, half the way to the slope 0 of
-a bubble that does not shrink with m, and as far above."""
+prediction (GPipe's schedule with its messages priced) and the alternative (no overlap between
+stages), on either side. The same half-way rule fixes the bubble sweep's pass region: the
+fitted slope of the measured bubble against the predicted one lies within 0.5 of 1, half the
+way to the slope 0 of a bubble that does not shrink with m, and as far above."""
 
 PIPELINE_MAX_SLOWDOWN = 1.5
 """The bubble is only judged when each stage's work took at most 1.5x as long inside the

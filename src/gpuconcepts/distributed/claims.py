@@ -384,30 +384,67 @@ def _stages_apart(c: Collective, cores: int) -> str:
     return ""
 
 
-def bubble_claim(c: Collective, cores: int, device: str, crowded: str = "") -> ClaimResult:
-    """The idle share of a pipeline stage is the GPipe bubble (p - 1)/(m + p - 1)."""
+def _stage_seconds(c: Collective) -> float:
+    """A stage's median work on one micro-batch inside pipeline ``c``."""
+    return statistics.median(c.busy_seconds) / c.schedule["m"]
+
+
+def bubble_with_messages(c: Collective, fit: AlphaBeta) -> float:
+    """The bubble pipeline ``c`` should show: GPipe's schedule with each micro-batch's message
+    between stages priced by the α-β fit of the all-reduces (measured apart from the pipeline)
+    and the stages' work as the pipeline measured it
+    (:data:`~gpuconcepts.formulas.pipeline_bubble_with_messages`)."""
     p, m = c.schedule["p"], c.schedule["m"]
-    predicted = formulas.pipeline_bubble_fraction(p=p, m=m)
-    alternative = (p - 1) / p
+    return float(
+        formulas.pipeline_bubble_with_messages(
+            p=p, m=m, t_stage=_stage_seconds(c), t_msg=fit.seconds(c.formula_bytes / m)
+        )
+    )
+
+
+_NO_FIT = "no α-β fit of the all-reduces prices the messages between stages"
+
+
+def bubble_claim(
+    c: Collective, fit: AlphaBeta | None, cores: int, device: str, crowded: str = ""
+) -> ClaimResult:
+    """The idle share of a pipeline stage is the GPipe bubble (p - 1)/(m + p - 1), with each
+    micro-batch's message between stages priced by the α-β fit (``fit``; without one the
+    claim is not visible)."""
+    p, m = c.schedule["p"], c.schedule["m"]
+    gpipe = float(formulas.pipeline_bubble_fraction(p=p, m=m))
+    if fit is None:
+        predicted, alternative = gpipe, (p - 1) / p
+    else:
+        predicted = bubble_with_messages(c, fit)
+        # no overlap: each stage waits for the whole batch, then its one message
+        work = m * _stage_seconds(c)
+        alternative = 1 - work / (p * work + (p - 1) * fit.seconds(c.formula_bytes))
     half = BUBBLE_MARGIN * (alternative - predicted)
     bubbles = c.bubble
     q1, q3 = quartiles(bubbles)
     median = statistics.median(bubbles)
-    crowded = crowded or _stages_apart(c, cores)
+    crowded = crowded or (_NO_FIT if fit is None else "") or _stages_apart(c, cores)
+    messages = (
+        ""
+        if fit is None
+        else f", each message {si(fit.seconds(c.formula_bytes / m), 's')} by the α-β fit, "
+        f"each stage's work {si(_stage_seconds(c), 's')} per micro-batch"
+    )
     return two_sided(
         key="pipeline-bubble",
         quantity="measured bubble fraction",
         claim="In a pipeline of p stages fed m micro-batches, each stage idles for the "
-        "bubble (p - 1)/(m + p - 1) of the time.",
-        prediction=f"{formulas.pipeline_bubble_fraction.text()} = {number(predicted)} "
-        f"(p = {p}, m = {m})",
+        "bubble (p - 1)/(m + p - 1) of the time, plus the time its messages take.",
+        prediction=f"{formulas.pipeline_bubble_fraction.text()} = {number(gpipe)} (p = {p}, "
+        f"m = {m}); with the messages between stages{messages}: {number(predicted)}",
         predicted=predicted,
-        alternative=f"no overlap: each stage waits for the whole batch, (p - 1)/p = "
+        alternative="no overlap: each stage waits for the whole batch and its message, "
         f"{number(alternative)}",
         alternative_value=alternative,
         # half the way to the alternative, and within PREDICTION_FACTOR of the prediction
-        low=max(predicted - half, predicted / PREDICTION_FACTOR),
-        high=min(predicted + half, predicted * PREDICTION_FACTOR),
+        low=max(predicted - abs(half), predicted / PREDICTION_FACTOR),
+        high=min(predicted + abs(half), predicted * PREDICTION_FACTOR),
         measured=median,
         interval=(q1, q3),
         measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "
@@ -429,35 +466,45 @@ def _slope(x: Sequence[float], y: Sequence[float]) -> float:
 
 
 def bubble_sweep_claim(
-    pipelines: Sequence[Collective], cores: int, device: str, crowded: str = ""
+    pipelines: Sequence[Collective],
+    fit: AlphaBeta | None,
+    cores: int,
+    device: str,
+    crowded: str = "",
 ) -> ClaimResult:
-    """The bubble shrinks with m as (p - 1)/(m + p - 1): the measured bubbles of a sweep over m,
-    fitted against the formula's, have slope 1.
+    """The bubble shrinks with m as GPipe's schedule says: the measured bubbles of a sweep over
+    m, fitted against :func:`bubble_with_messages`'s (the messages priced by ``fit``), have
+    slope 1.
 
-    The fit has an intercept, so a constant idle share on top of the bubble (the messages
-    between stages, the time to start) does not move the slope; a bubble that does not shrink
-    with m gives slope 0.
+    The fit has an intercept, so a constant idle share on top of the bubble (the time to
+    start) does not move the slope; a bubble that does not shrink with m gives slope 0.
+    Without an α-β fit the messages cannot be priced, and the claim is not visible.
     """
     ordered = sorted(pipelines, key=lambda c: c.schedule["m"])
     p = ordered[0].schedule["p"]
     ms = [c.schedule["m"] for c in ordered]
-    predicted = [float(formulas.pipeline_bubble_fraction(p=p, m=m)) for m in ms]
     if len(set(ms)) < 2 or any(c.schedule["p"] != p for c in ordered):
         raise GpuConceptsError(
             f"a bubble sweep needs one p and at least two values of m; got p, m = "
             f"{[(c.schedule['p'], c.schedule['m']) for c in ordered]}"
         )
+    if fit is None:
+        predicted = [float(formulas.pipeline_bubble_fraction(p=p, m=m)) for m in ms]
+    else:
+        predicted = [bubble_with_messages(c, fit) for c in ordered]
     slope, interval = with_interval(lambda b: _slope(predicted, b), [c.bubble for c in ordered])
     medians = [c.bubble_median for c in ordered]
-    not_visible = crowded or next(
-        (reason for c in ordered if (reason := _stages_apart(c, cores))), ""
+    not_visible = (
+        crowded
+        or (_NO_FIT if fit is None else "")
+        or next((reason for c in ordered if (reason := _stages_apart(c, cores))), "")
     )
     return two_sided(
         key="pipeline-bubble-shrinks",
-        quantity="slope of the measured bubble against (p - 1)/(m + p - 1)",
+        quantity="slope of the measured bubble against GPipe's with its messages",
         claim="The pipeline bubble shrinks with the number of micro-batches m as "
         "(p - 1)/(m + p - 1): each added micro-batch adds work but no idle time.",
-        prediction=f"{formulas.pipeline_bubble_fraction.text()} at p = {p} and m = "
+        prediction=f"{formulas.pipeline_bubble_with_messages.text()} at p = {p} and m = "
         + ", ".join(map(str, ms))
         + " = "
         + ", ".join(f"{number(b)}" for b in predicted)

@@ -126,12 +126,13 @@ class DistributedReport:
         )
         pipelines = self.of_kind("pipeline")
         results.extend(
-            claims.bubble_claim(c, self.cores, self.device, crowded=self.crowded) for c in pipelines
+            claims.bubble_claim(c, self.fit, self.cores, self.device, crowded=self.crowded)
+            for c in pipelines
         )
         if len(self.pipelines) > 1:
             results.append(
                 claims.bubble_sweep_claim(
-                    self.pipelines, self.cores, self.device, crowded=self.crowded
+                    self.pipelines, self.fit, self.cores, self.device, crowded=self.crowded
                 )
             )
         return tuple(results)

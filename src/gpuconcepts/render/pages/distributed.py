@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import exercises as answers
 from gpuconcepts import formulas, units
+from gpuconcepts.distributed.claims import bubble_with_messages
 from gpuconcepts.distributed.text import exchange_gap
 from gpuconcepts.distributed.text import markdown as traffic_markdown
 from gpuconcepts.errors import GpuConceptsError
@@ -179,17 +180,18 @@ def measured(run: Run) -> Glue:
     report = report_of(run)
     by_key = {r.key: r for r in report.claims}
     traffic = [r for r in report.claims if r.key.startswith("traffic-")]
+    fit = report.fit
     bubble_rows = [
         [
             str(c.schedule["m"]),
             units.percent(formulas.pipeline_bubble_fraction(p=c.schedule["p"], m=c.schedule["m"])),
+            "-" if fit is None else units.percent(bubble_with_messages(c, fit)),
             units.percent(c.bubble_median),
             "-" if c.slowdown is None else units.times(c.slowdown),
         ]
         for c in report.pipelines
     ]
     first = report.pipelines[0]
-    fit = report.fit
     glue: Glue = {
         "world": str(report.world_size),
         "run_device": report.device,
@@ -206,7 +208,7 @@ def measured(run: Run) -> Glue:
         else f"On this run each of the {report.world_size} processes had a core of its own, so "
         "their times are read.",
         "bubble_sweep_rows": markdown_table(
-            ["Micro-batches $m$", "GPipe's bubble", "Measured (median)",
+            ["Micro-batches $m$", "GPipe's bubble", "With its messages", "Measured (median)",
              "Stage work, in the pipeline ÷ alone"],
             bubble_rows,
         ),
@@ -273,6 +275,7 @@ def parallelism() -> Glue:
         "bubble_eq": Math(formulas.pipeline_bubble_fraction.equation()),
         "bubble_p": str(PIPELINE_STAGES),
         "bubble_interleaved_eq": Math(formulas.pipeline_bubble_fraction_interleaved.equation()),
+        "bubble_messages_eq": Math(formulas.pipeline_bubble_with_messages.equation()),
         "bubble_rows": markdown_table(
             ["Micro-batches m", "Bubble / whole time (GPipe)", "Bubble / ideal time, v = 1",
              "Bubble / ideal time, v = 2 (interleaved)"],
