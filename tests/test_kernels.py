@@ -277,6 +277,31 @@ def test_a_lab_in_another_dtype_still_times_the_float32_triad() -> None:
     assert (layer.params["dtype"], layer.params["s"]) == ("bfloat16", 2)
 
 
+class _Stop(Exception):
+    """Ends measure_peaks at its first measurement."""
+
+
+@pytest.mark.parametrize(("dtype", "tf32"), [("tf32", True), ("float32", False), ("bf16", False)])
+def test_every_ceiling_runs_in_the_precision_of_the_run(
+    monkeypatch: pytest.MonkeyPatch, dtype: str, tf32: bool
+) -> None:
+    # The H200's tf32 run (2026-12-04) took its compute peak, 410 TFLOP/s, from a convolution
+    # that cuDNN ran in TF32 by PyTorch's default, and its GEMM sweep, 49 TFLOP/s at best, from
+    # products that PyTorch's default kept in FP32; its kernels ran in TF32 throughout.
+    seen = []
+
+    def first_measurement(*_: object, **__: object) -> None:
+        seen.append((torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32))
+        raise _Stop
+
+    monkeypatch.setattr(peaks, "working_set_sweep", first_measurement)
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    with pytest.raises(_Stop):
+        measure_peaks("cpu", presets=TINY, dtype=dtype)
+    assert seen == [(tf32, tf32)]
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+
+
 @pytest.mark.parametrize(("dtype", "s"), [("bfloat16", 2), ("float16", 2), ("float32", 4)])
 def test_bytes_per_element_come_from_the_tensor(dtype: str, s: int) -> None:
     m = mlp.linear("cpu", PEAKS, B=2, d_in=4, d_out=8, dtype=dtype, repeats=R)

@@ -76,6 +76,30 @@ def test_the_datasheet_share_is_computed(first: Run) -> None:
     assert units.si(first.peaks.flops_per_s, "FLOP/s") in gpu.peaks_sentence(first)
 
 
+def _sweep_at(run: Run, share: float) -> Run:
+    """``run`` with its GEMM sweep scaled so that its best point is ``share`` of the peak."""
+    peaks = run.peaks
+    scale = share * peaks.flops_per_s / max(point[3] for point in peaks.gemm_sweep)
+    sweep = tuple((r, w, f, rate * scale) for r, w, f, rate in peaks.gemm_sweep)
+    return dataclasses.replace(run, peaks=dataclasses.replace(peaks, gemm_sweep=sweep))
+
+
+def test_a_sweep_far_below_the_peak_is_said_with_its_cause(first: Run) -> None:
+    # The H200's tf32 run: a sweep at 12 % of the peak, under the FP32 datasheet rate
+    fp32 = lookup(first.provenance.device_name).peak("fp32")  # type: ignore[union-attr]
+    slow = gpu.sweep_sentence(_sweep_at(first, 0.9 * fp32 / first.peaks.flops_per_s))
+    assert "predictions that read the sweep expect slower products" in slow
+    assert "its products ran in FP32" in slow
+    # under half of the peak but above the FP32 rate: off, with no cause named
+    half = gpu.sweep_sentence(_sweep_at(first, 0.45))
+    assert "expect slower products" in half
+    assert "FP32" not in half
+    assert "45%" in half
+    fine = gpu.sweep_sentence(_sweep_at(first, 0.87))
+    assert fine.endswith("87% of that peak.")
+    assert fine in gpu.peaks_sentence(_sweep_at(first, 0.87))
+
+
 def test_the_rnn_sentence_follows_the_times(first: Run) -> None:
     loop = gpu._find(first, "rnn-loop")
     gemm = gpu._find(first, "rnn-gemm")

@@ -41,7 +41,7 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
 
 from __future__ import annotations
 
-from gpuconcepts.kernels._common import default_dtype, torch_dtype
+from gpuconcepts.kernels._common import default_dtype, precision, torch_dtype
 from gpuconcepts.kernels.peaks import measure_peaks
 from gpuconcepts.kernels.presets import device_class, load_presets, load_sweeps
 from gpuconcepts.workloads import WORKLOADS
@@ -58,5 +58,6 @@ __all__ = [
     "load_presets",
     "load_sweeps",
     "measure_peaks",
+    "precision",
     "torch_dtype",
 ]

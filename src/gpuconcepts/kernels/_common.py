@@ -54,6 +54,30 @@ def torch_dtype(name: str) -> torch.dtype:
     return table[dtype_name(name)]
 
 
+@contextmanager
+def precision(dtype: str) -> Iterator[None]:
+    """TF32 tensor cores for matrix products and convolutions exactly when ``dtype`` is tf32,
+    restored afterwards. PyTorch's own defaults differ between the two (convolutions on,
+    products off), so a float32 convolution would run in TF32 and a tf32 product in FP32; a
+    kernel and the ceilings that bound it must run in the same precision.
+
+    >>> with precision("tf32"):
+    ...     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    (True, True)
+    >>> with precision("float32"):
+    ...     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    (False, False)
+    """
+    tf32 = dtype_name(dtype) == "tf32"
+    previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+
+
 def check_sizes(kernel: str, **sizes: object) -> None:
     """Every size must be a positive int; the message names the kernel and the size."""
     for name, value in sizes.items():
@@ -122,16 +146,10 @@ class Kernel:
 
     @contextmanager
     def settings(self) -> Iterator[None]:
-        """The kernel's settings while it is timed: no autograd, TF32 matmuls only for tf32."""
-        tf32 = self.dtype == "tf32"
-        previous = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        torch.backends.cudnn.allow_tf32 = tf32
-        try:
-            with torch.inference_mode():
-                yield
-        finally:
-            torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = previous
+        """The kernel's settings while it is timed: no autograd, and its dtype's
+        :func:`precision`."""
+        with precision(self.dtype), torch.inference_mode():
+            yield
 
     def measurement(
         self,

@@ -29,6 +29,7 @@ from gpuconcepts.kernels._common import (
     Kernel,
     check_sizes,
     default_dtype,
+    precision,
     prepare,
     tensor,
     torch_dtype,
@@ -636,10 +637,21 @@ def measure_peaks(
     (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
     dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`), the random-access
     sweep (:func:`random_access`), the cold sweep (:func:`cold_reads`) and the GEMM sweep
-    (:func:`gemm_sweep`) complete them.
+    (:func:`gemm_sweep`) complete them. Every ceiling runs in ``dtype``'s
+    :func:`~gpuconcepts.kernels.precision`, as the kernels it bounds do (for tf32, TF32 tensor
+    cores in products and convolutions alike).
     """
     if presets is None:
         presets = load_presets(device, quick)
+    dtype = dtype_name(dtype or default_dtype(device))
+    with precision(dtype):
+        return _ceilings(device, presets, repeats, dtype)
+
+
+def _ceilings(
+    device: str, presets: Mapping[str, Mapping[str, int]], repeats: int | None, dtype: str
+) -> Peaks:
+    """:func:`measure_peaks`'s measurements, in the precision it sets."""
     sizes = presets["peaks"]
     # A ceiling is the best repetition, so more of them help on a busy machine.
     reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
@@ -656,7 +668,6 @@ def measure_peaks(
     )
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
     triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
-    dtype = dtype_name(dtype or default_dtype(device))
     flops = max(
         best_gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
         conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),

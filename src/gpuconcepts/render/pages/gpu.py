@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims.registry import CLAIMS
+from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.render.pages.claims import CHANGE_LOG
 from gpuconcepts.render.plots.roofline import plot_roofline
 from gpuconcepts.render.style import plain_log_labels
 from gpuconcepts.render.text import chain_bound
@@ -150,17 +152,20 @@ def datasheet_table(runs: Sequence[Run]) -> str:
 
 
 def peaks_sentence(run: Run) -> str:
-    """In words: the share of the datasheet's compute and memory roofs the run reached."""
+    """In words: the share of the datasheet's compute and memory roofs the run reached, and
+    what its GEMM sweep reached (:func:`sweep_sentence`)."""
     gpu = lookup(run.provenance.device_name)
     peaks = run.peaks
     if gpu is None or gpu.peak(peaks.dtype) is None:
         return (
             f"T{run_phrase(run)[1:]} measured {si(peaks.flops_per_s, 'FLOP/s')} and "
-            f"{si(peaks.bytes_per_s, 'B/s')}; its GPU is not in the datasheet table."
+            f"{si(peaks.bytes_per_s, 'B/s')}; its GPU is not in the datasheet table. "
+            + sweep_sentence(run)
         )
     sheet = gpu.peak(peaks.dtype) or 1.0
     return (
-        f"In {run_phrase(run)} the largest GEMM reached {si(peaks.flops_per_s, 'FLOP/s')} of "
+        f"In {run_phrase(run)} the compute peak (the faster of a large GEMM and the book's "
+        f"dense convolution) reached {si(peaks.flops_per_s, 'FLOP/s')} of "
         f"the {si(sheet, 'FLOP/s')} the {gpu.name} datasheet lists for {peaks.dtype} "
         f"({percent(peaks.flops_per_s / sheet)}), and streaming reached "
         f"{si(peaks.bytes_per_s, 'B/s')} of {si(gpu.bytes_per_s, 'B/s')} "
@@ -169,8 +174,38 @@ def peaks_sentence(run: Run) -> str:
         f"{units.significant(gpu.ridge_point(peaks.dtype))}, and the smallest kernel took "
         + ("an unmeasured time" if peaks.latency_seconds is None
            else seconds(peaks.latency_seconds))
-        + ", the latency floor under every other one."
+        + ", the latency floor under every other one. "
+        + sweep_sentence(run)
     )  # fmt: skip
+
+
+def sweep_sentence(run: Run) -> str:
+    """In words: the best rate of ``run``'s GEMM sweep, whose products the predictions read,
+    against its compute peak; when it is under half of it, that the predictions reading the
+    sweep are off, and, for a sweep no faster than the datasheet's FP32 rate in a run of
+    another dtype, that its products ran in FP32 ("" for a run without a sweep)."""
+    peaks = run.peaks
+    best = max((point[3] for point in peaks.gemm_sweep), default=None)
+    if best is None:
+        return ""
+    share = best / peaks.flops_per_s
+    said = (
+        f"Its GEMM sweep, whose products the predictions read, reached at best "
+        f"{si(best, 'FLOP/s')}, {percent(share)} of that peak"
+    )
+    if share >= 1 / PREDICTION_FACTOR:
+        return said + "."
+    gpu = lookup(run.provenance.device_name)
+    fp32 = None if gpu is None else gpu.peak("fp32")
+    if fp32 is not None and peaks.dtype != "fp32" and best <= fp32:
+        said += (
+            f", below the datasheet's FP32 rate of {si(fp32, 'FLOP/s')}: its products ran in "
+            f"FP32, not in {peaks.dtype} as the peak's kernel and the book's kernels did"
+        )
+    return (
+        said + ". On this run the predictions that read the sweep expect slower products than "
+        f"its kernels ran, until it is recorded again (the {CHANGE_LOG} says why)."
+    )
 
 
 # -- where each family lands ---------------------------------------------------------------
