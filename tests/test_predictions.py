@@ -119,9 +119,9 @@ def test_every_visible_region_leaves_the_alternative_out(name: str) -> None:
 
 # -- measured within 2x of the prediction ------------------------------------------------------
 WITHIN = {
-    "cpu-amd-epyc-float32.json": (34, 35),
+    "cpu-amd-epyc-float32.json": (35, 35),
     "nvidia-h200-bfloat16.json": (32, 35),
-    "nvidia-h200-tf32.json": (25, 35),
+    "nvidia-h200-tf32.json": (26, 35),
 }
 """Claims measured within 2x of their prediction, of those whose prediction and measurement
 are numbers, on each recorded run re-judged with the current code (2026-12-06). Before the
@@ -129,7 +129,9 @@ predictions were made numbers (issue 36): 24, 22 and 21 of 35. rnn-linear-in-S, 
 cost per step since the same day, measures 0.61x its prediction on the H200 in bf16 (the
 products of cuDNN's fused steps charged without a launch each) and 0.42x in tf32. Since the
 pipeline's messages are priced by the α-β fit (2026-12-06, docs/changes.toml), its bubble
-measures 1.28x, 1.70x and 1.50x its prediction (2.54x, 5.27x and 4.98x of GPipe's alone)."""
+measures 1.28x, 1.70x and 1.50x its prediction (2.54x, 5.27x and 4.98x of GPipe's alone).
+Since the decode knee reads the weights at the rate a batch-1 product read them, it measures
+0.72x, 0.77x and 1.63x its prediction (2.99x, 1.78x and 3.61x before)."""
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -146,7 +148,7 @@ def test_within_twice_counts_on_the_recorded_runs(name: str) -> None:
             RECORDED[2],
             marks=pytest.mark.xfail(
                 strict=True,
-                reason="25 of 35: this run's GEMM sweep ran its products in FP32 (49 TFLOP/s "
+                reason="26 of 35: this run's GEMM sweep ran its products in FP32 (49 TFLOP/s "
                 "at best) against a 410 TFLOP/s peak in TF32, so every prediction that reads it "
                 "misses; to be recorded again (docs/changes.toml, precision of the ceilings)",
             ),

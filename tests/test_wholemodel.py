@@ -138,6 +138,25 @@ def test_decode_knee_does_not_hold_for_the_alternatives(times):
     assert W.judge_decode_knee(sweep(times), PEAKS, device="test").verdict == "fails"
 
 
+def test_the_paired_decode_knee_reads_weights_at_the_rate_a_batch_1_product_read_them():
+    # a batch-1 product read 10**7 bytes in 4 ms (2.5 GB/s, a quarter of the peaks' 10 GB/s),
+    # in the same rounds as the steps: the weights take 4x as long, so the knee comes 4x later
+    later = f.decode_compute_bound_batch(P=1e11, s=4, beta=2.5e9)  # 80
+    batches = (1, 4, 16, 64, 128, 256)
+    paired = dataclasses.replace(
+        sweep(roofline_times(later, batches), batches),
+        reference_seconds=(4e-3,) * 3,
+        reference_bytes=10**7,
+    )
+    result = W.judge_decode_knee(paired, PEAKS, device="test")
+    assert result.test.predicted == pytest.approx(80)
+    assert result.verdict == "holds"
+    assert "the rate a batch-1 product read as many weight bytes" in result.prediction
+    # at the peaks' bandwidth the knee would be 20: a quarter of what this product allows
+    early = dataclasses.replace(paired, seconds=sweep(roofline_times(20, batches), batches).seconds)
+    assert W.judge_decode_knee(early, PEAKS, device="test").verdict == "fails"
+
+
 def test_decode_knee_is_not_visible_when_the_sweep_stops_short():
     short = (1, 2, 4)
     result = W.judge_decode_knee(sweep(roofline_times(20, short), short), PEAKS, device="test")

@@ -176,25 +176,37 @@ def knee_of(batches: Sequence[float], seconds: Sequence[float]) -> float:
     return round(max(intercept, 0.0) / slope, 12)
 
 
-def _tokens_per_second_roofline(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, ...]:
-    """Tokens/s at each batch under the roofline: the slower of the FLOPs and the bytes."""
+def _tokens_per_second_roofline(
+    sweep: DecodeSweep, peaks: Peaks, bytes_per_s: float
+) -> tuple[float, ...]:
+    """Tokens/s at each batch under the roofline: the slower of the FLOPs at the peak and the
+    bytes at ``bytes_per_s``."""
     per_token = formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
     return tuple(
         B
         / formulas.roofline_seconds(
-            F=B * per_token, Q=sweep.weight_bytes + cache, P=peaks.flops_per_s,
-            beta=peaks.bytes_per_s,
+            F=B * per_token, Q=sweep.weight_bytes + cache, P=peaks.flops_per_s, beta=bytes_per_s,
         )
         for B, cache in zip(sweep.batches, sweep.cache_bytes, strict=True)
     )  # fmt: skip
 
 
+def weight_read_rate(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, str]:
+    """The rate a decode step can read its weights, and where it comes from: a batch-1 product
+    through as many weight bytes, timed in the same rounds as the steps (a matrix-vector
+    product reads its weights slower than a streaming kernel does), else DRAM's measured
+    bandwidth."""
+    if sweep.paired:
+        rate = sweep.reference_bytes / statistics.median(sweep.reference_seconds)
+        return rate, "the rate a batch-1 product read as many weight bytes in the same rounds"
+    return peaks.bytes_per_s, "the measured DRAM bandwidth"
+
+
 def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> ClaimResult:
     """Decode throughput rises with batch until the ridge point, then flattens."""
     s = sweep.shape.s
-    predicted = float(
-        formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=peaks.bytes_per_s)
-    )
+    rate, source = weight_read_rate(sweep, peaks)
+    predicted = float(formulas.decode_compute_bound_batch(P=peaks.flops_per_s, s=s, beta=rate))
     measured, interval = _measured_knee(sweep)  # a knee per round, from steps side by side
     test = TwoSided(
         "knee batch",
@@ -213,7 +225,7 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
         "Decode is memory-bound at small batch: tokens per second rise about linearly with "
         "the batch until the weight products reach the ridge point, then flatten.",
         f"{formulas.decode_compute_bound_batch.text()} = {number(predicted)} at the measured "
-        f"peaks ({si(peaks.flops_per_s, 'FLOP/s')}, {si(peaks.bytes_per_s, 'B/s')}, s = {s})",
+        f"peak ({si(peaks.flops_per_s, 'FLOP/s')}) and {source} ({si(rate, 'B/s')}), s = {s}",
         test,
         device=device,
         measured_extra=f"{si(throughput[0], 'tokens/s')} at batch {sweep.batches[0]}, "
@@ -230,9 +242,9 @@ def judge_decode_knee(sweep: DecodeSweep, peaks: Peaks, *, device: str) -> Claim
             (
                 Series("measured", tuple(map(float, sweep.batches)), throughput),
                 Series(
-                    "roofline at the measured peaks",
+                    "roofline at the measured peak and weight-read rate",
                     tuple(map(float, sweep.batches)),
-                    _tokens_per_second_roofline(sweep, peaks),
+                    _tokens_per_second_roofline(sweep, peaks, rate),
                     role="predicted",
                 ),
             ),
@@ -365,17 +377,7 @@ def judge_decode_floor(
 ) -> ClaimResult:
     """A decode step at batch 1 takes about the time of reading every weight once."""
     B = sweep.batches[0]
-    # the rate weights were read at: the reference of the same rounds, else DRAM's roof
-    rate = (
-        sweep.reference_bytes / statistics.median(sweep.reference_seconds)
-        if sweep.paired
-        else peaks.bytes_per_s
-    )
-    source = (
-        "the rate a batch-1 product read as many weight bytes in the same rounds"
-        if sweep.paired
-        else "the measured DRAM bandwidth"
-    )
+    rate, source = weight_read_rate(sweep, peaks)
     floor = float(
         formulas.decode_seconds_lower_bound(
             M_w=sweep.weight_bytes, M_kv=sweep.cache_bytes[0], beta=rate
