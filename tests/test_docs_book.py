@@ -213,6 +213,30 @@ def test_claims_beside_rejudges_each_run_that_holds_the_part() -> None:
         claims_beside([old], ["old"], "Whole model")
 
 
+def test_recorded_runs_are_judged_by_this_version_not_the_one_that_recorded_them() -> None:
+    from gpuconcepts.run import load
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    shown = {run.label: run for run in book.recorded_runs(docs)}
+    epyc = load(docs / "runs" / "cpu-amd-epyc-float32.json")
+    stored = {r.key: r for r in epyc.claims}
+    now = {r.key: r for r in shown[epyc.label].claims}
+    assert set(now) == set(stored)
+    # the pipeline's messages were priced after the run was saved: its bubble is now
+    # predicted at 0.22, not GPipe's 0.11 alone, and holds
+    assert stored["pipeline-bubble"].test.predicted == pytest.approx(1 / 9)
+    assert now["pipeline-bubble"].test.predicted == pytest.approx(0.221, abs=1e-3)
+    assert now["pipeline-bubble"].verdict == "holds"
+    assert [r.verdict for r in shown[epyc.label].claims] == [r.verdict for r in epyc.rejudged()]
+
+
+def test_a_run_without_claim_sizes_or_parts_keeps_its_claims() -> None:
+    bare = synthetic_run("old", parts=False)
+    sizes = {k: v for k, v in bare.provenance.sizes.items() if k != "claims"}
+    bare = dataclasses.replace(bare, provenance=dataclasses.replace(bare.provenance, sizes=sizes))
+    assert bare.judged_now() is bare
+
+
 def test_the_api_page_prints_no_value_full_of_latex() -> None:
     """autodoc prints a documented module constant's repr: one holding LaTeX (the workloads'
     formulas, the models' equations) would put raw TeX on the API page, so each such constant

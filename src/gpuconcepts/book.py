@@ -229,11 +229,13 @@ def build_run(docs: Path | None = None) -> Run:
 
 def recorded_runs(docs: Path | None = None) -> list[Run]:
     """The runs recorded on other machines and committed in ``docs/runs/``, by file name:
-    those of ``docs`` when given (built or not), else of the page's working directory."""
+    those of ``docs`` when given (built or not), else of the page's working directory. Each
+    is judged again by this version's judges (:meth:`~gpuconcepts.run.Run.judged_now`), so a
+    page never shows a verdict of the code that recorded it."""
     from gpuconcepts.run import load_all
 
     folder = docs if docs is not None else _docs_folder(None) or Path.cwd()
-    return load_all(folder / "runs")
+    return [run.judged_now() for run in load_all(folder / "runs")]
 
 
 def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) -> str:

@@ -33,7 +33,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +168,17 @@ class Run:
         return judge_all(
             self.lab(), sizes, wholemodel=self.wholemodel, distributed=self.distributed
         )
+
+    def judged_now(self) -> Run:
+        """This run with every claim judged again by this version's judges (:meth:`rejudged`),
+        as the book and ``verify --run`` show a recorded run: its verdicts follow the code that
+        reads it, not the code that recorded it. A run that records neither the claims' sizes
+        nor a part keeps the claims it was saved with."""
+        if not isinstance(self.provenance.sizes.get("claims"), Mapping) and (
+            self.wholemodel is None and self.distributed is None
+        ):
+            return self
+        return replace(self, claims=self.rejudged())
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
