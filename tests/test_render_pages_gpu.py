@@ -140,6 +140,10 @@ def test_failures_follow_the_verdicts(first: Run) -> None:
     failed = dataclasses.replace(first, claims=(example(1.5),))
     assert example(1.5).claim in gpu.failures([failed])
     assert "1 failed" in gpu.tally([failed])
+    # the reason is a sentence of its own, after the pass region's
+    why = example(1.5).why
+    assert why[0].islower()
+    assert f". {why[0].upper()}{why[1:]}" in gpu.failures([failed])
 
 
 def test_random_rows_table_reads_the_claim(first: Run) -> None:

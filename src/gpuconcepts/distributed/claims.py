@@ -439,8 +439,7 @@ def bubble_claim(
         prediction=f"{formulas.pipeline_bubble_fraction.text()} = {number(gpipe)} (p = {p}, "
         f"m = {m}); with the messages between stages{messages}: {number(predicted)}",
         predicted=predicted,
-        alternative="no overlap: each stage waits for the whole batch and its message, "
-        f"{number(alternative)}",
+        alternative="no overlap: each stage waits for the whole batch, sent in one message",
         alternative_value=alternative,
         # half the way to the alternative, and within PREDICTION_FACTOR of the prediction
         low=max(predicted - abs(half), predicted / PREDICTION_FACTOR),

@@ -409,11 +409,12 @@ def _sentences(text: str, mark: str = "; ") -> str:
 
 def _failure(result: ClaimResult, names: Sequence[str]) -> str:
     runs = units.listing(list(names)) + (" runs" if len(names) > 1 else " run")
+    why = _sentences(result.why)  # a sentence of its own after the pass region's
     text = (
         f"* **{_sentences(result.claim.rstrip('.'), ': ')}.** ({result.architecture}; did "
         f"not hold in the {runs}.) "
         f"Result: {_sentences(result.measured)}. Pass region: {result.pass_region}. "
-        f"{_sentences(result.why)}."
+        f"{why[:1].upper()}{why[1:]}."
     )
     if result.detail and result.detail not in result.measured:
         text += f" In numbers: {_sentences(result.detail)}."
