@@ -220,7 +220,7 @@ def judge_dlrm_lookups(
             f"within {times(T.PREDICTION_FACTOR)} of no gap, so no measurement here could tell "
             "the two apart"
         )
-    by_row = ", ".join(
+    by_row = "; ".join(  # a clause each: the list is long, and a page may split it there
         f"{plain_number(b)} bytes {times(x)} (predicted {times(p)}, {unit} model {times(q)})"
         for b, x, p, q in zip(row_bytes, ratios, predicted, lines, strict=True)
     )
