@@ -201,7 +201,8 @@ def test_a_signal_ends_distributed_and_its_workers(
     command = start(["distributed", "--world-size", "2", "--quick"])
     pid = command.process.pid
     command.wait_until(lambda: len(_workers(pid)) >= 2)
-    time.sleep(1.5)
+    # past their start, and at once: a quick run on a quiet machine ends within 2 s of it
+    command.wait_until(lambda: all(_torch_loaded(w) for w in _workers(pid)))
     workers = _workers(pid) + _children(pid)
     seconds = command.stop(number, group=number == signal.SIGINT)
     _check_ended(command, seconds, status, line)
