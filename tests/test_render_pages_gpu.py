@@ -95,6 +95,12 @@ def test_a_sweep_far_below_the_peak_is_said_with_its_cause(first: Run) -> None:
     assert "expect slower products" in half
     assert "FP32" not in half
     assert "45%" in half
+    # a float32 run whose sweep ran in FP32 did what it should: no cause to name
+    slow_fp32 = _sweep_at(first, 0.9 * fp32 / first.peaks.flops_per_s)
+    slow_fp32 = dataclasses.replace(
+        slow_fp32, peaks=dataclasses.replace(slow_fp32.peaks, dtype="float32")
+    )
+    assert "FP32" not in gpu.sweep_sentence(slow_fp32)
     fine = gpu.sweep_sentence(_sweep_at(first, 0.87))
     assert fine.endswith("87% of that peak.")
     assert fine in gpu.peaks_sentence(_sweep_at(first, 0.87))

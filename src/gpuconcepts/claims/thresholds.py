@@ -103,8 +103,9 @@ forward_flops_per_token exactly: both count the same matrix products."""
 DECODE_KNEE_FACTOR = 2.0
 """The measured decode knee (the batch at which a step's arithmetic costs as much as its read
 of the weights) must lie within 2x of decode_compute_bound_batch at the measured peak and
-the rate a batch-1 product reads the weights (PREDICTION_FACTOR). The alternative "compute-bound from batch 1" (knee ≤ 1) and
-"memory-bound at every batch" (no knee) both fall outside. The bound was 4x until 2026-12-06,
+the rate a batch-1 product reads the weights (PREDICTION_FACTOR). The alternative
+"compute-bound from batch 1" (knee ≤ 1) and "memory-bound at every batch" (no knee) both fall
+outside. The bound was 4x until 2026-12-06,
 when the regions wider than 2x were narrowed (the change log, docs/changes.toml, says why)."""
 
 DECODE_LONG_KNEE_FACTOR = 2.0

@@ -389,6 +389,11 @@ def _stage_seconds(c: Collective) -> float:
     return statistics.median(c.busy_seconds) / c.schedule["m"]
 
 
+def _message_seconds(c: Collective, fit: AlphaBeta) -> float:
+    """One micro-batch's message between two stages of pipeline ``c``, priced by ``fit``."""
+    return fit.seconds(c.formula_bytes / c.schedule["m"])
+
+
 def bubble_with_messages(c: Collective, fit: AlphaBeta) -> float:
     """The bubble pipeline ``c`` should show: GPipe's schedule with each micro-batch's message
     between stages priced by the α-β fit of the all-reduces (measured apart from the pipeline)
@@ -397,7 +402,7 @@ def bubble_with_messages(c: Collective, fit: AlphaBeta) -> float:
     p, m = c.schedule["p"], c.schedule["m"]
     return float(
         formulas.pipeline_bubble_with_messages(
-            p=p, m=m, t_stage=_stage_seconds(c), t_msg=fit.seconds(c.formula_bytes / m)
+            p=p, m=m, t_stage=_stage_seconds(c), t_msg=_message_seconds(c, fit)
         )
     )
 
@@ -428,7 +433,7 @@ def bubble_claim(
     messages = (
         ""
         if fit is None
-        else f", each message {si(fit.seconds(c.formula_bytes / m), 's')} by the α-β fit, "
+        else f", each message {si(_message_seconds(c, fit), 's')} by the α-β fit, "
         f"each stage's work {si(_stage_seconds(c), 's')} per micro-batch"
     )
     return two_sided(

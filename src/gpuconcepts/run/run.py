@@ -161,10 +161,10 @@ class Run:
         from gpuconcepts.claims.judge import judge_all
         from gpuconcepts.claims.sizes import ClaimSizes
 
+        if not self._judgeable:
+            raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
         recorded = self.provenance.sizes.get("claims")
         sizes = ClaimSizes.from_table(recorded) if isinstance(recorded, Mapping) else None
-        if sizes is None and self.wholemodel is None and self.distributed is None:
-            raise GpuConceptsError(f"{self.label}: this run records no claim sizes")
         return judge_all(
             self.lab(), sizes, wholemodel=self.wholemodel, distributed=self.distributed
         )
@@ -174,11 +174,15 @@ class Run:
         as the book and ``verify --run`` show a recorded run: its verdicts follow the code that
         reads it, not the code that recorded it. A run that records neither the claims' sizes
         nor a part keeps the claims it was saved with."""
-        if not isinstance(self.provenance.sizes.get("claims"), Mapping) and (
-            self.wholemodel is None and self.distributed is None
-        ):
-            return self
-        return replace(self, claims=self.rejudged())
+        return replace(self, claims=self.rejudged()) if self._judgeable else self
+
+    @property
+    def _judgeable(self) -> bool:
+        """Whether the run records what its claims are judged from: the claims' sizes, or a
+        part (the whole model, beyond one device)."""
+        parts = (self.wholemodel, self.distributed)
+        recorded = self.provenance.sizes.get("claims")
+        return isinstance(recorded, Mapping) or any(part is not None for part in parts)
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from gpuconcepts import units
 from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.hardware import lookup
+from gpuconcepts.hardware import dtype_name, lookup
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages.claims import CHANGE_LOG
 from gpuconcepts.render.plots.roofline import plot_roofline
@@ -197,7 +197,7 @@ def sweep_sentence(run: Run) -> str:
         return said + "."
     gpu = lookup(run.provenance.device_name)
     fp32 = None if gpu is None else gpu.peak("fp32")
-    if fp32 is not None and peaks.dtype != "fp32" and best <= fp32:
+    if fp32 is not None and dtype_name(peaks.dtype) != "float32" and best <= fp32:
         said += (
             f", below the datasheet's FP32 rate of {si(fp32, 'FLOP/s')}: its products ran in "
             f"FP32, not in {peaks.dtype} as the peak's kernel and the book's kernels did"
