@@ -317,7 +317,12 @@ def recorded_section(name: str, docs: Path | None = None) -> str:
     parts = [
         f"**Recorded** on {run.provenance.summary} (commit "
         f"{(run.provenance.git_commit or 'unknown')[:10]}):\n\n"
-        + measurement_table(chapter(run, name), run.peaks, source=run_source(run))
+        + measurement_table(
+            chapter(run, name),
+            run.peaks,
+            source=run_source(run),
+            device_name=run.provenance.device_name,
+        )
         for run in recorded_runs(docs)
     ]
     if not parts:

@@ -288,7 +288,11 @@ _SYMPY: dict[str, sp.Symbol] = {
 LATEX_NAMES: dict[sp.Symbol, str] = {
     _SYMPY[s.name]: s.latex_name for s in _TABLE if s.latex_name is not None
 }
-"""LaTeX for the symbols whose name sympy would print as a product of letters (``stage``)."""
+"""LaTeX for the symbols whose name sympy would print as a product of letters (``stage``); the
+API page's symbol table shows each one typeset.
+
+:meta hide-value:
+"""
 
 SYMBOLS: dict[str, Symbol] = {s.name: s for s in _TABLE}
 """All symbols by name."""

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, observe
+from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, classify, observe
 from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
 
 if TYPE_CHECKING:
@@ -563,11 +563,16 @@ def shapes_text(inputs: Sequence[tuple[int, ...]], outputs: Sequence[tuple[int, 
     return f"{', '.join(one(s) for s in inputs)} → {', '.join(one(s) for s in outputs)}"
 
 
+NEAR_ROOF = 0.5
+"""The share of a roof a call must reach to be called bound by it (the book's
+``render.text.EXPLAINED``): a call further below its roof shows no bound of that roof."""
+
+
 def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
     """The kind of the roof that bounds a call (:func:`gpuconcepts.roofline.observe`, the rule
     every measurement of the book follows), in three words; the one place that decides a
-    call's label. A call far below its roof keeps that roof's kind: the report shows how much
-    of the roof it reached, and a low share is a finding, not another bound.
+    call's label. A call far below a memory or overhead roof keeps that roof's kind: the report
+    shows how much of the roof it reached, and a low share is a finding, not another bound.
 
     >>> p = Peaks("cpu", 100e9, 10e9, "float32", latency_seconds=1e-5)
     >>> calls = [Measurement("a", "cpu", {}, (1.0,), 50e9, 1e9),  # half the compute roof
@@ -576,8 +581,22 @@ def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
     ...          Measurement("d", "cpu", {}, (1.0,), 1e6, 2e8)]  # 2 % of the DRAM roof
     >>> [observed_bound(m, p) for m in calls]
     ['compute', 'memory', 'overhead', 'memory']
+
+    A call under half of the compute roof at an intensity below the ridge (a depthwise
+    convolution whose bytes a cache holds) is not called compute-bound:
+
+    >>> from gpuconcepts.roofline.peaks import MemoryLevel
+    >>> cached = Peaks("cpu", 100e9, 10e9, "float32", levels=(MemoryLevel("L2", 2**24, 1e12),))
+    >>> observe(Measurement("e", "cpu", {}, (2e-3,), 1e7, 5e6), cached)
+    ('compute', 0.05)
+    >>> observed_bound(Measurement("e", "cpu", {}, (2e-3,), 1e7, 5e6), cached)
+    'memory'
     """
-    roof, _ = observe(m, peaks)
+    roof, attained = observe(m, peaks)
+    if roof == "compute" and attained < NEAR_ROOF and classify(m.intensity, peaks) == "memory":
+        # under half of the compute roof and below the ridge: the time does not show a
+        # compute bound, so the label follows the roofline's side of the ridge
+        return "memory"
     if roof == "compute":
         return "compute"
     if roof == RANDOM_ACCESS or roof in {level.name for level in peaks.memory_roofs}:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.render.text import observed, time_spread
+from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe, number, si, significant, sizes, times
+from gpuconcepts.units import describe, number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -59,6 +59,7 @@ def measurement_table(
     *,
     numbered: bool = False,
     source: str = "live",
+    device_name: str = "",
 ) -> str:
     """Measurements beside the roofline's prediction under ``peaks``, as a Markdown table.
 
@@ -66,14 +67,17 @@ def measurement_table(
     columns; ``numbered`` puts a ``#`` column in front that matches the numbered points of
     :func:`gpuconcepts.render.plots.roofline.roofline_chart`. ``source`` names the run the rows come from
     (``data-run`` on the sizes), so that a check of the built book can find every row of one
-    run on every page and see that it shows one time.
+    run on every page and see that it shows one time. ``device_name`` (the run's) lets a
+    GPU run that measured no cache roof name the L2 that served a kernel
+    (:func:`~gpuconcepts.render.text.unmeasured_cache`); each kernel's data type is the one
+    it ran in (:func:`~gpuconcepts.render.text.ran_in`).
     """
     header = ["#", *MEASUREMENT_COLUMNS] if numbered else list(MEASUREMENT_COLUMNS)
     rows = []
     for index, m in enumerate(measurements, start=1):
         where = place(m, peaks)
         row = [
-            f'`{m.workload}`<br><small data-run="{source}">{sizes(m.params)}</small>',
+            f'`{m.workload}`<br><small data-run="{source}">{kernel_sizes(m)}</small>',
             time_spread(m).replace(" ", "\u00a0"),  # a time never breaks before its unit
             si(where.predicted_seconds, "s").replace(" ", "\u00a0"),
             times(where.ratio),
@@ -81,7 +85,7 @@ def measurement_table(
             si(m.bytes_per_s, "B/s"),
             si(m.intensity, ""),
             f"**{where.bound}**",
-            observed(where),
+            observed(where, unmeasured_cache(m, peaks, device_name)),
         ]
         rows.append([str(index), *row] if numbered else row)
     return markdown_table(header, rows)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.result import Verdict, tally
-from gpuconcepts.hardware import dtype_bytes
+from gpuconcepts.hardware import dtype_bytes, lookup
 from gpuconcepts.roofline import (
     COLD_START,
     OPERATION_CHAIN,
@@ -36,6 +36,7 @@ from gpuconcepts.roofline import (
     place,
     random_rows_per_call,
     random_table_bytes,
+    working_set_bytes,
 )
 from gpuconcepts.units import (
     binary_bytes,
@@ -50,6 +51,7 @@ from gpuconcepts.units import (
     sizes,
     times,
 )
+from gpuconcepts.workloads import WORKLOADS
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -101,20 +103,89 @@ def roof_label(where: Placement) -> str:
     return f"memory ({where.observed})" if where.kind == "memory" else where.kind
 
 
-def observed(where: Placement) -> str:
+def observed(where: Placement, served: str | None = None) -> str:
     """The bound of the verdict and the share of that roof attained, with its spread:
     ``"memory (L3) 62% (58%–66%)"``; the spread is left out when it rounds to the share.
 
     >>> from gpuconcepts.roofline import Placement
     >>> observed(Placement(1.0, 1.6, "memory", "DRAM", 0.625, "memory", (0.58, 0.66)))
     'memory (DRAM) 62% (58%–66%)'
-    >>> observed(Placement(1.0, 3.0, "compute", "compute", 0.333, "compute", (0.333, 0.333)))
-    'compute 33%'
+    >>> observed(Placement(1.0, 1.5, "compute", "compute", 0.667, "compute", (0.667, 0.667)))
+    'compute 67%'
+
+    A kernel below half of its nearest roof is not called bound by it; ``served`` names a
+    cache its run measured no roof for (:func:`unmeasured_cache`):
+
+    >>> observed(Placement(1.0, 8.0, "memory", "compute", 0.12, "compute", (0.12, 0.12)))
+    'under half of every roof: 12% of the nearest, compute'
+    >>> observed(Placement(1.0, 2.0, "memory", "HBM", 0.54, "memory"), "L2")
+    "memory (L2) 54% of HBM's roof"
     """
     low, high = (percent(share) for share in where.attained_interval)
     share = percent(where.attained)
     spread = "" if low == high == share or not any(where.attained_interval) else f" ({low}–{high})"
+    if served is not None and where.kind == "memory":
+        return f"memory ({served}) {share}{spread} of {where.observed}'s roof"
+    if not where.beaten and where.attained < EXPLAINED[0]:
+        # under half of its nearest roof: that roof does not explain the time, so the label
+        # says how far below it the kernel is rather than calling it bound by it
+        return f"under half of every roof: {share}{spread} of the nearest, {roof_label(where)}"
     return f"{roof_label(where)} {share}{spread}"
+
+
+TF32_ADDS_ONLY = frozenset({"embedding_bag_flops"})
+"""Workloads (by their FLOP formula) whose arithmetic is additions only: TF32 rounds the inputs
+of products and convolutions, so in a run asked for tf32 such a kernel adds in float32."""
+
+
+def ran_in(m: Measurement) -> str:
+    """The data type a kernel's arithmetic ran in, from its own sizes: the run's dtype, except
+    that a kernel that only adds (an embedding lookup) ran in float32 in a tf32 run.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> ran_in(Measurement("dlrm-random", "cuda", {"dtype": "tf32"}, (1.0,), 1, 1))
+    'float32'
+    >>> ran_in(Measurement("mlp", "cuda", {"dtype": "tf32"}, (1.0,), 1, 1))
+    'tf32'
+    """
+    dtype = str(m.params.get("dtype", ""))
+    found = WORKLOADS.get(m.workload)
+    if dtype == "tf32" and found is not None and found.flops.name in TF32_ADDS_ONLY:
+        return "float32"
+    return dtype
+
+
+def kernel_sizes(m: Measurement) -> str:
+    """A kernel's sizes (``units.sizes``) with the data type it ran in (:func:`ran_in`).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> kernel_sizes(Measurement("dlrm-hot", "cuda", {"B": 8, "dtype": "tf32"}, (1.0,), 1, 1))
+    'B=8, float32'
+    """
+    params = dict(m.params)
+    if "dtype" in params:
+        params["dtype"] = ran_in(m)
+    return sizes(params)
+
+
+def unmeasured_cache(m: Measurement, peaks: Peaks, device_name: str) -> str | None:
+    """The cache that served a memory-bound kernel on a GPU whose run measured no cache roof:
+    ``L2`` when its working set fits in the datasheet's L2 and it reads more bytes than that
+    set (every read after the first touch finds the row in L2), else None.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cuda", 989e12, 4.8e12, "bfloat16")
+    >>> hot = Measurement("x", "cuda", {}, (1.0,), 1, 2**30, random_rows=2**21, row_bytes=512)
+    >>> unmeasured_cache(hot, p, "cuda (NVIDIA H200)"), unmeasured_cache(hot, p, "cpu")
+    (None, None)
+    """
+    gpu = lookup(device_name)
+    if peaks.device != "cuda" or peaks.levels or gpu is None:
+        return None
+    held = working_set_bytes(m)
+    if held <= gpu.l2_bytes and moved_bytes(m) > held:
+        return f"L2, whose {binary_bytes(gpu.l2_bytes)} hold its {binary_bytes(held)}"
+    return None
 
 
 EXPLAINED = (0.5, 1.0)

@@ -24,6 +24,7 @@ from gpuconcepts.render import (
     random_access_sentence,
 )
 from gpuconcepts.render.pages import Glue, Math, bound
+from gpuconcepts.render.text import unmeasured_cache
 from gpuconcepts.roofline import place
 from gpuconcepts.workloads import HOT_ROWS
 
@@ -46,11 +47,13 @@ def lookups() -> Glue:
     N, d, s = table.values["N"], table.values["d"], table.values["s"]
     B, L = batch.values["B"], batch.values["L"]
     intensity = formulas.embedding_intensity(B=B, L=L, d=d, s=s)
-    # the ridge points of the datasheet table (hardware chapter), every GPU and data type
+    # the ridge points of the datasheet table (hardware chapter), every GPU and data type; a
+    # GPU's two 16-bit types share one peak, named as the hardware table names it
     ridges = sorted(
         (gpu.ridge_point(dtype), gpu.name, dtype)
         for gpu in GPUS.values()
         for dtype in gpu.flops_per_s
+        if dtype not in {"fp16", "bf16"} or dtype == gpu.sixteen_bit
     )
     (low, low_gpu, low_dtype), (high, high_gpu, high_dtype) = ridges[0], ridges[-1]
     line, order = DEFAULT_CACHE_LINE_BYTES, formulas.lookup_order_ratio
@@ -117,7 +120,7 @@ def measured(run: Run, runs: Sequence[Measurement]) -> Glue:
         "device": run.provenance.device_name,
         "noise": run.provenance.noise,  # how busy the machine was
         "ridge": units.significant(peaks.ridge_point),
-        "table": measurement_table(runs, peaks),
+        "table": measurement_table(runs, peaks, device_name=run.provenance.device_name),
         "table_bytes": units.describe_bytes(table_bytes),
         "random_bound": random_bound,
         "random_intensity": units.significant(random.intensity),
@@ -197,7 +200,13 @@ def hot_rows(run: Run, runs: Sequence[Measurement]) -> Glue:
     rows = min(hot.size("N"), HOT_ROWS)
     lookups = hot.size("B") * hot.size("L")
     roof = f"{where.observed} ({units.percent(where.attained)} of that roof)"
-    if where.observed in {level.name for level in peaks.levels}:
+    cache = unmeasured_cache(hot, peaks, run.provenance.device_name)
+    if cache is not None:
+        served = (
+            f"its rows came from the {cache}; the run measured no roof for L2, so the roof "
+            f"that explains its time is {roof}"
+        )
+    elif where.observed in {level.name for level in peaks.levels}:
         served = f"the roof that explains its time is the {roof}: its rows came from that cache"
     elif hot.bytes_per_s > peaks.bytes_per_s:
         served = (
@@ -250,7 +259,12 @@ def exercises() -> Glue:
         "ex_fp16_memory": units.describe_bytes(half),
         "ex_fp16_fits": fits,
         "ex_lookup_never": never,
+        "ex_lookup_bytes": units.plain_number(s),
+        "ex_lookup_fp32_bytes": units.plain_number(table["s"]),
         "ex_lookup_batch_I": units.significant(formulas.embedding_intensity(B=B, L=L, d=d, s=s)),
+        "ex_lookup_fp32_I": units.significant(
+            formulas.embedding_intensity(B=B, L=L, d=d, s=table["s"])
+        ),
         "ex_lookup_rows_limit": units.significant(
             formulas.embedding_intensity.supremum("L", B=B, d=d, s=s)
         ),

@@ -25,7 +25,14 @@ from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages.claims import CHANGE_LOG
 from gpuconcepts.render.plots.roofline import plot_roofline
 from gpuconcepts.render.style import plain_log_labels
-from gpuconcepts.render.text import chain_bound
+from gpuconcepts.render.text import (
+    EXPLAINED,
+    chain_bound,
+    kernel_sizes,
+    observed,
+    ran_in,
+    unmeasured_cache,
+)
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent, seconds, si
 from gpuconcepts.workloads import chapter_of, chapters
@@ -102,9 +109,18 @@ def _find(run: Run, workload: str) -> Measurement | None:
 
 
 def _roof(m: Measurement, run: Run) -> str:
-    """Where a kernel landed: the roof that explains its time and the share of it reached."""
+    """Where a kernel landed, as a verb phrase: on the roof that explains its time when it
+    reached at least half of it (``render.EXPLAINED``), else how far below its nearest roof it
+    stayed, which then does not set its time."""
     where = place(m, run.peaks)
-    return f"the {where.observed} roof ({percent(where.attained)} of it)"
+    cache = unmeasured_cache(m, run.peaks, run.provenance.device_name)
+    served = f", its rows served from the {cache}" if cache and where.kind == "memory" else ""
+    if where.attained >= EXPLAINED[0] or where.beaten:
+        return f"landed on the {where.observed} roof ({percent(where.attained)} of it){served}"
+    return (
+        f"reached only {percent(where.attained)} of the {where.observed} roof, the nearest "
+        f"one{served}: under half of it, so that roof alone does not explain its time"
+    )
 
 
 # -- datasheet against measured ------------------------------------------------------------
@@ -220,15 +236,14 @@ def families_table(run: Run) -> str:
                 [
                     FAMILY_NAMES[family],
                     f"`{m.workload}`",
-                    units.sizes(m.params),
+                    kernel_sizes(m),
                     seconds(m.seconds),
                     where.bound,
-                    where.observed,
-                    percent(where.attained),
+                    observed(where, unmeasured_cache(m, run.peaks, run.provenance.device_name)),
                 ]
             )
     return markdown_table(
-        ["Family", "Kernel", "Sizes", "Time (median)", "Predicted", "Observed roof", "Reached"],
+        ["Family", "Kernel", "Sizes", "Time (median)", "Predicted", "Nearest roof: reached"],
         rows,
     )
 
@@ -241,7 +256,7 @@ def _dlrm(run: Run) -> str:
     return (
         f"random lookups of {units.plain_number(row)}-byte rows took {seconds(rand.seconds)}, "
         f"{units.as_long(rand.seconds / seq.seconds, 'consecutive ones')} "
-        f"({seconds(seq.seconds)}); the random ones landed on {_roof(rand, run)}"
+        f"({seconds(seq.seconds)}); the random ones {_roof(rand, run)}"
     )
 
 
@@ -277,10 +292,7 @@ def _cnn(run: Run) -> str:
     conv, depth = _find(run, "cnn-conv"), _find(run, "cnn-depthwise")
     if conv is None or depth is None:
         return ""
-    return (
-        f"the dense convolution landed on {_roof(conv, run)}, the depthwise one on "
-        f"{_roof(depth, run)}"
-    )
+    return f"the dense convolution {_roof(conv, run)}; the depthwise one {_roof(depth, run)}"
 
 
 def _rnn(run: Run) -> str:
@@ -293,13 +305,24 @@ def _rnn(run: Run) -> str:
         f"{units.as_long(loop.seconds / gemm.seconds, 'the GEMM')}"
     )
     bound = chain_bound(loop, run.peaks)
-    if bound is None or loop.ops is None:
-        return text
-    return (
-        f"{text}; the chain of its {units.plain_number(loop.ops)} dependent operations, "
-        f"each at the floor the run measured, accounts for {percent(bound / loop.seconds)} "
-        "of the loop's time"
-    )
+    if bound is not None and loop.ops is not None:
+        text += (
+            f"; the chain of its {units.plain_number(loop.ops)} dependent operations, "
+            f"each at the floor the run measured, accounts for {percent(bound / loop.seconds)} "
+            "of the loop's time"
+        )
+    module = _find(run, "rnn-module")
+    if module is not None and ran_in(module) != dtype_name(run.peaks.dtype):
+        # the kernel's own record says which type ran; the reason is cuDNN's (kernels/rnn.py)
+        text += (
+            f". In that run `nn.RNN` ran in {ran_in(module)}, not {run.peaks.dtype}: cuDNN "
+            f"packs an RNN's weights into one buffer only in {ran_in(module)}, and with "
+            f"{run.peaks.dtype} it would pack them again on every call"
+        )
+        gpu = lookup(run.provenance.device_name)
+        if gpu is not None and gpu.peak(ran_in(module)) == gpu.peak(run.peaks.dtype):
+            text += ". The datasheet gives both types one tensor-core peak"
+    return text
 
 
 def _transformer(run: Run) -> str:
@@ -311,12 +334,12 @@ def _transformer(run: Run) -> str:
         parts.append(
             f"prefill at S = {units.plain_number(big.size('S'))} ran at "
             f"{percent(big.flops_per_s / run.peaks.flops_per_s)} of the measured GEMM peak "
-            f"and landed on {_roof(big, run)}"
+            f"and {_roof(big, run)}"
         )
     if decode is not None:
         parts.append(
             f"a decode step read at {percent(decode.bytes_per_s / run.peaks.bytes_per_s)} of "
-            f"the measured memory bandwidth and landed on {_roof(decode, run)}"
+            f"the measured memory bandwidth and {_roof(decode, run)}"
         )
     return "; ".join(parts)
 
