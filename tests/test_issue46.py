@@ -193,3 +193,24 @@ def test_the_dlrm_exercise_names_its_bf16_bytes() -> None:
     assert "BF16" in solution
     assert "{glue:md}`ex_lookup_bytes`" in solution
     assert "{glue:md}`ex_lookup_fp32_I`" in solution
+
+
+# -- the note on the machine's load is on one page --------------------------------------------
+def test_the_machine_load_note_is_glued_on_the_method_page_only(runs: list[Run]) -> None:
+    from gpuconcepts.render.pages import method
+
+    pages = {p.stem: p.read_text(encoding="utf-8") for p in DOCS.glob("*.md")}
+    gluing = sorted(name for name, text in pages.items() if "{glue:md}`noise`" in text)
+    assert gluing == ["method"]
+    assert "(method-noise)=" in pages["method"]
+    for name in ("dlrm", "mlp", "cnn", "rnn", "transformer", "model", "claims"):
+        assert "<method-noise>`" in pages[name], name
+    sources = ROOT / "src" / "gpuconcepts" / "render" / "pages"
+    saying = sorted(p.stem for p in sources.glob("*.py") if "provenance.noise" in p.read_text())
+    assert saying == ["method"]
+    run = gpu_run(runs, "bfloat16")
+    shown = dlrm.measured(run, gpu.chapter(run, "dlrm"))
+    assert not any("machine was" in str(value) for value in shown.values())
+    noted = method.noise([run, *runs])
+    assert str(noted["noise"]).startswith("This run's machine was")
+    assert str(noted["noise_recorded"]).count("machine was") == len(runs)

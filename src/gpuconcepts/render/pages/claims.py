@@ -59,7 +59,6 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
         "summary": markdown_claims_summary([run, *recorded], LABELS, names),
         "n_claims": str(len(run.claims)),
         "tally": tally_sentence(run.counts),
-        "noise": run.provenance.noise,
         "recorded_runs": "\n".join(f"* {r.provenance.summary}" for r in recorded) or "* none yet",
     }
 

@@ -107,7 +107,6 @@ def measured(run: Run, runs: Sequence[Measurement]) -> Glue:
     )
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "table": measurement_table(runs, peaks),
         "ridge": units.significant(peaks.ridge_point),
         "dense_bound": bound(dense, run),

@@ -118,7 +118,6 @@ def measured(run: Run, runs: Sequence[Measurement]) -> Glue:
     )
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "ridge": units.significant(peaks.ridge_point),
         "table": measurement_table(runs, peaks, device_name=run.provenance.device_name),
         "table_bytes": units.describe_bytes(table_bytes),

@@ -41,3 +41,28 @@ def costs(runs: Sequence[Run]) -> Glue:
     """The page's glue: a table of each run's cost, and how many runs it lists."""
     table = markdown_table(["machine", "measured on", "run", "time to collect"], cost_rows(runs))
     return {"run_costs": table, "n_cost_runs": str(len(runs))}
+
+
+def noise(runs: Sequence[Run]) -> Glue:
+    """The page's one note on how busy each machine was: this build's run's noise probe in a
+    sentence, and every recorded run's in a list (the chapters link here rather than repeat it).
+
+    >>> from types import SimpleNamespace
+    >>> from gpuconcepts.run.provenance import Provenance
+    >>> run = SimpleNamespace(provenance=Provenance.example(), peaks=SimpleNamespace(dtype="float32"))
+    >>> glue = noise([run, run])  # type: ignore[list-item]
+    >>> glue["noise"]
+    'This run recorded no noise probe (it was saved before runs had one).'
+    >>> print(glue["noise_recorded"])
+    * cpu (Example CPU, 2 threads), float32, 2026-01-01: This run recorded no noise probe (it was saved before runs had one).
+    """
+    build, *recorded = runs
+    lines = [
+        f"* {r.provenance.device_name}, {r.peaks.dtype}, {r.provenance.created_utc[:10]}: "
+        f"{r.provenance.noise}"
+        for r in recorded
+    ]
+    return {
+        "noise": build.provenance.noise,
+        "noise_recorded": "\n".join(lines) or "* No run from another machine is recorded yet.",
+    }

@@ -105,7 +105,6 @@ def measured(run: Run, sweep: list[Measurement]) -> Glue:
     small, large = sweep[0], sweep[-1]
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "table": measurement_table(sweep, peaks),
         "ridge": units.significant(peaks.ridge_point),
         "B_small": units.plain_number(small.size("B")),

@@ -548,7 +548,6 @@ def measured(run: Run) -> Glue:
     same = fp32_total == sum(b for _, b in ADAM_ITEMS)
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "peak_flops": units.si(peaks.flops_per_s, "FLOP/s"),
         "peak_bw": units.si(peaks.bytes_per_s, "B/s"),
         "ridge": units.significant(peaks.ridge_point),

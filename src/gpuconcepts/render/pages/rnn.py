@@ -155,7 +155,6 @@ def measured(run: Run, runs: Sequence[Measurement]) -> Glue:
     module, loop, hoisted, gemm = runs
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "table": measurement_table(runs, peaks),
         "S": units.plain_number(loop.size("S")),
         "slowdown": units.how_many(loop.seconds / gemm.seconds),

@@ -136,7 +136,6 @@ def prefill(run: Run, sweep: Sequence[Measurement], causal: Measurement) -> Glue
     encoder = next(x for x in sweep if x.size("S") == causal.size("S"))
     return {
         "device": run.provenance.device_name,
-        "noise": run.provenance.noise,  # how busy the machine was
         "sweep_table": measurement_table(sweep, peaks),
         "S_first": units.plain_number(first.size("S")),
         "S_last": units.plain_number(last.size("S")),
