@@ -12,7 +12,7 @@ import pytest
 
 from gpuconcepts import cli
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.files import check_writable, save_figure, write_atomic
+from gpuconcepts.files import RULE, check_writable, save_figure, write_atomic
 from gpuconcepts.run import Run, load
 
 TESTS = Path(__file__).parent
@@ -133,7 +133,7 @@ def test_save_to_a_place_that_cannot_hold_it_is_one_line_and_exit_2(
 ) -> None:
     (tmp_path / "file").write_text("x")
     path, cause = {
-        "directory": (tmp_path, "it is a directory"),
+        "directory": (tmp_path, f"it is a directory; {RULE}"),
         "under a file": (tmp_path / "file" / "r.json", "a folder on its path is a file"),
         "deep under a file": (tmp_path / "file" / "a" / "r.json", "a folder on its path is a file"),
         "read-only": (_read_only_folder(tmp_path) / "r.json", "permission denied"),

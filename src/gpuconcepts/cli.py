@@ -13,6 +13,7 @@ import argparse
 import codecs
 import contextlib
 import dataclasses
+import errno
 import io
 import json
 import math
@@ -21,7 +22,7 @@ import signal
 import sys
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -176,21 +177,27 @@ def _progress(line: str) -> None:
     sys.stderr.flush()
 
 
+def _warning(command: str) -> Callable[[str], None]:
+    """A one-line warning of ``command`` on stderr: something went wrong beside the result."""
+    return lambda text: _progress(f"gpuconcepts {command}: warning: {text}")
+
+
 def _cmd_profile(args: argparse.Namespace) -> int:
-    require("torch", "`profile`", "kernels")
     from gpuconcepts.files import check_writable
+
+    if args.save is not None:
+        check_writable(args.save, "--save")  # said now, not after a minute of measuring
+    require("torch", "`profile`", "kernels")
     from gpuconcepts.measure import resolve_device
     from gpuconcepts.render import format_run
     from gpuconcepts.run import collect
 
     device = resolve_device(args.device)
-    if args.save is not None:
-        check_writable(args.save)  # a path that cannot be written is said now, not after the run
     run = collect(device, args.quick, progress=_progress, dtype=args.dtype)
-    from gpuconcepts.run.peaks_cache import identity_here, save_peaks
+    from gpuconcepts.run.peaks_cache import identity_here, keep_peaks
 
     # what analyze and verify reuse on this machine (a folder that cannot be written is said)
-    save_peaks(run.peaks, identity_here(device, args.quick, args.dtype))
+    keep_peaks(run.peaks, identity_here(device, args.quick, args.dtype), _warning("profile"))
     if args.save is not None:
         run.save(args.save)
         _progress(f"saved the run to {args.save}")
@@ -278,7 +285,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     from gpuconcepts.analysis import analyze, build_model, make_inputs
     from gpuconcepts.files import check_writable, save_figure
     from gpuconcepts.measure import resolve_device
-    from gpuconcepts.run.peaks_cache import identity_here, kept_peaks, save_peaks, use_peaks
+    from gpuconcepts.run.peaks_cache import identity_here, keep_peaks, kept_peaks, use_peaks
 
     resolved = resolve_device(args.device)
     peaks, source = None, None
@@ -295,11 +302,11 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
         use_peaks(peaks)
     if args.figure is not None:
         require("matplotlib", "`analyze --figure`", "plots")
+        check_writable(args.figure, "--figure")
         if not PurePath(args.figure).suffix:
             raise GpuConceptsError(
                 f"--figure {args.figure}: give the figure a suffix (.svg, .png, .pdf)"
             )
-        check_writable(args.figure)
     origin = args.model if args.model is not None else str(args.factory)
     progress = ProgressLine()
 
@@ -340,8 +347,8 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
             raise
         finally:
             progress.done()
-    if measuring:
-        save_peaks(report.peaks, identity)
+    if measuring:  # a cache that cannot be written costs the next run time, never this result
+        keep_peaks(report.peaks, identity, _warning("analyze"))
     write(report)
     return 0
 
@@ -488,6 +495,11 @@ def _cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+_SAVE_HELP = (
+    "also write {what} to PATH, a new file or one that replaces a regular file (a directory, "
+    "device, pipe or socket is refused; a symbolic link is followed and its file replaced)"
+)
+
 _FRESH_HELP = (
     "measure this machine's peaks again instead of reusing the ones kept from an earlier "
     "run (in the user's cache folder, or GPUCONCEPTS_CACHE_DIR)"
@@ -539,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print JSON on stdout")
         p.set_defaults(run=run)
         if name == "profile":
-            p.add_argument("--save", metavar="PATH", help="also write the run to PATH (JSON)")
+            p.add_argument("--save", metavar="PATH", help=_SAVE_HELP.format(what="the run"))
             p.add_argument(
                 "--dtype",
                 type=_dtype,
@@ -568,7 +580,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "analyze",
         help="every layer of your own model on this machine's roofline and each GPU's",
-        description="Count, time and place every leaf module call of one forward pass.",
+        description="Import FILE.py (your code runs, with your rights), call FACTORY for the "
+        "model, then count, time and place every leaf module call of one forward pass.",
         epilog=ANALYZE_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -576,7 +589,8 @@ def build_parser() -> argparse.ArgumentParser:
         "model",
         metavar="FILE.py:FACTORY",
         nargs="?",
-        help="where the model comes from (FILE.py is imported: it runs with your rights)",
+        help="where the model comes from (FILE.py is imported: it runs with your rights, "
+        "and FACTORY is called)",
     )
     p.add_argument(
         "--factory",
@@ -611,7 +625,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--threads", type=int, metavar="N", help="CPU threads for torch (default: torch's)"
     )
-    p.add_argument("--figure", metavar="PATH", help="also write the roofline figure (.svg, .png)")
+    p.add_argument(
+        "--figure",
+        metavar="PATH",
+        help=_SAVE_HELP.format(what="the roofline figure (.svg, .png, .pdf)"),
+    )
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="print the report as JSON")
     shown.add_argument("--csv", action="store_true", help="print every call as CSV")
@@ -741,8 +759,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 status: int = args.run(args)
                 sys.stdout.flush()  # a closed pipe shows here, not at exit
             except BrokenPipeError:  # `gpuconcepts model --json | head`: the reader has enough
-                _silence_closed_pipes()
+                _silence(sys.stdout, sys.stderr)
                 return EXIT_BROKEN_PIPE
+            except OSError as error:  # `gpuconcepts formulas > /dev/full`
+                if not _is_output_error(error):
+                    raise
+                from gpuconcepts.files import cause
+
+                print(
+                    f"gpuconcepts {args.command}: error: cannot write to stdout: {cause(error)}",
+                    file=sys.stderr,
+                )
+                _silence(sys.stdout)
+                return EXIT_USAGE
             except GpuConceptsError as error:
                 print(f"gpuconcepts {args.command}: error: {error}", file=sys.stderr)
                 return EXIT_USAGE
@@ -773,11 +802,29 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """The reader of stdout went away (``| head``): 141, as for any program that SIGPIPE ends."""
 
 
-def _silence_closed_pipes() -> None:
-    """Point stdout and stderr at /dev/null, so that nothing more (not the interpreter's own
-    flush at exit) is written to a closed pipe."""
+_OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+"""What a stream that cannot take the output raises: a full disk or quota, a file over the
+process's size limit, a device that fails."""
+
+
+def _is_output_error(error: OSError) -> bool:
+    """Whether an OSError that escaped a command is stdout's (or stderr's) refusing what was
+    written: every file a command writes itself fails as a :class:`GpuConceptsError`, and an
+    error of a named file carries its name.
+
+    >>> _is_output_error(OSError(errno.ENOSPC, "No space left on device"))
+    True
+    >>> _is_output_error(FileNotFoundError(errno.ENOENT, "No such file", "r.json"))
+    False
+    """
+    return error.errno in _OUTPUT_ERRNOS and error.filename is None
+
+
+def _silence(*streams: Any) -> None:
+    """Point ``streams`` at /dev/null, so that nothing more (not the interpreter's own flush
+    at exit) is written to a closed pipe or a full disk."""
     null = os.open(os.devnull, os.O_WRONLY)
-    for stream in (sys.stdout, sys.stderr):
+    for stream in streams:
         try:
             os.dup2(null, stream.fileno())
         except (OSError, ValueError, AttributeError):  # a stream with no file (tests capture)

@@ -6,8 +6,12 @@ folder, are flushed and synced to the disk, and only then renamed over the desti
 (:func:`os.replace`, atomic on POSIX). A full disk, a signal or a crash part way leaves the
 earlier file as it was, byte for byte, and no temporary file behind.
 
-A path that cannot be written is one :class:`~gpuconcepts.errors.GpuConceptsError` naming the
-path and the cause, and :func:`check_writable` says so before anything long runs:
+A save writes a new file or replaces a regular one, and nothing else: a destination that exists
+and is a directory, a device (``/dev/null``, ``/dev/full``), a named pipe or a socket is refused,
+never renamed over. A symbolic link is followed: the file it leads to is written (or refused by
+the same rule), and the link stays. A path that cannot be written is one
+:class:`~gpuconcepts.errors.GpuConceptsError` naming the path and the cause, and
+:func:`check_writable` says so before anything long runs:
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -29,6 +33,7 @@ import io
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,16 +72,58 @@ def _refuse(path: Path, error: OSError) -> GpuConceptsError:
     return GpuConceptsError(f"cannot write {path}: {cause(error)}")
 
 
-def _prepare(path: Path) -> None:
-    """Make the parent folders of ``path``; refuse a destination that is a directory."""
-    if path.is_dir():
-        raise GpuConceptsError(f"cannot write {path}: it is a directory")
+_SPECIAL = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+RULE = "a save writes a new file or replaces a regular one"
+"""What :func:`destination` allows, said after every refusal."""
+
+
+def destination(path: str | Path, what: str = "a save") -> Path:
+    """The file a save to ``path`` writes: ``path``, or the file its symbolic link leads to.
+
+    This is the one home of the rule in the module's docstring; :func:`write_atomic` and
+    :func:`check_writable` both apply it, so a command can refuse a destination before it
+    measures anything. ``what`` names the save in the message for an empty path (``--save``):
+
+    >>> destination("")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: a save needs a file path; got ''
+    >>> destination("/dev/null")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: cannot write /dev/null: it is a character device; a save writes a new file or replaces a regular one
+    """
+    if not os.fspath(path):  # Path("") is ".", the current folder, which is never meant
+        raise GpuConceptsError(f"{what} needs a file path; got ''")
+    path = Path(path)
+    target = Path(os.path.realpath(path))  # every link followed, as `>` in a shell would
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # a file where a folder of the path should be
-        raise GpuConceptsError(f"cannot write {path}: a folder on its path is a file") from None
-    except OSError as error:
+        mode = target.stat().st_mode
+    except FileNotFoundError:  # a new file (a link to one not made yet too)
+        return target
+    except OSError as error:  # a file where a folder should be, a loop of links, no access
         raise _refuse(path, error) from None
+    for special, kind in _SPECIAL:
+        if special(mode):
+            link = f" (a link to {target})" if path.is_symlink() else ""
+            raise GpuConceptsError(f"cannot write {path}{link}: it is {kind}; {RULE}")
+    return target
+
+
+def _prepare(target: Path, shown: Path) -> None:
+    """Make the parent folders of ``target`` (a :func:`destination`); errors name ``shown``."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a folder of the path should be
+        raise GpuConceptsError(f"cannot write {shown}: a folder on its path is a file") from None
+    except OSError as error:
+        raise _refuse(shown, error) from None
 
 
 def write_atomic(path: str | Path, content: str | bytes) -> None:
@@ -86,11 +133,12 @@ def write_atomic(path: str | Path, content: str | bytes) -> None:
     cross file systems), is flushed and fsynced, then replaces ``path``. When anything fails
     on the way, including an interrupt, the temporary file is removed and ``path`` keeps its
     old content. Parent folders are made. The new file keeps the permissions of the one it
-    replaces (or gets those a plain ``open(path, "w")`` would give).
+    replaces (or gets those a plain ``open(path, "w")`` would give). A destination that is
+    not a regular file is refused, and a link is written through (:func:`destination`).
     """
-    path = Path(path)
+    shown = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    handle, temporary = _temporary(path)
+    handle, temporary, path = _temporary(path)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -100,7 +148,7 @@ def write_atomic(path: str | Path, content: str | bytes) -> None:
         temporary.replace(path)
     except OSError as error:
         _remove(temporary)
-        raise _refuse(path, error) from None
+        raise _refuse(shown, error) from None
     except BaseException:  # an interrupt part way: the destination keeps its old content
         _remove(temporary)
         raise
@@ -122,26 +170,29 @@ def save_figure(figure: Any, path: str | Path, **options: Any) -> None:
     write_atomic(path, buffer.getvalue())
 
 
-def check_writable(path: str | Path) -> None:
+def check_writable(path: str | Path, what: str = "a save") -> None:
     """Raise a :class:`GpuConceptsError` now when :func:`write_atomic` could not write
-    ``path`` (a directory, a file on its path, a read-only folder), before anything long runs.
+    ``path`` (empty, a directory, a device, a pipe, a file on its path, a read-only folder),
+    before anything long runs; ``what`` names the save as :func:`destination` does.
 
     It makes the missing parent folders and creates (then removes) a temporary file beside
     ``path``; ``path`` itself is left alone.
     """
-    handle, temporary = _temporary(Path(path))
+    handle, temporary, _ = _temporary(path, what)
     os.close(handle)
     _remove(temporary)
 
 
-def _temporary(path: Path) -> tuple[int, Path]:
-    """A new temporary file beside ``path`` (parent folders made), open for writing."""
-    _prepare(path)
+def _temporary(path: str | Path, what: str = "a save") -> tuple[int, Path, Path]:
+    """A new temporary file beside the file a save to ``path`` writes (parent folders made),
+    open for writing; and that file (:func:`destination`)."""
+    target = destination(path, what)
+    _prepare(target, Path(path))
     try:
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as error:
-        raise _refuse(path, error) from None
-    return handle, Path(name)
+        raise _refuse(Path(path), error) from None
+    return handle, Path(name), target
 
 
 def _remove(temporary: Path) -> None:

@@ -155,8 +155,23 @@ def this_machine_peaks(
     if progress is not None:
         progress("measuring this machine's peaks (kept for next time; --fresh measures again)")
     peaks = measure_peaks(device, quick, dtype=dtype)
-    save_peaks(peaks, identity)
+    if progress is None:
+        save_peaks(peaks, identity)
+    else:
+        keep_peaks(peaks, identity, lambda text: progress(f"warning: {text}"))
     return peaks, "measured now"
+
+
+def keep_peaks(peaks: Peaks, identity: Identity, warn: Callable[[str], None]) -> Path | None:
+    """Keep ``peaks`` as :func:`save_peaks` does; returns the file. A cache folder that cannot
+    be written is said through ``warn`` (one line) and None is returned: the command that
+    measured them still gives its result, and the next one measures them again.
+    """
+    try:
+        return save_peaks(peaks, identity)
+    except GpuConceptsError as error:
+        warn(str(error))
+        return None
 
 
 def kept_peaks(identity: Identity) -> tuple[Peaks, str] | None:
