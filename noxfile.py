@@ -27,10 +27,42 @@ def install(session: nox.Session, *args: str) -> None:
     session.install(*CONSTRAINTS, *args)
 
 
+DEBIAN_PACKAGES = {"chromium": "chromium", "node": "nodejs"}
+"""The programs sessions take from the system, and the Debian package that brings each."""
+_APT_UPDATED: list[bool] = []  # `apt-get update` once per nox run, however many sessions need it
+
+
+def system_program(session: nox.Session, program: str, path: str | None = None) -> str | None:
+    """Where ``program`` is (``path`` when given, else on PATH). A missing one is installed
+    with apt-get, as on a fresh CI machine, where this session runs as root and apt-get
+    exists; else None, and the caller says what is missing."""
+    found = path or shutil.which(program)
+    if found and Path(found).exists():
+        return found
+    if getattr(os, "geteuid", lambda: -1)() != 0 or not shutil.which("apt-get"):
+        return None
+    if not _APT_UPDATED:
+        session.run_install("apt-get", "update", "-qq", external=True)
+        _APT_UPDATED.append(True)
+    session.run_install(
+        "apt-get",
+        "install",
+        "-y",
+        "-qq",
+        DEBIAN_PACKAGES[program],
+        env={"DEBIAN_FRONTEND": "noninteractive"},
+        external=True,
+        silent=True,  # apt's progress; shown whole when it fails
+    )
+    return shutil.which(program)
+
+
 @nox.session(python="3.11")
 def tests(session: nox.Session) -> None:
     """Run the unit, property and doctest suite (torch cross-checks included)."""
     install(session, "-e", ".[test,kernels]")
+    # Node runs the what-if panels' generated script (tests/test_whatif.py, skipped without it)
+    system_program(session, "node")
     session.run("pytest", "-m", "not site", *session.posargs)
 
 
@@ -84,8 +116,8 @@ def site(session: nox.Session) -> None:
     """Drive the built book in headless Debian Chromium (run `nox -s docs` first)."""
     if not (DOCS_OUT / "index.html").exists():
         session.error(f"{DOCS_OUT} has no index.html: run `nox -s docs` first")
-    chromium = os.environ.get("CHROMIUM") or shutil.which("chromium")
-    if not chromium or not Path(chromium).exists():
+    chromium = system_program(session, "chromium", os.environ.get("CHROMIUM"))
+    if chromium is None:
         session.error("Debian's chromium is needed: apt-get install -y chromium")
     # Playwright drives that chromium; it must never fetch a browser build of its own.
     env = {"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1", "CHROMIUM": str(chromium)}
