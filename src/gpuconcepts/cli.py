@@ -211,7 +211,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.run_path is None:  # judging a saved run needs no torch
         require("torch", "`verify`", "kernels")
     from gpuconcepts.claims.verify import judged, verify_dict
-    from gpuconcepts.render import format_claims
+    from gpuconcepts.render.ledgers import format_ledgers
 
     def progress(line: str) -> None:
         _progress(f"[verify] {line}")
@@ -221,8 +221,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     )
     if args.json:
         sys.stdout.write(json.dumps(verify_dict(run, claims), indent=2, allow_nan=False) + "\n")
-    else:
-        sys.stdout.write(format_claims(run, claims) + "\n")
+    else:  # both ledgers: the post's claims tallied, facts and the model's own apart
+        sys.stdout.write(format_ledgers(run, claims) + "\n")
     return 0
 
 

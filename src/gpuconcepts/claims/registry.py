@@ -12,8 +12,10 @@ neither torch nor the judges.
 'judge_rnn_length'
 >>> sorted({c.kind for c in CLAIMS.values()})
 ['core', 'distributed', 'whole model']
->>> [key for key, c in CLAIMS.items() if c.tests == "direction"]
-['rnn-batch-vs-critical-path']
+>>> [key for key, c in CLAIMS.items() if c.tests == "model"]
+['decode-knee', 'decode-long-context', 'alpha-beta-predicts', 'pipeline-bubble']
+>>> ledger("kv-cache-exact"), ledger("decode-knee"), ledger("roofline-cnn-conv"), ledger("demo")
+('fact', 'model', 'post', 'post')
 """
 
 from __future__ import annotations
@@ -27,13 +29,20 @@ from gpuconcepts.errors import GpuConceptsError
 
 Kind = Literal["core", "whole model", "distributed"]
 
-Tests = Literal["prediction", "direction", "fact"]
-"""What a claim's test checks. ``"prediction"``: a number the measured ceilings predict, its
-pass region within [p/2, 2p] (:data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR`).
-``"direction"``: only the side of the alternative a measurement falls on, its region wider
-(at most :data:`~gpuconcepts.claims.thresholds.MAX_DIRECTION_ONLY` claims, each saying so in
-its text). ``"fact"``: an exact
-check (a count, an allocation's size), not a measured time."""
+Tests = Literal["bound", "direction", "exponent", "prediction", "fact", "model"]
+"""What a claim's test checks, as the post states the claim (ledger 1, the post checked; issue
+45). ``"bound"``: which roof binds (the verdict's kind) and how much of it the kernel attains.
+``"direction"``: the direction of an effect, with an effect size fixed in advance (a ratio
+between the sweep's ends, a rank correlation). ``"exponent"``: a fitted exponent within its
+tolerance. ``"prediction"``: a number the post's own formula gives, within its fixed region.
+``"fact"``: an exact check (a count, an allocation's size): shown apart, never tallied.
+``"model"``: a prediction the book adds beyond the post (a knee, a fit, a schedule priced with
+its messages): the model's, scored in ledger 2 with the kernels' times, not tallied as the
+post's claims."""
+
+Ledger = Literal["post", "fact", "model"]
+"""Where a claim's verdict is counted: the post's claims (tallied), the facts (shown apart),
+the model's predictions (scored with ledger 2)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,11 @@ class Claim:
     chapter: str
     kind: Kind
     tests: Tests = "prediction"
+
+    @property
+    def ledger(self) -> Ledger:
+        """Where its verdict is counted (:data:`Ledger`)."""
+        return "fact" if self.tests == "fact" else "model" if self.tests == "model" else "post"
 
 
 def _core(judge: str, chapter: str, tests: Tests = "prediction") -> Claim:
@@ -59,21 +73,21 @@ def _dist(judge: str, tests: Tests = "prediction") -> Claim:
     return Claim(f"gpuconcepts.distributed.claims:{judge}", "distributed", "distributed", tests)
 
 
-_ROOFLINE = _core("roofline:judge_roles", "roofline")
+_ROOFLINE = _core("roofline:judge_roles", "roofline", "bound")
 _TRAFFIC = _dist("traffic_claim", "fact")  # bytes counted on the loopback interface
 
 CLAIMS: dict[str, Claim] = {
-    "dlrm-random-vs-sequential": _core("dlrm:judge_dlrm_lookups", "dlrm"),
-    "mlp-batch-trend": _core("mlp:judge_mlp_trend", "mlp"),
+    "dlrm-random-vs-sequential": _core("dlrm:judge_dlrm_lookups", "dlrm", "direction"),
+    "mlp-batch-trend": _core("mlp:judge_mlp_trend", "mlp", "direction"),
     "mlp-crossover": _core("mlp:judge_mlp_crossover", "mlp"),
     "cnn-weight-sharing": _core("cnn:judge_weight_sharing", "cnn", "fact"),
-    "cnn-dense-vs-depthwise": _core("cnn:judge_conv_vs_depthwise", "cnn"),
-    "rnn-linear-in-S": _core("rnn:judge_rnn_length", "rnn"),
-    "rnn-loop-vs-gemm": _core("rnn:judge_rnn_loop_vs_gemm", "rnn"),
+    "cnn-dense-vs-depthwise": _core("cnn:judge_conv_vs_depthwise", "cnn", "direction"),
+    "rnn-linear-in-S": _core("rnn:judge_rnn_length", "rnn", "exponent"),
+    "rnn-loop-vs-gemm": _core("rnn:judge_rnn_loop_vs_gemm", "rnn", "direction"),
     "rnn-batch-vs-critical-path": _core("rnn:judge_rnn_batch", "rnn", "direction"),
-    "attention-quadratic": _core("transformer:judge_attention_exponent", "transformer"),
-    "attention-doubling": _core("transformer:judge_attention_doubling", "transformer"),
-    "prefill-vs-decode": _core("transformer:judge_prefill_vs_decode", "transformer"),
+    "attention-quadratic": _core("transformer:judge_attention_exponent", "transformer", "exponent"),
+    "attention-doubling": _core("transformer:judge_attention_doubling", "transformer", "exponent"),
+    "prefill-vs-decode": _core("transformer:judge_prefill_vs_decode", "transformer", "direction"),
     "kv-cache-exact": _core("transformer:judge_kv_cache", "transformer", "fact"),
     "roofline-dlrm-random": _ROOFLINE,
     "roofline-mlp-small-batch": _ROOFLINE,
@@ -83,9 +97,9 @@ CLAIMS: dict[str, Claim] = {
     "roofline-transformer-prefill": _ROOFLINE,
     "roofline-transformer-decode": _ROOFLINE,
     "backward-pass": _whole("judge_backward"),
-    "decode-knee": _whole("judge_decode_knee"),
-    "decode-long-context": _whole("judge_decode_long_context"),
-    "decode-floor": _whole("judge_decode_floor"),
+    "decode-knee": _whole("judge_decode_knee", "model"),
+    "decode-long-context": _whole("judge_decode_long_context", "model"),
+    "decode-floor": _whole("judge_decode_floor", "bound"),
     "training-memory": _whole("judge_training_memory", "fact"),
     "traffic-all-reduce": _TRAFFIC,
     "traffic-table-wise-lookup": _TRAFFIC,
@@ -96,12 +110,19 @@ CLAIMS: dict[str, Claim] = {
     "allreduce-grows-with-w": _dist("allreduce_growth_claim", "fact"),
     "rowwise-more-than-tablewise": _dist("rowwise_claim", "fact"),
     "tablewise-columnwise-same-exchange": _dist("same_exchange_claim"),
-    "alpha-beta-predicts": _dist("alpha_beta_claim"),
-    "pipeline-bubble": _dist("bubble_claim"),
-    "pipeline-bubble-shrinks": _dist("bubble_sweep_claim"),
+    "alpha-beta-predicts": _dist("alpha_beta_claim", "model"),
+    "pipeline-bubble": _dist("bubble_claim", "model"),
+    "pipeline-bubble-shrinks": _dist("bubble_sweep_claim", "exponent"),
 }
 """Every claim, in the book's order: the core claims, then the whole model, then beyond one
 device."""
+
+
+def ledger(key: str) -> Ledger:
+    """Where the claim ``key``'s verdict is counted; a key the registry does not hold (an
+    example's) counts as the post's."""
+    claim = CLAIMS.get(key)
+    return "post" if claim is None else claim.ledger
 
 
 def judge(key: str) -> Callable[..., Any]:

@@ -19,9 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
+from gpuconcepts.claims.registry import Ledger, ledger
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import ANY_SIGN, to_record
-from gpuconcepts.units import number
+from gpuconcepts.units import measured_or_dash, number
 
 SeriesRole = Literal["measured", "predicted", "threshold"]
 Points = Annotated[tuple[int | float, ...], ANY_SIGN]
@@ -135,8 +136,9 @@ def _infinite_if_none(x: float | None) -> float:
 
 def _short(x: float) -> str:
     """A claim's value for people: three significant digits (the values are ratios,
-    exponents and fractions; the detail text shows the times behind them)."""
-    return f"{number(x)}"
+    exponents and fractions; the detail text shows the times behind them), "—" where the
+    run measured none (see :func:`~gpuconcepts.units.measured_or_dash`)."""
+    return measured_or_dash(x, number)
 
 
 @dataclass(frozen=True)
@@ -367,10 +369,13 @@ class ClaimResult:
     @property
     def measured(self) -> str:
         """The measured value with its interval, then the detail, for people."""
-        head = (
-            f"{self.test.quantity} = {_short(self.test.measured)} "
-            f"(interval {self.test.interval_text()})"
-        )
+        if math.isnan(self.test.measured):
+            head = f"{self.test.quantity}: not measured"
+        else:
+            head = (
+                f"{self.test.quantity} = {_short(self.test.measured)} "
+                f"(interval {self.test.interval_text()})"
+            )
         return f"{head}; {self.detail}" if self.detail else head
 
     @property
@@ -558,13 +563,29 @@ def example(measured: float = 4.0, *, interval: tuple[float, float] | None = Non
 
 
 def tally(claims: Sequence[ClaimResult]) -> dict[Verdict, int]:
-    """How many claims hold, fail, or are not visible.
+    """How many of the post's claims hold, fail, or are not visible: facts and the model's
+    own predictions are left out (:func:`in_ledger`; issue 45: a count is not evidence of a
+    claim, and the model is scored apart).
 
     >>> from gpuconcepts.claims.result import example
     >>> tally([example(), example(1.0), example(2.5, interval=(1.8, 3))])
     {'holds': 1, 'fails': 1, 'undecided': 1, 'not visible': 0}
+    >>> from dataclasses import replace
+    >>> tally([replace(example(), key="kv-cache-exact"), replace(example(), key="decode-knee")])
+    {'holds': 0, 'fails': 0, 'undecided': 0, 'not visible': 0}
     """
     counts: dict[Verdict, int] = dict.fromkeys(VERDICTS, 0)
-    for result in claims:
+    for result in in_ledger(claims, "post"):
         counts[result.verdict] += 1
     return counts
+
+
+def in_ledger(claims: Sequence[ClaimResult], which: Ledger) -> tuple[ClaimResult, ...]:
+    """The claims counted in ``which`` (:data:`~gpuconcepts.claims.registry.Ledger`): the
+    post's claims, the facts, or the model's predictions, in their order.
+
+    >>> from dataclasses import replace
+    >>> [r.key for r in in_ledger([example(), replace(example(), key="kv-cache-exact")], "fact")]
+    ['kv-cache-exact']
+    """
+    return tuple(result for result in claims if ledger(result.key) == which)

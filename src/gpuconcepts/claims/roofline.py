@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.claims.predict import bounds_on, predicted_seconds, prediction_region
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
+from gpuconcepts.claims.thresholds import ROOF_MIN_SHARE
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
@@ -26,6 +26,7 @@ from gpuconcepts.roofline import (
     beats_every_roof,
     place,
     roof_times,
+    verdict,
 )
 from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
@@ -45,21 +46,23 @@ def judge_roofline(
     device: str,
     reference: Measurement | None = None,
 ) -> ClaimResult:
-    """The post's tendency for a workload, its roofline class, and its measured behaviour agree.
+    """The post's word for a workload ("memory-bound", "compute-bound"), tested as it says it:
+    which roof binds the kernel and how much of that roof it attains (ledger 1, issue 45).
 
     ``role`` names the measurement's part (a key of :data:`ROOFLINE_EXPECTATIONS`),
     ``expected`` is the post's word (``"memory"`` or ``"compute"``), ``label`` names the
     workload for people and ``source`` says where the post says so. The values keep the
     measurement's workload and sizes, so a page can find it in the run again.
-    The quantity is the kernel's share of the expected roof's rate: for compute-bound, its
-    FLOP/s over the measured peak; for memory-bound, its minimal bytes per second over the
-    measured DRAM bandwidth. The prediction is the share at the time the once-measured
-    ceilings predict (:func:`~gpuconcepts.claims.predict.predicted_seconds`: the tightest of
-    compute, each memory level, the GEMM shape, random access and the per-call floor), and
-    the pass region lies within :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of
-    it. The alternative is the other roof: the share that roof would give at this intensity.
-    And the roof that best explains the measured time
-    (:func:`~gpuconcepts.roofline.observe`) must be of the expected kind.
+
+    The gate: the roof that binds the kernel (the verdict of
+    :func:`~gpuconcepts.roofline.roofs.verdict`, its kind read from the roof object) is of the
+    expected kind. The quantity is the kernel's share of the expected roof's rate: for
+    compute-bound, its FLOP/s over the peak; for memory-bound, its minimal bytes per second
+    over the DRAM bandwidth. The post's model says a bound kernel runs at its roof (share 1);
+    it holds from :data:`~gpuconcepts.claims.thresholds.ROOF_MIN_SHARE` of the roof to its
+    inverse. The alternative is the other roof: the share it would give at this intensity. No
+    time prediction enters the verdict: how well the ceilings predict the kernel's time is
+    ledger 2's (:mod:`gpuconcepts.claims.accuracy`).
 
     ``reference`` is the roof's own kernel (``peak-gemm`` for compute, ``peak-triad`` for
     memory) timed in the same rounds as ``m``: the share is then the kernel's rate over the
@@ -78,12 +81,9 @@ def judge_roofline(
         quantity, work, roof_rate = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
-    # the share the once-measured ceilings predict: the work at their tightest bound's time
-    bound_name, _ = max(bounds_on(m, peaks), key=lambda pair: pair[1])
-    predicted = work / predicted_seconds(m, peaks) / roof_rate
-    low, high = prediction_region(predicted)
-    # the roof of the verdict must be of the expected kind (any memory level is memory)
-    observed_ok = where.kind == expected
+    # the roof that binds, read from the verdict's roof object (any memory level is memory)
+    binding = verdict(m, peaks).binding
+    observed_ok = binding.roof.kind == expected
     if reference is None:
         measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
     else:
@@ -113,16 +113,15 @@ def judge_roofline(
         architecture="Roofline",
         claim=f"{label} is {expected}-bound ({source}).",
         prediction=f"intensity {number(intensity)} FLOP/byte against the ridge point {number(ridge)}: "
-        f"the roofline says {where.bound}-bound; the measured ceilings predict "
-        f"{si(predicted_seconds(m, peaks), 's')} ({bound_name}), a share of "
-        f"{number(predicted)} of the {expected} roof",
+        f"the roofline says {where.bound}-bound, and a {expected}-bound kernel runs at its "
+        f"{expected} roof (a share of 1); the roof that binds it here is {binding.name}",
         test=TwoSided(
             quantity,
-            predicted=predicted,
+            predicted=1.0,
             alternative=alternative,
             alternative_value=other,
-            low=low,
-            high=high,
+            low=ROOF_MIN_SHARE,
+            high=1 / ROOF_MIN_SHARE,
             measured=measured,
             interval=interval,
         ),
@@ -132,7 +131,8 @@ def judge_roofline(
         f"({percent(where.attained)} of that roof)",
         gates=(
             (
-                f"the measured time is best explained by a {expected} roof ({where.observed})",
+                f"the roof that binds it is a {expected} roof "
+                + f"(here {binding.name}, a {binding.roof.kind} roof)",
                 observed_ok,
             ),
         ),

@@ -11,22 +11,41 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuconcepts.claims.result import ClaimResult, tally
+from gpuconcepts.claims.accuracy import accuracy, flips, summary
+from gpuconcepts.claims.result import ClaimResult, in_ledger, tally
 from gpuconcepts.measure import resolve_device
+from gpuconcepts.roofline.version import model_version
 from gpuconcepts.run import Run, collect, load
 from gpuconcepts.run.peaks_cache import this_machine_peaks
 
 
 def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
-    """The ``--json`` payload: the device, its provenance and peaks, the tally, each claim."""
+    """The ``--json`` payload, both ledgers (issue 45): the device, its provenance and peaks,
+    the tally of the post's claims; ``claims`` (the post's, each with its ``verdict`` now and
+    its ``stored_verdict``, the one the run was saved with), ``facts`` (exact checks, not
+    tallied), ``predictions`` (the model's own claims, scored with ledger 2, not tallied),
+    ``accuracy`` (every kernel against the post's model, :mod:`~gpuconcepts.claims.accuracy`)
+    with its ``accuracy_summary``, and ``flips``. Every number is finite or null."""
+    stored = {r.key: r.verdict for r in run.saved_claims}
+
+    def entry(result: ClaimResult) -> dict[str, Any]:
+        return {**result.to_dict(), "stored_verdict": stored.get(result.key, result.verdict)}
+
+    rows = accuracy(run)
     return {
         "device": run.provenance.device,
         "device_label": run.label,
         "quick": run.provenance.quick,
         "provenance": run.provenance.to_dict(),
         "peaks": run.peaks.to_dict(),
+        "model_version": model_version(),
         "counts": tally(claims),
-        "claims": [r.to_dict() for r in claims],
+        "claims": [entry(r) for r in in_ledger(claims, "post")],
+        "facts": [entry(r) for r in in_ledger(claims, "fact")],
+        "predictions": [entry(r) for r in in_ledger(claims, "model")],
+        "accuracy": [row.to_dict() for row in rows],
+        "accuracy_summary": summary(rows).to_dict(),
+        "flips": [flip.to_dict() for flip in flips(run)],
     }
 
 
@@ -50,9 +69,9 @@ def judged(
     ``verdict`` ("holds", "fails", "undecided" or "not visible") with its ``reason``, ``gates``,
     ``detail``, ``values`` and ``plot``.
     """
-    if run_path is not None:
-        run = load(run_path)
-        return run, run.rejudged()
+    if run_path is not None:  # judged by this version's judges, the saved verdicts kept
+        run = load(run_path).judged_now()
+        return run, run.claims
     resolved = resolve_device(device)
     peaks, _source = this_machine_peaks(resolved, quick, fresh=fresh, progress=progress)
     run = collect(resolved, quick, progress=progress, peaks=peaks)

@@ -19,6 +19,7 @@ import gpuconcepts
 from gpuconcepts.formulas import CATALOGUE
 from gpuconcepts.measure import NoiseProbe
 from gpuconcepts.records import POSITIVE, to_record
+from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import plural
 
 
@@ -74,6 +75,10 @@ class Provenance:
     noise_before: NoiseProbe | None = None
     noise_after: NoiseProbe | None = None
     cores_left_out: int = 0
+    model_version: str = ""
+    """The model's version the run was measured with
+    (:func:`~gpuconcepts.roofline.version.model_version`); "" for a run recorded before
+    versions were kept (schema 3), which ledger 2 scores as in sample."""
 
     @classmethod
     def example(cls) -> Provenance:
@@ -100,6 +105,7 @@ class Provenance:
             free_bytes=16 * 1024**3,
             seconds=1.0,
             sizes={},
+            model_version=model_version(),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -243,4 +249,5 @@ def provenance_here(
         sizes=sizes,
         noise_before=noise[0] if noise else None,
         noise_after=noise[1] if noise else None,
+        model_version=model_version(),
     )

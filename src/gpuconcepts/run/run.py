@@ -51,11 +51,27 @@ from gpuconcepts.units import binary_bytes, plain_number
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
-SCHEMA = 3
-"""Version of the Run file format; :func:`load` refuses any other. Version 2 added the
-whole-model and distributed parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the
-paired rounds (a measurement's ``group``), the roofs' reference kernels, the noise probes in
-the provenance and the claims' ``anomalies``."""
+SCHEMA = 4
+"""Version of the Run file format; :func:`load` reads it and the versions of
+:data:`MIGRATIONS`, and refuses any other. Version 2 added the whole-model and distributed
+parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the paired rounds (a
+measurement's ``group``), the roofs' reference kernels, the noise probes in the provenance and
+the claims' ``anomalies``; version 4 the model's version in the provenance
+(``model_version``)."""
+
+
+def _from_3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 3 run as version 4: recorded before the model had a version (ledger 2 scores
+    it in sample)."""
+    provenance = data.get("provenance")
+    if isinstance(provenance, dict):
+        provenance = {**provenance, "model_version": ""}
+    return {**data, "schema": 4, "provenance": provenance}
+
+
+MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {3: _from_3}
+"""The one map from an older schema to the next: :meth:`Run.from_dict` applies them in turn
+until the run is at :data:`SCHEMA`; nothing else reads an older file."""
 
 PARTS = ("wholemodel", "distributed")
 """The parts of a run beyond the profile and the core claims, in the order they are judged:
@@ -80,6 +96,10 @@ class Run:
     wholemodel: WholeModelResults | None = None
     distributed: DistributedReport | None = None
     skipped: Mapping[str, str] = field(default_factory=dict)
+    stored_claims: tuple[ClaimResult, ...] | None = field(default=None, compare=False)
+    """The claims as the run was saved with them, when :meth:`judged_now` judged them again
+    (None otherwise: ``claims`` are those it was saved with). Never written: the file keeps
+    ``claims``."""
 
     @property
     def label(self) -> str:
@@ -174,7 +194,14 @@ class Run:
         as the book and ``verify --run`` show a recorded run: its verdicts follow the code that
         reads it, not the code that recorded it. A run that records neither the claims' sizes
         nor a part keeps the claims it was saved with."""
-        return replace(self, claims=self.rejudged()) if self._judgeable else self
+        if not self._judgeable:
+            return self
+        return replace(self, claims=self.rejudged(), stored_claims=self.claims)
+
+    @property
+    def saved_claims(self) -> tuple[ClaimResult, ...]:
+        """The claims as the run was saved with them (before :meth:`judged_now`)."""
+        return self.claims if self.stored_claims is None else self.stored_claims
 
     @property
     def _judgeable(self) -> bool:
@@ -250,6 +277,9 @@ class Run:
         if not isinstance(data, dict):
             raise GpuConceptsError(f"{source}: a run is a JSON object, not {type(data).__name__}")
         schema = data.get("schema")
+        while isinstance(schema, int) and schema in MIGRATIONS:
+            data = MIGRATIONS[schema](data)
+            schema = data.get("schema")
         if schema != SCHEMA:
             raise GpuConceptsError(
                 f"{source}: unknown schema version {schema!r}; this gpuconcepts reads {SCHEMA}"

@@ -1,0 +1,104 @@
+"""The two ledgers of a run as text for ``gpuconcepts verify`` (issue 45): the facts and the
+model's own predictions apart from the post's claims, every kernel against the post's model
+(ledger 2) with its summary, and the flips of a recorded run judged again.
+
+>>> from gpuconcepts.claims.accuracy import AccuracyRow, Flip
+>>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
+>>> print(format_accuracy([row]))
+Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor; model abc, out of sample):
+  1 kernel: 0% within 2×, median |log2 measured ÷ predicted| 1.58, worst mlp at B=4 (3×)
+  mlp at B=4: predicted 1 µs, measured 3 µs, 3× [2.9×, 3.1×], compute
+>>> print(format_flips([Flip("demo", "run A", "fails", "holds")]))
+Flips (a recorded run's saved verdict → today's judges):
+  demo (run A): fails → holds
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gpuconcepts.claims.accuracy import AccuracyRow, Flip, accuracy, flips, summary
+from gpuconcepts.claims.result import ClaimResult, in_ledger
+from gpuconcepts.render.text import format_claims
+from gpuconcepts.units import number, percent, plural, si, times
+
+if TYPE_CHECKING:
+    from gpuconcepts.run import Run
+
+SAMPLE_WORDS = {"out": "out of sample", "in": "in sample"}
+"""How a sample is said: "out" when the run was recorded with this model version."""
+
+
+def format_apart(title: str, results: Sequence[ClaimResult]) -> str:
+    """Claims shown apart from the tally (the facts, the model's predictions): one line each,
+    its verdict and its measured value.
+
+    >>> from gpuconcepts.claims.result import example
+    >>> print(format_apart("Facts", [example()]))
+    Facts (not tallied):
+      demo: holds (FLOP/s gain = 4 (interval [4, 4]))
+    """
+    if not results:
+        return f"{title}: none"
+    lines = [f"{title} (not tallied):"]
+    for result in results:
+        head = result.measured.split("; ")[0]
+        lines.append(f"  {result.key}: {result.verdict} ({head})")
+    return "\n".join(lines)
+
+
+def _ratio(x: float) -> str:
+    return times(x) if math.isfinite(x) else "–"
+
+
+def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
+    """Ledger 2 as text: the model version and sample, the summary line, then each kernel."""
+    if not rows:
+        return "Ledger 2, the post's model scored: no kernel"
+    first = rows[0]
+    found = summary(rows)
+    worst = f", worst {found.worst} ({_ratio(found.worst_ratio)})" if found.worst else ""
+    share = percent(found.share_within) if math.isfinite(found.share_within) else "–"
+    head = [
+        (
+            "Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor; model "
+            f"{first.model}, {SAMPLE_WORDS[first.sample]}):"
+        ),
+        (
+            f"  {plural(found.kernels, 'kernel')}: {share} within 2×, median |log2 measured ÷ "
+            f"predicted| {number(found.median_abs_log2)}{worst}"
+        ),
+    ]
+    body = [
+        f"  {row.kernel}: predicted {si(row.predicted_seconds, 's')}, measured "
+        f"{si(row.measured_seconds, 's')}, {_ratio(row.ratio)} "
+        f"[{_ratio(row.interval[0])}, {_ratio(row.interval[1])}], {row.bound}"
+        for row in rows
+    ]
+    return "\n".join([*head, *body])
+
+
+def format_flips(found: Sequence[Flip]) -> str:
+    """Every flip of a recorded run, or a line saying there is none."""
+    if not found:
+        return "Flips: none (every saved verdict is today's)"
+    lines = ["Flips (a recorded run's saved verdict → today's judges):"]
+    lines += [f"  {flip.key} ({flip.run}): {flip.stored} → {flip.now}" for flip in found]
+    return "\n".join(lines)
+
+
+def format_ledgers(run: Run, claims: Sequence[ClaimResult]) -> str:
+    """``gpuconcepts verify``'s text: the post's claims with their tally (ledger 1), the facts
+    and the model's own predictions apart, every kernel against the post's model (ledger 2),
+    and the flips of a recorded run judged again."""
+    return "\n\n".join(
+        [
+            format_claims(run, in_ledger(claims, "post")),
+            format_apart("Facts, exact checks", in_ledger(claims, "fact")),
+            format_apart("The model's own predictions (ledger 2)", in_ledger(claims, "model")),
+            format_accuracy(accuracy(run)),
+            format_flips(flips(run)),
+        ]
+    )

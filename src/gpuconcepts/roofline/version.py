@@ -1,0 +1,44 @@
+"""The model's version: a hash of the code that predicts a kernel's time and of the code that
+defines the ceilings it reads (issue 45: predictions are registered before the measurement).
+
+A run records the version it was measured with
+(:attr:`~gpuconcepts.run.provenance.Provenance.model_version`); ledger 2
+(:mod:`gpuconcepts.claims.accuracy`) scores a run recorded with this version as out of
+sample, and one recorded before it as in sample: a model changed after a run was seen was
+fitted, in part, to that run.
+
+The source text is read, never imported, so the version costs no torch.
+
+>>> len(model_version()), model_version() == model_version()
+(16, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+
+MODEL_SOURCES = (
+    "roofline/roofs.py",
+    "roofline/counts.py",
+    "roofline/references.py",
+    "roofline/peaks.py",
+    "sweeps.py",
+    "kernels/peaks.py",
+)
+"""The files of the package that make the model: the prediction (the roofs, the counts they
+read, the floors timed beside a kernel) and the ceilings' definitions (the peaks, the sweeps
+that measure them)."""
+
+
+@cache
+def model_version() -> str:
+    """A short hash of :data:`MODEL_SOURCES`' text, in that order (each named, so moving code
+    between them changes it too)."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for name in MODEL_SOURCES:
+        digest.update(f"{name}\n".encode())
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()[:16]
