@@ -12,6 +12,7 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 CHAPTERS = (
+    "gpu-basics",
     "questions",
     "roofline",
     "claims",

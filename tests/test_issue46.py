@@ -59,13 +59,15 @@ def test_h200_hot_rows_are_labelled_by_the_cache_their_working_set_fits(
     run = gpu_run(runs, dtype)
     table = recorded_section("dlrm", DOCS)
     hot = [row for row in rows_of(table, "dlrm-hot") if "H200" in row]
-    assert hot and all("memory (L2" in row for row in hot), hot
+    assert hot
+    assert all("memory (L2" in row for row in hot), hot
     assert not any(re.search(r"memory \(HBM\) \d", row) for row in hot)
     glue = dlrm.hot_rows(run, gpu.chapter(run, "dlrm"))
     assert "L2" in str(glue["hot_served"])
     # rows read once (random ones over a 10 GB table) stay on HBM
     random = [row for row in rows_of(table, "dlrm-random") if "H200" in row]
-    assert random and not any("L2" in row for row in random)
+    assert random
+    assert not any("L2" in row for row in random)
 
 
 # -- a kernel below the ridge is not called compute-bound ------------------------------------
@@ -88,7 +90,8 @@ def test_labels_do_not_call_a_kernel_far_below_its_roof_bound_by_it(runs: list[R
     table = gpu.families_table(run)
     module = rows_of(table, "rnn-module")[0]
     assert not re.search(r"\| compute \d", module), module
-    assert "under half of every roof" in module and "nearest, compute" in module
+    assert "under half of every roof" in module
+    assert "nearest, compute" in module
     for family in gpu.FAMILIES:
         passage = gpu.chapter_passage(runs, family)
         assert not re.search(r"landed on the \w+ roof \((\d|[1-4]\d)(\.\d)?% of it\)", passage)
@@ -106,7 +109,8 @@ def test_the_api_page_hides_the_value_of_latex_names() -> None:
         and node.target.id == "LATEX_NAMES"
     )
     doc = body[at + 1]
-    assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+    assert isinstance(doc, ast.Expr)
+    assert isinstance(doc.value, ast.Constant)
     assert ":meta hide-value:" in str(doc.value.value)
 
 
@@ -120,7 +124,8 @@ def test_tf32_lookups_are_labelled_float32(runs: list[Run]) -> None:
         for row in rows_of(table, name)
         if "H200" in row
     ]
-    assert lookups and tf32_rows
+    assert lookups
+    assert tf32_rows
     assert not any(re.search(r"d=128, tf32<", row) for row in lookups)
     run = gpu_run(runs, "tf32")
     dense = rows_of(gpu.families_table(run), "dlrm-dense")[0]
@@ -186,7 +191,8 @@ def test_the_questions_have_labels() -> None:
 # -- the DLRM exercise says it switched to BF16 ---------------------------------------------------
 def test_the_dlrm_exercise_names_its_bf16_bytes() -> None:
     answers = dlrm.exercises()
-    assert answers["ex_lookup_bytes"] == "2" and answers["ex_lookup_fp32_bytes"] == "4"
+    assert answers["ex_lookup_bytes"] == "2"
+    assert answers["ex_lookup_fp32_bytes"] == "4"
     page = (DOCS / "dlrm.md").read_text(encoding="utf-8")
     solution = page.split(":label: dlrm-ex-never", 1)[1].split(":::{dropdown} Solution", 1)[1]
     solution = solution.split("\n:::", 1)[0]
@@ -214,3 +220,64 @@ def test_the_machine_load_note_is_glued_on_the_method_page_only(runs: list[Run])
     noted = method.noise([run, *runs])
     assert str(noted["noise"]).startswith("This run's machine was")
     assert str(noted["noise_recorded"]).count("machine was") == len(runs)
+
+
+# -- the reading path ------------------------------------------------------------------------------
+def toctrees() -> dict[str, list[str]]:
+    """Each toctree of the index by its caption: its pages in order."""
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    found = {}
+    for block in re.findall(r"```\{toctree\}\n(.*?)```", text, re.DOTALL):
+        caption = re.search(r":caption: (.*)", block)
+        pages = [line for line in block.splitlines() if line and not line.startswith(":")]
+        found[caption.group(1) if caption else ""] = pages
+    return found
+
+
+def test_the_table_of_contents_follows_the_reading_path() -> None:
+    trees = toctrees()
+    first = next(iter(trees.values()))
+    assert first == [
+        "gpu-basics", "questions", "bound", "dlrm", "mlp", "cnn", "rnn", "transformer",
+        "comparison", "gpu",
+    ]  # fmt: skip
+    appendices = trees["Appendices"]
+    assert {"claims", "changes", "method", "execution", "devices", "roofline"} <= set(appendices)
+    listed = [page for pages in trees.values() for page in pages]
+    assert len(listed) == len(set(listed))
+    assert sorted(listed) == sorted(p.stem for p in DOCS.glob("*.md") if p.stem != "index")
+
+
+def test_what_a_gpu_is_takes_its_sizes_from_the_datasheet_table(runs: list[Run]) -> None:
+    from gpuconcepts.render.pages.gpu_basics import anatomy
+
+    glue = anatomy(runs)
+    h200 = GPUS["H200"]
+    assert glue["gpu"] == "H200"
+    assert glue["sms"] == units.plain_number(h200.sms or 0)
+    assert glue["l2"] == units.binary_bytes(h200.l2_bytes)
+    assert glue["hbm_bw"] == units.si(h200.bytes_per_s, "B/s")
+    run = gpu_run(runs, "bfloat16")
+    assert glue["launch"] == units.si(run.peaks.latency_seconds or 0, "s")
+    figure = glue["anatomy"]
+    texts = [t.get_text() for t in figure.axes[0].texts]  # type: ignore[union-attr]
+    assert f"{glue['sms']} SMs in all" in texts
+    page = (DOCS / "gpu-basics.md").read_text(encoding="utf-8")
+    assert "```{glue:figure} anatomy\n:alt: " in page
+
+
+def test_three_regimes_are_drawn_where_the_model_is_introduced(runs: list[Run]) -> None:
+    from gpuconcepts.render.pages.regimes import regimes
+
+    glue = regimes(runs)
+    run = gpu_run(runs, "bfloat16")
+    assert glue["regimes_ridge"] == units.significant(run.peaks.ridge_point)
+    assert glue["regimes_launch"] == units.si(run.peaks.latency_seconds or 0, "s")
+    texts = {t.get_text() for t in glue["regimes_figure"].axes[0].texts}  # type: ignore[union-attr]
+    assert {"compute-bound", "memory-bound", "overhead-bound"} <= texts
+    for name in ("questions", "bound"):
+        page = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+        assert "```{glue:figure} regimes_figure\n:alt: " in page, name
+        assert "{glue:math} regimes_eq" in page, name
+        assert "overhead-bound" in page, name
+        assert "{term}`overhead`" in page, name

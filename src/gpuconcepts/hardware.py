@@ -71,6 +71,7 @@ def dtype_name(name: str) -> str:
 
 
 _T = 1e12
+_KIB = 1024
 
 DEFAULT_GPU = "H100 SXM"
 """The datasheet GPU a question starts on unless told otherwise: the one the post's
@@ -94,6 +95,12 @@ class GPU:
             together (NVLink where the GPU has it, else its PCIe link); None when the
             datasheet gives no figure. One direction carries half.
         link: what ``link_bytes_per_s`` is ("NVLink", "PCIe Gen4 x16", ...).
+        sms: streaming multiprocessors (SMs), the GPU's independent processors.
+        tensor_cores: Tensor Cores on the whole GPU (an equal share in each SM).
+        shared_memory_per_sm_bytes: the most shared memory one SM can give its thread blocks
+            (carved out of the SM's combined L1 and shared memory).
+        registers_per_sm_bytes: one SM's register file (64 Ki 32-bit registers on all of these).
+        anatomy_source: the document the four fields above come from.
     """
 
     name: str
@@ -105,6 +112,11 @@ class GPU:
     device_names: tuple[str, ...] = ()
     link_bytes_per_s: float | None = None
     link: str = ""
+    sms: int | None = None
+    tensor_cores: int | None = None
+    shared_memory_per_sm_bytes: int | None = None
+    registers_per_sm_bytes: int | None = None
+    anatomy_source: str = ""
 
     @property
     def link_send_bytes_per_s(self) -> float | None:
@@ -179,6 +191,13 @@ _ROWS = (
         device_names=(r"A100[- ]SXM4?[- ]80GB",),
         link_bytes_per_s=600e9,
         link="NVLink",
+        sms=108,
+        tensor_cores=432,
+        shared_memory_per_sm_bytes=164 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="NVIDIA A100 Tensor Core GPU Architecture whitepaper (A100: 108 SMs, "
+        "432 Tensor Cores; 192 KB of combined L1 and shared memory per SM, up to 164 KB of it "
+        "shared; 64K 32-bit registers per SM)",
     ),
     GPU(
         "H100 SXM",
@@ -191,6 +210,13 @@ _ROWS = (
         device_names=(r"H100 80GB HBM3", r"H100[- ]SXM"),
         link_bytes_per_s=900e9,
         link="NVLink",
+        sms=132,
+        tensor_cores=528,
+        shared_memory_per_sm_bytes=228 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 "
+        "SMs, 528 Tensor Cores; 256 KB of combined L1 and shared memory per SM, up to 228 KB "
+        "of it shared; 64K 32-bit registers per SM)",
     ),
     GPU(
         "H200",
@@ -204,6 +230,13 @@ _ROWS = (
         device_names=(r"\bH200\b(?!.*NVL)",),
         link_bytes_per_s=900e9,
         link="NVLink",
+        sms=132,
+        tensor_cores=528,
+        shared_memory_per_sm_bytes=228 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="the H200 is the H100 SXM's Hopper GPU with more and faster HBM (NVIDIA "
+        "H200 Tensor Core GPU datasheet); its SMs as in the NVIDIA H100 Tensor Core GPU "
+        "Architecture whitepaper (H100 SXM5 column)",
     ),
     GPU(
         "L4",
@@ -217,6 +250,13 @@ _ROWS = (
         device_names=(r"\bL4\b",),
         link_bytes_per_s=64e9,
         link="PCIe Gen4 x16",
+        sms=58,
+        tensor_cores=232,
+        shared_memory_per_sm_bytes=100 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="NVIDIA L4 Tensor Core GPU datasheet (7,424 CUDA cores, 232 Tensor "
+        "Cores: 58 SMs of 128 cores); NVIDIA Ada Lovelace GPU Architecture whitepaper (128 KB of "
+        "L1 and shared memory per SM, up to 100 KB of it shared; 64K 32-bit registers per SM)",
     ),
     GPU(
         "T4",
@@ -227,6 +267,13 @@ _ROWS = (
         source="NVIDIA T4 Tensor Core GPU datasheet (mixed-precision FP16/FP32 figure; Turing "
         "has no BF16, TF32 or sparsity); L2 from the NVIDIA Turing GPU Architecture whitepaper",
         device_names=(r"\bT4\b",),
+        sms=40,
+        tensor_cores=320,
+        shared_memory_per_sm_bytes=64 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="NVIDIA Turing GPU Architecture whitepaper (TU104 as in the T4: 40 SMs, "
+        "320 Tensor Cores; 96 KB of L1 and shared memory per SM, up to 64 KB of it shared; "
+        "64K 32-bit registers per SM)",
     ),
     GPU(
         "RTX 4090",
@@ -237,6 +284,13 @@ _ROWS = (
         source="NVIDIA Ada Lovelace GPU Architecture whitepaper, GeForce RTX 4090 column "
         "(dense, FP32 accumulate)",
         device_names=(r"RTX 4090(?![ -]?(D\b|Laptop))",),
+        sms=128,
+        tensor_cores=512,
+        shared_memory_per_sm_bytes=100 * _KIB,
+        registers_per_sm_bytes=256 * _KIB,
+        anatomy_source="NVIDIA Ada Lovelace GPU Architecture whitepaper (GeForce RTX 4090: "
+        "128 SMs, 512 Tensor Cores; 128 KB of L1 and shared memory per SM, up to 100 KB of it "
+        "shared; 64K 32-bit registers per SM)",
     ),
 )
 
