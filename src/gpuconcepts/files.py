@@ -109,11 +109,11 @@ def destination(path: str | Path, what: str = "a save") -> Path:
         return target
     except OSError as error:  # a file where a folder should be, a loop of links, no access
         raise _refuse(path, error) from None
-    for special, kind in _SPECIAL:
-        if special(mode):
-            link = f" (a link to {target})" if path.is_symlink() else ""
-            raise GpuConceptsError(f"cannot write {path}{link}: it is {kind}; {RULE}")
-    return target
+    if stat.S_ISREG(mode):
+        return target
+    kind = next((kind for special, kind in _SPECIAL if special(mode)), "not a regular file")
+    link = f" (a link to {target})" if path.is_symlink() else ""
+    raise GpuConceptsError(f"cannot write {path}{link}: it is {kind}; {RULE}")
 
 
 def _prepare(target: Path, shown: Path) -> None:
