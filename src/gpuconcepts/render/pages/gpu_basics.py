@@ -32,7 +32,8 @@ def leading_run(runs: Sequence[Run]) -> Run | None:
     on a listed GPU, else None."""
     listed = [r for r in runs if r.peaks.device == "cuda" and lookup(r.provenance.device_name)]
     sixteen = [r for r in listed if r.peaks.dtype in {"bfloat16", "float16"}]
-    return (sixteen or listed or [None])[0]
+    chosen = sixteen or listed
+    return chosen[0] if chosen else None
 
 
 def _per_sm(value: int | None, sms: int) -> str:
