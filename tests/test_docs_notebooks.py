@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -20,24 +19,11 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 sys.path.insert(0, str(DOCS))
 from _notebooks import SHOWN_TAG, placeholders
+from book_pages import CODE_CELL, md_code_cells
 
 NOTEBOOK_PAGES = sorted(
     p for p in DOCS.glob("*.md") if p.read_text(encoding="utf-8").startswith("---\njupytext:")
 )
-_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.DOTALL | re.MULTILINE)
-
-
-def md_code_cells(page: Path) -> list[str]:
-    """The source of each code cell of a MyST page, without its ``:option:`` lines."""
-    cells = []
-    for body in _CELL.findall(page.read_text(encoding="utf-8")):
-        lines = body.splitlines()
-        while lines and re.match(r"^:\w[\w-]*:", lines[0]):
-            lines.pop(0)
-        while lines and not lines[0].strip():
-            lines.pop(0)
-        cells.append("\n".join(lines).rstrip())
-    return cells
 
 
 def ipynb_code_cells(notebook: Path) -> list[str]:
@@ -62,7 +48,7 @@ def md_prose(page: Path) -> list[str]:
     """The prose between a page's code cells (front matter left out), glue references as
     ``[[name]]``, one entry per stretch between two code cells."""
     body = page.read_text(encoding="utf-8").split("\n---\n", 1)[1]
-    return [_words(placeholders(chunk)) for chunk in _CELL.split(body)[::2]]
+    return [_words(placeholders(chunk)) for chunk in CODE_CELL.split(body)[::2]]
 
 
 def _shown(cell: dict[str, object]) -> str:

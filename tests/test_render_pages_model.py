@@ -10,7 +10,6 @@ import pytest
 
 from gpuconcepts import exercises, formulas, units
 from gpuconcepts.claims import wholemodel
-from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.model import PRESETS, account, serving, shape_from
 from gpuconcepts.render.pages import Math
@@ -158,7 +157,8 @@ def test_bubble_rows_hold_both_conventions() -> None:
 
 
 def test_distributed_measured_reads_the_recorded_run(recorded: Run) -> None:
-    report = distributed_page.report_of(recorded)
+    report = recorded.distributed
+    assert report is not None
     pipelines = report.pipelines
     assert [c.schedule["m"] for c in pipelines] == sorted(c.schedule["m"] for c in pipelines)
     glue = distributed_page.measured(recorded)
@@ -178,12 +178,33 @@ def test_distributed_measured_reads_the_recorded_run(recorded: Run) -> None:
     assert "shared 1 free core" in str(
         distributed_page.measured(dataclasses.replace(recorded, distributed=crowded))["crowded"]
     )
-    with pytest.raises(GpuConceptsError, match="no distributed results"):
-        distributed_page.report_of(dataclasses.replace(recorded, distributed=None))
+
+
+def test_distributed_measured_says_why_a_run_has_no_part(recorded: Run) -> None:
+    """Issue 44: a skipped or empty part glues every name the page reads, "—" and words."""
+    present = distributed_page.measured(recorded)
+    skipped = dataclasses.replace(
+        recorded, distributed=None, skipped={"distributed": "gloo could not start"}
+    )
+    assert recorded.distributed is not None
+    empty = dataclasses.replace(
+        recorded, distributed=dataclasses.replace(recorded.distributed, collectives=())
+    )
+    for run, why in ((skipped, "gloo could not start"), (empty, "measured no collective")):
+        glue = distributed_page.measured(run)
+        assert glue.keys() == present.keys()
+        assert why in str(glue["crowded"])
+        assert glue["world"] == units.NOTHING
+        assert all(why in str(glue[f"claim_{key}"]) for key in distributed_page.CLAIMS)
+    assert empty.distributed is not None
+    assert empty.distributed.claims == ()
+    assert "loopback (measured" not in distributed_page.links(skipped)["link_rows"]
 
 
 def test_bubble_median_is_the_upper_middle() -> None:
-    (c, *_) = distributed_page.report_of(load(RECORDED)).pipelines
+    report = load(RECORDED).distributed
+    assert report is not None
+    (c, *_) = report.pipelines
     assert dataclasses.replace(c, bubble=(0.3, 0.1, 0.2)).bubble_median == 0.2
     assert dataclasses.replace(c, bubble=(0.4, 0.1, 0.2, 0.3)).bubble_median == 0.3
 
@@ -201,8 +222,25 @@ def test_links_breakeven_is_the_first_bag_as_long_as_the_exchange(recorded: Run)
         if local * formulas.embedding_bag_bytes(L=L, **bag) / h100.bytes_per_s >= send
     )
     assert units.plural(even, "row") in glue["pool_breakeven"]
-    report = distributed_page.report_of(recorded)
+    report = recorded.distributed
+    assert report is not None
     assert report.fit is not None
     assert "loopback (measured" in glue["link_rows"]
     unfitted = dataclasses.replace(recorded, distributed=dataclasses.replace(report, fit=None))
     assert "loopback" not in distributed_page.links(unfitted)["link_rows"]
+
+
+def test_model_measured_says_why_a_run_has_no_whole_model(recorded: Run) -> None:
+    """Issue 44: a run that left the whole model out glues every name the page reads."""
+    present = model_page.measured(recorded)
+    skipped = dataclasses.replace(
+        recorded, wholemodel=None, skipped={"wholemodel": "too little free memory"}
+    )
+    glue = model_page.measured(skipped)
+    assert glue.keys() == present.keys()
+    assert glue["long_verdict"] == "nothing was measured: too little free memory"
+    assert glue["n_checks"] == units.NOTHING
+    assert glue["peak_flops"] == present["peak_flops"]  # the roofs were still measured
+    figure = glue["long_fig"]
+    assert not isinstance(figure, str | Math)
+    assert "too little free memory" in figure.axes[0].texts[0].get_text()

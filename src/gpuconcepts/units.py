@@ -43,7 +43,7 @@ import decimal
 import math
 import numbers
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
@@ -184,6 +184,29 @@ def number(value: object, digits: int = 3) -> str:
     if is_whole(shown):
         return _grouped(int(shown))
     return significant(shown, digits)
+
+
+NOTHING = "—"
+"""What a reader sees where a run measured no usable value (none, not a number, unbounded)."""
+
+
+def measured_or_dash(value: object, show: Callable[[float], str] | None = None) -> str:
+    """A measured value for a reader: ``show(value)`` (default :func:`significant`), or
+    :data:`NOTHING` where the run measured nothing usable (None, nan, an infinity). A busy
+    machine leaves such values; a page says "—" for them, never "nan", "inf" or "None".
+
+    >>> measured_or_dash(0.5), measured_or_dash(float("nan")), measured_or_dash(None)
+    ('0.5', '—', '—')
+    >>> measured_or_dash(float("inf"), times), measured_or_dash(2e-6, seconds)
+    ('—', '2 µs')
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if value is None:
+            return NOTHING
+        _usable(value)  # raises: not a number at all is a bug, not a measurement
+    if not math.isfinite(float(value)):  # type: ignore[arg-type]
+        return NOTHING
+    return (show or significant)(value)  # type: ignore[arg-type]
 
 
 def latex_number(n: Real) -> str:

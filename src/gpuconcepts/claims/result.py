@@ -351,6 +351,8 @@ class ClaimResult:
             return "; ".join(unmet)
         if test.inside:
             return ""
+        if not math.isfinite(test.measured):  # nothing usable to place against the region
+            return "this run measured no usable value for it"
         if test.outside:
             low, high = test.interval
             if low == high:

@@ -107,7 +107,10 @@ class DistributedReport:
 
     @property
     def claims(self) -> tuple[ClaimResult, ...]:
-        """Every claim of the run, judged from the measurements."""
+        """Every claim of the run, judged from the measurements (none when it measured no
+        collective: a part that ran nothing has nothing to judge)."""
+        if not self.collectives:
+            return ()
         results = [claims.traffic_claim(c, self.device) for c in self.main]
         results.append(claims.allreduce_growth_claim(self.growth, self.device))
         lookups = self.of_kind("sharded embedding")

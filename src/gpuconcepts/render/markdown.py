@@ -9,13 +9,14 @@ r"""Markdown rendering for the book: tables of measurements and of claims.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
 from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import describe, number, si, significant, times
+from gpuconcepts.units import describe, measured_or_dash, number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.result import ClaimResult
@@ -145,17 +146,16 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     rows = []
     for r in results:
         verdict = verdict_cell(r)
-        low, high = r.test.interval
-        rows.append(
-            [
-                r.claim,
-                f"{number(r.test.predicted)}",
-                r.alternative,
-                r.pass_region,
-                f"{number(r.test.measured)} [{number(low)}, {number(high)}]",
-                verdict,
-            ]
+        test = r.test
+        measured = (
+            f"{measured_or_dash(test.measured, number)} {test.interval_text()}"
+            if math.isfinite(test.measured)
+            else measured_or_dash(test.measured)  # nothing to bracket
         )
+        rows.append(
+            [r.claim, measured_or_dash(test.predicted, number), r.alternative, r.pass_region,
+             measured, verdict]
+        )  # fmt: skip
     return markdown_table(
         ["Claim", "Predicted", "Rules out", "Pass region", "Measured [interval]", "Verdict"], rows
     )
@@ -168,11 +168,19 @@ def audit_cell(result: ClaimResult) -> str:
     >>> from gpuconcepts.claims.result import example
     >>> audit_cell(example()), audit_cell(example(1.5))
     ('holds, 0.5', 'fails, 0.19')
+
+    A value a busy machine could not measure shows the verdict alone (issue 44):
+
+    >>> import dataclasses
+    >>> unmeasured = dataclasses.replace(example().test, measured=float("nan"),
+    ...                                  interval=(float("nan"), float("nan")))
+    >>> audit_cell(dataclasses.replace(example(), test=unmeasured, visible=False))
+    'not visible'
     """
-    predicted = result.test.predicted
-    if not predicted:
+    test = result.test
+    if not test.predicted or not math.isfinite(test.measured):  # nothing to divide: the verdict
         return result.verdict
-    return f"{result.verdict}, {significant(result.test.measured / predicted, 2)}"
+    return f"{result.verdict}, {measured_or_dash(test.measured / test.predicted, lambda r: significant(r, 2))}"
 
 
 def markdown_claims_summary(

@@ -9,11 +9,12 @@ figure (for ``{glue:figure}``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from gpuconcepts.roofline import place
-from gpuconcepts.units import plain_number
+from gpuconcepts.units import NOTHING, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -49,3 +50,20 @@ def from_batch(batch: int | None, never: str = "Never", prefix: str = "From a ba
     ('Never', 'From a batch of 1,024', 'from 8')
     """
     return never if batch is None else f"{prefix}{plain_number(batch)}"
+
+
+def unmeasured(texts: Iterable[str], figures: Iterable[str], why: str) -> Glue:
+    """A page section's glue when its run did not measure that part (skipped, left out, or
+    nothing in it): "—" for each text, and for each figure one that says ``why``. The page
+    builds, and its prose, which names the part's status first, tells the reader why.
+
+    >>> glue = unmeasured(["world"], [], "torch.distributed could not start")
+    >>> glue
+    {'world': '—'}
+    """
+    from gpuconcepts.render.plots.claims import unmeasured_figure  # noqa: PLC0415  # matplotlib
+
+    glue: Glue = dict.fromkeys(texts, NOTHING)
+    for name in figures:
+        glue[name] = unmeasured_figure(why)
+    return glue

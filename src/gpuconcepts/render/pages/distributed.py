@@ -20,14 +20,14 @@ from gpuconcepts import formulas, units
 from gpuconcepts.distributed.claims import bubble_with_messages
 from gpuconcepts.distributed.text import exchange_gap
 from gpuconcepts.distributed.text import markdown as traffic_markdown
+from gpuconcepts.distributed.traffic import QUICK
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPU, GPUS, INFINIBAND_NDR_BYTES_PER_S
 from gpuconcepts.questions import question
 from gpuconcepts.render import markdown_claim, markdown_claims_table, markdown_table, plots
-from gpuconcepts.render.pages import Glue, Math
+from gpuconcepts.render.pages import Glue, Math, unmeasured
 
 if TYPE_CHECKING:
-    from gpuconcepts.distributed.report import DistributedReport
     from gpuconcepts.run import Run
 
 TABLE = question(10).steps[0]
@@ -164,20 +164,38 @@ CLAIMS = (
 """The claims the page states one by one, in its prose."""
 
 
-def report_of(run: Run) -> DistributedReport:
-    """The run's distributed report; a run without one cannot build the page."""
+def not_measured(run: Run) -> str:
+    """Why ``run`` holds no distributed measurement to show, in words; "" when it holds one."""
     if run.distributed is None:
-        raise GpuConceptsError(
-            f"{run.label}: the run has no distributed results "
-            f"({run.skipped.get('distributed', 'not recorded')})"
-        )
-    return run.distributed
+        return run.skipped.get("distributed", "this run did not measure it")
+    if not run.distributed.pipelines:
+        return "its processes started but measured no collective"
+    return ""
+
+
+MEASURED_TEXTS = (
+    "world", "run_device", "run_seconds", "traffic_table", "traffic_claims", "n_traffic",
+    "n_traffic_hold", "bubble_sweep_rows", "bubble_micro", "fit_points", "fit_result",
+    "growth_groups", "tc_gap_text",
+)  # fmt: skip
+MEASURED_FIGURES = ("traffic", "alpha_beta")
+"""What :func:`measured` glues besides ``crowded`` and each claim (a test checks they agree),
+so that a run without the part still glues every name the page reads."""
 
 
 def measured(run: Run) -> Glue:
     """This build's distributed run: its traffic and claims, the pipeline's bubble at each
-    number of micro-batches, the α-β fit and where the table-wise and column-wise times went."""
-    report = report_of(run)
+    number of micro-batches, the α-β fit and where the table-wise and column-wise times went.
+    A run that measured none of it glues "—" and says why (:func:`not_measured`)."""
+    why = not_measured(run)
+    if why:
+        glue = unmeasured(MEASURED_TEXTS, MEASURED_FIGURES, why)
+        glue["crowded"] = f"This machine measured no distributed part: {why}."
+        for key in CLAIMS:
+            glue[f"claim_{key}"] = f"This run did not measure it: {why}."
+        return glue
+    report = run.distributed
+    assert report is not None  # not_measured said so
     by_key = {r.key: r for r in report.claims}
     traffic = [r for r in report.claims if r.key.startswith("traffic-")]
     fit = report.fit
@@ -307,14 +325,14 @@ def links(run: Run) -> Glue:
     """The gradient all-reduce and the row-wise lookup on each link, NVLink against
     InfiniBand and HBM, and whether a table-wise lookup's exchange outlasts its pooling on an
     H100, at the bags the run's lookups pooled."""
-    report = report_of(run)
+    report = run.distributed  # None: a run without the part, priced at the quick sizes
     gradient_params, world = 10**9, 8  # a one-billion-parameter model's BF16 gradients, one server
     gradient = formulas.ring_allreduce_bytes(n_params=gradient_params, s=2, W=world)
     rowwise = formulas.rowwise_alltoall_bytes(**EXAMPLE)
     named = [(f"{gpu.name}, {gpu.link}", gpu.link_send_bytes_per_s) for gpu in GPUS.values()]
     rates = [(name, bw) for name, bw in named if bw is not None]
     rates.append(("InfiniBand NDR, one port between nodes", INFINIBAND_NDR_BYTES_PER_S))
-    if report.fit is not None:
+    if report is not None and report.fit is not None:
         rates.append(
             (f"this machine's loopback (measured, {report.backend})", report.fit.bytes_per_s)
         )
@@ -325,7 +343,7 @@ def links(run: Run) -> Glue:
     # A table-wise lookup across devices: each pools its n_tables/W tables for all B samples,
     # L rows a bag (as many as the measured lookups pooled), and sends the pooled rows.
     bag = {"B": EXAMPLE["B"], "d": D, "s": S}
-    pool_L = report.sizes.emb_lookups
+    pool_L = (QUICK if report is None else report.sizes).emb_lookups
     local_tables = EXAMPLE["n_tables"] // EXAMPLE["W"]
     lookup_bytes = local_tables * formulas.embedding_bag_bytes(L=pool_L, **bag)
     send_bytes = formulas.tablewise_alltoall_bytes(**EXAMPLE)

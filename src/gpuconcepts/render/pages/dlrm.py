@@ -8,6 +8,7 @@ build's lookups (random, consecutive, hot) and dense layer, and the exercises' a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -150,8 +151,8 @@ def row_order(run: Run) -> Glue:
         [
             units.plain_number(b),
             units.plain_number(formulas.random_row_bytes(d=b // row_s, s=row_s, c=c) // c),
-            units.times(claim.number(f"predicted_{b}B_rows")),
-            units.times(claim.number(f"ratio_{b}B_rows")),
+            units.measured_or_dash(claim.values.get(f"predicted_{b}B_rows"), units.times),
+            units.measured_or_dash(claim.values.get(f"ratio_{b}B_rows"), units.times),
         ]
         for b in widths
     ]
@@ -162,7 +163,9 @@ def row_order(run: Run) -> Glue:
         "Measured: sequential ÷ random",
     ]
     test = claim.test
-    if test.measured > test.predicted:
+    if not math.isfinite(test.measured):
+        beyond = "not measured on this machine."
+    elif test.measured > test.predicted:
         beyond = (
             "more than the model predicts: besides the unused part of each line, random rows "
             "lose the prefetching and open DRAM pages that consecutive rows enjoy (see the "
@@ -174,9 +177,12 @@ def row_order(run: Run) -> Glue:
         "run_unit": unit,
         "run_c": units.plain_number(c),
         "order_table": markdown_table(header, rows),
-        "judged_row": units.plain_number(claim.number("judged_row_bytes")),
+        "judged_row": units.measured_or_dash(
+            claim.values.get("judged_row_bytes"), units.plain_number
+        ),
         "judged_model": units.times(test.predicted),
-        "judged_measured": f"{units.times(test.measured)} (interval {test.interval_text()})",
+        "judged_measured": f"{units.measured_or_dash(test.measured, units.times)} "
+        f"(interval {test.interval_text()})",
         "judged_region": test.region_text(),
         "judged_verdict": claim.verdict,  # computed by the claim, never typed
         "judged_why": f" ({claim.why})" if claim.why else "",

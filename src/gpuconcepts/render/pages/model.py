@@ -32,8 +32,9 @@ from gpuconcepts.model import (
     shape_from,
 )
 from gpuconcepts.render import markdown_claims_table, markdown_table
-from gpuconcepts.render.pages import Glue, Math
+from gpuconcepts.render.pages import Glue, Math, unmeasured
 from gpuconcepts.render.plots import draw_result
+from gpuconcepts.render.plots.claims import unmeasured_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -518,52 +519,75 @@ def intensity_limit(sweep: DecodeSweep) -> float:
 
 
 def plot(result: ClaimResult) -> Figure:
-    """A claim's figure (``draw_result``); a claim the page shows drawn must have one."""
+    """A claim's figure (``draw_result``); one that says why, where it has nothing to draw."""
     figure = draw_result(result)
     if figure is None:
-        raise GpuConceptsError(f"claim {result.key} has no plot to show")
+        return unmeasured_figure(result.why or "this run holds nothing to draw for it")
     return figure
+
+
+def not_measured(run: Run) -> str:
+    """Why ``run`` holds no whole-model measurement to show, in words; "" when it holds one."""
+    if run.wholemodel is None:
+        return run.skipped.get("wholemodel", "this run did not measure the whole model")
+    if run.wholemodel.long_decode is None:
+        return "this run did not sweep decoding at a long context"
+    if not any(r.key == "decode-long-context" for r in run.claims):
+        return "this run holds no long-context decode claim"
+    return ""
+
+
+MEASURED_TEXTS = (
+    "decode_shape", "fp32_dtype", "claims_table", "claims_details", "check_context", "check_cache_share",
+    "check_largest_batch", "check_limit", "check_limit_vs_ridge", "n_checks", "long_context",
+    "long_per_sequence", "long_weights", "long_limit", "long_limit_vs_ridge", "long_alternative",
+    "long_predicted", "long_measured", "long_short_knee", "long_verdict",
+)  # fmt: skip
+MEASURED_FIGURES = ("knee_fig", "long_fig")
+"""What :func:`measured` glues from the whole-model results (a test checks they agree), so
+that a run without them still glues every name the page reads."""
 
 
 def measured(run: Run) -> Glue:
     """This build's whole-model checks: their claims and thresholds, the decode sweeps at a
-    short and a long context with their figures, and what the float32 checks check."""
-    if run.wholemodel is None or run.wholemodel.long_decode is None:
-        raise GpuConceptsError(
-            f"{run.label}: the run has no whole-model results with a long-context decode sweep "
-            f"({run.skipped.get('wholemodel', 'not recorded')})"
-        )
+    short and a long context with their figures, and what the float32 checks check. A run
+    that measured none of it glues "—" and says why (:func:`not_measured`)."""
     peaks = run.peaks
-    results = [r for r in run.claims if r.architecture == wholemodel.ARCHITECTURE]
-    by_key = {r.key: r for r in results}
-    if "decode-long-context" not in by_key:
-        raise GpuConceptsError(f"{run.label}: the run has no long-context decode claim")
-    sweep, long = run.wholemodel.decode, run.wholemodel.long_decode
-    check_limit, long_limit = intensity_limit(sweep), intensity_limit(long)
-    long_result = by_key["decode-long-context"]
-    short_knee = long_result.values["short_knee"]  # the knee measured at the short context
-    if not isinstance(short_knee, int | float):
-        raise GpuConceptsError(f"{run.label}: decode-long-context holds no short_knee")
     fp32_total = sum(b for _, b in FP32_ITEMS)
     same = fp32_total == sum(b for _, b in ADAM_ITEMS)
-    return {
+    glue: Glue = {
         "device": run.provenance.device_name,
         "peak_flops": units.si(peaks.flops_per_s, "FLOP/s"),
         "peak_bw": units.si(peaks.bytes_per_s, "B/s"),
         "ridge": units.significant(peaks.ridge_point),
-        "decode_shape": run.wholemodel.sizes.decode.describe(),
-        "claims_table": markdown_claims_table(results),
-        "claims_details": "\n".join(f"* **{r.claim}** Measured: {r.measured}." for r in results),
         "thresholds_table": markdown_table(
             ["Threshold", "Value", "Why this value"],
             [[f"`{name}`", units.plain_number(value), reason]
              for name, value, reason in thresholds.described(wholemodel)],
         ),
-        "fp32_dtype": run.wholemodel.sizes.training.dtype,
         "fp32_items": " + ".join(str(b) for _, b in FP32_ITEMS),
         "mixed_items": " + ".join(str(b) for _, b in ADAM_ITEMS),
         "fp32_total": str(fp32_total),
         "fp32_same": "the same total" if same else "a different total",
+    }  # fmt: skip
+    why = not_measured(run)
+    if why:
+        glue |= unmeasured(MEASURED_TEXTS, MEASURED_FIGURES, why)
+        glue["long_verdict"] = f"nothing was measured: {why}"
+        return glue
+    assert run.wholemodel is not None
+    assert run.wholemodel.long_decode is not None
+    results = [r for r in run.claims if r.architecture == wholemodel.ARCHITECTURE]
+    by_key = {r.key: r for r in results}
+    sweep, long = run.wholemodel.decode, run.wholemodel.long_decode
+    check_limit, long_limit = intensity_limit(sweep), intensity_limit(long)
+    long_result = by_key["decode-long-context"]
+    shown = units.measured_or_dash
+    return glue | {
+        "decode_shape": run.wholemodel.sizes.decode.describe(),
+        "fp32_dtype": run.wholemodel.sizes.training.dtype,
+        "claims_table": markdown_claims_table(results),
+        "claims_details": "\n".join(f"* **{r.claim}** Measured: {r.measured}." for r in results),
         # The knee and the floor are measured at a short context, where the cache is small.
         "check_context": units.plural(sweep.cached, "token"),
         "check_cache_share": units.percent(
@@ -572,7 +596,8 @@ def measured(run: Run) -> Glue:
         "check_largest_batch": units.plain_number(sweep.batches[-1]),
         "check_limit": units.describe(check_limit, "FLOP/byte"),
         "check_limit_vs_ridge": units.times(check_limit / peaks.ridge_point),
-        "knee_fig": plot(by_key["decode-knee"]),
+        "knee_fig": plot(by_key["decode-knee"]) if "decode-knee" in by_key
+        else unmeasured_figure("this run holds no decode-knee claim"),
         "n_checks": str(len(results)),
         # The long-context sweep: the KV cache takes over and the knee moves.
         "long_context": units.plural(long.cached, "token"),
@@ -580,10 +605,11 @@ def measured(run: Run) -> Glue:
         "long_weights": units.binary_bytes(long.weight_bytes),
         "long_limit": units.describe(long_limit, "FLOP/byte"),
         "long_limit_vs_ridge": units.times(long_limit / peaks.ridge_point),
-        "long_alternative": units.significant(long_result.test.alternative_value),
-        "long_predicted": units.significant(long_result.test.predicted),
-        "long_measured": units.significant(long_result.test.measured),
-        "long_short_knee": units.significant(short_knee),
+        "long_alternative": shown(long_result.test.alternative_value),
+        "long_predicted": shown(long_result.test.predicted),
+        "long_measured": shown(long_result.test.measured),
+        # the knee measured at the short context; None where no batch reached it
+        "long_short_knee": shown(long_result.values.get("short_knee")),
         "long_verdict": f"the check {long_result.verdict}"
         + (f" ({long_result.why})" if long_result.why else ""),
         "long_fig": plot(long_result),

@@ -236,7 +236,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             units.plain_number(c.steps),
             units.describe(c.step_flops, "FLOPs"),
             units.si(c.step_at_peak, "s"),
-            units.significant(c.floors),
+            units.measured_or_dash(c.floors),  # no latency floor measured: "—"
             time_spread(c.gemm),
             time_spread(c.loop),
             units.si(c.extra_per_step, "s"),
@@ -259,16 +259,17 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             ],
             rows,
         ),
-        "latency": units.si(costs[0].latency, "s"),  # the peaks' latency floor
+        # the peaks' latency floor; "—" (and "—" floors below) where the run measured none
+        "latency": units.measured_or_dash(costs[0].latency, units.seconds),
     }
     for name, c in (("small", costs[0]), ("large", costs[-1])):
         glue[f"{name}_layer"] = layer(c)
         glue[f"{name}_flops"] = units.describe(c.step_flops, "FLOPs")
         glue[f"{name}_at_peak"] = units.si(c.step_at_peak, "s")
-        glue[f"{name}_floors"] = units.significant(c.floors)
+        glue[f"{name}_floors"] = units.measured_or_dash(c.floors)
         glue[f"{name}_gemm_step"] = units.si(c.gemm_per_step, "s")
         glue[f"{name}_extra"] = units.si(c.extra_per_step, "s")
-        glue[f"{name}_extra_floors"] = units.significant(c.extra_per_step / c.latency)
+        glue[f"{name}_extra_floors"] = units.measured_or_dash(c.extra_per_step / c.latency)
         glue[f"{name}_slowdown"] = units.how_many(c.slowdown)
     glue["chain_roof"] = chain_sentence(costs[0].loop, peaks)
     return glue

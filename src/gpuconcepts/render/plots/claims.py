@@ -127,3 +127,24 @@ def draw_result(result: ClaimResult, ax: Any = None) -> Figure | None:
             0.01, 0.99, text, transform=ax.transAxes, ha="left", va="top", fontsize=7, color=color
         )
     return fig
+
+
+def unmeasured_figure(why: str) -> Figure:
+    r"""A figure that says, in words, why its run measured nothing to draw (a part skipped on
+    a busy or small machine): the page keeps its place and the reader reads the reason.
+
+    >>> fig = unmeasured_figure("torch.distributed could not start here")
+    >>> fig.axes[0].texts[0].get_text()
+    'Not measured on this machine:\ntorch.distributed could not start here'
+    """
+    import textwrap
+
+    from gpuconcepts.render.style import figure
+
+    fig, (ax,) = figure(5.0, 1.2)
+    ax.set_axis_off()
+    ax.text(
+        0.5, 0.5, "Not measured on this machine:\n" + textwrap.fill(why, 70),
+        ha="center", va="center", fontsize=9, transform=ax.transAxes,
+    )  # fmt: skip
+    return fig
