@@ -192,20 +192,6 @@ def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
         assert float(percent(share).rstrip("%")) <= 100
 
 
-def test_a_cpu_s_physical_limit_is_at_its_highest_clock_not_its_base_one(tmp_path: Path) -> None:
-    from gpuconcepts.measure.devices import cpu_vector
-
-    info = tmp_path / "cpuinfo"
-    info.write_text("flags\t: fpu sse2 avx avx2 fma\ncpu MHz\t: 2000.0\n", encoding="utf-8")
-    for core, khz in ((0, 3_500_000), (1, 3_100_000)):
-        folder = tmp_path / f"cpu{core}" / "cpufreq"
-        folder.mkdir(parents=True)
-        (folder / "cpuinfo_max_freq").write_text(f"{khz}\n", encoding="utf-8")
-    vector = cpu_vector(info, tmp_path)
-    assert vector is not None
-    assert vector.hz == 3.5e9  # the boost clock, not /proc/cpuinfo's 2 GHz of the moment
-
-
 def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> None:
     from gpuconcepts.render.text import chain_sentence
     from gpuconcepts.roofline import OPERATION_CHAIN, diagnoses, paired_peaks

@@ -358,17 +358,6 @@ def test_plot_roofline_draws_the_physical_limit_above_the_roof() -> None:
     assert set(limit.get_ydata()) == {3.3e11}
 
 
-def test_the_best_of_two_peak_measurements() -> None:
-    first = Peaks("cpu", 1e11, 1e10, "float32", read_bytes_per_s=8e9, latency_seconds=3e-6,
-                  levels=(MemoryLevel("L2", 2**20, 5e10),))  # fmt: skip
-    again = Peaks("cpu", 0.9e11, 1.1e10, "float32", read_bytes_per_s=9e9, latency_seconds=4e-6,
-                  levels=(MemoryLevel("L2", 2**20, 6e10),))  # fmt: skip
-    best = first.best_of(again)
-    assert (best.flops_per_s, best.bytes_per_s, best.read_bytes_per_s) == (1e11, 1.1e10, 9e9)
-    assert best.latency_seconds == 3e-6
-    assert best.levels == (MemoryLevel("L2", 2**20, 6e10),)
-
-
 # -- the sweeps the diagnoses read (random access, cold start, GEMM shape) ------------------------
 FLOORS = Peaks(
     "cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1.5e-6, line_bytes=64,
@@ -394,8 +383,6 @@ def test_a_random_sweep_saved_before_call_sizes_reads_as_calls_of_two_to_the_eig
     assert from_record(Peaks, mixed.to_dict()) == mixed
     assert mixed.random_point(16, 2**28, 2**18) == (2**28, 16, 3e7)
     assert mixed.random_point(16, 2**28, 2**19) == (2**28, 16, 2**20, 5e7)
-    again = replace(FLOORS, random_sweep=((2**28, 16, 2**20, 6e7),))
-    assert mixed.best_of(again).random_sweep == ((2**28, 16, 3e7), (2**28, 16, 2**20, 6e7))
 
 
 def test_peaks_name_is_separate_from_the_device_kind_and_old_runs_load() -> None:
@@ -449,11 +436,7 @@ def test_an_rnn_is_read_as_the_products_its_code_runs() -> None:
     )
 
 
-def test_the_best_of_two_sweeps_keeps_each_products_faster_rate() -> None:
-    again = replace(PEAKS, gemm_sweep=((16, 2048, False, 6e10), (1, 2048, True, 1e9)))
-    best = {(p[0], p[1], p[2]): p[3] for p in SHAPES.best_of(again).gemm_sweep}
-    assert best[(16, 2048, False)] == 6e10
-    assert best[(1, 2048, True)] == 2e9
+def test_a_gemm_sweep_round_trips_through_its_record() -> None:
     assert from_record(Peaks, SHAPES.to_dict()).gemm_sweep == SHAPES.gemm_sweep
 
 

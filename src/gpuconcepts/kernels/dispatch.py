@@ -19,6 +19,7 @@ import functools
 import itertools
 import os
 import re
+import statistics
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -178,7 +179,7 @@ def count_dispatch(fn: Callable[[], object]) -> Dispatch:
 
 
 def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> float:
-    """Seconds of the cheapest call there is, launch included on CUDA, at the best repetition:
+    """Seconds of the cheapest call there is, launch included on CUDA, at its median repetition:
     the least of two one-element calls into tensors that exist, ``torch.neg(x, out=y)`` and
     ``y.copy_(x)``. A call that must wrap a Python number costs more: on 2026-12-04 the floor
     until then, ``torch.add(x, 1, out=y)``, took 3.6 and 4.8 times as long as those two at
@@ -186,8 +187,8 @@ def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> floa
     faster than two such floors. ``cold``: each repetition after a cache flush, as the book
     times a memory-bound kernel; the call then fetches its code, its tensors and its page
     tables from DRAM, which a warm call finds in cache."""
-    return min(
-        min(time_function(call, device, repeats=repeats, warmup=3, flush=cold))
+    return min(  # the cheaper call, each at its median, the kernels' statistic
+        statistics.median(time_function(call, device, repeats=repeats, warmup=3, flush=cold))
         for call in floor_calls(device)
     )
 
@@ -200,40 +201,38 @@ def floor_calls(device: str) -> tuple[Callable[[], object], ...]:
 
 
 OP_FLOOR_STEPS = 1024
-"""Steps of the chain that measures the per-operation floor."""
+"""Empty operations in the chain that measures the per-operation floor."""
 
 
 def op_floor(device: str, *, repeats: int = 11) -> float:
     """Seconds of one operation dispatched from inside the framework's C++, with no Python
-    call around it and next to no work in it: ``nn.RNN`` of width 1 over
-    :data:`OP_FLOOR_STEPS` steps at batch 1, whose every step is a few operations on
-    one-element tensors, divided by the operations it dispatches (:func:`count_dispatch`), at the
-    best repetition. Counted and timed alike, it is the unit of the chain roof. A CUDA device
-    pays a launch for each operation, so there the floor of an operation is its launch: the
-    latency floor (:func:`latency_floor`).
+    call around it and next to no work in it: :data:`OP_FLOOR_STEPS` in-place negations of
+    one-element tensors, which ``torch._foreach_neg_`` dispatches one by one from C++ on a CPU
+    (an empty operation, no module the book judges), divided by the operations it dispatches
+    (:func:`count_dispatch`), at the median repetition. Counted and timed alike, it is the unit
+    of the chain roof. Until 2026-12-07 it was ``nn.RNN`` of width 1, a module whose steps the
+    book judges against it (issue 45). A CUDA device pays a launch for each operation, so there
+    the floor of an operation is its launch: the latency floor (:func:`latency_floor`).
     """
     if device == "cuda":
         return latency_floor(device, repeats=repeats)
     chain, ops = op_chain()
     with torch.inference_mode():
         times = time_function(chain, device, repeats=repeats)
-    return min(times) / ops
+    return statistics.median(times) / ops
 
 
 def op_chain() -> tuple[Callable[[], object], int]:
     """The per-operation floor's chain on a CPU (:func:`op_floor`), and the operations one call
     of it dispatches."""
-    rnn = torch.nn.RNN(1, 1)
-    x = torch.ones(OP_FLOOR_STEPS, 1, 1)
-    return (lambda: rnn(x)), _op_chain_ops()
+    tensors = [torch.zeros(1) for _ in range(OP_FLOOR_STEPS)]
+    return (lambda: torch._foreach_neg_(tensors)), _op_chain_ops()
 
 
 @functools.cache
 def _op_chain_ops() -> int:
     """The operations the chain dispatches, counted once a process: the count is the code
-    path's, and each count under the profiler took 2.4 s on a 2-core CPU (2026-12-06: four
-    counts, 10 s of a 69 s quick run, as the floor was timed beside kernels)."""
-    rnn = torch.nn.RNN(1, 1)
-    x = torch.ones(OP_FLOOR_STEPS, 1, 1)
+    path's, and a count under the profiler takes seconds on a 2-core CPU."""
+    tensors = [torch.zeros(1) for _ in range(OP_FLOOR_STEPS)]
     with torch.inference_mode():
-        return count_dispatch(lambda: rnn(x)).ops
+        return count_dispatch(lambda: torch._foreach_neg_(tensors)).ops

@@ -4,9 +4,10 @@ of each cache level (a working-set sweep) and a latency floor.
 The arrays reach past where the working-set sweep finds DRAM's plateau (and at least four
 times the last cache it measured), within the run's memory budget, so the bandwidth is DRAM's
 (HBM's) and not the cache's. Copy counts the bytes
-read and the bytes written (``formulas.stream_copy_bytes``), as STREAM does. Each rate
-is taken at the best repetition, as STREAM reports it: a ceiling is the fastest the
-machine was seen to go.
+read and the bytes written (``formulas.stream_copy_bytes``), as STREAM does. Each rate is
+taken at the median repetition, the statistic the kernels a ceiling bounds are read by: a
+best repetition, or a ceiling raised whenever a kernel beat it, would sit above what the
+machine sustains (issue 45: the DRAM roof read 1.45x STREAM's triad on a 2-core EPYC).
 
 >>> rate = copy_bandwidth("cpu", array_bytes=4 * 1024**2, repeats=2)
 >>> rate > 0
@@ -16,6 +17,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,7 +36,6 @@ from gpuconcepts.kernels._common import (
     tensor,
     torch_dtype,
 )
-from gpuconcepts.kernels.cnn import conv2d_kernel
 from gpuconcepts.kernels.dispatch import latency_floor, op_floor
 from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
@@ -42,7 +43,6 @@ from gpuconcepts.measure import (
     LLC_MULTIPLE,
     Rounds,
     cache_levels,
-    cpu_vector,
     free_memory_bytes,
     set_flush_bytes,
     stream_array_bytes,
@@ -56,23 +56,28 @@ from gpuconcepts.measure.hierarchy import (
     largest_array_bytes,
     sizing,
 )
+from gpuconcepts.measure.physical import clock_hz, cpu_id, fma_core
 from gpuconcepts.roofline import (
     RANDOM_ROWS_BEFORE,
     MemoryLevel,
     Peaks,
 )
-from gpuconcepts.sizes import RunBudget
+from gpuconcepts.sizes import RunBudget, load_claim_sizes
 from gpuconcepts.sweeps import (
     COLD_SMALLEST,
-    GEMM_SHAPES,
-    GEMM_SWEEP_ROWS,
-    GEMM_SWEEP_WIDTHS,
     SWEEP_ROUNDS,
+    gemm_sweep_points,
+    judged_table_bytes,
+    random_tables,
 )
 from gpuconcepts.units import MiB
 
 PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
+
+GEMM_REPEATS = 5
+"""Repetitions of the compute peak's square GEMM through each path: a 4,096-wide product
+takes about half a second on two cores, and its median settles within five."""
 
 
 @dataclass(frozen=True)
@@ -89,23 +94,22 @@ class SweepPoint:
             yield
 
 
-def best_in_rounds(points: Sequence[SweepPoint], device: str, *, repeats: int) -> list[float]:
-    """Each point's best seconds per call over ``repeats`` interleaved rounds, every round
+def median_in_rounds(points: Sequence[SweepPoint], device: str, *, repeats: int) -> list[float]:
+    """Each point's median seconds per call over ``repeats`` interleaved rounds, every round
     timing every point once in a shuffled order.
 
-    A sweep point is a ceiling: the fastest the machine was seen to run that call. Timed one
-    point after another, a busy moment of a second lowers every repetition of the points it
-    falls on, and a kernel timed in a quiet moment then beats its roof; in rounds, it lowers
-    one repetition of each, and the best of the others is the point.
+    A sweep point is read by the statistic of the kernels it bounds, their median. Timed one
+    point after another, a busy moment of a second slows every repetition of the points it
+    falls on; in rounds, it slows one repetition of each, which the median passes over.
 
     >>> calls = [SweepPoint(lambda: sum(range(100))), SweepPoint(lambda: sum(range(10_000)))]
-    >>> small, large = best_in_rounds(calls, "cpu", repeats=3)
+    >>> small, large = median_in_rounds(calls, "cpu", repeats=3)
     >>> 0 < small < large
     True
     """
     rounds = Rounds(points, device)
     rounds.more(repeats)
-    return [min(times) for times in rounds.times]
+    return [statistics.median(times) for times in rounds.times]
 
 
 def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
@@ -114,7 +118,8 @@ def copy_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
     src = torch.ones((rows, COLUMNS), dtype=torch.float32, device=device)
     dst = torch.zeros_like(src)
     times = time_function(lambda: dst.copy_(src), device, repeats=repeats)
-    return formulas.stream_copy_bytes(N=rows, d=COLUMNS, s=src.element_size()) / min(times)
+    nbytes = formulas.stream_copy_bytes(N=rows, d=COLUMNS, s=src.element_size())
+    return float(nbytes) / statistics.median(times)
 
 
 def triad_kernel(device: str, peaks: Peaks | None = None, *, N: int, d: int = COLUMNS) -> Kernel:
@@ -141,10 +146,10 @@ def triad_kernel(device: str, peaks: Peaks | None = None, *, N: int, d: int = CO
 
 
 def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
-    """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element), at its best
-    repetition."""
+    """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element, as STREAM
+    counts it), at its median repetition: DRAM's roof."""
     kernel = triad_kernel(device, N=stream_rows(array_bytes))
-    return kernel.bytes / min(kernel.time(repeats).raw_seconds)
+    return kernel.bytes / statistics.median(kernel.time(repeats).raw_seconds)
 
 
 GEMM_BACKENDS = ("mm", "onednn")
@@ -210,23 +215,12 @@ def gemm_shape_flops(
     dtype: str | None = None,
     repeats: int = 5,
 ) -> float:
-    """FLOP/s of an m × k by k × n GEMM through ``backend``, at its best repetition
+    """FLOP/s of an m × k by k × n GEMM through ``backend``, at its median repetition
     (``formulas.mlp_flops(B=m, d_in=k, d_out=n)`` FLOPs)."""
     check_sizes("peaks.gemm", m=shape[0], k=shape[1], n=shape[2])
     fn, _ = _gemm_call(device, shape, backend, dtype or default_dtype(device))
     flops = formulas.mlp_flops(B=shape[0], d_in=shape[1], d_out=shape[2])
-    return float(flops) / min(time_function(fn, device, repeats=repeats))
-
-
-def best_gemm_flops(device: str, *, n: int, dtype: str | None = None, repeats: int = 5) -> float:
-    """The compute peak's GEMM part: the best FLOP/s of every shape of :data:`GEMM_SHAPES`
-    (scaled to n) through every path of :func:`gemm_backends`."""
-    shapes = [tuple(max(1, round(n * f)) for f in shape) for shape in GEMM_SHAPES]
-    return max(
-        gemm_shape_flops(device, shape, backend=b, dtype=dtype, repeats=repeats)  # type: ignore[arg-type]
-        for shape in shapes
-        for b in gemm_backends(device)
-    )
+    return float(flops) / statistics.median(time_function(fn, device, repeats=repeats))
 
 
 def gemm_flops(
@@ -237,13 +231,13 @@ def gemm_flops(
     repeats: int = 5,
     backend: str = "best",
 ) -> float:
-    """FLOP/s of an n × n × n GEMM in ``dtype``, at its best repetition.
+    """FLOP/s of an n × n × n GEMM in ``dtype``, at its median repetition: the compute peak
+    (square products only; the book's convolution is a kernel it judges, never a part of it).
 
     ``backend="best"`` times every path of :func:`gemm_backends` and keeps the fastest: on
     a CPU where MKL's ``torch.mm`` runs a narrower code path than the cores allow (AMD
-    EPYC with AVX-512 reaches about half its peak through MKL), oneDNN's GEMM — the one
-    torch's convolutions use — shows what the machine can do, and a roof must not sit below
-    kernels that were measured above it.
+    EPYC with AVX-512 reaches about half its peak through MKL), oneDNN's GEMM (the one
+    torch's convolutions use) shows what the machine can do.
     """
     if backend == "best":
         return fastest_gemm(device, n=n, dtype=dtype, repeats=repeats)[1]
@@ -260,17 +254,6 @@ def fastest_gemm(
     }
     best = max(rates, key=lambda b: rates[b])
     return best, rates[best]
-
-
-def conv_flops(
-    device: str, sizes: Mapping[str, int], *, dtype: str | None = None, repeats: int = 5
-) -> float:
-    """FLOP/s of the book's dense convolution at ``sizes`` (the presets' ``cnn`` table), at its
-    best repetition: a compute roof must not sit below a kernel that the machine runs faster
-    than its GEMMs (on a CPU, oneDNN's convolution can beat every GEMM path; measured 2026-12,
-    cnn-conv ran at 110% of the GEMM peak)."""
-    kernel = conv2d_kernel(device, None, **sizes, dtype=dtype)
-    return kernel.flops / min(kernel.time(repeats).raw_seconds)
 
 
 SWEEP_SMALLEST = 4 * 1024
@@ -302,7 +285,7 @@ def read_bandwidth(device: str, working_set: int, *, repeats: int = 5) -> float:
     has brought them into a cache that holds them, the rest is served from that cache.
     """
     read, nbytes = _repeated_read(device, working_set)
-    return nbytes / min(time_function(read, device, repeats=repeats, warmup=1))
+    return nbytes / statistics.median(time_function(read, device, repeats=repeats, warmup=1))
 
 
 def _repeated_read(device: str, working_set: int) -> tuple[Callable[[], object], int]:
@@ -316,12 +299,12 @@ def _repeated_read(device: str, working_set: int) -> tuple[Callable[[], object],
 
 def working_set_sweep(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
     """The read bandwidth of every working set of :func:`sweep_sizes` up to ``top``, as
-    (bytes, bytes/s), every working set read once a round (:func:`best_in_rounds`)."""
+    (bytes, bytes/s), every working set read once a round (:func:`median_in_rounds`)."""
     sizes = sweep_sizes(top)
     reads = [_repeated_read(device, size) for size in sizes]
-    best = best_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
+    middle = median_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
     return tuple(
-        (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, best, strict=True)
+        (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, middle, strict=True)
     )
 
 
@@ -379,7 +362,7 @@ def cold_reads(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, f
     """The cold sweep: seconds to read an array once, in one call, right after the cache
     flush that kernels timed flushed get, for arrays of 1 MiB doubling up to ``top`` (a working
     set DRAM serves, :attr:`~gpuconcepts.measure.hierarchy.Sizing.beyond_bytes`); each point is
-    (bytes, seconds), the best repetition of interleaved rounds (:func:`best_in_rounds`).
+    (bytes, seconds), the median of interleaved rounds (:func:`median_in_rounds`).
 
     A kernel timed after a flush starts cold: its call is dispatched from a cold cache, the
     flush's dirty lines must be written back before its lines can come in, and the page-table
@@ -399,7 +382,7 @@ def cold_reads(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, f
         sizes.append(size)
         points.append(SweepPoint(read, flush=True))
         size *= 2
-    return tuple(zip(sizes, best_in_rounds(points, device, repeats=repeats), strict=True))
+    return tuple(zip(sizes, median_in_rounds(points, device, repeats=repeats), strict=True))
 
 
 RANDOM_ROW_BYTES = (4, 16, 64, 128, 256, 512, 1024)
@@ -437,6 +420,7 @@ def random_access(
     beyond_bytes: int | None = None,
     first_cache_bytes: int | None = None,
     largest_table_bytes: int | None = None,
+    judged_tables: Sequence[int] = (),
     repeats: int = 5,
 ) -> tuple[tuple[int, int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
@@ -460,20 +444,22 @@ def random_access(
     in the cache, and a table beyond the caches would be read at the cache's rate; a table a
     cache holds, read warm, would be read 2.8 times as fast as a flushed lookup of the same
     hot rows (2026-12-04, 2**16 rows of 256 bytes from a table of 256 KiB).
+
+    Every table stays at least 2x away from each table of ``judged_tables`` (the lookups the
+    run judges: :func:`judged_table_bytes`), within the level it was chosen for
+    (:func:`random_tables`), so that the sweep never times the lookup it bounds.
     """
     generator = torch.Generator(device="cpu").manual_seed(7)
     unit = transfer_unit_bytes(device)
     sweep = []
-    inner = (
-        ()
-        if not first_cache_bytes or first_cache_bytes >= cache_bytes
-        else (first_cache_bytes // 4,)
+    tables = random_tables(
+        cache_bytes,
+        beyond_bytes=beyond_bytes or LLC_MULTIPLE * cache_bytes,
+        first_cache_bytes=first_cache_bytes,
+        largest_table_bytes=largest_table_bytes,
+        judged_tables=judged_tables,
     )
-    beyond = beyond_bytes or LLC_MULTIPLE * cache_bytes
-    largest = (
-        () if not largest_table_bytes or largest_table_bytes <= beyond else (largest_table_bytes,)
-    )
-    for table_bytes in (*inner, cache_bytes // 2, beyond, *largest):
+    for table_bytes in tables:
         store = torch.ones(table_bytes // 4, dtype=torch.float32, device=device)
         shapes = [
             (row, calls)
@@ -486,7 +472,7 @@ def random_access(
         points = [SweepPoint(gather, flush=True) for gather, _ in gathers]
         # one table at a time (the largest is a gigabyte), its row widths in rounds
         for (row, calls), (_, lines), seconds in zip(
-            shapes, gathers, best_in_rounds(points, device, repeats=repeats), strict=True
+            shapes, gathers, median_in_rounds(points, device, repeats=repeats), strict=True
         ):
             sweep.append((table_bytes, row, calls, lines / seconds))
         del store, points
@@ -509,49 +495,38 @@ def gather_call(
     return (lambda: F.embedding_bag(index, table, offsets, mode="sum")), lines
 
 
-GEMM_SWEEP_MAX_FLOPS = 2**35
-"""The largest product the GEMM sweep times (4,096 × 2,048 × 2,048, about 34 GFLOP): the
-library's product can stay well below the peak, which the best path sets, even at the
-book's largest shapes (2026-12-03: F.linear reached 190 GFLOP/s on the 2-core CPU where
-oneDNN's product reached 447, so an MLP at B = 512 read 40 % of the peak). Products beyond
-the sweep take its fastest rate (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`)."""
-
-
 def gemm_sweep(
     device: str, ridge_point: float, *, dtype: str | None = None, repeats: int = 5
 ) -> tuple[tuple[int, int, bool, float], ...]:
     """The GEMM sweep: the library's matrix product ``F.linear`` (what ``nn.Linear`` and an RNN
-    step run) of a rows × width input by a width × width weight, at every rows of
-    :data:`GEMM_SWEEP_ROWS` and width of :data:`GEMM_SWEEP_WIDTHS` up to
-    :data:`GEMM_SWEEP_MAX_FLOPS`; each point is (rows, width, flushed, FLOP/s) at the best
-    repetition, counted by ``formulas.mlp_flops``, every point timed once a round
-    (:func:`best_in_rounds`).
+    step run) of a rows × width input by a width × width weight, at every product of
+    :func:`~gpuconcepts.sweeps.gemm_sweep_points` (none within 2x of a product the book's
+    kernels run, in every dimension); each point is (rows, width, flushed, FLOP/s) at the
+    median of its rounds, counted by ``formulas.mlp_flops``, every point timed once a round
+    (:func:`median_in_rounds`).
 
     Every product is timed warm, and one below ``ridge_point`` FLOP/byte also after a cache
-    flush before each repetition, as the book times a memory-bound kernel: a kernel is read
-    against the product of its shape that started as it did. The peak is the best of large
-    products; a small one cannot fill the vector units or the cores, and a matrix-vector
-    product streams its weights at the rate it reads them, not at the streaming kernels'.
-    These rates bound every kernel whose time rests on a product of a shape the sweep holds
-    (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`).
+    flush before each repetition, as the book times a memory-bound kernel. A small product
+    cannot fill the vector units or the cores, and a matrix-vector product streams its weights
+    at the rate it reads them, not at the streaming kernels'. These rates are a diagnosis of
+    a kernel whose time rests on products the sweep's hold
+    (:meth:`~gpuconcepts.roofline.Peaks.gemm_point`), never its prediction.
     """
     name = dtype or default_dtype(device)
     shapes, points = [], []
-    for width in GEMM_SWEEP_WIDTHS:
-        w = tensor((width, width), name, device, seed=2)
-        for rows in GEMM_SWEEP_ROWS:
-            flops = formulas.mlp_flops(B=rows, d_in=width, d_out=width)
-            nbytes = formulas.mlp_bytes(B=rows, d_in=width, d_out=width, s=w.element_size())
-            if flops > GEMM_SWEEP_MAX_FLOPS:
-                break
-            product = linear_call(device, name, rows, w)
-            for flush in (False, True) if flops / nbytes < ridge_point else (False,):
-                shapes.append((rows, width, flush, float(flops)))
-                points.append(SweepPoint(product, flush))
-    best = best_in_rounds(points, device, repeats=repeats)
+    weights: dict[int, torch.Tensor] = {}
+    for rows, width in gemm_sweep_points(device):
+        w = weights.setdefault(width, tensor((width, width), name, device, seed=2))
+        flops = formulas.mlp_flops(B=rows, d_in=width, d_out=width)
+        nbytes = formulas.mlp_bytes(B=rows, d_in=width, d_out=width, s=w.element_size())
+        product = linear_call(device, name, rows, w)
+        for flush in (False, True) if flops / nbytes < ridge_point else (False,):
+            shapes.append((rows, width, flush, float(flops)))
+            points.append(SweepPoint(product, flush))
+    middle = median_in_rounds(points, device, repeats=repeats)
     return tuple(
         (rows, width, flush, flops / t)
-        for (rows, width, flush, flops), t in zip(shapes, best, strict=True)
+        for (rows, width, flush, flops), t in zip(shapes, middle, strict=True)
     )
 
 
@@ -569,11 +544,11 @@ enough that one call's floor is a few percent of its time."""
 
 def activation_rate(device: str, *, dtype: str | None = None, repeats: int = 5) -> float:
     """Elements per second of ``torch.tanh`` over :data:`ACTIVATION_ELEMENTS` elements that a
-    cache holds, at the best repetition: what a product kernel's activation costs beside
+    cache holds, at the median repetition: what a product kernel's activation costs beside
     its products (an exponential, as a softmax takes, costs about as much)."""
     with torch.inference_mode():
         times = time_function(activation_call(device, dtype), device, repeats=repeats)
-    return ACTIVATION_ELEMENTS / min(times)
+    return ACTIVATION_ELEMENTS / statistics.median(times)
 
 
 def activation_call(device: str, dtype: str | None = None) -> Callable[[], object]:
@@ -586,9 +561,12 @@ def activation_call(device: str, dtype: str | None = None) -> Callable[[], objec
 def physical_flops(device: str, dtype: str | None = None) -> float | None:
     """The most FLOP/s the hardware could issue in ``dtype``, or None when unknown.
 
-    On a CPU, :data:`gpuconcepts.formulas.cpu_peak_flops` over the threads torch uses, from the
-    vector width, FMA units and clock that /proc/cpuinfo and sysfs give
-    (:func:`~gpuconcepts.measure.cpu_vector`). On a GPU, the datasheet's peak for the dtype
+    On a CPU, :data:`gpuconcepts.formulas.cpu_peak_flops` over the threads torch uses, from
+    the FMA pipes and their width that :data:`~gpuconcepts.measure.physical.FMA_TABLE` gives
+    for the CPU's family and model, at the clock of a chain of dependent additions
+    (:func:`~gpuconcepts.measure.physical.measured_hz`; the fastest "cpu MHz" of
+    /proc/cpuinfo where that cannot run). None for a CPU the table does not know, or whose
+    clock neither says. On a GPU, the datasheet's peak for the dtype
     (:func:`gpuconcepts.hardware.current_gpu`). Drawn above the measured roof: the distance
     between them is what the software leaves on the table.
     """
@@ -598,16 +576,15 @@ def physical_flops(device: str, dtype: str | None = None) -> float | None:
 
         gpu = current_gpu()
         return None if gpu is None else gpu.peak(name)
-    vector = cpu_vector()
-    if vector is None:
+    found = cpu_id()
+    core = None if found is None else fma_core(found)
+    hz = None if core is None else clock_hz()
+    if core is None or hz is None:
         return None
     element = torch.empty((), dtype=torch_dtype(name)).element_size()
     return float(
         formulas.cpu_peak_flops(
-            n_cores=torch.get_num_threads(),
-            lanes=vector.lanes(element),
-            n_fma=vector.fma_units,
-            f_clk=vector.hz,
+            n_cores=torch.get_num_threads(), lanes=core.lanes(element), n_fma=core.units, f_clk=hz
         )
     )
 
@@ -628,12 +605,14 @@ def measure_peaks(
     STREAM arrays, the cache flush (:func:`~gpuconcepts.measure.set_flush_bytes`), the cold
     and random-access sweeps. A cache size read from sysfs names the levels and sizes nothing.
 
-    The compute roof is the best of the GEMM shapes and paths (:func:`best_gemm_flops`) and of
-    the book's dense convolution (so that no measured kernel sits above it); sizes come from the
-    ``peaks`` and ``cnn`` tables of the presets (``gemm_n``, ``stream_mib``); ``bytes_per_s``
-    is the best of read, copy and triad on the STREAM arrays. The GEMM runs in ``dtype``
-    (default: the book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache levels
-    (:func:`cache_hierarchy`), the latency floor
+    The compute roof is a square GEMM of the presets' ``gemm_n`` through the fastest path
+    (:func:`gemm_flops`), and DRAM's roof the STREAM triad on arrays far beyond every cache
+    (:func:`dram_ceiling`), each at its median repetition: no ceiling is timed from a kernel
+    the book judges, nor within 2x of one's shape in every dimension (``tests/test_ceilings.py``),
+    and none is raised when a kernel beats it (such a kernel is an anomaly). The copy and the
+    read of the same arrays are recorded beside the triad, not as the roof. The GEMM runs in
+    ``dtype`` (default: the book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache
+    levels (:func:`cache_hierarchy`), the latency floor
     (:func:`~gpuconcepts.kernels.dispatch.latency_floor`), the floor of one
     dispatched operation (:func:`~gpuconcepts.kernels.dispatch.op_floor`), the random-access
     sweep (:func:`random_access`), the cold sweep (:func:`cold_reads`) and the GEMM sweep
@@ -644,41 +623,78 @@ def measure_peaks(
     if presets is None:
         presets = load_presets(device, quick)
     dtype = dtype_name(dtype or default_dtype(device))
+    claims = load_claim_sizes(device, quick) if "dlrm" in presets else None
     with precision(dtype):
-        return _ceilings(device, presets, repeats, dtype)
+        return _ceilings(device, presets, repeats, dtype, claims)
 
 
-def _ceilings(
-    device: str, presets: Mapping[str, Mapping[str, int]], repeats: int | None, dtype: str
-) -> Peaks:
-    """:func:`measure_peaks`'s measurements, in the precision it sets."""
-    sizes = presets["peaks"]
-    # A ceiling is the best repetition, so more of them help on a busy machine.
-    reps = repeats or max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
-    rounds = int(presets.get("timing", {}).get("sweep_rounds", SWEEP_ROUNDS))
+@dataclass(frozen=True)
+class DramCeiling:
+    """DRAM's roof as measured: the STREAM arrays' bytes, the triad's median bytes/s on them,
+    the working-set sweep that sized them and the sizes that follow from it."""
+
+    array_bytes: int
+    bytes_per_s: float
+    sweep: tuple[tuple[int, float], ...]
+    sizing: Sizing
+
+
+def dram_ceiling(
+    device: str, presets: Mapping[str, Mapping[str, int]], *, repeats: int | None = None
+) -> DramCeiling:
+    """DRAM's roof as :func:`measure_peaks` measures it: the working-set sweep, the sizes that
+    follow from it, and the STREAM triad's median bytes/s on arrays of the presets'
+    ``stream_mib``, raised to :data:`~gpuconcepts.measure.LLC_MULTIPLE` times the last cache
+    the sweep found and capped by the budget.
+    A benchmark reads it beside McCalpin's STREAM (``benchmarks/bench_ceilings.py``)."""
+    reps = repeats or peak_repeats(presets)
     free = free_memory_bytes(device)
     budget = RunBudget.from_presets(presets)
     sweep = working_set_sweep(
-        device, largest_array_bytes(budget.memory_bytes, free), repeats=rounds
+        device, largest_array_bytes(budget.memory_bytes, free), repeats=_rounds(presets)
     )
     fit = machine_sizing(device, sweep, budget, free)
-    set_flush_bytes(device, fit.beyond_bytes)
     array = stream_array_bytes(
-        sizes["stream_mib"] * MiB, fit.cache_bytes, free, fit.largest_array_bytes
+        presets["peaks"]["stream_mib"] * MiB, fit.cache_bytes, free, fit.largest_array_bytes
     )
+    rate = triad_bandwidth(device, array_bytes=array, repeats=reps)
+    return DramCeiling(array, rate, sweep, fit)
+
+
+def peak_repeats(presets: Mapping[str, Mapping[str, int]]) -> int:
+    """Repetitions of each ceiling's kernel: :data:`PEAK_REPEATS`, or the presets' more."""
+    return max(PEAK_REPEATS, presets.get("timing", {}).get("repeats", 5))
+
+
+def _rounds(presets: Mapping[str, Mapping[str, int]]) -> int:
+    return int(presets.get("timing", {}).get("sweep_rounds", SWEEP_ROUNDS))
+
+
+def _ceilings(
+    device: str,
+    presets: Mapping[str, Mapping[str, int]],
+    repeats: int | None,
+    dtype: str,
+    claims: Mapping[str, object] | None,
+) -> Peaks:
+    """:func:`measure_peaks`'s measurements, in the precision it sets."""
+    reps = repeats or peak_repeats(presets)
+    rounds = _rounds(presets)
+    free = free_memory_bytes(device)
+    dram = dram_ceiling(device, presets, repeats=reps)
+    array, triad, fit, sweep = dram.array_bytes, dram.bytes_per_s, dram.sizing, dram.sweep
+    set_flush_bytes(device, fit.beyond_bytes)
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
-    triad = triad_bandwidth(device, array_bytes=array, repeats=reps)
-    flops = max(
-        best_gemm_flops(device, n=sizes["gemm_n"], dtype=dtype, repeats=reps),
-        conv_flops(device, presets["cnn"], dtype=dtype, repeats=reps),
+    flops = gemm_flops(
+        device, n=presets["peaks"]["gemm_n"], dtype=dtype, repeats=repeats or GEMM_REPEATS
     )
     read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array reaches past it
-    dram = max(copy, triad, read)
-    levels = cache_hierarchy(cache_levels(device), sweep, dram, dram_start_bytes(sweep))
+    levels = cache_hierarchy(cache_levels(device), sweep, triad, dram_start_bytes(sweep))
+    judged = judged_table_bytes(presets, claims, free)
     return Peaks(
         device=device,
         flops_per_s=flops,
-        bytes_per_s=dram,
+        bytes_per_s=triad,
         dtype=dtype,
         copy_bytes_per_s=copy,
         triad_bytes_per_s=triad,
@@ -695,11 +711,12 @@ def _ceilings(
             fit.cache_bytes,
             beyond_bytes=fit.beyond_bytes,
             first_cache_bytes=_first_cache_bytes(levels),
-            largest_table_bytes=_largest_table_bytes(presets, free),
+            largest_table_bytes=min(max(judged, default=0), free // 4) or None,
+            judged_tables=judged,
             repeats=rounds,
         ),
         cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps),
-        gemm_sweep=gemm_sweep(device, flops / dram, dtype=dtype, repeats=rounds),
+        gemm_sweep=gemm_sweep(device, flops / triad, dtype=dtype, repeats=rounds),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
         threads=torch.get_num_threads() if device == "cpu" else None,
         sweep_rounds=rounds,
@@ -724,18 +741,6 @@ def machine_sizing(
         free_bytes=free_bytes,
         private_cache_bytes=levels[-2][1] if len(levels) > 1 else None,
     )
-
-
-def _largest_table_bytes(presets: Mapping[str, Mapping[str, int]], free_bytes: int) -> int | None:
-    """The largest embedding table the run's lookups read (the DLRM kernels' and claims'), as
-    the claims cap it (a quarter of the free memory); None when the presets name none."""
-    tables = []
-    if "dlrm" in presets:
-        table = presets["dlrm"]
-        tables.append(int(formulas.embedding_memory(N=table["N"], d=table["d"], s=4)))  # float32
-    if "dlrm_table_mib" in presets.get("claims", {}):
-        tables.append(presets["claims"]["dlrm_table_mib"] * MiB)
-    return min(max(tables), free_bytes // 4) if tables else None
 
 
 def _first_cache_bytes(levels: Sequence[MemoryLevel]) -> int | None:

@@ -61,9 +61,6 @@ from gpuconcepts.measure.devices import (
     DEVICES as DEVICES,
 )
 from gpuconcepts.measure.devices import (
-    FMA_UNITS as FMA_UNITS,
-)
-from gpuconcepts.measure.devices import (
     GPU_SECTOR_BYTES as GPU_SECTOR_BYTES,
 )
 from gpuconcepts.measure.devices import (
@@ -71,12 +68,6 @@ from gpuconcepts.measure.devices import (
 )
 from gpuconcepts.measure.devices import (
     TRANSFER_UNIT_NAMES as TRANSFER_UNIT_NAMES,
-)
-from gpuconcepts.measure.devices import (
-    VECTOR_BITS as VECTOR_BITS,
-)
-from gpuconcepts.measure.devices import (
-    CpuVector as CpuVector,
 )
 from gpuconcepts.measure.devices import (
     busy_cores as busy_cores,
@@ -104,9 +95,6 @@ from gpuconcepts.measure.devices import (
 )
 from gpuconcepts.measure.devices import (
     cpu_threads as cpu_threads,
-)
-from gpuconcepts.measure.devices import (
-    cpu_vector as cpu_vector,
 )
 from gpuconcepts.measure.devices import (
     device_name as device_name,

@@ -13,7 +13,6 @@ import os
 import platform
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from gpuconcepts.errors import GpuConceptsError
@@ -390,92 +389,30 @@ def free_memory_bytes(device: str) -> int:
     return cpu_free_memory_bytes()
 
 
-def _cpuinfo(cpuinfo: Path) -> tuple[set[str], list[float]] | None:
-    """The CPU flags and each core's "cpu MHz" in /proc/cpuinfo (None when unreadable)."""
+def _cpuinfo_mhz(cpuinfo: Path) -> list[float]:
+    """Each core's "cpu MHz" in /proc/cpuinfo (none when unreadable)."""
     try:
         lines = cpuinfo.read_text().splitlines()
     except OSError:
-        return None
-    flags: set[str] = set()
+        return []
     mhz: list[float] = []
     for line in lines:
         key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):  # x86, Arm
-            flags.update(value.split())
-        elif key.strip() == "cpu MHz":
+        if key.strip() == "cpu MHz":
             try:
                 mhz.append(float(value))
             except ValueError:
                 continue
-    return flags, mhz
+    return mhz
 
 
-def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
-    """The mean clock of the CPU's cores from /proc/cpuinfo ("cpu MHz"), when it says."""
-    found = _cpuinfo(cpuinfo)
-    if found is None or not found[1]:
+def cpu_mhz(cpuinfo: Path = Path("/proc/cpuinfo"), *, fastest: bool = False) -> float | None:
+    """The mean clock of the CPU's cores from /proc/cpuinfo ("cpu MHz"), or the fastest core's
+    with ``fastest``, when it says (a clock of the moment: boost may pass it)."""
+    mhz = _cpuinfo_mhz(cpuinfo)
+    if not mhz:
         return None
-    return sum(found[1]) / len(found[1])
-
-
-VECTOR_BITS = (("avx512f", 512), ("avx2", 256), ("avx", 256), ("sse2", 128), ("asimd", 128))
-"""The widest vector a CPU flag promises, widest first (``asimd``: Arm's 128-bit NEON; SVE's
-width is not in the flags, so an SVE core is credited with NEON's)."""
-
-FMA_UNITS = 2
-"""Fused multiply-add units per core: two on x86 cores since Haswell and Zen and on Arm's
-Neoverse cores. No file says it, and a limit must not sit below what a core can do, so two is
-assumed for every core that has FMA (one when the flags show no FMA)."""
-
-
-@dataclass(frozen=True)
-class CpuVector:
-    """What /proc/cpuinfo says of one core's arithmetic: its widest vector, its FMA units and
-    its fastest clock (the largest "cpu MHz" of any core, or cpufreq's maximum when sysfs has
-    it: a VM's /proc/cpuinfo shows the base clock, and boost may pass it).
-
-    >>> v = CpuVector(vector_bits=512, fma_units=2, hz=2.6e9)
-    >>> v.lanes(4), v.lanes(2)
-    (16, 32)
-    """
-
-    vector_bits: int
-    fma_units: int
-    hz: float
-
-    def lanes(self, element_bytes: int) -> int:
-        """Elements of ``element_bytes`` one vector holds."""
-        return self.vector_bits // (8 * element_bytes)
-
-
-def cpu_vector(
-    cpuinfo: Path = Path("/proc/cpuinfo"), cpufreq: Path = Path("/sys/devices/system/cpu")
-) -> CpuVector | None:
-    """This CPU's :class:`CpuVector`, or None when /proc/cpuinfo names no known vector or no
-    clock.
-
-    >>> import tempfile
-    >>> info = Path(tempfile.mkdtemp()) / "cpuinfo"
-    >>> _ = info.write_text("flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2400.0\\n"
-    ...                     "flags\\t: fpu sse2 avx avx2 fma\\ncpu MHz\\t: 2600.5\\n")
-    >>> cpu_vector(info, info.parent)
-    CpuVector(vector_bits=256, fma_units=2, hz=2600500000.0)
-    """
-    found = _cpuinfo(cpuinfo)
-    if found is None:
-        return None
-    flags, mhz = found
-    hz = max(mhz, default=0.0) * 1e6
-    for path in cpufreq.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
-        try:
-            hz = max(hz, int(path.read_text()) * 1e3)  # kHz
-        except (OSError, ValueError):
-            continue
-    bits = next((width for flag, width in VECTOR_BITS if flag in flags), None)
-    if bits is None or hz <= 0:
-        return None
-    units = FMA_UNITS if flags & {"fma", "avx512f", "asimd"} else 1
-    return CpuVector(vector_bits=bits, fma_units=units, hz=hz)
+    return max(mhz) if fastest else sum(mhz) / len(mhz)
 
 
 BUSY_CORE_FRACTION = 0.5

@@ -9,7 +9,7 @@ floors) and the sweeps measured with them, each once, by microbenchmarks apart f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any, ClassVar
 
@@ -35,8 +35,9 @@ class Peaks:
     """Measured ceilings of one device: compute (large GEMM), bandwidth (STREAM-like) and,
     when measured, one bandwidth per cache level and a latency floor.
 
-    ``bytes_per_s`` is DRAM's: the best of the read, copy and triad bandwidths, each kept
-    when known. ``op_seconds`` is the floor of one operation dispatched from inside the
+    ``bytes_per_s`` is DRAM's: the STREAM triad's median on arrays far beyond every cache
+    (runs recorded before 2026-12-07 hold the best of a read, a copy and a triad); the three
+    are each kept when known. ``op_seconds`` is the floor of one operation dispatched from inside the
     framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call
     that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
     (table bytes, row bytes, rows per call, line fetches per second), read in whole transfer
@@ -269,52 +270,6 @@ class Peaks:
         dram = "HBM" if self.device == "cuda" else "DRAM"
         return (*self.levels, MemoryLevel(dram, None, self.bytes_per_s))
 
-    def best_of(self, again: Peaks) -> Peaks:
-        """These peaks and ``again`` (the same device measured once more) as one set of
-        ceilings: each rate the higher of the two, the latency floor the lower, since a
-        ceiling is the fastest the machine was seen to go.
-
-        >>> first = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6)
-        >>> second = Peaks("cpu", 1.2e11, 0.9e10, "float32", latency_seconds=2e-6)
-        >>> best = first.best_of(second)
-        >>> best.flops_per_s, best.bytes_per_s, best.latency_seconds
-        (120000000000.0, 10000000000.0, 2e-06)
-        """
-
-        def higher(a: float | None, b: float | None) -> float | None:
-            return b if a is None else a if b is None else max(a, b)
-
-        faster = {level.name: level for level in again.levels}
-        levels = tuple(
-            level
-            if level.name not in faster or faster[level.name].bytes_per_s <= level.bytes_per_s
-            else faster[level.name]
-            for level in self.levels
-        )
-        floors = [f for f in (self.latency_seconds, again.latency_seconds) if f is not None]
-        op_floors = [f for f in (self.op_seconds, again.op_seconds) if f is not None]
-        cold = [f for f in (self.cold_latency_seconds, again.cold_latency_seconds) if f is not None]
-        quicker = dict(again.cold_sweep)
-        cold_sweep = tuple(
-            (size, min(seconds, quicker.get(size, seconds))) for size, seconds in self.cold_sweep
-        )
-        return replace(
-            self,
-            gemm_sweep=_faster_points(self.gemm_sweep, again.gemm_sweep),
-            random_sweep=_faster_points(self.random_sweep, again.random_sweep),
-            flops_per_s=max(self.flops_per_s, again.flops_per_s),
-            bytes_per_s=max(self.bytes_per_s, again.bytes_per_s),
-            copy_bytes_per_s=higher(self.copy_bytes_per_s, again.copy_bytes_per_s),
-            triad_bytes_per_s=higher(self.triad_bytes_per_s, again.triad_bytes_per_s),
-            read_bytes_per_s=higher(self.read_bytes_per_s, again.read_bytes_per_s),
-            activation_per_s=higher(self.activation_per_s, again.activation_per_s),
-            levels=levels,
-            latency_seconds=min(floors, default=None),
-            op_seconds=min(op_floors, default=None),
-            cold_latency_seconds=min(cold, default=None),
-            cold_sweep=cold_sweep or again.cold_sweep,
-        )
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file. A run saved
         before the sweeps' rounds were recorded is written back as it was, without them."""
@@ -322,24 +277,6 @@ class Peaks:
         if record.get("sweep_rounds") is None:
             record.pop("sweep_rounds", None)
         return {**record, "ridge_point": self.ridge_point}
-
-
-Point = tuple[Any, ...]
-
-
-def _faster_points(ours: tuple[Point, ...], theirs: tuple[Point, ...]) -> tuple[Any, ...]:
-    """Two measurements of one sweep as one: at each point (every entry but the last, a rate)
-    the higher rate, in the order of ``ours`` and then the points only ``theirs`` has.
-
-    >>> _faster_points(((1, 2, 5.0), (2, 2, 1.0)), ((2, 2, 3.0), (4, 2, 9.0)))
-    ((1, 2, 5.0), (2, 2, 3.0), (4, 2, 9.0))
-    """
-    best: dict[Point, Point] = {}
-    for point in (*ours, *theirs):
-        seen = best.get(point[:-1])
-        if seen is None or point[-1] > seen[-1]:
-            best[point[:-1]] = point
-    return tuple(best.values())
 
 
 RANDOM_ROWS_BEFORE = 2**18

@@ -20,13 +20,7 @@ from gpuconcepts.run.collect import (
     GROWTH_WORLD_SIZE as GROWTH_WORLD_SIZE,
 )
 from gpuconcepts.run.collect import (
-    PEAKS_MEASURED_AGAIN as PEAKS_MEASURED_AGAIN,
-)
-from gpuconcepts.run.collect import (
     collect as collect,
-)
-from gpuconcepts.run.collect import (
-    reached as reached,
 )
 from gpuconcepts.run.provenance import (
     Provenance as Provenance,

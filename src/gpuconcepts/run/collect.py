@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
-from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks, beats_every_roof
+from gpuconcepts.roofline import Peaks
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
 from gpuconcepts.sizes import RunBudget
@@ -180,54 +179,11 @@ def _collect(
         cache_bytes=fit.cache_bytes,
     )
     run = Run(provenance, peaks, lab.measurements, lab.facts, results, whole, report, skipped)
-    # The roofs' reference kernels ran beside the claims' kernels: a ceiling is the fastest the
-    # machine was seen to go, so their best repetitions raise the peaks they stand for.
-    seen = reached(run.measurements, peaks)
-    above = sorted({m.workload for m in run.measurements if beats_every_roof(m, seen)})
-    facts = dict(run.facts)
-    if above:
-        # A ceiling that a kernel beat is no ceiling: the peaks are measured once more and the
-        # best of both kept.
-        timed(f"above every roof: {', '.join(above)}; the peaks measured once more")
-        seen = seen.best_of(measure_peaks(device, quick, presets=presets, dtype=dtype))
-        facts[PEAKS_MEASURED_AGAIN] = {"workloads": ", ".join(above)}
+    # The peaks stand as measured: a kernel above its roof is an anomaly the claims show, never
+    # a reason to raise the ceiling (issue 45: raised ceilings graded themselves)
     timed("done")
-    if seen == peaks:
-        return replace(run, claims=(*results, *run.part_claims()))
-    # every claim is judged again from the same measurements under the raised peaks
-    run = replace(run, peaks=seen, facts=facts)
-    return replace(run, claims=run.rejudged() if claims else run.part_claims())
+    return replace(run, claims=(*results, *run.part_claims()))
 
-
-def reached(measurements: Sequence[Measurement], peaks: Peaks) -> Peaks:
-    """``peaks`` with the compute and DRAM ceilings the roofs' reference kernels reached at
-    their best repetition (``peak-gemm`` for compute, ``peak-triad`` for DRAM), where higher.
-    No ceiling is read from a workload's own kernels: their times are what the roofs judge.
-
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=2e-6)
-    >>> triad = Measurement("peak-triad", "cpu", {}, (0.09, 0.1), 0.0, 1e9)
-    >>> reached([triad], p).bytes_per_s > 1.1e10
-    True
-    >>> chain = Measurement("rnn-module", "cpu", {}, (1.25e-4, 2e-4), 1e3, 1e3, ops=100, calls=2)
-    >>> reached([chain], p).op_seconds
-    2e-06
-    """
-    flops = [m.flops / min(m.raw_seconds) for m in measurements if m.workload == "peak-gemm"]
-    moved = [m.bytes / min(m.raw_seconds) for m in measurements if m.workload == "peak-triad"]
-    triad = max(moved, default=None)
-    return replace(
-        peaks,
-        flops_per_s=max([peaks.flops_per_s, *flops]),
-        bytes_per_s=max([peaks.bytes_per_s, *moved]),
-        triad_bytes_per_s=peaks.triad_bytes_per_s
-        if triad is None
-        else max(triad, peaks.triad_bytes_per_s or 0.0),
-    )
-
-
-PEAKS_MEASURED_AGAIN = "peaks-measured-again"
-"""The fact a run records when a kernel came out above every roof and the peaks were measured
-once more (its ``workloads``: those kernels)."""
 
 _LEFT_OUT = "left out when the run was collected"
 

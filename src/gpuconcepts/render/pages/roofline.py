@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas, hardware, units
 from gpuconcepts.measure import LLC_MULTIPLE
 from gpuconcepts.measure.hierarchy import dram_start_bytes
+from gpuconcepts.measure.physical import covered_families
 from gpuconcepts.render import (
     EXPLAINED,
     cold_start_sentence,
@@ -35,13 +36,7 @@ from gpuconcepts.roofline import (
     place,
 )
 from gpuconcepts.roofline.diagnosis import TOLERANCE
-from gpuconcepts.sweeps import (
-    COLD_SMALLEST,
-    GEMM_SHAPES,
-    GEMM_SWEEP_ROWS,
-    GEMM_SWEEP_WIDTHS,
-    SWEEP_ROUNDS,
-)
+from gpuconcepts.sweeps import COLD_SMALLEST, GEMM_SWEEP, SWEEP_ROUNDS
 from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
 if TYPE_CHECKING:
@@ -67,14 +62,19 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
             "Above the measured compute roof the figure draws the hardware's physical limit, "
             f"{units.si(peaks.physical_flops_per_s, 'FLOP/s')}: every core issuing full-width "
             "fused multiply-adds on every unit at every cycle (cores × vector lanes × FMA units "
-            "× 2 × clock, from /proc/cpuinfo on a CPU, the datasheet on a GPU). The measured "
+            "× 2 × clock; on a CPU, the FMA pipes and their width that a table gives for its "
+            "family and model, at the clock a chain of dependent additions measured; on a GPU, "
+            "the datasheet). The measured "
             f"peak reaches {units.percent(peaks.flops_per_s / peaks.physical_flops_per_s)} of "
             "it; the rest is what the library's kernels leave on the table."
         )
     else:
         physical = (
-            "This machine's physical limit is not known (its CPU flags or clock are not "
-            "readable), so no line is drawn above the measured roof."
+            "This machine's physical limit is not known, so no line is drawn above the measured "
+            "roof: an AVX-512 flag says which instructions a core decodes, not how wide its "
+            "FMA pipes are, and the table of known cores ("
+            f"{units.listing(covered_families())}) does not hold this one, or its clock could "
+            "not be measured."
         )
     levels = [f"{level.name} {units.si(level.bytes_per_s, 'B/s')}" for level in peaks.memory_roofs]
     return {
@@ -85,7 +85,7 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
         "dtype": peaks.dtype,
         "table": measurement_table(measurements, peaks, numbered=True),
         "count": units.plural(len(measurements), "measurement"),
-        "gemm_shapes": units.in_words(len(GEMM_SHAPES)),
+        "gemm_n": gemm_side(run),
         **hierarchy_sizes(run),
         "physical": physical,
         "hierarchy": plots.memory_hierarchy(peaks),
@@ -186,9 +186,8 @@ def roofs(peaks: Peaks) -> Glue:
         "random_eq": Math(formulas.random_access_seconds.equation()),
         "traffic_eq": Math(formulas.embedding_bag_traffic.equation()),
         "index_bytes": units.plain_number(INDEX_BYTES),
-        "gemm_rows": units.plain_number(GEMM_SWEEP_ROWS[-1]),
-        "gemm_widths": f"{units.plain_number(GEMM_SWEEP_WIDTHS[0])} to "
-        f"{units.plain_number(GEMM_SWEEP_WIDTHS[-1])}",
+        "gemm_rows": units.plain_number(max(r for _, rows in _swept(peaks) for r in rows)),
+        "gemm_widths": units.listing([units.plain_number(w) for w, _ in _swept(peaks)]),
         "gemm_shape": gemm_shape_sentence(peaks),
         "sweep_rounds": units.in_words(SWEEP_ROUNDS),
         "diagnosis_tolerance": units.percent(TOLERANCE - 1),
@@ -269,3 +268,16 @@ def recorded(others: Sequence[Run]) -> Glue:
     {'recorded_count': '0 runs'}
     """
     return {"recorded_count": units.plural(len(others), "run")}
+
+
+def _swept(peaks: Peaks) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The GEMM sweep's (width, rows) of the peaks' device kind (the CPU's for another)."""
+    return GEMM_SWEEP.get(peaks.device, GEMM_SWEEP["cpu"])
+
+
+def gemm_side(run: Run) -> str:
+    """The side of the square GEMM the run's compute peak was timed on (its presets'
+    ``gemm_n``), in words; "a large" when the run did not record its sizes."""
+    presets = (run.provenance.sizes or {}).get("presets") or {}
+    side = presets.get("peaks", {}).get("gemm_n") if isinstance(presets, dict) else None
+    return units.plain_number(side) if isinstance(side, int) else "a large"

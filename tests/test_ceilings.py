@@ -1,0 +1,223 @@
+"""Ceilings that never saw the kernel (issue 45): no sweep point of a ceiling lies within 2x of
+a judged kernel's shape in every dimension, for every workload, claim and whole-model product of
+every preset; the compute peak is a square GEMM; the overhead floor an empty operation; the
+physical limit only where a table knows the core."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+from synthetic import PEAKS, synthetic_lab
+
+from gpuconcepts import sweeps
+from gpuconcepts.claims.experiments import judge_claims
+from gpuconcepts.claims.sizes import ClaimSizes
+from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
+from gpuconcepts.lab import profile_all
+from gpuconcepts.measure import physical
+from gpuconcepts.model import ModelShape
+from gpuconcepts.roofline import gemm_products
+from gpuconcepts.sizes import DeviceClass, load_claim_sizes, load_presets, load_sweeps
+from gpuconcepts.sweeps import gemm_sweep_points, judged_table_bytes, random_tables, too_close
+from gpuconcepts.units import MiB
+
+PRESETS = [(cls, quick) for cls in ("cpu", "cuda-small", "cuda-large") for quick in (True, False)]
+FREE = 64 * 2**30
+Shape = tuple[int, int, int]
+
+
+def _device(cls: str) -> str:
+    return "cpu" if cls == "cpu" else "cuda"
+
+
+def _model_products(shape: ModelShape, rows: int) -> set[Shape]:
+    """A decoder's matrix products at ``rows`` tokens a step, as (rows, columns, depth)."""
+    d, inner, kv = shape.d, shape.heads * shape.d_head, shape.n_kv * shape.d_head
+    pairs = ((inner, d), (kv, d), (d, inner), (shape.d_ff, d), (d, shape.d_ff), (shape.vocab, d))
+    return {(rows, columns, depth) for columns, depth in pairs}
+
+
+@functools.cache
+def judged(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
+    """Every matrix product a run of this preset judges: each workload at its preset and sweep
+    sizes, each claim's experiment (kernels faked, sizes real), the whole model's products, and
+    the dense convolution as the product it runs (B·H·W rows, C_out columns, C_in·K² depth)."""
+    device = _device(cls)
+    lab = synthetic_lab(PEAKS, "judged")
+    lab._facts.update({"peak-gemm-backend": {"backend": "mm"}, "dlrm-element": {"s": 4, "c": 64}})
+    presets = load_presets(device, quick, free_bytes=FREE, device_cls=cls)
+    profile_all(lab, presets, load_sweeps(device, quick, free_bytes=FREE, device_cls=cls))
+    judge_claims(lab, ClaimSizes.from_table(load_claim_sizes(device, quick, device_cls=cls)))
+    found: set[Shape] = set()
+    for m in lab.measurements:
+        if m.workload.startswith("peak-"):
+            continue  # the roofs' reference kernels are ceilings, not judged kernels
+        found.update(shape for _, shape in gemm_products(m))
+        if m.workload == "cnn-conv":
+            p = m.params
+            rows = int(p["B"]) * int(p["H"]) * int(p["W"])  # type: ignore[call-overload]
+            found.add((rows, int(p["C_out"]), int(p["C_in"]) * int(p["K"]) ** 2))  # type: ignore[call-overload]
+    whole = wholemodel_sizes(device, quick)
+    for batch in (*whole.batches, *whole.long_batches):
+        found |= _model_products(whole.decode, batch)
+    found |= _model_products(whole.training, whole.training_batch * whole.training.seq)
+    tokens, d, d_ff = (whole.backward[k] for k in ("tokens", "d", "d_ff"))
+    found |= {(tokens, d_ff, d), (tokens, d, d_ff)}
+    return frozenset(found)
+
+
+def clashes(points: list[Shape], shapes: frozenset[Shape]) -> list[tuple[Shape, Shape]]:
+    """Each (sweep point, judged shape) within 2x of each other in every dimension."""
+    return [(p, s) for p in points for s in sorted(shapes) if too_close(p, s)]
+
+
+def ceiling_products(cls: DeviceClass, quick: bool) -> list[Shape]:
+    """The products the ceilings time on this preset: the GEMM sweep's, the compute peak's
+    square and the roof's reference square timed beside the claims."""
+    device = _device(cls)
+    presets = load_presets(device, quick, free_bytes=FREE, device_cls=cls)
+    claims = load_claim_sizes(device, quick, device_cls=cls)
+    squares = [presets["peaks"]["gemm_n"], int(claims["roof_gemm_n"])]  # type: ignore[call-overload]
+    return [(r, w, w) for r, w in gemm_sweep_points(device)] + [(n, n, n) for n in squares]
+
+
+def test_the_judged_products_hold_the_kernels_the_audit_found() -> None:
+    # the MLP at d = 2,048 (B = 1-2,048) and rnn-loop's (8, 64, 64): what the sweep used to hold
+    full = judged("cpu", quick=False)
+    assert {(b, 2048, 2048) for b in (1, 64, 256, 1024, 2048)} <= full
+    assert (8, 64, 64) in full
+    assert (1, 768, 768) in full  # the whole model's decode step
+
+
+@pytest.mark.parametrize(("cls", "quick"), PRESETS)
+def test_no_ceiling_product_lies_within_2x_of_a_judged_kernel(
+    cls: DeviceClass, quick: bool
+) -> None:
+    assert clashes(ceiling_products(cls, quick), judged(cls, quick)) == []
+
+
+@pytest.mark.parametrize(("cls", "quick"), PRESETS)
+def test_the_check_reports_a_judged_kernel_put_into_the_sweep(
+    cls: DeviceClass, quick: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every judged product, swept as the old GEMM sweep swept the MLP's, is reported
+    shapes = judged(cls, quick)
+    square = next(s for s in sorted(shapes) if s[1] == s[2])
+    rows, width, _ = square
+    device = _device(cls)
+    monkeypatch.setitem(sweeps.GEMM_SWEEP, device, ((width, (rows,)),))
+    monkeypatch.setitem(sweeps.GEMM_SWEEP_MAX_FLOPS, device, 2**62)
+    found = clashes(ceiling_products(cls, quick), shapes)
+    assert ((rows, width, width), square) in found
+
+
+def test_a_point_2x_away_in_one_dimension_is_clear() -> None:
+    assert not too_close((4096, 2048, 2048), (2048, 2048, 2048))
+    assert too_close((3000, 2048, 2048), (2048, 2048, 2048))
+    assert too_close((2048, 1500, 3000), (2048, 2048, 2048))
+
+
+# -- the random-access sweep's tables ----------------------------------------------------------
+HIERARCHIES = {
+    # (first cache, last cache as seen, DRAM's working set): a 2-core VM, a desktop, a cloud
+    # host whose sysfs L3 is a gigabyte; a T4's, an H100's and a B200's L2
+    "cpu": [(48 * 1024, 32 * MiB, 128 * MiB), (32 * 1024, 8 * MiB, 32 * MiB),
+            (48 * 1024, 1126 * MiB, 2304 * MiB)],
+    "cuda": [(None, 4 * MiB, 16 * MiB), (None, 50 * MiB, 256 * MiB),
+             (None, 126 * MiB, 512 * MiB)],
+}  # fmt: skip
+CASES = [(c, q, h) for c, q in PRESETS for h in HIERARCHIES[_device(c)]]
+
+
+def _tables(
+    cls: DeviceClass, quick: bool, hierarchy: tuple[int | None, int, int]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    device = _device(cls)
+    presets = load_presets(device, quick, free_bytes=FREE, device_cls=cls)
+    claims = load_claim_sizes(device, quick, device_cls=cls)
+    taken = judged_table_bytes(presets, claims, FREE)
+    first, cache, beyond = hierarchy
+    tables = random_tables(
+        cache,
+        beyond_bytes=beyond,
+        first_cache_bytes=first,
+        largest_table_bytes=min(max(taken), FREE // 4),
+        judged_tables=taken,
+    )
+    return tables, taken
+
+
+@pytest.mark.parametrize(("cls", "quick", "hierarchy"), CASES)
+def test_no_random_sweep_table_lies_within_2x_of_a_lookup_table(
+    cls: DeviceClass, quick: bool, hierarchy: tuple[int | None, int, int]
+) -> None:
+    tables, taken = _tables(cls, quick, hierarchy)
+    assert tables  # a table still stands beyond the caches
+    assert max(tables) >= hierarchy[2] // 2
+    assert [(t, j) for t in tables for j in taken if too_close((t,), (j,))] == []
+
+
+def test_the_random_tables_hold_the_dlrm_kernels_table_and_move_off_it() -> None:
+    presets = load_presets("cpu", False, free_bytes=FREE, device_cls="cpu")
+    dlrm = presets["dlrm"]
+    kernel_table = dlrm["N"] * dlrm["d"] * 4
+    taken = judged_table_bytes(presets, load_claim_sizes("cpu", False), FREE)
+    assert kernel_table in taken
+    # without the judged tables, the sweep's largest table is the kernel's own: reported
+    bare = random_tables(32 * MiB, beyond_bytes=128 * MiB, largest_table_bytes=kernel_table)
+    assert any(too_close((t,), (kernel_table,)) for t in bare)
+
+
+# -- the physical limit ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("cpu", "expected"),
+    [
+        (physical.CpuId("AuthenticAMD", 26, 2, "AMD EPYC"), ("AMD Zen 5", 512, 2)),
+        (physical.CpuId("AuthenticAMD", 25, 0x11, "AMD EPYC 9654"), ("AMD Zen 4", 256, 2)),
+        (physical.CpuId("AuthenticAMD", 25, 0x01, "AMD EPYC 7763"), ("AMD Zen 3", 256, 2)),
+        (physical.CpuId("AuthenticAMD", 23, 0x31, "AMD EPYC 7742"), ("AMD Zen 2", 256, 2)),
+        (physical.CpuId("GenuineIntel", 6, 0x8F, "Intel Xeon Platinum 8480+"), (
+            "Intel Ice Lake-SP to Granite Rapids", 512, 2)),
+        (physical.CpuId("GenuineIntel", 6, 0x55, "Intel Xeon Platinum 8259CL"), (
+            "Intel Skylake-SP/Cascade Lake (two-FMA part)", 512, 2)),
+        (physical.CpuId("GenuineIntel", 6, 0x55, "Intel Xeon Silver 4214"), (
+            "Intel Skylake-SP/Cascade Lake (one-FMA part)", 512, 1)),
+        (physical.CpuId("GenuineIntel", 6, 0x55, "Intel Xeon Processor (Cascadelake)"), None),
+        (physical.CpuId("AuthenticAMD", 26, 0x24, "AMD Ryzen AI 9 HX 370"), None),
+        (physical.CpuId("ARM", 8, 0xD0C, "Neoverse-N1"), None),
+    ],
+)  # fmt: skip
+def test_the_fma_table_names_only_the_cores_it_knows(
+    cpu: physical.CpuId, expected: tuple[str, int, int] | None
+) -> None:
+    core = physical.fma_core(cpu)
+    assert (None if core is None else (core.family, core.width_bits, core.units)) == expected
+
+
+def test_the_clock_is_measured_and_read_from_cpuinfo_only_as_a_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("cpu MHz\t: 2000.0\ncpu MHz\t: 2600.0\n", encoding="utf-8")
+    monkeypatch.setattr(physical, "measured_hz", lambda: 3.9e9)
+    assert physical.clock_hz(info) == 3.9e9
+    monkeypatch.setattr(physical, "measured_hz", lambda: None)
+    assert physical.clock_hz(info) == 2.6e9
+    assert physical.clock_hz(tmp_path / "absent") is None
+
+
+def test_a_measured_clock_is_a_plausible_one() -> None:
+    hz = physical.measured_hz(tries=2)
+    assert hz is None or 2e8 < hz < 1e10
+
+
+# -- the overhead floor -------------------------------------------------------------------------
+def test_the_operation_floor_is_an_empty_operation_not_a_judged_module() -> None:
+    from gpuconcepts.kernels import dispatch
+
+    chain, ops = dispatch.op_chain()
+    assert ops == dispatch.OP_FLOOR_STEPS  # one empty operation dispatched per tensor
+    assert dispatch.count_dispatch(chain).calls == 1  # from C++, one Python call for all
+    assert dispatch.op_floor("cpu", repeats=3) > 0
