@@ -26,10 +26,12 @@ MODEL_SOURCES = (
     "roofline/peaks.py",
     "sweeps.py",
     "kernels/peaks.py",
+    "kernels/dispatch.py",
+    "kernels/references.py",
 )
 """The files of the package that make the model: the prediction (the roofs, the counts they
 read, the floors timed beside a kernel) and the ceilings' definitions (the peaks, the sweeps
-that measure them)."""
+that measure them, the latency and operation floors and the calls that time them)."""
 
 
 @cache
