@@ -128,10 +128,34 @@ def _exit_without_collecting():
 _exit_without_collecting()
 del _exit_without_collecting
 """
-_STARTUP = _IPYTHON / "profile_default" / "startup" / "00-quick-exit.py"
-if not _STARTUP.is_file() or _STARTUP.read_text() != _QUICK_EXIT:
-    _STARTUP.parent.mkdir(parents=True, exist_ok=True)
-    _STARTUP.write_text(_QUICK_EXIT)
+# MyST-NB starts every kernel through jupyter_client with its default TCP transport and no
+# configuration of its own to change it, so each kernel logged "Kernel is running over TCP
+# without encryption" (21 lines a build; the kernels listen on 127.0.0.1 only). The kernels'
+# config file drops that one message by its text; every other warning is still shown. (The ipc
+# transport, set as jupyter_client's default, names its sockets relative to the working
+# folder, which the build and the kernels do not share.)
+_KERNEL_CONFIG = """\
+import logging
+
+
+class _NoTcpNotice(logging.Filter):
+    def filter(self, record):
+        return not record.getMessage().startswith(
+            "Kernel is running over TCP without encryption."
+        )
+
+
+logging.getLogger("IPKernelApp").addFilter(_NoTcpNotice())
+"""
+_PROFILE = _IPYTHON / "profile_default"
+for _path, _text in (
+    (_PROFILE / "startup" / "00-quick-exit.py", _QUICK_EXIT),
+    (_PROFILE / "ipython_kernel_config.py", _KERNEL_CONFIG),
+):
+    if not _path.is_file() or _path.read_text() != _text:
+        _path.parent.mkdir(parents=True, exist_ok=True)
+        _path.write_text(_text)
+del _path, _text
 os.environ["IPYTHONDIR"] = str(_IPYTHON)
 
 # -- HTML theme --------------------------------------------------------------------------
