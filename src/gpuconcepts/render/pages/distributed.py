@@ -189,11 +189,11 @@ def measured(run: Run) -> Glue:
     A run that measured none of it glues "—" and says why (:func:`not_measured`)."""
     why = not_measured(run)
     if why:
-        glue = unmeasured(MEASURED_TEXTS, MEASURED_FIGURES, why)
-        glue["crowded"] = f"This machine measured no distributed part: {why}."
+        missing = unmeasured(MEASURED_TEXTS, MEASURED_FIGURES, why)
+        missing["crowded"] = f"This machine measured no distributed part: {why}."
         for key in CLAIMS:
-            glue[f"claim_{key}"] = f"This run did not measure it: {why}."
-        return glue
+            missing[f"claim_{key}"] = f"This run did not measure it: {why}."
+        return missing
     report = run.distributed
     assert report is not None  # not_measured said so
     by_key = {r.key: r for r in report.claims}
