@@ -407,7 +407,7 @@ def gpu_anatomy(gpu: GPU, launch_seconds: float | None = None) -> Figure:
     _box(ax, 1.45, 6.0, "Host CPU\nPython, PyTorch", width=2.5, colour=WARM)
     launch = "launches\na kernel"
     if launch_seconds is not None:
-        launch += f"\n≥ {si(launch_seconds, 's', digits=2)} each"
+        launch += f"\n≥ {si(launch_seconds, 's')} each"
     _arrow(ax, (2.75, 6.0), (3.9, 6.0), colour=ACCENT)
     ax.text(1.45, 4.55, launch, ha="center", va="top", fontsize=9.5, color=ACCENT)
     # three SMs drawn, the rest implied
@@ -433,7 +433,7 @@ def gpu_anatomy(gpu: GPU, launch_seconds: float | None = None) -> Figure:
     ax.text(8.8, 2.9, f"L2 cache: {binary_bytes(gpu.l2_bytes)}, shared by every SM", ha="center",
             va="center", fontsize=10)  # fmt: skip
     ax.add_patch(Rectangle((4.0, 0.35), 9.6, 1.1, facecolor=WARM, edgecolor=INK, lw=1.1))
-    hbm = f"HBM: {decimal_bytes(gpu.memory_bytes)} at {si(gpu.bytes_per_s, 'B/s', digits=2)}"
+    hbm = f"HBM: {decimal_bytes(gpu.memory_bytes)} at {si(gpu.bytes_per_s, 'B/s')}"
     ax.text(8.8, 0.9, hbm, ha="center", va="center", fontsize=10)
     for x in (5.0, 7.3, 9.6):
         _arrow(ax, (x, 4.25), (x, 3.4))
