@@ -5,9 +5,12 @@ model's own predictions apart from the post's claims, every kernel against the p
 >>> from gpuconcepts.claims.accuracy import AccuracyRow, Flip
 >>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
 >>> print(format_accuracy([row]))
-Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor; model abc, out of sample):
-  1 kernel: 0% within 2×, median |log2 measured ÷ predicted| 1.58, worst mlp at B=4 (3×)
-  mlp at B=4: predicted 1 µs, measured 3 µs, 3× [2.9×, 3.1×], compute
+Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor):
+  model abc, out of sample
+  1 kernel: 0% within 2×, median |log2 measured ÷ predicted| 1.58
+  worst: mlp at B=4 (3×)
+  mlp at B=4:
+    predicted 1 µs, measured 3 µs, 3× [2.9×, 3.1×], compute
 >>> print(format_flips([Flip("demo", "run A", "fails", "holds")]))
 Flips (a recorded run's saved verdict → today's judges):
   demo (run A): fails → holds
@@ -32,20 +35,21 @@ SAMPLE_WORDS = {"out": "out of sample", "in": "in sample"}
 
 
 def format_apart(title: str, results: Sequence[ClaimResult]) -> str:
-    """Claims shown apart from the tally (the facts, the model's predictions): one line each,
-    its verdict and its measured value.
+    """Claims shown apart from the tally (the facts, the model's predictions): its verdict,
+    then its measured value on a line of its own.
 
     >>> from gpuconcepts.claims.result import example
     >>> print(format_apart("Facts", [example()]))
     Facts (not tallied):
-      demo: holds (FLOP/s gain = 4 (interval [4, 4]))
+      demo: holds
+        FLOP/s gain = 4 (interval [4, 4])
     """
     if not results:
         return f"{title}: none"
     lines = [f"{title} (not tallied):"]
     for result in results:
         head = result.measured.split("; ")[0]
-        lines.append(f"  {result.key}: {result.verdict} ({head})")
+        lines.append(f"  {result.key}: {result.verdict}\n    {head}")
     return "\n".join(lines)
 
 
@@ -54,25 +58,25 @@ def _ratio(x: float) -> str:
 
 
 def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
-    """Ledger 2 as text: the model version and sample, the summary line, then each kernel."""
+    """Ledger 2 as text: the model version and sample, the summary line, then each kernel on
+    two lines (its sizes, then its times), so that no line outgrows a terminal."""
     if not rows:
         return "Ledger 2, the post's model scored: no kernel"
     first = rows[0]
     found = summary(rows)
-    worst = f", worst {found.worst} ({_ratio(found.worst_ratio)})" if found.worst else ""
+    worst = [f"  worst: {found.worst} ({_ratio(found.worst_ratio)})"] if found.worst else []
     share = percent(found.share_within) if math.isfinite(found.share_within) else "–"
     head = [
-        (
-            "Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor; model "
-            f"{first.model}, {SAMPLE_WORDS[first.sample]}):"
-        ),
+        "Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor):",
+        f"  model {first.model}, {SAMPLE_WORDS[first.sample]}",
         (
             f"  {plural(found.kernels, 'kernel')}: {share} within 2×, median |log2 measured ÷ "
-            f"predicted| {number(found.median_abs_log2)}{worst}"
+            f"predicted| {number(found.median_abs_log2)}"
         ),
+        *worst,
     ]
     body = [
-        f"  {row.kernel}: predicted {si(row.predicted_seconds, 's')}, measured "
+        f"  {row.kernel}:\n    predicted {si(row.predicted_seconds, 's')}, measured "
         f"{si(row.measured_seconds, 's')}, {_ratio(row.ratio)} "
         f"[{_ratio(row.interval[0])}, {_ratio(row.interval[1])}], {row.bound}"
         for row in rows
