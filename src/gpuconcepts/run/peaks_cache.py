@@ -55,6 +55,9 @@ class Identity:
     gpuconcepts_version: str
     dtype: str
     quick: bool
+    model_version: str = ""
+    """The ceilings' definitions (:func:`~gpuconcepts.roofline.version.model_version`): peaks
+    kept by code that measured them otherwise are measured again."""
 
     @property
     def key(self) -> str:
@@ -73,6 +76,7 @@ def identity_here(device: str, quick: bool, dtype: str | None = None) -> Identit
     from gpuconcepts.hardware import dtype_name
     from gpuconcepts.kernels import default_dtype
     from gpuconcepts.measure import cpu_model, cpu_threads
+    from gpuconcepts.roofline.version import model_version
 
     gpu = torch.cuda.get_device_name(torch.cuda.current_device()) if device == "cuda" else None
     return Identity(
@@ -84,6 +88,7 @@ def identity_here(device: str, quick: bool, dtype: str | None = None) -> Identit
         gpuconcepts_version=gpuconcepts.__version__,
         dtype=dtype_name(dtype or default_dtype(device)),
         quick=quick,
+        model_version=model_version(),
     )
 
 
