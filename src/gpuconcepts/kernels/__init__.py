@@ -22,8 +22,9 @@ Common keywords of every kernel: ``dtype: str | None = None`` (default
 stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR come from them).
 
 * ``measure_peaks(device, quick=False, *, presets=None, repeats=None, dtype=None) -> Peaks``:
-  STREAM-like copy and triad on arrays of at least 4× the last-level cache and a large square
-  GEMM; each rate at its best repetition (a ceiling is the fastest the machine was seen to go).
+  the STREAM triad (DRAM's roof; a copy and a read beside it) on arrays far beyond every
+  cache and one large square GEMM (the compute roof); each rate at its median repetition, the
+  kernels' statistic, and none raised when a kernel beats it.
   On a CPU the GEMM is the faster of ``torch.mm`` and oneDNN's (MKL runs at about half the
   AVX-512 peak on AMD EPYC).
 * ``load_presets(device, quick)``, ``load_sweeps(device, quick)``: sizes from
