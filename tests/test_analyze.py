@@ -418,7 +418,34 @@ def test_observed_bound_is_the_roof_that_explains_the_time():
     assert call(1.0, 80e9, 1e9) == "compute"
     assert call(1.0, 1e9, 9e9) == "memory"  # DRAM
     assert call(2e-5, 10.0, 8.0) == "overhead"  # only the latency floor explains it
-    assert call(1.0, 1e9, 1e12) == "overhead"  # faster than every roof
+    # faster than every roof: 1 TB in a second beat DRAM's 10 GB/s, and it is that roof's kind
+    # (an anomaly), never "overhead"
+    assert call(1.0, 1e9, 1e12) == "memory"
+
+
+def test_a_compute_kernel_at_5x_its_roof_is_labelled_compute():
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.roofline import verdict
+
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=1e-5)
+    # 1e11 FLOPs and 1e8 bytes in 0.2 s: 5x the 100 GFLOP/s roof that binds it
+    fast = Measurement("x", "cpu", {}, (0.2, 0.2, 0.2), 1e11, 1e8)
+    found = verdict(fast, peaks)
+    assert (found.kind, found.beaten, found.attained) == ("compute", True, 5.0)
+    assert observed_bound(fast, peaks) == "compute"
+    # at its roof, and at 5 % of it above the ridge: compute too (a low share is a finding)
+    for seconds in (1.0, 20.0):
+        assert observed_bound(replace(fast, raw_seconds=(seconds,) * 3), peaks) == "compute"
+    # a call above every roof shows as an anomaly in the report's words, labelled compute
+    model = nn.Sequential(nn.Linear(64, 64, bias=False))
+    tiny = replace(PEAKS, flops_per_s=1.0)  # 1 FLOP/s: any product beats it
+    report = analyze(model, torch.randn(64, 64), device="cpu", peaks=tiny, repeats=3)
+    (layer,) = report.layers
+    assert (layer.bound, layer.above_roof) == ("compute", True)
+    assert layer.to_dict()["above_roof"] is True
+    assert any(
+        line.startswith("Anomaly: 1 0 ran above its compute roof") for line in report.summary()
+    ), report.summary()
 
 
 def test_figure_has_one_point_per_layer_with_flops():
@@ -925,8 +952,9 @@ def test_cli_warns_when_peaks_measured_now_are_far_from_a_recorded_run(capsys, m
 
 
 def test_analyze_places_every_call_by_the_book_s_one_rule():
-    # a small CNN + MLP: every row's label is roofline.observe's roof for its own measurement
-    from gpuconcepts.roofline import observe
+    # a small CNN + MLP: every row's label is the kind of roofline.verdict's binding roof for
+    # its own measurement (beaten or not)
+    from gpuconcepts.roofline import verdict
 
     model = nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 8 * 8, 16)
@@ -934,9 +962,9 @@ def test_analyze_places_every_call_by_the_book_s_one_rule():
     report = run(model, torch.randn(2, 3, 8, 8))
     assert [layer.type for layer in report.layers] == ["Conv2d", "ReLU", "Linear"]
     for layer in report.layers:
-        roof, _ = observe(layer.timing, PEAKS)
-        expected = {"compute": "compute", "DRAM": "memory"}.get(roof, "overhead")
-        assert layer.bound == expected  # however far below the roof: its share says so
+        found = verdict(layer.timing, PEAKS)
+        assert layer.bound == found.kind  # however far below the roof: its share says so
+        assert layer.above_roof == found.beaten
 
 
 def test_an_embedding_is_placed_against_the_memory_roof():

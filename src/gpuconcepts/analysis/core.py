@@ -28,7 +28,7 @@ from gpuconcepts.analysis.trace import (
 from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks, classify
+from gpuconcepts.roofline import Peaks, classify, verdict
 from gpuconcepts.units import plain_number
 
 
@@ -337,6 +337,7 @@ def _report(
                 raw_seconds=seconds,
                 flushed=flushed,
                 bound=observed_bound(timing, peaks),
+                above_roof=verdict(timing, peaks).beaten,
                 warning=uncounted(call) if flops == 0 else "",
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
             )

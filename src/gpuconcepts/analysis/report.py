@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import RANDOM_ACCESS, Peaks, classify, observe
+from gpuconcepts.roofline import Peaks, classify, verdict
 from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ class Layer:
     predicted: Mapping[str, str | None] = field(default_factory=dict, compare=False)
     warning: str = ""
     shares_timing_of: int | None = None
+    above_roof: bool = False
+    """The call ran faster than its roof allows beyond its spread (the verdict's ``beaten``):
+    an anomaly, a faulty timing or a ceiling measured in a busy moment. ``bound`` stays the
+    kind of the roof it beat."""
 
     @property
     def name(self) -> str:
@@ -148,6 +152,7 @@ class Layer:
             "predicted": dict(self.predicted),
             "warning": self.warning,
             "shares_timing_of": self.shares_timing_of,
+            "above_roof": self.above_roof,
         }
 
 
@@ -374,6 +379,12 @@ class Report:
             )
         lines += [f"Assumed: {text}" for text in self.assumptions]
         lines += [f"Warning: {text}" for text in self.all_warnings]
+        lines += [
+            f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond its "
+            "spread (a faulty timing, or a ceiling measured in a busy moment)."
+            for layer in self.layers
+            if layer.above_roof
+        ]
         return lines
 
     def memory_bound_everywhere(self) -> tuple[Layer, ...]:
@@ -569,10 +580,12 @@ NEAR_ROOF = 0.5
 
 
 def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
-    """The kind of the roof that bounds a call (:func:`gpuconcepts.roofline.observe`, the rule
-    every measurement of the book follows), in three words; the one place that decides a
-    call's label. A call far below a memory or overhead roof keeps that roof's kind: the report
-    shows how much of the roof it reached, and a low share is a finding, not another bound.
+    """The kind of the roof that bounds a call (the kind of
+    :func:`gpuconcepts.roofline.verdict`'s binding roof, the rule every measurement of the book
+    follows), in three words; the one place that decides a call's label. A call far below a
+    memory or overhead roof keeps that roof's kind: the report shows how much of the roof it
+    reached, and a low share is a finding, not another bound. A call above every roof keeps
+    the kind of the roof it beat (an anomaly, :attr:`Layer.above_roof`), never "overhead".
 
     >>> p = Peaks("cpu", 100e9, 10e9, "float32", latency_seconds=1e-5)
     >>> calls = [Measurement("a", "cpu", {}, (1.0,), 50e9, 1e9),  # half the compute roof
@@ -581,24 +594,24 @@ def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
     ...          Measurement("d", "cpu", {}, (1.0,), 1e6, 2e8)]  # 2 % of the DRAM roof
     >>> [observed_bound(m, p) for m in calls]
     ['compute', 'memory', 'overhead', 'memory']
+    >>> observed_bound(Measurement("f", "cpu", {}, (0.2,), 1e11, 1e8), p)  # 5x its roof
+    'compute'
 
     A call under half of the compute roof at an intensity below the ridge (a depthwise
     convolution whose bytes a cache holds) is not called compute-bound:
 
     >>> from gpuconcepts.roofline.peaks import MemoryLevel
     >>> cached = Peaks("cpu", 100e9, 10e9, "float32", levels=(MemoryLevel("L2", 2**24, 1e12),))
-    >>> observe(Measurement("e", "cpu", {}, (2e-3,), 1e7, 5e6), cached)
+    >>> found = verdict(Measurement("e", "cpu", {}, (2e-3,), 1e7, 5e6), cached)
+    >>> found.kind, found.attained
     ('compute', 0.05)
     >>> observed_bound(Measurement("e", "cpu", {}, (2e-3,), 1e7, 5e6), cached)
     'memory'
     """
-    roof, attained = observe(m, peaks)
-    if roof == "compute" and attained < NEAR_ROOF and classify(m.intensity, peaks) == "memory":
+    found = verdict(m, peaks)
+    below_ridge = classify(m.intensity, peaks) == "memory"
+    if found.kind == "compute" and found.attained < NEAR_ROOF and below_ridge:
         # under half of the compute roof and below the ridge: the time does not show a
         # compute bound, so the label follows the roofline's side of the ridge
         return "memory"
-    if roof == "compute":
-        return "compute"
-    if roof == RANDOM_ACCESS or roof in {level.name for level in peaks.memory_roofs}:
-        return "memory"
-    return "overhead"  # the chain or per-call floor: dispatch, not arithmetic or traffic
+    return found.kind  # beaten or not: the binding roof's kind, read from the roof object
