@@ -36,7 +36,7 @@ from gpuconcepts.roofline import (
     place,
 )
 from gpuconcepts.roofline.diagnosis import TOLERANCE
-from gpuconcepts.sweeps import COLD_SMALLEST, GEMM_SWEEP, SWEEP_ROUNDS
+from gpuconcepts.sweeps import COLD_SMALLEST, GEMM_SWEEP, SWEEP_ROUNDS, gemm_sweep_points
 from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
 if TYPE_CHECKING:
@@ -186,8 +186,10 @@ def roofs(peaks: Peaks) -> Glue:
         "random_eq": Math(formulas.random_access_seconds.equation()),
         "traffic_eq": Math(formulas.embedding_bag_traffic.equation()),
         "index_bytes": units.plain_number(INDEX_BYTES),
-        "gemm_rows": units.plain_number(max(r for _, rows in _swept(peaks) for r in rows)),
-        "gemm_widths": units.listing([units.plain_number(w) for w, _ in _swept(peaks)]),
+        "gemm_rows": units.plain_number(max(rows for rows, _ in _swept(peaks))),
+        "gemm_widths": units.listing(
+            [units.plain_number(w) for w in sorted({w for _, w in _swept(peaks)})]
+        ),
         "gemm_shape": gemm_shape_sentence(peaks),
         "sweep_rounds": units.in_words(SWEEP_ROUNDS),
         "diagnosis_tolerance": units.percent(TOLERANCE - 1),
@@ -270,9 +272,12 @@ def recorded(others: Sequence[Run]) -> Glue:
     return {"recorded_count": units.plural(len(others), "run")}
 
 
-def _swept(peaks: Peaks) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """The GEMM sweep's (width, rows) of the peaks' device kind (the CPU's for another)."""
-    return GEMM_SWEEP.get(peaks.device, GEMM_SWEEP["cpu"])
+def _swept(peaks: Peaks) -> tuple[tuple[int, int], ...]:
+    """The (rows, width) products the peaks' GEMM sweep timed; this version's for their device
+    kind when they hold none."""
+    if peaks.gemm_sweep:
+        return tuple((rows, width) for rows, width, *_ in peaks.gemm_sweep)
+    return gemm_sweep_points(peaks.device if peaks.device in GEMM_SWEEP else "cpu")
 
 
 def gemm_side(run: Run) -> str:
