@@ -1477,7 +1477,11 @@ EXPECTED_KEYS = [
 FACT_KEYS = ["cnn-weight-sharing", "kv-cache-exact"]
 """The exact counts among the core claims: facts, shown apart and never tallied (issue 45)."""
 
-POST_KEYS = [key for key in EXPECTED_KEYS if key not in FACT_KEYS]
+MODEL_KEYS = ["mlp-crossover"]
+"""The model's own prediction among the core claims (where the MLP's knee lies: the post does
+not say): scored with ledger 2, never tallied."""
+
+POST_KEYS = [key for key in EXPECTED_KEYS if key not in FACT_KEYS + MODEL_KEYS]
 """The post's claims among the core claims: the ones a tally counts."""
 
 TINY_REFERENCES = 1 + 2 + 2 + 1 + 1
@@ -1518,8 +1522,9 @@ def test_tiny_run_structure(tiny: Tiny) -> None:
             assert result.reason
     # the tally counts the post's claims only: the two facts are left out of it
     assert [key for key in EXPECTED_KEYS if ledger(key) == "fact"] == FACT_KEYS
+    assert [key for key in EXPECTED_KEYS if ledger(key) == "model"] == MODEL_KEYS
     post = [r.verdict for r in tiny.claims if r.key in POST_KEYS]
-    assert sum(tiny.run.counts.values()) == len(POST_KEYS) == len(EXPECTED_KEYS) - 2
+    assert sum(tiny.run.counts.values()) == len(POST_KEYS) == len(EXPECTED_KEYS) - 3
     assert tiny.run.counts == {
         v: post.count(v) for v in ("holds", "fails", "undecided", "not visible")
     }
@@ -1831,7 +1836,7 @@ def test_cli_verify_json_measures_here(capsys: pytest.CaptureFixture[str]) -> No
     assert {"kv-cache-exact", "cnn-weight-sharing", "training-memory"} <= {
         c["key"] for c in record["facts"]
     }
-    assert {"decode-knee", "alpha-beta-predicts", "pipeline-bubble"} <= {
+    assert {"mlp-crossover", "decode-knee", "alpha-beta-predicts", "pipeline-bubble"} <= {
         c["key"] for c in record["predictions"]
     }
     for claim in every:
@@ -1885,7 +1890,9 @@ def test_verify_json_from_a_saved_run(
     assert [(c["key"], c["verdict"]) for c in record["facts"]] == [
         (r.key, r.verdict) for r in tiny.claims if r.key in FACT_KEYS
     ]
-    assert record["predictions"] == []  # the core claims hold none of the model's own
+    assert [(c["key"], c["verdict"]) for c in record["predictions"]] == [
+        (r.key, r.verdict) for r in tiny.claims if r.key in MODEL_KEYS
+    ]
     fields = {"prediction", "alternative", "pass_region", "measured", "interval", "verdict"}
     for claim in [*record["claims"], *record["facts"]]:
         assert fields <= set(claim), claim["key"]
