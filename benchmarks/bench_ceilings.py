@@ -22,6 +22,7 @@ measured clock) are printed too: numpy's BLAS may run narrower vectors than the 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -97,6 +98,17 @@ def numpy_triad(threads: int) -> tuple[float, str]:
     ), f"numpy triad, 512 MiB arrays, {threads} threads"
 
 
+def numpy_blas() -> str:
+    """The BLAS numpy was built with, by name and version, as numpy reports it."""
+    blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    return f"{blas.get('name', 'unknown')} {blas.get('version', '')}".strip()
+
+
+def load() -> str:
+    """The load average over the last minute, beside the cores: other work shares them."""
+    return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
 def numpy_sgemm() -> float:
     """FLOP/s of a 4,096² float32 product through numpy's BLAS, at the median of its
     repetitions (one warm-up)."""
@@ -139,9 +151,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     presets = load_presets("cpu", args.quick)
-    print(
-        f"CPU: {cpu_model()}; {args.threads} threads; presets: {'quick' if args.quick else 'full'}"
-    )
+    kind = "quick" if args.quick else "full"
+    print(f"CPU: {cpu_model()}; {args.threads} threads; presets: {kind}; {load()}")
     # the project's and the peer's measurements alternate, so a load that comes and goes
     # falls on both
     dram = dram_ceiling("cpu", presets)
@@ -172,6 +183,7 @@ def main() -> None:
     said = "unknown" if limit is None else units.si(limit, "FLOP/s")
     note = f"project: {n}² through {', '.join(sorted(paths))}, median; physical limit {said}"
     ratios("compute", pairs, "FLOP/s", f"numpy {SGEMM_N}² SGEMM (median)", note, each)
+    print(f"numpy's BLAS: {numpy_blas()}; {load()}")
 
 
 if __name__ == "__main__":
