@@ -11,6 +11,8 @@ import pytest
 
 from gpuconcepts import formulas, units
 from gpuconcepts.book import chapter, claim_measurement
+from gpuconcepts.claims.accuracy import flips
+from gpuconcepts.claims.registry import ledger
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.render.pages import Math, claims, cnn, devices, execution, hardware, transformer
 from gpuconcepts.render.text import preset_rows
@@ -111,7 +113,23 @@ def test_claims_page_glues_each_claim(recorded: Run) -> None:
     shown = set(re.findall(r"\{glue:figure\} (fig-[\w-]+)", page)) - {"fig-roofline-claims"}
     assert {k for k in glue if k.startswith("fig-")} == shown
     summary = claims.summary(recorded, [recorded])
-    assert summary["n_claims"] == str(len(recorded.claims))
+    # the post's claims only: the facts and the model's own predictions are not tallied
+    post = [r for r in recorded.claims if ledger(r.key) == "post"]
+    assert summary["n_claims"] == str(len(post)) == str(sum(recorded.counts.values()))
+    assert len(post) < len(recorded.claims)
+    glue = claims.ledgers(recorded, [recorded])
+    assert glue["n_post"] == str(len(post))
+    # a run judged again lists each flip; one with no saved verdict changed says so
+    found = flips(recorded)
+    rows = glue["flips_table"].splitlines()[2:]
+    assert len(rows) == 2 * len(found)  # once as this machine's run, once as a recorded one
+    assert all(
+        f"`{flip.key}` | {flip.stored} → {flip.now} |" in glue["flips_table"] for flip in found
+    )
+    if not found:
+        assert glue["flips_table"].startswith("No verdict of a recorded run changed")
+    assert "| `kv-cache-exact` | an exact check (a fact) |" in glue["tests_table"]
+    assert glue["accuracy_table"].splitlines()[2].startswith("| This machine (live) | ")
     assert summary["recorded_runs"] == f"* {recorded.provenance.summary}"
     assert claims.summary(recorded, [])["recorded_runs"] == "* none yet"
     behind = [claim_measurement(recorded, r) for r in claims.roofline_claims(recorded)]

@@ -40,6 +40,21 @@ tolerance. ``"prediction"``: a number the post's own formula gives, within its f
 a fit; a schedule priced with its messages): the model's, scored in ledger 2 with the kernels' times, not tallied as the
 post's claims."""
 
+TESTS_WORDS: dict[Tests, str] = {
+    "bound": "the roof that binds, and its share",
+    "direction": "a direction, its effect fixed",
+    "exponent": "an exponent, within its tolerance",
+    "prediction": "a number the post's formula gives",
+    "fact": "an exact check (a fact)",
+    "model": "the model's own prediction",
+}
+"""Each label of :data:`Tests` in words, for pages and tables: the one place that says them.
+
+>>> from typing import get_args
+>>> list(TESTS_WORDS) == list(get_args(Tests))
+True
+"""
+
 Ledger = Literal["post", "fact", "model"]
 """Where a claim's verdict is counted: the post's claims (tallied), the facts (shown apart),
 the model's predictions (scored with ledger 2)."""

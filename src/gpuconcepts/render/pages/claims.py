@@ -1,5 +1,6 @@
 """The claims page: every claim of this build's run with its figure, the verdicts of every
-recorded run beside it, the roofline claims' rule, and every threshold with its reason.
+recorded run beside it, both ledgers (the post's claims tallied, the model scored on every
+kernel, the flips), the roofline claims' rule, and every threshold with its reason.
 
 >>> LABELS["Whole model"]
 'model-measured'
@@ -12,8 +13,11 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims import thresholds
-from gpuconcepts.claims.predict import measured_over_predicted, share_within
-from gpuconcepts.claims.registry import CLAIMS
+from gpuconcepts.claims.accuracy import accuracy, flips, sample_of
+from gpuconcepts.claims.accuracy import summary as accuracy_summary
+from gpuconcepts.claims.registry import CLAIMS, TESTS_WORDS
+from gpuconcepts.claims.result import VERDICTS, in_ledger, tally
+from gpuconcepts.render.ledgers import SAMPLE_WORDS
 from gpuconcepts.render.markdown import (
     literal,
     markdown_claim,
@@ -23,6 +27,7 @@ from gpuconcepts.render.markdown import (
 )
 from gpuconcepts.render.plots import draw_result, roofline_chart
 from gpuconcepts.render.text import tally_sentence
+from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import si
 
 if TYPE_CHECKING:
@@ -45,7 +50,8 @@ LABELS = {
 
 
 def summary(run: Run, recorded: Sequence[Run]) -> Glue:
-    """The run's machine, peaks and tally, and every run's verdicts side by side."""
+    """The run's machine, peaks and the tally of the post's claims (facts and the model's
+    own predictions are not tallied), and every run's verdicts side by side."""
     peaks = run.peaks
     names = ["This machine (live)", *(f"{r.label} (recorded)" for r in recorded)]
     return {
@@ -57,7 +63,7 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
         "dtype": peaks.dtype,
         "ridge": units.significant(peaks.ridge_point),
         "summary": markdown_claims_summary([run, *recorded], LABELS, names),
-        "n_claims": str(len(run.claims)),
+        "n_claims": str(len(in_ledger(run.claims, "post"))),
         "tally": tally_sentence(run.counts),
         "recorded_runs": "\n".join(f"* {r.provenance.summary}" for r in recorded) or "* none yet",
     }
@@ -94,44 +100,84 @@ def dlrm_table(run: Run) -> Glue:
     }
 
 
-TESTS_WORDS = {"prediction": "prediction", "direction": "direction only", "fact": "exact check"}
-"""How the predictions table names what each claim's test checks (the registry's ``tests``)."""
-
-
-def predictions(run: Run, recorded: Sequence[Run]) -> Glue:
-    """Measured ÷ predicted for every claim of every run (this machine's first), and for each
-    run how many of its numeric claims measured within
-    :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of their prediction.
-
-    The runs are judged as given: a recorded run's claims as :meth:`Run.rejudged
-    <gpuconcepts.run.Run.rejudged>` gives them when the book reads it again."""
+def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
+    """Both ledgers of this build's run and of every recorded run (issue 45): what each
+    claim's test checks, in the registry's words; the tally of the post's claims with the
+    facts and the model's own predictions apart; the post's model scored on every kernel
+    (:mod:`~gpuconcepts.claims.accuracy`), out of sample for a run recorded with this model
+    version and in sample for one recorded before it; and every flip of a recorded run."""
     runs = [run, *recorded]
-    names = ["this machine", *(f"{r.label}, {r.peaks.dtype}" for r in recorded)]
-    by_run = [{r.key: r for r in each.claims} for each in runs]
-    rows = []
-    for result in run.claims:
-        tests = CLAIMS[result.key].tests if result.key in CLAIMS else "prediction"
-        cells = [f"`{result.key}`", TESTS_WORDS[tests]]
-        for found in by_run:
-            other = found.get(result.key)
-            ratio = None if other is None else measured_over_predicted(other.test)
-            cells.append("–" if ratio is None else units.times(ratio))
-        rows.append(cells)
-    shares = []
+    names = ["This machine (live)", *(f"{r.label}, {r.peaks.dtype}" for r in recorded)]
+    tests = [
+        [f"`{r.key}`", TESTS_WORDS[CLAIMS[r.key].tests]] for r in run.claims if r.key in CLAIMS
+    ]
+    tallies, scores, flipped = [], [], []
     for name, each in zip(names, runs, strict=True):
-        within, numbers = share_within(each.claims)
-        shares.append(f"* {name}: {within} of {numbers}")
-    return {
-        "predictions_table": markdown_table(
-            ["Claim", "Test", *(f"measured ÷ predicted, {name}" for name in names)], rows
-        ),
-        "predictions_share": "\n".join(shares),
-        "prediction_factor_words": units.times(thresholds.PREDICTION_FACTOR),
-        "direction_only": ", ".join(
-            f"`{key}`" for key, claim in CLAIMS.items() if claim.tests == "direction"
+        counts = tally(each.claims)
+        tallies.append(
+            [
+                name,
+                str(sum(counts.values())),
+                *(str(counts[v]) for v in VERDICTS),
+                _held(in_ledger(each.claims, "fact")),
+                _held(in_ledger(each.claims, "model")),
+            ]
         )
-        or "none",
+        rows = accuracy(each)
+        found = accuracy_summary(rows)
+        sample = SAMPLE_WORDS[sample_of(each)]
+        scores.append(
+            [
+                name,
+                sample,
+                str(found.kernels),
+                units.measured_or_dash(found.share_within, units.percent),
+                units.measured_or_dash(found.median_abs_log2, units.number),
+                f"{found.worst} ({units.measured_or_dash(found.worst_ratio, units.times)})"
+                if found.worst
+                else "–",
+            ]
+        )
+        flipped += [[name, f"`{f.key}`", f"{f.stored} → {f.now}"] for f in flips(each)]
+    return {
+        "tests_table": markdown_table(["Claim", "What its test checks"], tests),
+        "n_post": str(len(in_ledger(run.claims, "post"))),
+        "tally_table": markdown_table(
+            [
+                "Run",
+                "The post's claims",
+                *VERDICTS,
+                "Facts that hold (not tallied)",
+                "The model's predictions that hold (not tallied)",
+            ],
+            tallies,
+        ),
+        "accuracy_table": markdown_table(
+            [
+                "Run",
+                "Sample",
+                "Kernels",
+                f"Within {units.times(thresholds.PREDICTION_FACTOR)}",
+                "Median abs(log2 measured ÷ predicted)",
+                "Worst kernel (measured ÷ predicted)",
+            ],
+            scores,
+        ),
+        "model_version": model_version(),
+        "direction_effect": units.times(thresholds.DIRECTION_MIN_EFFECT),
+        "rnn_tolerance": units.number(thresholds.RNN_EXPONENT_TOLERANCE),
+        "n_flips": units.plain_number(len(flipped)),
+        "flips_table": markdown_table(["Run", "Claim", "Stored verdict → verdict now"], flipped)
+        if flipped
+        else "No verdict of a recorded run changed when today's judges read it again.",
     }
+
+
+def _held(results: Sequence[ClaimResult]) -> str:
+    """ "k of n" claims that hold, or "none" when there is no such claim."""
+    if not results:
+        return "none"
+    return f"{sum(r.verdict == 'holds' for r in results)} of {len(results)}"
 
 
 def each_claim(run: Run) -> Glue:
@@ -149,11 +195,14 @@ def each_claim(run: Run) -> Glue:
 
 
 def rooflines(run: Run, behind: Sequence[Measurement]) -> Glue:
-    """The roofline claims' table, their rule's factor, and their measurements
+    """The roofline claims' table, the shares of the binding roof their rule allows, and
+    their measurements
     (``behind``, one per claim, from ``book.claim_measurement``) on the roofline."""
     return {
         "roofline_table": markdown_claims_table(roofline_claims(run)),
         "prediction_factor": units.times(thresholds.PREDICTION_FACTOR),
+        "roof_min_share": units.percent(thresholds.ROOF_MIN_SHARE),
+        "roof_max_share": units.times(1 / thresholds.ROOF_MIN_SHARE),
         "fig-roofline-claims": roofline_chart(run.peaks, list(behind)),
     }
 
