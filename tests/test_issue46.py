@@ -98,7 +98,8 @@ def test_labels_do_not_call_a_kernel_far_below_its_roof_bound_by_it(runs: list[R
 
 
 # -- the LATEX_NAMES dict is not shown raw -----------------------------------------------------
-def test_the_api_page_hides_the_value_of_latex_names() -> None:
+@pytest.mark.parametrize("name", ["LATEX_NAMES", "SYMBOLS"])
+def test_the_api_page_hides_the_values_that_hold_raw_tex(name: str) -> None:
     source = (ROOT / "src" / "gpuconcepts" / "symbols.py").read_text(encoding="utf-8")
     body = ast.parse(source).body
     at = next(
@@ -106,7 +107,7 @@ def test_the_api_page_hides_the_value_of_latex_names() -> None:
         for i, node in enumerate(body)
         if isinstance(node, ast.AnnAssign)
         and isinstance(node.target, ast.Name)
-        and node.target.id == "LATEX_NAMES"
+        and node.target.id == name
     )
     doc = body[at + 1]
     assert isinstance(doc, ast.Expr)

@@ -295,7 +295,10 @@ API page's symbol table shows each one typeset.
 """
 
 SYMBOLS: dict[str, Symbol] = {s.name: s for s in _TABLE}
-"""All symbols by name."""
+"""All symbols by name; the API page's symbol table shows each one typeset.
+
+:meta hide-value:
+"""
 
 
 def sym(name: object) -> sp.Symbol:

@@ -118,8 +118,8 @@ def _roof(m: Measurement, run: Run) -> str:
     if where.attained >= EXPLAINED[0] or where.beaten:
         return f"landed on the {where.observed} roof ({percent(where.attained)} of it){served}"
     return (
-        f"reached only {percent(where.attained)} of the {where.observed} roof, the nearest "
-        f"one{served}: under half of it, so that roof alone does not explain its time"
+        f"reached only {percent(where.attained)} of the {where.observed} roof, its nearest"
+        f"{served}: under half of it, so that roof does not explain its time"
     )
 
 
@@ -338,10 +338,11 @@ def _transformer(run: Run) -> str:
         )
     if decode is not None:
         parts.append(
-            f"a decode step read at {percent(decode.bytes_per_s / run.peaks.bytes_per_s)} of "
+            f"A decode step read at {percent(decode.bytes_per_s / run.peaks.bytes_per_s)} of "
             f"the measured memory bandwidth and {_roof(decode, run)}"
         )
-    return "; ".join(parts)
+    text = ". ".join(parts)  # two sentences: each under the prose checks' 60 words
+    return text[:1].lower() + text[1:]
 
 
 def _distributed(run: Run) -> str:

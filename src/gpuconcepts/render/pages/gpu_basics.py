@@ -99,7 +99,7 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         "launch_source": source,
         "launch_flops": units.in_words(peak * launch),
         "launch_bytes": units.decimal_bytes(gpu.bytes_per_s * launch),
-        "sources": f"{gpu.anatomy_source}; {gpu.source}",
+        "sources": f"* {gpu.anatomy_source}.\n* {gpu.source}.",
         "anatomy": gpu_anatomy(gpu, launch),
         "anatomy_table": markdown_table(
             ["GPU", "SMs", "Tensor Cores", "L2", "HBM bandwidth", "16-bit peak"], rows
