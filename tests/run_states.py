@@ -70,10 +70,20 @@ def zero(result: ClaimResult) -> ClaimResult:
     return _test(result, measured=0.0, interval=(0.0, 0.0))
 
 
+MEASURED_NAMES = ("ratio", "per_s", "seconds", "measured", "knee", "share")
+"""What names a measured number among a claim's values (sizes, counts and the model's
+predictions are computed, so a busy machine never leaves them out)."""
+
+
 def unmeasured_values(result: ClaimResult) -> ClaimResult:
-    """Every measured number of the claim's values missing (a float becomes None, as JSON
-    stores what it cannot hold); counts, sizes and words stay."""
-    values = {k: None if isinstance(v, float) else v for k, v in result.values.items()}
+    """Every measured number of the claim's values missing (None, as JSON stores what it
+    cannot hold); sizes, counts, predictions and words stay."""
+    values = {
+        k: None
+        if isinstance(v, float) and "predicted" not in k and any(n in k for n in MEASURED_NAMES)
+        else v
+        for k, v in result.values.items()
+    }
     return dataclasses.replace(result, values=values)
 
 

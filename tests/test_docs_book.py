@@ -43,7 +43,8 @@ def test_measurement_table_puts_sizes_under_the_kernel_name() -> None:
         "1.33 GB/s",
         "0.25",
         "**memory**",
-        "memory (DRAM) 15% (13%–18%)",  # its bound, the share attained and its spread
+        # under half of every roof (issue 46): the share of the nearest and its spread
+        "under half of every roof: 15% (13%–18%) of the nearest, memory (DRAM)",
     ]
 
 

@@ -104,12 +104,12 @@ def test_every_page_shows_every_part_in_a_state(state: str) -> None:
     assert _render_book(moved_build, [moved(r, parts, []) for r in recorded], pages) == []
 
 
-def test_recorded_runs_that_lack_claims_and_an_empty_shelf() -> None:
-    """A recorded run older than a claim lacks it; a checkout may have no recorded run."""
+def test_recorded_runs_that_lack_claims() -> None:
+    """A recorded run older than a claim lacks it (the build's own run is judged by this
+    version, so it has every claim whose part it measured)."""
     build, recorded = _build_and_recorded()
     keys = [r.key for r in build.claims[::3]]
     assert _render_book(build, [without_claims(keys)(r) for r in recorded], CLAIM_PAGES) == []
-    assert _render_book(without_claims(keys)(build), [], CLAIM_PAGES) == []
 
 
 def test_the_busy_build_of_issue_44_draws_every_figure() -> None:
@@ -142,7 +142,7 @@ parts' states, its claims' states and the claims it lacks."""
 
 
 @st.composite
-def _plan(draw: st.DrawFn, runs: int) -> Plan:
+def _plan(draw: st.DrawFn, runs: int, *, may_lack: bool = True) -> Plan:
     keys = sorted({r.key for run in _runs() for r in run.claims})
     return (
         draw(st.integers(0, runs - 1)),
@@ -158,7 +158,7 @@ def _plan(draw: st.DrawFn, runs: int) -> Plan:
                 )
             )
         ),
-        tuple(draw(st.lists(st.sampled_from(keys), max_size=3, unique=True))),
+        tuple(draw(st.lists(st.sampled_from(keys), max_size=3 * may_lack, unique=True))),
     )
 
 
@@ -172,8 +172,14 @@ def _carried_out(plan: Plan) -> Run:
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
-@given(_plan(len(_runs())), st.lists(_plan(len(_runs()) - 1), max_size=3))
+@given(
+    _plan(len(_runs()), may_lack=False),
+    st.lists(_plan(len(_runs()) - 1), min_size=1, max_size=3).filter(
+        lambda plans: any(_runs()[p[0]].provenance.device == "cuda" for p in plans)
+    ),
+)
 def test_every_page_renders_any_mix_of_states(build: Plan, recorded: list[Plan]) -> None:
+    """The book ships with GPU runs in docs/runs/: at least one is among the recorded."""
     found = _render_book(_carried_out(build), [_carried_out(p) for p in recorded], CLAIM_PAGES)
     assert found == []
 

@@ -11,6 +11,7 @@ where the measured ceilings predict the largest gap.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -351,7 +352,12 @@ def post_row_text(result: ClaimResult) -> str:
     >>> print(post_row_text(result).split(". ")[1])
     The measurement is an anomaly: consecutive rows ran slower than random ones (sequential ÷ random 0.15×, interval 0.14 to 0.16), which no ordering of memory explains, since consecutive rows share lines and DRAM pages that random ones do not
     """
-    row, model, ratio = (result.number(k) for k in ("row_bytes", "predicted_ratio", "ratio"))
+    row, model = result.number("row_bytes"), result.number("predicted_ratio")
+    names = ("ratio", f"ratio_{int(row)}B_rows_low", f"ratio_{int(row)}B_rows_high")
+    measured = [result.values.get(k) for k in names]
+    if not all(isinstance(v, int | float) and math.isfinite(v) for v in measured):
+        return f"At the post's {plain_number(row)}-byte rows this run measured no ratio."
+    ratio = result.number("ratio")
     low = result.number(f"ratio_{int(row)}B_rows_low")
     high = result.number(f"ratio_{int(row)}B_rows_high")
     unit, c = str(result.values["transfer_unit"]), int(result.number("transfer_bytes"))

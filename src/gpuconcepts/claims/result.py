@@ -509,8 +509,9 @@ class ClaimRecord:
             alternative_value=_infinite_if_none(self.alternative_value),
             low=self.pass_region[0],
             high=self.pass_region[1],
-            measured=_infinite_if_none(self.measured),
-            interval=(_infinite_if_none(low), _infinite_if_none(high)),
+            # a measured value JSON could not hold was no measurement a reader can use
+            measured=math.nan if self.measured is None else self.measured,
+            interval=(math.nan if low is None else low, math.nan if high is None else high),
         )
         result = ClaimResult(
             key=self.key,
@@ -527,7 +528,13 @@ class ClaimRecord:
             values=self.values,
             plot=self.plot,
         )
-        if self.verdict is not None and self.verdict != result.verdict:
+        # a null measured value (nan or an infinity when saved) cannot rebuild the verdict
+        # it was given, so only a claim with a number is checked against its own
+        if (
+            self.verdict is not None
+            and self.measured is not None
+            and self.verdict != result.verdict
+        ):
             raise GpuConceptsError(
                 f"verdict is {self.verdict!r}, but its own test and gates give "
                 f"{result.verdict!r} (an edited file?)"
