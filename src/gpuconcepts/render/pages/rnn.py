@@ -275,6 +275,14 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
     return glue
 
 
+def central_figure(run: Run) -> Glue:
+    """The chapter's lead figure: the run's RNN kernels' time against the sequence length S,
+    the Python step loop, ``nn.RNN`` and one GEMM of the same FLOPs (``rnn_central``)."""
+    from gpuconcepts.render.plots.runs import rnn_over_s  # noqa: PLC0415  # matplotlib
+
+    return {"rnn_central": rnn_over_s(run)}
+
+
 def exercises() -> Glue:
     """The exercises' answers for Q15's RNN on an H100 (BF16), from the formulas and the
     datasheet table.
