@@ -19,8 +19,9 @@ import sympy as sp
 from gpuconcepts import formulas, units
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
-from gpuconcepts.render import cold_read_sentence, measurement_table, plots
+from gpuconcepts.render import EXPLAINED, cold_read_sentence, measurement_table, plots
 from gpuconcepts.render.pages import Glue, Math, bound, from_batch
+from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -146,3 +147,96 @@ def exercises() -> Glue:
     glue["ex_uses"] = units.plural(uses, "time")
     glue["ex_q12_B"] = units.plain_number(q12["B"])
     return glue
+
+
+TWO_STEP_LAYER = {"d_in": 8192, "d_out": 8192, "s": 2}
+"""The square BF16 layer the recorded GPU runs timed, for the two-step exercise."""
+
+
+def two_step() -> Glue:
+    """The two-step exercise: the L4's ridge point from its datasheet, then the first batch at
+    which :data:`TWO_STEP_LAYER` reaches it, beside the H200's.
+
+    >>> glue = two_step()
+    >>> glue["ex2_ridge_L4"], glue["ex2_batch_L4"], glue["ex2_batch_H200"]
+    ('403', 'from a batch of 448', 'from a batch of 217')
+    """
+    glue: Glue = {
+        "ex2_layer": f"{units.plain_number(TWO_STEP_LAYER['d_in'])} → "
+        f"{units.plain_number(TWO_STEP_LAYER['d_out'])}",
+    }
+    for name in ("L4", "H200"):
+        gpu = GPUS[name]
+        peak, beta = gpu.flops_per_s["bf16"], gpu.bytes_per_s
+        ridge = float(formulas.ridge_point(P=peak, beta=beta))
+        first = formulas.mlp_intensity.reaches(ridge, "B", **TWO_STEP_LAYER)
+        glue[f"ex2_ridge_{name}"] = units.significant(ridge)
+        glue[f"ex2_ridge_{name}_eq"] = Math(
+            f"{formulas.ridge_point.lhs} = {formulas.ridge_point.worked(P=peak, beta=beta)}"
+        )
+        glue[f"ex2_batch_{name}"] = from_batch(first, "never", "from a batch of ")
+        if first is not None:
+            at = {"B": first, **TWO_STEP_LAYER}
+            glue[f"ex2_I_{name}_eq"] = Math(
+                f"{formulas.mlp_intensity.lhs} = {formulas.mlp_intensity.worked(**at)}"
+            )
+    glue["ex2_ratio"] = units.how_many(
+        GPUS["L4"].ridge_point("bf16") / GPUS["H200"].ridge_point("bf16")
+    )
+    return glue
+
+
+def takeaways(run: Run | None) -> Glue:
+    """The chapter's two measured takeaways, true to ``run`` (the recorded GPU run the chapter
+    leads with): whether the batches left of its ridge point shared one read of the weights,
+    and whether a large batch reached the compute roof. "—" without a run.
+
+    >>> takeaways(None)["take_flat"]
+    '—'
+    """
+    from gpuconcepts.render.pages.gpu import chapter  # noqa: PLC0415
+    from gpuconcepts.render.pages.lead import run_words  # noqa: PLC0415
+
+    if run is None or not (sweep := chapter(run, "mlp")):
+        return dict.fromkeys(("take_flat", "take_compute"), units.NOTHING)
+    who = run_words(run)
+    left = [m for m in sweep if place(m, run.peaks).bound == "memory"]
+    if len(left) >= 2:
+        first, last = left[0], left[-1]
+        rows = units.plural(last.size("B"), "row")
+        than = f"{units.seconds(first.seconds)} for {units.plural(first.size('B'), 'row')}"
+        ratio = last.seconds / first.seconds
+        flat = (
+            f"Left of the ridge point a layer's time is the read of its weights: in {who}, "
+            f"{rows} took {units.seconds(last.seconds)} against {than}."
+            if ratio < FLAT_RATIO
+            else f"In {who} the batches left of the ridge point did not share one read of "
+            f"the weights: {rows} took {units.how_many(ratio)} times as long as {than}."
+        )
+    else:
+        flat = f"In {who} fewer than two batches lay left of the ridge point."
+    reached = [
+        m
+        for m in sweep
+        if (where := place(m, run.peaks)).kind == "compute" and where.attained >= EXPLAINED[0]
+    ]
+    if reached:
+        big = reached[0]
+        compute = (
+            "Batching turns a memory-bound layer into a compute-bound one: in "
+            f"{who}, from a batch of {units.plain_number(big.size('B'))} the layer ran at "
+            f"{units.percent(place(big, run.peaks).attained)} of the compute roof."
+        )
+    else:
+        big = sweep[-1]
+        compute = (
+            f"In {who} no batch reached half of the compute roof: the largest, "
+            f"{units.plain_number(big.size('B'))}, ran at "
+            f"{units.percent(big.flops_per_s / run.peaks.flops_per_s)} of the peak."
+        )
+    return {"take_flat": flat, "take_compute": compute}
+
+
+FLAT_RATIO = 1.5
+"""Below this ratio of times, two batches left of the ridge point took about one read of the
+weights (the batch cost little)."""

@@ -1,0 +1,72 @@
+"""Each chapter's takeaways are true to the runs it shows (issue 46, item 6): the measured ones
+are computed from the run the chapter leads with, so every recorded run is fed to them and
+checked against its own numbers, and a run made to contradict a takeaway changes its words."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpuconcepts.render import EXPLAINED
+from gpuconcepts.render.pages import mlp as mlp_page
+from gpuconcepts.render.pages.gpu import chapter
+from gpuconcepts.roofline import place
+from gpuconcepts.run import Run, load_all
+
+RUNS = load_all(Path(__file__).parents[1] / "docs" / "runs")
+IDS = [r.label for r in RUNS]
+GPU = next(r for r in RUNS if r.peaks.dtype == "bfloat16")
+
+
+def with_times(run: Run, factor: object) -> Run:
+    """``run`` with each repetition of a kernel multiplied by ``factor(m)`` (1 keeps it)."""
+    measurements = tuple(
+        replace(m, raw_seconds=tuple(t * factor(m) for t in m.raw_seconds))  # type: ignore[operator]
+        for m in run.measurements
+    )
+    return replace(run, measurements=measurements)
+
+
+# -- MLP -------------------------------------------------------------------------------------
+def check_mlp(run: Run) -> None:
+    said = mlp_page.takeaways(run)
+    sweep = chapter(run, "mlp")
+    left = [m for m in sweep if place(m, run.peaks).bound == "memory"]
+    if len(left) >= 2:
+        ratio = left[-1].seconds / left[0].seconds
+        flat = ratio < mlp_page.FLAT_RATIO
+        assert said["take_flat"].startswith("Left of the ridge point") is flat, said
+        assert ("did not share one read" in said["take_flat"]) is not flat, said
+    else:
+        assert "fewer than two batches" in said["take_flat"]
+    reached = [
+        m
+        for m in sweep
+        if place(m, run.peaks).kind == "compute" and place(m, run.peaks).attained >= EXPLAINED[0]
+    ]
+    assert said["take_compute"].startswith("Batching turns") is bool(reached), said
+    if reached:
+        assert f"batch of {reached[0].size('B'):,}" in said["take_compute"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_mlp_takeaways_of_every_recorded_run(run: Run) -> None:
+    check_mlp(run)
+
+
+def test_the_mlp_takeaways_follow_a_run_made_to_contradict_them() -> None:
+    # the biggest batch left of the ridge took 3x as long: the batches shared no one read
+    left = [m for m in chapter(GPU, "mlp") if place(m, GPU.peaks).bound == "memory"][-1]
+    slow = with_times(GPU, lambda m: 3.0 if m is left else 1.0)
+    assert "did not share one read" in mlp_page.takeaways(slow)["take_flat"]
+    check_mlp(slow)
+    # every batch 10x slower: none reaches half of the compute roof
+    crawling = with_times(GPU, lambda m: 10.0 if m.workload == "mlp" else 1.0)
+    assert "no batch reached half" in mlp_page.takeaways(crawling)["take_compute"]
+    check_mlp(crawling)
+
+
+def test_no_run_gives_dashes() -> None:
+    assert set(mlp_page.takeaways(None).values()) == {"—"}
