@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpuconcepts.render import EXPLAINED
+from gpuconcepts.render.pages import cnn as cnn_page
 from gpuconcepts.render.pages import mlp as mlp_page
 from gpuconcepts.render.pages.gpu import chapter
 from gpuconcepts.roofline import place
@@ -70,3 +71,34 @@ def test_the_mlp_takeaways_follow_a_run_made_to_contradict_them() -> None:
 
 def test_no_run_gives_dashes() -> None:
     assert set(mlp_page.takeaways(None).values()) == {"—"}
+
+
+# -- CNN -------------------------------------------------------------------------------------
+def check_cnn(run: Run) -> None:
+    said = cnn_page.takeaways(run)
+    found = {m.workload: m for m in chapter(run, "cnn")}
+    conv, depth = found["cnn-conv"], found["cnn-depthwise"]
+    dense, thin = place(conv, run.peaks), place(depth, run.peaks)
+    sides = dense.bound == "compute" and thin.bound == "memory"
+    assert said["take_bounds"].startswith("The same filter size, two sides") is sides, said
+    if sides:
+        assert f"{dense.attained:.0%}"[:-1] in said["take_bounds"]
+    faster = conv.flops_per_s / depth.flops_per_s >= cnn_page.FASTER
+    assert said["take_rate"].startswith("Reuse, not the filter") is faster, said
+    assert ("no more FLOPs per second" in said["take_rate"]) is not faster, said
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_cnn_takeaways_of_every_recorded_run(run: Run) -> None:
+    check_cnn(run)
+
+
+def test_the_cnn_takeaways_follow_a_run_made_to_contradict_them() -> None:
+    # the dense convolution 200x slower: no faster than the depthwise one
+    slow = with_times(GPU, lambda m: 200.0 if m.workload == "cnn-conv" else 1.0)
+    assert "no more FLOPs per second" in cnn_page.takeaways(slow)["take_rate"]
+    check_cnn(slow)
+    # a machine whose ridge point lies left of the depthwise layer: both on one side
+    flat = replace(GPU, peaks=replace(GPU.peaks, flops_per_s=GPU.peaks.bytes_per_s))
+    assert "side of the ridge point" in cnn_page.takeaways(flat)["take_bounds"]
+    check_cnn(flat)

@@ -157,3 +157,84 @@ def exercises() -> Glue:
         ),
         "ex_dw_C": units.plain_number(depthwise["C"]),
     }
+
+
+TWO_STEP_BATCH = 64
+"""The batch of the two-step exercise's depthwise layer (the recorded GPU runs' batch)."""
+
+
+def two_step() -> Glue:
+    """The two-step exercise: Q14's layer made depthwise at :data:`TWO_STEP_BATCH`, its
+    intensity first, then the FLOP rate an H100's roofs allow it in BF16, against its peak.
+
+    >>> glue = two_step()
+    >>> glue["ex2_I"], glue["ex2_rate"], glue["ex2_share"]
+    ('4.5', '15 TFLOP/s', '1.5%')
+    """
+    h100 = GPUS["H100 SXM"]
+    sizes = question(14).steps[0].values
+    depthwise = {k: sizes[k] for k in ("H_out", "W_out", "K")} | {"C": sizes["C_in"]}
+    at = {"B": TWO_STEP_BATCH, **depthwise, "s": 2}
+    intensity = formulas.depthwise_conv_intensity(**at)
+    peak, beta = h100.flops_per_s["bf16"], h100.bytes_per_s
+    rate = formulas.attainable_flops(P=peak, I=intensity, beta=beta)
+    return {
+        "ex2_B": units.plain_number(TWO_STEP_BATCH),
+        "ex2_I": units.significant(intensity, 2),
+        "ex2_I_eq": Math(
+            f"{formulas.depthwise_conv_intensity.lhs} = "
+            f"{formulas.depthwise_conv_intensity.worked(**at)}"
+        ),
+        "ex2_rate_eq": Math(
+            rf"{formulas.attainable_flops.lhs} = {formulas.attainable_flops.latex()} = "
+            rf"\min\left(\text{{{units.si(peak, 'FLOP/s')}}}, {units.significant(intensity, 2)}"
+            rf" \times \text{{{units.si(beta, 'B/s')}}}\right) \approx "
+            rf"\text{{{units.si(rate, 'FLOP/s', digits=2)}}}"
+        ),
+        "ex2_rate": units.si(rate, "FLOP/s", digits=2),
+        "ex2_share": units.percent(rate / peak),
+        "ex2_peak": units.si(peak, "FLOP/s"),
+    }
+
+
+def takeaways(run: Run | None) -> Glue:
+    """The chapter's two measured takeaways, true to ``run``: which roof bound the dense and
+    the depthwise convolution, and how their FLOP rates compare. "—" without a run.
+
+    >>> takeaways(None)["take_bounds"]
+    '—'
+    """
+    from gpuconcepts.render.pages.gpu import chapter  # noqa: PLC0415
+    from gpuconcepts.render.pages.lead import run_words  # noqa: PLC0415
+    from gpuconcepts.roofline import place  # noqa: PLC0415
+
+    found = {m.workload: m for m in chapter(run, "cnn")} if run is not None else {}
+    conv, depth = found.get("cnn-conv"), found.get("cnn-depthwise")
+    if run is None or conv is None or depth is None:
+        return dict.fromkeys(("take_bounds", "take_rate"), units.NOTHING)
+    who = run_words(run)
+    dense, thin = place(conv, run.peaks), place(depth, run.peaks)
+    if dense.bound == "compute" and thin.bound == "memory":
+        bounds = (
+            f"The same filter size, two sides of the ridge point: in {who} the dense "
+            f"convolution reached {units.percent(dense.attained)} of the {dense.observed} "
+            f"roof, the depthwise one {units.percent(thin.attained)} of the {thin.observed} roof."
+        )
+    else:
+        bounds = (
+            f"In {who} the dense convolution's intensity put it on the {dense.bound} side of "
+            f"the ridge point, and the depthwise one's on the {thin.bound} side."
+        )
+    ratio = conv.flops_per_s / depth.flops_per_s
+    rate = (
+        "Reuse, not the filter, sets the speed: in "
+        f"{who} the dense convolution did {units.how_many(ratio)} times as many FLOPs per "
+        "second as the depthwise one."
+        if ratio >= FASTER
+        else f"In {who} the dense convolution did no more FLOPs per second than the depthwise one."
+    )
+    return {"take_bounds": bounds, "take_rate": rate}
+
+
+FASTER = 1.1
+"""From this ratio of FLOP rates one convolution is said to run faster than the other."""
