@@ -11,6 +11,7 @@ import pytest
 
 from gpuconcepts.render import EXPLAINED
 from gpuconcepts.render.pages import cnn as cnn_page
+from gpuconcepts.render.pages import dlrm as dlrm_page
 from gpuconcepts.render.pages import mlp as mlp_page
 from gpuconcepts.render.pages.gpu import chapter
 from gpuconcepts.roofline import place
@@ -102,3 +103,34 @@ def test_the_cnn_takeaways_follow_a_run_made_to_contradict_them() -> None:
     flat = replace(GPU, peaks=replace(GPU.peaks, flops_per_s=GPU.peaks.bytes_per_s))
     assert "side of the ridge point" in cnn_page.takeaways(flat)["take_bounds"]
     check_cnn(flat)
+
+
+# -- DLRM ------------------------------------------------------------------------------------
+def check_dlrm(run: Run) -> None:
+    said = dlrm_page.takeaways(run)
+    found = {m.workload: m for m in chapter(run, "dlrm")}
+    rand, hot = found["dlrm-random"], found["dlrm-hot"]
+    where = place(rand, run.peaks)
+    memory = where.bound == "memory"
+    assert said["take_roof"].startswith("Bytes, not arithmetic") is memory, said
+    if memory:
+        assert f"of the {where.observed} roof" in said["take_roof"]
+    faster = rand.seconds / hot.seconds >= dlrm_page.FASTER
+    assert said["take_hot"].startswith("A cache helps") is faster, said
+    assert ("ran no faster" in said["take_hot"]) is not faster, said
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_dlrm_takeaways_of_every_recorded_run(run: Run) -> None:
+    check_dlrm(run)
+
+
+def test_the_dlrm_takeaways_follow_a_run_made_to_contradict_them() -> None:
+    # hot rows as slow as random ones: a cache that did not help
+    slow = with_times(GPU, lambda m: 2.0 if m.workload == "dlrm-hot" else 1.0)
+    assert "ran no faster" in dlrm_page.takeaways(slow)["take_hot"]
+    check_dlrm(slow)
+    # a machine whose ridge point lies left of the lookup: not memory's side
+    flat = replace(GPU, peaks=replace(GPU.peaks, flops_per_s=GPU.peaks.bytes_per_s / 100))
+    assert "on the compute side" in dlrm_page.takeaways(flat)["take_roof"]
+    check_dlrm(flat)

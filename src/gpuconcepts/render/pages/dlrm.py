@@ -274,3 +274,73 @@ def exercises() -> Glue:
             formulas.embedding_intensity.supremum("L", B=B, d=d, s=s)
         ),
     }
+
+
+def two_step() -> Glue:
+    """The two-step exercise: Q11's lookup on an L4 in FP32, first the bytes it reads, then the
+    least time those bytes take at the L4's bandwidth, against the time its additions need.
+
+    >>> glue = two_step()
+    >>> glue["ex2_bytes"], glue["ex2_memory_time"], glue["ex2_ratio"]
+    ('2.1 MB', '7 µs', '808')
+    """
+    l4 = GPUS["L4"]
+    sizes = question(11).steps[0].values
+    peak, beta = l4.flops_per_s["fp32"], l4.bytes_per_s
+    read = formulas.embedding_bag_bytes(**sizes)
+    work = formulas.embedding_bag_flops(**{k: v for k, v in sizes.items() if k != "s"})
+    memory_time, compute_time = read / beta, work / peak
+    return {
+        "ex2_B": units.plain_number(sizes["B"]),
+        "ex2_bytes_eq": Math(
+            f"{formulas.embedding_bag_bytes.lhs} = {formulas.embedding_bag_bytes.worked(**sizes)}"
+        ),
+        "ex2_bytes": units.si(read, "B", digits=2),
+        "ex2_bw": units.si(beta, "B/s"),
+        "ex2_peak": units.si(peak, "FLOP/s"),
+        "ex2_flops": units.describe(work, "FLOPs"),
+        "ex2_memory_time": units.si(memory_time, "s", digits=2),
+        "ex2_compute_time": units.si(compute_time, "s", digits=2),
+        "ex2_ratio": units.how_many(memory_time / compute_time),
+    }
+
+
+FASTER = 1.1
+"""From this ratio of times the hot rows are said to run faster than random ones."""
+
+
+def takeaways(run: Run | None) -> Glue:
+    """The chapter's two measured takeaways, true to ``run``: where the random lookups landed
+    against the ridge point and their roof, and whether rows that come back ran faster.
+    "—" without a run.
+
+    >>> takeaways(None)["take_roof"]
+    '—'
+    """
+    from gpuconcepts.render.pages.gpu import chapter  # noqa: PLC0415
+    from gpuconcepts.render.pages.lead import run_words  # noqa: PLC0415
+
+    found = {m.workload: m for m in chapter(run, "dlrm")} if run is not None else {}
+    rand, hot = found.get("dlrm-random"), found.get("dlrm-hot")
+    if run is None or rand is None or hot is None:
+        return dict.fromkeys(("take_roof", "take_hot"), units.NOTHING)
+    who = run_words(run)
+    where = place(rand, run.peaks)
+    at = (
+        f"at {units.significant(rand.intensity)} FLOP/byte against a ridge point of "
+        f"{units.significant(run.peaks.ridge_point)}"
+    )
+    roof = (
+        f"Bytes, not arithmetic, limit a lookup: in {who} the random lookups ran {at}, and "
+        f"reached {units.percent(where.attained)} of the {where.observed} roof."
+        if where.bound == "memory"
+        else f"In {who} the random lookups ran {at}, on the compute side."
+    )
+    ratio = rand.seconds / hot.seconds
+    hot_text = (
+        "A cache helps only when the same rows come back: in "
+        f"{who} the hot rows ran {units.how_many(ratio)} times as fast as random ones."
+        if ratio >= FASTER
+        else f"In {who} the hot rows, which come back, ran no faster than random ones."
+    )
+    return {"take_roof": roof, "take_hot": hot_text}
