@@ -13,6 +13,7 @@ from gpuconcepts.render import EXPLAINED
 from gpuconcepts.render.pages import cnn as cnn_page
 from gpuconcepts.render.pages import dlrm as dlrm_page
 from gpuconcepts.render.pages import mlp as mlp_page
+from gpuconcepts.render.pages import transformer as transformer_page
 from gpuconcepts.render.pages.gpu import chapter
 from gpuconcepts.roofline import place
 from gpuconcepts.run import Run, load_all
@@ -134,3 +135,32 @@ def test_the_dlrm_takeaways_follow_a_run_made_to_contradict_them() -> None:
     flat = replace(GPU, peaks=replace(GPU.peaks, flops_per_s=GPU.peaks.bytes_per_s / 100))
     assert "on the compute side" in dlrm_page.takeaways(flat)["take_roof"]
     check_dlrm(flat)
+
+
+# -- Transformer -----------------------------------------------------------------------------
+def check_transformer(run: Run) -> None:
+    said = transformer_page.takeaways(run)
+    found = chapter(run, "transformer")
+    big = [m for m in found if m.workload == "transformer-prefill"][-1]
+    step = next(m for m in found if m.workload == "transformer-decode")
+    at, there = place(big, run.peaks), place(step, run.peaks)
+    arithmetic = at.bound == "compute" and at.attained >= EXPLAINED[0]
+    assert said["take_prefill"].startswith("Reading a long prompt") is arithmetic, said
+    assert ("does not explain its time" in said["take_prefill"]) is not arithmetic, said
+    reading = there.bound == "memory" and there.attained >= EXPLAINED[0]
+    assert said["take_decode"].startswith("Generating is reading") is reading, said
+    assert ("does not explain its time" in said["take_decode"]) is not reading, said
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_transformer_takeaways_of_every_recorded_run(run: Run) -> None:
+    check_transformer(run)
+
+
+def test_the_transformer_takeaways_follow_a_run_made_to_contradict_them() -> None:
+    # prefill and decode 5x slower: neither explained by its roof
+    slow = with_times(GPU, lambda m: 5.0 if m.workload.startswith("transformer") else 1.0)
+    said = transformer_page.takeaways(slow)
+    assert "does not explain its time" in said["take_prefill"]
+    assert "does not explain its time" in said["take_decode"]
+    check_transformer(slow)

@@ -259,3 +259,101 @@ def exercises() -> Glue:
         "ex_prefill_l2": units.binary_bytes(h100.l2_bytes),
         "ex_prefill_fits": "fit" if at_bound.head_fits_l2(h100) else "do not fit",
     }
+
+
+def two_step() -> Glue:
+    """The two-step exercise: a Llama-2-7B-like model decoding in BF16 on an L4, first without
+    a KV cache (the weights alone: ``decode_compute_bound_batch``), then with a cache of its
+    whole context per sequence, which grows with the batch (``decode_intensity``).
+
+    >>> glue = two_step()
+    >>> glue["ex2_batch"], glue["ex2_with_cache"], glue["ex2_limit"]
+    ('404', 'never: no batch makes the step compute-bound, however large', '6.15')
+    """
+    import math  # noqa: PLC0415
+
+    from gpuconcepts.model import PRESETS, account  # noqa: PLC0415
+
+    l4 = GPUS["L4"]
+    shape = PRESETS["llama-2-7b-like"]
+    peak, beta = l4.flops_per_s["bf16"], l4.bytes_per_s
+    # the weights a decode step multiplies: the FLOPs table's count, as the model page uses
+    params = int(account(shape).value("forward_flops")) // 2
+    alone = formulas.decode_compute_bound_batch(P=peak, s=2, beta=beta)
+    cache = {
+        "n_params": params,
+        "S": shape.seq,
+        "n_layers": shape.layers,
+        "n_kv": shape.n_kv,
+        "d_head": shape.d_head,
+        "s": 2,
+    }
+    ridge = float(formulas.ridge_point(P=peak, beta=beta))
+    first = formulas.decode_intensity.reaches(ridge, "B", **cache)
+    return {
+        "ex2_params": units.plural(params, "parameter"),
+        "ex2_S": units.plain_number(shape.seq),
+        "ex2_ridge": units.significant(ridge),
+        "ex2_alone_eq": Math(
+            f"{formulas.decode_compute_bound_batch.lhs} = "
+            f"{formulas.decode_compute_bound_batch.worked(P=peak, s=2, beta=beta)}"
+        ),
+        "ex2_batch": units.plain_number(math.ceil(alone)),
+        "ex2_with_cache": "never: no batch makes the step compute-bound, however large"
+        if first is None
+        else f"from a batch of {first:,}",
+        "ex2_limit_eq": Math(
+            f"{formulas.decode_intensity_limit.lhs} = "
+            f"{formulas.decode_intensity_limit.worked(**cache)}"
+        ),
+        "ex2_limit": units.significant(formulas.decode_intensity.supremum("B", **cache)),
+    }
+
+
+def takeaways(run: Run | None) -> Glue:
+    """The chapter's two measured takeaways, true to ``run``: the longest prefill's side of the
+    ridge point and its roof, and the decode step's. "—" without a run.
+
+    >>> takeaways(None)["take_decode"]
+    '—'
+    """
+    from gpuconcepts.render import EXPLAINED  # noqa: PLC0415
+    from gpuconcepts.render.pages.gpu import chapter  # noqa: PLC0415
+    from gpuconcepts.render.pages.lead import run_words  # noqa: PLC0415
+    from gpuconcepts.roofline import place  # noqa: PLC0415
+
+    found = chapter(run, "transformer") if run is not None else []
+    prefill = [m for m in found if m.workload == "transformer-prefill"]
+    decode = [m for m in found if m.workload == "transformer-decode"]
+    if run is None or not prefill or not decode:
+        return dict.fromkeys(("take_prefill", "take_decode"), units.NOTHING)
+    who = run_words(run)
+    big, step = prefill[-1], decode[0]
+    long_S = units.plain_number(big.size("S"))
+    at, there = place(big, run.peaks), place(step, run.peaks)
+    half = EXPLAINED[0]
+    if at.bound == "compute" and at.attained >= half:
+        prefill_text = (
+            f"Reading a long prompt is arithmetic: in {who} prefill at S = {long_S} reached "
+            f"{units.percent(at.attained)} of the {at.observed} roof."
+        )
+    else:
+        prefill_text = (
+            f"In {who} prefill at S = {long_S} sat on the {at.bound} side of the ridge point "
+            f"and reached only {units.percent(at.attained)} of the {at.observed} roof, its "
+            "nearest: that roof does not explain its time."
+        )
+    intensity = units.significant(step.intensity)
+    if there.bound == "memory" and there.attained >= half:
+        decode_text = (
+            f"Generating is reading: in {who} a decode step, at {intensity} FLOP/byte, "
+            f"reached {units.percent(there.attained)} of the {there.observed} roof; only fewer "
+            "bytes make it faster."
+        )
+    else:
+        decode_text = (
+            f"In {who} a decode step, at {intensity} FLOP/byte, sat on the {there.bound} side "
+            f"of the ridge point and reached only {units.percent(there.attained)} of the "
+            f"{there.observed} roof, its nearest: that roof does not explain its time."
+        )
+    return {"take_prefill": prefill_text, "take_decode": decode_text}
