@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
 from gpuconcepts.render import EXPLAINED
 from gpuconcepts.render.pages import cnn as cnn_page
 from gpuconcepts.render.pages import dlrm as dlrm_page
 from gpuconcepts.render.pages import mlp as mlp_page
+from gpuconcepts.render.pages import rnn as rnn_page
 from gpuconcepts.render.pages import transformer as transformer_page
 from gpuconcepts.render.pages.gpu import chapter
 from gpuconcepts.roofline import place
@@ -164,3 +166,32 @@ def test_the_transformer_takeaways_follow_a_run_made_to_contradict_them() -> Non
     assert "does not explain its time" in said["take_prefill"]
     assert "does not explain its time" in said["take_decode"]
     check_transformer(slow)
+
+
+# -- RNN -------------------------------------------------------------------------------------
+def check_rnn(run: Run) -> None:
+    said = rnn_page.takeaways(run)
+    found = {m.workload: m for m in chapter(run, "rnn")}
+    loop, gemm, module = found["rnn-loop"], found["rnn-gemm"], found["rnn-module"]
+    chained = loop.seconds / gemm.seconds >= RNN_MIN_LOOP_SLOWDOWN
+    assert said["take_loop"].startswith("The chain, not the arithmetic") is chained, said
+    assert ("the chain cost little" in said["take_loop"]) is not chained, said
+    between = (
+        loop.seconds / module.seconds >= rnn_page.FASTER
+        and module.seconds / gemm.seconds >= rnn_page.FASTER
+    )
+    assert said["take_module"].startswith("A fused kernel") is between, said
+
+
+@pytest.mark.parametrize("run", RUNS, ids=IDS)
+def test_the_rnn_takeaways_of_every_recorded_run(run: Run) -> None:
+    check_rnn(run)
+
+
+def test_the_rnn_takeaways_follow_a_run_made_to_contradict_them() -> None:
+    # the loop as fast as the GEMM, nn.RNN slower than the loop
+    fast = with_times(GPU, lambda m: {"rnn-loop": 1e-3, "rnn-module": 10.0}.get(m.workload, 1.0))
+    said = rnn_page.takeaways(fast)
+    assert "the chain cost little" in said["take_loop"]
+    assert not said["take_module"].startswith("A fused kernel")
+    check_rnn(fast)

@@ -302,3 +302,93 @@ def exercises() -> Glue:
         "ex_rnn_answer": from_batch(first),
         "ex_rnn_limit": units.significant(formulas.rnn_intensity.supremum("B", **others, s=2)),
     }
+
+
+def lead_figure(run: Run | None) -> Glue:
+    """The lead figure (:func:`central_figure`) of the recorded GPU run, or a figure that says
+    no GPU run is recorded."""
+    if run is None:
+        from gpuconcepts.render.plots.claims import unmeasured_figure  # noqa: PLC0415
+
+        return {"rnn_central": unmeasured_figure("no run on a GPU is recorded in docs/runs/")}
+    return central_figure(run)
+
+
+def two_step() -> Glue:
+    """The two-step exercise: Q15's RNN on an H100 in BF16, first one step's FLOPs and bytes,
+    then each step's least time (``kernel_seconds``: a launch, its FLOPs or its bytes), times
+    the S steps of the chain, against one GEMM of all its FLOPs.
+
+    >>> glue = two_step()
+    >>> glue["ex2_step"], glue["ex2_chain"], glue["ex2_ratio"]
+    ('5 µs', '500 µs', '3,144')
+    """
+    from gpuconcepts.hardware import LAUNCH_FLOOR_SECONDS  # noqa: PLC0415
+
+    h100 = GPUS["H100 SXM"]
+    peak, beta = h100.flops_per_s["bf16"], h100.bytes_per_s
+    sizes = question(15).steps[0].values
+    one = sizes | {"S": 1}
+    flops, read = formulas.rnn_flops(**one), formulas.rnn_bytes(**one, s=2)
+    step = formulas.kernel_seconds(
+        t_launch=LAUNCH_FLOOR_SECONDS, F=flops, P=peak, Q=read, beta=beta
+    )
+    whole = formulas.rnn_flops(**sizes) / peak
+    return {
+        "ex2_S": units.plain_number(sizes["S"]),
+        "ex2_flops": units.describe(flops, "FLOPs"),
+        "ex2_bytes": units.si(read, "B"),
+        "ex2_launch": units.si(LAUNCH_FLOOR_SECONDS, "s"),
+        "ex2_step_eq": Math(
+            rf"{formulas.kernel_seconds.lhs} = {formulas.kernel_seconds.latex()} = \max\left("
+            rf"\text{{{units.si(LAUNCH_FLOOR_SECONDS, 's')}}}, "
+            rf"\text{{{units.si(flops / peak, 's')}}}, \text{{{units.si(read / beta, 's')}}}"
+            rf"\right) = \text{{{units.si(step, 's')}}}"
+        ),
+        "ex2_step": units.si(step, "s"),
+        "ex2_chain": units.si(step * sizes["S"], "s"),
+        "ex2_gemm": units.si(whole, "s"),
+        "ex2_ratio": units.how_many(step * sizes["S"] / whole),
+    }
+
+
+FASTER = 1.1
+"""From this ratio of times one kernel is said to run faster than another."""
+
+
+def takeaways(run: Run | None) -> Glue:
+    """The chapter's two measured takeaways, true to ``run``: how long the step loop took
+    against one GEMM of the same FLOPs, and where ``nn.RNN`` fell between them. "—" without a
+    run.
+
+    >>> takeaways(None)["take_loop"]
+    '—'
+    """
+    from gpuconcepts.render.pages.gpu import chapter  # noqa: PLC0415
+    from gpuconcepts.render.pages.lead import run_words  # noqa: PLC0415
+
+    found = {m.workload: m for m in chapter(run, "rnn")} if run is not None else {}
+    loop, gemm, module = (found.get(f"rnn-{k}") for k in ("loop", "gemm", "module"))
+    if run is None or loop is None or gemm is None or module is None:
+        return dict.fromkeys(("take_loop", "take_module"), units.NOTHING)
+    who = run_words(run)
+    steps = units.plain_number(loop.size("S"))
+    slower = loop.seconds / gemm.seconds
+    loop_text = (
+        f"The chain, not the arithmetic, sets the time: in {who} the {steps}-step loop took "
+        f"{units.how_many(slower)} times as long as one GEMM of the same FLOPs."
+        if slower >= RNN_MIN_LOOP_SLOWDOWN
+        else f"In {who} the {steps}-step loop took "
+        f"{units.as_long(slower, 'one GEMM of the same FLOPs')}, less than "
+        f"{units.how_many(RNN_MIN_LOOP_SLOWDOWN)} times: at these sizes the chain cost little."
+    )
+    faster, behind = loop.seconds / module.seconds, module.seconds / gemm.seconds
+    module_text = (
+        "A fused kernel shortens each step but keeps the chain: in "
+        f"{who} `nn.RNN` ran {units.how_many(faster)} times as fast as the Python loop, yet "
+        f"took {units.how_many(behind)} times as long as the GEMM."
+        if faster >= FASTER and behind >= FASTER
+        else f"In {who} `nn.RNN` took {units.as_long(1 / faster, 'the Python loop')} and "
+        f"{units.as_long(behind, 'the GEMM')}."
+    )
+    return {"take_loop": loop_text, "take_module": module_text}
