@@ -30,7 +30,7 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
@@ -63,9 +63,6 @@ class Judged(Protocol):
     :class:`~gpuconcepts.claims.result.ClaimResult` is one)."""
 
     @property
-    def decided(self) -> bool: ...
-
-    @property
     def anomalous(self) -> bool: ...
 
 
@@ -75,33 +72,39 @@ Judge = Callable[[tuple[Measurement, ...]], Iterable[Judged]]
 
 @dataclass(frozen=True)
 class Budget:
-    """How long a comparison may measure (``timing`` table of ``conf/presets.toml``).
+    """How a comparison measures (``timing`` table of ``conf/presets.toml``): a fixed number of
+    paired ``rounds``, in ``blocks`` independent blocks, set before it runs.
 
-    At least ``min_rounds`` paired rounds; then more, until every claim the comparison decides
-    is decided (its interval wholly inside or wholly outside its pass region), ``max_rounds``
-    are done, or ``seconds`` have passed.
+    The rounds do not depend on what they show: rounds added until every claim was decided
+    (optional stopping, as runs recorded before 2026-12-07 did) would make a wrong verdict more
+    likely than the interval's coverage says; with a fixed number the error rate is the one
+    :data:`~gpuconcepts.claims.thresholds.WRONG_VERDICT_RATE` states. The blocks (at least
+    :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS`) are timed one after the other, each
+    warmed up again (:meth:`~gpuconcepts.measure.Rounds.new_block`), and a claim's interval
+    resamples them first (:func:`~gpuconcepts.claims.quantities.block_resample`), so it
+    includes the variation from one moment to the next.
     """
 
-    min_rounds: int = 7
-    max_rounds: int = 40
-    seconds: float = 3.0
-    until: float | None = None
-    """The run's deadline (a ``time.perf_counter()`` value): past it, a comparison adds no
-    rounds beyond ``min_rounds`` and its claims stay undecided, so that a run keeps to its
-    :class:`~gpuconcepts.sizes.RunBudget` on a slow or busy machine."""
+    rounds: int = 12
+    blocks: int = 3
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.blocks <= self.rounds:
+            raise GpuConceptsError(
+                f"Budget: blocks must be from 1 to the rounds ({self.rounds}); got {self.blocks}"
+            )
 
     @classmethod
     def from_timing(cls, timing: Mapping[str, int]) -> Budget:
-        """The budget of a presets ``timing`` table (``repeats`` is the minimum of rounds).
+        """The budget of a presets ``timing`` table (``compare_rounds``, ``compare_blocks``).
 
-        >>> Budget.from_timing({"repeats": 7, "max_rounds": 30, "compare_seconds": 4})
-        Budget(min_rounds=7, max_rounds=30, seconds=4.0, until=None)
+        >>> Budget.from_timing({"repeats": 7, "compare_rounds": 15, "compare_blocks": 3})
+        Budget(rounds=15, blocks=3)
         """
         default = cls()
         return cls(
-            min_rounds=int(timing.get("repeats", default.min_rounds)),
-            max_rounds=int(timing.get("max_rounds", default.max_rounds)),
-            seconds=float(timing.get("compare_seconds", default.seconds)),
+            rounds=int(timing.get("compare_rounds", default.rounds)),
+            blocks=int(timing.get("compare_blocks", default.blocks)),
         )
 
 
@@ -135,7 +138,8 @@ class Lab:
         dtype: the data type every kernel runs in, by name or alias (``bf16``); None: each
             kernel's default, see
             :func:`~gpuconcepts.kernels.default_dtype`).
-        budget: how long each comparison (:meth:`compare`) may measure.
+        budget: the fixed rounds and blocks of each comparison (:meth:`compare`); a kernel
+            measured alone takes ``repeats`` rounds in as many of its blocks as fit.
         peaks: its measured peaks (kernels use the ridge point to decide whether to flush).
         repeats: timed repetitions of each kernel.
         cache_bytes, free_bytes: the device's last-level cache (as the measured hierarchy
@@ -174,7 +178,7 @@ class Lab:
         self.free_bytes = free_bytes
         self.largest_array_bytes = largest_array_bytes
         self.replaying = recorded is not None
-        self.budget = budget or Budget(min_rounds=repeats)
+        self.budget = budget or Budget()
         self._groups = 0
         self._sampled = -math.inf  # when the cores' load was last sampled
         self._busy: frozenset[int] = frozenset()
@@ -211,8 +215,9 @@ class Lab:
             self._say(f"{workload}: {_shown(sizes)}")
             with self._free_cores():
                 beside = self._beside([self._kernel(workload, sizes)])
-                beside.more(self.repeats)
-                (found,) = beside.measurements()
+                blocks = min(self.budget.blocks, self.repeats)
+                _time_blocks(beside, self.repeats, blocks)
+                (found,) = (replace(m, blocks=blocks) for m in beside.measurements())
         self._measured[key] = found
         return found
 
@@ -237,11 +242,12 @@ class Lab:
 
         A live lab prepares every kernel, then times them in interleaved rounds (each round
         runs each kernel once, in a shuffled order: :class:`~gpuconcepts.measure.Rounds`), so
-        their ``raw_seconds`` pair up round by round and share a ``group``. After the
-        budget's minimum of rounds it adds rounds until ``judge`` finds every claim decided,
-        or the budget is spent. When ``judge`` finds an anomaly, the whole comparison is
-        measured once more (its group then ends in ``-again``) and the new rounds stand,
-        anomaly or not. A replaying lab returns the recorded measurements.
+        their ``raw_seconds`` pair up round by round and share a ``group``: the budget's fixed
+        number of rounds, in its blocks (:class:`Budget`), whatever they show. When ``judge``
+        finds an anomaly (a kernel above its roof, an order against physics: DESIGN.md,
+        "Anomalies"), the whole comparison is measured once more with as many rounds (its
+        group then ends in ``-again``) and the new rounds stand, anomaly or not; ``judge`` is
+        read for that only. A replaying lab returns the recorded measurements.
 
         A size already measured elsewhere is timed again here, since its rounds could not pair
         with the new ones; :meth:`measure` answers with the paired measurement from then on.
@@ -259,11 +265,11 @@ class Lab:
             self._say(f"{workload}: {_shown(sizes)}")
             kernels.append(self._kernel(workload, sizes))
         with self._free_cores():
-            found = self._rounds(kernels, group, judge)
+            found = self._rounds(kernels, group)
         if judge is not None and any(result.anomalous for result in judge(found)):
             self._say(f"anomaly in {group}: measuring the comparison again")
             with self._free_cores():
-                found = self._rounds(kernels, f"{group}-again", judge)
+                found = self._rounds(kernels, f"{group}-again")
         return self._keep(keys, found)
 
     @contextlib.contextmanager
@@ -296,28 +302,13 @@ class Lab:
             self._measured[key] = m
         return found
 
-    def _rounds(
-        self, kernels: Sequence[Any], group: str, judge: Judge | None
-    ) -> tuple[Measurement, ...]:
-        """Paired rounds of ``kernels``, beside the floors of their overhead roofs, within the
-        budget (see :meth:`compare`)."""
+    def _rounds(self, kernels: Sequence[Any], group: str) -> tuple[Measurement, ...]:
+        """The budget's fixed paired rounds of ``kernels``, in its blocks, beside the floors of
+        their overhead roofs (see :meth:`compare`): how many never depends on what they show."""
         budget = self.budget
-        start = time.perf_counter()
         rounds = self._beside(kernels)
-        rounds.more(budget.min_rounds)
-
-        def measured() -> tuple[Measurement, ...]:
-            return tuple(rounds.measurements(group))
-
-        while judge is not None and rounds.count < budget.max_rounds:
-            now = time.perf_counter()
-            if now - start > budget.seconds or (budget.until is not None and now > budget.until):
-                break
-            if all(result.decided for result in judge(measured())):
-                break
-            # a quarter more each time: few judgements, and the interval narrows as 1/sqrt(n)
-            rounds.more(min(budget.max_rounds - rounds.count, max(2, rounds.count // 4)))
-        return measured()
+        _time_blocks(rounds, budget.rounds, budget.blocks)
+        return tuple(replace(m, blocks=budget.blocks) for m in rounds.measurements(group))
 
     def _find_group(
         self,
@@ -355,6 +346,18 @@ class Lab:
                 raise GpuConceptsError(f"this run holds no fact {name!r}; record it again")
             self._facts[name] = dict(compute())
         return dict(self._facts[name])
+
+
+def _time_blocks(rounds: Any, count: int, blocks: int) -> None:
+    """Time ``count`` rounds of ``rounds`` (a :class:`~gpuconcepts.kernels.references.Beside`)
+    in ``blocks`` consecutive blocks (:func:`~gpuconcepts.measure.block_bounds`), each warmed
+    up again before it starts."""
+    from gpuconcepts.measure import block_bounds
+
+    for i, (start, end) in enumerate(block_bounds(count, blocks)):
+        if i:
+            rounds.new_block()
+        rounds.more(end - start)
 
 
 def profile_all(

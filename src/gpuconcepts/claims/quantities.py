@@ -6,7 +6,7 @@ sizes, solved for an unknown, or taken to its limit, and printed as plain text. 
 comes from :mod:`gpuconcepts.formulas`; nothing here writes one by hand.
 
 >>> from gpuconcepts import formulas
->>> from gpuconcepts.measure import Measurement
+>>> from gpuconcepts.measure import Measurement, block_bounds
 >>> m = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 16, "s": 4}, (2e-6, 1e-6),
 ...                 1024, 896)
 >>> formula_at(formulas.mlp_flops, m), m.flops_per_s
@@ -29,7 +29,7 @@ from gpuconcepts.claims.thresholds import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import Measurement, block_bounds
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.symbols import sym
 
@@ -61,13 +61,27 @@ def with_interval(
     >>> fast = Measurement("mlp", "cpu", {"B": 2}, (1.0, 2.0, 1.1), 1.0, 1.0, group="g")
     >>> with_interval(lambda t: t[0] / t[1], (slow, fast))  # load hit round 1 on both sides
     (2.0, (2.0, 2.0))
+
+    Measurements timed in independent blocks (:attr:`Measurement.blocks
+    <gpuconcepts.measure.Measurement.blocks>`, at least
+    :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS` in a live run) are resampled in two
+    stages, blocks first and then the rounds inside each block drawn
+    (:func:`block_resample`), so the interval includes the variation between blocks as well
+    as within them: it widens when the blocks disagree.
     """
     if paired(ms):
-        return paired_interval(statistic, [m.raw_seconds for m in ms])  # type: ignore[union-attr]
+        blocks = ms[0].blocks  # type: ignore[union-attr]
+        return paired_interval(statistic, [m.raw_seconds for m in ms], blocks)  # type: ignore[union-attr]
     samples = [np.asarray(m.raw_seconds if isinstance(m, Measurement) else m) for m in ms]
     value = float(statistic([float(np.median(x)) for x in samples]))
     rng = np.random.default_rng(0)
-    medians = [np.median(rng.choice(x, size=(INTERVAL_RESAMPLES, len(x))), axis=1) for x in samples]
+    counts = [m.blocks if isinstance(m, Measurement) else 1 for m in ms]
+    medians = [
+        np.median(x[block_resample(rng, len(x), blocks)], axis=1)
+        if blocks > 1
+        else np.median(rng.choice(x, size=(INTERVAL_RESAMPLES, len(x))), axis=1)
+        for x, blocks in zip(samples, counts, strict=True)
+    ]
     resampled = np.array(
         [statistic([float(column[i]) for column in medians]) for i in range(INTERVAL_RESAMPLES)]
     )
@@ -77,19 +91,48 @@ def with_interval(
 
 def paired(ms: Sequence[Measurement] | Sequence[Sequence[float]]) -> bool:
     """True when ``ms`` are measurements timed side by side in the same rounds: one non-empty
-    ``group`` and as many repetitions each."""
+    ``group``, as many repetitions each, in as many blocks."""
     if not ms or not all(isinstance(m, Measurement) for m in ms):
         return False
     groups = {m.group for m in ms}  # type: ignore[union-attr]
-    lengths = {len(m.raw_seconds) for m in ms}  # type: ignore[union-attr]
+    lengths = {(len(m.raw_seconds), m.blocks) for m in ms}  # type: ignore[union-attr]
     return len(groups) == 1 and "" not in groups and len(lengths) == 1
 
 
+def block_resample(rng: np.random.Generator, count: int, blocks: int) -> Any:
+    """Indices of :data:`INTERVAL_RESAMPLES` two-stage bootstrap resamples of ``count`` rounds
+    timed in ``blocks`` consecutive blocks (:func:`~gpuconcepts.measure.block_bounds`): each
+    resample draws ``blocks`` blocks with replacement, then, inside each block drawn, as many
+    of its rounds with replacement as it holds. A cluster bootstrap: the blocks, measured at
+    different moments, are the independent units, so what changes from one block to the next
+    (the load, the clock, a library's choice of kernel) reaches the interval.
+
+    >>> picks = block_resample(np.random.default_rng(0), 6, 3)
+    >>> picks.shape, int(picks.min()) >= 0, int(picks.max()) <= 5
+    ((400, 6), True, True)
+    """
+    bounds = block_bounds(count, blocks)
+    out = np.empty((INTERVAL_RESAMPLES, count), dtype=np.int64)
+    for row in range(INTERVAL_RESAMPLES):
+        drawn = rng.integers(0, blocks, size=blocks)
+        chunks = []
+        for b in drawn:
+            start, end = bounds[b]
+            chunks.append(rng.integers(start, end, size=end - start))
+        picked = np.concatenate(chunks)
+        # blocks of unequal size: keep ``count`` rounds (the last block holds the remainder)
+        out[row] = np.resize(picked, count)
+    return out
+
+
 def paired_interval(
-    statistic: Callable[[Sequence[float]], float], rounds: Sequence[Sequence[float]]
+    statistic: Callable[[Sequence[float]], float],
+    rounds: Sequence[Sequence[float]],
+    blocks: int = 1,
 ) -> tuple[float, tuple[float, float]]:
     """The median over rounds of ``statistic`` computed per round, and its bootstrap interval
-    over rounds. ``rounds[k][i]`` is entry ``k``'s time in round ``i``.
+    over rounds (over blocks, then rounds, with ``blocks`` > 1: :func:`block_resample`).
+    ``rounds[k][i]`` is entry ``k``'s time in round ``i``.
 
     >>> paired_interval(lambda t: t[0] / t[1], [(2.0, 4.0, 3.0), (1.0, 2.0, 1.0)])
     (2.0, (2.0, 3.0))
@@ -98,7 +141,10 @@ def paired_interval(
     per_round = np.array([statistic([float(t[i]) for t in rounds]) for i in range(count)])
     value = float(np.median(per_round))
     rng = np.random.default_rng(0)
-    picks = rng.integers(0, count, size=(INTERVAL_RESAMPLES, count))
+    if blocks > 1:
+        picks = block_resample(rng, count, blocks)
+    else:
+        picks = rng.integers(0, count, size=(INTERVAL_RESAMPLES, count))
     low, high = _central(np.median(per_round[picks], axis=1))
     return value, (min(low, value), max(high, value))
 

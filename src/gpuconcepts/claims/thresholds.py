@@ -33,6 +33,23 @@ INTERVAL_RESAMPLES = 400
 """Bootstrap resamples behind each interval (seeded: a saved run is judged the same way every
 time). 400 puts the 5th and 95th percentiles within about a percentile of their limit."""
 
+MIN_BLOCKS = 3
+"""A live run times every comparison in at least 3 independent blocks (each prepared and warmed
+up on its own, at another moment), and its intervals resample the blocks first, then the
+rounds inside them: an interval from one block sees only the noise of that moment, and one
+H200 claim read 0.852 [0.845, 0.86] in one run and 0.737 [0.722, 0.751] in the next (issue 45).
+Three is the fewest from which a bootstrap over blocks can tell agreeing blocks from
+disagreeing ones."""
+
+WRONG_VERDICT_RATE = 0.05
+"""The stated error rate of a verdict: a claim's interval (:data:`INTERVAL_COVERAGE`, 90%)
+misses its true value on a given side at most 5% of the time, so a claim whose true value lies
+in its pass region is called "fails" (or one outside it "holds") at most 5% of the time. This
+holds because every comparison takes a fixed number of rounds, set before it runs
+(``compare_rounds`` in ``compare_blocks`` blocks, ``conf/presets.toml``), whatever the rounds
+show; runs recorded before 2026-12-07 added rounds until a claim was decided (optional
+stopping), which raises that rate above what the interval's coverage says."""
+
 # -- predictions -----------------------------------------------------------------------------
 PREDICTION_FACTOR = 2.0
 """A claim that predicts a number passes only within 2x of it: its pass region lies within

@@ -111,6 +111,11 @@ class Beside:
         """Time ``rounds`` more rounds."""
         self._rounds.more(rounds)
 
+    def new_block(self) -> None:
+        """Start an independent block of rounds (:meth:`Rounds.new_block
+        <gpuconcepts.measure.Rounds.new_block>`)."""
+        self._rounds.new_block()
+
     def measurements(self, group: str = "") -> tuple[Measurement, ...]:
         """Each kernel's measurement so far, its references' values round by round beside it
         (``group``: the comparison they were timed in, "" for a kernel timed alone)."""

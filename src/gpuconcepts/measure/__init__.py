@@ -151,6 +151,9 @@ from gpuconcepts.measure.measurement import (
     Measurement as Measurement,
 )
 from gpuconcepts.measure.measurement import (
+    block_bounds as block_bounds,
+)
+from gpuconcepts.measure.measurement import (
     quartiles as quartiles,
 )
 from gpuconcepts.measure.timing import (
@@ -176,6 +179,9 @@ from gpuconcepts.measure.timing import (
 )
 from gpuconcepts.measure.timing import (
     calls_per_repetition as calls_per_repetition,
+)
+from gpuconcepts.measure.timing import (
+    pinned_threads as pinned_threads,
 )
 from gpuconcepts.measure.timing import (
     probe_noise as probe_noise,

@@ -38,6 +38,19 @@ def quartiles(values: Sequence[float]) -> tuple[float, float]:
     return q[0], q[2]
 
 
+def block_bounds(repetitions: int, blocks: int) -> tuple[tuple[int, int], ...]:
+    """The (start, end) of each of ``blocks`` consecutive blocks of ``repetitions``: equal
+    parts, the last holding what does not divide evenly.
+
+    >>> block_bounds(7, 3), block_bounds(4, 1)
+    (((0, 2), (2, 4), (4, 7)), ((0, 4),))
+    """
+    size = repetitions // blocks
+    return tuple(
+        (i * size, repetitions if i == blocks - 1 else (i + 1) * size) for i in range(blocks)
+    )
+
+
 ACCESS_FIELDS = ("ops", "calls", "steps", "random_rows", "row_bytes")
 """The optional counts of a :class:`Measurement` that the roofs beyond compute and bandwidth
 read (see its docstring)."""
@@ -72,6 +85,11 @@ class Measurement:
     2026-12-06 also hold the kernel's own products and lookup point; they load, unread.
     ``threads``: the CPU threads it ran on (fewer than the run's when another program had
     taken a core before it was timed; None on a GPU and in runs saved before).
+    ``blocks``: the independent blocks its repetitions were timed in (:func:`block_bounds`:
+    consecutive parts of ``raw_seconds``, each block re-prepared and warmed up on its own, at
+    another moment), so that an interval can include the variation from one block to the next
+    and not only within one (:func:`gpuconcepts.claims.quantities.with_interval`); 1 in runs
+    saved before blocks, whose intervals then see one block only.
 
     >>> m = Measurement("dlrm-random", "cpu", {"B": 8}, (2e-3, 4e-3, 3e-3), 1e6, 1e7)
     >>> m.seconds, m.iqr_seconds, m.interval_seconds, m.intensity
@@ -98,9 +116,10 @@ class Measurement:
     row_bytes: int | None = None
     references: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     threads: int | None = None
+    blocks: int = 1
 
     OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset(
-        {"series", "group", "references", "threads", *ACCESS_FIELDS}
+        {"series", "group", "references", "threads", "blocks", *ACCESS_FIELDS}
     )
     """Written only when set, as saved runs have always stored them."""
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"summary"})
@@ -118,6 +137,11 @@ class Measurement:
                 )
         if not self.raw_seconds:
             raise GpuConceptsError(f"Measurement {self.workload!r}: raw_seconds is empty")
+        if isinstance(self.blocks, bool) or not 1 <= self.blocks <= len(self.raw_seconds):
+            raise GpuConceptsError(
+                f"Measurement {self.workload!r}: blocks must be an integer from 1 to its "
+                f"repetitions ({len(self.raw_seconds)}); got {self.blocks!r}"
+            )
         for name, values in self.references.items():
             if len(values) != len(self.raw_seconds) or not all(_positive(v) for v in values):
                 raise GpuConceptsError(
@@ -138,6 +162,19 @@ class Measurement:
             raise GpuConceptsError(
                 f"Measurement {self.workload!r}: bytes must be positive; got {self.bytes!r}"
             )
+
+    @property
+    def block_times(self) -> tuple[tuple[float, ...], ...]:
+        """``raw_seconds`` cut into its :attr:`blocks` (:func:`block_bounds`).
+
+        >>> Measurement("x", "cpu", {}, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0), 1, 1,
+        ...             blocks=3).block_times
+        ((1.0, 2.0), (3.0, 4.0), (5.0, 6.0, 7.0))
+        """
+        return tuple(
+            self.raw_seconds[start:end]
+            for start, end in block_bounds(len(self.raw_seconds), self.blocks)
+        )
 
     @property
     def seconds(self) -> float:

@@ -6,11 +6,12 @@ several kernels, and the noise probe a run takes before and after it measures.""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure.devices import cpu_mhz, cpu_threads, make_flusher
 from gpuconcepts.measure.measurement import NOISE_THRESHOLD, Measurement
+from gpuconcepts.measure.physical import measured_hz
 from gpuconcepts.units import percent, plain_number, plural, significant
 
 
@@ -200,6 +202,7 @@ class Rounds:
     for a memory-bound kernel, else enough calls to last ``min_rep_seconds``), in an order
     shuffled anew each round, so that drift and background load fall on all of them alike and
     the ``i``-th times of two kernels can be compared as a pair. :meth:`more` adds rounds;
+    :meth:`new_block` starts an independent block (every kernel warmed up again);
     :attr:`times` holds each kernel's times, round by round.
 
     >>> import contextlib
@@ -211,6 +214,8 @@ class Rounds:
     >>> rounds.more(3)
     >>> [len(t) for t in rounds.times], rounds.count
     ([3, 3], 3)
+    >>> rounds.new_block(); rounds.more(2); rounds.block_starts
+    [0, 3]
     """
 
     def __init__(
@@ -228,9 +233,18 @@ class Rounds:
         self._order = random.Random(seed)
         self._flusher = make_flusher(device) if any(k.flush for k in kernels) else None
         self.times: tuple[list[float], ...] = tuple([] for _ in kernels)
-        # warm-up: one untimed call each, which also says how many calls a repetition needs
+        self.block_starts: list[int] = []
+        """The round each block began at (:meth:`new_block`), the first at 0."""
+        self._min_rep_seconds = min_rep_seconds
+        self.new_block()
+
+    def new_block(self) -> None:
+        """Start a block: warm every kernel up again (one untimed call each, which also says
+        anew how many calls a repetition needs), so that a block does not inherit the state of
+        the one before it: a repetition size estimated in a busy moment, a cold cache."""
+        self.block_starts.append(self.count)
         self._calls = tuple(
-            1 if k.flush else calls_per_repetition(self._repetition(k, 1), min_rep_seconds)
+            1 if k.flush else calls_per_repetition(self._repetition(k, 1), self._min_rep_seconds)
             for k in self.kernels
         )
 
@@ -300,6 +314,13 @@ class NoiseProbe:
     cpu_mhz: float | None
     reference_seconds: float
     reference_spread: float
+    measured_mhz: float | None = None
+    """One core's clock as measured (:func:`~gpuconcepts.measure.physical.measured_hz`), not
+    the "cpu MHz" of /proc/cpuinfo (``cpu_mhz``, which boost clocks pass); None on a GPU, where
+    it cannot run, and in runs recorded before 2026-12-07."""
+    threads: int | None = None
+    """The threads torch ran on at the probe (the run pins them: :func:`pinned_threads`);
+    None on a GPU and in runs recorded before 2026-12-07."""
 
     @property
     def busy(self) -> bool:
@@ -309,10 +330,14 @@ class NoiseProbe:
 
     def text(self) -> str:
         """The probe in words."""
-        clock = f", {plain_number(round(self.cpu_mhz))} MHz" if self.cpu_mhz else ""
+        if self.measured_mhz:
+            clock = f", a measured clock of {plain_number(round(self.measured_mhz))} MHz"
+        else:
+            clock = f", {plain_number(round(self.cpu_mhz))} MHz" if self.cpu_mhz else ""
+        threads = f", {plural(self.threads, 'thread')}" if self.threads else ""
         return (
             f"load average {significant(self.load_average, 2)} on "
-            f"{plural(self.cores, 'core')}{clock}, a reference kernel's spread "
+            f"{plural(self.cores, 'core')}{clock}{threads}, a reference kernel's spread "
             f"{percent(self.reference_spread)}"
         )
 
@@ -336,10 +361,38 @@ def probe_noise(device: str) -> NoiseProbe:
         load = os.getloadavg()[0]
     except OSError:  # pragma: no cover - not on this platform
         load = 0.0
+    measured = measured_hz(tries=3) if device == "cpu" else None
     return NoiseProbe(
         load_average=round(load, 2),
         cores=os.cpu_count() or 1,
         cpu_mhz=cpu_mhz() if device == "cpu" else None,
         reference_seconds=times.seconds,
         reference_spread=times.iqr_seconds / times.seconds,
+        measured_mhz=None if measured is None else round(measured / 1e6, 1),
+        threads=int(torch.get_num_threads()) if device == "cpu" else None,
     )
+
+
+@contextlib.contextmanager
+def pinned_threads(device: str, threads: int | None = None) -> Iterator[int | None]:
+    """torch's CPU threads fixed at ``threads`` (default: :func:`cpu_threads`, what torch
+    chose) for the block, and the count handed to it, so that a run records the threads its
+    kernels ran on (its noise probes and its peaks say it); None on a GPU, where nothing is
+    pinned. The count in force before is restored after.
+
+    >>> with pinned_threads("cpu", 1) as threads:
+    ...     threads
+    1
+    """
+    if device != "cpu":
+        yield None
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    chosen = threads if threads is not None else cpu_threads()
+    torch.set_num_threads(chosen)
+    try:
+        yield chosen
+    finally:
+        torch.set_num_threads(previous)

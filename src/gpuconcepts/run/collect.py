@@ -28,13 +28,6 @@ that exchange anything, so every machine can run it and the pipeline's two stage
 each on a 2-core machine. Where fewer cores are free, it runs all the same: its bytes are
 counted, and the claims that read its times say they cannot (not visible)."""
 
-MEASURING_SHARE = 0.55
-"""The share of a run's time budget its comparisons may take (see ``Budget.until``): the
-whole-model experiments, the distributed part and the process's start come after them (15 s
-of a quick run on a 2-core Xeon, 2026-12-06, a quarter of its minute), and a comparison past
-the deadline still takes its first rounds. At 0.8 four quick runs there took 51 to 74 s; at
-0.7, 59 to 68 s under a little load; a quiet one ends its comparisons by 34 s of the 60."""
-
 GROWTH_WORLD_SIZE = 4
 """Processes over which a run counts the all-reduce's bytes in groups of 2, 3 and 4 (claim
 ``allreduce-grows-with-w``): bytes do not need a core per process, so any machine can."""
@@ -69,9 +62,11 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
             in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
             that cannot run it gets the part skipped, with the reason recorded.
     """
-    from gpuconcepts.measure import free_cores
+    from gpuconcepts.measure import free_cores, pinned_threads
 
-    with free_cores(device) as busy:  # a core another program keeps busy is left to it
+    # torch's threads pinned for the whole run (the probes, the peaks and every measurement
+    # record them); a core another program keeps busy is left to it
+    with pinned_threads(device), free_cores(device) as busy:
         run = _collect(device, quick, **options)
     provenance = replace(run.provenance, cores_left_out=len(busy))
     return replace(run, provenance=provenance)
@@ -123,9 +118,6 @@ def _collect(
         timed(f"peaks on {device_name(device)}: kept from an earlier measurement")
         use_peaks(peaks, budget.memory_bytes)
     fit = machine_sizing(device, peaks.sweep, budget, free)
-    # the comparisons stop adding rounds at MEASURING_SHARE of the budget, leaving the rest
-    # to the whole-model and distributed parts
-    until = start + MEASURING_SHARE * budget.seconds
     lab = Lab(
         device,
         peaks,
@@ -135,7 +127,7 @@ def _collect(
         label=device_name(device),
         dtype=dtype,
         progress=timed,
-        budget=replace(Budget.from_timing(presets.get("timing", {})), until=until),
+        budget=Budget.from_timing(presets.get("timing", {})),  # fixed rounds, in blocks
         largest_array_bytes=fit.largest_array_bytes,
     )
     profile_all(lab, presets, sweeps)
