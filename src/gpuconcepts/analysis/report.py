@@ -446,6 +446,7 @@ class Report:
         from matplotlib.lines import Line2D
 
         from gpuconcepts.render import plots
+        from gpuconcepts.render.plots.labels import legend_beside
 
         shown = [layer for layer in self.layers if layer.flops > 0]
         # one point per layer, named by its row number (the measurement of its call)
@@ -466,8 +467,8 @@ class Report:
                     Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black")
                 )
                 texts.append(f"{bound}-bound here")
-        ax.legend(handles, texts, loc="lower right", fontsize=8)
-        ax.set_title(f"{self.model} on {self.device}")
+        legend_beside(ax, handles, texts)
+        ax.set_title(f"{self.model}'s layers under the measured roofs")
         return fig
 
 

@@ -23,8 +23,8 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name, lookup
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages.claims import CHANGE_LOG
-from gpuconcepts.render.plots.roofline import plot_roofline
-from gpuconcepts.render.style import plain_log_labels
+from gpuconcepts.render.plots.roofline import roofline_chart
+from gpuconcepts.render.plots.runs import run_title
 from gpuconcepts.render.text import (
     EXPLAINED,
     chain_bound,
@@ -573,17 +573,14 @@ def distributed_note(runs: Sequence[Run]) -> str:
 def overlay(run: Run) -> Figure:
     """The run's measured roofline with its datasheet's dashed beside it, and its chapter
     kernels as points."""
-    gpu = lookup(run.provenance.device_name)
-    sheet = None if gpu is None or gpu.peak(run.peaks.dtype) is None else gpu
     kernels = [m for family in FAMILIES for m in chapter(run, family)]
-    fig: Figure = plot_roofline(
+    return roofline_chart(
         run.peaks,
         kernels,
-        datasheet=None if sheet is None else sheet.datasheet_peaks(run.peaks.dtype),
+        numbered=True,
+        title=f"{run_title(run)}'s roofline, with its datasheet's",
+        gpu=lookup(run.provenance.device_name),
     )
-    fig.axes[0].set_title(f"{run_name(run)}: measured roofs and datasheet")
-    plain_log_labels(fig)
-    return fig
 
 
 def page(runs: Sequence[Run]) -> Glue:

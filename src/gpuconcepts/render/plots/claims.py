@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
+from gpuconcepts.render.plots.labels import legend_beside
 from gpuconcepts.render.style import VERDICT_COLOURS
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def draw(spec: PlotSpec, ax: Any = None) -> Figure:
     if ax is None:
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(7, 4.2), layout="constrained")
+        fig = Figure(figsize=(8.4, 4.2), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -105,7 +106,7 @@ def draw(spec: PlotSpec, ax: Any = None) -> Figure:
     ax.set_xlabel(spec.x_label)
     ax.set_ylabel(spec.y_label)
     ax.grid(True, which="both", linewidth=0.3, alpha=0.5)
-    ax.legend(fontsize=7, loc="best")
+    legend_beside(ax, fontsize=7)  # beside the axes: it covers no point
     return fig
 
 

@@ -4,7 +4,7 @@ sizes it for a book page, :func:`memory_hierarchy` draws the working-set sweep.
 
 >>> from gpuconcepts.roofline import Peaks
 >>> plot_roofline(Peaks("cpu", 1e11, 1e10, "float32")).axes[0].get_title()
-'Roofline on cpu'
+'The measured fp32 roofline'
 """
 
 # MyST-NB, IPython and matplotlib are imported inside functions on purpose (README, Rules: 3).
@@ -13,9 +13,11 @@ sizes it for a book page, :func:`memory_hierarchy` draws the working-set sweep.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
+from gpuconcepts.hardware import TORCH_DTYPES
+from gpuconcepts.render.plots.labels import legend_beside, place_labels
 from gpuconcepts.render.style import (
     ACCENT,
     CALM,
@@ -23,7 +25,6 @@ from gpuconcepts.render.style import (
     INK,
     LEVEL_SHADES,
     figure,
-    laid_out,
     needs_matplotlib,
     plain_log_labels,
 )
@@ -32,11 +33,9 @@ from gpuconcepts.units import si, significant
 from gpuconcepts.workloads import chapter_of
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
-    from matplotlib.text import Annotation as Text
 
+    from gpuconcepts.hardware import GPU
     from gpuconcepts.measure import Measurement
 
 
@@ -54,6 +53,7 @@ def plot_roofline(
     measurements: Sequence[Measurement] = (),
     datasheet: Peaks | None = None,
     ax: Any = None,
+    title: str | None = None,
 ) -> Any:
     """Draw the roofline: measured ceilings, datasheet ceilings if known, workloads as points
     with their spread (FLOP/s at the interquartile range of the time) as error bars.
@@ -64,6 +64,8 @@ def plot_roofline(
         datasheet: a datasheet's peaks (:meth:`gpuconcepts.hardware.GPU.datasheet_peaks`),
             drawn dashed beside the measured roof.
         ax: a matplotlib Axes to draw into; a new Figure is made when None.
+        title: the title, in words (``"The H200 bf16 run's roofline"``,
+            :func:`~gpuconcepts.render.plots.runs.run_title`); by default the data type's.
 
     Returns:
         The matplotlib Figure.
@@ -76,7 +78,7 @@ def plot_roofline(
         # A bare Figure needs no pyplot and no GUI backend: safe under Agg, in threads, in CI.
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(7.5, 5), layout="constrained")
+        fig = Figure(figsize=(9.0, 5), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -141,7 +143,7 @@ def plot_roofline(
             s=120,
             linewidths=2,
             color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
-            label="overhead floor (its calls and operations at their latencies)",
+            label="overhead floor\n(its calls and operations\nat their latencies)",
         )
     for m in measurements:
         family = chapter_of(m.workload)
@@ -173,80 +175,20 @@ def plot_roofline(
         )
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("attained FLOP/s")
-    ax.set_title(f"Roofline on {peaks.name}")
+    ax.set_title(title or f"The measured {TORCH_DTYPES.get(peaks.dtype, peaks.dtype)} roofline")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
-    ax.legend(loc="lower right", fontsize=7)
+    legend_beside(ax, fontsize=7)
     return fig
-
-
-def _place_labels(fig: Figure, ax: Axes, labels: Sequence[Text]) -> None:
-    """Move each point label to the first nearby spot that overlaps no earlier label or point.
-
-    A greedy pass in display coordinates: each label is tried at a few offsets around its
-    point, right and above first, and keeps the first spot inside the axes that is free of
-    the legend, the points and the labels already placed (or the first offset when none is
-    free), so labels of points that sit close together stop printing over each other.
-
-    The figure is laid out once, as its SVG will be (:func:`~gpuconcepts.render.style.laid_out`),
-    with the labels left out of the layout: a label ends inside the axes, where it takes no
-    room, so the layout is the one the placed labels would give, and no draw is needed.
-    """
-    for label in labels:
-        label.set_in_layout(False)
-    with laid_out(fig) as renderer:
-        _place_in(ax, labels, renderer)
-    for label in labels:  # one left outside (no free spot) still counts for the tight box
-        label.set_in_layout(True)
-
-
-def _place_in(ax: Axes, labels: Sequence[Text], renderer: RendererBase) -> None:
-    """The greedy pass of :func:`_place_labels`, in the display units of ``renderer``."""
-    from matplotlib import rcParams
-    from matplotlib.transforms import Bbox
-
-    offsets: list[tuple[float, float, Literal["left", "right"]]] = [
-        (5, 4, "left"),
-        (5, -11, "left"),
-        (-5, 4, "right"),
-        (-5, -11, "right"),
-        (5, 14, "left"),
-        (5, -21, "left"),
-        (-5, 14, "right"),
-        (-5, -21, "right"),
-        (14, -3, "left"),
-        (-14, -3, "right"),
-    ]
-    taken: list[Bbox] = []
-    marker = float(rcParams["lines.markersize"])  # the points are drawn at its default size
-    side = cast(float, renderer.points_to_pixels(marker))
-    for label in labels:  # each label's own point, a square the size of its marker
-        x, y = ax.transData.transform(label.xy)
-        taken.append(Bbox.from_bounds(x - side / 2, y - side / 2, side, side))
-    legend = ax.get_legend()
-    if legend is not None:
-        taken.append(legend.get_window_extent(renderer))
-    frame = ax.get_window_extent(renderer)
-    for label in labels:
-        chosen = None
-        for dx, dy, align in offsets:
-            label.set_position((dx, dy))
-            label.set_horizontalalignment(align)
-            box = label.get_window_extent(renderer)
-            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
-            if inside and box.y1 <= frame.y1 and not any(box.overlaps(o) for o in taken):
-                chosen = box
-                break
-        if chosen is None:
-            dx, dy, align = offsets[0]
-            label.set_position((dx, dy))
-            label.set_horizontalalignment(align)
-            chosen = label.get_window_extent(renderer)
-        taken.append(chosen)
 
 
 @needs_matplotlib
 def roofline_chart(
-    peaks: Peaks, measurements: Sequence[Measurement] = (), *, numbered: bool = False
+    peaks: Peaks,
+    measurements: Sequence[Measurement] = (),
+    *,
+    numbered: bool = False,
+    title: str | None = None,
+    gpu: GPU | None = None,
 ) -> Figure:
     """A roofline sized and lettered for a book page: :func:`plot_roofline`
     on a narrower figure with larger text and labels that keep clear of each other.
@@ -254,12 +196,15 @@ def roofline_chart(
     With ``numbered`` each point is labelled with its position in ``measurements`` (1, 2, ...)
     instead of its name, to be read against a table with a ``#`` column
     (:func:`gpuconcepts.book.measurement_table` with ``numbered=True``), and the legend names the
-    colour of each workload family. Use it when many points crowd one plot.
+    colour of each workload family. Use it when many points crowd one plot. The legend stands
+    beside the axes, where it covers no point. ``title`` is said in words (by default the data
+    type's); ``gpu`` is the datasheet GPU whose roofs are drawn dashed beside the measured ones
+    (by default the current GPU, for peaks measured on one).
 
     >>> from gpuconcepts.roofline import Peaks
     >>> fig = roofline_chart(Peaks("cpu", 1e11, 1e10, "float32"))
     >>> fig.axes[0].get_title(), fig.get_size_inches().tolist()
-    ('Roofline on cpu', [6.4, 4.4])
+    ('The measured fp32 roofline', [8.2, 4.4])
     """
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -268,14 +213,15 @@ def roofline_chart(
     from gpuconcepts.hardware import current_gpu
     from gpuconcepts.workloads import chapter_of
 
-    fig = Figure(figsize=(6.4, 4.4), layout="constrained")
+    fig = Figure(figsize=(8.2, 4.4), layout="constrained")
     ax = fig.add_subplot()
     # On a known GPU the datasheet roof is drawn too, dashed, beside the measured one.
-    gpu = current_gpu() if peaks.device == "cuda" else None
+    if gpu is None and peaks.device == "cuda":
+        gpu = current_gpu()
     datasheet = (
         None if gpu is None or gpu.peak(peaks.dtype) is None else gpu.datasheet_peaks(peaks.dtype)
     )
-    plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax)
+    plot_roofline(peaks, measurements, datasheet=datasheet, ax=ax, title=title)
     ax.title.set_fontsize(12)
     ax.xaxis.label.set_fontsize(10)
     ax.yaxis.label.set_fontsize(10)
@@ -295,13 +241,13 @@ def roofline_chart(
         for family, colour in families.items():
             handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
             texts.append(family)
-    ax.legend(handles, texts, loc="lower right", fontsize=8.5)
+    legend_beside(ax, handles, texts, fontsize=8)
     plain_log_labels(fig)  # the tick labels drawn, before the layout that makes room for them
-    _place_labels(fig, ax, labels)
+    place_labels(fig, ax, labels)
     return fig
 
 
-def memory_hierarchy(peaks: Peaks) -> Figure:
+def memory_hierarchy(peaks: Peaks, title: str | None = None) -> Figure:
     """Read bandwidth against working-set size: the sweep behind the cache roofs.
 
     Each cache's size is a dotted vertical line, each measured roof (cache levels and DRAM) a
@@ -313,7 +259,9 @@ def memory_hierarchy(peaks: Peaks) -> Figure:
     >>> memory_hierarchy(p).axes[0].get_xlabel()
     'working set (bytes)'
     """
-    fig, (ax,) = figure(6.4, 3.8)
+    from matplotlib.text import Annotation
+
+    fig, (ax,) = figure(7.6, 3.8)
     if peaks.sweep:
         sizes, rates = zip(*peaks.sweep, strict=True)
         ax.loglog(sizes, rates, "o-", color=CALM, label="read bandwidth (sweep)")
@@ -331,8 +279,11 @@ def memory_hierarchy(peaks: Peaks) -> Figure:
             )  # fmt: skip
     ax.set_xlabel("working set (bytes)")
     ax.set_ylabel("bytes/s")
-    ax.set_title(f"Memory hierarchy of {peaks.name}")
+    ax.set_title(title or "Read bandwidth against the working set: the memory hierarchy")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     if peaks.sweep:
-        ax.legend(loc="lower left", fontsize=8)
+        legend_beside(ax)
+    plain_log_labels(fig)
+    roofs = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text().endswith(" roof")]
+    place_labels(fig, ax, roofs)  # roofs close together: their labels kept apart
     return fig

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Literal
 
 from gpuconcepts import formulas, units
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.render.plots.labels import legend_beside, place_labels
 from gpuconcepts.render.style import (
     ACCENT,
     CALM,
@@ -479,7 +480,7 @@ def datasheet_overlay(
     if not peaks or not examples:
         raise GpuConceptsError("datasheet_overlay: give at least one GPU and one example")
     base = on or peaks[0]
-    fig, (ax,) = figure(7.2, 4.8)
+    fig, (ax,) = figure(8.4, 4.8)
     intensities = [i for _, i in examples] + [p.ridge_point for p in peaks]
     xs = np.logspace(np.log10(min(intensities) / 4), np.log10(max(intensities) * 4), 200)
     for index, p in enumerate(peaks):
@@ -497,8 +498,10 @@ def datasheet_overlay(
         [x for x, _ in points], [y for _, y in points], s=60, color=ACCENT, edgecolors=INK,
         zorder=3,
     )  # fmt: skip
-    for number, (x, y) in enumerate(points, start=1):
+    labels = [
         ax.annotate(str(number), (x, y), textcoords="offset points", xytext=(4, -12), fontsize=8.5)
+        for number, (x, y) in enumerate(points, start=1)
+    ]
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
@@ -507,6 +510,7 @@ def datasheet_overlay(
         f"Datasheet rooflines ({base.dtype}); the post's examples on the {base.name}'s",
         fontsize=11,
     )
-    ax.legend(fontsize=8, loc="lower right")
+    legend_beside(ax)
     plain_log_labels(fig)
+    place_labels(fig, ax, labels)  # close examples: their numbers kept apart
     return fig
