@@ -211,7 +211,9 @@ def test_an_error_of_a_named_file_is_not_said_to_be_stdout_s(
     def fails(_args: object) -> int:
         raise OSError(28, "No space left on device", "elsewhere.json")
 
-    monkeypatch.setattr(cli, "_cmd_formulas", fails)
+    from gpuconcepts.cli import formulas as formulas_command
+
+    monkeypatch.setattr(formulas_command, "command", fails)
     with pytest.raises(OSError, match=r"elsewhere\.json"):
         cli.main(["formulas"])
 

@@ -257,11 +257,12 @@ def test_a_ctrl_c_pending_as_the_handlers_are_restored_is_seen_once(monkeypatch,
     # the signal lands after the command's own handling, as _StopOnSignals gives the previous
     # handlers back: still exit 130, with no second line and no traceback
     from gpuconcepts import cli
+    from gpuconcepts.cli import core
 
     def restored_then_interrupted(*_args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli._StopOnSignals, "__exit__", restored_then_interrupted)
+    monkeypatch.setattr(core._StopOnSignals, "__exit__", restored_then_interrupted)
     assert cli.main(["calc", "embedding_memory", "N=10", "d=2", "s=4"]) == 130
     assert capsys.readouterr().err == ""
 

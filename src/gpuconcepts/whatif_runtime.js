@@ -275,7 +275,7 @@ function worked(name, values) {
   return `${body} ${decimal !== null ? `= ${decimal}` : `\\approx ${latexNumber(exact)}`}`;
 }
 
-// -- inputs: the rules of `gpuconcepts calc` (cli._parse_value) and Formula._exact_input -------
+// -- inputs: the rules of `gpuconcepts calc` (cli/calc.py, _parse_value) and Formula._exact_input -------
 const MAX_DIGITS = 10000;
 // What Python's str.strip() removes (str.isspace), and its repr() of a string.
 const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
