@@ -195,3 +195,58 @@ def rnn_over_s(run: Run) -> Figure:
     _legend_outside(ax, handles, texts)
     plain_log_labels(fig)
     return fig
+
+
+# -- one run against another in a second data type ----------------------------------------
+@dataclass(frozen=True)
+class Ratio:
+    """One kernel in two runs: its intensity in the first, the second's time over the first's,
+    and the ratio the model predicts from the bound it had in the first (bytes, peaks or
+    latency floors)."""
+
+    family: str
+    intensity: float
+    measured: float
+    predicted: float
+
+
+@needs_matplotlib
+def dtype_ratios(
+    ratios: Sequence[Ratio], title: str, lines: Sequence[tuple[str, float]], y_label: str
+) -> Figure:
+    """Each kernel's time in one run over its time in the other, against its intensity: a
+    filled point measured, a hollow one what its bound predicts; ``lines`` (label, ratio) are
+    drawn across, dashed (the ratio of the bytes, of the peaks, and 1: no change).
+    """
+    from matplotlib.lines import Line2D
+
+    from gpuconcepts.render.style import FAMILY_COLOURS
+
+    fig, (ax,) = figure(8.2, 4.4)
+    for r in ratios:
+        colour = FAMILY_COLOURS.get(r.family, "C7")
+        ax.plot([r.intensity], [r.predicted], marker="o", ls="", mfc="none", mec=colour, ms=9)
+        ax.plot([r.intensity], [r.measured], marker="o", ls="", color=colour, mec=INK, ms=6)
+    styles = ("--", "-.", ":", (0, (5, 1)))
+    handles: list[Artist] = []
+    texts: list[str] = []
+    for index, (label, value) in enumerate(lines):
+        ax.axhline(value, color=SLATE, lw=0.9, ls=styles[index % len(styles)])
+        handles.append(Line2D([], [], color=SLATE, lw=0.9, ls=styles[index % len(styles)]))
+        texts.append(label)
+    handles.append(Line2D([], [], marker="o", ls="", color=SLATE, mec=INK))
+    texts.append("measured: time ratio")
+    handles.append(Line2D([], [], marker="o", ls="", mfc="none", mec=SLATE, ms=9))
+    texts.append("predicted from the bound\nin the first run")
+    for family in dict.fromkeys(r.family for r in ratios):
+        handles.append(Line2D([], [], marker="o", ls="", color=FAMILY_COLOURS.get(family, "C7")))
+        texts.append(family)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel(y_label)
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    _legend_outside(ax, handles, texts)
+    plain_log_labels(fig)
+    return fig
