@@ -642,3 +642,18 @@ def test_exchange_gap_splits_the_time_and_reads_the_run_order() -> None:
     assert "the table-wise lookup spent pack 48%, exchange 4.8%, unpack 48%" in text
     assert "The all-to-alls alone took 1 ms and 1 ms." in text
     assert "an all-to-all that ran first took 2 times as long as one that ran later" in text
+
+
+def test_the_bubble_interval_is_the_medians_bootstrap_not_the_quartiles() -> None:
+    """Issue 45, item 5: a claim's interval is the bootstrap interval of its median over the
+    repetitions; the quartiles are the spread shown beside it, never the interval."""
+    from gpuconcepts.measure import quartiles
+
+    predicted = f.pipeline_bubble_fraction(p=2, m=4)
+    bubbles = tuple(predicted * (1 + 0.02 * ((i * 7) % 11 - 5)) for i in range(31))
+    result = claims.bubble_claim(replace(_pipeline(predicted), bubble=bubbles), FREE, 2, "demo")
+    low, high = result.test.interval
+    q1, q3 = quartiles(bubbles)
+    assert q1 <= low <= result.test.measured <= high <= q3
+    assert (low, high) != (q1, q3)
+    assert "IQR" in result.measured  # the spread is still said

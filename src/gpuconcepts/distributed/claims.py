@@ -324,8 +324,8 @@ def alpha_beta_claim(
     worst_index = max(range(len(ratios)), key=lambda i: abs(math.log(ratios[i])))
     worst = predicted_kinds[worst_index]
     prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
-    q1, q3 = quartiles(worst.exchange_seconds)
-    interval = (q1 / prediction_s, q3 / prediction_s)
+    # the median's bootstrap interval over the repetitions, never their quartiles (a spread)
+    _, interval = with_interval(lambda t: t[0] / prediction_s, [worst.exchange_seconds])
     if sweep:
         k = len(sweep)
 
@@ -427,8 +427,8 @@ def bubble_claim(
         alternative = 1 - work / (p * work + (p - 1) * fit.seconds(c.formula_bytes))
     half = BUBBLE_MARGIN * (alternative - predicted)
     bubbles = c.bubble
-    q1, q3 = quartiles(bubbles)
-    median = statistics.median(bubbles)
+    q1, q3 = quartiles(bubbles)  # the spread, shown beside the value
+    median, interval = with_interval(lambda b: b[0], [bubbles])  # the median's, bootstrapped
     crowded = crowded or (_NO_FIT if fit is None else "") or _stages_apart(c, cores)
     messages = (
         ""
@@ -450,7 +450,7 @@ def bubble_claim(
         low=max(predicted - abs(half), predicted / PREDICTION_FACTOR),
         high=min(predicted + abs(half), predicted * PREDICTION_FACTOR),
         measured=median,
-        interval=(q1, q3),
+        interval=interval,
         measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "
         f"IQR {number(q1)}-{number(q3)})",
         device=device,
