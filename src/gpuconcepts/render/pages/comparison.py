@@ -8,15 +8,18 @@ every GPU of the datasheet table.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
+from gpuconcepts.render.pages import unmeasured
 from gpuconcepts.roofline import classify
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
+    from gpuconcepts.run import Run
 
 
 def comparison() -> Glue:
@@ -38,3 +41,20 @@ def comparison() -> Glue:
         if len(verdicts) == 1
         else "memory-bound on some GPUs of the table and not on others",
     }
+
+
+def families_figure(runs: Sequence[Run]) -> Glue:
+    """The five families of the first GPU run (else the first run) on intensity against the
+    work each kernel offers at once, its FLOPs over its dependent steps (``families_fig``)."""
+    from gpuconcepts.render.plots.runs import families_map, run_title  # noqa: PLC0415
+    from gpuconcepts.workloads import chapter_of  # noqa: PLC0415
+
+    if not runs:
+        return unmeasured([], ["families_fig"], "no run recorded")
+    run = next((r for r in runs if r.peaks.device == "cuda"), runs[0])
+    points = [
+        (chapter_of(m.workload) or "other", m.intensity, m.flops / (m.steps or 1))
+        for m in run.profile()
+        if m.flops > 0 and m.bytes > 0
+    ]
+    return {"families_fig": families_map(points, f"{run_title(run)}: the five families")}

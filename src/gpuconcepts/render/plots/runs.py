@@ -250,3 +250,29 @@ def dtype_ratios(
     _legend_outside(ax, handles, texts)
     plain_log_labels(fig)
     return fig
+
+
+@needs_matplotlib
+def families_map(points: Sequence[tuple[str, float, float]], title: str) -> Figure:
+    """The five families on two axes: each kernel's arithmetic intensity (what the GPU waits
+    for) against the work it offers at once, its FLOPs over its dependent steps (how much it
+    can do at once); ``points`` are (family, intensity, FLOPs per step)."""
+    from gpuconcepts.render.style import FAMILY_COLOURS
+
+    fig, (ax,) = figure(8.2, 4.4)
+    for family in dict.fromkeys(f for f, _, _ in points):
+        mine = [(x, y) for f, x, y in points if f == family]
+        ax.plot(
+            [x for x, _ in mine], [y for _, y in mine], marker="o", ls="", ms=7,
+            color=FAMILY_COLOURS.get(family, "C7"), mec=INK, label=family,
+        )  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte): what it waits for")
+    ax.set_ylabel("FLOPs per dependent step:\nwork it offers at once")
+    ax.set_title(title, fontsize=11)
+    ax.grid(True, which="both", lw=0.3, alpha=0.5)
+    handles, texts = ax.get_legend_handles_labels()
+    _legend_outside(ax, list(handles), texts)
+    plain_log_labels(fig)
+    return fig
