@@ -40,8 +40,13 @@ SIZES = {
 }  # fmt: skip
 """Small sizes of every symbol any workload reads."""
 
-SWEEPS = ("gemm_sweep", "random_sweep", "cold_sweep", "activation_per_s")
+SWEEPS = ("gemm_sweep", "cold_sweep", "activation_per_s")
 """The fields of Peaks that sweep a kernel's own kind of operation: diagnoses read them."""
+
+GATHER_SWEEP = "random_sweep"
+"""The gather sweep: a ceiling since 2026-12-07 (issue 45: "a gather rate from tables unlike the
+book's"), read by the memory roof for rows fetched at random only; its tables keep 2x from every
+judged lookup's (tests/test_ceilings.py)."""
 
 
 def _kernel(name: str, *, flush: bool) -> Measurement:
@@ -72,13 +77,20 @@ def test_no_roof_reads_a_time_of_the_kernels_own_operations(name: str, flush: bo
     assert all(ref.is_floor for ref in references_of(m))
     assert {ref.peak for ref in references_of(m)} <= set(roofline.FLOORS)
     # a roof needs only the ceilings measured once, never a sweep of its own kind of operation
+    # (the gather sweep is a ceiling, 2x from every judged table)
     assert all(set(roof.needs).isdisjoint(SWEEPS) for roof in ROOFS)
     found = verdict(m, PEAKS)
     # the kernel's own operations, timed beside it in an old run, move no roof
     assert verdict(replace(m, references=_own_references(m)), PEAKS) == found
     # nor does any sweep of its kind: they feed the diagnoses only
-    bare = replace(PEAKS, **dict.fromkeys(SWEEPS[:3], ()), activation_per_s=None)
+    bare = replace(PEAKS, **dict.fromkeys(SWEEPS[:2], ()), activation_per_s=None)
     assert verdict(m, bare) == found
+    # the gather sweep moves only the roof of rows fetched at random
+    without = verdict(m, replace(PEAKS, **{GATHER_SWEEP: ()}))
+    if m.random_rows:
+        assert found.roof_seconds >= without.roof_seconds  # a random row is never cheaper
+    else:
+        assert without == found
     # while the ceilings do: the verdict is theirs
     faster = replace(PEAKS, flops_per_s=1e13, bytes_per_s=1e12, latency_seconds=1e-9,
                      op_seconds=1e-9, cold_latency_seconds=1e-9,
@@ -123,3 +135,20 @@ def test_the_roofline_package_is_files_under_four_hundred_lines() -> None:
     lengths = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in folder.glob("*.py")}
     assert {"roofs.py", "diagnosis.py", "peaks.py"} <= set(lengths)
     assert max(lengths.values()) < 400, lengths
+
+
+def test_random_rows_cost_their_lines_at_the_random_rate_not_the_stream() -> None:
+    """The memory roof of a random lookup (2026-12-07): every row's whole lines at the gather
+    sweep's line rate, when that is longer than its bytes at the streaming bandwidth; the
+    same rows consecutive are not charged it."""
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=((2**28, 16, 5e6),))
+    sizes = {"N": 2**24, "B": 1024, "L": 64, "d": 4, "s": 4}
+    rows = Measurement("dlrm-random", "cpu", sizes, (1.0,), 0, 2**20,
+                       random_rows=2**16, row_bytes=16)  # fmt: skip
+    v = verdict(rows, peaks)
+    assert v.kind == "memory"
+    assert v.roof_seconds == pytest.approx(2**16 / 5e6)  # a line a row, at 5 M lines/s
+    consecutive = replace(rows, workload="dlrm-sequential", random_rows=None, row_bytes=None)
+    streamed = verdict(consecutive, peaks)
+    assert streamed.kind == "memory"
+    assert streamed.roof_seconds < v.roof_seconds / 10  # its bytes at the streaming bandwidth

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from gpuconcepts.roofline.counts import moved_bytes, working_set_bytes
+from gpuconcepts.roofline.counts import moved_bytes, random_table_bytes, working_set_bytes
 from gpuconcepts.roofline.references import paired_peaks
 
 if TYPE_CHECKING:
@@ -89,7 +89,12 @@ class MemoryRoof(Roof):
     """Q/β: the bytes the kernel's code moves at the bandwidth of the level that holds its
     working set (:func:`level`); for a kernel timed right after a cache flush, at least its
     working set at DRAM's bandwidth too, since every distinct byte first comes from there.
-    The longer of the two names the level.
+    Rows fetched at random addresses (``random_rows`` of ``row_bytes``) cost their whole lines
+    at the rate the memory serves lines at random (:meth:`Peaks.random_lines_per_s
+    <gpuconcepts.roofline.peaks.Peaks.random_lines_per_s>`, the gather sweep on tables at
+    least 2x away from every judged one), never at the streaming β: a random line waits for
+    its own latency (since 2026-12-07; the change log says after which run). The longest
+    names the level.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline.peaks import MemoryLevel, Peaks
@@ -101,14 +106,20 @@ class MemoryRoof(Roof):
     """
 
     kind = "memory"
-    needs = ("bytes_per_s", "levels")
+    needs = ("bytes_per_s", "levels", "random_sweep", "line_bytes")
 
     def bound(self, m: Measurement, peaks: Peaks) -> Bound:
         held = level(m, peaks)
         bound = Bound(self, held.name, moved_bytes(m) / held.bytes_per_s)
         dram = peaks.memory_roofs[-1]
         first = Bound(self, dram.name, working_set_bytes(m) / dram.bytes_per_s)
-        return max((bound, first), key=lambda b: b.seconds) if m.flush else bound
+        bounds = [bound, first] if m.flush else [bound]
+        random = random_seconds(m, peaks)
+        if random is not None:
+            table = random_table_bytes(m)
+            served = peaks.memory_roofs[peaks.level_of(int(table))] if table else held
+            bounds.append(Bound(self, served.name, random))
+        return max(bounds, key=lambda b: b.seconds)
 
     def __repr__(self) -> str:
         return "MemoryRoof()"
@@ -144,6 +155,31 @@ def level(m: Measurement, peaks: Peaks) -> MemoryLevel:
     (:func:`~gpuconcepts.roofline.counts.working_set_bytes`): the first measured level it
     fits in, DRAM (HBM) when none."""
     return peaks.memory_roofs[peaks.level_of(int(working_set_bytes(m)))]
+
+
+def random_seconds(m: Measurement, peaks: Peaks) -> float | None:
+    """The least time of ``m``'s rows fetched at random addresses: each row's lines
+    (⌈row_bytes / line⌉) at the random-access line rate for rows of its width from a table of
+    its size (:meth:`Peaks.random_lines_per_s
+    <gpuconcepts.roofline.peaks.Peaks.random_lines_per_s>`). None for a kernel without random
+    rows, or without that sweep or a line size.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> from gpuconcepts.roofline.peaks import Peaks
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=((2**28, 16, 5e7),))
+    >>> rows = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (1.0,), 0, 2**20,
+    ...                    random_rows=10**6, row_bytes=16)
+    >>> random_seconds(rows, p)  # a million lines at 50 million a second
+    0.02
+    """
+    if not (m.random_rows and m.row_bytes and peaks.line_bytes and peaks.random_sweep):
+        return None
+    table = random_table_bytes(m)
+    rate = peaks.random_lines_per_s(m.row_bytes, int(table) if table else None, m.random_rows)
+    if not rate:
+        return None
+    lines = m.random_rows * -(-m.row_bytes // peaks.line_bytes)
+    return lines / rate
 
 
 def overhead_seconds(m: Measurement, peaks: Peaks) -> float | None:
