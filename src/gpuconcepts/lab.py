@@ -151,6 +151,8 @@ class Lab:
         recorded: measurements of a saved run; when given, the lab only replays them.
         facts: non-timing results of a saved run (e.g. counted weights), by name.
         progress: called with a line of text before each kernel runs.
+        sweep_dtype: the precision the peaks' GEMM sweep ran in, when a saved run says it
+            ran in another than its kernels (a recorded tf32 run's FP32 sweep).
     """
 
     def __init__(
@@ -168,8 +170,13 @@ class Lab:
         progress: Progress | None = None,
         budget: Budget | None = None,
         largest_array_bytes: int | None = None,
+        sweep_dtype: str | None = None,
     ) -> None:
         self.device = device
+        self.sweep_dtype = None if sweep_dtype is None else dtype_name(sweep_dtype)
+        """The precision the peaks' GEMM sweep ran in (None: the peaks' own); a claim whose
+        verdict reads the sweep is not judged when the kernels ran in another
+        (:func:`~gpuconcepts.claims.accuracy.sweep_mismatch`)."""
         self.label = label or device
         self.dtype = None if dtype is None else dtype_name(dtype)
         self.peaks = peaks

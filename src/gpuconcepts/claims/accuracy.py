@@ -29,22 +29,100 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from gpuconcepts.claims.result import Verdict
+from gpuconcepts.claims.result import ClaimResult, Verdict
 from gpuconcepts.claims.roofline import ROOF_REFERENCES
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
+from gpuconcepts.hardware import dtype_name
+from gpuconcepts.roofline import gemm_products
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
+    from gpuconcepts.measure import Measurement
     from gpuconcepts.run import Run
 
 Sample = Literal["in", "out"]
 """``"out"``: the run was recorded with this model version; ``"in"``: before it."""
+
+
+PRECISION_SINCE = "2026-12-06T20:35:26Z"
+"""When every ceiling began to run in the precision of the run's dtype (``kernels.precision``,
+commit e400875). A run recorded before it ran its GEMM sweep in PyTorch's default precision for
+products, FP32 for a tf32 run (TF32 products are off by default), while its kernels ran in
+TF32: the recorded H200 tf32 run is one."""
+
+READS_GEMM_SWEEP: Mapping[str, frozenset[str]] = {"mlp-crossover": frozenset({"mlp"})}
+"""The claims whose verdict reads the GEMM sweep, with the workloads whose products it stands
+for there: the MLP's predicted knee is where the layer's roofs as the ceilings predict them
+meet, each batch's product at the sweep's rate
+(:func:`~gpuconcepts.claims.predict.predicted_rate`). Ledger 2's rows read none: the post's
+model is max(F/P, Q/β, overhead), and the sweep is a diagnosis beside it."""
+
+
+def gemm_sweep_dtype(run: Run) -> str | None:
+    """The precision the GEMM sweep of ``run`` ran in: as the run recorded it (runs collected
+    from 2026-12-07 on: ``sizes["gemm_sweep_dtype"]``), else the peaks' dtype, except for a
+    tf32 run recorded before :data:`PRECISION_SINCE`, whose products ran in FP32 (float32).
+    None for a run without a sweep."""
+    if not run.peaks.gemm_sweep:
+        return None
+    recorded = run.provenance.sizes.get("gemm_sweep_dtype")
+    if isinstance(recorded, str):
+        return dtype_name(recorded)
+    dtype = dtype_name(run.peaks.dtype)
+    before = run.provenance.created_utc < PRECISION_SINCE
+    return "float32" if dtype == "tf32" and before else dtype
+
+
+def sweep_mismatch(sweep_dtype: str | None, measurements: Sequence[Measurement]) -> str:
+    """Why a prediction that reads the GEMM sweep is not judged on these measurements: the
+    sweep ran in another precision than the kernels whose products it stands for (every
+    measurement with a matrix product); "" when it ran in theirs, or there is no sweep.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> tf32 = Measurement("mlp", "cuda", {"B": 4, "d_in": 8, "d_out": 8, "s": 4,
+    ...                    "dtype": "tf32"}, (1e-6,), 512, 256)
+    >>> sweep_mismatch("float32", [tf32])
+    'not judged: its GEMM sweep ran in float32 while its kernels ran in tf32 (record the run again)'
+    >>> sweep_mismatch("tf32", [tf32]), sweep_mismatch(None, [tf32])
+    ('', '')
+    """
+    if sweep_dtype is None:
+        return ""
+    ran = sorted(
+        {
+            dtype_name(str(m.params["dtype"]))
+            for m in measurements
+            if "dtype" in m.params and gemm_products(m)
+        }
+        - {sweep_dtype}
+    )
+    if not ran:
+        return ""
+    return (
+        f"not judged: its GEMM sweep ran in {sweep_dtype} while its kernels ran in "
+        f"{' and '.join(ran)} (record the run again)"
+    )
+
+
+def unjudged(
+    results: Sequence[ClaimResult], sweep_dtype: str | None, measurements: Sequence[Measurement]
+) -> tuple[ClaimResult, ...]:
+    """``results`` with every claim whose verdict reads the GEMM sweep
+    (:data:`READS_GEMM_SWEEP`) not visible when the sweep ran in another precision than the
+    kernels it stands for there (:func:`sweep_mismatch`, whose reason it gives)."""
+    out = []
+    for r in results:
+        workloads = READS_GEMM_SWEEP.get(r.key, frozenset())
+        read = [m for m in measurements if m.workload in workloads]
+        reason = sweep_mismatch(sweep_dtype, read) if read else ""
+        out.append(replace(r, visible=False, reason=reason) if reason else r)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -52,7 +130,9 @@ class AccuracyRow:
     """One kernel of a run against the post's model: the predicted and measured seconds,
     measured ÷ predicted with its interval (the time's quartiles over the prediction), the
     bound's kind, the model version that scores it, and whether the run is in or out of
-    sample for that version."""
+    sample for that version. ``not_judged``: why the row is left out of the score (a bound
+    read from a ceiling measured in another precision than the kernel ran in), "" when it
+    is scored."""
 
     kernel: str
     predicted_seconds: float
@@ -62,6 +142,7 @@ class AccuracyRow:
     bound: RoofKind
     model: str
     sample: Sample
+    not_judged: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: a number JSON cannot hold (an infinity, nan) is null."""
@@ -74,6 +155,8 @@ class AccuracyRow:
             "bound": self.bound,
             "model": self.model,
             "sample": self.sample,
+            "judged": not self.not_judged,
+            "not_judged": self.not_judged,
         }
 
 
@@ -88,6 +171,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
     measure the ceilings, not a kernel the model predicts."""
     version, sample = model_version(), sample_of(run)
     references = set(ROOF_REFERENCES.values())
+    peak = dtype_name(run.peaks.dtype)
     rows = []
     for m in run.measurements:
         if m.workload in references:
@@ -95,6 +179,9 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
         found = verdict(m, run.peaks)
         predicted = found.roof_seconds
         fast, slow = m.interval_seconds
+        ran = dtype_name(str(m.params.get("dtype", run.peaks.dtype)))
+        # a compute bound read from a peak of another precision predicts another machine
+        other = found.kind == "compute" and ran != peak
         rows.append(
             AccuracyRow(
                 kernel=f"{m.workload} at {sizes_text(m.params)}",
@@ -105,6 +192,11 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                 bound=found.kind,
                 model=version,
                 sample=sample,
+                not_judged=(
+                    f"not judged: its compute peak ran in {peak} while the kernel ran in {ran}"
+                    if other
+                    else ""
+                ),
             )
         )
     return tuple(rows)
@@ -139,15 +231,17 @@ class AccuracySummary:
 
 def summary(rows: Sequence[AccuracyRow]) -> AccuracySummary:
     """The share within :data:`PREDICTION_FACTOR`, the median |log2 ratio| and the worst row
-    (nan and "" for no row)."""
-    scored = [r for r in rows if r.ratio > 0 and math.isfinite(r.ratio)]
+    (nan and "" for no row), over the rows that are judged (a row ``not_judged`` is left out
+    of every number)."""
+    judged = [r for r in rows if not r.not_judged]
+    scored = [r for r in judged if r.ratio > 0 and math.isfinite(r.ratio)]
     if not scored:
-        return AccuracySummary(len(rows), math.nan, math.nan, "", math.nan)
+        return AccuracySummary(len(judged), math.nan, math.nan, "", math.nan)
     misses = [abs(math.log2(r.ratio)) for r in scored]
     worst = max(scored, key=lambda r: abs(math.log2(r.ratio)))
     return AccuracySummary(
-        kernels=len(rows),
-        share_within=sum(within(r) for r in scored) / len(rows),
+        kernels=len(judged),
+        share_within=sum(within(r) for r in scored) / len(judged),
         median_abs_log2=statistics.median(misses),
         worst=worst.kernel,
         worst_ratio=worst.ratio,

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gpuconcepts.claims import cnn, dlrm, mlp, rnn, transformer
+from gpuconcepts.claims.accuracy import unjudged
 from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.claims.roofline import Found, judge_roles
 from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.hardware import dtype_name
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 
@@ -62,4 +64,7 @@ def judge_claims(
         found, measured = experiment(lab, sizes)
         results.extend(found)
         roofline.update(measured)
-    return (*results, *judge_roles(roofline, lab.peaks, lab.label))
+    judged = (*results, *judge_roles(roofline, lab.peaks, lab.label))
+    # a verdict that reads a GEMM sweep of another precision than the kernels' is not judged
+    sweep = lab.sweep_dtype or dtype_name(lab.peaks.dtype)
+    return unjudged(judged, sweep, lab.measurements)

@@ -149,6 +149,10 @@ def _collect(
     else:
         skipped["distributed"] = _LEFT_OUT
     sizes = {
+        # the precision the GEMM sweep's products ran in (every ceiling runs in the peaks'
+        # precision, kernels.precision): ledger 2 leaves unjudged a prediction that reads a
+        # sweep of another precision than its kernel's (claims.accuracy.sweep_mismatch)
+        "gemm_sweep_dtype": peaks.dtype,
         "presets": presets,
         "sweeps": {k: list(v) for k, v in sweeps.items()},
         "claims": asdict(experiment_sizes) if claims else None,

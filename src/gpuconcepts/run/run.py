@@ -146,7 +146,10 @@ class Run:
         return groups
 
     def lab(self) -> Lab:
-        """A lab that answers from this run's measurements and never runs a kernel."""
+        """A lab that answers from this run's measurements and never runs a kernel (with the
+        precision its GEMM sweep ran in: :func:`~gpuconcepts.claims.accuracy.gemm_sweep_dtype`)."""
+        from gpuconcepts.claims.accuracy import gemm_sweep_dtype
+
         return Lab(
             self.provenance.device,
             self.peaks,
@@ -157,6 +160,7 @@ class Run:
             recorded=self.measurements,
             facts=self.facts,
             label=self.provenance.device_name,
+            sweep_dtype=gemm_sweep_dtype(self),
         )
 
     def profile(self) -> list[Measurement]:
