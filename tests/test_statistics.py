@@ -5,6 +5,7 @@ they disagree), and a run pins and records its threads and its measured clock.""
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -186,7 +187,7 @@ def test_one_block_keeps_the_bootstrap_over_rounds() -> None:
 
 
 def test_blocks_are_kept_in_a_saved_measurement() -> None:
-    from gpuconcepts.records import from_record
+    from gpuconcepts.records import from_record, to_record
 
     m = Measurement("a", "cpu", {}, (1.0, 2.0, 3.0), 1, 1, blocks=3)
     assert from_record(Measurement, m.to_dict()) == m
@@ -239,3 +240,23 @@ def test_a_run_is_collected_with_its_threads_pinned() -> None:
     module = importlib.import_module("gpuconcepts.run.collect")
     source = inspect.getsource(module.collect)
     assert "pinned_threads(device)" in source
+
+
+def test_a_saved_claim_with_an_open_interval_end_reads_back() -> None:
+    """A measured value whose interval has an open end ("never": an infinity JSON writes as
+    null) reads back: the end reads as nan and holds any value on its side (a fresh quick run
+    on 2026-12-07 could not be read, its decode knee measured 2.65 in [0, never])."""
+    import json
+    import math
+
+    from gpuconcepts.claims.result import ClaimRecord, TwoSided, example
+    from gpuconcepts.records import from_record, to_record
+
+    test = TwoSided("knee", 1.0, "never", math.inf, 0.5, 2.0, 2.65, (0.0, math.inf))
+    result = dataclasses.replace(example(), test=test)
+    record = json.loads(json.dumps(to_record(ClaimRecord.of(result))))
+    back = from_record(ClaimRecord, record).result()
+    assert back.test.measured == 2.65
+    assert back.test.interval[0] == 0.0
+    assert math.isnan(back.test.interval[1])
+    assert back.verdict == result.verdict

@@ -179,7 +179,11 @@ class TwoSided:
                 f"{self.quantity}: the pass region needs low ≤ high; got {self.low}, {self.high}"
             )
         low, high = self.interval
-        if not math.isnan(self.measured) and not low <= self.measured <= high:  # nan: unmeasured
+        # nan: unmeasured; an end read back as nan was an infinity JSON could not hold (an
+        # open end, "never"), which holds any value on its side
+        above = math.isnan(low) or low <= self.measured
+        below = math.isnan(high) or self.measured <= high
+        if not math.isnan(self.measured) and not (above and below):
             raise GpuConceptsError(
                 f"{self.quantity}: the interval [{number(low)}, {number(high)}] must hold the measured "
                 f"value {number(self.measured)}"
