@@ -391,21 +391,3 @@ def table_rows() -> list[list[str]]:
             ]
         )
     return rows
-
-
-def format_table(rows: list[list[str]]) -> str:
-    """Align text cells in columns (first column left, the others right).
-
-    >>> print(format_table([["a", "b"], ["long", "1"]]))
-    a     b
-    long  1
-    """
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [
-            cell.ljust(width) if i == 0 else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)

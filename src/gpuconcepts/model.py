@@ -27,6 +27,7 @@ from typing import Any
 from gpuconcepts import formulas as f
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import DEFAULT_GPU, GPU, GPUS, TORCH_DTYPES, dtype_bytes, dtype_name
+from gpuconcepts.tables import aligned
 from gpuconcepts.units import Kind, describe, describe_bytes, plain_number, significant
 
 NORMS = {"none": 0, "rms": 1, "layer": 2}
@@ -272,9 +273,8 @@ class ModelTable:
 
     def format(self) -> str:
         """The table as aligned text (what ``gpuconcepts model`` prints)."""
-        width = max(len(r.label) for r in self.rows)
         lines = [self.shape.describe(), f"decode rows at the {self.gpu.name} datasheet peaks"]
-        lines += [f"  {r.label.ljust(width)}  {r.text}" for r in self.rows]
+        lines += aligned([[r.label, r.text] for r in self.rows], left=2, indent="  ").split("\n")
         return "\n".join(lines + self.serving.lines())
 
 
@@ -532,11 +532,10 @@ class Serving:
                         f"{significant(self.speculative_speedup)}×",
                     )
                 )
-        width = max(len(label) for label, _ in rows)
         head = f"serving on {self.gpu}, {plain_number(self.seq)} tokens per sequence, {self.dtype}"
         if self.mixture:
             head += " (experts: a step reads only the routed ones, an upper bound on intensity)"
-        return [head] + [f"  {label.ljust(width)}  {text}" for label, text in rows]
+        return [head, *aligned(rows, left=2, indent="  ").split("\n")]
 
 
 def serving(shape: ModelShape, gpu: GPU, draft: Draft | None = None) -> Serving:

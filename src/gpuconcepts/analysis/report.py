@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, classify, verdict
+from gpuconcepts.tables import aligned
 from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
 
 if TYPE_CHECKING:
@@ -494,15 +495,9 @@ def fit_table(rows: list[list[str]], width: int = TEXT_WIDTH) -> str:
             return cell
         return ".." + cell[len(cell) - room + 2 :] if column == 1 else cell[: room - 2] + ".."
 
-    lines = []
-    for row in rows:
-        cells = [cut(cell, i) for i, cell in enumerate(row)]
-        aligned = [
-            c.ljust(w) if i in (0, 1, 2) else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ]
-        lines.append("  ".join(aligned).rstrip())
-    return "\n".join(lines)
+    return aligned(
+        [[cut(cell, i) for i, cell in enumerate(row)] for row in rows], left=3, widths=widths
+    )
 
 
 def _by_formula(layer: Layer) -> bool:

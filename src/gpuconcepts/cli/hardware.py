@@ -15,12 +15,13 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from gpuconcepts.hardware import GPUS, format_table, table_rows
+    from gpuconcepts.hardware import GPUS, table_rows
+    from gpuconcepts.tables import aligned
 
     if args.json:
         print(json.dumps({"gpus": [gpu.to_dict() for gpu in GPUS.values()]}, indent=2))
         return 0
-    print(format_table(table_rows()) + "\n\nSources:")
+    print(aligned(table_rows()) + "\n\nSources:")
     for gpu in GPUS.values():
         print(f"  {gpu.name}: {gpu.source}")
     print("FLOP/s are dense (not 2:4 sparse); bandwidths are decimal (1 TB = 1e12 B).")

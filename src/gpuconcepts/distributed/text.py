@@ -9,8 +9,8 @@ import statistics
 
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.distributed.traffic import PHASES, Collective
-from gpuconcepts.hardware import format_table
 from gpuconcepts.render import format_claim, markdown_table
+from gpuconcepts.tables import aligned
 from gpuconcepts.units import as_long, decimal_bytes, describe_bytes, number, percent, plural, si
 
 
@@ -110,4 +110,4 @@ def format_report(report: DistributedReport) -> str:
         f"{'quick' if report.quick else 'full'} sizes, {number(report.seconds)} s"
     )
     body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
-    return "\n".join([head, "", format_table(report.rows()), "", fit_line, "", *body])
+    return "\n".join([head, "", aligned(report.rows()), "", fit_line, "", *body])

@@ -91,9 +91,6 @@ from gpuconcepts.render.text import (
     tally_text as tally_text,
 )
 from gpuconcepts.render.text import (
-    text_table as text_table,
-)
-from gpuconcepts.render.text import (
     time_spread as time_spread,
 )
 from gpuconcepts.render.text import (
