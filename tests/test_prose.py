@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gpuconcepts.render.prose import (
+from prose import (
     MAX_WORDS,
     blocks,
     long_sentences,

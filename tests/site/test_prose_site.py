@@ -1,14 +1,14 @@
 """The built book's prose reads: no sentence over 60 words, no word said twice in a row, no
-claim slug in a sentence (no browser needed; the checks are ``gpuconcepts.render.prose``)."""
+claim slug in a sentence (no browser needed; the checks are ``tests/prose.py``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import pytest
+from prose import MAX_WORDS, long_sentences, repeated_words, slugs_in
 
 from gpuconcepts.claims.registry import CLAIMS
-from gpuconcepts.render.prose import MAX_WORDS, long_sentences, repeated_words, slugs_in
 
 if TYPE_CHECKING:
     from conftest import Site
