@@ -63,15 +63,20 @@ def test_a_recorded_run_saved_loaded_and_saved_again_gives_the_same_bytes(
     load(once).save(twice)
     assert twice.read_bytes() == once.read_bytes()
     # the recorded file holds what this version writes, every number and key (ints stay ints),
-    # once its schema is migrated (MIGRATIONS); only the order of keys may differ
+    # once its schema is migrated (MIGRATIONS); only the order of keys may differ. A
+    # measurement's derived summary is left out: it places the kernel by the model version that
+    # saved the file (what it predicted then), which a newer model does not rewrite (issue 45)
     recorded = json.loads(path.read_text())
     while recorded["schema"] in MIGRATIONS:
         recorded = MIGRATIONS[recorded["schema"]](recorded)
-    assert _canonical(once.read_text()) == json.dumps(recorded, sort_keys=True)
+    assert _canonical(once.read_text()) == _canonical(json.dumps(recorded))
 
 
 def _canonical(text: str) -> str:
-    return json.dumps(json.loads(text), sort_keys=True)
+    data = json.loads(text)
+    for m in data.get("measurements", []):
+        m.pop("summary", None)  # derived (Measurement.DERIVED_KEYS): loading ignores it
+    return json.dumps(data, sort_keys=True)
 
 
 def test_the_recorded_runs_are_found() -> None:

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.result import ClaimResult, Verdict
 from gpuconcepts.claims.roofline import ROOF_REFERENCES
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
@@ -128,7 +129,9 @@ def unjudged(
 @dataclass(frozen=True)
 class AccuracyRow:
     """One kernel of a run against the post's model: the predicted and measured seconds,
-    measured ÷ predicted with its interval (the time's quartiles over the prediction), the
+    measured ÷ predicted with its interval (the bootstrap interval of the median time, over
+    its blocks then its rounds, :func:`~gpuconcepts.claims.quantities.with_interval`, over the
+    prediction; both sides medians: the ceilings are their rounds' medians too), the
     bound's kind, the model version that scores it, and whether the run is in or out of
     sample for that version. ``not_judged``: why the row is left out of the score (a bound
     read from a ceiling measured in another precision than the kernel ran in), "" when it
@@ -178,7 +181,9 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
             continue
         found = verdict(m, run.peaks)
         predicted = found.roof_seconds
-        fast, slow = m.interval_seconds
+        # the median time's bootstrap interval, over its blocks and rounds (as every claim's):
+        # the quartiles are a spread, not an interval of the median
+        _, (fast, slow) = with_interval(lambda t: t[0], (m,))
         ran = dtype_name(str(m.params.get("dtype", run.peaks.dtype)))
         # a compute bound read from a peak of another precision predicts another machine
         other = found.kind == "compute" and ran != peak

@@ -27,7 +27,7 @@ from gpuconcepts.units import MiB, binary_bytes
 
 PLATEAU_TOLERANCE = 1.25
 """A working set read within 1.25x of the largest one's rate belongs to the same plateau: the
-sweep's points are single best rounds on a shared machine, and a cache level is at least that
+sweep's points are medians of a few rounds on a shared machine, and a cache level is at least that
 much faster than the memory behind it (the 2-core EPYC's L3 read 1.7x its DRAM, the 2-core
 Xeon's 1.8x)."""
 

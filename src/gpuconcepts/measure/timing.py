@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure.devices import cpu_mhz, cpu_threads, make_flusher
@@ -321,6 +321,9 @@ class NoiseProbe:
     threads: int | None = None
     """The threads torch ran on at the probe (the run pins them: :func:`pinned_threads`);
     None on a GPU and in runs recorded before 2026-12-07."""
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"measured_mhz", "threads"})
+    """Written only when set, so a run recorded before them saves as it was."""
 
     @property
     def busy(self) -> bool:
