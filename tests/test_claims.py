@@ -528,7 +528,7 @@ def test_dlrm_is_judged_at_the_narrowest_row() -> None:
 
 
 def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> None:
-    from gpuconcepts.claims.dlrm import _dlrm
+    from gpuconcepts.claims.dlrm import experiment
 
     sizes = replace(TINY, dlrm_table_mib=1024)  # a 1 GiB table: 32× the 32 MiB cache
     recorded = []
@@ -568,7 +568,7 @@ def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> Non
             recorded=recorded,
             facts={"dlrm-element": memory, "peak-gemm-backend": {"backend": "mm"}},
         )
-        (result,), _ = _dlrm(lab, sizes)
+        (result,), _ = experiment(lab, sizes)
         return result
 
     # 16-byte rows: a line and an index (72 bytes) or a sector and one (40) against 24 bytes

@@ -135,7 +135,7 @@ def _text(expr: sp.Expr) -> str:
     return body.replace("**", "^").replace("*", "·")
 
 
-class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
+class NumberPrinter(LatexPrinter):  # type: ignore[misc]
     """LaTeX printer for substituted expressions: digits grouped with ``{,}``, ``\\times`` between."""
 
     def __init__(self) -> None:
@@ -151,7 +151,7 @@ class _NumberPrinter(LatexPrinter):  # type: ignore[misc]
         return latex_number(float(expr))
 
 
-def _latex(expr: sp.Expr) -> str:
+def expr_latex(expr: sp.Expr) -> str:
     """LaTeX for an expression as written, with the symbols' declared LaTeX names."""
     return str(sp.latex(expr, order="none", symbol_names=LATEX_NAMES))
 
@@ -221,7 +221,7 @@ class Formula:
     # -- rendering -------------------------------------------------------------------------
     def latex(self) -> str:
         """The right-hand side in LaTeX, e.g. ``N d s``."""
-        return _latex(self.expr)
+        return expr_latex(self.expr)
 
     def equation(self) -> str:
         """The whole equation in LaTeX, e.g. ``\\text{Memory} = N d s``."""
@@ -258,7 +258,7 @@ class Formula:
         expr = self._case(exact)
         with sp.evaluate(False):
             filled = expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()})
-        return str(_NumberPrinter().doprint(filled))
+        return str(NumberPrinter().doprint(filled))
 
     def _case(self, exact: Mapping[str, sp.Rational]) -> sp.Expr:
         """The expression, or the one case of a piecewise formula that these values select."""
@@ -279,7 +279,7 @@ class Formula:
         value = self.exact(**values)
         decimal = _short_decimal(value)
         result = f"= {decimal}" if decimal is not None else rf"\approx {_rounded(value)}"
-        case = _latex(self._case(self._exact_inputs(values)))
+        case = expr_latex(self._case(self._exact_inputs(values)))
         return f"{case} = {self.substituted(**values)} {result}"
 
     # -- evaluation ------------------------------------------------------------------------

@@ -40,8 +40,8 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import (  # Formula.worked's printers
     Formula,
     Number,
-    _latex,
-    _NumberPrinter,
+    NumberPrinter,
+    expr_latex,
 )
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.hardware import DEFAULT_GPU, DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
@@ -177,7 +177,7 @@ def worked_templates(formula: Formula) -> list[str]:
     """
     if not isinstance(formula.expr, sp.Piecewise):
         return [worked_template(formula)]
-    return [_template(formula, e, _latex(e)) for e, _ in formula.expr.args]
+    return [_template(formula, e, expr_latex(e)) for e, _ in formula.expr.args]
 
 
 def _template(formula: Formula, expr: sp.Expr, latex: str) -> str:
@@ -195,7 +195,7 @@ def _template(formula: Formula, expr: sp.Expr, latex: str) -> str:
     slots = {name: slot_of(name) for name in _params(formula)}
     with sp.evaluate(False):
         filled = expr.xreplace({SYMBOLS[k].sym: slot for k, slot in slots.items()})
-    text = str(_NumberPrinter().doprint(filled))
+    text = str(NumberPrinter().doprint(filled))
     for name, slot in slots.items():
         text = text.replace(slot.name, f"@{name}@")
     return f"{latex} = {text}"

@@ -4,7 +4,7 @@
 dense convolution.
 
 :func:`count_weights` builds the post's 4×4-image layers in torch and counts them
-(:class:`WeightCounts`); :func:`_cnn` asks the lab for that count and for a dense and a
+(:class:`WeightCounts`); :func:`experiment` asks the lab for that count and for a dense and a
 depthwise 3×3 convolution; :func:`judge_weight_sharing` and :func:`judge_conv_vs_depthwise`
 give the verdicts.
 """
@@ -20,7 +20,7 @@ from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
-from gpuconcepts.claims.shape import _bars
+from gpuconcepts.claims.shape import bars
 from gpuconcepts.claims.thresholds import DIRECTION_MIN_EFFECT
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -91,7 +91,7 @@ def count_weights(
     )
 
 
-def _cnn(lab: Lab, z: ClaimSizes) -> Found:
+def experiment(lab: Lab, z: ClaimSizes) -> Found:
     counted = lab.fact("cnn-weights", lambda: asdict(count_weights()))
     sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
     shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
@@ -161,7 +161,7 @@ def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
             **{f"{k}_counted": v for k, v in got.items()},
             "uses_per_weight": uses,
         },
-        plot=_bars(
+        plot=bars(
             "Weights to learn: fully connected against one shared filter",
             "layer",
             "weights",
@@ -228,7 +228,7 @@ def judge_conv_vs_depthwise(
             "dense_attainable": dense_roof,
             "depthwise_attainable": dw_roof,
         },
-        plot=_bars(
+        plot=bars(
             f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
             "kernel",
             "FLOP/s",

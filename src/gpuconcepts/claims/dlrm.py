@@ -2,7 +2,7 @@
 # (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
-:func:`_dlrm` asks the lab for random and sequential lookups at the post's row width and at
+:func:`experiment` asks the lab for random and sequential lookups at the post's row width and at
 other widths of the same bytes per batch, in a table sized by the device's free memory, and
 records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
 :func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
@@ -21,7 +21,7 @@ from gpuconcepts.claims.predict import predicted_seconds, random_line_seconds
 from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import Roles, compare_with_roofs
-from gpuconcepts.claims.shape import _bars
+from gpuconcepts.claims.shape import bars
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import (
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from gpuconcepts.claims.sizes import ClaimSizes
 
 
-def _dlrm(lab: Lab, z: ClaimSizes) -> Found:
+def experiment(lab: Lab, z: ClaimSizes) -> Found:
     memory = lab.fact("dlrm-element", lambda: _memory_facts(lab.device))
     s = int(memory["s"])
     # a run recorded before the transfer unit was saved: its device's documented default
@@ -265,7 +265,7 @@ def judge_dlrm_lookups(
             vlines=((f"one {unit} ({plain_number(c)} bytes)", float(c)),),
         )
     else:
-        plot = _bars(
+        plot = bars(
             "Embedding lookups: achieved bandwidth by access order",
             "access order",
             "achieved bandwidth (bytes/s)",

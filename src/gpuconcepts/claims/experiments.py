@@ -24,11 +24,11 @@ from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 
 EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
-    ("DLRM", dlrm._dlrm),
-    ("MLP", mlp._mlp),
-    ("CNN", cnn._cnn),
-    ("RNN", rnn._rnn),
-    ("Transformer", transformer._transformer),
+    ("DLRM", dlrm.experiment),
+    ("MLP", mlp.experiment),
+    ("CNN", cnn.experiment),
+    ("RNN", rnn.experiment),
+    ("Transformer", transformer.experiment),
 )
 """The experiments in the order of the post."""
 

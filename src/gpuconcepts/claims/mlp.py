@@ -1,6 +1,6 @@
 """The MLP's claims: a larger batch raises intensity and FLOP/s, and crosses the ridge point.
 
-:func:`_mlp` asks the lab for one layer over a batch sweep; :func:`judge_mlp_trend` and
+:func:`experiment` asks the lab for one layer over a batch sweep; :func:`judge_mlp_trend` and
 :func:`judge_mlp_crossover` read that sweep through :class:`_MlpSweep`, which derives the
 intensities and the roofline at each batch from the formulas.
 """
@@ -28,7 +28,7 @@ from gpuconcepts.claims.quantities import (
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
-from gpuconcepts.claims.shape import _ends
+from gpuconcepts.claims.shape import interval_ends
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from gpuconcepts.claims.sizes import ClaimSizes
 
 
-def _mlp(lab: Lab, z: ClaimSizes) -> Found:
+def experiment(lab: Lab, z: ClaimSizes) -> Found:
     def judge(
         sweep: Sequence[Measurement], _references: Mapping[str, Measurement]
     ) -> list[ClaimResult]:
@@ -93,7 +93,7 @@ class _MlpSweep:
     def series(self) -> tuple[Series, Series, Series]:
         """Measured FLOP/s (with its spread) against the roofline's and the measured
         ceilings' prediction, all over B."""
-        low, high = _ends(m.interval_flops_per_s for m in self.ordered)
+        low, high = interval_ends(m.interval_flops_per_s for m in self.ordered)
         return (
             Series("measured", self.batches, self.flops_per_s, low=low, high=high),
             Series(

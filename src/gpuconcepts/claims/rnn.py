@@ -1,7 +1,7 @@
 """The RNN's claims: time linear in S where one GEMM of the same FLOPs is not, a step loop
 slower than that GEMM, batch against the critical path.
 
-:func:`_rnn` asks the lab for a length sweep of ``nn.RNN`` and of its GEMM counterpart, the
+:func:`experiment` asks the lab for a length sweep of ``nn.RNN`` and of its GEMM counterpart, the
 loop and the GEMM at one length, and a batch sweep; the ``judge_rnn_*`` functions turn them
 into verdicts, without running a kernel. Here each step of the recurrence is three
 dispatched operations at a measured 3 µs each, and it pays 10 µs a step after a millisecond
@@ -44,7 +44,13 @@ from gpuconcepts.claims.quantities import (
     with_interval,
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
-from gpuconcepts.claims.shape import Counterpart, _bars, _counterpart, _ends, _seconds
+from gpuconcepts.claims.shape import (
+    Counterpart,
+    bars,
+    counterpart_sweep,
+    interval_ends,
+    median_seconds,
+)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -56,7 +62,7 @@ if TYPE_CHECKING:
     from gpuconcepts.claims.sizes import ClaimSizes
 
 
-def _rnn(lab: Lab, z: ClaimSizes) -> Found:
+def experiment(lab: Lab, z: ClaimSizes) -> Found:
     width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
     small = {"B": z.rnn_length_B, "d_in": z.rnn_length_d, "d_h": z.rnn_length_d}
     n = len(z.rnn_lengths)
@@ -108,10 +114,10 @@ def judge_rnn_length(
     counterpart = Counterpart(
         "the steps run in parallel, as the GEMM does", "one GEMM of the same FLOPs", parallel
     )
-    other = _counterpart(counterpart, ordered, fixed=fixed, what=what)
+    other = counterpart_sweep(counterpart, ordered, fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
-    seconds = tuple(_seconds(m) for m in ordered)
-    other_seconds = tuple(_seconds(m) for m in other)
+    seconds = tuple(median_seconds(m) for m in ordered)
+    other_seconds = tuple(median_seconds(m) for m in other)
     fit = fit_affine(lengths, seconds)
     per_step = fit.per_unit / US
     predicted_times = tuple(predicted_seconds(m, peaks) for m in ordered)
@@ -135,8 +141,8 @@ def judge_rnn_length(
     tolerance = T.RNN_EXPONENT_TOLERANCE
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
-    spread = _ends(m.interval_seconds for m in ordered)
-    other_low, other_high = _ends(m.interval_seconds for m in other)
+    spread = interval_ends(m.interval_seconds for m in ordered)
+    other_low, other_high = interval_ends(m.interval_seconds for m in other)
     return ClaimResult(
         key="rnn-linear-in-S",
         architecture="RNN",
@@ -249,20 +255,20 @@ def judge_rnn_loop_vs_gemm(
             measured=slowdown,
             interval=interval,
         ),
-        detail=f"step loop {si(_seconds(loop), 's')}, one GEMM {si(_seconds(gemm), 's')}",
+        detail=f"step loop {si(median_seconds(loop), 's')}, one GEMM {si(median_seconds(gemm), 's')}",
         device=device,
         values={
-            "loop_seconds": _seconds(loop),
-            "gemm_seconds": _seconds(gemm),
+            "loop_seconds": median_seconds(loop),
+            "gemm_seconds": median_seconds(gemm),
             "slowdown": slowdown,
             "roofline_seconds": place(loop, peaks).predicted_seconds,
         },
-        plot=_bars(
+        plot=bars(
             f"The same RNN FLOPs, with and without the step dependency (S={S})",
             "implementation",
             "seconds",
             (f"step loop ({S} steps)", "one batched GEMM"),
-            (_seconds(loop), _seconds(gemm)),
+            (median_seconds(loop), median_seconds(gemm)),
             (place(loop, peaks).predicted_seconds, place(gemm, peaks).predicted_seconds),
             spread=(loop.interval_seconds, gemm.interval_seconds),
         ),
@@ -283,8 +289,8 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     batches = size_values(ordered, "B")
     flops = formula_along(formulas.rnn_flops, ordered)
     S = param(ordered[0], "S")
-    per_step = tuple(_seconds(m) / S for m in ordered)
-    throughput = tuple(b * S / _seconds(m) for b, m in zip(batches, ordered, strict=True))
+    per_step = tuple(median_seconds(m) / S for m in ordered)
+    throughput = tuple(b * S / median_seconds(m) for b, m in zip(batches, ordered, strict=True))
     gain = throughput[-1] / throughput[0]
     latency_ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[0], ordered[-1]))
     k = batches[-1] / batches[0]
@@ -292,10 +298,10 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
     b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
     # each point's spread: its time's quartiles, on the plot's scale (relative to B=b0's median)
     quartiles = tuple(m.interval_seconds for m in ordered)
-    step_low, step_high = _ends(
+    step_low, step_high = interval_ends(
         (lo / S / per_step[0], hi / S / per_step[0]) for lo, hi in quartiles
     )
-    rate_low, rate_high = _ends(
+    rate_low, rate_high = interval_ends(
         (b * S / hi / throughput[0], b * S / lo / throughput[0])
         for b, (lo, hi) in zip(batches, quartiles, strict=True)
     )
@@ -393,12 +399,12 @@ class StepCost:
     @property
     def loop_per_step(self) -> float:
         """Measured loop time per step."""
-        return _seconds(self.loop) / self.steps
+        return median_seconds(self.loop) / self.steps
 
     @property
     def gemm_per_step(self) -> float:
         """Measured GEMM time per step's worth of its FLOPs."""
-        return _seconds(self.gemm) / self.steps
+        return median_seconds(self.gemm) / self.steps
 
     @property
     def extra_per_step(self) -> float:
@@ -408,7 +414,7 @@ class StepCost:
     @property
     def slowdown(self) -> float:
         """Loop time ÷ GEMM time."""
-        return _seconds(self.loop) / _seconds(self.gemm)
+        return median_seconds(self.loop) / median_seconds(self.gemm)
 
 
 def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> list[StepCost]:

@@ -1,7 +1,7 @@
 """What several claims share: the statistic they compare, and two result builders.
 
-Claims of one shape share one builder: a power law in S (:func:`_power_law`, for the RNN and
-attention sweeps) and a bar chart of measured against predicted (:func:`_bars`, for the DLRM,
+Claims of one shape share one builder: a power law in S (:func:`power_law`, for the RNN and
+attention sweeps) and a bar chart of measured against predicted (:func:`bars`, for the DLRM,
 CNN, RNN and Transformer comparisons). The architecture modules import them from here.
 Ratios and percentages are printed by :mod:`gpuconcepts.units` (``times``, ``percent``), the
 book's one number policy.
@@ -28,19 +28,21 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.units import number, plain_number, si
 
 
-def _seconds(m: Measurement) -> float:
+def median_seconds(m: Measurement) -> float:
     """The book's one statistic of a measurement (its median, see Measurement.seconds)."""
     return m.seconds
 
 
-def _ends(intervals: Iterable[tuple[float, float]]) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def interval_ends(
+    intervals: Iterable[tuple[float, float]],
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """A series' ``low`` and ``high`` from each point's interval (e.g. ``interval_seconds``)."""
     pairs = tuple(intervals)
     return tuple(lo for lo, _ in pairs), tuple(hi for _, hi in pairs)
 
 
 # -- building results ------------------------------------------------------------------------
-def _bars(
+def bars(
     title: str,
     x_label: str,
     y_label: str,
@@ -58,7 +60,7 @@ def _bars(
     ``spread`` gives each measured value's interval (low, high), drawn as error bars.
     """
     at = tuple(float(i) for i in range(len(categories)))
-    low, high = _ends(spread) if spread else (None, None)
+    low, high = interval_ends(spread) if spread else (None, None)
     series = [Series(labels[0], at, measured, low=low, high=high)]
     if predicted:
         series.append(Series(labels[1], at, predicted, role="predicted"))
@@ -87,7 +89,7 @@ class Counterpart:
     sweep: Sequence[Measurement]
 
 
-def _power_law(
+def power_law(
     sweep: Sequence[Measurement],
     formula: Formula,
     *,
@@ -113,8 +115,8 @@ def _power_law(
     """
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
-    seconds = tuple(_seconds(m) for m in ordered)
-    spread = _ends(m.interval_seconds for m in ordered)  # the plot's error bars
+    seconds = tuple(median_seconds(m) for m in ordered)
+    spread = interval_ends(m.interval_seconds for m in ordered)  # the plot's error bars
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds)
@@ -134,8 +136,8 @@ def _power_law(
     }
     extra: tuple[Series, ...] = ()
     if isinstance(alternative, Counterpart):
-        other = _counterpart(alternative, ordered, fixed=fixed, what=what)
-        other_seconds = tuple(_seconds(m) for m in other)
+        other = counterpart_sweep(alternative, ordered, fixed=fixed, what=what)
+        other_seconds = tuple(median_seconds(m) for m in other)
         other_fit = fit_upper(lengths, other_seconds)
         _, (low, high) = with_interval(lambda t: fit_upper(lengths, t).exponent, other)
         alternative_text, alternative_value = alternative.alternative, other_fit.exponent
@@ -145,7 +147,7 @@ def _power_law(
             f"{si(other_seconds[-1], 's')} at S={last}"
         )
         values["counterpart_exponent"] = other_fit.exponent
-        other_low, other_high = _ends(m.interval_seconds for m in other)
+        other_low, other_high = interval_ends(m.interval_seconds for m in other)
         extra = (Series(alternative.label, lengths, other_seconds, low=other_low, high=other_high),)
     else:
         alternative_text, alternative_value = alternative
@@ -191,7 +193,7 @@ def _power_law(
     )
 
 
-def _counterpart(
+def counterpart_sweep(
     counterpart: Counterpart, ordered: Sequence[Measurement], *, fixed: Sequence[str], what: str
 ) -> list[Measurement]:
     """The counterpart's sweep sorted, checked against the claim's own: the same S, the same

@@ -1,7 +1,7 @@
 """The Transformer's claims: attention grows like S², doubling S costs about 4×, decode is
 slower per token than prefill, and the KV cache matches its formula exactly.
 
-:func:`_transformer` asks the lab for a prefill sweep over S, a decode run and the causal
+:func:`experiment` asks the lab for a prefill sweep over S, a decode run and the causal
 prefill it is compared with; the ``judge_*`` functions here turn them into verdicts.
 """
 
@@ -25,7 +25,7 @@ from gpuconcepts.claims.quantities import (
 )
 from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
-from gpuconcepts.claims.shape import _bars, _ends, _power_law, _seconds
+from gpuconcepts.claims.shape import bars, interval_ends, median_seconds, power_law
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
@@ -45,7 +45,7 @@ _ATTENTION_SWEEP = "an attention sweep over S"
 """Its name in an error message."""
 
 
-def _transformer(lab: Lab, z: ClaimSizes) -> Found:
+def experiment(lab: Lab, z: ClaimSizes) -> Found:
     attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
 
     def growth(ms: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
@@ -90,7 +90,7 @@ def _transformer(lab: Lab, z: ClaimSizes) -> Found:
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
     """Attention time grows like S² for large S: the exponent fitted on the upper sweep."""
-    return _power_law(
+    return power_law(
         sweep,
         formulas.attention_flops,
         exponent=T.ATTENTION_EXPONENT,
@@ -111,7 +111,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     and interval as :func:`judge_attention_exponent`), against the formula's ratio at the
     largest doubling of the sweep."""
     ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
-    lengths, seconds = size_values(ordered, "S"), tuple(_seconds(m) for m in ordered)
+    lengths, seconds = size_values(ordered, "S"), tuple(median_seconds(m) for m in ordered)
     flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
     post = question(16)
@@ -150,7 +150,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         )
     i, j = pairs[-1]
     predicted = flops[j] / flops[i]
-    # one fit serves both attention claims (the exponent's, see _power_law), so they cannot
+    # one fit serves both attention claims (the exponent's, see power_law), so they cannot
     # disagree: doubling S multiplies the time by 2 to the fitted exponent
     exponent, (low_exponent, high_exponent) = with_interval(
         lambda t: fit_upper(lengths, t).exponent, ordered
@@ -159,7 +159,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     before = tuple(lengths[a] for a, _ in pairs)
     # each ratio's widest spread: one time at its fast quartile over the other at its slow one
     quartiles = tuple(m.interval_seconds for m in ordered)
-    ratio_low, ratio_high = _ends(
+    ratio_low, ratio_high = interval_ends(
         (quartiles[b][0] / quartiles[a][1], quartiles[b][1] / quartiles[a][0]) for a, b in pairs
     )
     return ClaimResult(
@@ -218,8 +218,8 @@ def judge_prefill_vs_decode(
             f"prefill {(B, S, d)} and decode {sizes(decode, 'B', 'S', 'd')}"
         )
     # per token: prefill's counts and time cover B·S tokens, one decode step's cover B
-    prefill_per_token = _seconds(prefill) / (B * S)
-    decode_per_token = _seconds(decode) / B
+    prefill_per_token = median_seconds(prefill) / (B * S)
+    decode_per_token = median_seconds(decode) / B
     slowdown = decode_per_token / prefill_per_token
     rate_ratio, interval = with_interval(
         lambda t: (prefill.flops / t[0]) / (decode.flops / t[1]), (prefill, decode)
@@ -264,7 +264,7 @@ def judge_prefill_vs_decode(
             "prefill_intensity": i_prefill,
             "decode_intensity": i_decode,
         },
-        plot=_bars(
+        plot=bars(
             f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
             "phase",
             "seconds per token",
