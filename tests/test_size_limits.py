@@ -1,0 +1,148 @@
+"""Size limits for all of src (issue 47, item 4): every file at most 400 lines, every function
+at most 60 (decorators, signature and docstring included; a method counts as its own function,
+named Class.method, and a nested function as outer.inner).
+
+The allow-lists hold what was over a limit when the rule came, and may only shrink: the test
+fails when a file or function not listed goes over its limit, and when a listed one is now
+within it (or gone), so the list loses it. Nothing is ever added to them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+MAX_FILE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+FILES_OVER = frozenset(
+    {
+        "gpuconcepts/analysis/report.py",
+        "gpuconcepts/analysis/trace.py",
+        "gpuconcepts/book.py",
+        "gpuconcepts/claims/result.py",
+        "gpuconcepts/claims/rnn.py",
+        "gpuconcepts/claims/wholemodel.py",
+        "gpuconcepts/distributed/claims.py",
+        "gpuconcepts/distributed/worker.py",
+        "gpuconcepts/formula.py",
+        "gpuconcepts/kernels/peaks.py",
+        "gpuconcepts/lab.py",
+        "gpuconcepts/measure/devices.py",
+        "gpuconcepts/measure/timing.py",
+        "gpuconcepts/model.py",
+        "gpuconcepts/render/pages/distributed.py",
+        "gpuconcepts/render/pages/gpu.py",
+        "gpuconcepts/render/pages/model.py",
+        "gpuconcepts/render/plots/diagrams.py",
+        "gpuconcepts/render/plots/schedules.py",
+        "gpuconcepts/run/run.py",
+        "gpuconcepts/units.py",
+        "gpuconcepts/whatif.py",
+        "gpuconcepts/workloads.py",
+    }
+)
+"""Files over 400 lines, each to be split; the list only shrinks."""
+
+FUNCTIONS_OVER = frozenset(
+    {
+        "gpuconcepts/analysis/core.py:_report",
+        "gpuconcepts/analysis/core.py:analyze",
+        "gpuconcepts/analysis/inputs.py:make_inputs",
+        "gpuconcepts/analysis/layers.py:known_module",
+        "gpuconcepts/analysis/predict.py:predictions",
+        "gpuconcepts/claims/cnn.py:judge_conv_vs_depthwise",
+        "gpuconcepts/claims/cnn.py:judge_weight_sharing",
+        "gpuconcepts/claims/dlrm.py:judge_dlrm_lookups",
+        "gpuconcepts/claims/mlp.py:judge_mlp_crossover",
+        "gpuconcepts/claims/rnn.py:judge_rnn_batch",
+        "gpuconcepts/claims/rnn.py:judge_rnn_length",
+        "gpuconcepts/claims/roofline.py:judge_roofline",
+        "gpuconcepts/claims/shape.py:power_law",
+        "gpuconcepts/claims/transformer.py:judge_attention_doubling",
+        "gpuconcepts/claims/transformer.py:judge_kv_cache",
+        "gpuconcepts/claims/transformer.py:judge_prefill_vs_decode",
+        "gpuconcepts/claims/wholemodel.py:judge_backward",
+        "gpuconcepts/claims/wholemodel.py:judge_decode_long_context",
+        "gpuconcepts/distributed/claims.py:alpha_beta_claim",
+        "gpuconcepts/distributed/report.py:measure",
+        "gpuconcepts/distributed/worker.py:_embeddings",
+        "gpuconcepts/distributed/worker.py:_pipeline_at",
+        "gpuconcepts/kernels/peaks.py:random_access",
+        "gpuconcepts/kernels/transformer.py:decode_kernel",
+        "gpuconcepts/model.py:shape_from",
+        "gpuconcepts/records.py:read",
+        "gpuconcepts/render/pages/claims.py:ledgers",
+        "gpuconcepts/render/pages/distributed.py:measured",
+        "gpuconcepts/render/pages/gpu_basics.py:anatomy",
+        "gpuconcepts/render/pages/hardware.py:examples",
+        "gpuconcepts/render/pages/hardware.py:small_layers",
+        "gpuconcepts/render/pages/model.py:measured",
+        "gpuconcepts/render/pages/model.py:training_memory",
+        "gpuconcepts/render/plots/diagrams.py:cnn_weight_sharing",
+        "gpuconcepts/render/plots/roofline.py:plot_roofline",
+        "gpuconcepts/render/plots/roofline.py:roofline_chart",
+        "gpuconcepts/render/plots/schedules.py:cnn_architecture",
+        "gpuconcepts/render/plots/schedules.py:ring_allreduce",
+        "gpuconcepts/run/collect.py:_collect",
+        "gpuconcepts/run/run.py:Run.from_dict",
+    }
+)
+"""Functions over 60 lines (file:qualified name), each to be split; the list only shrinks."""
+
+
+def _functions(node: ast.AST, prefix: str = "") -> Iterator[tuple[str, int]]:
+    """Each function under ``node`` with its qualified name and its length in lines."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            name = prefix + child.name
+            start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+            yield name, (child.end_lineno or child.lineno) - start + 1
+            yield from _functions(child, name + ".")
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions(child, prefix + child.name + ".")
+        else:
+            yield from _functions(child, prefix)
+
+
+def sizes(root: Path = SRC) -> tuple[dict[str, int], dict[str, int]]:
+    """Every file of ``root`` over the file limit and every function over the function limit,
+    with their lengths."""
+    files: dict[str, int] = {}
+    functions: dict[str, int] = {}
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if (lines := len(text.splitlines())) > MAX_FILE_LINES:
+            files[name] = lines
+        for function, length in _functions(ast.parse(text)):
+            if length > MAX_FUNCTION_LINES:
+                functions[f"{name}:{function}"] = length
+    return files, functions
+
+
+def test_no_new_file_over_400_lines_and_the_allow_list_only_shrinks() -> None:
+    files, _ = sizes()
+    assert sorted(set(files) - FILES_OVER) == [], "new files over 400 lines: split them"
+    assert sorted(FILES_OVER - set(files)) == [], "within the limit now: remove from FILES_OVER"
+
+
+def test_no_new_function_over_60_lines_and_the_allow_list_only_shrinks() -> None:
+    _, functions = sizes()
+    new = {name: functions[name] for name in sorted(set(functions) - FUNCTIONS_OVER)}
+    assert new == {}, "new functions over 60 lines: split them"
+    assert sorted(FUNCTIONS_OVER - set(functions)) == [], (
+        "within the limit now: remove from FUNCTIONS_OVER"
+    )
+
+
+def test_a_long_method_and_a_long_file_are_found(tmp_path: Path) -> None:
+    body = "\n".join(f"    x = {i}" for i in range(60))
+    source = f"class A:\n    @staticmethod\n    def f():\n    {body.replace(chr(10), chr(10) + '    ')}\n"
+    (tmp_path / "m.py").write_text(source + "\n" * 400)
+    files, functions = sizes(tmp_path)
+    assert files == {"m.py": 463}
+    assert functions == {"m.py:A.f": 62}
