@@ -206,13 +206,19 @@ OP_FLOOR_STEPS = 1024
 
 def op_floor(device: str, *, repeats: int = 11) -> float:
     """Seconds of one operation dispatched from inside the framework's C++, with no Python
-    call around it and next to no work in it: :data:`OP_FLOOR_STEPS` in-place negations of
-    one-element tensors, which ``torch._foreach_neg_`` dispatches one by one from C++ on a CPU
-    (an empty operation, no module the book judges), divided by the operations it dispatches
-    (:func:`count_dispatch`), at the median repetition. Counted and timed alike, it is the unit
-    of the chain roof. Until 2026-12-07 it was ``nn.RNN`` of width 1, a module whose steps the
-    book judges against it (issue 45). A CUDA device pays a launch for each operation, so there
-    the floor of an operation is its launch: the latency floor (:func:`latency_floor`).
+    call around it and next to no work in it: :data:`OP_FLOOR_STEPS` negations of one-element
+    tensors, each into a new tensor, which ``torch._foreach_neg`` dispatches one by one from
+    C++ on a CPU (an empty operation, no module the book judges), divided by the operations it
+    dispatches (:func:`count_dispatch`), at the median repetition. Counted and timed alike, it
+    is the unit of the chain roof. Each operation creates its result, as the operations of the
+    kernels it bounds do (an RNN step's product, addition and tanh each allocate theirs): an
+    in-place negation, the floor from 2026-12-07 until a later change that day, skipped the
+    allocation every such operation pays and read 0.18 µs where an operation of nn.RNN(16, 16)
+    took 0.9 µs on the 2-core EPYC (ledger 2's overhead-bound RNNs then at 6-21x their
+    prediction; the change log says after which run). Until 2026-12-07 it was ``nn.RNN`` of
+    width 1, a module whose steps the book judges against it (issue 45). A CUDA device pays a
+    launch for each operation, so there the floor of an operation is its launch: the latency
+    floor (:func:`latency_floor`).
     """
     if device == "cuda":
         return latency_floor(device, repeats=repeats)
@@ -226,7 +232,7 @@ def op_chain() -> tuple[Callable[[], object], int]:
     """The per-operation floor's chain on a CPU (:func:`op_floor`), and the operations one call
     of it dispatches."""
     tensors = [torch.zeros(1) for _ in range(OP_FLOOR_STEPS)]
-    return (lambda: torch._foreach_neg_(tensors)), _op_chain_ops()
+    return (lambda: torch._foreach_neg(tensors)), _op_chain_ops()
 
 
 @functools.cache
@@ -235,4 +241,4 @@ def _op_chain_ops() -> int:
     path's, and a count under the profiler takes seconds on a 2-core CPU."""
     tensors = [torch.zeros(1) for _ in range(OP_FLOOR_STEPS)]
     with torch.inference_mode():
-        return count_dispatch(lambda: torch._foreach_neg_(tensors)).ops
+        return count_dispatch(lambda: torch._foreach_neg(tensors)).ops
