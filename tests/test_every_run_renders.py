@@ -24,7 +24,7 @@ from run_states import CLAIM_STATES, PART_STATES, each_claim, moved, real_runs, 
 
 from gpuconcepts.cli import main
 from gpuconcepts.render import format_run
-from gpuconcepts.run import Run
+from gpuconcepts.run import Run, load
 
 # analyze times three small models against the run's peaks: its cells read no claim, so it is
 # run only where a state changes the peaks (it costs more than every other page together)
@@ -203,3 +203,15 @@ def test_every_page_with_code_is_covered() -> None:
     assert {p.stem for p in executed_pages()} >= {"claims", "gpu", "dlrm", "rnn", "analyze"}
     assert all(p.parent == DOCS for p in CLAIM_PAGES)
     assert dataclasses.is_dataclass(_runs()[0])
+
+
+@pytest.mark.parametrize("state", ["unmeasured", "not_visible", "infinite"])
+def test_a_saved_run_reads_back_each_state_as_it_was(state: str, tmp_path: Path) -> None:
+    """Nothing measured (nan) and an unbounded measurement (an infinity) stay apart in the
+    file: null for the first, the word "inf" for the second."""
+    build, _ = _build_and_recorded()
+    moved_run = each_claim(CLAIM_STATES[state])(build)
+    moved_run.save(tmp_path / "run.json")
+    assert load(tmp_path / "run.json").claims == moved_run.claims
+    stored = json.loads((tmp_path / "run.json").read_text())["claims"][0]
+    assert stored["measured"] == {"infinite": "inf"}.get(state)

@@ -129,9 +129,9 @@ def _stored(x: float | None) -> float | None:
     return x if x is None or math.isfinite(x) else None
 
 
-def _infinite_if_none(x: float | None) -> float:
-    """A stored number read back: null was an infinity ("never")."""
-    return math.inf if x is None else x
+def _one_nan(x: float) -> float:
+    """``math.nan`` itself for any nan (see :meth:`TwoSided.__post_init__`)."""
+    return math.nan if math.isnan(x) else x
 
 
 def _short(x: float) -> str:
@@ -174,6 +174,10 @@ class TwoSided:
     def __post_init__(self) -> None:
         if self.low is None and self.high is None:
             raise GpuConceptsError(f"{self.quantity}: the pass region needs at least one bound")
+        # "not measured" is one value: nan is unequal to itself but tuples compare by identity
+        # first, so one shared nan lets a run read back from its file equal the run it was
+        object.__setattr__(self, "measured", _one_nan(self.measured))
+        object.__setattr__(self, "interval", tuple(_one_nan(x) for x in self.interval))
         if self.low is not None and self.high is not None and self.low > self.high:
             raise GpuConceptsError(
                 f"{self.quantity}: the pass region needs low ≤ high; got {self.low}, {self.high}"
@@ -420,6 +424,32 @@ Bound = Annotated[float, ANY_SIGN] | None
 """A number of a stored claim's test: null where JSON cannot hold the value (an infinity, a
 time of "never"), or an open end of the pass region."""
 
+Reading = Annotated[float, ANY_SIGN] | str | None
+"""A number of a stored claim's test: null where there is none (nan: nothing measured, no
+prediction possible), the word "inf" or "-inf" where it is unbounded (a crossover never
+reached, a time of "never"), else the number. Schema 3 wrote null for both; its migration
+(:data:`gpuconcepts.run.run.MIGRATIONS`) keeps its predictions unbounded, and the only null
+measurement its recorded runs hold was unmeasured."""
+
+
+def _stored_reading(x: float) -> float | str | None:
+    """A measured number as :data:`Reading` writes it."""
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def _read(x: float | str | None, name: str) -> float:
+    """A :data:`Reading` back as a number: nan for null, an infinity for its word."""
+    if x is None:
+        return math.nan
+    if isinstance(x, str) and x not in ("inf", "-inf"):
+        raise GpuConceptsError(f"{name} must be a number, null, 'inf' or '-inf'; got {x!r}")
+    return float(x)
+
+
 Scalar = Annotated[int | float, ANY_SIGN] | bool | str | None
 """One of a claim's ``values``: a number of any sign, a flag, a word, or null."""
 
@@ -458,12 +488,12 @@ class ClaimRecord:
     device: str
     prediction: str
     quantity: str
-    predicted: Bound
+    predicted: Reading
     alternative: str
-    alternative_value: Bound
+    alternative_value: Reading
     pass_region: tuple[Bound, Bound]
-    measured: Bound
-    interval: tuple[Bound, Bound]
+    measured: Reading
+    interval: tuple[Reading, Reading]
     pass_region_text: str = ""
     detail: str = ""
     gates: tuple[Gate, ...] = ()
@@ -485,12 +515,12 @@ class ClaimRecord:
             device=result.device,
             prediction=result.prediction,
             quantity=test.quantity,
-            predicted=_stored(test.predicted),
+            predicted=_stored_reading(test.predicted),
             alternative=test.alternative,
-            alternative_value=_stored(test.alternative_value),
+            alternative_value=_stored_reading(test.alternative_value),
             pass_region=(_stored(test.low), _stored(test.high)),
-            measured=_stored(test.measured),
-            interval=(_stored(test.interval[0]), _stored(test.interval[1])),
+            measured=_stored_reading(test.measured),
+            interval=(_stored_reading(test.interval[0]), _stored_reading(test.interval[1])),
             pass_region_text=test.region_text(),
             detail=result.detail,
             gates=tuple(Gate(condition, met) for condition, met in result.gates),
@@ -508,14 +538,13 @@ class ClaimRecord:
         low, high = self.interval
         test = TwoSided(
             quantity=self.quantity,
-            predicted=_infinite_if_none(self.predicted),
+            predicted=_read(self.predicted, "predicted"),
             alternative=self.alternative,
-            alternative_value=_infinite_if_none(self.alternative_value),
+            alternative_value=_read(self.alternative_value, "alternative_value"),
             low=self.pass_region[0],
             high=self.pass_region[1],
-            # a measured value JSON could not hold was no measurement a reader can use
-            measured=math.nan if self.measured is None else self.measured,
-            interval=(math.nan if low is None else low, math.nan if high is None else high),
+            measured=_read(self.measured, "measured"),
+            interval=(_read(low, "interval"), _read(high, "interval")),
         )
         result = ClaimResult(
             key=self.key,
@@ -532,13 +561,7 @@ class ClaimRecord:
             values=self.values,
             plot=self.plot,
         )
-        # a null measured value (nan or an infinity when saved) cannot rebuild the verdict
-        # it was given, so only a claim with a number is checked against its own
-        if (
-            self.verdict is not None
-            and self.measured is not None
-            and self.verdict != result.verdict
-        ):
+        if self.verdict is not None and self.verdict != result.verdict:
             raise GpuConceptsError(
                 f"verdict is {self.verdict!r}, but its own test and gates give "
                 f"{result.verdict!r} (an edited file?)"

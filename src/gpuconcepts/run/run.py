@@ -62,11 +62,24 @@ the claims' ``anomalies``; version 4 the model's version in the provenance
 
 def _from_3(data: dict[str, Any]) -> dict[str, Any]:
     """A version 3 run as version 4: recorded before the model had a version (ledger 2 scores
-    it in sample)."""
+    it in sample), and before a claim's file told an unbounded prediction ("inf") from none
+    (null): version 3 wrote null for both and read it as unbounded, which it keeps meaning."""
     provenance = data.get("provenance")
     if isinstance(provenance, dict):
         provenance = {**provenance, "model_version": ""}
-    return {**data, "schema": 4, "provenance": provenance}
+    claims = data.get("claims")
+    if isinstance(claims, list):
+        claims = [_unbounded_where_null(c) for c in claims]
+    return {**data, "schema": 4, "provenance": provenance, "claims": claims}
+
+
+def _unbounded_where_null(claim: object) -> object:
+    """A version 3 claim's null prediction and alternative as version 4 writes an infinity."""
+    if not isinstance(claim, dict):
+        return claim
+    return claim | {
+        name: "inf" for name in ("predicted", "alternative_value") if claim.get(name, 0) is None
+    }
 
 
 MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {3: _from_3}
