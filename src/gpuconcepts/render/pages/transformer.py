@@ -301,7 +301,7 @@ def two_step() -> Glue:
         "ex2_batch": units.plain_number(math.ceil(alone)),
         "ex2_with_cache": "never: no batch makes the step compute-bound, however large"
         if first is None
-        else f"from a batch of {first:,}",
+        else f"from a batch of {units.plain_number(first)}",
         "ex2_limit_eq": Math(
             f"{formulas.decode_intensity_limit.lhs} = "
             f"{formulas.decode_intensity_limit.worked(**cache)}"
