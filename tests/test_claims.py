@@ -1581,11 +1581,11 @@ def test_tiny_run_exact_arithmetic(tiny: Tiny) -> None:
     N = int(dlrm.number("N"))
     assert N == 2**20 // (16 * 4)  # the 1 MiB table in rows of d=16 float32 values
     assert dlrm.values["table_bytes"] == formulas.embedding_memory(N=N, d=16, s=4)
-    # these tiny lookups (128 rows a call) are bound by the overhead roof, a flushed call's
-    # cold floor, random and consecutive alike (the post's model: time is at least the largest
-    # of compute, memory and overhead), so the ceilings predict no gap: not visible here
-    assert dlrm.test.predicted == pytest.approx(1.0)
-    assert dlrm.verdict == "not visible"
+    # these tiny lookups (128 rows a call): consecutive rows are bound by a flushed call's cold
+    # floor (timed beside them); random rows, since 2026-12-07, by that floor or their lines
+    # at the gather sweep's random line rate (the memory roof of random rows), whichever is
+    # longer: never predicted faster than consecutive ones
+    assert dlrm.test.predicted >= 1.0
     assert dlrm.number("judged_row_bytes") == 16
     assert tiny.claim("attention-doubling").values["predicted_ratio"] == 4
     prefill = tiny.claim("roofline-transformer-prefill").values
