@@ -187,7 +187,7 @@ def test_one_block_keeps_the_bootstrap_over_rounds() -> None:
 
 
 def test_blocks_are_kept_in_a_saved_measurement() -> None:
-    from gpuconcepts.records import from_record, to_record
+    from gpuconcepts.records import from_record
 
     m = Measurement("a", "cpu", {}, (1.0, 2.0, 3.0), 1, 1, blocks=3)
     assert from_record(Measurement, m.to_dict()) == m
