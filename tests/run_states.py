@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from gpuconcepts.claims.result import ClaimResult
+from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.run import Run, load
 
 ROOT = Path(__file__).resolve().parents[1]

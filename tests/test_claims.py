@@ -36,15 +36,6 @@ from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.claims.mlp import judge_mlp_crossover, judge_mlp_trend
 from gpuconcepts.claims.quantities import with_interval
-from gpuconcepts.claims.registry import ledger
-from gpuconcepts.claims.result import (
-    ClaimRecord,
-    ClaimResult,
-    PlotSpec,
-    Series,
-    TwoSided,
-    example,
-)
 from gpuconcepts.claims.rnn import judge_rnn_batch, judge_rnn_length, judge_rnn_loop_vs_gemm
 from gpuconcepts.claims.roofline import judge_roofline
 from gpuconcepts.claims.transformer import (
@@ -59,6 +50,10 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
+from gpuconcepts.results.claim import ClaimRecord, ClaimResult, example
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.registry import ledger
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
 
@@ -1691,9 +1686,9 @@ def test_bars_and_ratios_carry_the_quartiles() -> None:
 def test_a_plot_draws_for_every_verdict(tiny: Tiny) -> None:
     # the undecided verdict once reached the claims page without a colour, and its build failed
     pytest.importorskip("matplotlib")
-    from gpuconcepts.claims.result import VERDICTS
     from gpuconcepts.render import plots
     from gpuconcepts.render.style import VERDICT_COLOURS
+    from gpuconcepts.results.claim import VERDICTS
 
     assert set(VERDICT_COLOURS) == set(VERDICTS)
     drawn = next(r for r in tiny.claims if r.plot is not None and r.visible)

@@ -16,15 +16,15 @@ import test_wholemodel as wm
 from synthetic import Timing, synthetic_lab, synthetic_run
 
 from gpuconcepts import formulas
-from gpuconcepts.claims import registry
 from gpuconcepts.claims import wholemodel as W
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.claims.sizes import claim_sizes
 from gpuconcepts.claims.wholemodel_results import TrainingPeak
 from gpuconcepts.distributed import claims as dclaims
 from gpuconcepts.distributed.traffic import AlphaBeta
 from gpuconcepts.measure import transfer_unit_bytes
+from gpuconcepts.results import registry
+from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.roofline import Peaks
 
 LATENCY = 2e-4
@@ -244,7 +244,7 @@ def test_a_violating_result_fails_the_part_claim(key: str) -> None:
 
 
 def test_every_registered_claim_has_a_violating_run() -> None:
-    """A claim registered in claims/registry.py without a case here fails this test."""
+    """A claim registered in results/registry.py without a case here fails this test."""
     missing = set(registry.CLAIMS) - set(VIOLATIONS) - set(PART_VIOLATIONS)
     assert missing == set(), f"claims with no violating run: {sorted(missing)}"
     assert set(VIOLATIONS) | set(PART_VIOLATIONS) == set(registry.CLAIMS)

@@ -237,8 +237,8 @@ def _as_savefig_writes_it(fig: Figure) -> str:
 def _claim_with_an_offset_text() -> Figure:
     """A claim's plot on linear axes in the billions: its y axis has an offset text ("1e9")
     that its long title must clear, so the title is left to move (style._pin_title)."""
-    from gpuconcepts.claims.result import PlotSpec, Series
     from gpuconcepts.render.plots import draw
+    from gpuconcepts.results.plot import PlotSpec, Series
 
     ys = (2.0e9, 3.5e9, 4.0e9)
     measured = Series("measured", (1.0, 2.0, 3.0), ys, low=ys, high=ys)

@@ -96,7 +96,7 @@ def test_no_import_cycles_in_src() -> None:
         "gpuconcepts.run.provenance",
         "gpuconcepts.roofline",
         "gpuconcepts.lab",
-        "gpuconcepts.claims.result",
+        "gpuconcepts.results.claim",
     ]
     for name in values:
         assert not any(d.startswith("gpuconcepts.render") for d in graph[name]), name

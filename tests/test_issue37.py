@@ -273,9 +273,9 @@ def test_a_gpu_floor_is_set_beside_its_own_gpu_s_roofline_times_and_a_cpu_floor_
 
 
 def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
-    from gpuconcepts.claims.registry import CLAIMS
     from gpuconcepts.render.pages import gpu
     from gpuconcepts.render.text import chain_bound
+    from gpuconcepts.results.registry import CLAIMS
     from gpuconcepts.units import percent, si
 
     runs = recorded_runs(DOCS)

@@ -23,11 +23,13 @@ from gpuconcepts.claims.predict import (
     share_within,
     within_prediction,
 )
-from gpuconcepts.claims.registry import CLAIMS
-from gpuconcepts.claims.result import ClaimResult, TwoSided, example, in_ledger, tally
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult, example
+from gpuconcepts.results.ledger import in_ledger, tally
+from gpuconcepts.results.registry import CLAIMS
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.run import Provenance, Run, load

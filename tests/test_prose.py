@@ -104,8 +104,8 @@ def test_the_file_map_lives_in_architecture_md() -> None:
 
 # Issue 37: "undecided: undecided:" three times on the claims page.
 def test_an_undecided_claim_says_undecided_once() -> None:
-    from gpuconcepts.claims.result import example
     from gpuconcepts.render.markdown import markdown_claim, markdown_claims_table
+    from gpuconcepts.results.claim import example
 
     undecided = example(2.5, interval=(1.8, 3))
     assert undecided.verdict == "undecided"

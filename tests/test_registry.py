@@ -1,7 +1,7 @@
 """One claim registry: every threshold in claims/thresholds.py, every size in conf/presets.toml,
 every claim judged through claims.judge.judge.
 
-The registry itself (claims/registry.py) and the falsifiability of each claim it lists are
+The registry itself (results/registry.py) and the falsifiability of each claim it lists are
 checked in tests/test_falsifiable.py.
 """
 
@@ -275,6 +275,6 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
 
 
 def registry_kind(key: str) -> str:
-    from gpuconcepts.claims.registry import CLAIMS
+    from gpuconcepts.results.registry import CLAIMS
 
     return CLAIMS[key].kind

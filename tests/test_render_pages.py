@@ -12,10 +12,10 @@ import pytest
 from gpuconcepts import formulas, units
 from gpuconcepts.book import chapter, claim_measurement
 from gpuconcepts.claims.accuracy import flips
-from gpuconcepts.claims.registry import ledger
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.render.pages import Math, claims, cnn, devices, execution, hardware, transformer
 from gpuconcepts.render.text import preset_rows
+from gpuconcepts.results.registry import ledger
 from gpuconcepts.roofline import Peaks, gap_split, place
 from gpuconcepts.run import Run, load
 

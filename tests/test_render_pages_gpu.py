@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from gpuconcepts import units
-from gpuconcepts.claims.result import example
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.measure import Measurement
 from gpuconcepts.render.pages import gpu
+from gpuconcepts.results.claim import example
 from gpuconcepts.run import Run, load_all
 
 RUNS = Path(__file__).resolve().parents[1] / "docs" / "runs"

@@ -23,7 +23,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/analysis/report.py",
         "gpuconcepts/analysis/trace.py",
         "gpuconcepts/book.py",
-        "gpuconcepts/claims/result.py",
         "gpuconcepts/claims/rnn.py",
         "gpuconcepts/claims/wholemodel.py",
         "gpuconcepts/distributed/claims.py",

@@ -249,8 +249,9 @@ def test_a_saved_claim_with_an_open_interval_end_reads_back() -> None:
     import json
     import math
 
-    from gpuconcepts.claims.result import ClaimRecord, TwoSided, example
     from gpuconcepts.records import from_record, to_record
+    from gpuconcepts.results.claim import ClaimRecord, example
+    from gpuconcepts.results.twosided import TwoSided
 
     test = TwoSided("knee", 1.0, "never", math.inf, 0.5, 2.0, 2.65, (0.0, math.inf))
     result = dataclasses.replace(example(), test=test)

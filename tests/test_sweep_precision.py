@@ -17,8 +17,8 @@ from gpuconcepts.claims.accuracy import (
     sweep_mismatch,
     unjudged,
 )
-from gpuconcepts.claims.result import example
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import example
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
 

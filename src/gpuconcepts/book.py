@@ -38,8 +38,8 @@ from gpuconcepts.workloads import chapters
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from gpuconcepts.claims.result import ClaimResult
     from gpuconcepts.measure import Measurement
+    from gpuconcepts.results.claim import ClaimResult
     from gpuconcepts.run import Run
 
 __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render

@@ -60,7 +60,7 @@ Wanted = tuple[str, Mapping[str, object]]
 
 class Judged(Protocol):
     """What a comparison's judge returns for each claim it decides (a
-    :class:`~gpuconcepts.claims.result.ClaimResult` is one)."""
+    :class:`~gpuconcepts.results.claim.ClaimResult` is one)."""
 
     @property
     def anomalous(self) -> bool: ...

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from prose import MAX_WORDS, long_sentences, repeated_words, slugs_in
 
-from gpuconcepts.claims.registry import CLAIMS
+from gpuconcepts.results.registry import CLAIMS
 
 if TYPE_CHECKING:
     from conftest import Site

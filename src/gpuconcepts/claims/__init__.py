@@ -5,7 +5,7 @@ kernels (asked of a :class:`~gpuconcepts.lab.Lab`, so each size is measured once
 plot, and a verdict computed by comparing the measurement with a threshold fixed beforehand
 in :mod:`gpuconcepts.claims.thresholds`.
 
-* :mod:`~gpuconcepts.claims.result` — :class:`ClaimResult`, plot specs;
+* :mod:`~gpuconcepts.results` — :class:`ClaimResult`, plot specs (values, below the claims);
 * :mod:`~gpuconcepts.claims.fit` — power-law exponents, rank trends, crossovers;
 * :mod:`~gpuconcepts.claims.quantities` — formulas at a measurement's sizes;
 * :mod:`~gpuconcepts.claims.shape` — what several claims share: the statistic, ratio text,
@@ -32,8 +32,9 @@ from __future__ import annotations
 from gpuconcepts.claims.cnn import count_weights
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.claims.sizes import ClaimSizes, claim_sizes
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
 
 __all__ = [
     "ClaimResult",

@@ -34,10 +34,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from gpuconcepts.claims.quantities import with_interval
-from gpuconcepts.claims.result import ClaimResult, Verdict
 from gpuconcepts.claims.roofline import ROOF_REFERENCES
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.hardware import dtype_name
+from gpuconcepts.results.claim import ClaimResult, Verdict
 from gpuconcepts.roofline import gemm_products
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 from gpuconcepts.roofline.version import model_version

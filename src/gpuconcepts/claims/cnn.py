@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
-from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import bars
 from gpuconcepts.claims.thresholds import DIRECTION_MIN_EFFECT
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, gap_split
 from gpuconcepts.units import number, percent, si, times
 

@@ -19,7 +19,6 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.predict import predicted_seconds, random_line_seconds
 from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import Roles, compare_with_roofs
 from gpuconcepts.claims.shape import bars
 from gpuconcepts.errors import GpuConceptsError
@@ -32,6 +31,9 @@ from gpuconcepts.measure import (
     transfer_unit_bytes,
 )
 from gpuconcepts.questions import question
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import (
     MiB,
@@ -344,7 +346,7 @@ def post_row_text(result: ClaimResult) -> str:
     random ones beyond the noise), never agreement for the last.
 
     >>> from dataclasses import replace
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> values = {"row_bytes": 512, "predicted_ratio": 1.0, "ratio": 0.147, "s": 4, "d": 128,
     ...           "ratio_512B_rows_low": 0.14, "ratio_512B_rows_high": 0.16,
     ...           "transfer_unit": "cache line", "transfer_bytes": 64}

@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 
 from gpuconcepts.claims import cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.claims.accuracy import unjudged
-from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.claims.roofline import Found, judge_roles
 from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult
 
 EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
     ("DLRM", dlrm.experiment),

@@ -1,6 +1,6 @@
 """The one function through which every claim is judged: :func:`judge_all`.
 
-A run holds three kinds of claim (:data:`~gpuconcepts.claims.registry.CLAIMS` lists them by
+A run holds three kinds of claim (:data:`~gpuconcepts.results.registry.CLAIMS` lists them by
 key): the core claims, judged from the five workloads' measurements that a
 :class:`~gpuconcepts.lab.Lab` gives (a live lab measures them now, a replaying one reads a
 saved run); the whole model's, from what its experiments measured; and the distributed ones,
@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.claims.wholemodel import judge_wholemodel
 from gpuconcepts.lab import Lab
+from gpuconcepts.results.claim import ClaimResult
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.wholemodel_results import WholeModelResults

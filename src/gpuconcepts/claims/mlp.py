@@ -26,12 +26,14 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import interval_ends
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import number, percent, plain_number, si
 

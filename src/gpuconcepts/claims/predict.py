@@ -16,7 +16,7 @@ and :func:`share_within` counts a run's results.
 
 >>> prediction_region(4.0)
 (2.0, 8.0)
->>> from gpuconcepts.claims.result import example
+>>> from gpuconcepts.results.claim import example
 >>> within_prediction(example(4.0)), within_prediction(example(20.0))
 (True, False)
 """
@@ -35,8 +35,9 @@ from gpuconcepts.roofline import diagnoses, moved_bytes, random_table_bytes, roo
 from gpuconcepts.workloads import INDEX_BYTES
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.result import ClaimResult, TwoSided
     from gpuconcepts.measure import Measurement
+    from gpuconcepts.results.claim import ClaimResult
+    from gpuconcepts.results.twosided import TwoSided
     from gpuconcepts.roofline import Peaks
 
 
@@ -238,7 +239,7 @@ def region_within(test: TwoSided) -> bool:
     """True when ``test``'s pass region is closed and lies within
     :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of its prediction.
 
-    >>> from gpuconcepts.claims.result import TwoSided
+    >>> from gpuconcepts.results.twosided import TwoSided
     >>> region_within(TwoSided("r", 4.0, "none", 1.0, 2.0, 8.0, 3.0, (3.0, 3.0)))
     True
     >>> region_within(TwoSided("r", 4.0, "none", 1.0, 2.0, None, 3.0, (3.0, 3.0)))
@@ -256,7 +257,7 @@ def share_within(results: Sequence[ClaimResult]) -> tuple[int, int]:
     :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR` of their prediction, and how many
     have a numeric prediction and measurement (:func:`numeric`) at all.
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> share_within([example(4.0), example(20.0), example(9.0)])
     (2, 3)
     """

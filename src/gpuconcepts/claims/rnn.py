@@ -43,7 +43,6 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.shape import (
     Counterpart,
     bars,
@@ -54,6 +53,9 @@ from gpuconcepts.claims.shape import (
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import US, number, plain_number, si, significant, times
 

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.quantities import with_interval
-from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.thresholds import ROOF_MIN_SHARE
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import (
     CHAIN,
     PER_CALL,

@@ -23,13 +23,15 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import bars, interval_ends, median_seconds, power_law
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.questions import question
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import describe_bytes, number, plain_number, si, times
 from gpuconcepts.workloads import workload

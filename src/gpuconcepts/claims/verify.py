@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuconcepts.claims.accuracy import accuracy, flips, summary
-from gpuconcepts.claims.result import ClaimResult, in_ledger, tally
 from gpuconcepts.measure import resolve_device
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.ledger import in_ledger, tally
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.run import Run, collect, load
 from gpuconcepts.run.peaks_cache import this_machine_peaks
@@ -63,7 +64,7 @@ def judged(
     (:func:`~gpuconcepts.run.peaks_cache.this_machine_peaks`; ``fresh`` measures them again). The CLI's ``verify`` renders what this returns.
 
     Its JSON form (:func:`verify_dict`) has, per claim (see
-    :meth:`~gpuconcepts.claims.result.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
+    :meth:`~gpuconcepts.results.claim.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)
     and ``predicted`` (the value), ``quantity``, ``alternative`` and ``alternative_value``,
     ``pass_region`` ([low, high], null for an open end), ``measured``, ``interval``,
     ``verdict`` ("holds", "fails", "undecided" or "not visible") with its ``reason``, ``gates``,

@@ -4,7 +4,7 @@ Every claim here is *two-sided*: it states the prediction (from :mod:`gpuconcept
 an alternative the measurement must rule out, and a pass region (fixed
 before any run in :mod:`~gpuconcepts.claims.thresholds`, the one home of every threshold)
 that holds the prediction and leaves the alternative outside (a
-:class:`~gpuconcepts.claims.result.TwoSided` test). The claim holds when the whole measured
+:class:`~gpuconcepts.results.twosided.TwoSided` test). The claim holds when the whole measured
 interval lies in the pass region. When the alternative itself would fall inside the region on
 this device, the device cannot tell the two apart and the claim is "not visible".
 
@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import paired_interval, with_interval
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series, TwoSided
 from gpuconcepts.claims.thresholds import (
     BACKWARD_FLOP_TOLERANCE,
     BACKWARD_MAX_TIME_RATIO,
@@ -42,6 +41,9 @@ from gpuconcepts.claims.thresholds import (
 )
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape, matmul_params
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import binary_bytes, number, plain_number, si, times
 

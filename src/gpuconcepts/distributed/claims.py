@@ -25,7 +25,6 @@ from collections.abc import Sequence
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import paired_interval, with_interval
-from gpuconcepts.claims.result import ClaimResult, TwoSided
 from gpuconcepts.claims.thresholds import (
     ALPHA_BETA_FACTOR,
     BUBBLE_MARGIN,
@@ -38,6 +37,8 @@ from gpuconcepts.claims.thresholds import (
 from gpuconcepts.distributed.traffic import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import quartiles
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.units import number, si
 
 ARCHITECTURE = "Beyond one device"

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
-from gpuconcepts.claims.result import ClaimResult
 from gpuconcepts.distributed import claims, launch
 from gpuconcepts.distributed.traffic import (
     FULL,
@@ -31,6 +30,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import temporary_folder
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
+from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.units import number, plain_number, plural, si
 
 GROWTH_REPEATS = 2

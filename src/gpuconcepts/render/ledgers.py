@@ -23,8 +23,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.accuracy import AccuracyRow, Flip, accuracy, flips, summary
-from gpuconcepts.claims.result import ClaimResult, in_ledger
 from gpuconcepts.render.text import format_claims
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.ledger import in_ledger
 from gpuconcepts.units import number, percent, plural, si, times
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def format_apart(title: str, results: Sequence[ClaimResult]) -> str:
     """Claims shown apart from the tally (the facts, the model's predictions): its verdict,
     then its measured value on a line of its own.
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> print(format_apart("Facts", [example()]))
     Facts (not tallied):
       demo: holds

@@ -19,9 +19,9 @@ from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import describe, measured_or_dash, number, si, significant, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.result import ClaimResult
     from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
+    from gpuconcepts.results.claim import ClaimResult
     from gpuconcepts.run import Run
 
 
@@ -96,7 +96,7 @@ def verdict_cell(result: ClaimResult) -> str:
     """The verdict in bold, then why it is not "holds"; a reason that opens with the verdict's
     own word does not say it twice.
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> verdict_cell(example(1.5))
     '**fails**: the measured 1.5 lies outside the pass region (≥ 2)'
     >>> from types import SimpleNamespace
@@ -111,7 +111,7 @@ def markdown_claim(result: ClaimResult) -> str:
     """One claim as a Markdown table (for the book): claim, prediction, the alternative ruled
     out, the pass region, the measurement with its interval, the verdict and why.
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> print(markdown_claim(example(1.5)).splitlines()[-2])
     | **Verdict** | **fails**: the measured 1.5 lies outside the pass region (≥ 2) |
     """
@@ -139,7 +139,7 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
     pass region, the measured value with its interval, and the verdict (with why, when it does
     not hold).
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> print(markdown_claims_table([example()]).splitlines()[-1])
     | Bigger batches run faster per sample. | 8 | FLOP/s independent of batch (FLOP/s gain = 1) | FLOP/s gain ≥ 2 | 4 [4, 4] | **holds** |
     """
@@ -165,7 +165,7 @@ def audit_cell(result: ClaimResult) -> str:
     """A claim's verdict on one machine, with its measured value over its prediction (what the
     audit table shows per machine).
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> audit_cell(example()), audit_cell(example(1.5))
     ('holds, 0.5', 'fails, 0.19')
 

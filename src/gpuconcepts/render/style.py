@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from matplotlib.backend_bases import RendererBase
     from matplotlib.figure import Figure
 
-    from gpuconcepts.claims.result import Verdict
+    from gpuconcepts.results.claim import Verdict
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")

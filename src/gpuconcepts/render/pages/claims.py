@@ -15,8 +15,6 @@ from gpuconcepts import units
 from gpuconcepts.claims import thresholds
 from gpuconcepts.claims.accuracy import accuracy, flips, sample_of
 from gpuconcepts.claims.accuracy import summary as accuracy_summary
-from gpuconcepts.claims.registry import CLAIMS, TESTS_WORDS
-from gpuconcepts.claims.result import VERDICTS, in_ledger, tally
 from gpuconcepts.render.ledgers import SAMPLE_WORDS
 from gpuconcepts.render.markdown import (
     literal,
@@ -27,13 +25,16 @@ from gpuconcepts.render.markdown import (
 )
 from gpuconcepts.render.plots import draw_result, roofline_chart
 from gpuconcepts.render.text import tally_sentence
+from gpuconcepts.results.claim import VERDICTS
+from gpuconcepts.results.ledger import in_ledger, tally
+from gpuconcepts.results.registry import CLAIMS, TESTS_WORDS
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import si
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.result import ClaimResult
     from gpuconcepts.measure import Measurement
     from gpuconcepts.render.pages import Glue
+    from gpuconcepts.results.claim import ClaimResult
     from gpuconcepts.run import Run
 
 LABELS = {

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
-from gpuconcepts.claims.registry import CLAIMS
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
@@ -33,6 +32,7 @@ from gpuconcepts.render.text import (
     ran_in,
     unmeasured_cache,
 )
+from gpuconcepts.results.registry import CLAIMS
 from gpuconcepts.roofline import place
 from gpuconcepts.units import NOTHING, percent, seconds, si
 from gpuconcepts.workloads import chapter_of, chapters
@@ -40,9 +40,9 @@ from gpuconcepts.workloads import chapter_of, chapters
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from gpuconcepts.claims.result import ClaimResult
     from gpuconcepts.measure import Measurement
     from gpuconcepts.render.pages import Glue
+    from gpuconcepts.results.claim import ClaimResult
     from gpuconcepts.run import Run
 
 FAMILIES = ("dlrm", "mlp", "cnn", "rnn", "transformer")

@@ -1,13 +1,13 @@
 # ruff: noqa: PLC0415
 # (matplotlib is imported inside the functions: README, Rules: 3)
-"""Draw a claim's :class:`~gpuconcepts.claims.result.PlotSpec` with matplotlib.
+"""Draw a claim's :class:`~gpuconcepts.results.plot.PlotSpec` with matplotlib.
 
 One renderer for every claim: line plots (log axes by default) or grouped bars, measured
 series solid with markers, predictions dashed, fits dotted, reference lines in grey. A series
 with a spread (its ``low`` and ``high``) gets error bars. The verdict is written into the
 figure from the result, never by hand.
 
->>> from gpuconcepts.claims.result import PlotSpec, Series
+>>> from gpuconcepts.results.plot import PlotSpec, Series
 >>> spec = PlotSpec("demo", "S", "seconds", (Series("measured", (1.0, 2.0), (1.0, 4.0)),))
 >>> fig = draw(spec)
 >>> fig.axes[0].get_xlabel(), fig.axes[0].get_xscale()
@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.claims.result import ClaimResult, PlotSpec, Series
 from gpuconcepts.render.plots.labels import legend_beside
 from gpuconcepts.render.style import VERDICT_COLOURS
+from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.plot import PlotSpec, Series
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

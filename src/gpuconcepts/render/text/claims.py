@@ -6,11 +6,12 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.claims.result import Verdict, tally
+from gpuconcepts.results.claim import Verdict
+from gpuconcepts.results.ledger import tally
 from gpuconcepts.units import number, plain_number, plural, si
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.result import ClaimResult
+    from gpuconcepts.results.claim import ClaimResult
     from gpuconcepts.run import Run
 
 
@@ -65,7 +66,7 @@ def format_claim(position: int, result: ClaimResult) -> str:
     """One claim as a few wrapped lines: verdict, claim, prediction, alternative, pass region,
     measurement, and why when it does not hold.
 
-    >>> from gpuconcepts.claims.result import example
+    >>> from gpuconcepts.results.claim import example
     >>> print(format_claim(1, example(1.5)))
      1. [fails] MLP: Bigger batches run faster per sample.
           predicted:   intensity rises from 0.5 to 64 FLOP/byte (FLOP/s gain = 8)

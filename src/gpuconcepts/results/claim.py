@@ -15,96 +15,14 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
-from gpuconcepts.claims.registry import Ledger, ledger
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import ANY_SIGN, to_record
-from gpuconcepts.units import measured_or_dash, number
-
-SeriesRole = Literal["measured", "predicted", "threshold"]
-Points = Annotated[tuple[int | float, ...], ANY_SIGN]
-"""A plot's coordinates: any sign (an exponent, a difference); a whole number stays whole."""
-
-
-@dataclass(frozen=True)
-class Series:
-    """One line of a plot: ``x`` against ``y``, measured or predicted.
-
-    A measured series may carry its spread: ``low`` and ``high`` give, for each point, the
-    ends of its interval (for a time, the first and third quartiles of the repetitions), drawn
-    as error bars. Both or neither, each as long as ``y``.
-
-    >>> Series("time", (1.0, 2.0), (3.0, 4.0)).role
-    'measured'
-    >>> Series("time", (1.0, 2.0), (3.0, 4.0), low=(2.5, 3.5), high=(3.5, 5.0)).to_dict()["low"]
-    [2.5, 3.5]
-    """
-
-    label: str
-    x: Points
-    y: Points
-    role: SeriesRole = "measured"
-    low: Points | None = None
-    high: Points | None = None
-
-    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"low", "high"})
-    """Written only for a series with a spread."""
-
-    def __post_init__(self) -> None:
-        if len(self.x) != len(self.y):
-            raise GpuConceptsError(
-                f"series {self.label!r}: x and y differ in length ({len(self.x)} vs {len(self.y)})"
-            )
-        if (self.low is None) != (self.high is None):
-            raise GpuConceptsError(
-                f"series {self.label!r}: give both low and high (the spread's two ends) or neither"
-            )
-        if self.low is None or self.high is None:
-            return
-        for name, ends in (("low", self.low), ("high", self.high)):
-            if len(ends) != len(self.y):
-                raise GpuConceptsError(
-                    f"series {self.label!r}: {name} and y differ in length "
-                    f"({len(ends)} vs {len(self.y)})"
-                )
-        for i, (lo, y, hi) in enumerate(zip(self.low, self.y, self.high, strict=True)):
-            slack = 1e-9 * abs(y)  # quartiles computed apart from the median may differ by an ulp
-            if not lo - slack <= y <= hi + slack:
-                raise GpuConceptsError(
-                    f"series {self.label!r}: point {i} must lie within its spread "
-                    f"(low ≤ y ≤ high); got {lo!r} ≤ {y!r} ≤ {hi!r}"
-                )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (``low`` and ``high`` only when the series has a spread)."""
-        return to_record(self)
-
-
-@dataclass(frozen=True)
-class PlotSpec:
-    """What to draw for a claim; :func:`gpuconcepts.render.plots.claims.draw` turns it into a figure.
-
-    With ``categories`` the plot is a bar chart: each series gives one bar per category
-    (its ``x`` are the category positions 0, 1, ...).
-    """
-
-    title: str
-    x_label: str
-    y_label: str
-    series: tuple[Series, ...]
-    log_x: bool = True
-    log_y: bool = True
-    hlines: tuple[tuple[str, Annotated[float, ANY_SIGN]], ...] = ()
-    vlines: tuple[tuple[str, Annotated[float, ANY_SIGN]], ...] = ()
-    categories: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return to_record(self)
-
+from gpuconcepts.results.plot import PlotSpec
+from gpuconcepts.results.twosided import TwoSided, short
 
 Verdict = Literal["holds", "fails", "undecided", "not visible"]
 VERDICTS: tuple[Verdict, ...] = ("holds", "fails", "undecided", "not visible")
@@ -127,142 +45,6 @@ def _json_value(value: JsonValue) -> JsonValue:
 def _stored(x: float | None) -> float | None:
     """A number of a test as a stored claim holds it (see :data:`Bound`)."""
     return x if x is None or math.isfinite(x) else None
-
-
-def _one_nan(x: float) -> float:
-    """``math.nan`` itself for any nan (see :meth:`TwoSided.__post_init__`)."""
-    return math.nan if math.isnan(x) else x
-
-
-def _short(x: float) -> str:
-    """A claim's value for people: three significant digits (the values are ratios,
-    exponents and fractions; the detail text shows the times behind them), "—" where the
-    run measured none (see :func:`~gpuconcepts.units.measured_or_dash`)."""
-    return measured_or_dash(x, number)
-
-
-@dataclass(frozen=True)
-class TwoSided:
-    """A claim as a test: the prediction, the alternative it must rule out, the pass region,
-    and the measured value with its interval.
-
-    The pass region ``low ≤ quantity ≤ high`` (either end may be open: None) holds the
-    prediction and leaves the alternative out. The claim holds only when the whole measured
-    interval lies inside it. When, at this device's peaks and sizes, the alternative falls
-    inside the region or the prediction outside it, no measurement here could tell the two
-    apart: the claim is "not visible".
-
-    >>> t = TwoSided("sequential ÷ random bandwidth", predicted=4.0,
-    ...              alternative="random rows stream as fast as consecutive ones",
-    ...              alternative_value=1.0, low=2.0, high=None,
-    ...              measured=3.1, interval=(2.8, 3.4))
-    >>> t.region_text(), t.inside, t.distinguishes
-    ('sequential ÷ random bandwidth ≥ 2', True, True)
-    >>> TwoSided("r", 4.0, "one", 1.0, 2.0, None, 2.5, (1.9, 2.7)).inside
-    False
-    """
-
-    quantity: str
-    predicted: float
-    alternative: str
-    alternative_value: float
-    low: float | None
-    high: float | None
-    measured: float
-    interval: tuple[float, float]
-
-    def __post_init__(self) -> None:
-        if self.low is None and self.high is None:
-            raise GpuConceptsError(f"{self.quantity}: the pass region needs at least one bound")
-        # "not measured" is one value: nan is unequal to itself but tuples compare by identity
-        # first, so one shared nan lets a run read back from its file equal the run it was
-        object.__setattr__(self, "measured", _one_nan(self.measured))
-        object.__setattr__(self, "interval", tuple(_one_nan(x) for x in self.interval))
-        if self.low is not None and self.high is not None and self.low > self.high:
-            raise GpuConceptsError(
-                f"{self.quantity}: the pass region needs low ≤ high; got {self.low}, {self.high}"
-            )
-        low, high = self.interval
-        # nan: unmeasured; an end read back as nan was an infinity JSON could not hold (an
-        # open end, "never"), which holds any value on its side
-        above = math.isnan(low) or low <= self.measured
-        below = math.isnan(high) or self.measured <= high
-        if not math.isnan(self.measured) and not (above and below):
-            raise GpuConceptsError(
-                f"{self.quantity}: the interval [{number(low)}, {number(high)}] must hold the measured "
-                f"value {number(self.measured)}"
-            )
-
-    def contains(self, x: float) -> bool:
-        """True when ``x`` lies in the pass region (ends included)."""
-        return (self.low is None or x >= self.low) and (self.high is None or x <= self.high)
-
-    @property
-    def inside(self) -> bool:
-        """True when the whole measured interval lies in the pass region."""
-        return self.contains(self.interval[0]) and self.contains(self.interval[1])
-
-    @property
-    def outside(self) -> bool:
-        """True when the whole measured interval lies outside the pass region (on one side)."""
-        low, high = self.interval
-        return (self.low is not None and high < self.low) or (
-            self.high is not None and low > self.high
-        )
-
-    @property
-    def anomalous(self) -> bool:
-        """True when the whole interval lies beyond the alternative, on the side away from the
-        prediction: the measurement contradicts the model more than the alternative does
-        (e.g. consecutive rows slower than random ones), which is a faulty measurement or a
-        missing piece of physics, never a verdict on the claim.
-
-        >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.2, (0.1, 0.3)).anomalous
-        True
-        >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.9, (0.8, 1.1)).anomalous
-        False
-        """
-        low, high = self.interval
-        if self.alternative_value < self.predicted:
-            return high < self.alternative_value
-        if self.alternative_value > self.predicted:
-            return low > self.alternative_value
-        return False
-
-    def edge_crossed(self) -> float | None:
-        """The edge of the pass region the interval straddles (None when it straddles none)."""
-        low, high = self.interval
-        for edge in (self.low, self.high):
-            if edge is not None and low < edge < high:
-                return edge
-        return None
-
-    @property
-    def distinguishes(self) -> bool:
-        """False when the test cannot tell the prediction from the alternative on this device:
-        the alternative falls inside the pass region, or the prediction outside it."""
-        return self.contains(self.predicted) and not self.contains(self.alternative_value)
-
-    def region_text(self) -> str:
-        """The pass region for people, e.g. ``"ratio ≥ 2"`` or ``"1.7 ≤ exponent ≤ 2.3"``."""
-        if self.low is not None and self.high is not None and self.low != self.high:
-            return f"{_short(self.low)} ≤ {self.quantity} ≤ {_short(self.high)}"
-        return f"{self.quantity} {self.bounds_text()}"
-
-    def bounds_text(self) -> str:
-        """The pass region's bounds alone, e.g. ``"≥ 2"`` or ``"0.2 to 1.5"``."""
-        if self.low is not None and self.high is not None:
-            if self.low == self.high:
-                return f"= {_short(self.low)}"
-            return f"{_short(self.low)} to {_short(self.high)}"
-        if self.low is not None:
-            return f"≥ {_short(self.low)}"
-        return f"≤ {_short(self.high)}"  # type: ignore[arg-type]  # one bound is set
-
-    def interval_text(self) -> str:
-        """The measured interval, e.g. ``"[2.8, 3.4]"``."""
-        low, high = self.interval
-        return f"[{_short(low)}, {_short(high)}]"
 
 
 @dataclass(frozen=True)
@@ -303,8 +85,8 @@ class ClaimResult:
         test = self.test
         own = (
             f"{test.quantity} measured {test.interval_text()}, beyond the alternative "
-            f"({test.alternative}: {_short(test.alternative_value)}) on the side away from the "
-            f"prediction ({_short(test.predicted)})"
+            f"({test.alternative}: {short(test.alternative_value)}) on the side away from the "
+            f"prediction ({short(test.predicted)})"
         )
         return ((own,) if test.anomalous else ()) + self.anomalies
 
@@ -343,12 +125,12 @@ class ClaimResult:
             return self.reason
         if not test.contains(test.predicted):
             return (
-                f"the prediction here ({test.quantity} = {_short(test.predicted)}) falls outside "
+                f"the prediction here ({test.quantity} = {short(test.predicted)}) falls outside "
                 f"the pass region {test.region_text()}: this device cannot show the effect"
             )
         if not test.distinguishes:
             return (
-                f"the alternative ({test.alternative}: {_short(test.alternative_value)}) falls "
+                f"the alternative ({test.alternative}: {short(test.alternative_value)}) falls "
                 f"inside the pass region {test.region_text()}, so no measurement here could "
                 "tell the two apart"
             )
@@ -364,7 +146,7 @@ class ClaimResult:
         if test.outside:
             low, high = test.interval
             if low == high:
-                return f"the measured {_short(test.measured)} lies outside the pass region ({test.bounds_text()})"
+                return f"the measured {short(test.measured)} lies outside the pass region ({test.bounds_text()})"
             return (
                 f"the whole interval {test.interval_text()} lies outside the pass region "
                 f"({test.bounds_text()})"
@@ -372,7 +154,7 @@ class ClaimResult:
         edge = test.edge_crossed()
         return (
             f"undecided: the interval {test.interval_text()} straddles the pass region's edge "
-            f"{_short(edge if edge is not None else test.measured)}, so the machine's noise could "
+            f"{short(edge if edge is not None else test.measured)}, so the machine's noise could "
             "still decide it either way"
         )
 
@@ -383,7 +165,7 @@ class ClaimResult:
             head = f"{self.test.quantity}: not measured"
         else:
             head = (
-                f"{self.test.quantity} = {_short(self.test.measured)} "
+                f"{self.test.quantity} = {short(self.test.measured)} "
                 f"(interval {self.test.interval_text()})"
             )
         return f"{head}; {self.detail}" if self.detail else head
@@ -391,7 +173,9 @@ class ClaimResult:
     @property
     def alternative(self) -> str:
         """The alternative ruled out, with its value."""
-        return f"{self.test.alternative} ({self.test.quantity} = {_short(self.test.alternative_value)})"
+        return (
+            f"{self.test.alternative} ({self.test.quantity} = {short(self.test.alternative_value)})"
+        )
 
     @property
     def pass_region(self) -> str:
@@ -596,32 +380,3 @@ def example(measured: float = 4.0, *, interval: tuple[float, float] | None = Non
         device="cpu (demo)",
         values={"gain": measured},
     )
-
-
-def tally(claims: Sequence[ClaimResult]) -> dict[Verdict, int]:
-    """How many of the post's claims hold, fail, or are not visible: facts and the model's
-    own predictions are left out (:func:`in_ledger`; issue 45: a count is not evidence of a
-    claim, and the model is scored apart).
-
-    >>> from gpuconcepts.claims.result import example
-    >>> tally([example(), example(1.0), example(2.5, interval=(1.8, 3))])
-    {'holds': 1, 'fails': 1, 'undecided': 1, 'not visible': 0}
-    >>> from dataclasses import replace
-    >>> tally([replace(example(), key="kv-cache-exact"), replace(example(), key="decode-knee")])
-    {'holds': 0, 'fails': 0, 'undecided': 0, 'not visible': 0}
-    """
-    counts: dict[Verdict, int] = dict.fromkeys(VERDICTS, 0)
-    for result in in_ledger(claims, "post"):
-        counts[result.verdict] += 1
-    return counts
-
-
-def in_ledger(claims: Sequence[ClaimResult], which: Ledger) -> tuple[ClaimResult, ...]:
-    """The claims counted in ``which`` (:data:`~gpuconcepts.claims.registry.Ledger`): the
-    post's claims, the facts, or the model's predictions, in their order.
-
-    >>> from dataclasses import replace
-    >>> [r.key for r in in_ledger([example(), replace(example(), key="kv-cache-exact")], "fact")]
-    ['kv-cache-exact']
-    """
-    return tuple(result for result in claims if ledger(result.key) == which)
