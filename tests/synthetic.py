@@ -10,7 +10,12 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.wholemodel_results import (
+from gpuconcepts.distributed.report import DistributedReport
+from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
+from gpuconcepts.lab import Lab
+from gpuconcepts.measure import Measurement
+from gpuconcepts.model import ModelShape, kv_cache, matmul_params
+from gpuconcepts.results.wholemodel import (
     BackwardForward,
     DecodeSweep,
     TrainingPeak,
@@ -18,11 +23,6 @@ from gpuconcepts.claims.wholemodel_results import (
     WholeModelSizes,
     wholemodel_sizes,
 )
-from gpuconcepts.distributed.report import DistributedReport
-from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
-from gpuconcepts.lab import Lab
-from gpuconcepts.measure import Measurement
-from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run
 from gpuconcepts.workloads import workload

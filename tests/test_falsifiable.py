@@ -19,12 +19,12 @@ from gpuconcepts import formulas
 from gpuconcepts.claims import wholemodel as W
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.sizes import claim_sizes
-from gpuconcepts.claims.wholemodel_results import TrainingPeak
 from gpuconcepts.distributed import claims as dclaims
 from gpuconcepts.distributed.traffic import AlphaBeta
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.results import registry
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.wholemodel import TrainingPeak
 from gpuconcepts.roofline import Peaks
 
 LATENCY = 2e-4

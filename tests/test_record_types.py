@@ -16,11 +16,11 @@ import pytest
 from synthetic import synthetic_run
 
 from gpuconcepts import cli
-from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimRecord
+from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Run, load
 from gpuconcepts.run.provenance import Provenance

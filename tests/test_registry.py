@@ -160,7 +160,7 @@ def test_the_dated_changes_live_in_the_change_log_alone() -> None:
 
 # -- sizes: one file, one loader, no torch -------------------------------------------------------
 def test_the_whole_model_sizes_come_from_the_presets_file() -> None:
-    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
+    from gpuconcepts.results.wholemodel import wholemodel_sizes
     from gpuconcepts.sizes import load_part_sizes
 
     cpu, cuda = wholemodel_sizes("cpu", quick=False), wholemodel_sizes("cuda", quick=True)
@@ -191,8 +191,8 @@ def test_a_wrong_whole_model_size_is_refused_naming_it(monkeypatch, tmp_path: Pa
     import pytest
 
     from gpuconcepts import sizes
-    from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
     from gpuconcepts.errors import GpuConceptsError
+    from gpuconcepts.results.wholemodel import wholemodel_sizes
 
     text = sizes.presets_path().read_text()
     head, part = text.split("\n[wholemodel.cpu]\n")

@@ -84,8 +84,8 @@ def test_the_recorded_runs_are_found() -> None:
 
 
 def test_the_parts_round_trip_on_their_own() -> None:
-    from gpuconcepts.claims.wholemodel_results import WholeModelResults
     from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.wholemodel import WholeModelResults
 
     whole, spread = synthetic_wholemodel(), synthetic_distributed()
     assert from_record(WholeModelResults, json.loads(json.dumps(whole.to_dict()))) == whole

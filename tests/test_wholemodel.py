@@ -10,14 +10,14 @@ from synthetic import TINY_WHOLEMODEL
 
 from gpuconcepts import formulas as f
 from gpuconcepts.claims import wholemodel as W
-from gpuconcepts.claims.wholemodel_results import (
+from gpuconcepts.model import ModelShape, matmul_params, params
+from gpuconcepts.records import from_record, to_record
+from gpuconcepts.results.wholemodel import (
     BackwardForward,
     DecodeSweep,
     TrainingPeak,
     WholeModelResults,
 )
-from gpuconcepts.model import ModelShape, matmul_params, params
-from gpuconcepts.records import from_record, to_record
 from gpuconcepts.roofline import Peaks
 
 torch = pytest.importorskip("torch")

@@ -30,8 +30,8 @@ from gpuconcepts.lab import Lab
 from gpuconcepts.results.claim import ClaimResult
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.wholemodel_results import WholeModelResults
     from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.wholemodel import WholeModelResults
 
 
 def judge_all(

@@ -100,5 +100,5 @@ class ClaimSizes:
 def claim_sizes(device: str, quick: bool) -> ClaimSizes:
     """The claims' sizes for a resolved device (``"cpu"`` or ``"cuda"``), from the presets
     (the whole-model experiments' come from the same file, through
-    :func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`)."""
+    :func:`~gpuconcepts.results.wholemodel.wholemodel_sizes`)."""
     return ClaimSizes.from_table(load_claim_sizes(device, quick))

@@ -48,7 +48,7 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import binary_bytes, number, plain_number, si, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.wholemodel_results import (
+    from gpuconcepts.results.wholemodel import (
         BackwardForward,
         DecodeSweep,
         TrainingPeak,

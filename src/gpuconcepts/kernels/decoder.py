@@ -10,9 +10,9 @@ is :func:`gpuconcepts.model.params` exactly. Nothing is downloaded.
   (the weights set the time) and at a long one (the KV cache takes over);
 * :func:`training_peak` — the peak memory of one training step with Adam;
 * :func:`whole_model` — the three at a device's sizes, as one
-  :class:`~gpuconcepts.claims.wholemodel_results.WholeModelResults` (what a Run saves).
+  :class:`~gpuconcepts.results.wholemodel.WholeModelResults` (what a Run saves).
 
-Their results are plain values of :mod:`gpuconcepts.claims.wholemodel_results`, which a saved
+Their results are plain values of :mod:`gpuconcepts.results.wholemodel`, which a saved
 run reads back without torch.
 
 >>> from gpuconcepts.model import ModelShape, kv_cache, matmul_params
@@ -39,13 +39,6 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.wholemodel_results import (
-    BackwardForward,
-    DecodeSweep,
-    TrainingPeak,
-    WholeModelResults,
-    WholeModelSizes,
-)
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import check_sizes, torch_dtype
 from gpuconcepts.kernels.dispatch import cpu_profiler
@@ -56,6 +49,13 @@ from gpuconcepts.measure import (
     time_function,
 )
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
+from gpuconcepts.results.wholemodel import (
+    BackwardForward,
+    DecodeSweep,
+    TrainingPeak,
+    WholeModelResults,
+    WholeModelSizes,
+)
 from gpuconcepts.units import plain_number
 
 Cache = list[tuple[torch.Tensor, torch.Tensor]]

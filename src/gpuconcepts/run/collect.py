@@ -54,7 +54,7 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
         dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
             ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
             bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
-            keep their own (:func:`~gpuconcepts.claims.wholemodel_results.wholemodel_sizes`).
+            keep their own (:func:`~gpuconcepts.results.wholemodel.wholemodel_sizes`).
         wholemodel: False to leave out the whole-model experiments.
         peaks: this machine's peaks measured earlier (:mod:`~gpuconcepts.run.peaks_cache`);
             None measures them now.
@@ -135,8 +135,8 @@ def _collect(
     skipped: dict[str, str] = {}
     whole = None
     if wholemodel:
-        from gpuconcepts.claims.wholemodel_results import wholemodel_sizes
         from gpuconcepts.kernels.decoder import whole_model
+        from gpuconcepts.results.wholemodel import wholemodel_sizes
 
         whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
     else:

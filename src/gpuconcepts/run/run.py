@@ -37,7 +37,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpuconcepts.claims.wholemodel_results import WholeModelResults
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
@@ -46,6 +45,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record, read
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, Verdict
 from gpuconcepts.results.ledger import tally
+from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.run.provenance import Provenance
 from gpuconcepts.units import binary_bytes, plain_number

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpuconcepts.claims import ClaimResult
-    from gpuconcepts.claims.wholemodel_results import DecodeSweep
+    from gpuconcepts.results.wholemodel import DecodeSweep
     from gpuconcepts.run import Run
 
 MODELS: dict[str, ModelShape] = {
