@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gpuconcepts.claims.judge import judged_now
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.run import Run, load
 
@@ -188,7 +189,7 @@ PART_STATES: dict[str, RunState] = {
 
 def real_runs() -> list[Run]:
     """The real runs, each judged by this version's judges (as the book reads them)."""
-    return [load(path).judged_now() for path in RUN_FILES]
+    return [judged_now(load(path)) for path in RUN_FILES]
 
 
 def moved(run: Run, parts: Sequence[RunState], claims: Sequence[RunState]) -> Run:
@@ -198,7 +199,7 @@ def moved(run: Run, parts: Sequence[RunState], claims: Sequence[RunState]) -> Ru
     for state in parts:
         run = state(run)
     if parts:
-        run = run.judged_now()
+        run = judged_now(run)
     for state in claims:
         run = state(run)
     return run

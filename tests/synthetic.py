@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.judge import part_claims
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.distributed.traffic import QUICK, Collective, fit_alpha_beta
 from gpuconcepts.lab import Lab
@@ -274,4 +275,4 @@ def synthetic_run(
     run = dataclasses.replace(
         run, wholemodel=synthetic_wholemodel(peaks), distributed=synthetic_distributed()
     )
-    return dataclasses.replace(run, claims=run.part_claims())
+    return dataclasses.replace(run, claims=part_claims(run))

@@ -13,10 +13,10 @@ from synthetic import PEAKS, synthetic_lab
 
 from gpuconcepts import sweeps
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.lab import profile_all
 from gpuconcepts.measure import physical
 from gpuconcepts.model import ModelShape
+from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.results.wholemodel import wholemodel_sizes
 from gpuconcepts.roofline import gemm_products
 from gpuconcepts.sizes import DeviceClass, load_claim_sizes, load_presets, load_sweeps

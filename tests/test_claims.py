@@ -24,7 +24,6 @@ from synthetic import TINY_PRESETS, synthetic_distributed, synthetic_lab, synthe
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import quantities, thresholds
-from gpuconcepts.claims import sizes as claim_tables
 from gpuconcepts.claims.cnn import (
     WeightCounts,
     count_weights,
@@ -34,6 +33,7 @@ from gpuconcepts.claims.cnn import (
 from gpuconcepts.claims.dlrm import judge_dlrm_lookups
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
+from gpuconcepts.claims.judge import part_claims, rejudged, replaying_lab
 from gpuconcepts.claims.mlp import judge_mlp_crossover, judge_mlp_trend
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.rnn import judge_rnn_batch, judge_rnn_length, judge_rnn_loop_vs_gemm
@@ -50,6 +50,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
+from gpuconcepts.results import claim_sizes as claim_tables
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, example
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.registry import ledger
@@ -1611,7 +1612,7 @@ def test_a_replayed_run_gives_the_same_verdicts(tiny: Tiny, tmp_path: Path) -> N
     tiny.run.save(path)
     saved = load(path)
     assert saved == tiny.run
-    lab = saved.lab()
+    lab = replaying_lab(saved)
     assert lab.replaying is True
     replayed = judge_claims(lab, TINY)
     assert [(r.key, r.verdict) for r in replayed] == [(r.key, r.verdict) for r in tiny.claims]
@@ -1619,7 +1620,7 @@ def test_a_replayed_run_gives_the_same_verdicts(tiny: Tiny, tmp_path: Path) -> N
     # the lab handed out the saved measurements themselves, each once
     assert len(lab.measurements) == len(saved.measurements)
     assert all(any(m is kept for kept in saved.measurements) for m in lab.measurements)
-    assert saved.rejudged() == tiny.claims
+    assert rejudged(saved) == tiny.claims
     with pytest.raises(AssertionError, match="a kernel ran"):  # the guard is armed
         live_lab().measure("mlp", B=1, d_in=32, d_out=32)
 
@@ -1629,10 +1630,10 @@ def test_a_replay_at_other_sizes_names_what_is_missing(tiny: Tiny) -> None:
     with pytest.raises(
         GpuConceptsError, match=r"this run holds no mlp measurement at B=1, d_in=64, d_out=64; "
     ):
-        judge_claims(tiny.run.lab(), replace(TINY, mlp_d=64), only=["MLP"])
+        judge_claims(replaying_lab(tiny.run), replace(TINY, mlp_d=64), only=["MLP"])
     empty = Run(PROVENANCE, PEAKS, (), {}, ())
     with pytest.raises(GpuConceptsError, match="this run holds no fact 'cnn-weights'"):
-        judge_claims(empty.lab(), TINY, only=["CNN"])
+        judge_claims(replaying_lab(empty), TINY, only=["CNN"])
 
 
 def test_run_lookup_and_json(tiny: Tiny) -> None:
@@ -1940,7 +1941,7 @@ def test_verify_rejudges_every_part_of_a_saved_run(
     run = replace(
         tiny.run, wholemodel=synthetic_wholemodel(PEAKS), distributed=synthetic_distributed()
     )
-    run = replace(run, claims=(*tiny.claims, *run.part_claims()))
+    run = replace(run, claims=(*tiny.claims, *part_claims(run)))
     path = tmp_path / "tiny.json"
     run.save(path)
     assert main(["verify", "--run", str(path), "--json"]) == 0

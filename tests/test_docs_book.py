@@ -12,6 +12,7 @@ from synthetic import synthetic_run
 
 from gpuconcepts import book
 from gpuconcepts.book import build_run, chapter, plain_status, recorded_section
+from gpuconcepts.claims.judge import judged_now, rejudged
 from gpuconcepts.measure import Measurement
 from gpuconcepts.render import MEASUREMENT_COLUMNS, measurement_table
 from gpuconcepts.roofline import Peaks
@@ -229,14 +230,14 @@ def test_recorded_runs_are_judged_by_this_version_not_the_one_that_recorded_them
     assert stored["pipeline-bubble"].test.predicted == pytest.approx(1 / 9)
     assert now["pipeline-bubble"].test.predicted == pytest.approx(0.221, abs=1e-3)
     assert now["pipeline-bubble"].verdict == "holds"
-    assert [r.verdict for r in shown[epyc.label].claims] == [r.verdict for r in epyc.rejudged()]
+    assert [r.verdict for r in shown[epyc.label].claims] == [r.verdict for r in rejudged(epyc)]
 
 
 def test_a_run_without_claim_sizes_or_parts_keeps_its_claims() -> None:
     bare = synthetic_run("old", parts=False)
     sizes = {k: v for k, v in bare.provenance.sizes.items() if k != "claims"}
     bare = dataclasses.replace(bare, provenance=dataclasses.replace(bare.provenance, sizes=sizes))
-    assert bare.judged_now() is bare
+    assert judged_now(bare) is bare
 
 
 def test_the_api_page_prints_no_value_full_of_latex() -> None:
@@ -267,7 +268,7 @@ def test_the_api_page_prints_no_value_full_of_latex() -> None:
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 TIMING_CALLS = re.compile(r"(?<![.\w])(?:analyze|collect|measure|measure_peaks|compare|profile)\(")
 """Functions that time something on the machine building the book. A method such as
-``run.profile()`` only reads a run; the run itself is collected by ``build_run``, which the
+``profile_of(run)`` only reads a run; the run itself is collected by ``build_run``, which the
 first measuring page calls."""
 
 

@@ -18,12 +18,12 @@ from synthetic import Timing, synthetic_lab, synthetic_run
 from gpuconcepts import formulas
 from gpuconcepts.claims import wholemodel as W
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.sizes import claim_sizes
 from gpuconcepts.distributed import claims as dclaims
 from gpuconcepts.distributed.traffic import AlphaBeta
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.results import registry
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.claim_sizes import claim_sizes
 from gpuconcepts.results.wholemodel import TrainingPeak
 from gpuconcepts.roofline import Peaks
 

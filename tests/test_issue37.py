@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuconcepts.book import recorded_runs
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.render.pages import distributed
 
@@ -187,7 +188,7 @@ def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
         assert physical is not None, run.label
         assert run.peaks.flops_per_s <= physical, run.label  # the review found 130 %
         share = run.peaks.flops_per_s / physical
-        said = roofline.machine(run, run.profile())["physical"]
+        said = roofline.machine(run, profile_of(run))["physical"]
         assert f"peak reaches {percent(share)} of it" in said
         assert float(percent(share).rstrip("%")) <= 100
 
@@ -200,7 +201,7 @@ def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> 
     runs = [r for r in recorded_runs(DOCS) if r.provenance.device == "cuda"]
     assert runs
     for run in runs:
-        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        loop = next(m for m in profile_of(run) if m.workload == "rnn-loop")
         peaks = paired_peaks(loop, run.peaks)
         assert loop.ops is not None
         assert loop.steps is not None
@@ -223,7 +224,7 @@ def test_a_kernel_faster_than_dram_is_named_among_those_a_cache_serves() -> None
 
     seen = 0
     for run in recorded_runs(DOCS):
-        measurements = run.profile()
+        measurements = profile_of(run)
         cached = roofline.observed(measurements, run.peaks)["cached"]
         for m in measurements:
             if m.bytes_per_s > 1.1 * run.peaks.bytes_per_s:  # beyond DRAM's measured rate
@@ -292,7 +293,7 @@ def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
             assert f"In {gpu.run_phrase(run)}, " in passage, family
     rnn = gpu.chapter_passage(runs, "rnn")
     for run in on_gpu:
-        loop = next(m for m in run.profile() if m.workload == "rnn-loop")
+        loop = next(m for m in profile_of(run) if m.workload == "rnn-loop")
         bound = chain_bound(loop, run.peaks)
         assert bound is not None
         assert f"accounts for {percent(bound / loop.seconds)} of the loop's time" in rnn

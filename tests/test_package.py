@@ -27,7 +27,7 @@ def test_sizes_are_read_without_torch():
     code = (
         "import sys;"
         "from gpuconcepts.sizes import load_presets, load_sweeps;"
-        "from gpuconcepts.claims.sizes import claim_sizes;"
+        "from gpuconcepts.results.claim_sizes import claim_sizes;"
         "from gpuconcepts.results.wholemodel import wholemodel_sizes;"
         "mlp = load_presets('cpu', True, free_bytes=2**34)['mlp'];"
         "sweep = load_sweeps('cpu', True, free_bytes=2**34)['mlp_B'];"

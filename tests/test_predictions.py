@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuconcepts.claims import judge
 from gpuconcepts.claims.accuracy import accuracy, flips, sample_of, summary, within
 from gpuconcepts.claims.predict import (
     measured_over_predicted,
@@ -41,7 +42,7 @@ RECORDED = sorted(path.name for path in RUNS.glob("*.json"))
 @cache
 def rejudged(name: str) -> tuple[ClaimResult, ...]:
     """A recorded run's claims, judged again with the current code."""
-    return load(RUNS / name).rejudged()
+    return judge.rejudged(load(RUNS / name))
 
 
 def test_the_recorded_runs_are_the_three_the_book_shows() -> None:
@@ -181,9 +182,9 @@ def test_a_flip_is_listed_with_its_stored_and_current_verdicts() -> None:
 
 def test_a_recorded_run_judged_again_keeps_its_saved_verdicts() -> None:
     run = load(RUNS / RECORDED[2])
-    now = run.judged_now()
+    now = judge.judged_now(run)
     assert now.saved_claims == run.claims
-    assert now.claims == run.rejudged()
+    assert now.claims == judge.rejudged(run)
     assert {f.key for f in flips(now)} == {
         r.key for r, s in zip(now.claims, run.claims, strict=True) if r.verdict != s.verdict
     }

@@ -12,10 +12,10 @@ from synthetic import synthetic_lab
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.kernels import presets
 from gpuconcepts.lab import profile_all
 from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes
+from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import MiB
 

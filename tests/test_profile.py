@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuconcepts.claims.judge import part_claims, rejudged
+
 pytest.importorskip("torch")
 
 from synthetic import PEAKS, synthetic_distributed, synthetic_wholemodel
@@ -248,7 +250,7 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
         ("whole_model", "cpu", wholemodel_sizes("cpu", quick=True)),
         ("measure", 2, {"backend": "gloo", "quick": True, "growth_world": 4}),
     ]
-    assert [r.key for r in run.claims] == [r.key for r in run.part_claims()]
+    assert [r.key for r in run.claims] == [r.key for r in part_claims(run)]
     assert len(run.claims) == 17
 
     def no_loopback(*_: object, **__: object) -> object:
@@ -268,7 +270,7 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
     again = Run.from_json(run.to_json())
     assert again.skipped == run.skipped
     with pytest.raises(GpuConceptsError, match="this run records no claim sizes"):
-        again.rejudged()
+        rejudged(again)
 
 
 def test_profile_full_sizes_use_the_full_sweeps(capsys: pytest.CaptureFixture[str]) -> None:

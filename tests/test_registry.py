@@ -12,6 +12,7 @@ from pathlib import Path
 
 from gpuconcepts.changelog import load_changes
 from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.claims.judge import rejudged, replaying_lab
 from gpuconcepts.distributed import claims as dclaims
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts"
@@ -258,7 +259,9 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
     assert run.distributed is not None
     core = judge_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY)
     lab = synthetic_lab(PEAKS, run.provenance.device_name)
-    lab.cache_bytes = run.lab().cache_bytes  # the whole model's judges read the run's cache
+    lab.cache_bytes = replaying_lab(
+        run
+    ).cache_bytes  # the whole model's judges read the run's cache
     whole = judge_wholemodel(
         run.wholemodel, run.peaks, cache_bytes=lab.cache_bytes, device=lab.label
     )
@@ -267,7 +270,7 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
     assert [r.to_dict() for r in judged] == [r.to_dict() for r in expected]
     # the synthetic run records no core sizes: judged again, it holds its parts' claims
     parts = [*whole, *run.distributed.claims]
-    assert [r.to_dict() for r in run.rejudged()] == [r.to_dict() for r in parts]
+    assert [r.to_dict() for r in rejudged(run)] == [r.to_dict() for r in parts]
     assert [r.key for r in judge_all(lab, wholemodel=run.wholemodel)] == [r.key for r in whole]
     kinds = [registry_kind(r.key) for r in judged]
     assert kinds == sorted(kinds, key=["core", "whole model", "distributed"].index)

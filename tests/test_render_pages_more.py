@@ -12,6 +12,7 @@ import pytest
 from gpuconcepts import formulas, units
 from gpuconcepts.analysis import examples
 from gpuconcepts.book import chapter
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
 from gpuconcepts.exercises import linear_compute_bound_batch
 from gpuconcepts.hardware import datasheet_peaks
@@ -151,7 +152,7 @@ def test_analyze_exercises_match_the_library() -> None:
 
 
 def test_roofline_page_against_the_recorded_run(recorded: Run) -> None:
-    measurements = recorded.profile()
+    measurements = profile_of(recorded)
     peaks = recorded.peaks
     glue = roofline.explained(measurements, peaks)
     unexplained = [m for m in measurements if why_unexplained(m, peaks) is not None]
@@ -169,7 +170,7 @@ def test_roofline_page_against_the_recorded_run(recorded: Run) -> None:
 
 
 def test_roofline_page_on_the_datasheet_gpus(recorded: Run) -> None:
-    measurements = recorded.profile()
+    measurements = profile_of(recorded)
     glue = roofline.on_gpus(measurements, recorded.peaks)
     changed = changes_side(measurements, recorded.peaks, datasheet_peaks(recorded.peaks.dtype))
     assert glue["n_changed"].startswith(f"{len(changed)} of the ")

@@ -16,6 +16,7 @@ from synthetic import (
 )
 
 from gpuconcepts import cli
+from gpuconcepts.claims.judge import part_claims, rejudged, replaying_lab
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.records import from_record
@@ -220,7 +221,7 @@ def test_a_replaying_lab_never_measures(run: Run, monkeypatch: pytest.MonkeyPatc
         raise AssertionError("a replay ran a kernel")
 
     monkeypatch.setattr(kernels, "KERNELS", dict.fromkeys(kernels.KERNELS, boom))
-    lab = run.lab()
+    lab = replaying_lab(run)
     assert lab.measure("mlp", B=1, d_in=8, d_out=8) is run.measurement("mlp", B=1)
     with pytest.raises(GpuConceptsError, match="this run holds no mlp measurement at B=64"):
         lab.measure("mlp", B=64, d_in=8, d_out=8)
@@ -230,7 +231,7 @@ def test_a_replaying_lab_never_measures(run: Run, monkeypatch: pytest.MonkeyPatc
 
 def test_rejudging_needs_the_claim_sizes() -> None:
     with pytest.raises(GpuConceptsError, match="this run records no claim sizes"):
-        synthetic_run(parts=False).rejudged()
+        rejudged(synthetic_run(parts=False))
 
 
 def test_the_parts_claims_and_counts(run: Run) -> None:
@@ -280,12 +281,12 @@ def test_rejudging_the_parts_runs_nothing(run: Run, tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     run.save(path)
     again = load(path)
-    assert again.rejudged() == run.claims
+    assert rejudged(again) == run.claims
     # the judges read the stored results: a slower backward pass in the file changes the verdict
     data = json.loads(path.read_text())
     data["wholemodel"]["backward"]["step_seconds"] = [9e-3, 9e-3, 9e-3]  # backward 8x forward
     path.write_text(json.dumps(data))
-    judged = {r.key: r.verdict for r in load(path).rejudged()}
+    judged = {r.key: r.verdict for r in rejudged(load(path))}
     assert judged["backward-pass"] == "fails"
     assert judged["decode-knee"] == "holds"
 
@@ -331,10 +332,10 @@ def test_a_run_whose_distributed_fit_failed_can_be_saved(run: Run, tmp_path: Pat
         run.distributed, fit=None, fit_problem="time does not grow with message size"
     )  # type: ignore[type-var]
     unfit = dataclasses.replace(run, distributed=spread)
-    unfit = dataclasses.replace(unfit, claims=unfit.part_claims())
+    unfit = dataclasses.replace(unfit, claims=part_claims(unfit))
     assert unfit.claim("alpha-beta-predicts").verdict == "not visible"
     unfit.save(tmp_path / "r.json")
-    assert load(tmp_path / "r.json").rejudged() == unfit.claims
+    assert rejudged(load(tmp_path / "r.json")) == unfit.claims
 
 
 def test_compare_puts_devices_side_by_side() -> None:

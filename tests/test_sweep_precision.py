@@ -17,6 +17,7 @@ from gpuconcepts.claims.accuracy import (
     sweep_mismatch,
     unjudged,
 )
+from gpuconcepts.claims.judge import judged_now
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import example
 from gpuconcepts.roofline import Peaks
@@ -82,11 +83,11 @@ def test_a_compute_bound_row_read_from_a_peak_of_another_precision_is_not_scored
 def test_the_recorded_tf32_run_leaves_its_sweep_readers_unjudged() -> None:
     run = load(RUNS / "nvidia-h200-tf32.json")
     assert gemm_sweep_dtype(run) == "float32"
-    claims = {c.key: c for c in run.judged_now().claims}
+    claims = {c.key: c for c in judged_now(run).claims}
     for key in set(READS_GEMM_SWEEP) & set(claims):
         assert claims[key].verdict == "not visible"
         assert "GEMM sweep ran in float32" in claims[key].why
     # the bfloat16 run's sweep ran in its own precision: judged
     bf16 = load(RUNS / "nvidia-h200-bfloat16.json")
     assert gemm_sweep_dtype(bf16) == "bfloat16"
-    assert all("not judged" not in c.why for c in bf16.judged_now().claims)
+    assert all("not judged" not in c.why for c in judged_now(bf16).claims)

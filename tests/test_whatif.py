@@ -23,6 +23,7 @@ import sympy as sp
 
 from gpuconcepts import whatif
 from gpuconcepts.attention import TILE_ROWS
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formulas import CATALOGUE, get
@@ -324,7 +325,7 @@ def test_run_data_is_the_runs_measured_peaks_and_profile():
 
     run = synthetic_run()
     data = whatif.run_data(run)
-    profile = run.profile()
+    profile = profile_of(run)
     assert data["label"] == "cpu (Example CPU, 2 threads)"
     assert data["dtype"] == "fp32"  # float32, named as the datasheet names it
     assert (data["flops_per_s"], data["bytes_per_s"], data["ridge_point"]) == (1e11, 1e10, 10.0)

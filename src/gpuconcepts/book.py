@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from gpuconcepts.claims.judge import judged_now, part_claims, profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
@@ -235,7 +236,7 @@ def recorded_runs(docs: Path | None = None) -> list[Run]:
     from gpuconcepts.run import load_all
 
     folder = docs if docs is not None else _docs_folder(None) or Path.cwd()
-    return [run.judged_now() for run in load_all(folder / "runs")]
+    return [judged_now(run) for run in load_all(folder / "runs")]
 
 
 def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) -> str:
@@ -248,7 +249,7 @@ def claims_beside(runs: Sequence[Run], names: Sequence[str], architecture: str) 
     """
     judged = []
     for run, name in zip(runs, names, strict=True):
-        found = {r.key: r for r in run.part_claims() if r.architecture == architecture}
+        found = {r.key: r for r in part_claims(run) if r.architecture == architecture}
         if found:
             judged.append((name, found))
     if not judged:  # every run left the part out (a busy or small machine): said, not raised
@@ -273,7 +274,7 @@ CHAPTER_WORKLOADS: dict[str, tuple[str, ...]] = chapters()
 def chapter(run: Run, name: str) -> list[Measurement]:
     """A chapter's measurements from a run's profile: sweeps sorted by the swept size."""
     wanted = CHAPTER_WORKLOADS[name]
-    found = [m for m in run.profile() if m.workload in wanted]
+    found = [m for m in profile_of(run) if m.workload in wanted]
     if name == "mlp":
         found.sort(key=lambda m: m.size("B"))
     if name == "transformer":  # the encoder's sweep over S, the causal prefill, the decode step

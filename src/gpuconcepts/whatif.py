@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import sympy as sp
 from sympy.printing.printer import Printer
 
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import (  # Formula.worked's printers
     Formula,
@@ -557,7 +558,7 @@ def run_data(run: Run) -> dict[str, Any]:
     peaks = run.peaks
     points = [
         {"workload": m.workload, "intensity": m.intensity, "flops_per_s": m.flops_per_s}
-        for m in run.profile()
+        for m in profile_of(run)
         if math.isfinite(m.intensity) and math.isfinite(m.flops_per_s)
     ]
     return {

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from gpuconcepts import whatif
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.cli import main
 from gpuconcepts.symbols import SYMBOLS
 
@@ -292,7 +293,7 @@ def test_measured_peaks_are_a_choice_and_move_the_verdict_with_their_ridge(brows
 
     base = synthetic_run()  # peaks 1e11 FLOP/s and 1e10 B/s: a ridge of 10 FLOP/byte
     slow_memory = dataclasses.replace(base, peaks=Peaks("cpu", 1e11, 1e8, "float32"))
-    profile = base.profile()
+    profile = profile_of(base)
     verdicts = {}
     for run in (base, slow_memory):
         page, problems = hand_made_page(browser, run)

@@ -32,8 +32,8 @@ from __future__ import annotations
 from gpuconcepts.claims.cnn import count_weights
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
-from gpuconcepts.claims.sizes import ClaimSizes, claim_sizes
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.claim_sizes import ClaimSizes, claim_sizes
 from gpuconcepts.results.plot import PlotSpec, Series
 
 __all__ = [

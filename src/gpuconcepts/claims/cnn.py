@@ -30,7 +30,7 @@ from gpuconcepts.units import number, percent, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
-    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from gpuconcepts.units import (
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
-    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 def experiment(lab: Lab, z: ClaimSizes) -> Found:

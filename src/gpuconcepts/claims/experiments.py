@@ -4,7 +4,7 @@ Each architecture's experiment (what it asks the lab for) lives beside its judge
 :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`, :mod:`~gpuconcepts.claims.cnn`,
 :mod:`~gpuconcepts.claims.rnn` and :mod:`~gpuconcepts.claims.transformer`; the roofline claims
 (:mod:`~gpuconcepts.claims.roofline`) judge the measurements those experiments return. Their
-sizes are :class:`~gpuconcepts.claims.sizes.ClaimSizes`. Measurements are asked of a
+sizes are :class:`~gpuconcepts.results.claim_sizes.ClaimSizes`. Measurements are asked of a
 :class:`~gpuconcepts.lab.Lab`, so no experiment runs a kernel itself: a live lab measures, a
 replaying one reads a saved run.
 """
@@ -16,12 +16,12 @@ from collections.abc import Callable, Sequence
 from gpuconcepts.claims import cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.claims.accuracy import unjudged
 from gpuconcepts.claims.roofline import Found, judge_roles
-from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.claim_sizes import ClaimSizes
 
 EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
     ("DLRM", dlrm.experiment),

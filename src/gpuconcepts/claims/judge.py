@@ -10,7 +10,9 @@ here, so a verdict never depends on which path produced it.
 This module sits above the three judges it calls and is not re-exported by
 :mod:`gpuconcepts.claims` (the distributed report imports the package for its result type).
 
->>> from gpuconcepts.lab import Lab
+>>> from gpuconcepts.claims.accuracy import gemm_sweep_dtype
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Lab, profile_all
 >>> from gpuconcepts.roofline import Peaks
 >>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=1, cache_bytes=2**25,
 ...           free_bytes=2**33)
@@ -20,18 +22,23 @@ This module sits above the three judges it calls and is not re-exported by
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from gpuconcepts.claims.accuracy import gemm_sweep_dtype
 from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.sizes import ClaimSizes
 from gpuconcepts.claims.wholemodel import judge_wholemodel
-from gpuconcepts.lab import Lab
+from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.claim_sizes import ClaimSizes
 
 if TYPE_CHECKING:
     from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.measure import Measurement
     from gpuconcepts.results.wholemodel import WholeModelResults
+    from gpuconcepts.run.run import Run
 
 
 def judge_all(
@@ -64,3 +71,58 @@ def judge_all(
     if distributed is not None:
         results += distributed.claims
     return tuple(results)
+
+
+# -- a saved run, read by the judges (the Run is a value: it holds no lab and no judge) ----------
+def replaying_lab(run: Run) -> Lab:
+    """A lab that answers from ``run``'s measurements and never runs a kernel (with the
+    precision its GEMM sweep ran in: :func:`~gpuconcepts.claims.accuracy.gemm_sweep_dtype`)."""
+    provenance = run.provenance
+    return Lab(
+        provenance.device,
+        run.peaks,
+        repeats=1,
+        cache_bytes=provenance.cache_bytes,
+        free_bytes=provenance.free_bytes,
+        largest_array_bytes=provenance.sizes.get("budget", {}).get("largest_array_bytes"),
+        recorded=run.measurements,
+        facts=run.facts,
+        label=provenance.device_name,
+        sweep_dtype=gemm_sweep_dtype(run),
+    )
+
+
+def profile_of(run: Run) -> list[Measurement]:
+    """``run``'s profile (the five workloads at its preset sizes) in the order of the book
+    (:func:`~gpuconcepts.lab.profile_all`), read through a replaying lab: it needs no torch
+    and measures nothing."""
+    sizes = run.provenance.sizes
+    return profile_all(replaying_lab(run), sizes["presets"], sizes["sweeps"])
+
+
+def part_claims(run: Run) -> tuple[ClaimResult, ...]:
+    """The whole-model and distributed claims, judged from ``run``'s stored results by the
+    same judges that judged them when it was collected (:func:`judge_all`); nothing runs."""
+    return judge_all(replaying_lab(run), wholemodel=run.wholemodel, distributed=run.distributed)
+
+
+def rejudged(run: Run) -> tuple[ClaimResult, ...]:
+    """Every claim judged again from ``run``'s measurements and stored results by this
+    version's judges (:func:`judge_all`): the core claims (when the run recorded their
+    sizes), then those of :func:`part_claims`."""
+    if not run.judgeable:
+        raise GpuConceptsError(f"{run.label}: this run records no claim sizes")
+    recorded = run.provenance.sizes.get("claims")
+    sizes = ClaimSizes.from_table(recorded) if isinstance(recorded, Mapping) else None
+    lab = replaying_lab(run)
+    return judge_all(lab, sizes, wholemodel=run.wholemodel, distributed=run.distributed)
+
+
+def judged_now(run: Run) -> Run:
+    """``run`` with every claim judged again by this version's judges (:func:`rejudged`), as
+    the book and ``verify --run`` show a recorded run: its verdicts follow the code that reads
+    it, not the code that recorded it. A run that records neither the claims' sizes nor a part
+    keeps the claims it was saved with."""
+    if not run.judgeable:
+        return run
+    return replace(run, claims=rejudged(run), stored_claims=run.claims)

@@ -61,7 +61,7 @@ from gpuconcepts.units import US, number, plain_number, si, significant, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
-    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 def experiment(lab: Lab, z: ClaimSizes) -> Found:

@@ -33,7 +33,7 @@ from gpuconcepts.units import MiB, number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 def judge_roofline(

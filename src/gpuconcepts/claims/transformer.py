@@ -38,7 +38,7 @@ from gpuconcepts.workloads import workload
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
-    from gpuconcepts.claims.sizes import ClaimSizes
+    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 _ATTENTION_FIXED = ("B", "d")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuconcepts.claims.accuracy import accuracy, flips, summary
+from gpuconcepts.claims.judge import judged_now
 from gpuconcepts.measure import resolve_device
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.ledger import in_ledger, tally
@@ -71,7 +72,7 @@ def judged(
     ``detail``, ``values`` and ``plot``.
     """
     if run_path is not None:  # judged by this version's judges, the saved verdicts kept
-        run = load(run_path).judged_now()
+        run = judged_now(load(run_path))
         return run, run.claims
     resolved = resolve_device(device)
     peaks, _source = this_machine_peaks(resolved, quick, fresh=fresh, progress=progress)

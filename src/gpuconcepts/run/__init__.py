@@ -1,10 +1,13 @@
 """The Run: everything one machine measured, saved once and read by every page and command.
 
-Three parts, all re-exported here: :mod:`gpuconcepts.run.run` holds the :class:`Run` value
-(JSON through :mod:`gpuconcepts.records`, loading with every check),
-:mod:`gpuconcepts.run.provenance` where and how it was measured (and probing this machine for
-it), and :mod:`gpuconcepts.run.collect` measures one; collecting sits above the value, which
-never imports it, so reading a saved run needs no torch.
+Three parts, all re-exported here lazily (PEP 562: a name is imported when it is first asked
+for): :mod:`gpuconcepts.run.run` holds the :class:`Run` value (JSON through
+:mod:`gpuconcepts.records`, loading with every check), :mod:`gpuconcepts.run.provenance` where
+and how it was measured (and probing this machine for it), and :mod:`gpuconcepts.run.collect`
+measures one. Collecting measures the kernels and judges the claims, so it sits at the top of
+the layers (issue 47); the value sits at the bottom and never imports it: importing
+``gpuconcepts.run.run`` loads no kernel, lab or claim module, and reading a saved run needs no
+torch.
 
 The module ``gpuconcepts.run.collect`` shares its name with the function :func:`collect`,
 which this package's namespace holds: reach the module through ``sys.modules`` or a ``from
@@ -13,45 +16,53 @@ gpuconcepts.run.collect import ...``.
 
 from __future__ import annotations
 
-from gpuconcepts.run.collect import (
-    DISTRIBUTED_WORLD_SIZE as DISTRIBUTED_WORLD_SIZE,
-)
-from gpuconcepts.run.collect import (
-    GROWTH_WORLD_SIZE as GROWTH_WORLD_SIZE,
-)
-from gpuconcepts.run.collect import (
-    collect as collect,
-)
-from gpuconcepts.run.provenance import (
-    Provenance as Provenance,
-)
-from gpuconcepts.run.provenance import (
-    catalogue_hash as catalogue_hash,
-)
-from gpuconcepts.run.provenance import (
-    provenance_here as provenance_here,
-)
-from gpuconcepts.run.run import (
-    MAX_DEPTH as MAX_DEPTH,
-)
-from gpuconcepts.run.run import (
-    MAX_RUN_BYTES as MAX_RUN_BYTES,
-)
-from gpuconcepts.run.run import (
-    MAX_WHOLE as MAX_WHOLE,
-)
-from gpuconcepts.run.run import (
-    PARTS as PARTS,
-)
-from gpuconcepts.run.run import (
-    SCHEMA as SCHEMA,
-)
-from gpuconcepts.run.run import (
-    Run as Run,
-)
-from gpuconcepts.run.run import (
-    load as load,
-)
-from gpuconcepts.run.run import (
-    load_all as load_all,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuconcepts.run.collect import DISTRIBUTED_WORLD_SIZE as DISTRIBUTED_WORLD_SIZE
+    from gpuconcepts.run.collect import GROWTH_WORLD_SIZE as GROWTH_WORLD_SIZE
+    from gpuconcepts.run.collect import collect as collect
+    from gpuconcepts.run.provenance import Provenance as Provenance
+    from gpuconcepts.run.provenance import catalogue_hash as catalogue_hash
+    from gpuconcepts.run.provenance import provenance_here as provenance_here
+    from gpuconcepts.run.run import MAX_DEPTH as MAX_DEPTH
+    from gpuconcepts.run.run import MAX_RUN_BYTES as MAX_RUN_BYTES
+    from gpuconcepts.run.run import MAX_WHOLE as MAX_WHOLE
+    from gpuconcepts.run.run import PARTS as PARTS
+    from gpuconcepts.run.run import SCHEMA as SCHEMA
+    from gpuconcepts.run.run import Run as Run
+    from gpuconcepts.run.run import load as load
+    from gpuconcepts.run.run import load_all as load_all
+
+EXPORTS = {
+    "gpuconcepts.run.collect": ("DISTRIBUTED_WORLD_SIZE", "GROWTH_WORLD_SIZE", "collect"),
+    "gpuconcepts.run.provenance": ("Provenance", "catalogue_hash", "provenance_here"),
+    "gpuconcepts.run.run": (
+        "MAX_DEPTH",
+        "MAX_RUN_BYTES",
+        "MAX_WHOLE",
+        "PARTS",
+        "SCHEMA",
+        "Run",
+        "load",
+        "load_all",
+    ),
+}
+"""Each module's names this package re-exports (the ``TYPE_CHECKING`` block says the same for
+the type checker; ``tests/test_imports.py`` checks that they agree)."""
+
+_HOME = {name: module for module, names in EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module on first use (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
+from gpuconcepts.claims.judge import part_claims
 from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
@@ -86,7 +87,6 @@ def _collect(
 ) -> Run:
     """:func:`collect` on the cores it was given."""
     from gpuconcepts.claims.judge import judge_all
-    from gpuconcepts.claims.sizes import claim_sizes
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.kernels.peaks import machine_sizing
     from gpuconcepts.measure import (
@@ -95,6 +95,7 @@ def _collect(
         last_level_cache_bytes,
         probe_noise,
     )
+    from gpuconcepts.results.claim_sizes import claim_sizes
     from gpuconcepts.run.peaks_cache import use_peaks
 
     say = progress or (lambda _line: None)
@@ -178,7 +179,7 @@ def _collect(
     # The peaks stand as measured: a kernel above its roof is an anomaly the claims show, never
     # a reason to raise the ceiling (issue 45: raised ceilings graded themselves)
     timed("done")
-    return replace(run, claims=(*results, *run.part_claims()))
+    return replace(run, claims=(*results, *part_claims(run)))
 
 
 _LEFT_OUT = "left out when the run was collected"

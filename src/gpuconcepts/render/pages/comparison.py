@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render.pages import unmeasured
@@ -54,7 +55,7 @@ def families_figure(runs: Sequence[Run]) -> Glue:
     run = next((r for r in runs if r.peaks.device == "cuda"), runs[0])
     points = [
         (chapter_of(m.workload) or "other", m.intensity, m.flops / (m.steps or 1))
-        for m in run.profile()
+        for m in profile_of(run)
         if m.flops > 0 and m.bytes > 0
     ]
     return {"families_fig": families_map(points, f"{run_title(run)}: the five families")}

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
+from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
@@ -94,7 +95,7 @@ def chapter(run: Run, family: str) -> list[Measurement]:
     """A chapter's measurements from the run's profile (its preset sizes, not the sizes of the
     claims), sweeps in the order of the swept size."""
     wanted = chapters()[family]
-    found = [m for m in run.profile() if m.workload in wanted]
+    found = [m for m in profile_of(run) if m.workload in wanted]
     if family == "mlp":  # the sweep by batch, as the chapter shows it
         found.sort(key=lambda m: m.size("B"))
     if family == "transformer":  # the sweep over S, the causal prefill, the decode step
@@ -613,8 +614,8 @@ def _key(m: Measurement) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 def dtype_pairs(base: Run, other: Run) -> list[tuple[Measurement, Measurement]]:
     """Each chapter kernel timed in both runs at the same sizes, in the book's order."""
-    theirs = {_key(m): m for m in other.profile()}
-    return [(m, theirs[_key(m)]) for m in base.profile() if _key(m) in theirs]
+    theirs = {_key(m): m for m in profile_of(other)}
+    return [(m, theirs[_key(m)]) for m in profile_of(base) if _key(m) in theirs]
 
 
 def predicted_ratio(one: Measurement, two: Measurement, base: Run, other: Run) -> float:
