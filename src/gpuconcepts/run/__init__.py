@@ -17,6 +17,8 @@ gpuconcepts.run.collect import ...``.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,3 +68,17 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_HOME})
+
+
+class _Package(types.ModuleType):
+    """This package, whose name ``collect`` stays the function: importing the module
+    ``gpuconcepts.run.collect`` binds its name on the package, as Python does for every
+    submodule, and that binding is refused here (the eager package rebound it right after)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _HOME and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
