@@ -95,6 +95,25 @@ nb_render_markdown_format = "myst"  # Markdown outputs may hold tables and math
 nb_render_image_options = {"width": "100%"}
 nb_kernel_rgx_aliases = {".*": "python3"}
 
+
+def _name_the_cell() -> None:
+    """MyST-NB raises ExecutionError(page) from the cell's error and logs the traceback as a
+    warning; with ``-j 2`` a failing reader's log is dropped and the build's last line names
+    the page alone. Its own message now carries the cell's error (nbclient's names the cell's
+    source and the exception), so a failing build names page and cell however it reads."""
+    from myst_nb.core.execute import base, cache, direct
+
+    class CellFailed(base.ExecutionError):  # type: ignore[misc]
+        def __str__(self) -> str:
+            cause = self.__cause__
+            page = super().__str__()
+            return page if cause is None else f"{page}: a cell raised {cause}"
+
+    cache.ExecutionError = direct.ExecutionError = CellFailed
+
+
+_name_the_cell()
+
 # Each page runs in a kernel of its own, which exits when the page is done. Exiting, Python
 # garbage-collects every object the page left (sympy's, matplotlib's, torch's): most of a
 # second of each page's time, spent on a process that is ending. The kernels start from an
