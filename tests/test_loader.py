@@ -72,7 +72,7 @@ FIELDS: list[tuple[str, Edit, str]] = [
     ("claim gate", lambda d: d["claims"][2].update(gates=[{"condition": "c", "met": "yes"}]),
      "claims[2]: gates[0].met must be true or false; got 'yes'"),
     ("claim number", lambda d: d["claims"][0].update(measured="4"),
-     "claims[0]: measured must be a number; got '4'"),
+     "claims[0]: measured must be a number, null, 'inf' or '-inf'; got '4'"),
     ("claim pair", lambda d: d["claims"][0].update(interval=[1.0]),
      "claims[0]: interval must hold 2 entries; got 1"),
     ("whole model, negative count", lambda d: d["wholemodel"]["backward"].update(tokens=-5),

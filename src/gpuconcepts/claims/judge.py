@@ -10,9 +10,7 @@ here, so a verdict never depends on which path produced it.
 This module sits above the three judges it calls and is not re-exported by
 :mod:`gpuconcepts.claims` (the distributed report imports the package for its result type).
 
->>> from gpuconcepts.claims.accuracy import gemm_sweep_dtype
-from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab, profile_all
+>>> from gpuconcepts.lab import Lab
 >>> from gpuconcepts.roofline import Peaks
 >>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=1, cache_bytes=2**25,
 ...           free_bytes=2**33)
