@@ -458,8 +458,8 @@ def test_the_noise_probe_says_whether_the_machine_was_busy() -> None:
     busy = dataclasses.replace(quiet, load_average=1.9, reference_spread=0.35)
     provenance = dataclasses.replace(Provenance.example(), noise_before=quiet, noise_after=busy)
     assert provenance.noise == (
-        "This run's machine was busy: before the run, load average 0.1 on 2 cores, 2,600 MHz, a "
-        "reference kernel's spread 3%; after it, load average 1.9 on 2 cores, 2,600 MHz, a "
+        "This run's machine was busy. Before the run: load average 0.1 on 2 cores, 2,600 MHz, "
+        "a reference kernel's spread 3%; after it: load average 1.9 on 2 cores, 2,600 MHz, a "
         "reference kernel's spread 35%."
     )
     calm = dataclasses.replace(provenance, noise_after=quiet)

@@ -59,9 +59,10 @@ def test_one_kernel_at_one_size_shows_one_time_everywhere(site: Site) -> None:
             seen[key].setdefault(time, page)
             pages[key].add(page)
     live = [key for key in seen if key[0] == "live"]
-    assert len(live) >= 10, "the chapters and the roofline page show the build's measurements"
-    # the check has something to compare: kernels shown on a chapter and on the roofline page
-    assert sum(len(pages[key]) >= 2 for key in live) >= 5
+    assert len(live) >= 10, "the roofline appendix shows the build's measurements"
+    # the check has something to compare: the recorded GPU run's kernels lead each chapter
+    # and appear again in the appendices (issue 46 moved the build's tables to an appendix)
+    assert sum(len(pages[key]) >= 2 for key in seen) >= 5
     differing = {key: times for key, times in seen.items() if len(times) > 1}
     assert differing == {}, f"one kernel and size, several times: {differing}"
 

@@ -160,8 +160,9 @@ class Provenance:
             else ""
         )
         return (
-            f"This run's machine was {state}: before the run, {self.noise_before.text()}; "
-            f"after it, {self.noise_after.text()}.{left}"
+            # two sentences: the verdict, then the probes (one sentence ran past 60 words)
+            f"This run's machine was {state}. Before the run: {self.noise_before.text()}; "
+            f"after it: {self.noise_after.text()}.{left}"
         )
 
 

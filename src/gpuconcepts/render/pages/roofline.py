@@ -62,9 +62,9 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
             "Above the measured compute roof the figure draws the hardware's physical limit, "
             f"{units.si(peaks.physical_flops_per_s, 'FLOP/s')}: every core issuing full-width "
             "fused multiply-adds on every unit at every cycle (cores × vector lanes × FMA units "
-            "× 2 × clock; on a CPU, the FMA pipes and their width that a table gives for its "
-            "family and model, at the clock a chain of dependent additions measured; on a GPU, "
-            "the datasheet). The measured "
+            "× 2 × clock). On a CPU a table gives the FMA pipes and their width for its family "
+            "and model, and a chain of dependent additions measures the clock; on a GPU the "
+            "datasheet gives both. The measured "
             f"peak reaches {units.percent(peaks.flops_per_s / peaks.physical_flops_per_s)} of "
             "it; the rest is what the library's kernels leave on the table."
         )
