@@ -18,7 +18,6 @@ Flips (a recorded run's saved verdict → today's judges):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,7 +25,7 @@ from gpuconcepts.claims.accuracy import AccuracyRow, Flip, accuracy, flips, summ
 from gpuconcepts.render.text import format_claims
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.ledger import in_ledger
-from gpuconcepts.units import number, percent, plural, si, times
+from gpuconcepts.units import measured_or_dash, number, percent, plural, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.run import Run
@@ -55,7 +54,7 @@ def format_apart(title: str, results: Sequence[ClaimResult]) -> str:
 
 
 def _ratio(x: float) -> str:
-    return times(x) if math.isfinite(x) else "–"
+    return measured_or_dash(x, times)
 
 
 def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
@@ -66,7 +65,7 @@ def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
     first = rows[0]
     found = summary(rows)
     worst = [f"  worst: {found.worst} ({_ratio(found.worst_ratio)})"] if found.worst else []
-    share = percent(found.share_within) if math.isfinite(found.share_within) else "–"
+    share = measured_or_dash(found.share_within, percent)
     head = [
         "Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor):",
         f"  model {first.model}, {SAMPLE_WORDS[first.sample]}",

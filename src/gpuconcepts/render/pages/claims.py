@@ -136,7 +136,7 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
                 units.measured_or_dash(found.median_abs_log2, units.number),
                 f"{found.worst} ({units.measured_or_dash(found.worst_ratio, units.times)})"
                 if found.worst
-                else "–",
+                else units.NOTHING,
             ]
         )
         flipped += [[name, f"`{f.key}`", f"{f.stored} → {f.now}"] for f in flips(each)]

@@ -37,7 +37,7 @@ def leading_run(runs: Sequence[Run]) -> Run | None:
 
 
 def _per_sm(value: int | None, sms: int) -> str:
-    return "-" if value is None else units.binary_bytes(value * sms)
+    return units.NOTHING if value is None else units.binary_bytes(value * sms)
 
 
 def anatomy(runs: Sequence[Run]) -> Glue:
