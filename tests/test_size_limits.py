@@ -39,7 +39,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/render/plots/diagrams.py",
         "gpuconcepts/render/plots/schedules.py",
         "gpuconcepts/run/run.py",
-        "gpuconcepts/units.py",
         "gpuconcepts/whatif.py",
         "gpuconcepts/workloads.py",
     }

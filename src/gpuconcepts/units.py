@@ -33,8 +33,6 @@ operations (a multiply and an add), and every quantity says which of the two it 
 '51{,}200{,}000{,}000'
 >>> percent(1 / 32), times(44.4), times(1.53), plural(1, "row"), plural(3, "row")
 ('3.1%', '44×', '1.5×', '1 row', '3 rows')
->>> with_article("8.39 MB table"), with_article("11 GB table"), with_article("1.1 GB table")
-('an 8.39 MB table', 'an 11 GB table', 'a 1.1 GB table')
 """
 
 from __future__ import annotations
@@ -42,16 +40,19 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
+from gpuconcepts import words
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 
 Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "seconds"]
 Real = int | float | Fraction
+
+article, listing, with_article = words.article, words.listing, words.with_article
+"""The words around the numbers, reached here too (``units.listing``)."""
 
 FLOPS_PER_MAC = 2
 """A multiply-accumulate is one multiply plus one add: two FLOPs."""
@@ -379,42 +380,6 @@ def percent(fraction: float, digits: int = 2) -> str:
 def plural(n: Real, word: str, many: str | None = None) -> str:
     """A count and its noun, singular for exactly one: ``1 row``, ``2,048 rows``."""
     return f"{plain_number(n)} {word if n == 1 else many or word + 's'}"
-
-
-def listing(items: Sequence[str]) -> str:
-    """Words joined as a person lists them: ``a``, ``a and b``, ``a, b and c``.
-
-    >>> listing(["DLRM"]), listing(["DLRM", "the MLP", "the CNN"]), listing([])
-    ('DLRM', 'DLRM, the MLP and the CNN', '')
-    """
-    if len(items) <= 1:
-        return "".join(items)
-    return f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-# Numbers whose spoken form starts with a vowel: 8, 80, 8,000; 11 and 18 (and 11,000, 18.5).
-_AN_NUMBER = re.compile(r"^(8|1[18](?![\d]))")
-# Letters whose names start with a vowel sound, for acronyms: an FP32 value, an H100, an MLP.
-_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
-
-
-def article(text: str) -> str:
-    """``a`` or ``an``, by how ``text`` is read aloud (numbers and acronyms included)."""
-    first = text.lstrip("*_`$")
-    if not first:
-        return "a"
-    if first[0].isdigit():
-        return "an" if _AN_NUMBER.match(first) else "a"
-    word = re.match(r"[A-Za-z0-9]+", first)
-    token = word.group(0) if word else first
-    if (len(token) > 1 and token[:2].isupper()) or (token[0].isupper() and token[1:2].isdigit()):
-        return "an" if token[0] in _VOWEL_LETTERS else "a"
-    return "an" if token[0].lower() in "aeiou" else "a"
-
-
-def with_article(text: str) -> str:
-    """``text`` with its article in front: ``an 8.39 MB table``, ``a 1 MiB batch``."""
-    return f"{article(text)} {text}"
 
 
 def sizes(params: Mapping[str, object]) -> str:
