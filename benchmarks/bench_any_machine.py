@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from background_load import streaming_load
 
 from gpuconcepts.measure import cpu_cache_levels
-from gpuconcepts.measure.devices import SYSFS_CACHE_ENV, write_cache_dir
+from gpuconcepts.measure.memory import SYSFS_CACHE_ENV, write_cache_dir
 
 MiB = 2**20
 MACHINES = {"real": None, "1152M": 1152 * MiB, "8M": 8 * MiB, "none": 0}

@@ -130,7 +130,7 @@ def test_measured_peaks_size_from_the_sweep(
 
     levels = (("L1", 48 * 1024), ("L2", 2 * MiB)) + ((("L3", reported),) if reported else ())
     monkeypatch.setattr(peaks, "cache_levels", lambda _device: levels)
-    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
     asked: dict[str, int] = {}
 
     def record(name: str, value: object) -> object:

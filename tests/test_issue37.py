@@ -65,7 +65,7 @@ def test_the_bf16_lookup_exercise_is_answered_in_bf16() -> None:
 def test_a_machine_with_a_load_above_its_cores_is_not_called_quiet() -> None:
     import dataclasses
 
-    from gpuconcepts.measure.timing import NoiseProbe
+    from gpuconcepts.measure.noise import NoiseProbe
     from gpuconcepts.run.provenance import Provenance
 
     calm = NoiseProbe(

@@ -218,15 +218,15 @@ def test_a_flush_before_the_sweep_never_grows_with_the_reported_cache(
 ) -> None:
     # sysfs of a cloud VM reports the whole chip's shared L3 (1.1 GiB on a 3D V-Cache EPYC,
     # 480 MiB on a large Xeon); 4x that before every flushed repetition took most of a run
-    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
     reported = measure.DEFAULT_LLC_BYTES if reported_mib is None else reported_mib * 1024**2
-    monkeypatch.setattr(measure.devices, "cpu_last_level_cache_bytes", lambda: reported)
+    monkeypatch.setattr(measure.memory, "cpu_last_level_cache_bytes", lambda: reported)
     assert measure.flush_bytes("cpu") == flush_mib * 1024**2
 
 
 def test_the_measured_hierarchy_sets_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
-    monkeypatch.setattr(measure.devices, "cpu_last_level_cache_bytes", lambda: 480 * 1024**2)
+    monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.memory, "cpu_last_level_cache_bytes", lambda: 480 * 1024**2)
     measure.set_flush_bytes("cpu", 64 * 1024**2)
     assert measure.flush_bytes("cpu") == 64 * 1024**2
     flush = measure.make_flusher("cpu")
@@ -245,7 +245,7 @@ def test_cuda_sizes_from_device_properties(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _i: _Props())
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (12 * 1024**3, 16 * 1024**3))
     assert measure.last_level_cache_bytes("cuda") == 50 * 1024**2
-    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
     assert measure.flush_bytes("cuda") == 200 * 1024**2  # 4x the L2, before any sweep
     assert measure.free_memory_bytes("cuda") == 12 * 1024**3
 

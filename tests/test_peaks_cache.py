@@ -90,7 +90,7 @@ def test_kept_peaks_size_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("torch")
     from gpuconcepts import measure
 
-    monkeypatch.setattr(measure.devices, "_FLUSH_BYTES", {})
+    monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
     peaks_cache.use_peaks(PEAKS)
     # DRAM's plateau begins at 64 MiB: twice that reaches past every cache
     assert measure.flush_bytes("cpu") == 128 * 2**20

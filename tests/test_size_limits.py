@@ -30,8 +30,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/formula.py",
         "gpuconcepts/kernels/peaks.py",
         "gpuconcepts/lab.py",
-        "gpuconcepts/measure/devices.py",
-        "gpuconcepts/measure/timing.py",
         "gpuconcepts/model.py",
         "gpuconcepts/render/pages/distributed.py",
         "gpuconcepts/render/pages/gpu.py",

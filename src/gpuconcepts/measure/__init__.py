@@ -36,9 +36,11 @@ Where DRAM begins and the sizes that follow from it within a run's memory budget
 :mod:`~gpuconcepts.measure.hierarchy` (``dram_start_bytes(sweep)``, ``sizing(...)``), which
 imports no torch.
 
-The package has three parts, each importable on its own and all re-exported here:
-:mod:`~gpuconcepts.measure.devices` (device choice and what a run probes of its machine),
-:mod:`~gpuconcepts.measure.timing` (the timers, paired rounds, the noise probe) and
+The package has five parts, each importable on its own and all re-exported here:
+:mod:`~gpuconcepts.measure.devices` (device choice and what a run probes of its processor),
+:mod:`~gpuconcepts.measure.memory` (its caches, the flush, the STREAM arrays, free memory),
+:mod:`~gpuconcepts.measure.timing` (the timers, paired rounds),
+:mod:`~gpuconcepts.measure.noise` (the noise probe, the pinned threads) and
 :mod:`~gpuconcepts.measure.measurement` (the value and its statistics), which sits below
 the timers and imports neither.
 """
@@ -49,43 +51,10 @@ from gpuconcepts.measure.devices import (
     BUSY_CORE_FRACTION as BUSY_CORE_FRACTION,
 )
 from gpuconcepts.measure.devices import (
-    COLUMNS as COLUMNS,
-)
-from gpuconcepts.measure.devices import (
-    DEFAULT_CACHE_LINE_BYTES as DEFAULT_CACHE_LINE_BYTES,
-)
-from gpuconcepts.measure.devices import (
-    DEFAULT_LLC_BYTES as DEFAULT_LLC_BYTES,
-)
-from gpuconcepts.measure.devices import (
     DEVICES as DEVICES,
 )
 from gpuconcepts.measure.devices import (
-    GPU_SECTOR_BYTES as GPU_SECTOR_BYTES,
-)
-from gpuconcepts.measure.devices import (
-    LLC_MULTIPLE as LLC_MULTIPLE,
-)
-from gpuconcepts.measure.devices import (
-    TRANSFER_UNIT_NAMES as TRANSFER_UNIT_NAMES,
-)
-from gpuconcepts.measure.devices import (
     busy_cores as busy_cores,
-)
-from gpuconcepts.measure.devices import (
-    cache_levels as cache_levels,
-)
-from gpuconcepts.measure.devices import (
-    cpu_cache_levels as cpu_cache_levels,
-)
-from gpuconcepts.measure.devices import (
-    cpu_cache_line_bytes as cpu_cache_line_bytes,
-)
-from gpuconcepts.measure.devices import (
-    cpu_free_memory_bytes as cpu_free_memory_bytes,
-)
-from gpuconcepts.measure.devices import (
-    cpu_last_level_cache_bytes as cpu_last_level_cache_bytes,
 )
 from gpuconcepts.measure.devices import (
     cpu_mhz as cpu_mhz,
@@ -100,46 +69,13 @@ from gpuconcepts.measure.devices import (
     device_name as device_name,
 )
 from gpuconcepts.measure.devices import (
-    flush_buffer_bytes as flush_buffer_bytes,
-)
-from gpuconcepts.measure.devices import (
-    flush_bytes as flush_bytes,
-)
-from gpuconcepts.measure.devices import (
     free_cores as free_cores,
-)
-from gpuconcepts.measure.devices import (
-    free_memory_bytes as free_memory_bytes,
-)
-from gpuconcepts.measure.devices import (
-    last_level_cache_bytes as last_level_cache_bytes,
-)
-from gpuconcepts.measure.devices import (
-    make_flusher as make_flusher,
-)
-from gpuconcepts.measure.devices import (
-    parse_cache_size as parse_cache_size,
-)
-from gpuconcepts.measure.devices import (
-    parse_meminfo as parse_meminfo,
 )
 from gpuconcepts.measure.devices import (
     parse_proc_stat as parse_proc_stat,
 )
 from gpuconcepts.measure.devices import (
     resolve_device as resolve_device,
-)
-from gpuconcepts.measure.devices import (
-    set_flush_bytes as set_flush_bytes,
-)
-from gpuconcepts.measure.devices import (
-    stream_array_bytes as stream_array_bytes,
-)
-from gpuconcepts.measure.devices import (
-    stream_rows as stream_rows,
-)
-from gpuconcepts.measure.devices import (
-    transfer_unit_bytes as transfer_unit_bytes,
 )
 from gpuconcepts.measure.measurement import (
     ACCESS_FIELDS as ACCESS_FIELDS,
@@ -156,17 +92,89 @@ from gpuconcepts.measure.measurement import (
 from gpuconcepts.measure.measurement import (
     quartiles as quartiles,
 )
-from gpuconcepts.measure.timing import (
+from gpuconcepts.measure.memory import (
+    COLUMNS as COLUMNS,
+)
+from gpuconcepts.measure.memory import (
+    DEFAULT_CACHE_LINE_BYTES as DEFAULT_CACHE_LINE_BYTES,
+)
+from gpuconcepts.measure.memory import (
+    DEFAULT_LLC_BYTES as DEFAULT_LLC_BYTES,
+)
+from gpuconcepts.measure.memory import (
+    GPU_SECTOR_BYTES as GPU_SECTOR_BYTES,
+)
+from gpuconcepts.measure.memory import (
+    LLC_MULTIPLE as LLC_MULTIPLE,
+)
+from gpuconcepts.measure.memory import (
+    TRANSFER_UNIT_NAMES as TRANSFER_UNIT_NAMES,
+)
+from gpuconcepts.measure.memory import (
+    cache_levels as cache_levels,
+)
+from gpuconcepts.measure.memory import (
+    cpu_cache_levels as cpu_cache_levels,
+)
+from gpuconcepts.measure.memory import (
+    cpu_cache_line_bytes as cpu_cache_line_bytes,
+)
+from gpuconcepts.measure.memory import (
+    cpu_free_memory_bytes as cpu_free_memory_bytes,
+)
+from gpuconcepts.measure.memory import (
+    cpu_last_level_cache_bytes as cpu_last_level_cache_bytes,
+)
+from gpuconcepts.measure.memory import (
+    flush_buffer_bytes as flush_buffer_bytes,
+)
+from gpuconcepts.measure.memory import (
+    flush_bytes as flush_bytes,
+)
+from gpuconcepts.measure.memory import (
+    free_memory_bytes as free_memory_bytes,
+)
+from gpuconcepts.measure.memory import (
+    last_level_cache_bytes as last_level_cache_bytes,
+)
+from gpuconcepts.measure.memory import (
+    make_flusher as make_flusher,
+)
+from gpuconcepts.measure.memory import (
+    parse_cache_size as parse_cache_size,
+)
+from gpuconcepts.measure.memory import (
+    parse_meminfo as parse_meminfo,
+)
+from gpuconcepts.measure.memory import (
+    set_flush_bytes as set_flush_bytes,
+)
+from gpuconcepts.measure.memory import (
+    stream_array_bytes as stream_array_bytes,
+)
+from gpuconcepts.measure.memory import (
+    stream_rows as stream_rows,
+)
+from gpuconcepts.measure.memory import (
+    transfer_unit_bytes as transfer_unit_bytes,
+)
+from gpuconcepts.measure.noise import (
     REFERENCE_REPEATS as REFERENCE_REPEATS,
+)
+from gpuconcepts.measure.noise import (
+    NoiseProbe as NoiseProbe,
+)
+from gpuconcepts.measure.noise import (
+    pinned_threads as pinned_threads,
+)
+from gpuconcepts.measure.noise import (
+    probe_noise as probe_noise,
 )
 from gpuconcepts.measure.timing import (
     CudaBackend as CudaBackend,
 )
 from gpuconcepts.measure.timing import (
     EventLike as EventLike,
-)
-from gpuconcepts.measure.timing import (
-    NoiseProbe as NoiseProbe,
 )
 from gpuconcepts.measure.timing import (
     Rounds as Rounds,
@@ -179,12 +187,6 @@ from gpuconcepts.measure.timing import (
 )
 from gpuconcepts.measure.timing import (
     calls_per_repetition as calls_per_repetition,
-)
-from gpuconcepts.measure.timing import (
-    pinned_threads as pinned_threads,
-)
-from gpuconcepts.measure.timing import (
-    probe_noise as probe_noise,
 )
 from gpuconcepts.measure.timing import (
     time_cpu as time_cpu,
