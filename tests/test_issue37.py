@@ -274,7 +274,7 @@ def test_a_gpu_floor_is_set_beside_its_own_gpu_s_roofline_times_and_a_cpu_floor_
 
 
 def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
-    from gpuconcepts.render.pages import gpu
+    from gpuconcepts.render.pages import gpu, gpu_recorded
     from gpuconcepts.render.text import chain_bound
     from gpuconcepts.results.registry import CLAIMS
     from gpuconcepts.units import percent, si
@@ -294,7 +294,7 @@ def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
         ), family
         assert ("{glue:md}`lead_words`" if led else "{glue:md}`gpu_showed:myst`") in page, family
         for run in on_gpu:  # one sentence a GPU run, naming it
-            assert f"In {gpu.run_phrase(run)}, " in passage, family
+            assert f"In {gpu_recorded.run_phrase(run)}, " in passage, family
     rnn = gpu.chapter_passage(runs, "rnn")
     for run in on_gpu:
         loop = next(m for m in profile_of(run) if m.workload == "rnn-loop")

@@ -1,4 +1,5 @@
-"""The GPU chapter (gpuconcepts.render.pages.gpu): every sentence comes from the recorded runs.
+"""The GPU chapter (gpuconcepts.render.pages.gpu and its parts, gpu_*): every sentence comes
+from the recorded runs.
 
 The tests read the runs committed in docs/runs/ and change them (a claim's verdict, a kernel's
 time) to check that the words follow the data: nothing here is typed from a run.
@@ -15,7 +16,7 @@ from gpuconcepts import units
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.measure import Measurement
-from gpuconcepts.render.pages import gpu
+from gpuconcepts.render.pages import gpu, gpu_recorded, gpu_story, gpu_tables
 from gpuconcepts.results.claim import example
 from gpuconcepts.run import Run, load_all
 
@@ -29,7 +30,7 @@ def runs() -> list[Run]:
 
 @pytest.fixture(scope="module")
 def first(runs: list[Run]) -> Run:
-    found = gpu.gpu_runs(runs)
+    found = gpu_recorded.gpu_runs(runs)
     if not found:
         pytest.skip("no GPU run recorded in docs/runs/")
     return found[0]
@@ -47,8 +48,8 @@ def _slower(run: Run, workload: str, factor: float) -> Run:
 
 
 def test_only_gpu_runs_are_told(runs: list[Run]) -> None:
-    assert all(run.peaks.device == "cuda" for run in gpu.gpu_runs(runs))
-    assert len(gpu.gpu_runs(runs)) == sum(run.peaks.device == "cuda" for run in runs)
+    assert all(run.peaks.device == "cuda" for run in gpu_recorded.gpu_runs(runs))
+    assert len(gpu_recorded.gpu_runs(runs)) == sum(run.peaks.device == "cuda" for run in runs)
 
 
 def test_the_page_glues_every_name_it_uses(runs: list[Run], first: Run) -> None:
@@ -56,7 +57,7 @@ def test_the_page_glues_every_name_it_uses(runs: list[Run], first: Run) -> None:
     text = (Path(__file__).resolve().parents[1] / "docs" / "gpu.md").read_text()
     for name in glue:
         assert name in text, f"{name} is glued but docs/gpu.md never shows it"
-    assert gpu.gpu_name(first.provenance.device_name) == glue["gpu"]
+    assert gpu_recorded.gpu_name(first.provenance.device_name) == glue["gpu"]
 
 
 def test_the_page_needs_a_gpu_run(runs: list[Run]) -> None:
@@ -70,10 +71,10 @@ def test_the_datasheet_share_is_computed(first: Run) -> None:
     assert sheet is not None
     peak = sheet.peak(first.peaks.dtype)
     assert peak is not None
-    table = gpu.datasheet_table([first])
+    table = gpu_tables.datasheet_table([first])
     assert units.percent(first.peaks.flops_per_s / peak) in table
     assert units.percent(first.peaks.bytes_per_s / sheet.bytes_per_s) in table
-    assert units.si(first.peaks.flops_per_s, "FLOP/s") in gpu.peaks_sentence(first)
+    assert units.si(first.peaks.flops_per_s, "FLOP/s") in gpu_tables.peaks_sentence(first)
 
 
 def _sweep_at(run: Run, share: float) -> Run:
@@ -87,11 +88,11 @@ def _sweep_at(run: Run, share: float) -> Run:
 def test_a_sweep_far_below_the_peak_is_said_with_its_cause(first: Run) -> None:
     # The H200's tf32 run: a sweep at 12 % of the peak, under the FP32 datasheet rate
     fp32 = lookup(first.provenance.device_name).peak("fp32")  # type: ignore[union-attr]
-    slow = gpu.sweep_sentence(_sweep_at(first, 0.9 * fp32 / first.peaks.flops_per_s))
+    slow = gpu_tables.sweep_sentence(_sweep_at(first, 0.9 * fp32 / first.peaks.flops_per_s))
     assert "predictions that read the sweep expect slower products" in slow
     assert "its products ran in FP32" in slow
     # under half of the peak but above the FP32 rate: off, with no cause named
-    half = gpu.sweep_sentence(_sweep_at(first, 0.45))
+    half = gpu_tables.sweep_sentence(_sweep_at(first, 0.45))
     assert "expect slower products" in half
     assert "FP32" not in half
     assert "45%" in half
@@ -100,68 +101,68 @@ def test_a_sweep_far_below_the_peak_is_said_with_its_cause(first: Run) -> None:
     slow_fp32 = dataclasses.replace(
         slow_fp32, peaks=dataclasses.replace(slow_fp32.peaks, dtype="float32")
     )
-    assert "FP32" not in gpu.sweep_sentence(slow_fp32)
-    fine = gpu.sweep_sentence(_sweep_at(first, 0.87))
+    assert "FP32" not in gpu_tables.sweep_sentence(slow_fp32)
+    fine = gpu_tables.sweep_sentence(_sweep_at(first, 0.87))
     assert fine.endswith("87% of that peak.")
-    assert fine in gpu.peaks_sentence(_sweep_at(first, 0.87))
+    assert fine in gpu_tables.peaks_sentence(_sweep_at(first, 0.87))
 
 
 def test_the_rnn_sentence_follows_the_times(first: Run) -> None:
-    loop = gpu._find(first, "rnn-loop")
-    gemm = gpu._find(first, "rnn-gemm")
+    loop = gpu_recorded.first_kernel(first, "rnn-loop")
+    gemm = gpu_recorded.first_kernel(first, "rnn-gemm")
     assert loop is not None
     assert gemm is not None
-    said = gpu.SENTENCES["rnn"](first)
+    said = gpu_story.SENTENCES["rnn"](first)
     assert units.seconds(loop.seconds) in said
     assert units.seconds(gemm.seconds) in said
-    slower = gpu.SENTENCES["rnn"](_slower(first, "rnn-loop", 3.0))
+    slower = gpu_story.SENTENCES["rnn"](_slower(first, "rnn-loop", 3.0))
     assert units.seconds(loop.seconds * 3.0) in slower
     assert slower != said
 
 
 def test_the_mlp_sentence_names_the_memory_bound_batches(first: Run) -> None:
-    said = gpu.SENTENCES["mlp"](first)
+    said = gpu_story.SENTENCES["mlp"](first)
     assert "B = " in said
     assert "HBM" in said or "DRAM" in said or "L2" in said
 
 
 def test_every_chapter_names_the_gpu(runs: list[Run], first: Run) -> None:
-    name = gpu.gpu_name(first.provenance.device_name)
-    for family in gpu.FAMILIES:
-        passage = gpu.chapter_passage(runs, family)
+    name = gpu_recorded.gpu_name(first.provenance.device_name)
+    for family in gpu_recorded.FAMILIES:
+        passage = gpu_story.chapter_passage(runs, family)
         assert name in passage, family
         assert "{doc}`GPU chapter <gpu>`" in passage
-    assert "no GPU" in gpu.chapter_passage([], "dlrm")
+    assert "no GPU" in gpu_story.chapter_passage([], "dlrm")
 
 
 def test_failures_follow_the_verdicts(first: Run) -> None:
     failing = [r for r in first.claims if r.verdict != "holds"]
-    listed = gpu.failures([first])
+    listed = gpu_story.failures([first])
     for result in failing:  # each statement as its sentences (a colon ends the first)
         assert result.claim.replace(": ", ". ").rstrip(".").split(". ")[0] in listed
     held = example()  # a claim that holds
     assert held.verdict == "holds"
     all_held = dataclasses.replace(first, claims=(held,))
-    assert gpu.failures([all_held]) == "Every claim held on every recorded GPU run."
+    assert gpu_story.failures([all_held]) == "Every claim held on every recorded GPU run."
     failed = dataclasses.replace(first, claims=(example(1.5),))
-    assert example(1.5).claim in gpu.failures([failed])
-    assert "1 failed" in gpu.tally([failed])
+    assert example(1.5).claim in gpu_story.failures([failed])
+    assert "1 failed" in gpu_story.tally([failed])
     # the reason is a sentence of its own, after the pass region's
     why = example(1.5).why
     assert why[0].islower()
-    assert f". {why[0].upper()}{why[1:]}" in gpu.failures([failed])
+    assert f". {why[0].upper()}{why[1:]}" in gpu_story.failures([failed])
 
 
 def test_random_rows_table_reads_the_claim(first: Run) -> None:
-    glue = gpu.random_rows(first)
-    values = first.claim(gpu.RANDOM_CLAIM).values
+    glue = gpu_tables.random_rows(first)
+    values = first.claim(gpu_tables.RANDOM_CLAIM).values
     assert f"{values['transfer_bytes']} bytes" in str(glue["rows_text"])
     assert str(glue["rows_table"]).count("\n") >= 3
 
 
 def test_distributed_results_on_the_host_are_labelled(runs: list[Run]) -> None:
     for run in runs:
-        column = gpu.distributed_column(run)
+        column = gpu_recorded.distributed_column(run)
         on_host = (
             run.peaks.device == "cuda"
             and run.distributed is not None
@@ -171,28 +172,28 @@ def test_distributed_results_on_the_host_are_labelled(runs: list[Run]) -> None:
         if on_host:
             assert run.distributed is not None
             assert run.distributed.device in column
-    note = gpu.distributed_note(runs)
+    note = gpu_recorded.distributed_note(runs)
     assert ("gloo" in note) == any(
         run.peaks.device == "cuda" and run.distributed is not None for run in runs
     )
 
 
 def test_the_families_table_has_every_chapter_kernel(first: Run) -> None:
-    table = gpu.families_table(first)
-    kernels = [m for family in gpu.FAMILIES for m in gpu.chapter(first, family)]
+    table = gpu_tables.families_table(first)
+    kernels = [m for family in gpu_recorded.FAMILIES for m in gpu_recorded.chapter(first, family)]
     assert table.count("\n") == len(kernels) + 1
     assert all(f"`{m.workload}`" in table for m in kernels)
 
 
 def test_a_run_without_the_kernels_says_nothing(first: Run) -> None:
     bare = dataclasses.replace(first, measurements=(first.measurements[0],))
-    assert gpu.SENTENCES["rnn"](bare) == ""
+    assert gpu_story.SENTENCES["rnn"](bare) == ""
     assert isinstance(first.measurements[0], Measurement)
 
 
 def test_sweeps_are_in_the_order_of_their_size(first: Run) -> None:
-    batches = [m.size("B") for m in gpu.chapter(first, "mlp")]
+    batches = [m.size("B") for m in gpu_recorded.chapter(first, "mlp")]
     assert batches == sorted(batches)
-    prefill = [m.size("S") for m in gpu.chapter(first, "transformer")
+    prefill = [m.size("S") for m in gpu_recorded.chapter(first, "transformer")
                if m.workload == "transformer-prefill"]  # fmt: skip
     assert prefill == sorted(prefill)

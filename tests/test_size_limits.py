@@ -32,7 +32,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/lab.py",
         "gpuconcepts/model.py",
         "gpuconcepts/render/pages/distributed.py",
-        "gpuconcepts/render/pages/gpu.py",
         "gpuconcepts/render/pages/model.py",
         "gpuconcepts/render/plots/diagrams.py",
         "gpuconcepts/render/plots/schedules.py",
