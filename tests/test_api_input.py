@@ -12,7 +12,8 @@ import sympy as sp
 
 from gpuconcepts import formulas, units
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
-from gpuconcepts.formula import Formula, exact_number, product, ratio, total
+from gpuconcepts.expressions import exact_number
+from gpuconcepts.formula import Formula, product, ratio, total
 from gpuconcepts.symbols import sym
 
 

@@ -27,7 +27,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/claims/wholemodel.py",
         "gpuconcepts/distributed/claims.py",
         "gpuconcepts/distributed/worker.py",
-        "gpuconcepts/formula.py",
         "gpuconcepts/kernels/peaks.py",
         "gpuconcepts/lab.py",
         "gpuconcepts/model.py",

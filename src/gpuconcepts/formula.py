@@ -19,26 +19,36 @@ gpuconcepts.errors.GpuConceptsError: area: W_out (output width of a convolution)
 from __future__ import annotations
 
 import math
-import numbers
-import re
 import sys
 from collections.abc import Mapping
 from fractions import Fraction
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import sympy as sp
-from sympy.printing.latex import LatexPrinter
 
 from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
-from gpuconcepts.symbols import LATEX_NAMES, SYMBOLS, Symbol
-from gpuconcepts.units import Kind, latex_number, number, plain_number, significant
+from gpuconcepts.expressions import (
+    LEVEL,
+    NumberPrinter,
+    exact_number,
+    expr_latex,
+    expr_text,
+    first_reaching,
+    limit_at_infinity,
+    plain_power,
+    plain_text,
+    rounded_latex,
+    short_decimal,
+    solved_for_level,
+)
+from gpuconcepts.formula_inputs import checked_column, described, exact_input, shown_value
+from gpuconcepts.symbols import SYMBOLS, Symbol
+from gpuconcepts.units import Kind, number, plain_number, significant
 
 Number = int | float | Fraction
-
-_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _terms(what: str, terms: tuple[sp.Expr | int, ...]) -> tuple[sp.Expr | int, ...]:
@@ -67,111 +77,6 @@ def ratio(numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
     """A fraction kept as written, so an intensity prints as FLOPs over bytes."""
     numerator, denominator = _terms("ratio", (numerator, denominator))
     return sp.Mul(numerator, sp.Pow(denominator, -1, evaluate=False), evaluate=False)
-
-
-def exact_number(value: object, what: str) -> sp.Rational:
-    """A finite real number as an exact sympy rational; anything else (a string, which sympy
-    would evaluate as code, None, a float that is not a number, an infinity) is a
-    :class:`~gpuconcepts.errors.GpuConceptsError` naming ``what``.
-
-    >>> exact_number(0.1, "x"), exact_number(512 / 3, "x"), exact_number(2**0.5, "x")
-    (1/10, 512/3, 14142135623730951/10000000000000000)
-    >>> exact_number("__import__('os')", "level")
-    Traceback (most recent call last):
-    ...
-    gpuconcepts.errors.GpuConceptsTypeError: level must be a number; got "__import__('os')" (str)
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise GpuConceptsTypeError(
-            f"{what} must be a number; got {value!r:.60} ({type(value).__name__})"
-        )
-    if isinstance(value, numbers.Integral):
-        return sp.Integer(int(value))
-    if isinstance(value, Fraction):
-        return sp.Rational(value.numerator, value.denominator)
-    number = float(value)
-    if not math.isfinite(number):
-        raise GpuConceptsError(f"{what} must be finite; got {value!r}")
-    return _simplest_rational(number)
-
-
-@lru_cache(maxsize=4096)
-def _simplest_rational(number: float) -> sp.Rational:
-    """The simplest rational a finite float stands for (0.1 is 1/10, 512 / 3 is 512/3).
-
-    sympy is handed a float, never a string. Where it guesses an irrational (sqrt(2), E), the
-    decimal written is taken instead. Kept per float: sympy's guess takes tens of
-    milliseconds, and a page asks for the same few numbers (a GPU's ridge point) again and
-    again.
-    """
-    guess = sp.nsimplify(number)
-    if guess.is_Rational:
-        return guess
-    exact = Fraction(str(number))
-    return sp.Rational(exact.numerator, exact.denominator)
-
-
-def _plain(expr: sp.Expr) -> str:
-    """sympy's plain text for an expression, nested products flattened (no ``2*(B*d)``)."""
-    while any(f.is_Mul for f in expr.args) and expr.is_Mul:
-        expr = sp.Mul(
-            *(g for f in expr.args for g in (f.args if f.is_Mul else (f,))), evaluate=False
-        )
-    return str(sp.sstr(expr, order="none"))
-
-
-def _text(expr: sp.Expr) -> str:
-    """One expression as plain text: ``·`` for products, superscript powers, a ratio as ``a / b``."""
-    over = [f for f in expr.args if f.is_Pow and f.exp == -1] if expr.is_Mul else []
-    if over:  # a ratio written with ratio(): numerator / (denominator)
-        top = sp.Mul(*(f for f in expr.args if f not in over), evaluate=False)
-        above = f"({_plain(top)})" if top.is_Add else _plain(top)
-        below = _plain(over[0].base)
-        below = below if over[0].base.is_Atom else f"({below})"
-        body = f"{above} / {below}"
-    else:
-        body = _plain(expr)
-    body = re.sub(r"\*\*(\d+)", lambda power: power.group(1).translate(_SUPERSCRIPT), body)
-    return body.replace("**", "^").replace("*", "·")
-
-
-class NumberPrinter(LatexPrinter):  # type: ignore[misc]
-    """LaTeX printer for substituted expressions: digits grouped with ``{,}``, ``\\times`` between."""
-
-    def __init__(self) -> None:
-        super().__init__({"mul_symbol": "times", "order": "none"})
-
-    def _print_Integer(self, expr: sp.Integer) -> str:
-        return latex_number(int(expr))
-
-    def _print_Rational(self, expr: sp.Rational) -> str:
-        return _short_decimal(expr) or latex_number(Fraction(int(expr.p), int(expr.q)))
-
-    def _print_Float(self, expr: sp.Float) -> str:
-        return latex_number(float(expr))
-
-
-def expr_latex(expr: sp.Expr) -> str:
-    """LaTeX for an expression as written, with the symbols' declared LaTeX names."""
-    return str(sp.latex(expr, order="none", symbol_names=LATEX_NAMES))
-
-
-def _short_decimal(value: sp.Rational, max_digits: int = 6) -> str | None:
-    """LaTeX for ``value`` when it has an exact decimal of at most ``max_digits`` places."""
-    for digits in range(max_digits + 1):
-        scaled = value * 10**digits
-        if scaled.is_integer:
-            whole = latex_number(int(value))
-            if digits == 0:
-                return whole
-            fraction = str(abs(int(scaled)) % 10**digits).rjust(digits, "0")
-            return f"{whole}.{fraction}"
-    return None
-
-
-def _rounded(value: sp.Rational) -> str:
-    """Three significant digits, as units.py prints every non-whole value (0.999, not 1)."""
-    return latex_number(Fraction(int(value.p), int(value.q)))
 
 
 class Formula:
@@ -248,9 +153,12 @@ class Formula:
         '4·n_params + (k_opt·n_params)/N_d if stage = 1'
         """
         if isinstance(self.expr, sp.Piecewise):  # one case per value of a symbol (a stage)
-            cases = [f"{_text(e)} if {_plain(c.lhs)} = {_plain(c.rhs)}" for e, c in self.expr.args]
+            cases = [
+                f"{expr_text(e)} if {plain_text(c.lhs)} = {plain_text(c.rhs)}"
+                for e, c in self.expr.args
+            ]
             return f"{self.name} = {'; '.join(cases)}"
-        return f"{self.name} = {_text(self.expr)}"
+        return f"{self.name} = {expr_text(self.expr)}"
 
     def substituted(self, **values: Number) -> str:
         """The expression with the numbers put in, unevaluated: ``100{,}000{,}000 \\times 128 \\times 4``."""
@@ -277,8 +185,8 @@ class Formula:
         ``=``; any other result is rounded and marked ``\\approx``.
         """
         value = self.exact(**values)
-        decimal = _short_decimal(value)
-        result = f"= {decimal}" if decimal is not None else rf"\approx {_rounded(value)}"
+        decimal = short_decimal(value)
+        result = f"= {decimal}" if decimal is not None else rf"\approx {rounded_latex(value)}"
         case = expr_latex(self._case(self._exact_inputs(values)))
         return f"{case} = {self.substituted(**values)} {result}"
 
@@ -334,10 +242,10 @@ class Formula:
             if bits * abs(int(exponent)) <= MAX_POWER_BITS:
                 continue
             raise GpuConceptsError(
-                f"{self.name}: {self._what(names[0])} must keep {_plain_power(power)} within "
-                f"{plain_number(MAX_POWER_BITS)} bits exact ({_shown(base)} to the power "
+                f"{self.name}: {self._what(names[0])} must keep {plain_power(power)} within "
+                f"{plain_number(MAX_POWER_BITS)} bits exact ({shown_value(base)} to the power "
                 f"{plain_number(int(exponent))} needs about {significant(bits * abs(int(exponent)))}); "
-                "got " + ", ".join(f"{n}={_shown(exact[n])}" for n in names)
+                "got " + ", ".join(f"{n}={shown_value(exact[n])}" for n in names)
             )
 
     def _in_one_symbol(self, over: str, values: Mapping[str, object]) -> tuple[sp.Expr, sp.Symbol]:
@@ -347,7 +255,7 @@ class Formula:
             )
         others = {k: v for k, v in values.items() if k != over}
         self._check_names({**others, over: 1})
-        exact = {k: self._exact_input(k, v) for k, v in others.items()}
+        exact = {k: exact_input(self.name, k, v) for k, v in others.items()}
         return self.expr.xreplace({SYMBOLS[k].sym: v for k, v in exact.items()}), SYMBOLS[over].sym
 
     def supremum(self, over: str, **values: Number) -> float:
@@ -382,13 +290,13 @@ class Formula:
         """
         target = exact_number(level, f"{self.name}: level")
         expr, x = self._in_one_symbol(over, values)
-        if _limit(expr, x) <= target:
+        if limit_at_infinity(expr, x) <= target:
             return None
-        solved = _solved(expr, x)
+        solved = solved_for_level(expr, x)
         if solved is None:  # a ceiling or floor of x: sympy cannot solve for it
-            candidate = _first_reaching(expr, x, target)
+            candidate = first_reaching(expr, x, target)
         else:
-            found = (r.xreplace({_LEVEL: target}) for r in solved)
+            found = (r.xreplace({LEVEL: target}) for r in solved)
             roots = [r for r in found if r.is_real and r > 0]
             candidate = max(1, int(sp.ceiling(min(roots)))) if roots else 1
         while expr.xreplace({x: candidate}) < target:  # guards the rounding of the root
@@ -412,7 +320,7 @@ class Formula:
         [1000000.0, 4000000.0]
         """
         self._check_names(arrays)
-        columns = [self._checked_column(name, arrays[name]) for name in self.params]
+        columns = [checked_column(self.name, name, arrays[name]) for name in self.params]
         try:
             np.broadcast_shapes(*(c.shape for c in columns))
         except ValueError:
@@ -441,51 +349,9 @@ class Formula:
             f"beyond about 1.8e308); call {self.name}(...) for the exact value"
         )
 
-    def _checked_column(self, name: str, given: npt.ArrayLike) -> npt.NDArray[np.float64]:
-        """One array, checked by the rules of the scalar path, in float64.
-
-        One difference on purpose: a float array of whole values is accepted for a count
-        (``np.linspace`` makes floats), where a single float for a count is refused.
-        """
-        try:
-            raw = np.asarray(given)
-        except ValueError:  # ragged nested lists
-            raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} must be a rectangular array of numbers"
-            ) from None
-        if raw.dtype.kind not in "iuf":
-            raise GpuConceptsTypeError(
-                f"{self.name}: {self._what(name)} must be numeric; got an array of dtype {raw.dtype}"
-            )
-        column = raw.astype(np.float64, copy=False)
-        bad = column[~np.isfinite(column)]
-        if bad.size:
-            raise GpuConceptsError(f"{self.name}: {self._what(name)} must be finite; got {bad[0]}")
-        if raw.dtype.kind in "iu" and raw.size and np.abs(raw).max() > 2**53:
-            raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} holds integers above 2**53, which float64 "
-                "would round; call the formula itself for an exact value"
-            )
-        if SYMBOLS[name].is_count and not np.array_equal(column, np.rint(column)):
-            wrong = column[column != np.rint(column)][0]
-            raise GpuConceptsTypeError(
-                f"{self.name}: {self._what(name)} must hold whole numbers (it is a count); "
-                f"got {number(wrong)}"
-            )
-        symbol = SYMBOLS[name]
-        # a domain is an interval: its two extremes decide (each element's exact comparison
-        # is milliseconds per thousand), and the first element outside is named
-        ends = (float(column.min()), float(column.max())) if column.size else ()
-        if not all(symbol.allows(x) for x in ends):
-            outside = next(x for x in column.ravel().tolist() if not symbol.allows(x))
-            raise GpuConceptsError(
-                f"{self.name}: {self._what(name)} {symbol.rule}; got {number(outside)}"
-            )
-        return column
-
     # -- validation ------------------------------------------------------------------------
     def _what(self, name: str) -> str:
-        return f"{name} ({SYMBOLS[name].meaning})"
+        return described(name)
 
     def _check_names(self, values: Mapping[str, object]) -> None:
         unknown = [k for k in values if k not in self.params]
@@ -502,92 +368,9 @@ class Formula:
 
     def _exact_inputs(self, values: Mapping[str, object]) -> dict[str, sp.Rational]:
         self._check_names(values)
-        return {name: self._exact_input(name, value) for name, value in values.items()}
-
-    def _exact_input(self, name: str, value: object) -> sp.Rational:
-        symbol = SYMBOLS[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise GpuConceptsTypeError(
-                f"{self.name}: {self._what(name)} must be a number; "
-                f"got {value!r} ({type(value).__name__})"
-            )
-        if isinstance(value, numbers.Integral):
-            exact = Fraction(int(value))
-        elif isinstance(value, Fraction):  # exact, as the CLI parses what it is given
-            if symbol.is_count and value.denominator != 1:
-                raise GpuConceptsTypeError(
-                    f"{self.name}: {self._what(name)} must be a whole number (it is a count); "
-                    f"got {significant(value)}"
-                )
-            exact = value
-        else:
-            if not math.isfinite(float(value)):
-                raise GpuConceptsError(
-                    f"{self.name}: {self._what(name)} must be finite; got {value!r}"
-                )
-            if symbol.is_count:
-                raise GpuConceptsTypeError(
-                    f"{self.name}: {self._what(name)} must be a whole number (it is a count); "
-                    f"got {value!r} ({type(value).__name__})"
-                )
-            # str() keeps the decimal the user wrote: 0.1 becomes 1/10, not 3602879701896397/2**55.
-            exact = Fraction(str(float(value)))
-        if not symbol.allows(exact):
-            shown = significant(value) if isinstance(value, Fraction) else _shown(value)
-            raise GpuConceptsError(f"{self.name}: {self._what(name)} {symbol.rule}; got {shown}")
-        return sp.Rational(exact.numerator, exact.denominator)
+        return {name: exact_input(self.name, name, value) for name, value in values.items()}
 
 
 MAX_POWER_BITS = 2**20
 """The most bits an exact power of a given value may have (a megabit, milliseconds to
 compute): beyond it, ``alpha ** gamma`` grows without end in memory and time."""
-
-
-def _plain_power(power: sp.Pow) -> str:
-    """A power as plain text: ``alpha^(gamma + 1)``."""
-    return f"{_plain(power.base)}^({_plain(power.exp)})"
-
-
-def _shown(value: object) -> str:
-    """A given value in an error: as Python writes it, a whole number past 64 bits to 3
-    digits (Python will not write an int of more than 4,300 digits)."""
-    if isinstance(value, numbers.Integral) and abs(int(value)).bit_length() > 64:
-        return significant(Fraction(int(value)))
-    if isinstance(value, sp.Rational):  # exact: 9999999999/10000000000, not 1
-        return plain_number(int(value)) if value.is_Integer else str(value)
-    return repr(value)
-
-
-_LEVEL = sp.Dummy("level", positive=True)
-"""The level :meth:`Formula.reaches` solves for, kept symbolic so that one solution serves
-every level asked of the same expression (a page asks it once per GPU's ridge point)."""
-
-
-@lru_cache(maxsize=256)
-def _limit(expr: sp.Expr, x: sp.Symbol) -> sp.Expr:
-    """``expr``'s limit as ``x`` grows without bound (sympy's ``limit``, kept per expression)."""
-    return sp.limit(expr, x, sp.oo)
-
-
-@lru_cache(maxsize=256)
-def _solved(expr: sp.Expr, x: sp.Symbol) -> tuple[sp.Expr, ...] | None:
-    """The roots of ``expr = level`` in ``x`` for a positive symbolic level, or None when
-    sympy cannot solve for ``x`` (a ceiling or floor of it)."""
-    try:
-        return tuple(sp.solve(sp.Eq(expr, _LEVEL), x))
-    except NotImplementedError:
-        return None
-
-
-def _first_reaching(expr: sp.Expr, x: sp.Symbol, target: sp.Expr, most: int = 10**9) -> int:
-    """The first whole ``x`` from 1 at which ``expr`` (in float64) is at least ``target``,
-    searched in blocks that double; :meth:`Formula.reaches` then checks it exactly."""
-    values = sp.lambdify(x, expr, modules="numpy")
-    start, size = 1, 1024
-    while start <= most:
-        xs = np.arange(start, start + size, dtype=np.float64)
-        hits = np.flatnonzero(np.asarray(values(xs)) >= float(target))
-        if hits.size:
-            return start + int(hits[0])
-        start, size = start + size, 2 * size
-    raise GpuConceptsError(f"{expr} does not reach {target} for any whole {x} up to {number(most)}")

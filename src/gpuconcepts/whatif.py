@@ -38,12 +38,8 @@ from sympy.printing.printer import Printer
 
 from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.formula import (  # Formula.worked's printers
-    Formula,
-    Number,
-    NumberPrinter,
-    expr_latex,
-)
+from gpuconcepts.expressions import NumberPrinter, expr_latex  # Formula.worked's printers
+from gpuconcepts.formula import Formula, Number
 from gpuconcepts.formulas import CATALOGUE, get
 from gpuconcepts.hardware import DEFAULT_GPU, DTYPE_BYTES, DTYPES, GPUS, TORCH_DTYPES
 from gpuconcepts.questions import question
