@@ -12,7 +12,7 @@ from gpuconcepts import exercises, formulas, units
 from gpuconcepts.claims import wholemodel
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.model import PRESETS, account, serving, shape_from
-from gpuconcepts.render.pages import Math
+from gpuconcepts.render.pages import Math, model_memory, model_serving, model_shapes
 from gpuconcepts.render.pages import distributed as distributed_page
 from gpuconcepts.render.pages import model as model_page
 from gpuconcepts.run import Run, load
@@ -46,9 +46,9 @@ def test_the_tables_read_the_model_accounting() -> None:
 
 
 def test_adam_items_add_up_to_the_formula_and_k_opt() -> None:
-    items = dict(model_page.ADAM_ITEMS)
+    items = dict(model_shapes.ADAM_ITEMS)
     assert sum(items.values()) == formulas.adam_training_memory(n_params=1)
-    fp32 = sum(b for what, b in model_page.ADAM_ITEMS if "fp32" in what)
+    fp32 = sum(b for what, b in model_shapes.ADAM_ITEMS if "fp32" in what)
     assert fp32 == exercises.K_OPT_ADAM
     # ZeRO stage 0 is plain Adam: the same bytes
     assert formulas.zero_memory_per_device(
@@ -66,18 +66,18 @@ def test_zero_table_says_which_stage_fits() -> None:
 
 def test_against_says_fits_or_not() -> None:
     l4 = GPUS["L4"]
-    assert model_page.against(l4.memory_bytes, l4).startswith("fits in the ")
-    assert model_page.against(l4.memory_bytes + 1, l4).startswith("is more than the ")
+    assert model_memory.against(l4.memory_bytes, l4).startswith("fits in the ")
+    assert model_memory.against(l4.memory_bytes + 1, l4).startswith("is more than the ")
 
 
 def test_floor_cells_follow_the_serving_answer() -> None:
     t4, h100 = GPUS["T4"], GPUS["H100 SXM"]
     assert (t4.sixteen_bit, h100.sixteen_bit) == ("fp16", "bf16")
     big = PRESETS["llama-2-70b"]
-    assert model_page.floor_cell(h100, big).startswith("does not fit in ")
+    assert model_serving.floor_cell(h100, big).startswith("does not fit in ")
     gpt2 = PRESETS["gpt2-small"]
     floor = account(shape_from(gpt2, dtype="fp16"), t4).value("decode_floor")
-    assert model_page.floor_cell(t4, gpt2) == (
+    assert model_serving.floor_cell(t4, gpt2) == (
         f"{units.si(floor, 's')} · {units.significant(1 / floor)}"
     )
     glue = model_page.decode_floor()
@@ -88,22 +88,22 @@ def test_floor_cells_follow_the_serving_answer() -> None:
 def test_the_knee_is_the_accounting_s_decode_knee() -> None:
     h100 = GPUS["H100 SXM"]
     knee = account(PRESETS["llama-2-7b-like"], h100).value("decode_knee")
-    assert model_page.weights_only_knee(h100) == pytest.approx(knee)
+    assert model_serving.weights_only_knee(h100) == pytest.approx(knee)
 
 
 def test_serving_table_and_compute_bound_cells() -> None:
-    answered = model_page.servings()
+    answered = model_shapes.servings()
     h100 = GPUS["H100 SXM"]
     assert answered["Llama-2-7B-like"] == serving(PRESETS["llama-2-7b-like"], h100)
     glue = model_page.knees()
     rows = table_rows(glue["serve_table"])
-    assert [r[-1] for r in rows] == [model_page.compute_bound(a) for a in answered.values()]
+    assert [r[-1] for r in rows] == [model_serving.compute_bound(a) for a in answered.values()]
     never = [name for name, a in answered.items() if a.compute_bound_batch is None]
     assert glue["never_models"] == (units.listing(never) if never else "none of the models")
     # a context of one token: decode turns compute-bound at a batch that fits
     short = serving(shape_from(PRESETS["gpt2-small"], seq=1), h100)
     assert short.compute_bound_batch is not None
-    assert model_page.compute_bound(short) == (
+    assert model_serving.compute_bound(short) == (
         f"from batch {units.plain_number(short.compute_bound_batch)} (fits)"
     )
 
