@@ -12,7 +12,13 @@ from gpuconcepts import exercises, formulas, units
 from gpuconcepts.claims import wholemodel
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.model import PRESETS, account, serving, shape_from
-from gpuconcepts.render.pages import Math, model_memory, model_serving, model_shapes
+from gpuconcepts.render.pages import (
+    Math,
+    distributed_measured,
+    model_memory,
+    model_serving,
+    model_shapes,
+)
 from gpuconcepts.render.pages import distributed as distributed_page
 from gpuconcepts.render.pages import model as model_page
 from gpuconcepts.run import Run, load
@@ -168,7 +174,7 @@ def test_distributed_measured_reads_the_recorded_run(recorded: Run) -> None:
     # beside 3.8 ms of work a micro-batch), beside GPipe's alone
     assert [r[2] for r in rows] == ["54%", "40%", "29%", "22%", "18%"]
     assert [r[1] for r in rows] == ["50%", "33%", "20%", "11%", "5.9%"]
-    for key in distributed_page.CLAIMS:
+    for key in distributed_measured.CLAIMS:
         assert f"claim_{key}" in glue
     alone = dataclasses.replace(report, cores=report.world_size)
     crowded = dataclasses.replace(report, cores=1)
@@ -195,7 +201,7 @@ def test_distributed_measured_says_why_a_run_has_no_part(recorded: Run) -> None:
         assert glue.keys() == present.keys()
         assert why in str(glue["crowded"])
         assert glue["world"] == units.NOTHING
-        assert all(why in str(glue[f"claim_{key}"]) for key in distributed_page.CLAIMS)
+        assert all(why in str(glue[f"claim_{key}"]) for key in distributed_measured.CLAIMS)
     assert empty.distributed is not None
     assert empty.distributed.claims == ()
     assert "loopback (measured" not in distributed_page.links(skipped)["link_rows"]

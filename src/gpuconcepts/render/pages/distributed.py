@@ -1,6 +1,8 @@
 """Beyond one device: how many GPUs the post's embedding table needs, the bytes of each way to
 shard it, data, tensor and pipeline parallelism, ZeRO, mixture-of-experts, the links between
-devices, this build's distributed run and the exercises' answers.
+devices, this build's distributed run and the exercises' answers. The run's part lives in
+:mod:`~gpuconcepts.render.pages.distributed_measured`; the page glues it through
+:func:`measured`.
 
 >>> devices_needed(GPUS["H100 SXM"])
 Devices(hold=1, train=3, fused=1)
@@ -17,18 +19,27 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import exercises as answers
 from gpuconcepts import formulas, units
-from gpuconcepts.distributed.claims import bubble_with_messages
-from gpuconcepts.distributed.text import exchange_gap
-from gpuconcepts.distributed.text import markdown as traffic_markdown
 from gpuconcepts.distributed.traffic import QUICK
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPU, GPUS, INFINIBAND_NDR_BYTES_PER_S
 from gpuconcepts.questions import question
-from gpuconcepts.render import markdown_claim, markdown_claims_table, markdown_table, plots
-from gpuconcepts.render.pages import Glue, Math, unmeasured
+from gpuconcepts.render import markdown_table, plots
+from gpuconcepts.render.pages import Glue, Math
+from gpuconcepts.render.pages.distributed_measured import measured
 
 if TYPE_CHECKING:
     from gpuconcepts.run import Run
+
+__all__ = [  # what the page (docs/distributed.md) and figures.py read from the page's module
+    "PIPELINE_STAGES",
+    "claim_columns",
+    "devices",
+    "exercises",
+    "links",
+    "measured",
+    "parallelism",
+    "splits",
+]
 
 TABLE = question(10).steps[0]
 """The post's 100-million-row embedding table (its bytes are the step's value)."""
@@ -150,103 +161,6 @@ def splits() -> Glue:
         glue[f"{name}_eq"] = Math(formula.equation())
         glue[f"{name}_worked"] = Math(f"{formula.lhs} = {formula.worked(**EXAMPLE)}")
         glue[f"{name}wise_bytes"] = units.describe_bytes(formula(**EXAMPLE))
-    return glue
-
-
-CLAIMS = (
-    "rowwise-more-than-tablewise",
-    "tablewise-columnwise-same-exchange",
-    "allreduce-grows-with-w",
-    "alpha-beta-predicts",
-    "pipeline-bubble",
-    "pipeline-bubble-shrinks",
-)
-"""The claims the page states one by one, in its prose."""
-
-
-def not_measured(run: Run) -> str:
-    """Why ``run`` holds no distributed measurement to show, in words; "" when it holds one."""
-    if run.distributed is None:
-        return run.skipped.get("distributed", "this run did not measure it")
-    if not run.distributed.pipelines:
-        return "its processes started but measured no collective"
-    return ""
-
-
-MEASURED_TEXTS = (
-    "world", "run_device", "run_seconds", "traffic_table", "traffic_claims", "n_traffic",
-    "n_traffic_hold", "bubble_sweep_rows", "bubble_micro", "fit_points", "fit_result",
-    "growth_groups", "tc_gap_text",
-)  # fmt: skip
-MEASURED_FIGURES = ("traffic", "alpha_beta")
-"""What :func:`measured` glues besides ``crowded`` and each claim (a test checks they agree),
-so that a run without the part still glues every name the page reads."""
-
-
-def measured(run: Run) -> Glue:
-    """This build's distributed run: its traffic and claims, the pipeline's bubble at each
-    number of micro-batches, the α-β fit and where the table-wise and column-wise times went.
-    A run that measured none of it glues "—" and says why (:func:`not_measured`)."""
-    why = not_measured(run)
-    if why:
-        missing = unmeasured(MEASURED_TEXTS, MEASURED_FIGURES, why)
-        missing["crowded"] = f"This machine measured no distributed part: {why}."
-        for key in CLAIMS:
-            missing[f"claim_{key}"] = f"This run did not measure it: {why}."
-        return missing
-    report = run.distributed
-    assert report is not None  # not_measured said so
-    by_key = {r.key: r for r in report.claims}
-    traffic = [r for r in report.claims if r.key.startswith("traffic-")]
-    fit = report.fit
-    bubble_rows = [
-        [
-            str(c.schedule["m"]),
-            units.percent(formulas.pipeline_bubble_fraction(p=c.schedule["p"], m=c.schedule["m"])),
-            "-" if fit is None else units.percent(bubble_with_messages(c, fit)),
-            units.percent(c.bubble_median),
-            "-" if c.slowdown is None else units.times(c.slowdown),
-        ]
-        for c in report.pipelines
-    ]
-    first = report.pipelines[0]
-    glue: Glue = {
-        "world": str(report.world_size),
-        "run_device": report.device,
-        "run_seconds": units.seconds(report.seconds),
-        "traffic_table": traffic_markdown(report),
-        "traffic": plots.traffic_chart(report),
-        "alpha_beta": plots.alpha_beta_chart(report),
-        "traffic_claims": markdown_claims_table(traffic),
-        "n_traffic": str(len(traffic)),
-        "n_traffic_hold": str(sum(r.verdict == "holds" for r in traffic)),
-        "crowded": f"On this run {report.crowded}: the claims that read times say so, and the "
-        "byte counts stand."
-        if report.crowded
-        else f"On this run each of the {report.world_size} processes had a core of its own, so "
-        "their times are read.",
-        "bubble_sweep_rows": markdown_table(
-            ["Micro-batches $m$", "GPipe's bubble", "With its messages", "Measured (median)",
-             "Stage work, in the pipeline ÷ alone"],
-            bubble_rows,
-        ),
-        "bubble_micro": units.plural(first.inputs["B"] // first.schedule["m"], "row"),
-        "fit_points": str(len(report.of_kind("size sweep"))),
-        "fit_result": f"could not make it here ({report.fit_problem})"
-        if fit is None
-        else f"found α = {units.si(fit.alpha_s, 's')} and a bandwidth of "
-        f"{units.si(fit.bytes_per_s, 'B/s')} per process on this machine's loopback interface",
-        "growth_groups": units.listing([str(c.inputs["W"]) for c in report.growth]),
-        # Table-wise against column-wise: the same bytes in the same messages; the library
-        # reads the run's phases and round order to say where their time went.
-        "tc_gap_text": exchange_gap(report),
-    }  # fmt: skip
-    for key in CLAIMS:
-        glue[f"claim_{key}"] = (
-            markdown_claim(by_key[key])
-            if key in by_key
-            else f"This run, on {report.device}, did not measure it."
-        )
     return glue
 
 
