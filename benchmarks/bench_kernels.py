@@ -95,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the --quick preset sizes")
     args = parser.parse_args(argv)
 
+    from gpuconcepts.collect import collect
     from gpuconcepts.hardware import format_table
     from gpuconcepts.kernels import load_presets
     from gpuconcepts.roofline import place
-    from gpuconcepts.run import collect
 
     device = resolve_device(args.device)
     started = time.perf_counter()

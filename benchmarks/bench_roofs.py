@@ -24,9 +24,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from background_load import streaming_load
 
 from gpuconcepts import units
+from gpuconcepts.collect import collect
 from gpuconcepts.render import EXPLAINED, why_unexplained
 from gpuconcepts.roofline import observe
-from gpuconcepts.run import Run, collect, load
+from gpuconcepts.run import Run, load
 from gpuconcepts.units import sizes
 
 BEATEN = 1.1

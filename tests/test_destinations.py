@@ -31,7 +31,7 @@ def _never(*_args: object, **_kwargs: object) -> None:
 @pytest.fixture
 def profile_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
     """`profile` measures nothing in these tests: a refusal must come before the run."""
-    monkeypatch.setattr("gpuconcepts.run.collect", _never)
+    monkeypatch.setattr("gpuconcepts.collect.collect", _never)
 
 
 @pytest.fixture
@@ -270,7 +270,7 @@ def test_profile_with_an_unwritable_cache_warns_and_keeps_the_run(
     pytest.importorskip("torch")
     folder = _unwritable_cache(tmp_path, monkeypatch)
     run = synthetic_run()
-    monkeypatch.setattr("gpuconcepts.run.collect", lambda *_, **__: run)
+    monkeypatch.setattr("gpuconcepts.collect.collect", lambda *_, **__: run)
     saved = tmp_path / "r.json"
     argv = ["profile", "--quick", "--device", "cpu", "--json", "--save", str(saved)]
     assert cli.main(argv) == 0
@@ -296,9 +296,11 @@ def test_verify_with_an_unwritable_cache_warns_through_its_progress(
 ) -> None:
     pytest.importorskip("torch")
     from gpuconcepts.run.peaks_cache import this_machine_peaks
+    from gpuconcepts.sizing import RunSizes
 
     folder = _unwritable_cache(tmp_path, monkeypatch)
     monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
     said: list[str] = []
-    assert this_machine_peaks("cpu", quick=True, progress=said.append) == (PEAKS, "measured now")
+    quick = RunSizes.resolve("cpu", quick=True, free_bytes=2**36)
+    assert this_machine_peaks(quick, progress=said.append) == (PEAKS, "measured now")
     assert said[1:] == [f"warning: {_cannot_keep(folder)}"]  # verify prefixes "[verify] "

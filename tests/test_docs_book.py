@@ -81,7 +81,7 @@ def _checkout(tmp_path: Path) -> Path:
 def test_build_run_is_collected_once_per_build_and_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuconcepts.run
+    import gpuconcepts.collect
 
     calls: list[tuple[str, bool]] = []
 
@@ -89,7 +89,7 @@ def test_build_run_is_collected_once_per_build_and_package(
         calls.append((device, quick))
         return synthetic_run(seconds=1e-3 * len(calls))
 
-    monkeypatch.setattr(gpuconcepts.run, "collect", fake_collect)
+    monkeypatch.setattr(gpuconcepts.collect, "collect", fake_collect)
     docs = _checkout(tmp_path)
     first = build_run(docs)
     assert build_run(docs) == first  # read back from the build folder, not collected again
@@ -104,11 +104,11 @@ def test_build_run_is_collected_once_per_build_and_package(
 def test_build_run_reads_the_stored_run_without_resolving_the_device(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import gpuconcepts.collect
     import gpuconcepts.measure
-    import gpuconcepts.run
 
     made = synthetic_run()
-    monkeypatch.setattr(gpuconcepts.run, "collect", lambda *_, **__: made)
+    monkeypatch.setattr(gpuconcepts.collect, "collect", lambda *_, **__: made)
     resolved: list[str] = []
     real = gpuconcepts.measure.resolve_device
     monkeypatch.setattr(
@@ -134,10 +134,10 @@ def test_build_run_reads_the_stored_run_without_resolving_the_device(
 def test_build_run_outside_a_book_build_just_collects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gpuconcepts.run
+    import gpuconcepts.collect
 
     made = synthetic_run()
-    monkeypatch.setattr(gpuconcepts.run, "collect", lambda *_, **__: made)
+    monkeypatch.setattr(gpuconcepts.collect, "collect", lambda *_, **__: made)
     assert build_run(tmp_path) is made
     assert not (tmp_path / "_build").exists()
 

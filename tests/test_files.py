@@ -142,7 +142,7 @@ def test_save_to_a_place_that_cannot_hold_it_is_one_line_and_exit_2(
     def never(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("a run was collected before the path was checked")
 
-    monkeypatch.setattr("gpuconcepts.run.collect", never)
+    monkeypatch.setattr("gpuconcepts.collect.collect", never)
     assert cli.main(["profile", "--quick", "--device", "cpu", "--save", str(path)]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""

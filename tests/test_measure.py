@@ -507,8 +507,8 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     from synthetic import synthetic_distributed
 
+    from gpuconcepts.collect import _measure_distributed
     from gpuconcepts.distributed import report as d
-    from gpuconcepts.run.collect import _measure_distributed
 
     calls: list[tuple[int, dict[str, object]]] = []
 

@@ -242,8 +242,8 @@ def test_profile_saves_a_run_that_verify_and_compare_read(
 def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
     parts_as_if_measured: list[tuple[object, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gpuconcepts.collect import collect
     from gpuconcepts.results.wholemodel import wholemodel_sizes
-    from gpuconcepts.run import collect
 
     run = collect("cpu", True, claims=False)
     assert parts_as_if_measured == [

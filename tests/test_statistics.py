@@ -237,7 +237,7 @@ def test_a_run_is_collected_with_its_threads_pinned() -> None:
     import importlib
     import inspect
 
-    module = importlib.import_module("gpuconcepts.run.collect")
+    module = importlib.import_module("gpuconcepts.collect")
     source = inspect.getsource(module.collect)
     assert "pinned_threads(device)" in source
 

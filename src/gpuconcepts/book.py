@@ -210,8 +210,8 @@ def build_run(docs: Path | None = None) -> Run:
         note = runs / f"{package}-{signs}.device"
         if note.is_file() and (runs / note.read_text(encoding="utf-8").strip()).is_file():
             return load(runs / note.read_text(encoding="utf-8").strip())
+    from gpuconcepts.collect import collect
     from gpuconcepts.measure import device_name, resolve_device  # imports torch
-    from gpuconcepts.run import collect
 
     device = resolve_device("auto")
     quick = device == "cpu"

@@ -13,11 +13,12 @@ from typing import Any
 
 from gpuconcepts.claims.accuracy import accuracy, flips, summary
 from gpuconcepts.claims.judge import judged_now
+from gpuconcepts.collect import collect
 from gpuconcepts.measure import resolve_device
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.ledger import in_ledger, tally
 from gpuconcepts.roofline.version import model_version
-from gpuconcepts.run import Run, collect, load
+from gpuconcepts.run import Run, load
 from gpuconcepts.run.peaks_cache import this_machine_peaks
 
 

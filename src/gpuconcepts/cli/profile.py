@@ -33,9 +33,9 @@ def command(args: argparse.Namespace) -> int:
     if args.save is not None:
         check_writable(args.save, "--save")  # said now, not after a minute of measuring
     require("torch", "`profile`", "kernels")
+    from gpuconcepts.collect import collect
     from gpuconcepts.measure import resolve_device
     from gpuconcepts.render import format_run
-    from gpuconcepts.run import collect
 
     device = resolve_device(args.device)
     run = collect(device, args.quick, progress=common.progress, dtype=args.dtype)

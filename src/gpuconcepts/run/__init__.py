@@ -1,30 +1,21 @@
 """The Run: everything one machine measured, saved once and read by every page and command.
 
-Three parts, all re-exported here lazily (PEP 562: a name is imported when it is first asked
+Two parts, both re-exported here lazily (PEP 562: a name is imported when it is first asked
 for): :mod:`gpuconcepts.run.run` holds the :class:`Run` value (JSON through
-:mod:`gpuconcepts.records`, loading with every check), :mod:`gpuconcepts.run.provenance` where
-and how it was measured (and probing this machine for it), and :mod:`gpuconcepts.run.collect`
-measures one. Collecting measures the kernels and judges the claims, so it sits at the top of
-the layers (issue 47); the value sits at the bottom and never imports it: importing
+:mod:`gpuconcepts.records`, loading with every check) and :mod:`gpuconcepts.run.provenance`
+where and how it was measured (and probing this machine for it). Collecting one measures the
+kernels and judges the claims, so it sits at the top of the layers (:mod:`gpuconcepts.collect`,
+issue 47); the value sits at the bottom and never imports it: importing
 ``gpuconcepts.run.run`` loads no kernel, lab or claim module, and reading a saved run needs no
 torch.
-
-The module ``gpuconcepts.run.collect`` shares its name with the function :func:`collect`,
-which this package's namespace holds: reach the module through ``sys.modules`` or a ``from
-gpuconcepts.run.collect import ...``.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpuconcepts.run.collect import DISTRIBUTED_WORLD_SIZE as DISTRIBUTED_WORLD_SIZE
-    from gpuconcepts.run.collect import GROWTH_WORLD_SIZE as GROWTH_WORLD_SIZE
-    from gpuconcepts.run.collect import collect as collect
     from gpuconcepts.run.provenance import Provenance as Provenance
     from gpuconcepts.run.provenance import catalogue_hash as catalogue_hash
     from gpuconcepts.run.provenance import provenance_here as provenance_here
@@ -38,7 +29,6 @@ if TYPE_CHECKING:
     from gpuconcepts.run.run import load_all as load_all
 
 EXPORTS = {
-    "gpuconcepts.run.collect": ("DISTRIBUTED_WORLD_SIZE", "GROWTH_WORLD_SIZE", "collect"),
     "gpuconcepts.run.provenance": ("Provenance", "catalogue_hash", "provenance_here"),
     "gpuconcepts.run.run": (
         "MAX_DEPTH",
@@ -68,17 +58,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_HOME})
-
-
-class _Package(types.ModuleType):
-    """This package, whose name ``collect`` stays the function: importing the module
-    ``gpuconcepts.run.collect`` binds its name on the package, as Python does for every
-    submodule, and that binding is refused here (the eager package rebound it right after)."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _HOME and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

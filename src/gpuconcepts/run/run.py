@@ -4,7 +4,7 @@ A :class:`Run` holds the provenance of a machine and its software, the measured 
 measurement (raw repetition times, FLOPs and bytes, sizes, dtype, flush policy), the facts
 counted along the way, the raw results of the whole-model experiments and of the distributed
 measurement (:data:`PARTS`; a part not measured is recorded with the reason in ``skipped``),
-and the claim results. :func:`~gpuconcepts.run.collect.collect` measures one; ``to_json`` and :func:`load` save and
+and the claim results. :func:`~gpuconcepts.collect.collect` measures one; ``to_json`` and :func:`load` save and
 read it. Loading checks everything: the schema version, every field,
 and that each measurement's FLOPs and bytes still equal the catalogue's formulas at its sizes
 (a stale count is refused, never rendered). Nothing here needs torch.
