@@ -79,12 +79,51 @@ def lead_table(run: Run, kernels: Sequence[Measurement]) -> str:
 
 def lead_figure(run: Run, family: str, kernels: Sequence[Measurement]) -> Figure:
     """The run's roofline with the chapter's kernels on it, titled in words."""
+    from matplotlib.text import Annotation  # noqa: PLC0415  # matplotlib
+
     from gpuconcepts.render.plots import roofline_chart  # noqa: PLC0415  # matplotlib
+    from gpuconcepts.render.plots.labels import place_labels  # noqa: PLC0415  # matplotlib
 
     fig = roofline_chart(run.peaks, kernels)
+    ax = fig.axes[0]
     name = gpu_name(run.provenance.device_name).removeprefix("NVIDIA ")
-    fig.axes[0].set_title(f"{FAMILY_NAMES[family]} on the {name}, its {run.peaks.dtype} run")
+    ax.set_title(f"{FAMILY_NAMES[family]} on the {name}, its {run.peaks.dtype} run")
+    # roofline_chart names each point by its kernel; one kernel at several sizes (the MLP's
+    # batches) needs the sizes that tell its points apart, placed again at their new widths
+    names = {m.workload for m in kernels}
+    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
+    for label, text in zip(labels, point_labels(kernels), strict=True):
+        label.set_text(text)
+    place_labels(fig, ax, labels)
     return fig
+
+
+def point_labels(kernels: Sequence[Measurement]) -> list[str]:
+    """Each point's label on a lead figure: its kernel, and for a kernel shown at several sizes
+    the sizes that tell them apart; the kernel's name is left out when the figure shows one.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> mlp = [Measurement("mlp", "cuda", {"B": b, "d_in": 8}, (1.0,), 1, 1) for b in (1, 1024)]
+    >>> point_labels(mlp)
+    ['B=1', 'B=1,024']
+    >>> point_labels([*mlp, Measurement("rnn-gemm", "cuda", {"B": 1}, (1.0,), 1, 1)])
+    ['mlp B=1', 'mlp B=1,024', 'rnn-gemm']
+    """
+    workloads = [m.workload for m in kernels]
+    labels = []
+    for m in kernels:
+        same = [k for k in kernels if k.workload == m.workload]
+        differ = [
+            key
+            for key in m.params
+            if key not in {"dtype", "s"} and len({str(k.params.get(key)) for k in same}) > 1
+        ]
+        sizes = " ".join(f"{key}={units.plain_number(m.params[key])}" for key in differ)  # type: ignore[arg-type]
+        if len(set(workloads)) == 1 and sizes:
+            labels.append(sizes)
+        else:
+            labels.append(f"{m.workload} {sizes}".strip())
+    return labels
 
 
 def lead(runs: Sequence[Run], family: str) -> Glue:
