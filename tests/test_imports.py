@@ -118,8 +118,9 @@ def test_no_import_cycles_in_src() -> None:
     found = cycles(graph)
     assert found == [], " ; ".join(" -> ".join(c) for c in found)
     measuring = {name for name in graph if name.startswith("gpuconcepts.measure")}
-    # the package and devices, timing, measurement, hierarchy, physical (the CPU's FMA table)
-    assert len(measuring) == 6
+    # the package and devices, memory, timing, noise, measurement, hierarchy, physical (the
+    # CPU's FMA table)
+    assert len(measuring) == 8
     # where DRAM begins is read from a sweep's numbers: no torch, no probe of the machine
     assert graph["gpuconcepts.measure.hierarchy"] & measuring == set()
     for name in measuring:  # measuring knows no model

@@ -8,7 +8,10 @@ carried, read from /proc/net/dev, against the formulas' bytes. A latency-bandwid
 all-reduce size sweep predicts the other collectives' times.
 
 * :mod:`~gpuconcepts.distributed.launch` — input checks, spawning, cleanup;
-* :mod:`~gpuconcepts.distributed.worker` — what each process runs (imports torch);
+* :mod:`~gpuconcepts.distributed.worker` — what each process runs (imports torch), with
+  :mod:`~gpuconcepts.distributed.meter` (the measured windows),
+  :mod:`~gpuconcepts.distributed.lookups`, :mod:`~gpuconcepts.distributed.tensor_parallel`
+  and :mod:`~gpuconcepts.distributed.pipeline` (the workloads);
 * :mod:`~gpuconcepts.distributed.traffic` — sizes, loopback counter, records, the α-β fit;
 * :mod:`~gpuconcepts.distributed.claims` — the measurements as two-sided claims;
 * :mod:`~gpuconcepts.distributed.report` — the report a Run holds, and :func:`measure`;
