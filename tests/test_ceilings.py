@@ -12,14 +12,14 @@ import pytest
 from synthetic import PEAKS, synthetic_lab
 
 from gpuconcepts import sweeps
-from gpuconcepts.claims.experiments import judge_claims
+from gpuconcepts.claims.experiments import measure_claims
 from gpuconcepts.lab import profile_all
 from gpuconcepts.measure import physical
 from gpuconcepts.model import ModelShape
 from gpuconcepts.results.claim_sizes import ClaimSizes
-from gpuconcepts.results.wholemodel import wholemodel_sizes
 from gpuconcepts.roofline import gemm_products
 from gpuconcepts.sizes import DeviceClass, load_claim_sizes, load_presets, load_sweeps
+from gpuconcepts.sizing import RunSizes
 from gpuconcepts.sweeps import gemm_sweep_points, judged_table_bytes, random_tables, too_close
 from gpuconcepts.units import MiB
 
@@ -49,7 +49,7 @@ def judged(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
     lab._facts.update({"peak-gemm-backend": {"backend": "mm"}, "dlrm-element": {"s": 4, "c": 64}})
     presets = load_presets(device, quick, free_bytes=FREE, device_cls=cls)
     profile_all(lab, presets, load_sweeps(device, quick, free_bytes=FREE, device_cls=cls))
-    judge_claims(lab, ClaimSizes.from_table(load_claim_sizes(device, quick, device_cls=cls)))
+    measure_claims(lab, ClaimSizes.from_table(load_claim_sizes(device, quick, device_cls=cls)))
     found: set[Shape] = set()
     for m in lab.measurements:
         if m.workload.startswith("peak-"):
@@ -59,7 +59,7 @@ def judged(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
             p = m.params
             rows = int(p["B"]) * int(p["H"]) * int(p["W"])  # type: ignore[call-overload]
             found.add((rows, int(p["C_out"]), int(p["C_in"]) * int(p["K"]) ** 2))  # type: ignore[call-overload]
-    whole = wholemodel_sizes(device, quick)
+    whole = RunSizes.resolve(device, quick, free_bytes=FREE, device_cls=cls).wholemodel
     for batch in (*whole.batches, *whole.long_batches):
         found |= _model_products(whole.decode, batch)
     found |= _model_products(whole.training, whole.training_batch * whole.training.seq)
@@ -221,3 +221,20 @@ def test_the_operation_floor_is_an_empty_operation_not_a_judged_module() -> None
     assert ops == dispatch.OP_FLOOR_STEPS  # one empty operation dispatched per tensor
     assert dispatch.count_dispatch(chain).calls == 1  # from C++, one Python call for all
     assert dispatch.op_floor("cpu", repeats=3) > 0
+
+
+def test_the_compute_peak_is_the_librarys_own_square_gemm(monkeypatch: pytest.MonkeyPatch) -> None:
+    # P is torch.mm's square GEMM, the path F.linear and nn.Linear run (issue 45: the fastest
+    # path, oneDNN's, read 1.74x a canonical SGEMM on a 2-core EPYC), never the best of paths
+    from gpuconcepts.kernels import peaks
+
+    asked: list[tuple[tuple[int, int, int], str]] = []
+
+    def shape_flops(_device: str, shape: tuple[int, int, int], **k: object) -> float:
+        asked.append((shape, str(k["backend"])))
+        return 1e11
+
+    monkeypatch.setattr(peaks, "gemm_shape_flops", shape_flops)
+    assert peaks.gemm_flops("cpu", n=64) == 1e11
+    assert asked == [((64, 64, 64), "mm")]
+    assert not hasattr(peaks, "fastest_gemm")

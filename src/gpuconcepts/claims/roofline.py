@@ -1,22 +1,19 @@
-# ruff: noqa: PLC0415
-# (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """The roofline claims: for each workload the post calls memory- or compute-bound, the
 post's word, the roofline's class and the measured behaviour agree.
 
 There is no experiment of its own: :func:`~gpuconcepts.claims.experiments.judge_claims` hands
-:func:`judge_roofline` the measurements the architecture experiments return, keyed by their
-role in :data:`ROOFLINE_EXPECTATIONS`.
+:func:`judge_roofline` the measurements the architecture experiments read, keyed by their
+role in :data:`ROOFLINE_EXPECTATIONS` (each timed beside its roof's reference kernel:
+:class:`~gpuconcepts.claims.plan.WithRoofs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.thresholds import ROOF_MIN_SHARE
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab, Wanted
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.twosided import TwoSided
@@ -29,11 +26,8 @@ from gpuconcepts.roofline import (
     roof_times,
     verdict,
 )
-from gpuconcepts.units import MiB, number, percent, si, times
+from gpuconcepts.units import number, percent, si, times
 from gpuconcepts.units import sizes as sizes_text
-
-if TYPE_CHECKING:
-    from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
 def judge_roofline(
@@ -228,61 +222,3 @@ ROOFLINE_EXPECTATIONS: Mapping[str, tuple[str, str, str]] = {
 
 The RNN is left out on purpose: the post names its sequential dependency, not compute or
 memory, as its limit (checked by the RNN claims instead)."""
-
-
-def references(lab: Lab, z: ClaimSizes) -> dict[str, Wanted]:
-    """The roofs' reference kernels at the claims' sizes (see
-    :data:`~gpuconcepts.claims.roofline.ROOF_REFERENCES`): a square GEMM through the faster of
-    the device's GEMM paths (a fact of the run, so a replay asks for the same), and the STREAM
-    triad on arrays of at least 4x the last-level cache, within the run's memory budget."""
-    from gpuconcepts.measure import COLUMNS, stream_array_bytes, stream_rows
-
-    fastest = lab.fact("peak-gemm-backend", lambda: _fastest_gemm(lab.device, z.roof_gemm_n))
-    array = stream_array_bytes(
-        z.roof_triad_mib * MiB, lab.cache_bytes, lab.free_bytes, lab.largest_array_bytes
-    )
-    return {
-        "compute": (
-            ROOF_REFERENCES["compute"],
-            {"n": z.roof_gemm_n, "backend": fastest["backend"]},
-        ),
-        "memory": (ROOF_REFERENCES["memory"], {"N": stream_rows(array), "d": COLUMNS}),
-    }
-
-
-def _fastest_gemm(device: str, n: int) -> dict[str, str]:
-    from gpuconcepts.kernels.peaks import fastest_gemm  # torch: lazily
-
-    return {"backend": fastest_gemm(device, n=n, repeats=3)[0]}
-
-
-def compare_with_roofs(
-    lab: Lab,
-    z: ClaimSizes,
-    wanted: Sequence[Wanted],
-    judge: Callable[[tuple[Measurement, ...], Mapping[str, Measurement]], list[ClaimResult]],
-    roles: Mapping[str, int],
-) -> tuple[tuple[Measurement, ...], Roles]:
-    """A comparison (:meth:`~gpuconcepts.lab.Lab.compare`) that also times the reference of each
-    roof its roofline claims read: ``roles`` maps a role of :data:`ROOFLINE_EXPECTATIONS` to the
-    index in ``wanted`` of the kernel it reads. It runs until ``judge``'s claims and those
-    roofline claims are decided, and returns the measurements of ``wanted`` and the roles, each
-    with its reference. ``judge`` gets the measurements of ``wanted`` and the references by
-    roof (``"compute"``, ``"memory"``)."""
-    kinds = sorted({ROOFLINE_EXPECTATIONS[role][0] for role in roles})
-    refs = references(lab, z)
-    n = len(wanted)
-
-    def split(ms: tuple[Measurement, ...]) -> tuple[tuple[Measurement, ...], Roles]:
-        reference = dict(zip(kinds, ms[n:], strict=True))
-        own = ms[:n]
-        return own, {
-            role: (own[i], reference[ROOFLINE_EXPECTATIONS[role][0]]) for role, i in roles.items()
-        }
-
-    def every_claim(ms: tuple[Measurement, ...]) -> list[ClaimResult]:
-        own, read = split(ms)
-        references = dict(zip(kinds, ms[n:], strict=True))
-        return [*judge(own, references), *judge_roles(read, lab.peaks, lab.label)]
-
-    return split(lab.compare([*wanted, *(refs[kind] for kind in kinds)], every_claim))

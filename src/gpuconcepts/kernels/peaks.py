@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
@@ -37,7 +37,6 @@ from gpuconcepts.kernels._common import (
     torch_dtype,
 )
 from gpuconcepts.kernels.dispatch import latency_floor, op_floor
-from gpuconcepts.kernels.presets import load_presets
 from gpuconcepts.measure import (
     COLUMNS,
     LLC_MULTIPLE,
@@ -62,7 +61,8 @@ from gpuconcepts.roofline import (
     MemoryLevel,
     Peaks,
 )
-from gpuconcepts.sizes import RunBudget, load_claim_sizes
+from gpuconcepts.sizes import RunBudget
+from gpuconcepts.sizing import RunSizes
 from gpuconcepts.sweeps import (
     COLD_SMALLEST,
     SWEEP_ROUNDS,
@@ -76,8 +76,8 @@ PEAK_REPEATS = 10
 """Repetitions of each peak kernel (at least; more if the presets' timing says so)."""
 
 GEMM_REPEATS = 5
-"""Repetitions of the compute peak's square GEMM through each path: a 4,096-wide product
-takes about half a second on two cores, and its median settles within five."""
+"""Repetitions of the compute peak's square GEMM: a 4,096-wide product takes about half a
+second on two cores, and its median settles within five."""
 
 
 @dataclass(frozen=True)
@@ -229,31 +229,18 @@ def gemm_flops(
     n: int,
     dtype: str | None = None,
     repeats: int = 5,
-    backend: str = "best",
+    backend: str = "mm",
 ) -> float:
     """FLOP/s of an n × n × n GEMM in ``dtype``, at its median repetition: the compute peak
     (square products only; the book's convolution is a kernel it judges, never a part of it).
 
-    ``backend="best"`` times every path of :func:`gemm_backends` and keeps the fastest: on
-    a CPU where MKL's ``torch.mm`` runs a narrower code path than the cores allow (AMD
-    EPYC with AVX-512 reaches about half its peak through MKL), oneDNN's GEMM (the one
-    torch's convolutions use) shows what the machine can do.
+    The peak is the library's own product, ``torch.mm`` (MKL or OpenBLAS on a CPU, cuBLAS on
+    CUDA): the path ``F.linear`` and ``nn.Linear`` run, so the GEMMs the book judges are read
+    against the rate their own path reaches. A faster path (oneDNN's GEMM, which torch's CPU
+    convolutions use) is not the peak: a convolution faster than it is a finding
+    (issue 45: on a 2-core AMD EPYC the fastest path read 1.74x a canonical SGEMM).
     """
-    if backend == "best":
-        return fastest_gemm(device, n=n, dtype=dtype, repeats=repeats)[1]
     return gemm_shape_flops(device, (n, n, n), backend=backend, dtype=dtype, repeats=repeats)
-
-
-def fastest_gemm(
-    device: str, *, n: int, dtype: str | None = None, repeats: int = 5
-) -> tuple[str, float]:
-    """The fastest GEMM path of :func:`gemm_backends` at n × n × n, and its FLOP/s."""
-    rates = {
-        b: gemm_flops(device, n=n, dtype=dtype, repeats=repeats, backend=b)
-        for b in gemm_backends(device)
-    }
-    best = max(rates, key=lambda b: rates[b])
-    return best, rates[best]
 
 
 SWEEP_SMALLEST = 4 * 1024
@@ -591,13 +578,14 @@ def physical_flops(device: str, dtype: str | None = None) -> float | None:
 
 def measure_peaks(
     device: str,
-    quick: bool = False,
+    sizes: RunSizes | None = None,
     *,
     presets: Mapping[str, Mapping[str, int]] | None = None,
     repeats: int | None = None,
     dtype: str | None = None,
 ) -> Peaks:
-    """Measure a device's compute and bandwidth ceilings.
+    """Measure a device's compute and bandwidth ceilings at the run's ``sizes`` (its presets'
+    ``peaks``, ``timing`` and ``budget`` tables; ``presets`` alone instead, in tests).
 
     The working-set sweep comes first, up to the largest array the run's budget allows
     (:func:`working_set_sweep`): where its rate levels off is where DRAM begins, and every size
@@ -605,8 +593,8 @@ def measure_peaks(
     STREAM arrays, the cache flush (:func:`~gpuconcepts.measure.set_flush_bytes`), the cold
     and random-access sweeps. A cache size read from sysfs names the levels and sizes nothing.
 
-    The compute roof is a square GEMM of the presets' ``gemm_n`` through the fastest path
-    (:func:`gemm_flops`), and DRAM's roof the STREAM triad on arrays far beyond every cache
+    The compute roof is a square GEMM of the presets' ``gemm_n`` through the library's product
+    (:func:`gemm_flops`, ``torch.mm``), and DRAM's roof the STREAM triad on arrays far beyond every cache
     (:func:`dram_ceiling`), each at its median repetition: no ceiling is timed from a kernel
     the book judges, nor within 2x of one's shape in every dimension (``tests/test_ceilings.py``),
     and none is raised when a kernel beats it (such a kernel is an anomaly). The copy and the
@@ -621,9 +609,14 @@ def measure_peaks(
     cores in products and convolutions alike).
     """
     if presets is None:
-        presets = load_presets(device, quick)
+        if sizes is None:
+            raise GpuConceptsError(
+                "measure_peaks: give the run's sizes (gpuconcepts.sizing.RunSizes.resolve) "
+                "or presets"
+            )
+        presets = sizes.presets
     dtype = dtype_name(dtype or default_dtype(device))
-    claims = load_claim_sizes(device, quick) if "dlrm" in presets else None
+    claims = asdict(sizes.claims) if sizes is not None and "dlrm" in presets else None
     with precision(dtype):
         return _ceilings(device, presets, repeats, dtype, claims)
 
