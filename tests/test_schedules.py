@@ -1,5 +1,6 @@
-"""The schedule, ring, budget and CNN figures (gpuconcepts.render.plots.schedules): the pure
-parts agree with the formulas they illustrate, and every figure draws."""
+"""The schedule, ring, budget, CNN and datasheet figures (gpuconcepts.render.plots.schedules,
+budgets, cnn_diagrams, gpu_diagrams): the pure parts agree with the formulas they illustrate,
+and every figure draws."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from gpuconcepts import formulas, units
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.render.pages import figures
-from gpuconcepts.render.plots import schedules
+from gpuconcepts.render.plots import budgets, cnn_diagrams, gpu_diagrams, schedules
 
 SHAPES = [(1, 1), (2, 1), (2, 2), (4, 4), (4, 8), (4, 12), (8, 16)]
 
@@ -66,12 +67,12 @@ def test_bad_shapes_are_refused() -> None:
     with pytest.raises(GpuConceptsError, match="W ≥ 2"):
         schedules.ring_allreduce(W=1)
     with pytest.raises(GpuConceptsError, match="leave nothing"):
-        schedules.cnn_architecture(H=2, K=3)
+        cnn_diagrams.cnn_architecture(H=2, K=3)
 
 
 @pytest.mark.parametrize("stage", [0, 1, 2, 3])
 def test_the_budget_parts_add_up_to_zero(stage: int) -> None:
-    parts = schedules.zero_parts(70_000_000_000, 64, stage, k_opt=12)
+    parts = budgets.zero_parts(70_000_000_000, 64, stage, k_opt=12)
     expected = formulas.zero_memory_per_device(
         n_params=70_000_000_000, N_d=64, stage=stage, k_opt=12
     )
@@ -97,9 +98,9 @@ def test_the_overlay_places_every_example_on_the_roof() -> None:
 
     peaks = datasheet_peaks("fp16")
     examples = [("low", 0.5), ("high", 1000.0)]
-    fig = schedules.datasheet_overlay(peaks, examples)
+    fig = gpu_diagrams.datasheet_overlay(peaks, examples)
     (dots,) = fig.axes[0].collections
     placed = [tuple(xy) for xy in dots.get_offsets()]
     assert placed == [(x, attainable(x, peaks[0])) for _, x in examples]
     with pytest.raises(GpuConceptsError, match="at least one"):
-        schedules.datasheet_overlay(peaks, [])
+        gpu_diagrams.datasheet_overlay(peaks, [])

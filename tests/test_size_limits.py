@@ -28,8 +28,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/distributed/claims.py",
         "gpuconcepts/kernels/peaks.py",
         "gpuconcepts/lab.py",
-        "gpuconcepts/render/plots/diagrams.py",
-        "gpuconcepts/render/plots/schedules.py",
         "gpuconcepts/run/run.py",
         "gpuconcepts/whatif.py",
     }
@@ -65,11 +63,8 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/render/pages/gpu_basics.py:anatomy",
         "gpuconcepts/render/pages/hardware.py:examples",
         "gpuconcepts/render/pages/hardware.py:small_layers",
-        "gpuconcepts/render/plots/diagrams.py:cnn_weight_sharing",
         "gpuconcepts/render/plots/roofline.py:plot_roofline",
         "gpuconcepts/render/plots/roofline.py:roofline_chart",
-        "gpuconcepts/render/plots/schedules.py:cnn_architecture",
-        "gpuconcepts/render/plots/schedules.py:ring_allreduce",
         "gpuconcepts/collect.py:_collect",
         "gpuconcepts/run/run.py:Run.from_dict",
     }

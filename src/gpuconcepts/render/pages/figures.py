@@ -24,7 +24,7 @@ from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.pages.distributed import PIPELINE_STAGES
 from gpuconcepts.render.pages.hardware import examples
 from gpuconcepts.render.pages.model import H100, ZERO_DEVICES
-from gpuconcepts.render.plots import schedules
+from gpuconcepts.render.plots import budgets, cnn_diagrams, gpu_diagrams, schedules
 
 PIPELINE_MICRO_BATCHES = 2 * PIPELINE_STAGES
 """Micro-batches in the schedule figure: a multiple of the stages, as the interleaved
@@ -36,7 +36,7 @@ RING_DEVICES = 4
 
 def cnn() -> Glue:
     """The CNN chapter's architecture figure."""
-    return {"cnn_arch": schedules.cnn_architecture()}
+    return {"cnn_arch": cnn_diagrams.cnn_architecture()}
 
 
 def model() -> Glue:
@@ -44,7 +44,7 @@ def model() -> Glue:
     the page's devices, with an H100's memory dashed."""
     big = account(PRESETS["llama-2-70b"])
     return {
-        "budget_fig": schedules.memory_budget(
+        "budget_fig": budgets.memory_budget(
             n_params=int(big.value("params")),
             N_d=ZERO_DEVICES,
             k_opt=answers.K_OPT_ADAM,
@@ -76,7 +76,7 @@ def hardware() -> Glue:
     examples (the page's table, numbered in its order) on the default GPU's roof."""
     on = GPUS[DEFAULT_GPU].datasheet_peaks(OVERLAY_DTYPE)
     return {
-        "overlay_fig": schedules.datasheet_overlay(
+        "overlay_fig": gpu_diagrams.datasheet_overlay(
             datasheet_peaks(OVERLAY_DTYPE),
             [(label, intensity) for label, intensity, _ in examples()],
             on=on,

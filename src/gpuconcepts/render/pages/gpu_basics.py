@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas, units
 from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.markdown import markdown_table
-from gpuconcepts.render.plots.diagrams import gpu_anatomy
+from gpuconcepts.render.plots.gpu_diagrams import gpu_anatomy
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU

@@ -19,7 +19,7 @@ from gpuconcepts import formulas, units
 from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.pages import Math
 from gpuconcepts.render.pages.gpu_basics import leading_run
-from gpuconcepts.render.plots.diagrams import REGIME_FLOORS, three_regimes
+from gpuconcepts.render.plots.gpu_diagrams import REGIME_FLOORS, three_regimes
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue

@@ -1,8 +1,12 @@
 """The figures, each a function returning a matplotlib Figure (matplotlib is imported inside
 them): :mod:`~gpuconcepts.render.plots.roofline` (the roofline, the memory hierarchy),
 :mod:`~gpuconcepts.render.plots.claims` (one renderer for every claim's plot),
-:mod:`~gpuconcepts.render.plots.distributed` (sharding, traffic, the α-β fit) and
-:mod:`~gpuconcepts.render.plots.diagrams` (the post's diagrams), all re-exported here.
+:mod:`~gpuconcepts.render.plots.distributed` (sharding, traffic, the α-β fit),
+:mod:`~gpuconcepts.render.plots.diagrams` (the post's diagrams of the architectures) and
+:mod:`~gpuconcepts.render.plots.cnn_diagrams` (the CNN's), all re-exported here. The GPU's
+diagrams (:mod:`~gpuconcepts.render.plots.gpu_diagrams`), the schedules
+(:mod:`~gpuconcepts.render.plots.schedules`) and the ZeRO budgets
+(:mod:`~gpuconcepts.render.plots.budgets`) are imported from their modules.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from gpuconcepts.render.plots.claims import (
 from gpuconcepts.render.plots.claims import (
     draw_result as draw_result,
 )
-from gpuconcepts.render.plots.diagrams import (
-    attention_heatmap as attention_heatmap,
+from gpuconcepts.render.plots.cnn_diagrams import (
+    cnn_weight_sharing as cnn_weight_sharing,
 )
 from gpuconcepts.render.plots.diagrams import (
-    cnn_weight_sharing as cnn_weight_sharing,
+    attention_heatmap as attention_heatmap,
 )
 from gpuconcepts.render.plots.diagrams import (
     dlrm_pipeline as dlrm_pipeline,
