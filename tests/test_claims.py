@@ -31,9 +31,9 @@ from gpuconcepts.claims.cnn import (
     judge_weight_sharing,
 )
 from gpuconcepts.claims.dlrm import judge_dlrm_lookups
-from gpuconcepts.claims.experiments import judge_claims
+from gpuconcepts.claims.experiments import judge_claims, measure_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
-from gpuconcepts.claims.judge import part_claims, rejudged, replaying_lab
+from gpuconcepts.claims.judge import measured_of, part_claims, rejudged
 from gpuconcepts.claims.mlp import judge_mlp_crossover, judge_mlp_trend
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.rnn import judge_rnn_batch, judge_rnn_length, judge_rnn_loop_vs_gemm
@@ -52,6 +52,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
 from gpuconcepts.results import claim_sizes as claim_tables
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, example
+from gpuconcepts.results.measured import Measured
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.registry import ledger
 from gpuconcepts.results.twosided import TwoSided
@@ -524,7 +525,7 @@ def test_dlrm_is_judged_at_the_narrowest_row() -> None:
 
 
 def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> None:
-    from gpuconcepts.claims.dlrm import experiment
+    from gpuconcepts.claims.dlrm import EXPERIMENT
 
     sizes = replace(TINY, dlrm_table_mib=1024)  # a 1 GiB table: 32× the 32 MiB cache
     recorded = []
@@ -555,16 +556,15 @@ def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> Non
     recorded.append(measurement("peak-triad", 1e-2, flops, triad, N=rows, d=COLUMNS, s=4))
 
     def judged(memory: dict[str, int], device: str = "cpu") -> ClaimResult:
-        lab = Lab(
+        measured = Measured(
             device,
             PEAKS,
-            repeats=1,
+            tuple(recorded),
+            {"dlrm-element": memory, "peak-gemm-backend": {"backend": "mm"}},
             cache_bytes=CACHE,
             free_bytes=2**40,
-            recorded=recorded,
-            facts={"dlrm-element": memory, "peak-gemm-backend": {"backend": "mm"}},
         )
-        (result,), _ = experiment(lab, sizes)
+        (result,), _ = EXPERIMENT.judge(measured, sizes)
         return result
 
     # 16-byte rows: a line and an index (72 bytes) or a sector and one (40) against 24 bytes
@@ -1430,7 +1430,7 @@ class Tiny:
 def tiny() -> Tiny:
     lines: list[str] = []
     lab = live_lab(lines.append)
-    results = judge_claims(lab, TINY)
+    results = judge_claims(measure_claims(lab, TINY), TINY)
     return Tiny(lab, tuple(lines), results)
 
 
@@ -1592,12 +1592,14 @@ def test_tiny_run_exact_arithmetic(tiny: Tiny) -> None:
 
 def test_tiny_run_unknown_architecture() -> None:
     with pytest.raises(GpuConceptsError, match="unknown architecture 'GAN'; choose from DLRM"):
-        judge_claims(live_lab(), TINY, only=["GAN"])
+        measure_claims(live_lab(), TINY, only=["GAN"])
+    with pytest.raises(GpuConceptsError, match="unknown architecture 'GAN'; choose from DLRM"):
+        judge_claims(live_lab().measured(), TINY, only=["GAN"])
 
 
 def test_judging_some_architectures_reuses_the_measurements(tiny: Tiny) -> None:
     before = len(tiny.lab.measurements)
-    mlp = judge_claims(tiny.lab, TINY, only=["MLP"])
+    mlp = judge_claims(measure_claims(tiny.lab, TINY, only=["MLP"]), TINY, only=["MLP"])
     assert [r.key for r in mlp] == [
         "mlp-batch-trend",
         "mlp-crossover",
@@ -1614,14 +1616,13 @@ def test_a_replayed_run_gives_the_same_verdicts(tiny: Tiny, tmp_path: Path) -> N
     tiny.run.save(path)
     saved = load(path)
     assert saved == tiny.run
-    lab = replaying_lab(saved)
-    assert lab.replaying is True
-    replayed = judge_claims(lab, TINY)
+    measured = measured_of(saved)
+    replayed = judge_claims(measured, TINY)
     assert [(r.key, r.verdict) for r in replayed] == [(r.key, r.verdict) for r in tiny.claims]
     assert replayed == tiny.claims  # every value and plot too: the same numbers, judged again
-    # the lab handed out the saved measurements themselves, each once
-    assert len(lab.measurements) == len(saved.measurements)
-    assert all(any(m is kept for kept in saved.measurements) for m in lab.measurements)
+    # the judges read the saved measurements themselves: the same lookup as when it was measured
+    assert measured.measurements is saved.measurements
+    assert measured == replace(tiny.lab.measured(), measurements=saved.measurements)
     assert rejudged(saved) == tiny.claims
     with pytest.raises(AssertionError, match="a kernel ran"):  # the guard is armed
         live_lab().measure("mlp", B=1, d_in=32, d_out=32)
@@ -1632,10 +1633,10 @@ def test_a_replay_at_other_sizes_names_what_is_missing(tiny: Tiny) -> None:
     with pytest.raises(
         GpuConceptsError, match=r"this run holds no mlp measurement at B=1, d_in=64, d_out=64; "
     ):
-        judge_claims(replaying_lab(tiny.run), replace(TINY, mlp_d=64), only=["MLP"])
+        judge_claims(measured_of(tiny.run), replace(TINY, mlp_d=64), only=["MLP"])
     empty = Run(PROVENANCE, PEAKS, (), {}, ())
     with pytest.raises(GpuConceptsError, match="this run holds no fact 'cnn-weights'"):
-        judge_claims(replaying_lab(empty), TINY, only=["CNN"])
+        judge_claims(measured_of(empty), TINY, only=["CNN"])
 
 
 def test_run_lookup_and_json(tiny: Tiny) -> None:
@@ -1974,7 +1975,8 @@ def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:
     # or dependency shows, and work of very different sizes took equal times
     peaks = Peaks("cpu", 1.27e11, 2.36e10, "float32", latency_seconds=4e-6)
     lab = synthetic_lab(peaks, DEVICE)
-    results = {r.key: r for r in judge_claims(lab, claim_tables.claim_sizes("cpu", False))}
+    sizes = claim_tables.claim_sizes("cpu", False)
+    results = {r.key: r for r in judge_claims(measure_claims(lab, sizes), sizes)}
     verdicts = {key: r.verdict for key, r in results.items()}
     timing = [key for key in verdicts if ledger(key) == "post"]  # the facts are counts
     assert "kv-cache-exact" not in timing

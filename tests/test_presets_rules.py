@@ -11,7 +11,7 @@ import pytest
 from synthetic import synthetic_lab
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.experiments import judge_claims
+from gpuconcepts.claims.experiments import measure_claims
 from gpuconcepts.kernels import presets
 from gpuconcepts.lab import profile_all
 from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes
@@ -33,7 +33,7 @@ def timed(cls: presets.DeviceClass, quick: bool) -> list[Measurement]:
     tables = presets.load_presets(device, quick, free_bytes=FREE, device_cls=cls)
     sweeps = presets.load_sweeps(device, quick, free_bytes=FREE, device_cls=cls)
     profile_all(lab, tables, sweeps)
-    judge_claims(
+    measure_claims(
         lab, ClaimSizes.from_table(presets.load_claim_sizes(device, quick, device_cls=cls))
     )
     return list(lab.measurements)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from gpuconcepts.changelog import load_changes
 from gpuconcepts.claims import thresholds, wholemodel
-from gpuconcepts.claims.judge import rejudged, replaying_lab
+from gpuconcepts.claims.judge import measured_of, rejudged
 from gpuconcepts.distributed import claims as dclaims
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts"
@@ -250,28 +250,27 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
     from synthetic import PEAKS, synthetic_lab, synthetic_run
     from test_claims import TINY
 
-    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.claims.experiments import judge_claims, measure_claims
     from gpuconcepts.claims.judge import judge_all
     from gpuconcepts.claims.wholemodel import judge_wholemodel
 
     run = synthetic_run()
     assert run.wholemodel is not None
     assert run.distributed is not None
-    core = judge_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY)
+    core = judge_claims(measure_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY), TINY)
     lab = synthetic_lab(PEAKS, run.provenance.device_name)
-    lab.cache_bytes = replaying_lab(
-        run
-    ).cache_bytes  # the whole model's judges read the run's cache
+    lab.cache_bytes = measured_of(run).cache_bytes  # the whole model's judges read the run's cache
+    measured = measure_claims(lab, TINY)
     whole = judge_wholemodel(
         run.wholemodel, run.peaks, cache_bytes=lab.cache_bytes, device=lab.label
     )
     expected = [*core, *whole, *run.distributed.claims]
-    judged = judge_all(lab, TINY, wholemodel=run.wholemodel, distributed=run.distributed)
+    judged = judge_all(measured, TINY, wholemodel=run.wholemodel, distributed=run.distributed)
     assert [r.to_dict() for r in judged] == [r.to_dict() for r in expected]
     # the synthetic run records no core sizes: judged again, it holds its parts' claims
     parts = [*whole, *run.distributed.claims]
     assert [r.to_dict() for r in rejudged(run)] == [r.to_dict() for r in parts]
-    assert [r.key for r in judge_all(lab, wholemodel=run.wholemodel)] == [r.key for r in whole]
+    assert [r.key for r in judge_all(measured, wholemodel=run.wholemodel)] == [r.key for r in whole]
     kinds = [registry_kind(r.key) for r in judged]
     assert kinds == sorted(kinds, key=["core", "whole model", "distributed"].index)
     assert set(kinds) == {"core", "whole model", "distributed"}

@@ -16,7 +16,7 @@ from synthetic import (
 )
 
 from gpuconcepts import cli
-from gpuconcepts.claims.judge import part_claims, rejudged, replaying_lab
+from gpuconcepts.claims.judge import measured_of, part_claims, rejudged
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Lab
 from gpuconcepts.records import from_record
@@ -214,19 +214,19 @@ def test_a_live_lab_measures_each_size_once(monkeypatch: pytest.MonkeyPatch) -> 
     assert lab.fact("n", lambda: {"x": 2}) == {"x": 1}  # computed once
 
 
-def test_a_replaying_lab_never_measures(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_saved_run_is_read_never_measured(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts import kernels
 
     def boom(*_: object, **__: object) -> object:
-        raise AssertionError("a replay ran a kernel")
+        raise AssertionError("reading a run ran a kernel")
 
     monkeypatch.setattr(kernels, "KERNELS", dict.fromkeys(kernels.KERNELS, boom))
-    lab = replaying_lab(run)
-    assert lab.measure("mlp", B=1, d_in=8, d_out=8) is run.measurement("mlp", B=1)
+    measured = measured_of(run)
+    assert measured.time("mlp", B=1, d_in=8, d_out=8) is run.measurement("mlp", B=1)
     with pytest.raises(GpuConceptsError, match="this run holds no mlp measurement at B=64"):
-        lab.measure("mlp", B=64, d_in=8, d_out=8)
+        measured.time("mlp", B=64, d_in=8, d_out=8)
     with pytest.raises(GpuConceptsError, match="this run holds no fact 'cnn-weights'"):
-        lab.fact("cnn-weights", dict)
+        measured.fact("cnn-weights")
 
 
 def test_rejudging_needs_the_claim_sizes() -> None:

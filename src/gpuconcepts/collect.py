@@ -86,6 +86,7 @@ def _collect(
     peaks: Peaks | None = None,
 ) -> Run:
     """:func:`collect` on the cores it was given."""
+    from gpuconcepts.claims.experiments import measure_claims
     from gpuconcepts.claims.judge import judge_all
     from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
     from gpuconcepts.kernels.peaks import machine_sizing
@@ -132,7 +133,8 @@ def _collect(
         largest_array_bytes=fit.largest_array_bytes,
     )
     profile_all(lab, presets, sweeps)
-    results = judge_all(lab, experiment_sizes) if claims else ()
+    # the claims' experiments are measured first; the judges then only read the measurements
+    results = judge_all(measure_claims(lab, experiment_sizes), experiment_sizes) if claims else ()
     skipped: dict[str, str] = {}
     whole = None
     if wholemodel:

@@ -1,24 +1,12 @@
-"""The one place experiments get their measurements from: measured once, or read from a Run.
+"""The one place kernels are measured, when a run is collected: each (workload, sizes) once.
 
-The profile and every claim ask a :class:`Lab` for a workload at some sizes. A live lab runs
+The profile and every claim's experiments ask a :class:`Lab` for a workload at some sizes
+(:meth:`Lab.measure`) or for kernels timed side by side (:meth:`Lab.compare`). The lab runs
 the kernel the first time and hands back the same measurement every later time, so one build
-times each kernel at each size once, and every page quotes the same number. A replaying lab
-(built with ``recorded=``, the measurements of a saved :class:`~gpuconcepts.run.Run`) answers
-from them and never runs anything: that is how ``gpuconcepts verify --run`` judges a file,
-and how the book shows runs recorded on other machines. torch is imported only when a live lab measures.
-
->>> from gpuconcepts.measure import Measurement
->>> from gpuconcepts.roofline import Peaks
->>> saved = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 8, "s": 4, "dtype": "float32"},
-...                     (1e-6,), 256, 384)
->>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=3, cache_bytes=2**25,
-...           free_bytes=2**34, recorded=[saved])
->>> lab.measure("mlp", B=4, d_in=8, d_out=8) is saved
-True
->>> lab.measure("mlp", B=8, d_in=8, d_out=8)
-Traceback (most recent call last):
-...
-gpuconcepts.errors.GpuConceptsError: this run holds no mlp measurement at B=8, d_in=8, d_out=8; it was recorded with other sizes (record it again with this version: gpuconcepts profile --save)
+times each kernel at each size once, and every page quotes the same number. Judging reads
+what it measured through :meth:`Lab.measured`, the same read-only lookup
+(:class:`~gpuconcepts.results.measured.Measured`) that a run loaded from disk gives: no lab
+ever replays a saved run. torch is imported only when a lab measures.
 """
 
 # torch is imported inside functions on purpose (README, Rules: 3).
@@ -31,11 +19,22 @@ import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
+from gpuconcepts.results.measured import (
+    Check,
+    Comparison,
+    Fact,
+    Measured,
+    Wanted,
+    distinct,
+    profile_sizes,
+    shown,
+    whole_group,
+)
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import WORKLOADS
 
@@ -53,21 +52,8 @@ TIMED_ON_FEWER_CORES = "timed-on-fewer-cores"
 its kernels and comparisons, and timed those on the other cores (``groups``: how many)."""
 
 Progress = Callable[[str], None]
-Fact = dict[str, Any]
-Wanted = tuple[str, Mapping[str, object]]
-"""A kernel a comparison asks for: its workload and its sizes."""
 
-
-class Judged(Protocol):
-    """What a comparison's judge returns for each claim it decides (a
-    :class:`~gpuconcepts.results.claim.ClaimResult` is one)."""
-
-    @property
-    def anomalous(self) -> bool: ...
-
-
-Judge = Callable[[tuple[Measurement, ...]], Iterable[Judged]]
-"""Judges a comparison's measurements so far: the claims they decide."""
+__all__ = ["TIMED_ON_FEWER_CORES", "Budget", "Check", "Fact", "Lab", "Wanted", "profile_all"]
 
 
 @dataclass(frozen=True)
@@ -108,20 +94,6 @@ class Budget:
         )
 
 
-def _matching(
-    measurements: Sequence[Measurement], workload: str, sizes: Mapping[str, object]
-) -> Measurement | None:
-    """The first of ``measurements`` of ``workload`` at ``sizes`` (None when none is)."""
-    for m in measurements:
-        if m.workload == workload and all(m.params.get(k) == v for k, v in sizes.items()):
-            return m
-    return None
-
-
-def _shown(sizes: Mapping[str, object]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
-
-
 Key = tuple[str, tuple[tuple[str, object], ...]]
 
 
@@ -130,7 +102,7 @@ def _key(workload: str, sizes: Mapping[str, object]) -> Key:
 
 
 class Lab:
-    """Measurements by workload and sizes: each measured once (live) or read back (replay).
+    """Measurements by workload and sizes, each measured once, when a run is collected.
 
     Args:
         device: the resolved device (``"cpu"`` or ``"cuda"``) the measurements belong to.
@@ -146,13 +118,8 @@ class Lab:
             found it, :class:`~gpuconcepts.measure.hierarchy.Sizing`) and free memory when the
             run was collected; experiments size themselves from these, never from the machine
             that happens to read a saved run.
-        largest_array_bytes: the largest array the run's memory budget allows (None: no cap,
-            as in runs saved before budgets).
-        recorded: measurements of a saved run; when given, the lab only replays them.
-        facts: non-timing results of a saved run (e.g. counted weights), by name.
+        largest_array_bytes: the largest array the run's memory budget allows (None: no cap).
         progress: called with a line of text before each kernel runs.
-        sweep_dtype: the precision the peaks' GEMM sweep ran in, when a saved run says it
-            ran in another than its kernels (a recorded tf32 run's FP32 sweep).
     """
 
     def __init__(
@@ -163,20 +130,13 @@ class Lab:
         *,
         cache_bytes: int,
         free_bytes: int,
-        recorded: Sequence[Measurement] | None = None,
-        facts: Mapping[str, Fact] | None = None,
         label: str = "",
         dtype: str | None = None,
         progress: Progress | None = None,
         budget: Budget | None = None,
         largest_array_bytes: int | None = None,
-        sweep_dtype: str | None = None,
     ) -> None:
         self.device = device
-        self.sweep_dtype = None if sweep_dtype is None else dtype_name(sweep_dtype)
-        """The precision the peaks' GEMM sweep ran in (None: the peaks' own); a claim whose
-        verdict reads the sweep is not judged when the kernels ran in another
-        (:func:`~gpuconcepts.claims.accuracy.sweep_mismatch`)."""
         self.label = label or device
         self.dtype = None if dtype is None else dtype_name(dtype)
         self.peaks = peaks
@@ -184,21 +144,15 @@ class Lab:
         self.cache_bytes = cache_bytes
         self.free_bytes = free_bytes
         self.largest_array_bytes = largest_array_bytes
-        self.replaying = recorded is not None
         self.budget = budget or Budget()
         self._groups = 0
         self._sampled = -math.inf  # when the cores' load was last sampled
         self._busy: frozenset[int] = frozenset()
         self._paired_again: list[Measurement] = []
-        self._say = progress or (lambda _line: None)
-        self._recorded = tuple(recorded or ())
+        self.say: Progress = progress or (lambda _line: None)
+        """Report progress: a line of text before each step."""
         self._measured: dict[Key, Measurement] = {}
-        self._facts: dict[str, Fact] = {k: dict(v) for k, v in (facts or {}).items()}
-
-    def say(self, line: str) -> None:
-        """Report progress (live labs only: a replay has nothing to wait for)."""
-        if not self.replaying:
-            self._say(line)
+        self._facts: dict[str, Fact] = {}
 
     @property
     def measurements(self) -> tuple[Measurement, ...]:
@@ -208,23 +162,36 @@ class Lab:
 
     @property
     def facts(self) -> dict[str, Fact]:
-        """Every fact computed or replayed so far, by name."""
+        """Every fact computed so far, by name."""
         return {k: dict(v) for k, v in self._facts.items()}
 
+    def measured(self) -> Measured:
+        """What this lab has measured so far, as the judges read it: the same lookup a run
+        loaded from disk gives."""
+        return Measured(
+            self.device,
+            self.peaks,
+            self.measurements,
+            self.facts,
+            cache_bytes=self.cache_bytes,
+            free_bytes=self.free_bytes,
+            largest_array_bytes=self.largest_array_bytes,
+            label=self.label,
+        )
+
     def measure(self, workload: str, **sizes: object) -> Measurement:
-        """The measurement of ``workload`` at ``sizes``: from the cache, the run, or the kernel."""
+        """The measurement of ``workload`` at ``sizes``: measured the first time it is asked
+        for, the same measurement every later time."""
         key = _key(workload, sizes)
         if key in self._measured:
             return self._measured[key]
-        if self.replaying:
-            found = self._find(workload, sizes)
-        else:
-            self._say(f"{workload}: {_shown(sizes)}")
-            with self._free_cores():
-                beside = self._beside([self._kernel(workload, sizes)])
-                blocks = min(self.budget.blocks, self.repeats)
-                _time_blocks(beside, self.repeats, blocks)
-                (found,) = (replace(m, blocks=blocks) for m in beside.measurements())
+        self.say(f"{workload}: {shown(sizes)}")
+        found: Measurement
+        with self._free_cores():
+            beside = self._beside([self._kernel(workload, sizes)])
+            blocks = min(self.budget.blocks, self.repeats)
+            _time_blocks(beside, self.repeats, blocks)
+            (found,) = (replace(m, blocks=blocks) for m in beside.measurements())
         self._measured[key] = found
         return found
 
@@ -243,38 +210,36 @@ class Lab:
         return KERNELS[workload](self.device, self.peaks, **chosen, **sizes)
 
     def compare(
-        self, wanted: Sequence[Wanted], judge: Judge | None = None
+        self, wanted: Sequence[Wanted], check: Check | None = None
     ) -> tuple[Measurement, ...]:
         """The measurements of kernels that a claim compares, timed side by side.
 
         A live lab prepares every kernel, then times them in interleaved rounds (each round
         runs each kernel once, in a shuffled order: :class:`~gpuconcepts.measure.Rounds`), so
         their ``raw_seconds`` pair up round by round and share a ``group``: the budget's fixed
-        number of rounds, in its blocks (:class:`Budget`), whatever they show. When ``judge``
-        finds an anomaly (a kernel above its roof, an order against physics: DESIGN.md,
+        number of rounds, in its blocks (:class:`Budget`), whatever they show. When ``check``
+        (the claims these measurements decide) finds an anomaly (a kernel above its roof, an order against physics: DESIGN.md,
         "Anomalies"), the whole comparison is measured once more with as many rounds (its
-        group then ends in ``-again``) and the new rounds stand, anomaly or not; ``judge`` is
-        read for that only. A replaying lab returns the recorded measurements.
+        group then ends in ``-again``) and the new rounds stand, anomaly or not; ``check`` is
+        read for that only: the verdicts are judged later, from the run's measurements.
 
         A size already measured elsewhere is timed again here, since its rounds could not pair
         with the new ones; :meth:`measure` answers with the paired measurement from then on.
         """
         keys = [_key(workload, sizes) for workload, sizes in wanted]
-        if self.replaying:
-            return self._keep(keys, self._find_group(self._recorded, wanted))
-        again = self._find_group(self.measurements, wanted, whole_only=True)
-        if again:  # asked again (judging some architectures twice): the same rounds
+        again = whole_group(self.measurements, wanted)
+        if again:  # asked again (measuring some architectures twice): the same rounds
             return again
         self._groups += 1
         group = f"{wanted[0][0]}-{self._groups}"
         kernels = []
         for workload, sizes in wanted:
-            self._say(f"{workload}: {_shown(sizes)}")
+            self.say(f"{workload}: {shown(sizes)}")
             kernels.append(self._kernel(workload, sizes))
         with self._free_cores():
             found = self._rounds(kernels, group)
-        if judge is not None and any(result.anomalous for result in judge(found)):
-            self._say(f"anomaly in {group}: measuring the comparison again")
+        if check is not None and any(result.anomalous for result in check(found)):
+            self.say(f"anomaly in {group}: measuring the comparison again")
             with self._free_cores():
                 found = self._rounds(kernels, f"{group}-again")
         return self._keep(keys, found)
@@ -317,42 +282,26 @@ class Lab:
         _time_blocks(rounds, budget.rounds, budget.blocks)
         return tuple(replace(m, blocks=budget.blocks) for m in rounds.measurements(group))
 
-    def _find_group(
-        self,
-        measurements: Sequence[Measurement],
-        wanted: Sequence[Wanted],
-        *,
-        whole_only: bool = False,
-    ) -> tuple[Measurement, ...]:
-        """The measurements of a comparison: one group that holds every kernel wanted (the last
-        such group: a comparison measured again), else each kernel on its own (or nothing, with
-        ``whole_only``)."""
-        groups = dict.fromkeys(m.group for m in measurements if m.group)
-        for group in reversed(groups):
-            members = [m for m in measurements if m.group == group]
-            found = [_matching(members, workload, sizes) for workload, sizes in wanted]
-            if all(m is not None for m in found):
-                return tuple(m for m in found if m is not None)
-        if whole_only:
-            return ()
-        return tuple(self.measure(workload, **sizes) for workload, sizes in wanted)
-
-    def _find(self, workload: str, sizes: Mapping[str, object]) -> Measurement:
-        found = _matching(self._recorded, workload, sizes)
-        if found is not None:
-            return found
-        raise GpuConceptsError(
-            f"this run holds no {workload} measurement at {_shown(sizes)}; it was recorded with other "
-            "sizes (record it again with this version: gpuconcepts profile --save)"
-        )
-
     def fact(self, name: str, compute: Callable[[], Fact]) -> Fact:
-        """A non-timing result (a count, a size) under ``name``: computed once, or replayed."""
+        """A non-timing result (a count, a size) under ``name``: computed once."""
         if name not in self._facts:
-            if self.replaying:
-                raise GpuConceptsError(f"this run holds no fact {name!r}; record it again")
             self._facts[name] = dict(compute())
         return dict(self._facts[name])
+
+    def measure_experiment(
+        self,
+        name: str,
+        facts: Mapping[str, Callable[[], Fact]],
+        comparisons: Callable[[Measured], Iterable[Comparison]],
+    ) -> None:
+        """Measure what an experiment needs: its ``facts`` first, then each of its
+        ``comparisons``, which may read those facts (a table's element size, the faster GEMM
+        path) from what the lab has measured so far."""
+        self.say(f"claims: {name}")
+        for fact_name, compute in facts.items():
+            self.fact(fact_name, compute)
+        for comparison in comparisons(self.measured()):
+            self.compare(comparison.wanted, comparison.check)
 
 
 def _time_blocks(rounds: Any, count: int, blocks: int) -> None:
@@ -372,31 +321,9 @@ def profile_all(
     presets: Mapping[str, Mapping[str, int]],
     sweeps: Mapping[str, tuple[int, ...]],
 ) -> list[Measurement]:
-    """The five workloads at the preset sizes, and the MLP batch and prefill length sweeps.
-
-    Args:
-        lab: where the measurements come from (live: each kernel runs once; or a saved run).
-        presets, sweeps: sizes from :func:`~gpuconcepts.kernels.load_presets` and
-            :func:`~gpuconcepts.kernels.load_sweeps` (a saved run keeps the ones it used).
-
-    Returns:
-        The measurements in the order of the book (:data:`gpuconcepts.workloads.WORKLOADS`):
-        each workload at its preset's sizes, then along its sweep (the MLP's batch, the
-        prefill's length). A size met twice is one measurement, listed once.
-    """
-    out: list[Measurement] = []
-
-    def add(workload: str, **sizes: object) -> None:
-        m = lab.measure(workload, **sizes)
-        if all(m is not seen for seen in out):
-            out.append(m)
-
-    for w in WORKLOADS.values():  # the registry's order is the book's
-        if not w.chapter:
-            continue  # the roofs' reference kernels: timed beside the claims, not profiled
-        add(w.name, **presets[w.preset])
-        if w.sweep is not None:
-            sweep, size = w.sweep
-            for value in sweeps.get(sweep, ()):
-                add(w.name, **{**presets[w.preset], size: value})
-    return out
+    """Measure the profile: the five workloads at the preset sizes, and the MLP batch and
+    prefill length sweeps (:func:`~gpuconcepts.results.measured.profile_sizes`), each size
+    once, in the order of the book (a size met twice is one measurement, listed once)."""
+    return distinct(
+        lab.measure(workload, **sizes) for workload, sizes in profile_sizes(presets, sweeps)
+    )

@@ -4,8 +4,8 @@
 dense convolution.
 
 :func:`count_weights` builds the post's 4×4-image layers in torch and counts them
-(:class:`WeightCounts`); :func:`experiment` asks the lab for that count and for a dense and a
-depthwise 3×3 convolution; :func:`judge_weight_sharing` and :func:`judge_conv_vs_depthwise`
+(:class:`WeightCounts`); its experiment (:data:`EXPERIMENT`) records that count and measures a
+dense and a depthwise 3×3 convolution; :func:`judge_weight_sharing` and :func:`judge_conv_vs_depthwise`
 give the verdicts.
 """
 
@@ -16,14 +16,14 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
+from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
 from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
-from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import bars
 from gpuconcepts.claims.thresholds import DIRECTION_MIN_EFFECT
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.measured import Comparison, Measured
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, gap_split
 from gpuconcepts.units import number, percent, si, times
@@ -92,20 +92,40 @@ def count_weights(
     )
 
 
-def experiment(lab: Lab, z: ClaimSizes) -> Found:
-    counted = lab.fact("cnn-weights", lambda: asdict(count_weights()))
-    sharing = judge_weight_sharing(WeightCounts(**counted), device=lab.label)
+def _pair(m: Measured, z: ClaimSizes) -> WithRoofs:
+    """A dense and a depthwise 3×3 convolution of the same map, both read by roofline claims."""
     shape = {"B": z.cnn_B, "H": z.cnn_HW, "W": z.cnn_HW, "K": 3}
-
-    def judge(pair: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
-        return [judge_conv_vs_depthwise(*pair, peaks=lab.peaks, device=lab.label)]
-
     wanted = [
         ("cnn-conv", {"C_in": z.cnn_C, "C_out": z.cnn_C, **shape}),
         ("cnn-depthwise", {"C": z.cnn_C, **shape}),
     ]
-    pair, read = compare_with_roofs(lab, z, wanted, judge, {"cnn-conv": 0, "cnn-depthwise": 1})
-    return [sharing, *judge(pair)], read
+    return WithRoofs.of(m, z, wanted, {"cnn-conv": 0, "cnn-depthwise": 1})
+
+
+def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
+    """The two convolutions, timed beside the roofs' references."""
+
+    def check(pair: Sequence[Measurement], _refs: object) -> list[ClaimResult]:
+        return [judge_conv_vs_depthwise(*pair, peaks=m.peaks, device=m.label)]
+
+    return (_pair(m, z).comparison(check, m),)
+
+
+def judge(m: Measured, z: ClaimSizes) -> Found:
+    """The CNN's claims (the weights counted, the two convolutions), and its kernels for the
+    roofline claims, read from ``m``."""
+    sharing = judge_weight_sharing(WeightCounts(**m.fact("cnn-weights")), device=m.label)
+    pair, read = _pair(m, z).read(m)
+    return [sharing, judge_conv_vs_depthwise(*pair, peaks=m.peaks, device=m.label)], read
+
+
+EXPERIMENT = Experiment(
+    "CNN",
+    comparisons,
+    judge,
+    {"cnn-weights": lambda _device, _z: asdict(count_weights()), **ROOF_FACTS},
+)
+"""What the CNN's claims need measured (the weights counted first), and how they are judged."""
 
 
 def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:

@@ -2,7 +2,7 @@
 # (torch is imported inside functions, through gpuconcepts.kernels: README, Rules: 3)
 """DLRM's claim: random embedding lookups stream far slower than consecutive ones.
 
-:func:`experiment` asks the lab for random and sequential lookups at the post's row width and at
+Its experiment (:data:`EXPERIMENT`) measures random and sequential lookups at the post's row width and at
 other widths of the same bytes per batch, in a table sized by the device's free memory, and
 records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
 :func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
 from gpuconcepts.claims.predict import predicted_seconds, random_line_seconds
 from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
-from gpuconcepts.claims.roofline import Roles, compare_with_roofs
 from gpuconcepts.claims.shape import bars
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import (
     DEFAULT_CACHE_LINE_BYTES,
     GPU_SECTOR_BYTES,
@@ -32,6 +31,7 @@ from gpuconcepts.measure import (
 )
 from gpuconcepts.questions import question
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.measured import Comparison, Measured, Wanted
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
@@ -52,50 +52,64 @@ if TYPE_CHECKING:
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
-def experiment(lab: Lab, z: ClaimSizes) -> Found:
-    memory = lab.fact("dlrm-element", lambda: _memory_facts(lab.device))
-    s = int(memory["s"])
-    # a run recorded before the transfer unit was saved: its device's documented default
-    c = int(memory.get("c", _DEFAULT_TRANSFER_BYTES[lab.device]))
-    table_bytes = min(z.dlrm_table_mib * MiB, lab.free_bytes // 4)
-
-    def judge(
-        pair: Sequence[Measurement], widths: Sequence[tuple[Measurement, Measurement]] = ()
-    ) -> list[ClaimResult]:
-        random, sequential = pair
-        return [
-            judge_dlrm_lookups(
-                random,
-                sequential,
-                peaks=lab.peaks,
-                cache_bytes=lab.cache_bytes,
-                transfer_bytes=c,
-                transfer_unit=TRANSFER_UNIT_NAMES[lab.device],
-                device=lab.label,
-                widths=widths,
-            )
-        ]
-
-    # one comparison per row width (two tables in memory at a time), each run until its own
-    # ratio is decided and re-measured if consecutive rows come out slower than random ones
-    # (the post's row width with the DRAM roof's reference too, for the roofline claim)
-    pairs: dict[int, tuple[Measurement, ...]] = {}
-    read: Roles = {}
+def _lookups(m: Measured, z: ClaimSizes) -> dict[int, list[Wanted]]:
+    """Random and sequential lookups by row width: the same bytes per batch at every width,
+    in a table sized by the run's free memory and the element size it recorded."""
+    s = int(m.fact("dlrm-element")["s"])
+    table_bytes = min(z.dlrm_table_mib * MiB, m.free_bytes // 4)
+    out: dict[int, list[Wanted]] = {}
     for d in z.dlrm_widths:
         L = z.dlrm_L * z.dlrm_d // d  # the same bytes per batch at every row width
         row_bytes = int(formulas.embedding_memory(N=1, d=d, s=s))
         N = max(z.dlrm_B * L, table_bytes // row_bytes)
         sizes = {"N": N, "B": z.dlrm_B, "L": L, "d": d}
-        wanted = [(f"dlrm-{pattern}", sizes) for pattern in ("random", "sequential")]
+        out[d] = [(f"dlrm-{pattern}", sizes) for pattern in ("random", "sequential")]
+    return out
+
+
+def _claims(
+    m: Measured,
+    pair: Sequence[Measurement],
+    widths: Sequence[tuple[Measurement, Measurement]] = (),
+) -> list[ClaimResult]:
+    # a run recorded before the transfer unit was saved: its device's documented default
+    c = int(m.fact("dlrm-element").get("c", _DEFAULT_TRANSFER_BYTES[m.device]))
+    random, sequential = pair
+    return [
+        judge_dlrm_lookups(
+            random,
+            sequential,
+            peaks=m.peaks,
+            cache_bytes=m.cache_bytes,
+            transfer_bytes=c,
+            transfer_unit=TRANSFER_UNIT_NAMES[m.device],
+            device=m.label,
+            widths=widths,
+        )
+    ]
+
+
+def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
+    """One comparison per row width (two tables in memory at a time), each measured again if
+    consecutive rows come out slower than random ones; the post's row width with the DRAM
+    roof's reference too, for the roofline claim."""
+    out = []
+    for d, wanted in _lookups(m, z).items():
         if d == z.dlrm_d:
-            pairs[d], read = compare_with_roofs(
-                lab, z, wanted, lambda pair, _refs: judge(pair), {"dlrm-random": 0}
-            )
+            roofs = WithRoofs.of(m, z, wanted, {"dlrm-random": 0})
+            out.append(roofs.comparison(lambda pair, _refs: _claims(m, pair), m))
         else:
-            pairs[d] = lab.compare(wanted, judge)
-    random, sequential = pairs.pop(z.dlrm_d)
-    widths = tuple((r, q) for r, q in pairs.values())
-    return judge((random, sequential), widths), read
+            out.append(Comparison(tuple(wanted), lambda pair: _claims(m, pair)))
+    return tuple(out)
+
+
+def judge(m: Measured, z: ClaimSizes) -> Found:
+    """DLRM's claim, judged at the post's row width with the other widths beside it, and its
+    random lookup for the roofline claim, read from ``m``."""
+    lookups = _lookups(m, z)
+    pair, read = WithRoofs.of(m, z, lookups.pop(z.dlrm_d), {"dlrm-random": 0}).read(m)
+    widths = [m.compared(wanted) for wanted in lookups.values()]
+    return _claims(m, pair, tuple((r, q) for r, q in widths)), read
 
 
 _DEFAULT_TRANSFER_BYTES = {"cpu": DEFAULT_CACHE_LINE_BYTES, "cuda": GPU_SECTOR_BYTES}
@@ -105,6 +119,16 @@ def _memory_facts(device: str) -> dict[str, int]:
     """What the lookups' bytes depend on: the table's element size ``s`` and the device's
     transfer unit ``c`` (recorded in the run, so a replay elsewhere judges with the same)."""
     return {"s": _embedding_element_bytes(device), "c": transfer_unit_bytes(device)}
+
+
+EXPERIMENT = Experiment(
+    "DLRM",
+    comparisons,
+    judge,
+    {"dlrm-element": lambda device, _z: _memory_facts(device), **ROOF_FACTS},
+)
+"""What DLRM's claim needs measured (the element size and transfer unit found first), and how
+it is judged."""
 
 
 def _embedding_element_bytes(device: str) -> int:

@@ -1,70 +1,88 @@
-""":func:`judge_claims`, which runs the experiments in the post's order.
+"""The core claims' experiments, measured (:func:`measure_claims`) and judged
+(:func:`judge_claims`) apart.
 
-Each architecture's experiment (what it asks the lab for) lives beside its judges, in
-:mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`, :mod:`~gpuconcepts.claims.cnn`,
-:mod:`~gpuconcepts.claims.rnn` and :mod:`~gpuconcepts.claims.transformer`; the roofline claims
-(:mod:`~gpuconcepts.claims.roofline`) judge the measurements those experiments return. Their
-sizes are :class:`~gpuconcepts.results.claim_sizes.ClaimSizes`. Measurements are asked of a
-:class:`~gpuconcepts.lab.Lab`, so no experiment runs a kernel itself: a live lab measures, a
-replaying one reads a saved run.
+Each architecture's experiment (an :class:`~gpuconcepts.claims.plan.Experiment`) lives beside
+its judges, in :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`,
+:mod:`~gpuconcepts.claims.cnn`, :mod:`~gpuconcepts.claims.rnn` and
+:mod:`~gpuconcepts.claims.transformer`; the registry
+(:func:`~gpuconcepts.results.registry.experiments`) names the one each claim needs. When a run
+is collected, a :class:`~gpuconcepts.lab.Lab` measures them all first; the judges then read
+the measurements (:class:`~gpuconcepts.results.measured.Measured`), the same way whether the
+run was measured now or loaded from disk. The roofline claims
+(:mod:`~gpuconcepts.claims.roofline`) judge the kernels those experiments read for them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from functools import partial
+from typing import TYPE_CHECKING
 
-from gpuconcepts.claims import cnn, dlrm, mlp, rnn, transformer
 from gpuconcepts.claims.accuracy import unjudged
-from gpuconcepts.claims.roofline import Found, judge_roles
+from gpuconcepts.claims.plan import Experiment
+from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.claim_sizes import ClaimSizes
+from gpuconcepts.results.measured import Comparison, Measured
+from gpuconcepts.results.registry import experiments
 
-EXPERIMENTS: tuple[tuple[str, Callable[[Lab, ClaimSizes], Found]], ...] = (
-    ("DLRM", dlrm.experiment),
-    ("MLP", mlp.experiment),
-    ("CNN", cnn.experiment),
-    ("RNN", rnn.experiment),
-    ("Transformer", transformer.experiment),
-)
-"""The experiments in the order of the post."""
+if TYPE_CHECKING:
+    from gpuconcepts.lab import Lab
+
+
+def chosen(only: Sequence[str] | None = None) -> tuple[Experiment, ...]:
+    """The experiments in the order of the post, or those of the architectures ``only`` names
+    (``"DLRM"``, ``"MLP"``, ...)."""
+    every: tuple[Experiment, ...] = experiments()
+    if only is None:
+        return every
+    known = [e.name for e in every]
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise GpuConceptsError(
+            f"unknown architecture {unknown[0]!r}; choose from {', '.join(known)}"
+        )
+    return tuple(e for e in every if e.name in only)
+
+
+def measure_claims(lab: Lab, sizes: ClaimSizes, *, only: Sequence[str] | None = None) -> Measured:
+    """Measure what every claim needs (each experiment's facts, then its comparisons) in
+    ``lab``, and return what it measured, as the judges read it."""
+    for experiment in chosen(only):
+        facts = {name: partial(find, lab.device, sizes) for name, find in experiment.facts.items()}
+        lab.measure_experiment(experiment.name, facts, partial(_planned, experiment, sizes))
+    return lab.measured()
+
+
+def _planned(experiment: Experiment, sizes: ClaimSizes, m: Measured) -> tuple[Comparison, ...]:
+    return experiment.comparisons(m, sizes)
 
 
 def judge_claims(
-    lab: Lab, sizes: ClaimSizes, *, only: Sequence[str] | None = None
+    measured: Measured, sizes: ClaimSizes, *, only: Sequence[str] | None = None
 ) -> tuple[ClaimResult, ...]:
-    """Every claim, judged from the measurements a lab gives (measured now, or saved in a Run).
+    """Every core claim, judged from a run's measurements (measured now, or saved in a Run).
 
     Args:
-        lab: a live :class:`~gpuconcepts.lab.Lab` (kernels run, each size once) or one that
-            replays a saved run (nothing runs).
+        measured: the run's measurements (:meth:`~gpuconcepts.lab.Lab.measured`, or a run
+            read back: :func:`~gpuconcepts.claims.judge.measured_of`).
         sizes: the experiments' sizes (:func:`claim_sizes`, or the ones a saved run recorded).
         only: architectures to judge (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
-            claims cover the workloads of the architectures that ran.
+            claims cover the workloads of the architectures judged.
 
     Returns:
         One :class:`ClaimResult` per claim, the roofline claims last.
     """
-    known = [name for name, _ in EXPERIMENTS]
-    if only is not None:
-        unknown = [name for name in only if name not in known]
-        if unknown:
-            raise GpuConceptsError(
-                f"unknown architecture {unknown[0]!r}; choose from {', '.join(known)}"
-            )
     results: list[ClaimResult] = []
     roofline: dict[str, tuple[Measurement, Measurement | None]] = {}
-    for name, experiment in EXPERIMENTS:
-        if only is not None and name not in only:
-            continue
-        lab.say(f"claims: {name}")
-        found, measured = experiment(lab, sizes)
+    for experiment in chosen(only):
+        found, read = experiment.judge(measured, sizes)
         results.extend(found)
-        roofline.update(measured)
-    judged = (*results, *judge_roles(roofline, lab.peaks, lab.label))
+        roofline.update(read)
+    judged = (*results, *judge_roles(roofline, measured.peaks, measured.label))
     # a verdict that reads a GEMM sweep of another precision than the kernels' is not judged
-    sweep = lab.sweep_dtype or dtype_name(lab.peaks.dtype)
-    return unjudged(judged, sweep, lab.measurements)
+    sweep = measured.sweep_dtype or dtype_name(measured.peaks.dtype)
+    return unjudged(judged, sweep, measured.measurements)

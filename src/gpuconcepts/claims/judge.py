@@ -1,20 +1,19 @@
 """The one function through which every claim is judged: :func:`judge_all`.
 
 A run holds three kinds of claim (:data:`~gpuconcepts.results.registry.CLAIMS` lists them by
-key): the core claims, judged from the five workloads' measurements that a
-:class:`~gpuconcepts.lab.Lab` gives (a live lab measures them now, a replaying one reads a
-saved run); the whole model's, from what its experiments measured; and the distributed ones,
-from the measured collectives. Collecting a run and judging a saved one again both come
-here, so a verdict never depends on which path produced it.
+key): the core claims, judged from the run's measurements
+(:class:`~gpuconcepts.results.measured.Measured`: a lab's, just measured, or a saved run's,
+:func:`measured_of`); the whole model's, from what its experiments measured; and the
+distributed ones, from the measured collectives. Collecting a run and judging a saved one
+again both come here, through the same lookup, so a verdict never depends on which path
+produced it: no judge runs a kernel.
 
 This module sits above the three judges it calls and is not re-exported by
 :mod:`gpuconcepts.claims` (the distributed report imports the package for its result type).
 
->>> from gpuconcepts.lab import Lab
+>>> from gpuconcepts.results.measured import Measured
 >>> from gpuconcepts.roofline import Peaks
->>> lab = Lab("cpu", Peaks("cpu", 1e11, 1e10, "float32"), repeats=1, cache_bytes=2**25,
-...           free_bytes=2**33)
->>> judge_all(lab)
+>>> judge_all(Measured("cpu", Peaks("cpu", 1e11, 1e10, "float32"), ()))
 ()
 """
 
@@ -28,32 +27,31 @@ from gpuconcepts.claims.accuracy import gemm_sweep_dtype
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.wholemodel import judge_wholemodel
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab, profile_all
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.claim_sizes import ClaimSizes
+from gpuconcepts.results.measured import Measured
 
 if TYPE_CHECKING:
-    from gpuconcepts.distributed.report import DistributedReport
     from gpuconcepts.measure import Measurement
+    from gpuconcepts.distributed.report import DistributedReport
     from gpuconcepts.results.wholemodel import WholeModelResults
     from gpuconcepts.run.run import Run
 
 
 def judge_all(
-    lab: Lab,
+    measured: Measured,
     sizes: ClaimSizes | None = None,
     *,
     wholemodel: WholeModelResults | None = None,
     distributed: DistributedReport | None = None,
     only: Sequence[str] | None = None,
 ) -> tuple[ClaimResult, ...]:
-    """Every claim that ``lab`` and the parts' results can decide, in the book's order: the
-    core claims (when ``sizes`` are given), then the whole model's, then beyond one device.
+    """Every claim that ``measured`` and the parts' results can decide, in the book's order:
+    the core claims (when ``sizes`` are given), then the whole model's, then beyond one device.
 
     Args:
-        lab: the measurements (a live lab runs the core experiments' kernels, each size once;
-            a replaying one runs nothing), with the machine's peaks, last-level cache and
-            name, which the whole-model judges read too.
+        measured: the run's measurements (nothing is measured here), with the machine's
+            peaks, last-level cache and name, which the whole-model judges read too.
         sizes: the core experiments' sizes; None judges no core claim.
         wholemodel: what the whole-model experiments measured (None: not measured).
         distributed: the distributed run's report (None: not measured).
@@ -61,10 +59,10 @@ def judge_all(
     """
     results: list[ClaimResult] = []
     if sizes is not None:
-        results += judge_claims(lab, sizes, only=only)
+        results += judge_claims(measured, sizes, only=only)
     if wholemodel is not None:
         results += judge_wholemodel(
-            wholemodel, lab.peaks, cache_bytes=lab.cache_bytes, device=lab.label
+            wholemodel, measured.peaks, cache_bytes=measured.cache_bytes, device=measured.label
         )
     if distributed is not None:
         results += distributed.claims
@@ -72,19 +70,19 @@ def judge_all(
 
 
 # -- a saved run, read by the judges (the Run is a value: it holds no lab and no judge) ----------
-def replaying_lab(run: Run) -> Lab:
-    """A lab that answers from ``run``'s measurements and never runs a kernel (with the
-    precision its GEMM sweep ran in: :func:`~gpuconcepts.claims.accuracy.gemm_sweep_dtype`)."""
+def measured_of(run: Run) -> Measured:
+    """``run``'s measurements and facts as the judges read them, with the machine they were
+    measured on (and the precision its GEMM sweep ran in:
+    :func:`~gpuconcepts.claims.accuracy.gemm_sweep_dtype`)."""
     provenance = run.provenance
-    return Lab(
+    return Measured(
         provenance.device,
         run.peaks,
-        repeats=1,
+        run.measurements,
+        run.facts,
         cache_bytes=provenance.cache_bytes,
         free_bytes=provenance.free_bytes,
         largest_array_bytes=provenance.sizes.get("budget", {}).get("largest_array_bytes"),
-        recorded=run.measurements,
-        facts=run.facts,
         label=provenance.device_name,
         sweep_dtype=gemm_sweep_dtype(run),
     )
@@ -92,16 +90,16 @@ def replaying_lab(run: Run) -> Lab:
 
 def profile_of(run: Run) -> list[Measurement]:
     """``run``'s profile (the five workloads at its preset sizes) in the order of the book
-    (:func:`~gpuconcepts.lab.profile_all`), read through a replaying lab: it needs no torch
-    and measures nothing."""
+    (:meth:`~gpuconcepts.results.measured.Measured.profile`): it needs no torch and measures
+    nothing."""
     sizes = run.provenance.sizes
-    return profile_all(replaying_lab(run), sizes["presets"], sizes["sweeps"])
+    return measured_of(run).profile(sizes["presets"], sizes["sweeps"])
 
 
 def part_claims(run: Run) -> tuple[ClaimResult, ...]:
     """The whole-model and distributed claims, judged from ``run``'s stored results by the
     same judges that judged them when it was collected (:func:`judge_all`); nothing runs."""
-    return judge_all(replaying_lab(run), wholemodel=run.wholemodel, distributed=run.distributed)
+    return judge_all(measured_of(run), wholemodel=run.wholemodel, distributed=run.distributed)
 
 
 def rejudged(run: Run) -> tuple[ClaimResult, ...]:
@@ -112,8 +110,9 @@ def rejudged(run: Run) -> tuple[ClaimResult, ...]:
         raise GpuConceptsError(f"{run.label}: this run records no claim sizes")
     recorded = run.provenance.sizes.get("claims")
     sizes = ClaimSizes.from_table(recorded) if isinstance(recorded, Mapping) else None
-    lab = replaying_lab(run)
-    return judge_all(lab, sizes, wholemodel=run.wholemodel, distributed=run.distributed)
+    return judge_all(
+        measured_of(run), sizes, wholemodel=run.wholemodel, distributed=run.distributed
+    )
 
 
 def judged_now(run: Run) -> Run:

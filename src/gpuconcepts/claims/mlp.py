@@ -1,20 +1,21 @@
 """The MLP's claims: a larger batch raises intensity and FLOP/s, and crosses the ridge point.
 
-:func:`experiment` asks the lab for one layer over a batch sweep; :func:`judge_mlp_trend` and
-:func:`judge_mlp_crossover` read that sweep through :class:`_MlpSweep`, which derives the
+Its experiment (:data:`EXPERIMENT`) is one layer over a batch sweep; :func:`judge_mlp_trend`
+and :func:`judge_mlp_crossover` read that sweep through :class:`_MlpSweep`, which derives the
 intensities and the roofline at each batch from the formulas.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import rank_correlation
+from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
 from gpuconcepts.claims.predict import predicted_rate
 from gpuconcepts.claims.quantities import (
     attainable,
@@ -26,12 +27,11 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
-from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import interval_ends
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.measured import Comparison, Measured
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
@@ -42,19 +42,34 @@ if TYPE_CHECKING:
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
-def experiment(lab: Lab, z: ClaimSizes) -> Found:
-    def judge(
-        sweep: Sequence[Measurement], _references: Mapping[str, Measurement]
-    ) -> list[ClaimResult]:
-        return [
-            judge_mlp_trend(sweep, peaks=lab.peaks, device=lab.label),
-            judge_mlp_crossover(sweep, peaks=lab.peaks, device=lab.label),
-        ]
-
+def _sweep(m: Measured, z: ClaimSizes) -> WithRoofs:
+    """One layer over the batch sweep, its smallest and largest batch read by the roofline
+    claims."""
     wanted = [("mlp", {"B": B, "d_in": z.mlp_d, "d_out": z.mlp_d}) for B in z.mlp_batches]
     roles = {"mlp-small-batch": 0, "mlp-large-batch": len(wanted) - 1}
-    sweep, read = compare_with_roofs(lab, z, wanted, judge, roles)
-    return judge(sweep, {}), read
+    return WithRoofs.of(m, z, wanted, roles)
+
+
+def _claims(sweep: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
+    return [
+        judge_mlp_trend(sweep, peaks=m.peaks, device=m.label),
+        judge_mlp_crossover(sweep, peaks=m.peaks, device=m.label),
+    ]
+
+
+def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
+    """The batch sweep, timed beside the roofs' references."""
+    return (_sweep(m, z).comparison(lambda sweep, _refs: _claims(sweep, m), m),)
+
+
+def judge(m: Measured, z: ClaimSizes) -> Found:
+    """The MLP's claims, and its kernels for the roofline claims, read from ``m``."""
+    sweep, read = _sweep(m, z).read(m)
+    return _claims(sweep, m), read
+
+
+EXPERIMENT = Experiment("MLP", comparisons, judge, ROOF_FACTS)
+"""What the MLP's claims need measured, and how they are judged."""
 
 
 @dataclass(frozen=True)

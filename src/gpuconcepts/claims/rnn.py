@@ -1,7 +1,7 @@
 """The RNN's claims: time linear in S where one GEMM of the same FLOPs is not, a step loop
 slower than that GEMM, batch against the critical path.
 
-:func:`experiment` asks the lab for a length sweep of ``nn.RNN`` and of its GEMM counterpart, the
+Its experiment (:data:`EXPERIMENT`) measures a length sweep of ``nn.RNN`` and of its GEMM counterpart, the
 loop and the GEMM at one length, and a batch sweep; the ``judge_rnn_*`` functions turn them
 into verdicts, without running a kernel. Here each step of the recurrence is three
 dispatched operations at a measured 3 µs each, and it pays 10 µs a step after a millisecond
@@ -27,13 +27,14 @@ paid once, while the GEMM of the same FLOPs sits near a 20 µs floor:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import AffineFit, fit_affine
+from gpuconcepts.claims.plan import Experiment
 from gpuconcepts.claims.predict import predicted_seconds
 from gpuconcepts.claims.quantities import (
     formula_along,
@@ -51,9 +52,9 @@ from gpuconcepts.claims.shape import (
     median_seconds,
 )
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.measured import Comparison, Measured, Wanted
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, place
@@ -64,30 +65,46 @@ if TYPE_CHECKING:
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
-def experiment(lab: Lab, z: ClaimSizes) -> Found:
+_Decides = Callable[[Sequence[Measurement]], list[ClaimResult]]
+
+
+def _checks(m: Measured, z: ClaimSizes) -> tuple[tuple[tuple[Wanted, ...], _Decides], ...]:
+    """The three comparisons (a length sweep of ``nn.RNN`` and of its GEMM counterpart; the
+    loop and the GEMM at one length; a batch sweep), each with the claim it decides."""
     width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
     small = {"B": z.rnn_length_B, "d_in": z.rnn_length_d, "d_h": z.rnn_length_d}
     n = len(z.rnn_lengths)
+    peaks, device = m.peaks, m.label
 
     def length(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_length(ms[:n], ms[n:], peaks=lab.peaks, device=lab.label)]
+        return [judge_rnn_length(ms[:n], ms[n:], peaks=peaks, device=device)]
 
     def loop_vs_gemm(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_loop_vs_gemm(*ms, peaks=lab.peaks, device=lab.label)]
+        return [judge_rnn_loop_vs_gemm(*ms, peaks=peaks, device=device)]
 
     def batch(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_batch(ms, peaks=lab.peaks, device=lab.label)]
+        return [judge_rnn_batch(ms, peaks=peaks, device=device)]
 
-    by_length = lab.compare(
-        [(w, {"S": S, **small}) for w in ("rnn-module", "rnn-gemm") for S in z.rnn_lengths], length
+    by_length = tuple(
+        (w, {"S": S, **small}) for w in ("rnn-module", "rnn-gemm") for S in z.rnn_lengths
     )
-    pair = lab.compare(
-        [(w, {"B": z.rnn_B, "S": z.rnn_S, **width}) for w in ("rnn-loop", "rnn-gemm")], loop_vs_gemm
-    )
-    by_batch = lab.compare(
-        [("rnn-module", {"B": B, "S": z.rnn_S, **width}) for B in z.rnn_batches], batch
-    )
-    return [*length(by_length), *loop_vs_gemm(pair), *batch(by_batch)], {}
+    pair = tuple((w, {"B": z.rnn_B, "S": z.rnn_S, **width}) for w in ("rnn-loop", "rnn-gemm"))
+    by_batch = tuple(("rnn-module", {"B": B, "S": z.rnn_S, **width}) for B in z.rnn_batches)
+    return ((by_length, length), (pair, loop_vs_gemm), (by_batch, batch))
+
+
+def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
+    """The RNN's three comparisons, each checked by the claim it decides."""
+    return tuple(Comparison(wanted, check) for wanted, check in _checks(m, z))
+
+
+def judge(m: Measured, z: ClaimSizes) -> Found:
+    """The RNN's claims, read from ``m`` (it reads no roofline claim's kernel)."""
+    return [r for wanted, check in _checks(m, z) for r in check(m.compared(wanted))], {}
+
+
+EXPERIMENT = Experiment("RNN", comparisons, judge)
+"""What the RNN's claims need measured, and how they are judged."""
 
 
 def judge_rnn_length(

@@ -1,7 +1,7 @@
 """The Transformer's claims: attention grows like S², doubling S costs about 4×, decode is
 slower per token than prefill, and the KV cache matches its formula exactly.
 
-:func:`experiment` asks the lab for a prefill sweep over S, a decode run and the causal
+Its experiment (:data:`EXPERIMENT`) measures a prefill sweep over S, a decode run and the causal
 prefill it is compared with; the ``judge_*`` functions here turn them into verdicts.
 """
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import fit_upper
+from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
 from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import (
     formula_along,
@@ -23,13 +24,12 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
-from gpuconcepts.claims.roofline import compare_with_roofs
 from gpuconcepts.claims.shape import bars, interval_ends, median_seconds, power_law
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.questions import question
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.measured import Comparison, Measured
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, place
@@ -47,47 +47,66 @@ _ATTENTION_SWEEP = "an attention sweep over S"
 """Its name in an error message."""
 
 
-def experiment(lab: Lab, z: ClaimSizes) -> Found:
+def _plan(m: Measured, z: ClaimSizes) -> tuple[WithRoofs, WithRoofs]:
+    """A prefill sweep over S (its longest read by a roofline claim), and a decode run beside
+    the causal prefill that ends where it does (the decode read by a roofline claim)."""
     attention = {"B": z.attn_B, "d": z.attn_d, "heads": z.attn_heads}
-
-    def growth(ms: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
-        return [
-            judge_attention_exponent(ms, device=lab.label),
-            judge_attention_doubling(ms, device=lab.label),
-        ]
-
-    def per_token(ms: Sequence[Measurement], _refs: object = None) -> list[ClaimResult]:
-        return [judge_prefill_vs_decode(*ms, peaks=lab.peaks, device=lab.label)]
-
     lengths = [("transformer-prefill", {"S": S, **attention}) for S in z.attn_lengths]
-    sweep, read = compare_with_roofs(
-        lab, z, lengths, growth, {"transformer-prefill": len(lengths) - 1}
-    )
     S = z.attn_lengths[-2]  # decode ends where a prefill was measured, to compare per token
     steps = {"S_prompt": S - z.decode_steps, "steps": z.decode_steps}
-    (prefill_at_S, decode), decoding = compare_with_roofs(
-        lab,
-        z,
-        [
-            ("transformer-prefill-causal", {"S": S, **attention}),  # a decoder's prefill
-            ("transformer-decode", {**steps, **attention}),
-        ],
-        per_token,
-        {"transformer-decode": 1},
+    decoding = [
+        ("transformer-prefill-causal", {"S": S, **attention}),  # a decoder's prefill
+        ("transformer-decode", {**steps, **attention}),
+    ]
+    return (
+        WithRoofs.of(m, z, lengths, {"transformer-prefill": len(lengths) - 1}),
+        WithRoofs.of(m, z, decoding, {"transformer-decode": 1}),
     )
+
+
+def _growth(ms: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
+    return [
+        judge_attention_exponent(ms, device=m.label),
+        judge_attention_doubling(ms, device=m.label),
+    ]
+
+
+def _per_token(ms: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
+    return [judge_prefill_vs_decode(*ms, peaks=m.peaks, device=m.label)]
+
+
+def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
+    """The prefill sweep and the decode run, each timed beside its roofs' references."""
+    sweep, decoding = _plan(m, z)
+    return (
+        sweep.comparison(lambda ms, _refs: _growth(ms, m), m),
+        decoding.comparison(lambda ms, _refs: _per_token(ms, m), m),
+    )
+
+
+def judge(m: Measured, z: ClaimSizes) -> Found:
+    """The Transformer's claims (the KV cache's from the decode run's own series), and its
+    kernels for the roofline claims, read from ``m``."""
+    sweep_plan, decoding_plan = _plan(m, z)
+    sweep, read = sweep_plan.read(m)
+    (prefill_at_S, decode), decoding = decoding_plan.read(m)
     results = [
-        *growth(sweep),
-        *per_token((prefill_at_S, decode)),
+        *_growth(sweep, m),
+        *_per_token((prefill_at_S, decode), m),
         judge_kv_cache(
             B=z.attn_B,
             d=z.attn_d,
             s=param(decode, "s"),
             lengths=tuple(int(n) for n in decode.series["lengths"]),
             cache_bytes=tuple(int(b) for b in decode.series["cache_bytes"]),
-            device=lab.label,
+            device=m.label,
         ),
     ]
     return results, {**read, **decoding}
+
+
+EXPERIMENT = Experiment("Transformer", comparisons, judge, ROOF_FACTS)
+"""What the Transformer's claims need measured, and how they are judged."""
 
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:

@@ -1,5 +1,6 @@
-"""Every claim of the book in one place: its key, the function that judges it, its chapter and
-its kind (a core claim, judged from the five workloads' measurements; a whole-model claim; a
+"""Every claim of the book in one place: its key, the function that judges it, the experiment
+it needs, its chapter and its kind (a core claim, judged from the five workloads' measurements;
+a whole-model claim; a
 claim beyond one device). A claim is added here with one line, and a test
 (tests/test_falsifiable.py) fails until it also has a run that violates it.
 
@@ -10,6 +11,10 @@ neither torch nor the judges.
 ('whole model', 'model')
 >>> judge("rnn-linear-in-S").__name__
 'judge_rnn_length'
+>>> CLAIMS["roofline-cnn-conv"].experiment, CLAIMS["backward-pass"].experiment
+('gpuconcepts.claims.cnn:EXPERIMENT', None)
+>>> [e.name for e in experiments()]
+['DLRM', 'MLP', 'CNN', 'RNN', 'Transformer']
 >>> sorted({c.kind for c in CLAIMS.values()})
 ['core', 'distributed', 'whole model']
 >>> [key for key, c in CLAIMS.items() if c.tests == "model"]
@@ -62,13 +67,17 @@ the model's predictions (scored with ledger 2)."""
 
 @dataclass(frozen=True)
 class Claim:
-    """Where a claim is judged (``module:function``), the chapter that shows it, its kind, and
-    what its test checks (:data:`Tests`)."""
+    """Where a claim is judged (``module:function``), the chapter that shows it, its kind,
+    what its test checks (:data:`Tests`) and the experiment it needs (``module:name`` of a
+    :class:`~gpuconcepts.claims.plan.Experiment`, which says which kernels at which sizes
+    are measured for it when a run is collected; None for the whole model's and the
+    distributed claims, which read their part's results)."""
 
     judge: str
     chapter: str
     kind: Kind
     tests: Tests = "prediction"
+    experiment: str | None = None
 
     @property
     def ledger(self) -> Ledger:
@@ -76,8 +85,12 @@ class Claim:
         return "fact" if self.tests == "fact" else "model" if self.tests == "model" else "post"
 
 
-def _core(judge: str, chapter: str, tests: Tests = "prediction") -> Claim:
-    return Claim(f"gpuconcepts.claims.{judge}", chapter, "core", tests)
+def _core(judge: str, chapter: str, tests: Tests = "prediction", measured_by: str = "") -> Claim:
+    """A core claim, judged by ``module:function`` of the claims package, from the experiment
+    of ``measured_by`` (a module of the claims package; the judge's own by default)."""
+    module = measured_by or judge.split(":", maxsplit=1)[0]
+    experiment = f"gpuconcepts.claims.{module}:EXPERIMENT"
+    return Claim(f"gpuconcepts.claims.{judge}", chapter, "core", tests, experiment)
 
 
 def _whole(judge: str, tests: Tests = "prediction") -> Claim:
@@ -88,7 +101,12 @@ def _dist(judge: str, tests: Tests = "prediction") -> Claim:
     return Claim(f"gpuconcepts.distributed.claims:{judge}", "distributed", "distributed", tests)
 
 
-_ROOFLINE = _core("roofline:judge_roles", "roofline", "bound")
+def _roofline(measured_by: str) -> Claim:
+    """A roofline claim, read from a kernel that ``measured_by``'s experiment times beside
+    its roof's reference."""
+    return _core("roofline:judge_roles", "roofline", "bound", measured_by)
+
+
 _TRAFFIC = _dist("traffic_claim", "fact")  # bytes counted on the loopback interface
 
 CLAIMS: dict[str, Claim] = {
@@ -106,13 +124,13 @@ CLAIMS: dict[str, Claim] = {
     "attention-doubling": _core("transformer:judge_attention_doubling", "transformer", "exponent"),
     "prefill-vs-decode": _core("transformer:judge_prefill_vs_decode", "transformer", "direction"),
     "kv-cache-exact": _core("transformer:judge_kv_cache", "transformer", "fact"),
-    "roofline-dlrm-random": _ROOFLINE,
-    "roofline-mlp-small-batch": _ROOFLINE,
-    "roofline-mlp-large-batch": _ROOFLINE,
-    "roofline-cnn-conv": _ROOFLINE,
-    "roofline-cnn-depthwise": _ROOFLINE,
-    "roofline-transformer-prefill": _ROOFLINE,
-    "roofline-transformer-decode": _ROOFLINE,
+    "roofline-dlrm-random": _roofline("dlrm"),
+    "roofline-mlp-small-batch": _roofline("mlp"),
+    "roofline-mlp-large-batch": _roofline("mlp"),
+    "roofline-cnn-conv": _roofline("cnn"),
+    "roofline-cnn-depthwise": _roofline("cnn"),
+    "roofline-transformer-prefill": _roofline("transformer"),
+    "roofline-transformer-decode": _roofline("transformer"),
     "backward-pass": _whole("judge_backward"),
     "decode-knee": _whole("judge_decode_knee", "model"),
     "decode-long-context": _whole("judge_decode_long_context", "model"),
@@ -142,10 +160,21 @@ def ledger(key: str) -> Ledger:
     return "post" if claim is None else claim.ledger
 
 
+def _imported(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def judge(key: str) -> Callable[..., Any]:
     """The function that judges the claim ``key`` (imported now)."""
     if key not in CLAIMS:
         raise GpuConceptsError(f"claim key {key!r} is not registered; known: {', '.join(CLAIMS)}")
-    module, name = CLAIMS[key].judge.split(":")
-    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    found: Callable[..., Any] = _imported(CLAIMS[key].judge)
     return found
+
+
+def experiments() -> tuple[Any, ...]:
+    """The experiments the core claims need (:attr:`Claim.experiment`, imported now), each
+    once, in the book's order: what a run measures for them, and what judges them."""
+    paths = dict.fromkeys(c.experiment for c in CLAIMS.values() if c.experiment)
+    return tuple(_imported(path) for path in paths)
