@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula, Number
+from gpuconcepts.size_expressions import all_known, size_of
 from gpuconcepts.units import plain_number
 
 if TYPE_CHECKING:
@@ -120,9 +119,9 @@ class Workload:
         >>> WORKLOADS["mlp"].activation_elements({"B": 2, "d_in": 8, "d_out": 4}) is None
         True
         """
-        if self.activations is None or not _known([self.activations], params):
+        if self.activations is None or not all_known([self.activations], params):
             return None
-        return _size(self.activations, params)
+        return size_of(self.activations, params)
 
     def random_table_bytes(self, params: Mapping[str, object]) -> int | None:
         """The bytes of the table a random row lookup draws its rows from (N rows of d·s, or
@@ -156,11 +155,11 @@ class Workload:
         ()
         """
         names = [name for product in self.gemm for name in product]
-        if not _known(names, params):
+        if not all_known(names, params):
             return ()
 
         return tuple(
-            (_size(count, params), (_size(r, params), _size(c, params), _size(d, params)))
+            (size_of(count, params), (size_of(r, params), size_of(c, params), size_of(d, params)))
             for count, r, c, d in self.gemm
         )
 
@@ -191,7 +190,7 @@ class Workload:
         names = [
             symbol for symbol in (self.traffic.params if self.traffic else ()) if symbol != "s_idx"
         ]
-        if self.traffic is None or not _known(names, params):
+        if self.traffic is None or not all_known(names, params):
             return 0
         sizes = {**params, "s_idx": INDEX_BYTES}
         moved = self.traffic(**self.arguments(self.traffic, sizes))
@@ -216,25 +215,6 @@ HOT_ROWS = 1024
 INDEX_BYTES = 8
 """Bytes of one row index or bag offset of a lookup: torch's int64 (a test checks the kernel's
 indices are of that size)."""
-
-
-def _known(names: list[str], params: Mapping[str, object]) -> bool:
-    """Whether ``params`` hold, as whole numbers, every size the expressions ``names`` use."""
-    parts = {part for name in names for part in re.split(r"[+*/]", name) if not part.isdigit()}
-    return all(isinstance(params.get(part), int) for part in parts)
-
-
-def _size(name: str, params: Mapping[str, object]) -> int:
-    """The value of a size expression (names, whole numbers, ``+``, ``*`` and ``/``; ``+``
-    binds loosest) for a kernel's params, which hold each name (:func:`_known`)."""
-    if "+" in name:
-        return sum(_size(part, params) for part in name.split("+"))
-    if "*" in name:
-        return math.prod(_size(part, params) for part in name.split("*"))
-    if "/" in name:
-        whole, part = name.split("/")
-        return _size(whole, params) // _size(part, params)
-    return int(name) if name.isdigit() else cast("int", params[name])
 
 
 def _lookup(
