@@ -22,7 +22,7 @@ from gpuconcepts.model import PRESETS, account
 from gpuconcepts.questions import question
 from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.pages.distributed import PIPELINE_STAGES
-from gpuconcepts.render.pages.hardware import examples
+from gpuconcepts.render.pages.hardware_examples import examples
 from gpuconcepts.render.pages.model import H100, ZERO_DEVICES
 from gpuconcepts.render.plots import budgets, cnn_diagrams, gpu_diagrams, schedules
 

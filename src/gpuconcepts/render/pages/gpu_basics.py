@@ -40,6 +40,22 @@ def _per_sm(value: int | None, sms: int) -> str:
     return units.NOTHING if value is None else units.binary_bytes(value * sms)
 
 
+def datasheet_rows() -> list[list[str]]:
+    """Each datasheet GPU's row of the chapter's table: its SMs, Tensor Cores, L2, HBM
+    bandwidth and 16-bit peak."""
+    return [
+        [
+            g.name,
+            units.plain_number(g.sms or 0),
+            units.plain_number(g.tensor_cores or 0),
+            units.binary_bytes(g.l2_bytes),
+            units.si(g.bytes_per_s, "B/s"),
+            f"{units.si(g.flops_per_s[g.sixteen_bit], 'FLOP/s')} ({g.sixteen_bit})",
+        ]
+        for g in GPUS.values()
+    ]
+
+
 def anatomy(runs: Sequence[Run]) -> Glue:
     """The chapter's glue: the GPU's parts and their sizes, its peak and ridge point, the launch
     as a recorded run measured it (the library's assumption without one), the diagram, and the
@@ -66,17 +82,6 @@ def anatomy(runs: Sequence[Run]) -> Glue:
             "recorded"
         )
         bw_text = "No recorded run measured this GPU's HBM yet."
-    rows = [
-        [
-            g.name,
-            units.plain_number(g.sms or 0),
-            units.plain_number(g.tensor_cores or 0),
-            units.binary_bytes(g.l2_bytes),
-            units.si(g.bytes_per_s, "B/s"),
-            f"{units.si(g.flops_per_s[g.sixteen_bit], 'FLOP/s')} ({g.sixteen_bit})",
-        ]
-        for g in GPUS.values()
-    ]
     return {
         "gpu": gpu.name,
         "sms": units.plain_number(gpu.sms),
@@ -102,6 +107,6 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         "sources": f"* {gpu.anatomy_source}.\n* {gpu.source}.",
         "anatomy": gpu_anatomy(gpu, launch),
         "anatomy_table": markdown_table(
-            ["GPU", "SMs", "Tensor Cores", "L2", "HBM bandwidth", "16-bit peak"], rows
+            ["GPU", "SMs", "Tensor Cores", "L2", "HBM bandwidth", "16-bit peak"], datasheet_rows()
         ),
     }

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
-from gpuconcepts import formulas, model, roofline, units
-from gpuconcepts.attention import Prefill
+from gpuconcepts import formulas, roofline, units
 from gpuconcepts.hardware import GPUS, datasheet_peaks, lookup, table_rows
 from gpuconcepts.questions import question
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages import Glue, Math, from_batch
+from gpuconcepts.render.pages.hardware_examples import LONG_PREFILL, examples
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import si
 
@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from gpuconcepts.roofline import Peaks
     from gpuconcepts.run import Run
 
-# Attention at production scale: a Llama-3-8B layer's width and heads over its whole context
-_LLAMA = model.PRESETS["llama-3-8b-like"]
-LONG_PREFILL = Prefill(B=1, S=_LLAMA.seq, d=_LLAMA.d, d_head=_LLAMA.d_head, s=2)
 _Q12_LAYER = question(12).steps[1].values  # B, d_in, d_out of the post's layer
 Q12_SHAPE = {"d_in": _Q12_LAYER["d_in"], "d_out": _Q12_LAYER["d_out"]}
 
@@ -43,75 +40,6 @@ def datasheets() -> Glue:
         "sources": "\n".join(f"* **{gpu.name}**: {gpu.source}" for gpu in GPUS.values()),
         "ridge_eq": f"${formulas.ridge_point.equation()}$",
     }
-
-
-def examples() -> list[tuple[str, float, str]]:
-    """The post's own examples as kernels: (label, intensity, element type of the data).
-
-    >>> label, intensity, dtype = examples()[0]
-    >>> label, units.significant(intensity), dtype
-    ('DLRM lookup, Q11 batch (FP32)', '0.125', 'fp32')
-    """
-    q11, q12, q14, q15, q17 = (question(n).steps[0].values for n in (11, 12, 14, 15, 17))
-    long_label = (
-        f"{units.plain_number(LONG_PREFILL.S)} tokens, width {units.plain_number(LONG_PREFILL.d)}"
-    )
-    q17_prefill = Prefill(**{k: int(q17[k]) for k in "BSds"}, d_head=int(q17["d"]))
-    depthwise = formulas.depthwise_conv_intensity(
-        B=q14["B"], H_out=q14["H_out"], W_out=q14["W_out"], K=q14["K"], C=q14["C_in"], s=2
-    )
-    rows = [
-        ("DLRM lookup, Q11 batch (FP32)", formulas.embedding_intensity(**q11), "fp32"),
-        ("MLP layer, Q12 (FP16)", formulas.mlp_intensity(**q12, s=2), "fp16"),
-        (
-            "MLP layer, Q12 sizes at batch 1 (FP16)",
-            formulas.mlp_intensity(**dict(q12, B=1), s=2),
-            "fp16",
-        ),
-        ("Convolution, Q14 (FP16)", formulas.conv_intensity(**q14, s=2), "fp16"),
-        ("Depthwise convolution, Q14 image, 16 channels (FP16)", depthwise, "fp16"),
-        ("RNN, Q15 (FP16)", formulas.rnn_intensity(**q15, s=2), "fp16"),
-        # Attention prefill twice: the minimal traffic (the bound) and a tiled kernel's, every
-        # pass of K and V counted against HBM (gpuconcepts.attention, the one traffic model)
-        (
-            "Attention prefill, Q17 sizes (FP16), minimal traffic: the bound",
-            q17_prefill.minimal_intensity,
-            "fp16",
-        ),
-        (
-            (
-                "Attention prefill, Q17 sizes (FP16), "
-                f"{q17_prefill.tile_rows}-row tiles, K and V from HBM"
-            ),
-            q17_prefill.tiled_intensity,
-            "fp16",
-        ),
-        (
-            "Attention decode step, Q17 cache (FP16)",
-            formulas.attention_decode_intensity(**q17),
-            "fp16",
-        ),
-        # Two layers at production scale, beside the post's textbook sizes:
-        (
-            "MLP layer 4096→1024 at batch 512 (FP16)",
-            formulas.mlp_intensity(B=512, d_in=4096, d_out=1024, s=2),
-            "fp16",
-        ),
-        (
-            f"Attention prefill, {long_label} (FP16), minimal traffic: the bound",
-            LONG_PREFILL.minimal_intensity,
-            "fp16",
-        ),
-        (
-            (
-                f"Attention prefill, {long_label} (FP16), "
-                f"{LONG_PREFILL.tile_rows}-row tiles, K and V from HBM"
-            ),
-            LONG_PREFILL.tiled_intensity,
-            "fp16",
-        ),
-    ]
-    return [(label, float(intensity), dtype) for label, intensity, dtype in rows]
 
 
 def _where(table: Sequence[Sequence[str]], test: Callable[[set[str]], bool]) -> str:
@@ -202,9 +130,11 @@ def _small() -> dict[str, tuple[float, float]]:
     }
 
 
-def _own_longest(
-    label: str, times: Mapping[tuple[str, str], float], longest: float
-) -> tuple[str | None, float]:
+Times = Mapping[tuple[str, str], float]
+"""Each small layer's roofline time on each datasheet GPU: (layer, GPU) to seconds."""
+
+
+def _own_longest(label: str, times: Times, longest: float) -> tuple[str | None, float]:
     """The datasheet GPU a floor's run was measured on (:func:`gpuconcepts.hardware.lookup`
     of its label) and the longest roofline time of the post's small layers on it; (None, the
     table's longest) for a GPU the datasheet lacks."""
@@ -214,9 +144,7 @@ def _own_longest(
     return gpu.name, max(t for (_, name), t in times.items() if name == gpu.name)
 
 
-def _against_own(
-    label: str, seconds: float, times: Mapping[tuple[str, str], float], longest: float
-) -> str:
+def _against_own(label: str, seconds: float, times: Times, longest: float) -> str:
     """A measured floor against the roofline times of its own GPU, in words.
 
     >>> times = {("a", "H200"): 2e-7, ("a", "T4"): 1e-6, ("b", "H200"): 1e-7}
@@ -231,6 +159,62 @@ def _against_own(
         f"{units.how_many(seconds / own)} times the longest roofline time {where}, {si(own, 's')}"
     )
     return said if name else f"{said}: its GPU is not in the datasheet"
+
+
+def _build_floor(run: Run, times: Times, longest: float) -> str:
+    """This build's latency floor against its GPU's roofline times, in words; a CPU's floor
+    is named but not set beside them (a CPU launches nothing)."""
+    floor = run.peaks.latency_seconds
+    if floor is None:
+        return f"The run of this build, on {run.label}, measured no latency floor."
+    if run.peaks.device != "cuda":
+        # a CPU's floor has no launch in it: it is no measure of these GPU times
+        return (
+            f"The machine that built this book, {run.provenance.device_name}, has no GPU. Its "
+            f"smallest kernel takes {si(floor, 's')}. A CPU launches nothing, so that floor "
+            "says nothing about a GPU and is not set beside these times."
+        )
+    return (
+        f"On this build's GPU, {run.provenance.device_name}, the smallest kernel takes "
+        f"{si(floor, 's')}: {_against_own(run.provenance.device_name, floor, times, longest)}."
+    )
+
+
+def _gpu_floors(gpu_floors: Sequence[tuple[str, float]], times: Times, longest: float) -> str:
+    """The recorded GPU runs' floors, each against its own GPU's roofline times, in words."""
+    if gpu_floors:
+        return (
+            "On a GPU the floor includes launching the kernel from the host. Measured: "
+            + "; ".join(
+                f"{label}, {si(seconds, 's')} ({_against_own(label, seconds, times, longest)})"
+                for label, seconds in gpu_floors
+            )
+            + "."
+        )
+    return (
+        "On a GPU the floor also includes launching the kernel from the host. "
+        "No run on a GPU is recorded in `docs/runs/` yet, so the book has no measured GPU "
+        "floor to set beside these times; recording one is still to be done."
+    )
+
+
+def _small_verdict(gpu_floors: Sequence[tuple[str, float]], times: Times, longest: float) -> str:
+    """Whether the measured GPU floors, not the bandwidth, set the small layers' time."""
+    # each floor against the roofline times of its own GPU (the table's longest where the
+    # datasheet lacks that GPU): a floor is a fact of one machine, not of the others
+    above = [seconds > _own_longest(label, times, longest)[1] for label, seconds in gpu_floors]
+    if above and all(above):
+        return (
+            "Every GPU floor measured is longer than the most time the roofline gives these layers "
+            "on that GPU, so at these sizes the launch and the latency, not the bandwidth, set "
+            "the time: faster memory would not make them faster."
+        )
+    if above:
+        return (
+            "A measured GPU floor is shorter than some of its GPU's roofline times, so on that "
+            "machine bandwidth still sets the time of the larger of these layers."
+        )
+    return "With no GPU floor measured, the comparison waits for a GPU run that measures one."
 
 
 def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
@@ -265,54 +249,9 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
         ),
         "small_longest": si(longest, "s"),
     }
-    floor = run.peaks.latency_seconds
-    if floor is None:
-        glue["build_floor"] = f"The run of this build, on {run.label}, measured no latency floor."
-    elif run.peaks.device != "cuda":
-        # a CPU's floor has no launch in it: it is no measure of these GPU times
-        glue["build_floor"] = (
-            f"The machine that built this book, {run.provenance.device_name}, has no GPU. Its "
-            f"smallest kernel takes {si(floor, 's')}. A CPU launches nothing, so that floor "
-            "says nothing about a GPU and is not set beside these times."
-        )
-    else:
-        glue["build_floor"] = (
-            f"On this build's GPU, {run.provenance.device_name}, the smallest kernel takes "
-            f"{si(floor, 's')}: {_against_own(run.provenance.device_name, floor, times, longest)}."
-        )
-    if gpu_floors:
-        glue["gpu_floors"] = (
-            "On a GPU the floor includes launching the kernel from the host. Measured: "
-            + "; ".join(
-                f"{label}, {si(seconds, 's')} ({_against_own(label, seconds, times, longest)})"
-                for label, seconds in gpu_floors
-            )
-            + "."
-        )
-    else:
-        glue["gpu_floors"] = (
-            "On a GPU the floor also includes launching the kernel from the host. "
-            "No run on a GPU is recorded in `docs/runs/` yet, so the book has no measured GPU "
-            "floor to set beside these times; recording one is still to be done."
-        )
-    # each floor against the roofline times of its own GPU (the table's longest where the
-    # datasheet lacks that GPU): a floor is a fact of one machine, not of the others
-    above = [seconds > _own_longest(label, times, longest)[1] for label, seconds in gpu_floors]
-    if above and all(above):
-        glue["small_verdict"] = (
-            "Every GPU floor measured is longer than the most time the roofline gives these layers "
-            "on that GPU, so at these sizes the launch and the latency, not the bandwidth, set "
-            "the time: faster memory would not make them faster."
-        )
-    elif above:
-        glue["small_verdict"] = (
-            "A measured GPU floor is shorter than some of its GPU's roofline times, so on that "
-            "machine bandwidth still sets the time of the larger of these layers."
-        )
-    else:
-        glue["small_verdict"] = (
-            "With no GPU floor measured, the comparison waits for a GPU run that measures one."
-        )
+    glue["build_floor"] = _build_floor(run, times, longest)
+    glue["gpu_floors"] = _gpu_floors(gpu_floors, times, longest)
+    glue["small_verdict"] = _small_verdict(gpu_floors, times, longest)
     return glue
 
 
