@@ -47,6 +47,7 @@ PACKAGE_HASH = package_hash(ROOT)
 # the appendix reads the change log (docs/changes.toml) as data: a new entry re-runs it too
 _KEY = hashlib.sha256((PACKAGE_HASH + (DOCS / "changes.toml").read_text("utf-8")).encode())
 CACHE_KEY = _KEY.hexdigest()[:16]
+whatif_key = PACKAGE_HASH  # docs/_whatif.py writes the panels' script again only when it changes
 _CACHE_ROOT = DOCS / "_build" / ".jupyter_cache"
 _CACHE = _CACHE_ROOT / CACHE_KEY
 if _CACHE_ROOT.is_dir():  # drop caches of older package versions: they can never hit again
