@@ -21,7 +21,6 @@ MAX_FUNCTION_LINES = 60
 FILES_OVER = frozenset(
     {
         "gpuconcepts/analysis/report.py",
-        "gpuconcepts/analysis/trace.py",
         "gpuconcepts/book.py",
         "gpuconcepts/claims/rnn.py",
         "gpuconcepts/claims/wholemodel.py",
@@ -36,8 +35,6 @@ FILES_OVER = frozenset(
 
 FUNCTIONS_OVER = frozenset(
     {
-        "gpuconcepts/analysis/core.py:_report",
-        "gpuconcepts/analysis/core.py:analyze",
         "gpuconcepts/analysis/inputs.py:make_inputs",
         "gpuconcepts/analysis/layers.py:known_module",
         "gpuconcepts/analysis/predict.py:predictions",

@@ -10,32 +10,30 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gpuconcepts.analysis.calls import Call, call_name, count, storages, uncounted
+from gpuconcepts.analysis.checks import check_arguments, check_launch_floors
 from gpuconcepts.analysis.failures import first_line, is_out_of_memory, out_of_memory_message
 from gpuconcepts.analysis.layers import gathers
 from gpuconcepts.analysis.peaks import peaks_warnings
 from gpuconcepts.analysis.predict import predictions
 from gpuconcepts.analysis.report import Layer, Report, observed_bound
 from gpuconcepts.analysis.timing import Progress, Replay, time_calls, time_forward
-from gpuconcepts.analysis.trace import (
-    Call,
-    Recorder,
-    call_name,
-    count,
-    storages,
-    tensors_in,
-    uncounted,
-)
+from gpuconcepts.analysis.trace import Recorder
 from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, classify, verdict
-from gpuconcepts.units import plain_number
 
 
 def _prepare(
-    model: Any, args: Sequence[Any], kwargs: Mapping[str, Any], device: str, dtype: str | None
+    model: Any,
+    inputs: tuple[Sequence[Any], Mapping[str, Any]],
+    device: str,
+    dtype: str | None,
+    root: str,
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The model and inputs on ``device`` in ``dtype``: the model is copied, never moved."""
+    """The model and inputs on ``device`` in ``dtype``: the model is copied, never moved; a
+    copy that runs out of memory is one line."""
     import torch
 
     from gpuconcepts.kernels import torch_dtype
@@ -44,8 +42,6 @@ def _prepare(
     params = [*model.parameters(), *model.buffers()]
     moves = any(p.device.type != device for p in params)
     casts = target is not None and any(p.is_floating_point() and p.dtype != target for p in params)
-    if moves or casts:
-        model = copy.deepcopy(model).to(device=device, dtype=target)
 
     def convert(value: Any) -> Any:
         if not isinstance(value, torch.Tensor):
@@ -53,7 +49,16 @@ def _prepare(
         cast = target if target is not None and value.is_floating_point() else None
         return value.to(device=device, dtype=cast)
 
-    return model, tuple(convert(v) for v in args), {k: convert(v) for k, v in kwargs.items()}
+    try:
+        if moves or casts:
+            model = copy.deepcopy(model).to(device=device, dtype=target)
+        args, kwargs = inputs
+        return model, tuple(convert(v) for v in args), {k: convert(v) for k, v in kwargs.items()}
+    except RuntimeError as error:
+        if is_out_of_memory(error):
+            where = f"moving {root} to {device}"
+            raise GpuConceptsError(out_of_memory_message(error, where, device)) from None
+        raise
 
 
 def analyze(
@@ -100,37 +105,36 @@ def analyze(
         KeyboardInterrupt: Ctrl-C while the calls are timed; its ``report`` attribute holds
             the report of the calls timed so far (:attr:`Report.interrupted`).
     """
+    from gpuconcepts.measure import resolve_device
+
+    root = check_arguments(model, args, kwargs, device, dtype, peaks, repeats)
+    check_launch_floors(launch_floors)
+    named = None if dtype is None else dtype_name(dtype)
+    resolved = resolve_device(device)
+    model, args, kwargs = _prepare(model, (args, kwargs), resolved, named, root)
+    training = {m: m.training for m in model.modules()}
+    try:
+        model.eval()
+        recorder, total = _counting_pass(model, (args, kwargs), root, resolved, progress)
+        options = (resolved, peaks, repeats, progress, tuple(launch_floors))
+        return _report(model, (args, kwargs), recorder, total, *options)
+    finally:
+        for module, mode in training.items():
+            module.train(mode)
+
+
+def _counting_pass(
+    model: Any,
+    inputs: tuple[tuple[Any, ...], dict[str, Any]],
+    root: str,
+    device: str,
+    progress: Progress | None,
+) -> tuple[Recorder, int]:
+    """One forward pass under the recorder and ``FlopCounterMode``: the calls it saw and
+    ``FlopCounterMode``'s total. A failure is one line naming the layer it happened in."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from gpuconcepts.measure import resolve_device
-
-    root = _check(model, args, kwargs, device, dtype, peaks, repeats)
-    for floor in launch_floors:
-        pair: object = floor  # the caller's, whatever the annotation says
-        if not (
-            isinstance(pair, tuple)
-            and len(pair) == 2
-            and isinstance(pair[0], str)
-            and isinstance(pair[1], int | float)
-            and 0 < pair[1] < float("inf")
-        ):
-            raise GpuConceptsError(
-                "analyze: launch_floors must be (label, seconds) pairs, seconds positive and "
-                f"finite; got {floor!r}"
-            )
-    dtype = None if dtype is None else dtype_name(dtype)
-    resolved = resolve_device(device)
-    try:
-        model, args, kwargs = _prepare(model, args, kwargs, resolved, dtype)
-    except RuntimeError as error:
-        if is_out_of_memory(error):
-            raise GpuConceptsError(
-                out_of_memory_message(error, f"moving {root} to {resolved}", resolved)
-            ) from None
-        raise
-    training = {m: m.training for m in model.modules()}
-    model.eval()
     counter = FlopCounterMode(display=False)
     recorder = Recorder(model, counter, root)
     if progress is not None:
@@ -139,111 +143,19 @@ def analyze(
         # no_grad, not inference_mode: tensors keep their version counters, so an in-place
         # write is told from a view
         with torch.no_grad(), counter, recorder.mode:
-            model(*args, **kwargs)
+            model(*inputs[0], **inputs[1])
     except GpuConceptsError:
         raise
     except Exception as error:  # noqa: BLE001 - whatever the user's model raises, named in one line
         where = recorder.where()
         if is_out_of_memory(error):
             raise GpuConceptsError(
-                out_of_memory_message(error, where.rstrip(","), resolved)
+                out_of_memory_message(error, where.rstrip(","), device)
             ) from None
         raise GpuConceptsError(f"{root}: {where} failed with {first_line(error)}") from None
     finally:
         recorder.remove()
-        for module, mode in training.items():
-            module.train(mode)
-    try:
-        model.eval()
-        return _report(
-            model,
-            (args, kwargs),
-            recorder,
-            int(counter.get_total_flops()),
-            resolved,
-            peaks,
-            repeats,
-            progress,
-            tuple(launch_floors),
-        )
-    finally:
-        for module, mode in training.items():
-            module.train(mode)
-
-
-MAX_REPEATS = 1000
-"""The most timed repetitions of each call: a thousand times a forward pass is already
-minutes on a large model, and the spread of the times stops shrinking long before."""
-
-
-def check_repeats(repeats: object, what: str) -> int:
-    """``repeats``, or a one-line error naming ``what`` when it is not a whole number from 1
-    to :data:`MAX_REPEATS`.
-
-    >>> check_repeats(10**9, "--repeats")
-    Traceback (most recent call last):
-    ...
-    gpuconcepts.errors.GpuConceptsError: --repeats must be a whole number from 1 to 1,000 (each call is timed that many times); got 1000000000
-    """
-    if type(repeats) is not int or not 1 <= repeats <= MAX_REPEATS:
-        huge = type(repeats) is int and repeats.bit_length() > 64  # past what repr() writes
-        raise GpuConceptsError(
-            f"{what} must be a whole number from 1 to {plain_number(MAX_REPEATS)} (each call "
-            f"is timed that many times); got {'more than 2**64' if huge else f'{repeats!r:.40}'}"
-        )
-    return repeats
-
-
-def _check(
-    model: Any,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    device: object,
-    dtype: object,
-    peaks: object,
-    repeats: object,
-) -> str:
-    """The model's name, once every argument of :func:`analyze` is one it can use."""
-    import torch
-
-    if not isinstance(model, torch.nn.Module):
-        raise GpuConceptsError(
-            f"analyze: model must be a torch.nn.Module; got {type(model).__name__}"
-        )
-    root = type(model).__name__
-    if isinstance(model, torch.jit.ScriptModule):
-        raise GpuConceptsError(
-            f"analyze: {root} is a TorchScript module, whose layers hooks cannot see; "
-            "pass the Python module it was scripted or traced from"
-        )
-    if not args and not kwargs:
-        raise GpuConceptsError("analyze: give at least one example input (the forward's arguments)")
-    check_repeats(repeats, "analyze: repeats")
-    if device not in ("auto", "cpu", "cuda"):
-        raise GpuConceptsError(f"analyze: device must be 'auto', 'cpu' or 'cuda'; got {device!r}")
-    if dtype is not None and not isinstance(dtype, str):
-        raise GpuConceptsError(f"analyze: dtype must be a name such as 'float32'; got {dtype!r}")
-    if dtype is not None and dtype_name(dtype) == "tf32":
-        raise GpuConceptsError(
-            "analyze: dtype 'tf32' is float32 storage: run in float32, and PyTorch's TF32 "
-            "settings decide which calls use TF32 (the GPU predictions follow them)"
-        )
-    if peaks is not None and not isinstance(peaks, Peaks):
-        raise GpuConceptsError(
-            "analyze: peaks must be a gpuconcepts.roofline.Peaks (a saved run's run.peaks); "
-            f"got {type(peaks).__name__}"
-        )
-    if any(t.is_meta for t in [*model.parameters(), *model.buffers()]):
-        raise GpuConceptsError(
-            f"analyze: {root} has its weights on the meta device, with no data to run; "
-            "build it on a real device (or model.to_empty(device='cpu') and load the weights)"
-        )
-    for where, value in [*enumerate(args, start=1), *kwargs.items()]:
-        if any(t.is_meta for t in tensors_in(value)):
-            raise GpuConceptsError(
-                f"analyze: input {where} is a meta tensor, with no data to run; give real values"
-            )
-    return root
+    return recorder, int(counter.get_total_flops())
 
 
 def _report(
@@ -257,19 +169,12 @@ def _report(
     progress: Progress | None,
     launch_floors: Sequence[tuple[str, float]] = (),
 ) -> Report:
-    import torch
-
+    """The recorded calls timed, placed and predicted; on Ctrl-C or SIGTERM the report of what
+    was timed rides on the signal's exception, which is raised again."""
     from gpuconcepts.measure import device_name
 
     root = type(model).__name__
-    source, warnings = "given", ()
-    if peaks is None:
-        from gpuconcepts.kernels import measure_peaks
-
-        if progress is not None:
-            progress("measuring this machine's peaks (--peaks RUN.json reuses a saved run's)")
-        peaks = measure_peaks(device, quick=device == "cpu")
-        source, warnings = "measured now", peaks_warnings(peaks, device)  # type: ignore[assignment]
+    peaks, source, warnings = _peaks(peaks, device, progress)
     # a call on empty tensors moves nothing and computes nothing: it has no place on a roofline
     calls = [call for call in recorder.calls if call.tensor_bytes > 0 or call.counter_flops > 0]
     if not calls:
@@ -279,7 +184,75 @@ def _report(
     counted = [count(call) for call in calls]
     # the kernels' flush policy: a call runs cold (after a cache flush) when memory-bound
     cold = [classify(flops / traffic, peaks) == "memory" for flops, _, traffic, _ in counted]
-    # identical calls (same configuration, weights' and inputs' shapes) are timed once
+    first, times, stop = _timed_calls(calls, cold, root, device, repeats, progress)
+    forward: tuple[float, ...] = ()
+    if stop is None:
+        forward, stop = _timed_forward(model, inputs, device, repeats, progress)
+    dtype = _model_dtype(model)
+    layers = _layers(calls, counted, cold, (first, times), device, peaks)
+    launch_here = peaks.latency_seconds if device == "cuda" else None
+    gpus, per_layer, assumed = predictions(layers, dtype, launch_here, launch_floors)
+    report = Report(
+        model=root,
+        device=device,
+        device_name=device_name(device),
+        dtype=dtype,
+        peaks=peaks,
+        layers=tuple(
+            Layer(**{**vars(layer), "predicted": predicted})
+            for layer, predicted in zip(layers, per_layer, strict=True)
+        ),
+        counter_total=counter_total,
+        forward_raw_seconds=forward,
+        gpus=gpus,
+        views=tuple(recorder.views),
+        warnings=warnings,
+        assumptions=assumed,
+        peaks_source=source,
+        interrupted="" if stop is None else _signal_name(stop),
+        calls_counted=len(calls),
+    )
+    if stop is not None:
+        stop.report = report  # type: ignore[attr-defined]
+        raise stop
+    return report
+
+
+def _model_dtype(model: Any) -> str:
+    """The dtype of the model's first floating-point weight (float32 when it has none)."""
+    return next(
+        (str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()),
+        "float32",
+    )
+
+
+def _peaks(
+    peaks: Peaks | None, device: str, progress: Progress | None
+) -> tuple[Peaks, str, tuple[str, ...]]:
+    """The peaks given, or this machine's measured now with the warnings they deserve; and
+    which of the two they are."""
+    if peaks is not None:
+        return peaks, "given", ()
+    from gpuconcepts.kernels import measure_peaks
+    from gpuconcepts.sizing import RunSizes
+
+    if progress is not None:
+        progress("measuring this machine's peaks (--peaks RUN.json reuses a saved run's)")
+    measured = measure_peaks(device, RunSizes.resolve(device, quick=device == "cpu"))
+    return measured, "measured now", peaks_warnings(measured, device)
+
+
+def _timed_calls(
+    calls: Sequence[Call],
+    cold: Sequence[bool],
+    root: str,
+    device: str,
+    repeats: int,
+    progress: Progress | None,
+) -> tuple[dict[object, int], dict[object, tuple[float, ...]], BaseException | None]:
+    """Each call replayed alone and timed, identical calls (same configuration, weights' and
+    inputs' shapes) once: the index of each key's first call, each key's seconds, and the
+    signal that stopped the timing (None when it ran to the end)."""
     first: dict[object, int] = {}
     for i, call in enumerate(calls):
         first.setdefault(call.key, i)
@@ -290,24 +263,44 @@ def _report(
     ]
     raw, stop = time_calls(replays, device, repeats, progress)
     times = {calls[i].key: seconds for i, seconds in zip(timed_first, raw, strict=True) if seconds}
-    forward: tuple[float, ...] = ()
-    if stop is None:
-        if progress is not None:
-            progress("timing the plain forward pass")
-        try:
-            with torch.inference_mode():
-                plain = _failing_as_one_line(
-                    lambda: model(*inputs[0], **inputs[1]),
-                    f"{root}: the plain forward pass (in inference mode)",
-                    device,
-                )
-                forward = time_forward(plain, device, repeats)
-        except (KeyboardInterrupt, Terminated) as interrupt:
-            stop = interrupt
-    dtype = next(
-        (str(p.dtype).removeprefix("torch.") for p in model.parameters() if p.is_floating_point()),
-        "float32",
-    )
+    return first, times, stop
+
+
+def _timed_forward(
+    model: Any,
+    inputs: tuple[tuple[Any, ...], dict[str, Any]],
+    device: str,
+    repeats: int,
+    progress: Progress | None,
+) -> tuple[tuple[float, ...], BaseException | None]:
+    """The plain forward pass timed in inference mode, or the signal that stopped it."""
+    import torch
+
+    if progress is not None:
+        progress("timing the plain forward pass")
+    try:
+        with torch.inference_mode():
+            plain = _failing_as_one_line(
+                lambda: model(*inputs[0], **inputs[1]),
+                f"{type(model).__name__}: the plain forward pass (in inference mode)",
+                device,
+            )
+            return time_forward(plain, device, repeats), None
+    except (KeyboardInterrupt, Terminated) as interrupt:
+        return (), interrupt
+
+
+def _layers(
+    calls: Sequence[Call],
+    counted: Sequence[tuple[int, str, int, str]],
+    cold: Sequence[bool],
+    timings: tuple[dict[object, int], dict[object, tuple[float, ...]]],
+    device: str,
+    peaks: Peaks,
+) -> list[Layer]:
+    """A row for each timed call (a call the interruption left untimed has none), placed
+    under ``peaks``."""
+    first, times = timings
     layers = []
     for index, (call, (flops, formula, traffic, traffic_source), flushed) in enumerate(
         zip(calls, counted, cold, strict=True), start=1
@@ -342,33 +335,7 @@ def _report(
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
             )
         )
-    launch_here = peaks.latency_seconds if device == "cuda" else None
-    gpus, per_layer, assumed = predictions(layers, dtype, launch_here, launch_floors)
-    layers = [
-        Layer(**{**vars(layer), "predicted": predicted})
-        for layer, predicted in zip(layers, per_layer, strict=True)
-    ]
-    report = Report(
-        model=root,
-        device=device,
-        device_name=device_name(device),
-        dtype=dtype,
-        peaks=peaks,
-        layers=tuple(layers),
-        counter_total=counter_total,
-        forward_raw_seconds=forward,
-        gpus=gpus,
-        views=tuple(recorder.views),
-        warnings=warnings,
-        assumptions=assumed,
-        peaks_source=source,
-        interrupted="" if stop is None else _signal_name(stop),
-        calls_counted=len(calls),
-    )
-    if stop is not None:
-        stop.report = report  # type: ignore[attr-defined]
-        raise stop
-    return report
+    return layers
 
 
 def _replay(call: Call, root: str, device: str) -> Callable[[], object]:

@@ -1,10 +1,12 @@
 """The counting pass: one forward pass with hooks on the model's leaf modules and a
 ``TorchFunctionMode`` that sees the functional calls between them, all inside
-``FlopCounterMode``. Each call that does work becomes one :class:`Call`, in execution order,
-with copies of its arguments to replay it alone; :func:`count` gives its FLOPs and bytes.
+``FlopCounterMode``. Each call that does work becomes one
+:class:`~gpuconcepts.analysis.calls.Call`, in execution order, with copies of its arguments to
+replay it alone; :func:`~gpuconcepts.analysis.calls.count` gives its FLOPs and bytes.
 
 A call that only views or passes on its input (a reshape, ``nn.Identity``, eval-mode dropout)
-moves nothing and is no call (``Recorder.views`` names it).
+moves nothing and is no call (``Recorder.views`` names it). A recorded call and what is read
+from it are in :mod:`~gpuconcepts.analysis.calls`.
 """
 
 # torch is imported inside functions (README, Rules: 3).
@@ -17,126 +19,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gpuconcepts.analysis.layers import (
-    COMPUTE_OPS,
-    KNOWN_OPS,
-    Counted,
-    inner_ops,
-    known_function,
-    known_module,
+from gpuconcepts.analysis.calls import (
+    Call,
+    compute_dtype,
+    module_signature,
+    replay_copy,
+    shapes_of,
+    signature,
+    tensors_in,
+    unique_bytes,
 )
-from gpuconcepts.analysis.report import COUNTER, TENSORS
+from gpuconcepts.analysis.layers import COMPUTE_OPS, KNOWN_OPS, known_function
 
 if TYPE_CHECKING:
     import torch
-
-
-def tensors_in(value: object) -> Iterator[torch.Tensor]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from tensors_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from tensors_in(item)
-
-
-def _unique_bytes(tensors: Iterator[torch.Tensor]) -> int:
-    """Bytes of the tensors, each counted once (self-attention passes x as q, k and v)."""
-    seen: dict[tuple[object, ...], int] = {}
-    for t in tensors:
-        key = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
-        seen[key] = t.numel() * t.element_size()
-    return sum(seen.values())
-
-
-def _clone(value: Any) -> Any:
-    """A copy of a call's arguments to replay it later (in-place layers change their input)."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().clone()
-    if isinstance(value, list | tuple):
-        items = [_clone(v) for v in value]
-        return type(value)(items) if isinstance(value, list) else tuple(items)
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
-    return value
-
-
-def _shapes(value: object) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(int(n) for n in t.shape) for t in tensors_in(value))
-
-
-def _dtype(*groups: object) -> str:
-    """The dtype a call computes in: its first floating-point tensor's, else its first tensor's."""
-    tensors = [t for group in groups for t in tensors_in(group)]
-    chosen = next((t for t in tensors if t.is_floating_point()), tensors[0] if tensors else None)
-    return str(chosen.dtype).removeprefix("torch.") if chosen is not None else "none"
-
-
-def _signature(value: object) -> object:
-    """What makes two calls the same work: tensors by shape, dtype, strides and device, plain
-    values by value, anything else by type (the timing of identical calls is shared).
-
-    >>> _signature((3, "mean", [None, 2.5]))
-    (3, 'mean', (None, 2.5))
-    """
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return ("tensor", tuple(value.shape), str(value.dtype), value.stride(), str(value.device))
-    if isinstance(value, list | tuple):
-        return tuple(_signature(v) for v in value)
-    if isinstance(value, dict):
-        return tuple((str(k), _signature(v)) for k, v in value.items())
-    if value is None or isinstance(value, bool | int | float | str | torch.dtype):
-        return value
-    return type(value).__qualname__
-
-
-def _module_signature(module: Any) -> object:
-    """A module's configuration: its type, ``extra_repr``, plain attributes and weights' shapes."""
-    plain = tuple(
-        (k, v)
-        for k, v in sorted(vars(module).items())
-        if not k.startswith("_") and (v is None or isinstance(v, bool | int | float | str | tuple))
-    )
-    weights = tuple(
-        (name, _signature(t))
-        for name, t in [*module.named_parameters(), *module.named_buffers()]  # recurse
-    )
-    return (type(module).__module__, type(module).__qualname__, module.extra_repr(), plain, weights)
-
-
-@dataclass
-class Call:
-    """A call seen during the counting pass, before it is timed.
-
-    ``inner`` holds the known compute ops run inside a leaf module (``torch._grouped_mm``,
-    attention) as (formula, its FLOPs, FlopCounterMode's); ``computes`` says why the call
-    should have FLOPs (a weight matrix, a compute op), empty when nothing says so; ``key`` is
-    what identical calls share (their timing).
-    """
-
-    path: str
-    type: str
-    call: int
-    target: Callable[..., Any]
-    module: Any
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-    input_shapes: tuple[tuple[int, ...], ...]
-    output_shapes: tuple[tuple[int, ...], ...]
-    dtype: str
-    counter_flops: int
-    tensor_bytes: int
-    key: object = None
-    inner: list[tuple[str, int, int]] = field(default_factory=list)
-    computes: str = ""
 
 
 @dataclass
@@ -269,15 +165,15 @@ class Recorder:
     def _pre(self, name: str, is_leaf: bool) -> Callable[..., None]:
         def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
             with _unobserved():
-                self.stack.append((name, type(module).__name__, _shapes((args, kwargs))))
+                self.stack.append((name, type(module).__name__, shapes_of((args, kwargs))))
                 if is_leaf:
                     ins = list(tensors_in((args, kwargs)))
                     self.leaves.append(
                         _Open(
                             before=int(self.counter.get_total_flops()),
-                            args=_clone(args),
-                            kwargs=_clone(kwargs),
-                            input_bytes=_unique_bytes(iter(ins)),
+                            args=replay_copy(args),
+                            kwargs=replay_copy(kwargs),
+                            input_bytes=unique_bytes(iter(ins)),
                             storages={t.untyped_storage().data_ptr() for t in ins},
                             versions=_versions(ins),
                         )
@@ -308,7 +204,7 @@ class Recorder:
                     # a reshape, an identity, eval-mode dropout: it hands on what it was given
                     self.views.append(f"{name} ({type(module).__name__})")
                     return
-                weights = _unique_bytes(
+                weights = unique_bytes(
                     iter([*module.parameters(), *module.buffers()])  # recurse: MHA's out_proj
                 )
                 computes = _weight_matrix(module) or next(
@@ -323,12 +219,12 @@ class Recorder:
                         module=module,
                         args=opened.args,
                         kwargs=opened.kwargs,
-                        input_shapes=_shapes(args) + _shapes(kwargs),
-                        output_shapes=_shapes(output),
-                        dtype=_dtype(list(module.parameters()), output, args),
+                        input_shapes=shapes_of(args) + shapes_of(kwargs),
+                        output_shapes=shapes_of(output),
+                        dtype=compute_dtype(list(module.parameters()), output, args),
                         counter_flops=counted,
-                        tensor_bytes=opened.input_bytes + weights + _unique_bytes(iter(outs)),
-                        key=("module", _module_signature(module), _signature((args, kwargs))),
+                        tensor_bytes=opened.input_bytes + weights + unique_bytes(iter(outs)),
+                        key=("module", module_signature(module), signature((args, kwargs))),
                         inner=opened.inner,
                         computes=computes,
                     )
@@ -348,7 +244,7 @@ class Recorder:
         before = int(self.counter.get_total_flops())
         # only an in-place call changes its arguments; any other is copied once it is recorded
         with _unobserved():
-            cloned = (_clone(args), _clone(kwargs)) if _writes(name) else None
+            cloned = (replay_copy(args), replay_copy(kwargs)) if _writes(name) else None
         output = func(*args, **kwargs)
         self.current = None
         with _unobserved():
@@ -372,7 +268,7 @@ class Recorder:
         new = [t for t in outs if t.untyped_storage().data_ptr() not in storages]
         if flops == 0 and not new and not (outs and _writes(name)):
             return output  # a view, a shape query: no arithmetic, no traffic
-        cloned = cloned or (_clone(args), _clone(kwargs))
+        cloned = cloned or (replay_copy(args), replay_copy(kwargs))
         parent = self.stack[-1][0] if self.stack else "(top level)"
         self.calls.append(
             Call(
@@ -383,12 +279,12 @@ class Recorder:
                 module=None,
                 args=cloned[0],
                 kwargs=cloned[1],
-                input_shapes=_shapes((args, kwargs)),
-                output_shapes=_shapes(output),
-                dtype=_dtype(output, (args, kwargs)),
+                input_shapes=shapes_of((args, kwargs)),
+                output_shapes=shapes_of(output),
+                dtype=compute_dtype(output, (args, kwargs)),
                 counter_flops=flops,
-                tensor_bytes=_unique_bytes(iter(ins)) + _unique_bytes(iter(outs)),
-                key=("function", name, _signature((args, kwargs))),
+                tensor_bytes=unique_bytes(iter(ins)) + unique_bytes(iter(outs)),
+                key=("function", name, signature((args, kwargs))),
                 computes=f"it is {name}" if name in COMPUTE_OPS else "",
             )
         )
@@ -445,45 +341,3 @@ def _inside(path: str, outer: str) -> bool:
     (True, False, True)
     """
     return path != outer and (outer == "" or path.startswith(f"{outer}."))
-
-
-def count(call: Call) -> tuple[int, str, int, str]:
-    """(FLOPs, the formula that counted them, bytes, the bytes' source) of a call: a known
-    layer's formulas (:mod:`gpuconcepts.analysis.layers`), else what ``FlopCounterMode``
-    counted and the tensors' bytes."""
-    shapes, out = call.input_shapes, call.output_shapes
-    known: Counted | None = None
-    if shapes and out and not any(0 in s for s in (*shapes, *out)):
-        if call.module is None:
-            by_formula = known_function(call.type, call.args, call.kwargs)
-            known = None if by_formula is None else (*by_formula, None, TENSORS)
-        else:
-            known = known_module(call.module, shapes, out) or inner_ops(
-                call.counter_flops, call.inner
-            )
-    flops, formula, traffic, source = known or (call.counter_flops, COUNTER, None, TENSORS)
-    return flops, formula, call.tensor_bytes if traffic is None else traffic, source
-
-
-def uncounted(call: Call) -> str:
-    """The warning of a call that computes but was counted 0 FLOPs; empty when it does not."""
-    if not call.computes:
-        return ""
-    return (
-        f"{call.type} computes ({call.computes}) but was counted 0 FLOPs: no catalogue "
-        "formula fits it and FlopCounterMode has no rule for the kernel it ran, so the total "
-        "is short by its FLOPs"
-    )
-
-
-def call_name(call: Call) -> str:
-    """``path`` with the call number of a reused module (as :attr:`Layer.name`)."""
-    return call.path if call.call == 1 else f"{call.path} (call {call.call})"
-
-
-def storages(call: Call) -> frozenset[int]:
-    """The storages a replay of ``call`` reads: its copied arguments' and its module's weights'
-    (what another call timed after the same cache flush must not share)."""
-    weights = [] if call.module is None else [*call.module.parameters(), *call.module.buffers()]
-    tensors = [*tensors_in((call.args, call.kwargs)), *weights]
-    return frozenset(t.untyped_storage().data_ptr() for t in tensors)

@@ -126,7 +126,7 @@ def command(args: argparse.Namespace) -> int:
 
     if (args.model is None) == (args.factory is None):
         raise GpuConceptsError("give FILE.py:FACTORY or --factory pkg.module:fn (one of them)")
-    from gpuconcepts.analysis.core import check_repeats
+    from gpuconcepts.analysis.checks import check_repeats
 
     specs = [parse_input(text) for text in args.input]
     check_repeats(args.repeats, "--repeats")
