@@ -57,8 +57,6 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/kernels/transformer.py:decode_kernel",
         "gpuconcepts/records.py:read",
         "gpuconcepts/render/pages/claims.py:ledgers",
-        "gpuconcepts/render/plots/roofline.py:plot_roofline",
-        "gpuconcepts/render/plots/roofline.py:roofline_chart",
         "gpuconcepts/collect.py:_collect",
         "gpuconcepts/run/run.py:Run.from_dict",
     }

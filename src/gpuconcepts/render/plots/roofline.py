@@ -48,6 +48,101 @@ def _roof_line(ax: Any, flops_per_s: float, bytes_per_s: float, xs: Any, **style
     ax.loglog(xs, ys, **style)
 
 
+def _draw_roofs(ax: Any, peaks: Peaks, datasheet: Peaks | None, xs: Any) -> None:
+    """The measured roof, the datasheet's dashed beside it, one roof per cache level, the
+    physical limit and the ridge point."""
+    _roof_line(
+        ax,
+        peaks.flops_per_s,
+        peaks.bytes_per_s,
+        xs,
+        color="black",
+        lw=2,
+        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
+    )
+    if datasheet is not None:
+        _roof_line(
+            ax,
+            datasheet.flops_per_s,
+            datasheet.bytes_per_s,
+            xs,
+            color="grey",
+            ls="--",
+            label=f"{datasheet.name} datasheet ({peaks.dtype}): ridge "
+            f"{significant(datasheet.ridge_point)} FLOP/B",
+        )
+    for shade, level in zip(LEVEL_SHADES, peaks.levels, strict=False):
+        _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
+            ax,
+            peaks.flops_per_s,
+            level.bytes_per_s,
+            xs,
+            color=shade,
+            lw=1,
+            ls="-.",
+            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
+        )
+    if peaks.physical_flops_per_s is not None:
+        ax.axhline(  # the hardware's limit: what the measured roof falls short of
+            peaks.physical_flops_per_s,
+            color="black",
+            lw=1,
+            ls=(0, (1, 2)),
+            label=f"physical limit ({peaks.dtype}): {si(peaks.physical_flops_per_s, 'FLOP/s')}",
+        )
+    ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
+
+
+def _draw_overhead_floors(ax: Any, peaks: Peaks, measurements: Sequence[Measurement]) -> None:
+    """The overhead floor of each kernel it binds. It is no line in intensity: it is drawn
+    per kernel, a bar at the FLOP/s its calls and operations at their latencies allow."""
+    own = [(m, overhead_flops_per_s(m, peaks)) for m in measurements]
+    own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
+    if own:
+        ax.scatter(  # a collection, not a line: the points stay the axes' last lines
+            [m.intensity for m, _ in own],
+            [ceiling for _, ceiling in own],
+            marker="_",
+            s=120,
+            linewidths=2,
+            color=[FAMILY_COLOURS.get(chapter_of(m.workload), "C7") for m, _ in own],
+            label="overhead floor\n(its calls and operations\nat their latencies)",
+        )
+
+
+def _draw_points(ax: Any, measurements: Sequence[Measurement]) -> None:
+    """Each kernel as a point in its family's colour, its spread as an error bar, its name
+    beside it."""
+    for m in measurements:
+        family = chapter_of(m.workload)
+        # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
+        # points stay the last lines of the axes, in order)
+        slow, fast = m.interval_flops_per_s
+        ax.errorbar(
+            [m.intensity],
+            [m.flops_per_s],
+            yerr=[[m.flops_per_s - slow], [fast - m.flops_per_s]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.8,
+            capsize=0,
+        )
+        ax.loglog(
+            [m.intensity],
+            [m.flops_per_s],
+            "o",
+            color=FAMILY_COLOURS.get(family, "C7"),
+            markeredgecolor="black",
+        )
+        ax.annotate(
+            m.workload,
+            (m.intensity, m.flops_per_s),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+        )
+
+
 def plot_roofline(
     peaks: Peaks,
     measurements: Sequence[Measurement] = (),
@@ -90,95 +185,46 @@ def plot_roofline(
     if datasheet is not None:
         high = max(high, datasheet.ridge_point * 10)
     xs = np.logspace(np.log10(low), np.log10(high), 200)
-    _roof_line(
-        ax,
-        peaks.flops_per_s,
-        peaks.bytes_per_s,
-        xs,
-        color="black",
-        lw=2,
-        label=f"measured roof ({peaks.dtype}): ridge {significant(peaks.ridge_point)} FLOP/B",
-    )
-    if datasheet is not None:
-        _roof_line(
-            ax,
-            datasheet.flops_per_s,
-            datasheet.bytes_per_s,
-            xs,
-            color="grey",
-            ls="--",
-            label=f"{datasheet.name} datasheet ({peaks.dtype}): ridge "
-            f"{significant(datasheet.ridge_point)} FLOP/B",
-        )
-    for shade, level in zip(LEVEL_SHADES, peaks.levels, strict=False):
-        _roof_line(  # one roof per cache level, as the cache-aware roofline draws them
-            ax,
-            peaks.flops_per_s,
-            level.bytes_per_s,
-            xs,
-            color=shade,
-            lw=1,
-            ls="-.",
-            label=f"{level.name} roof: {significant(level.bytes_per_s / 1e9)} GB/s",
-        )
-    if peaks.physical_flops_per_s is not None:
-        ax.axhline(  # the hardware's limit: what the measured roof falls short of
-            peaks.physical_flops_per_s,
-            color="black",
-            lw=1,
-            ls=(0, (1, 2)),
-            label=f"physical limit ({peaks.dtype}): {si(peaks.physical_flops_per_s, 'FLOP/s')}",
-        )
-    ax.axvline(peaks.ridge_point, color="black", lw=0.5, ls=":")
-    colors = FAMILY_COLOURS
-    # The overhead floor is no line in intensity: it is drawn per kernel that it binds, a bar
-    # at the FLOP/s its calls and operations at their latencies allow, above its point.
-    own = [(m, overhead_flops_per_s(m, peaks)) for m in measurements]
-    own = [(m, ceiling) for m, ceiling in own if ceiling is not None]
-    if own:
-        ax.scatter(  # a collection, not a line: the points stay the axes' last lines
-            [m.intensity for m, _ in own],
-            [ceiling for _, ceiling in own],
-            marker="_",
-            s=120,
-            linewidths=2,
-            color=[colors.get(chapter_of(m.workload), "C7") for m, _ in own],
-            label="overhead floor\n(its calls and operations\nat their latencies)",
-        )
-    for m in measurements:
-        family = chapter_of(m.workload)
-        # the spread: FLOP/s at the first and third quartiles of the time (no caps, so the
-        # points stay the last lines of the axes, in order)
-        slow, fast = m.interval_flops_per_s
-        ax.errorbar(
-            [m.intensity],
-            [m.flops_per_s],
-            yerr=[[m.flops_per_s - slow], [fast - m.flops_per_s]],
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.8,
-            capsize=0,
-        )
-        ax.loglog(
-            [m.intensity],
-            [m.flops_per_s],
-            "o",
-            color=colors.get(family, "C7"),
-            markeredgecolor="black",
-        )
-        ax.annotate(
-            m.workload,
-            (m.intensity, m.flops_per_s),
-            textcoords="offset points",
-            xytext=(4, 4),
-            fontsize=7,
-        )
+    _draw_roofs(ax, peaks, datasheet, xs)
+    _draw_overhead_floors(ax, peaks, measurements)
+    _draw_points(ax, measurements)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("attained FLOP/s")
     ax.set_title(title or f"The measured {TORCH_DTYPES.get(peaks.dtype, peaks.dtype)} roofline")
     ax.grid(True, which="both", lw=0.3, alpha=0.5)
     legend_beside(ax, fontsize=7)
     return fig
+
+
+def _point_labels(ax: Any, measurements: Sequence[Measurement], numbered: bool) -> list[Any]:
+    """The points' name labels, lettered for a page; with ``numbered`` each one's text is its
+    position in ``measurements`` (1, 2, ...), in bold."""
+    from matplotlib.text import Annotation
+
+    names = [m.workload for m in measurements]
+    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
+    for number, label in enumerate(labels, start=1):
+        label.set_fontsize(9)
+        if numbered:
+            label.set_text(str(number))
+            label.set_fontweight("bold")
+    return labels
+
+
+def _add_family_legend(
+    ax: Any, measurements: Sequence[Measurement], handles: list[Any], texts: list[str]
+) -> None:
+    """A legend entry for each workload family's colour, read off the drawn points (the
+    axes' last lines), for numbered points that no longer carry their names."""
+    from matplotlib.lines import Line2D
+
+    points = ax.lines[-len(measurements) :] if measurements else []
+    families: dict[str, str] = {}
+    for m, point in zip(measurements, points, strict=True):
+        families.setdefault(chapter_of(m.workload) or "other", str(point.get_color()))
+    for family, colour in families.items():
+        handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
+        texts.append(family)
 
 
 @needs_matplotlib
@@ -207,11 +253,8 @@ def roofline_chart(
     ('The measured fp32 roofline', [8.2, 4.4])
     """
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.text import Annotation
 
     from gpuconcepts.hardware import current_gpu
-    from gpuconcepts.workloads import chapter_of
 
     fig = Figure(figsize=(8.2, 4.4), layout="constrained")
     ax = fig.add_subplot()
@@ -225,22 +268,10 @@ def roofline_chart(
     ax.title.set_fontsize(12)
     ax.xaxis.label.set_fontsize(10)
     ax.yaxis.label.set_fontsize(10)
-    names = [m.workload for m in measurements]
-    labels = [t for t in ax.texts if isinstance(t, Annotation) and t.get_text() in names]
-    for number, label in enumerate(labels, start=1):
-        label.set_fontsize(9)
-        if numbered:
-            label.set_text(str(number))
-            label.set_fontweight("bold")
+    labels = _point_labels(ax, measurements, numbered)
     handles, texts = ax.get_legend_handles_labels()
     if numbered:
-        points = ax.lines[-len(measurements) :] if measurements else []
-        families: dict[str, str] = {}
-        for m, point in zip(measurements, points, strict=True):
-            families.setdefault(chapter_of(m.workload) or "other", str(point.get_color()))
-        for family, colour in families.items():
-            handles.append(Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black"))
-            texts.append(family)
+        _add_family_legend(ax, measurements, handles, texts)
     legend_beside(ax, handles, texts, fontsize=8)
     plain_log_labels(fig)  # the tick labels drawn, before the layout that makes room for them
     place_labels(fig, ax, labels)
