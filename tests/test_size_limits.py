@@ -56,7 +56,6 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/kernels/peaks.py:random_access",
         "gpuconcepts/kernels/transformer.py:decode_kernel",
         "gpuconcepts/records.py:read",
-        "gpuconcepts/render/pages/claims.py:ledgers",
         "gpuconcepts/collect.py:_collect",
         "gpuconcepts/run/run.py:Run.from_dict",
     }

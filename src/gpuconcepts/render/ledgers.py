@@ -18,11 +18,13 @@ Flips (a recorded run's saved verdict → today's judges):
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.accuracy import AccuracyRow, Flip, accuracy, flips, summary
 from gpuconcepts.render.text import format_claims
+from gpuconcepts.render.text.claims import WIDTH
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.ledger import in_ledger
 from gpuconcepts.units import measured_or_dash, number, percent, plural, si, times
@@ -50,6 +52,10 @@ def format_apart(title: str, results: Sequence[ClaimResult]) -> str:
     for result in results:
         head = result.measured.split("; ")[0]
         lines.append(f"  {result.key}: {result.verdict}\n    {head}")
+        if not result.visible and result.reason:  # "not judged" and why, never dropped
+            lines += textwrap.wrap(
+                f"why: {result.reason}", WIDTH, initial_indent="    ", subsequent_indent="      "
+            )
     return "\n".join(lines)
 
 
@@ -79,8 +85,12 @@ def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
         f"  {row.kernel}:\n    predicted {si(row.predicted_seconds, 's')}, measured "
         f"{si(row.measured_seconds, 's')}, {_ratio(row.ratio)} "
         f"[{_ratio(row.interval[0])}, {_ratio(row.interval[1])}], {row.bound}"
+        + (f"\n    {row.not_judged}" if row.not_judged else "")
         for row in rows
     ]
+    unscored = sum(bool(row.not_judged) for row in rows)
+    if unscored:  # left out of the summary above, each with its reason below
+        head.insert(3, f"  {plural(unscored, 'kernel')} not judged, left out of these numbers")
     return "\n".join([*head, *body])
 
 
@@ -89,7 +99,13 @@ def format_flips(found: Sequence[Flip]) -> str:
     if not found:
         return "Flips: none (every saved verdict is today's)"
     lines = ["Flips (a recorded run's saved verdict → today's judges):"]
-    lines += [f"  {flip.key} ({flip.run}): {flip.stored} → {flip.now}" for flip in found]
+    for flip in found:  # a run's long label wraps rather than outgrow a terminal
+        lines += textwrap.wrap(
+            f"{flip.key} ({flip.run}): {flip.stored} → {flip.now}",
+            WIDTH,
+            initial_indent="  ",
+            subsequent_indent="    ",
+        )
     return "\n".join(lines)
 
 

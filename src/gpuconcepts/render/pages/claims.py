@@ -106,40 +106,16 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
     claim's test checks, in the registry's words; the tally of the post's claims with the
     facts and the model's own predictions apart; the post's model scored on every kernel
     (:mod:`~gpuconcepts.claims.accuracy`), out of sample for a run recorded with this model
-    version and in sample for one recorded before it; and every flip of a recorded run."""
+    version and in sample for one recorded before it; what is not judged, with its reason;
+    and every flip of a recorded run."""
     runs = [run, *recorded]
     names = ["This machine (live)", *(f"{r.label}, {r.peaks.dtype}" for r in recorded)]
     tests = [
         [f"`{r.key}`", TESTS_WORDS[CLAIMS[r.key].tests]] for r in run.claims if r.key in CLAIMS
     ]
-    tallies, scores, flipped = [], [], []
-    for name, each in zip(names, runs, strict=True):
-        counts = tally(each.claims)
-        tallies.append(
-            [
-                name,
-                str(sum(counts.values())),
-                *(str(counts[v]) for v in VERDICTS),
-                _held(in_ledger(each.claims, "fact")),
-                _held(in_ledger(each.claims, "model")),
-            ]
-        )
-        rows = accuracy(each)
-        found = accuracy_summary(rows)
-        sample = SAMPLE_WORDS[sample_of(each)]
-        scores.append(
-            [
-                name,
-                sample,
-                str(found.kernels),
-                units.measured_or_dash(found.share_within, units.percent),
-                units.measured_or_dash(found.median_abs_log2, units.number),
-                f"{found.worst} ({units.measured_or_dash(found.worst_ratio, units.times)})"
-                if found.worst
-                else units.NOTHING,
-            ]
-        )
-        flipped += [[name, f"`{f.key}`", f"{f.stored} → {f.now}"] for f in flips(each)]
+    pairs = list(zip(names, runs, strict=True))
+    flipped = flip_rows(pairs)
+    unjudged = [row for name, each in pairs for row in not_judged_rows(name, each)]
     return {
         "tests_table": markdown_table(["Claim", "What its test checks"], tests),
         "n_post": str(len(in_ledger(run.claims, "post"))),
@@ -151,7 +127,7 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
                 "Facts that hold (not tallied)",
                 "The model's predictions that hold (not tallied)",
             ],
-            tallies,
+            [_tally_row(name, each) for name, each in pairs],
         ),
         "accuracy_table": markdown_table(
             [
@@ -162,16 +138,117 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
                 "Median abs(log2 measured ÷ predicted)",
                 "Worst kernel (measured ÷ predicted)",
             ],
-            scores,
+            [_score_row(name, each) for name, each in pairs],
         ),
         "model_version": model_version(),
         "direction_effect": units.times(thresholds.DIRECTION_MIN_EFFECT),
         "rnn_tolerance": units.number(thresholds.RNN_EXPONENT_TOLERANCE),
         "n_flips": units.plain_number(len(flipped)),
-        "flips_table": markdown_table(["Run", "Claim", "Stored verdict → verdict now"], flipped)
-        if flipped
-        else "No verdict of a recorded run changed when today's judges read it again.",
+        "flips_table": flips_table(flipped),
+        "sample_table": sample_table(runs),
+        "n_not_judged": units.plain_number(len(unjudged)),
+        "not_judged_table": markdown_table(
+            ["Run", "Claim or kernel", "Why it is not judged"], unjudged
+        )
+        if unjudged
+        else "Every claim and every kernel of every run is judged.",
     }
+
+
+def flip_rows(named: Sequence[tuple[str, Run]]) -> list[list[str]]:
+    """Every flip of every run: its name, the claim, and the stored verdict → today's."""
+    return [[name, f"`{f.key}`", f"{f.stored} → {f.now}"] for name, run in named
+            for f in flips(run)]  # fmt: skip
+
+
+def flips_table(rows: Sequence[Sequence[str]]) -> str:
+    """Markdown: the flips of :func:`flip_rows`, or a sentence saying there is none."""
+    if not rows:
+        return "No verdict of a recorded run changed when today's judges read it again."
+    return markdown_table(["Run", "Claim", "Stored verdict → verdict now"], rows)
+
+
+def sample_table(runs: Sequence[Run]) -> str:
+    """Markdown: ledger 2 pooled by sample, in sample (runs recorded before this model
+    version) and out of sample (runs recorded with it): how many runs and kernels, the share
+    within 2×, the median |log2 measured ÷ predicted| and the worst kernel; "—" for a sample
+    that holds no run yet."""
+    rows = []
+    for sample in ("in", "out"):
+        mine = [run for run in runs if sample_of(run) == sample]
+        found = accuracy_summary([row for run in mine for row in accuracy(run)])
+        rows.append(
+            [
+                SAMPLE_WORDS[sample],
+                units.plain_number(len(mine)),
+                units.plain_number(found.kernels),
+                units.measured_or_dash(found.share_within, units.percent),
+                units.measured_or_dash(found.median_abs_log2, units.number),
+                f"{found.worst} ({units.times(found.worst_ratio)})"
+                if found.worst
+                else units.NOTHING,
+            ]
+        )
+    return markdown_table(
+        [
+            "Sample",
+            "Runs",
+            "Kernels judged",
+            f"Within {units.times(thresholds.PREDICTION_FACTOR)}",
+            "Median abs(log2 measured ÷ predicted)",
+            "Worst kernel (measured ÷ predicted)",
+        ],
+        rows,
+    )
+
+
+def _tally_row(name: str, run: Run) -> list[str]:
+    """A run's tally of the post's claims, with the facts and the model's predictions apart."""
+    counts = tally(run.claims)
+    return [
+        name,
+        str(sum(counts.values())),
+        *(str(counts[v]) for v in VERDICTS),
+        _held(in_ledger(run.claims, "fact")),
+        _held(in_ledger(run.claims, "model")),
+    ]
+
+
+def _score_row(name: str, run: Run) -> list[str]:
+    """A run's ledger 2 in a row: its sample, the kernels judged, the share within 2×, the
+    median |log2| and the worst kernel."""
+    found = accuracy_summary(accuracy(run))
+    return [
+        name,
+        SAMPLE_WORDS[sample_of(run)],
+        str(found.kernels),
+        units.measured_or_dash(found.share_within, units.percent),
+        units.measured_or_dash(found.median_abs_log2, units.number),
+        f"{found.worst} ({units.measured_or_dash(found.worst_ratio, units.times)})"
+        if found.worst
+        else units.NOTHING,
+    ]
+
+
+NOT_JUDGED = "not judged"
+"""How a reason begins when a verdict or a kernel's score is left out because what it reads
+was measured another way than the kernel ran (:mod:`~gpuconcepts.claims.accuracy`)."""
+
+
+def not_judged_rows(name: str, run: Run) -> list[list[str]]:
+    """Every claim of ``run`` (in either ledger) and every kernel of its ledger 2 that is not
+    judged, with the reason, so that none is dropped in silence."""
+    rows = [
+        [name, f"`{r.key}`", r.reason.removeprefix(f"{NOT_JUDGED}: ")]
+        for r in run.claims
+        if not r.visible and r.reason.startswith(NOT_JUDGED)
+    ]
+    rows += [
+        [name, f"ledger 2: {row.kernel}", row.not_judged.removeprefix(f"{NOT_JUDGED}: ")]
+        for row in accuracy(run)
+        if row.not_judged
+    ]
+    return rows
 
 
 def _held(results: Sequence[ClaimResult]) -> str:

@@ -190,7 +190,8 @@ def tally(runs: Sequence[Run]) -> str:
     for run in runs:
         counts = run.counts
         parts.append(
-            f"{run_phrase(run)} judged {units.plural(len(run.claims), 'claim')}: "
+            f"{run_phrase(run)} judged {units.plain_number(sum(counts.values()))} of the "
+            "post's claims: "  # the tally's own total, as the claims appendix counts them
             f"{counts['holds']} held, {counts['fails']} failed"
             + (f", {counts['undecided']} undecided" if counts["undecided"] else "")
             + (f", {counts['not visible']} not visible" if counts["not visible"] else "")

@@ -21,7 +21,7 @@ from gpuconcepts.render.pages.gpu_recorded import (
     run_name,
     run_phrase,
 )
-from gpuconcepts.render.text import kernel_sizes, observed, unmeasured_cache
+from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent, seconds, si
 
@@ -146,13 +146,21 @@ def families_table(run: Run) -> str:
                     FAMILY_NAMES[family],
                     f"`{m.workload}`",
                     kernel_sizes(m),
-                    seconds(m.seconds),
+                    time_spread(m).replace(" ", "\u00a0"),  # the spread beside the median
                     where.bound,
                     observed(where, unmeasured_cache(m, run.peaks, run.provenance.device_name)),
                 ]
             )
     return markdown_table(
-        ["#", "Family", "Kernel", "Sizes", "Time (median)", "Predicted", "Nearest roof: reached"],
+        [
+            "#",
+            "Family",
+            "Kernel",
+            "Sizes",
+            "Time (median ± IQR)",
+            "Predicted",
+            "Nearest roof: reached",
+        ],
         rows,
     )
 

@@ -3,6 +3,8 @@ two ledgers score each run (in or out of sample) beside the dated changes of the
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -10,10 +12,11 @@ from gpuconcepts.claims.accuracy import sample_of
 from gpuconcepts.render.ledgers import SAMPLE_WORDS
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.roofline.version import model_version
-from gpuconcepts.units import plain_number, seconds
+from gpuconcepts.units import plain_number, plural, seconds, times
 
 if TYPE_CHECKING:
     from gpuconcepts.changelog import Change
+    from gpuconcepts.measure import Measurement
     from gpuconcepts.render.pages import Glue
     from gpuconcepts.run import Run
 
@@ -97,8 +100,17 @@ def ledger_rows(runs: Sequence[Run], changes: Sequence[Change]) -> list[list[str
 
 
 def ledgers(runs: Sequence[Run], changes: Sequence[Change]) -> Glue:
-    """The two ledgers' sample for every run (this build's first), the model's version, and
-    how many dated changes each run preceded, for the method page."""
+    """The two ledgers' sample for every run (this build's first), the model's version, how
+    many dated changes each run preceded and which, ledger 2 pooled in and out of sample,
+    every flip, and how far a time moved between two runs of one machine, for the method
+    page."""
+    from gpuconcepts.render.pages.claims import (  # noqa: PLC0415  # one home for both pages
+        flip_rows,
+        flips_table,
+        sample_table,
+    )
+
+    flipped = flip_rows([(run.label, run) for run in runs])
     return {
         "model_version": model_version(),
         "n_changes": plain_number(len(changes)),
@@ -106,4 +118,82 @@ def ledgers(runs: Sequence[Run], changes: Sequence[Change]) -> Glue:
             ["Run", "Recorded", "Ledger 2 scores it", "Dated changes on or after that day"],
             ledger_rows(runs, changes),
         ),
+        "changes_after": changes_after(runs, changes),
+        "sample_table": sample_table(runs),
+        "n_flips": plain_number(len(flipped)),
+        "flips_table": flips_table(flipped),
+        "run_to_run": run_to_run(runs),
     }
+
+
+def changes_after(runs: Sequence[Run], changes: Sequence[Change]) -> str:
+    """Markdown: each day of the change log, the topics changed that day, and the runs that
+    had been recorded by then (a change made on or after a run's day may have seen it).
+
+    >>> import datetime as dt
+    >>> from types import SimpleNamespace
+    >>> from gpuconcepts.changelog import Change
+    >>> from gpuconcepts.run.provenance import Provenance
+    >>> run = SimpleNamespace(provenance=Provenance.example(), label="run A")
+    >>> days = [Change(dt.date(2025, 12, 31), "roofs", "w", "y", "e"),
+    ...         Change(dt.date(2026, 1, 2), "knee", "w", "y", "e")]
+    >>> print(changes_after([run], days))  # type: ignore[list-item]
+    | Day | What changed (topics) | Runs recorded by then |
+    | --- | --- | --- |
+    | 2025-12-31 | roofs | none |
+    | 2026-01-02 | knee | run A |
+    """
+    days: dict[str, list[str]] = {}
+    for change in changes:
+        days.setdefault(change.date.isoformat(), []).append(change.topic)
+    rows = []
+    for day, topics in days.items():
+        seen = [run.label for run in runs if run.provenance.created_utc[:10] <= day]
+        rows.append([day, ", ".join(dict.fromkeys(topics)), "; ".join(seen) or "none"])
+    return markdown_table(["Day", "What changed (topics)", "Runs recorded by then"], rows)
+
+
+def run_to_run(runs: Sequence[Run]) -> str:
+    """In words: how far a kernel's median time moved between two runs of one machine in one
+    data type (the same kernel at the same sizes), the only evidence of run-to-run variation,
+    which an interval's blocks (all inside one run) do not hold; or that no two such runs
+    exist.
+
+    >>> run_to_run([])
+    'No two runs here share a machine and a data type, so the book cannot yet show how far a time moves from one run to the next.'
+    """
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.provenance.device_name, run.peaks.dtype), []).append(run)
+    said = []
+    for (device, dtype), group in groups.items():
+        if len(group) < 2:
+            continue
+        first, second = (_by_kernel(run) for run in group[:2])
+        moved = sorted(
+            abs(math.log(second[key].seconds / m.seconds))
+            for key, m in first.items()
+            if key in second and m.seconds > 0 and second[key].seconds > 0
+        )
+        if moved:
+            said.append(
+                f"Two runs of the {device} in {dtype} timed {plural(len(moved), 'kernel')} "
+                f"alike: a time moved by a median factor of "
+                f"{times(math.exp(statistics.median(moved)))} between them, and by at most "
+                f"{times(math.exp(moved[-1]))}."
+            )
+    if not said:
+        return (
+            "No two runs here share a machine and a data type, so the book cannot yet show how "
+            "far a time moves from one run to the next."
+        )
+    return " ".join(said)
+
+
+def _by_kernel(run: Run) -> dict[tuple[str, tuple[tuple[str, str], ...]], Measurement]:
+    """Each kernel of ``run`` at each of its sizes, the first measurement of it (a run may time
+    one kernel again for a claim)."""
+    found: dict[tuple[str, tuple[tuple[str, str], ...]], Measurement] = {}
+    for m in run.measurements:
+        found.setdefault((m.workload, tuple(sorted((k, str(v)) for k, v in m.params.items()))), m)
+    return found

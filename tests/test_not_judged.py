@@ -1,0 +1,84 @@
+"""What is not judged is said, never dropped (issue 45, item 7): a claim whose verdict reads a
+GEMM sweep of another precision than its kernels, and a ledger 2 kernel whose bound reads a
+peak of another precision, appear with their reason in ``gpuconcepts verify``'s text and in
+the claims appendix (``render.pages.claims.ledgers``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+from book_pages import DOCS
+
+from gpuconcepts.book import recorded_runs
+from gpuconcepts.claims.accuracy import AccuracyRow, accuracy
+from gpuconcepts.cli import main
+from gpuconcepts.render.ledgers import format_accuracy, format_apart
+from gpuconcepts.render.pages.claims import ledgers, not_judged_rows
+from gpuconcepts.results.claim import example
+from gpuconcepts.run import Run
+
+TF32 = DOCS / "runs" / "nvidia-h200-tf32.json"
+
+
+@cache
+def _runs() -> tuple[Run, ...]:
+    return tuple(recorded_runs(DOCS))
+
+
+def _tf32() -> Run:
+    return next(r for r in _runs() if r.peaks.dtype == "tf32")
+
+
+def test_verify_text_gives_the_reason_of_a_claim_not_judged(capsys) -> None:
+    main(["verify", "--run", str(TF32)])
+    text = capsys.readouterr().out
+    head = text.index("  mlp-crossover: not visible")
+    after = text[head : head + 400]
+    assert "why: not judged: its GEMM sweep ran in float32" in after
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_a_claim_apart_shows_its_reason_only_when_not_visible() -> None:
+    hidden = dataclasses.replace(example(), visible=False, reason="not judged: a planted reason")
+    assert "why: not judged: a planted reason" in format_apart("Facts", [hidden])
+    assert "why:" not in format_apart("Facts", [example()])
+
+
+def test_ledger_2_text_marks_a_kernel_not_judged_with_its_reason() -> None:
+    scored = AccuracyRow("mlp at B=4", 1e-6, 1e-6, 1.0, (0.9, 1.1), "compute", "v", "out")
+    left = dataclasses.replace(scored, kernel="rnn at B=1", not_judged="not judged: planted")
+    text = format_accuracy([scored, left])
+    assert "1 kernel not judged, left out of these numbers" in text
+    assert "  rnn at B=1:\n" in text
+    assert text.rstrip().endswith("not judged: planted")
+    assert "not judged" not in format_accuracy([scored])
+
+
+def test_the_claims_appendix_lists_every_claim_and_kernel_not_judged() -> None:
+    build = next(r for r in _runs() if r.peaks.device == "cpu")
+    recorded = [r for r in _runs() if r is not build]
+    glue = ledgers(build, recorded)
+    table = glue["not_judged_table"]
+    # the tf32 run's crossover reads its FP32 sweep: listed with the reason the judge gave
+    crossover = next(r for r in _tf32().claims if r.key == "mlp-crossover")
+    assert crossover.reason.startswith("not judged")
+    assert "`mlp-crossover`" in table
+    assert crossover.reason.removeprefix("not judged: ") in table
+    # every claim and every ledger 2 row left out, of every run, is a row of the table
+    runs = [build, *recorded]
+    expected = sum(bool(row.not_judged) for run in runs for row in accuracy(run))
+    expected += sum(
+        not r.visible and r.reason.startswith("not judged") for run in runs for r in run.claims
+    )
+    assert expected >= 2
+    assert glue["n_not_judged"] == str(expected)
+    assert len(table.splitlines()) == 2 + expected
+
+
+def test_a_run_with_nothing_left_out_says_so() -> None:
+    cpu = next(r for r in _runs() if r.peaks.device == "cpu")
+    assert not_judged_rows("cpu", cpu) == []
+    glue = ledgers(cpu, [])
+    assert glue["not_judged_table"] == "Every claim and every kernel of every run is judged."
+    assert glue["n_not_judged"] == "0"
