@@ -35,9 +35,6 @@ FILES_OVER = frozenset(
 
 FUNCTIONS_OVER = frozenset(
     {
-        "gpuconcepts/analysis/inputs.py:make_inputs",
-        "gpuconcepts/analysis/layers.py:known_module",
-        "gpuconcepts/analysis/predict.py:predictions",
         "gpuconcepts/claims/cnn.py:judge_conv_vs_depthwise",
         "gpuconcepts/claims/cnn.py:judge_weight_sharing",
         "gpuconcepts/claims/dlrm.py:judge_dlrm_lookups",

@@ -134,24 +134,12 @@ def make_inputs(
     import torch
 
     from gpuconcepts.kernels import torch_dtype
-    from gpuconcepts.measure import free_memory_bytes
 
     floating = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
     if dtype is not None:
         floating = torch_dtype(dtype)
     kinds = [getattr(torch, s.dtype) if s.dtype else floating for s in specs]
-    needed = sum(
-        math.prod(s.shape) * torch.empty((), dtype=k).element_size()
-        for s, k in zip(specs, kinds, strict=True)
-    )
-    free = free_memory_bytes(device)
-    if needed * HELD_COPIES > free:
-        raise GpuConceptsError(
-            f"out of memory for the inputs: they need {binary_bytes(needed)}, and analyze holds "
-            f"them about {HELD_COPIES} times over (the inputs, the copy that replays the call "
-            f"that reads them, its output and a replay's), but {binary_bytes(free)} is free "
-            f"on {device}"
-        )
+    _check_fits(specs, kinds, device)
     generator = torch.Generator(device=device).manual_seed(0)
 
     def draw(spec: InputSpec, kind: torch.dtype, rows: int | None) -> torch.Tensor:
@@ -185,6 +173,27 @@ def make_inputs(
         tensors = [draw(s, k, rows[i]) for i, (s, k) in enumerate(zip(specs, kinds, strict=True))]
     args = tuple(t for s, t in zip(specs, tensors, strict=True) if s.name is None)
     return args, {s.name: t for s, t in zip(specs, tensors, strict=True) if s.name is not None}
+
+
+def _check_fits(specs: Sequence[InputSpec], kinds: Sequence[Any], device: str) -> None:
+    """A one-line error, before anything is allocated, when the inputs of ``specs`` (of dtypes
+    ``kinds``) held :data:`HELD_COPIES` times over would not fit in ``device``'s free memory."""
+    import torch
+
+    from gpuconcepts.measure import free_memory_bytes
+
+    needed = sum(
+        math.prod(s.shape) * torch.empty((), dtype=k).element_size()
+        for s, k in zip(specs, kinds, strict=True)
+    )
+    free = free_memory_bytes(device)
+    if needed * HELD_COPIES > free:
+        raise GpuConceptsError(
+            f"out of memory for the inputs: they need {binary_bytes(needed)}, and analyze holds "
+            f"them about {HELD_COPIES} times over (the inputs, the copy that replays the call "
+            f"that reads them, its output and a replay's), but {binary_bytes(free)} is free "
+            f"on {device}"
+        )
 
 
 def _embedding_rows(

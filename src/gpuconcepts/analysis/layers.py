@@ -73,66 +73,90 @@ def known_module(
         flops = formulas.mlp_flops(B=B, d_in=module.in_features, d_out=module.out_features)
         return int(flops), "mlp_flops", None, TENSORS
     if isinstance(module, nn.Conv2d):
-        C_out, per_group, K, K_w = module.weight.shape
-        if K_w != K or len(out[0]) not in (3, 4):
-            return None
-        B = out[0][0] if len(out[0]) == 4 else 1
-        H_out, W_out = out[0][-2:]
-        if module.groups == module.in_channels == module.out_channels:
-            flops = formulas.depthwise_conv_flops(B=B, H_out=H_out, W_out=W_out, K=K, C=C_out)
-            return int(flops), "depthwise_conv_flops", None, TENSORS
-        # a grouped convolution: each output channel reads C_in / groups input channels
-        flops = formulas.conv_flops(B=B, H_out=H_out, W_out=W_out, K=K, C_in=per_group, C_out=C_out)
-        return int(flops), "conv_flops", None, TENSORS
+        return _conv2d(module, out[0])
     if isinstance(module, nn.Embedding | nn.EmbeddingBag):
-        d, s, n = module.embedding_dim, element_size(module), math.prod(x)
-        if isinstance(module, nn.Embedding):
-            # a gather: no arithmetic; each index reads one row and writes one
-            return (
-                0,
-                COUNTER,
-                int(formulas.embedding_bag_bytes(B=n, L=1, d=d, s=s)),
-                "embedding_bag_bytes",
-            )
-        bags = out[0][0]
-        if n % bags == 0:  # B bags of L rows (a 2-D input, or equal offsets)
-            L = n // bags
-            flops = formulas.embedding_bag_flops(B=bags, L=L, d=d)
-            traffic = formulas.embedding_bag_bytes(B=bags, L=L, d=d, s=s)
-            return int(flops), "embedding_bag_flops", int(traffic), "embedding_bag_bytes"
-        flops = formulas.embedding_bag_flops(B=1, L=n, d=d)  # bags of unequal sizes: n rows in all
-        traffic = formulas.embedding_payload(B=1, L=n, d=d, s=s) + bags * d * s
-        return int(flops), "embedding_bag_flops", int(traffic), "embedding_payload + output"
+        return _embedding(module, x, out[0])
     recurrent = _RECURRENT.get(type(module).__name__)
     if recurrent is not None and isinstance(module, nn.RNNBase) and len(x) in (2, 3):
-        if getattr(module, "proj_size", 0):
-            return None  # an LSTM with projections: its recurrent width is not d_h
-        S, B = _sequence(x, module.batch_first)
-        formula = formulas.get(recurrent)
-        directions = 2 if module.bidirectional else 1
-        d_h, d_in, flops = module.hidden_size, module.input_size, 0
-        for _ in range(module.num_layers):
-            flops += directions * int(formula(B=B, S=S, d_in=d_in, d_h=d_h))
-            d_in = d_h * directions
-        return flops, recurrent, None, TENSORS
+        return _recurrent(module, recurrent, x)
     if isinstance(module, nn.MultiheadAttention) and module._qkv_same_embed_dim:
-        k_shape = shapes[1] if len(shapes) > 1 else x
-        if len(x) not in (2, 3) or len(k_shape) != len(x):
-            return None
-        (S_q, B), (S_kv, _) = (
-            _sequence(x, module.batch_first),
-            _sequence(k_shape, module.batch_first),
-        )
-        E = module.embed_dim
-        # Q and the output projection over the queries, K and V over the keys
-        projections = 2 * int(formulas.mlp_flops(B=B * S_q, d_in=E, d_out=E))
-        projections += 2 * int(formulas.mlp_flops(B=B * S_kv, d_in=E, d_out=E))
-        if S_q == S_kv:
-            flops = projections + int(formulas.attention_flops(B=B, S=S_q, d=E))
-            return flops, "mlp_flops × 4 + attention_flops", None, TENSORS
-        flops = projections + int(formulas.attention_flops_general(B=B, S_q=S_q, S_kv=S_kv, d=E))
-        return flops, "mlp_flops × 4 + attention_flops_general", None, TENSORS
+        return _attention(module, x, shapes[1] if len(shapes) > 1 else x)
     return None
+
+
+def _conv2d(module: Any, out: tuple[int, ...]) -> Counted | None:
+    """An ``nn.Conv2d`` of square filters (depthwise, grouped or whole) by its output shape."""
+    C_out, per_group, K, K_w = module.weight.shape
+    if K_w != K or len(out) not in (3, 4):
+        return None
+    B = out[0] if len(out) == 4 else 1
+    H_out, W_out = out[-2:]
+    if module.groups == module.in_channels == module.out_channels:
+        flops = formulas.depthwise_conv_flops(B=B, H_out=H_out, W_out=W_out, K=K, C=C_out)
+        return int(flops), "depthwise_conv_flops", None, TENSORS
+    # a grouped convolution: each output channel reads C_in / groups input channels
+    flops = formulas.conv_flops(B=B, H_out=H_out, W_out=W_out, K=K, C_in=per_group, C_out=C_out)
+    return int(flops), "conv_flops", None, TENSORS
+
+
+def _embedding(module: Any, x: tuple[int, ...], out: tuple[int, ...]) -> Counted:
+    """An ``nn.Embedding`` (a gather) or ``nn.EmbeddingBag`` (bags of equal or unequal sizes)
+    of ``x``'s indices: the rows it reads, not its whole table."""
+    import torch
+
+    d, s, n = module.embedding_dim, element_size(module), math.prod(x)
+    if isinstance(module, torch.nn.Embedding):
+        # a gather: no arithmetic; each index reads one row and writes one
+        return (
+            0,
+            COUNTER,
+            int(formulas.embedding_bag_bytes(B=n, L=1, d=d, s=s)),
+            "embedding_bag_bytes",
+        )
+    bags = out[0]
+    if n % bags == 0:  # B bags of L rows (a 2-D input, or equal offsets)
+        L = n // bags
+        flops = formulas.embedding_bag_flops(B=bags, L=L, d=d)
+        traffic = formulas.embedding_bag_bytes(B=bags, L=L, d=d, s=s)
+        return int(flops), "embedding_bag_flops", int(traffic), "embedding_bag_bytes"
+    flops = formulas.embedding_bag_flops(B=1, L=n, d=d)  # bags of unequal sizes: n rows in all
+    traffic = formulas.embedding_payload(B=1, L=n, d=d, s=s) + bags * d * s
+    return int(flops), "embedding_bag_flops", int(traffic), "embedding_payload + output"
+
+
+def _recurrent(module: Any, recurrent: str, x: tuple[int, ...]) -> Counted | None:
+    """An ``nn.RNN``, ``nn.LSTM`` or ``nn.GRU`` by its formula ``recurrent``, every layer and
+    direction; None for an LSTM with projections."""
+    if getattr(module, "proj_size", 0):
+        return None  # an LSTM with projections: its recurrent width is not d_h
+    S, B = _sequence(x, module.batch_first)
+    formula = formulas.get(recurrent)
+    directions = 2 if module.bidirectional else 1
+    d_h, d_in, flops = module.hidden_size, module.input_size, 0
+    for _ in range(module.num_layers):
+        flops += directions * int(formula(B=B, S=S, d_in=d_in, d_h=d_h))
+        d_in = d_h * directions
+    return flops, recurrent, None, TENSORS
+
+
+def _attention(module: Any, x: tuple[int, ...], k_shape: tuple[int, ...]) -> Counted | None:
+    """An ``nn.MultiheadAttention`` of queries ``x`` and keys ``k_shape``: its four
+    projections and the attention itself."""
+    if len(x) not in (2, 3) or len(k_shape) != len(x):
+        return None
+    (S_q, B), (S_kv, _) = (
+        _sequence(x, module.batch_first),
+        _sequence(k_shape, module.batch_first),
+    )
+    E = module.embed_dim
+    # Q and the output projection over the queries, K and V over the keys
+    projections = 2 * int(formulas.mlp_flops(B=B * S_q, d_in=E, d_out=E))
+    projections += 2 * int(formulas.mlp_flops(B=B * S_kv, d_in=E, d_out=E))
+    if S_q == S_kv:
+        flops = projections + int(formulas.attention_flops(B=B, S=S_q, d=E))
+        return flops, "mlp_flops × 4 + attention_flops", None, TENSORS
+    flops = projections + int(formulas.attention_flops_general(B=B, S_q=S_q, S_kv=S_kv, d=E))
+    return flops, "mlp_flops × 4 + attention_flops_general", None, TENSORS
 
 
 def inner_ops(counter_flops: int, inner: Sequence[tuple[str, int, int]]) -> Counted | None:

@@ -7,12 +7,15 @@ judged against TF32 where PyTorch's settings send it there, and what was assumed
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
 from gpuconcepts.analysis.report import GpuPrediction, Layer
 from gpuconcepts.roofline import classify
 from gpuconcepts.units import si
+
+if TYPE_CHECKING:
+    from gpuconcepts.hardware import GPU
 
 TF32_DEFAULTS = {"matmul": False, "conv": True}
 """PyTorch's defaults for float32 on TF32 tensor cores: ``torch.backends.cuda.matmul.allow_tf32``
@@ -134,7 +137,7 @@ def predictions(
     """
     import numpy as np
 
-    from gpuconcepts.hardware import GPUS, TORCH_DTYPES, current_gpu
+    from gpuconcepts.hardware import GPUS, current_gpu
 
     settings = tf32_settings()
     here = current_gpu() if launch_here is not None else None
@@ -148,14 +151,7 @@ def predictions(
             for bounds in per_layer:
                 bounds[gpu.name] = None
             continue
-        keys = []
-        for layer in layers:
-            key = TORCH_DTYPES.get(layer.dtype, TORCH_DTYPES.get(dtype, dtype))
-            if key not in gpu.flops_per_s:
-                key = TORCH_DTYPES.get(dtype, dtype)
-            if key == "fp32" and layer.flops > 0 and settings[_kind(layer)] and gpu.peak("tf32"):
-                key = "tf32"
-            keys.append(key)
+        keys = [_peak_key(layer, gpu, dtype, settings) for layer in layers]
         launch = floors.seconds(gpu.name)
         values = {
             # The formulas want F > 0; one FLOP in place of none leaves the bound at Q/beta.
@@ -171,22 +167,46 @@ def predictions(
             per_layer[i][gpu.name] = (
                 "overhead" if roof[i] <= launch else classify(layer.intensity, roofs[key])
             )
-        total = float(np.sum(seconds))
-        spent = {"memory": 0.0, "overhead": 0.0, "compute": 0.0}
-        for t, bounds in zip(seconds, per_layer, strict=True):
-            spent[str(bounds[gpu.name])] += float(t)
-        predictions.append(
-            GpuPrediction(
-                gpu=gpu.name,
-                dtype=TORCH_DTYPES.get(dtype, dtype),
-                ridge_point=gpu.ridge_point(dtype),
-                seconds=total,
-                memory_share=spent["memory"] / total if total > 0 else 0.0,
-                overhead_share=spent["overhead"] / total if total > 0 else 0.0,
-                launch_seconds=launch,
-            )
-        )
+        here_bounds = [str(layer_bounds[gpu.name]) for layer_bounds in per_layer]
+        predictions.append(_prediction(gpu, dtype, seconds, here_bounds, launch))
     return tuple(predictions), per_layer, _assumed(layers, settings, floors)
+
+
+def _peak_key(layer: Layer, gpu: GPU, dtype: str, settings: Mapping[str, bool]) -> str:
+    """The datasheet peak ``gpu`` runs ``layer`` at: its own dtype's (the model's where the GPU
+    has none), TF32's for a float32 call that computes where this process sends its kind."""
+    from gpuconcepts.hardware import TORCH_DTYPES
+
+    key = TORCH_DTYPES.get(layer.dtype, TORCH_DTYPES.get(dtype, dtype))
+    if key not in gpu.flops_per_s:
+        key = TORCH_DTYPES.get(dtype, dtype)
+    if key == "fp32" and layer.flops > 0 and settings[_kind(layer)] and gpu.peak("tf32"):
+        key = "tf32"
+    return key
+
+
+def _prediction(
+    gpu: GPU, dtype: str, seconds: Any, bounds: Sequence[str], launch: float
+) -> GpuPrediction:
+    """``gpu``'s prediction from each call's ``seconds`` (an array) and bound there: the total
+    and the shares spent memory-bound and on launch overhead."""
+    import numpy as np
+
+    from gpuconcepts.hardware import TORCH_DTYPES
+
+    total = float(np.sum(seconds))
+    spent = {"memory": 0.0, "overhead": 0.0, "compute": 0.0}
+    for t, bound in zip(seconds, bounds, strict=True):
+        spent[bound] += float(t)
+    return GpuPrediction(
+        gpu=gpu.name,
+        dtype=TORCH_DTYPES.get(dtype, dtype),
+        ridge_point=gpu.ridge_point(dtype),
+        seconds=total,
+        memory_share=spent["memory"] / total if total > 0 else 0.0,
+        overhead_share=spent["overhead"] / total if total > 0 else 0.0,
+        launch_seconds=launch,
+    )
 
 
 def _assumed(
