@@ -180,6 +180,43 @@ def _cpu_cache_bytes(
     return live_cache_bytes(recorded.experimental_event_tree())[1:]  # [0] is the prompt's
 
 
+def _grown(
+    prompt_shape: tuple[int, int, int, int],
+    new: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    device: str,
+    dtype: str,
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, tuple[float, ...]]]:
+    """The decode loop run once from a prompt's cache of ``prompt_shape``: the final K and V,
+    and the series it observed (each step's cache length, the cache's memory by the allocator
+    then, each step's wall time), as :func:`decode_kernel` describes them."""
+
+    def prompt() -> tuple[torch.Tensor, torch.Tensor]:
+        return (
+            tensor(prompt_shape, dtype, device, seed=1),
+            tensor(prompt_shape, dtype, device, seed=2),
+        )
+
+    before_cache = _requested_bytes() if device == "cuda" else 0
+    lengths: list[int] = []
+    cache_bytes: list[int] = []
+
+    def after_step(k: torch.Tensor) -> None:
+        lengths.append(int(k.shape[2]))
+        if device == "cuda":
+            cache_bytes.append(_requested_bytes() - before_cache)
+
+    with torch.inference_mode():
+        k, v, step_seconds = _grow(prompt, new, device, after_step)
+        if device != "cuda":
+            cache_bytes = _cpu_cache_bytes(prompt, new)
+    series = {
+        "lengths": tuple(lengths),
+        "cache_bytes": tuple(cache_bytes),
+        "step_seconds": tuple(step_seconds),
+    }
+    return k, v, series
+
+
 def decode_kernel(
     device: str,
     peaks: Peaks,
@@ -214,24 +251,7 @@ def decode_kernel(
     new_q, new_k, new_v = (
         tensor((steps, B, heads, 1, width), dtype, device, seed=i) for i in (3, 4, 5)
     )
-
-    def prompt() -> tuple[torch.Tensor, torch.Tensor]:
-        shape = (B, heads, S_prompt, width)
-        return tensor(shape, dtype, device, seed=1), tensor(shape, dtype, device, seed=2)
-
-    before_cache = _requested_bytes() if device == "cuda" else 0
-    lengths: list[int] = []
-    cache_bytes: list[int] = []
-
-    def after_step(k: torch.Tensor) -> None:
-        lengths.append(int(k.shape[2]))
-        if device == "cuda":
-            cache_bytes.append(_requested_bytes() - before_cache)
-
-    with torch.inference_mode():
-        k, v, step_seconds = _grow(prompt, (new_q, new_k, new_v), device, after_step)
-        if device != "cuda":
-            cache_bytes = _cpu_cache_bytes(prompt, (new_q, new_k, new_v))
+    k, v, series = _grown((B, heads, S_prompt, width), (new_q, new_k, new_v), device, dtype)
     query = new_q[-1]
 
     def fn() -> torch.Tensor:
@@ -244,7 +264,7 @@ def decode_kernel(
         fn,
         params={
             "B": B,
-            "S": lengths[-1],
+            "S": series["lengths"][-1],
             "S_prompt": S_prompt,
             "steps": steps,
             "d": d,
@@ -253,11 +273,7 @@ def decode_kernel(
         },
         flush=True,
         dtype=dtype,
-        series={
-            "lengths": tuple(lengths),
-            "cache_bytes": tuple(cache_bytes),
-            "step_seconds": tuple(step_seconds),
-        },
+        series=series,
     )
 
 
