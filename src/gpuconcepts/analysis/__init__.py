@@ -1,7 +1,8 @@
 r"""Your own model on the roofline: every leaf module call, counted, timed and placed.
 
-The package's parts, each with one job, in the order the data flows: :mod:`.trace` (the
-counting pass), :mod:`.layers` (the known layers' formulas), :mod:`.timing` (each distinct
+The package's parts, each with one job, in the order the data flows: :mod:`.checks` (the
+arguments checked first), :mod:`.trace` (the counting pass) and :mod:`.calls` (a recorded call
+and what is read from it), :mod:`.layers` (the known layers' formulas), :mod:`.timing` (each distinct
 call timed alone), :mod:`.predict` (each datasheet GPU), :mod:`.peaks` (peaks worth a
 warning), :mod:`.report` (the values and their text, table, CSV and figure) and :mod:`.core`
 (:func:`analyze`, which runs them); :mod:`.inputs` and :mod:`.factory` make the model and its
