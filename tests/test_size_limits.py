@@ -50,7 +50,6 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/distributed/claims.py:alpha_beta_claim",
         "gpuconcepts/distributed/report.py:measure",
         "gpuconcepts/kernels/peaks.py:random_access",
-        "gpuconcepts/records.py:read",
         "gpuconcepts/collect.py:_collect",
         "gpuconcepts/run/run.py:Run.from_dict",
     }

@@ -268,22 +268,7 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
             raise GpuConceptsError(f"{where} must be {listed}; got {_shown(value)}")
         return value
     if origin in (Union, types.UnionType):
-        options = [a for a in get_args(kind) if a is not type(None)]
-        if value is None and len(options) < len(get_args(kind)):
-            return None
-        if set(options) == {int, float}:  # a count exact when whole: an int stays an int
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            return _within(_checked(value, number, "a number", where), bounds, where)
-        if len(options) == 1:
-            return read(value, options[0], where, bounds)
-        for option in options:  # several kinds of scalar (a claim's values): the first that reads
-            try:
-                return read(value, option, where, bounds)
-            except GpuConceptsError:
-                pass
-        kinds = [_kind_text(o) for o in options]
-        listed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
-        raise GpuConceptsError(f"{where} must be {listed}; got {_shown(value)}")
+        return _read_union(value, kind, where, bounds)
     if kind is bool:
         return _checked(value, isinstance(value, bool), "true or false", where)
     if kind is int:
@@ -295,7 +280,36 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
         return float(_within(value, bounds, where))
     if kind is str:
         return _checked(value, isinstance(value, str), "a string", where)
-    if origin is tuple:
+    if origin in (tuple, dict, Mapping):
+        return _read_collection(value, kind, where, bounds)
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return from_record(kind, value, where)
+    raise TypeError(f"records: no reader for {kind!r} ({where})")
+
+
+def _read_union(value: object, kind: Any, where: str, bounds: Bounds) -> Any:
+    """``value`` read as one of the union ``kind``'s members (None where it admits None)."""
+    options = [a for a in get_args(kind) if a is not type(None)]
+    if value is None and len(options) < len(get_args(kind)):
+        return None
+    if set(options) == {int, float}:  # a count exact when whole: an int stays an int
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return _within(_checked(value, number, "a number", where), bounds, where)
+    if len(options) == 1:
+        return read(value, options[0], where, bounds)
+    for option in options:  # several kinds of scalar (a claim's values): the first that reads
+        try:
+            return read(value, option, where, bounds)
+        except GpuConceptsError:
+            pass
+    kinds = [_kind_text(o) for o in options]
+    listed = f"{', '.join(kinds[:-1])} or {kinds[-1]}"
+    raise GpuConceptsError(f"{where} must be {listed}; got {_shown(value)}")
+
+
+def _read_collection(value: object, kind: Any, where: str, bounds: Bounds) -> Any:
+    """``value`` read as the tuple or mapping ``kind``, each item by its own type."""
+    if get_origin(kind) is tuple:
         _checked(value, isinstance(value, list | tuple), "a list", where)
         items = list(value)  # type: ignore[call-overload]
         args = get_args(kind)
@@ -305,16 +319,12 @@ def read(value: object, kind: Any, where: str, bounds: Bounds = NON_NEGATIVE) ->
             raise GpuConceptsError(f"{where} must hold {len(args)} entries; got {len(items)}")
         pairs = enumerate(zip(items, args, strict=True))
         return tuple(read(v, a, f"{where}[{i}]", bounds) for i, (v, a) in pairs)
-    if origin in (dict, Mapping):
-        _checked(value, isinstance(value, Mapping), "an object", where)
-        key_kind, item_kind = get_args(kind)
-        return {
-            read(k, key_kind, f"{where} key"): read(v, item_kind, f"{where}[{k!r}]", bounds)
-            for k, v in value.items()  # type: ignore[attr-defined]
-        }
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        return from_record(kind, value, where)
-    raise TypeError(f"records: no reader for {kind!r} ({where})")
+    _checked(value, isinstance(value, Mapping), "an object", where)  # a dict or a Mapping
+    key_kind, item_kind = get_args(kind)
+    return {
+        read(k, key_kind, f"{where} key"): read(v, item_kind, f"{where}[{k!r}]", bounds)
+        for k, v in value.items()  # type: ignore[attr-defined]
+    }
 
 
 _KIND_TEXT: dict[Any, str] = {
