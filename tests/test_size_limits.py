@@ -22,11 +22,9 @@ FILES_OVER = frozenset(
     {
         "gpuconcepts/analysis/report.py",
         "gpuconcepts/book.py",
-        "gpuconcepts/claims/rnn.py",
         "gpuconcepts/claims/wholemodel.py",
         "gpuconcepts/distributed/claims.py",
         "gpuconcepts/kernels/peaks.py",
-        "gpuconcepts/lab.py",
         "gpuconcepts/run/run.py",
     }
 )
@@ -34,12 +32,6 @@ FILES_OVER = frozenset(
 
 FUNCTIONS_OVER = frozenset(
     {
-        "gpuconcepts/claims/cnn.py:judge_conv_vs_depthwise",
-        "gpuconcepts/claims/cnn.py:judge_weight_sharing",
-        "gpuconcepts/claims/dlrm.py:judge_dlrm_lookups",
-        "gpuconcepts/claims/mlp.py:judge_mlp_crossover",
-        "gpuconcepts/claims/rnn.py:judge_rnn_batch",
-        "gpuconcepts/claims/rnn.py:judge_rnn_length",
         "gpuconcepts/claims/roofline.py:judge_roofline",
         "gpuconcepts/claims/shape.py:power_law",
         "gpuconcepts/claims/transformer.py:judge_attention_doubling",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
@@ -24,6 +24,7 @@ from gpuconcepts.claims.thresholds import DIRECTION_MIN_EFFECT
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.measured import Comparison, Measured
+from gpuconcepts.results.plot import PlotSpec
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks, gap_split
 from gpuconcepts.units import number, percent, si, times
@@ -128,8 +129,9 @@ EXPERIMENT = Experiment(
 """What the CNN's claims need measured (the weights counted first), and how they are judged."""
 
 
-def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
-    """48 weights fully connected against 9 shared ones, each counted and equal to the formulas."""
+def _expected_counts(counts: WeightCounts) -> tuple[dict[str, Any], Any]:
+    """What the formulas say the post's two layers count (weights, positions, FLOPs), and how
+    often the filter uses each weight."""
     pixels = counts.image**2
     side = counts.image - counts.K + 1  # a filter without padding fits this many times per row
     conv = {"B": 1, "H_out": side, "W_out": side, "K": counts.K, "C_in": 1, "C_out": 1}
@@ -140,9 +142,15 @@ def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
         "linear_flops": formulas.mlp_flops(B=1, d_in=pixels, d_out=counts.neurons),
         "conv_flops": formulas.conv_flops(**conv),
     }
+    return expected, formulas.conv_macs(**conv) // int(expected["conv_weights"])
+
+
+def judge_weight_sharing(counts: WeightCounts, *, device: str) -> ClaimResult:
+    """48 weights fully connected against 9 shared ones, each counted and equal to the formulas."""
+    pixels = counts.image**2
+    expected, uses = _expected_counts(counts)
     got = {name: getattr(counts, name) for name in expected}
     mismatches = [n for n in expected if got[n] != expected[n]]
-    uses = formulas.conv_macs(**conv) // int(expected["conv_weights"])
     linear, filt = f"nn.Linear({pixels}, {counts.neurons})", f"nn.Conv2d(1, 1, {counts.K})"
     return ClaimResult(
         key="cnn-weight-sharing",
@@ -210,7 +218,6 @@ def judge_conv_vs_depthwise(
     ratio, interval = with_interval(
         lambda t: (dense.flops / t[0]) / (depthwise.flops / t[1]), (dense, depthwise)
     )
-    B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
     predicted = predicted_rate_ratio(dense, depthwise, peaks)
     return ClaimResult(
         key="cnn-dense-vs-depthwise",
@@ -249,14 +256,22 @@ def judge_conv_vs_depthwise(
             "dense_attainable": dense_roof,
             "depthwise_attainable": dw_roof,
         },
-        plot=bars(
-            f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
-            "kernel",
-            "FLOP/s",
-            ("dense conv2d", "depthwise conv2d"),
-            (dense_flops, dw_flops),
-            (dense_roof, dw_roof),
-            hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
-            spread=(dense.interval_flops_per_s, depthwise.interval_flops_per_s),
-        ),
+        plot=_conv_bars(dense, depthwise, (dense_roof, dw_roof), peaks),
+    )
+
+
+def _conv_bars(
+    dense: Measurement, depthwise: Measurement, roofs: tuple[float, float], peaks: Peaks
+) -> PlotSpec:
+    """The two convolutions' FLOP/s beside what the roofline allows each."""
+    B, C_in, H, W = sizes(dense, "B", "C_in", "H", "W")
+    return bars(
+        f"3×3 convolutions on {B}×{C_in}×{H}×{W}: dense against depthwise",
+        "kernel",
+        "FLOP/s",
+        ("dense conv2d", "depthwise conv2d"),
+        (dense.flops_per_s, depthwise.flops_per_s),
+        roofs,
+        hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
+        spread=(dense.interval_flops_per_s, depthwise.interval_flops_per_s),
     )

@@ -12,15 +12,13 @@ where the measured ceilings predict the largest gap.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
-from gpuconcepts.claims import thresholds as T
+from gpuconcepts.claims.lookups import LookupSweep, row_bytes_of
 from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
-from gpuconcepts.claims.predict import predicted_seconds, random_line_seconds
-from gpuconcepts.claims.quantities import formula_at, param, sizes, with_interval
-from gpuconcepts.claims.shape import bars
+from gpuconcepts.claims.quantities import formula_at, sizes
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import (
     DEFAULT_CACHE_LINE_BYTES,
@@ -32,8 +30,6 @@ from gpuconcepts.measure import (
 from gpuconcepts.questions import question
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.measured import Comparison, Measured, Wanted
-from gpuconcepts.results.plot import PlotSpec, Series
-from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import (
     MiB,
@@ -141,18 +137,6 @@ def _embedding_element_bytes(device: str) -> int:
     )
 
 
-def _row_bytes(m: Measurement) -> float:
-    """Bytes of one embedding row: the table's formula at N = 1."""
-    return float(formulas.embedding_memory(N=1, d=param(m, "d"), s=param(m, "s")))
-
-
-def _bandwidth_ratio(
-    random: Measurement, sequential: Measurement
-) -> Callable[[Sequence[float]], float]:
-    """Sequential ÷ random bandwidth from the two lookups' times (random first)."""
-    return lambda t: (sequential.bytes / t[1]) / (random.bytes / t[0])
-
-
 def judge_dlrm_lookups(
     random: Measurement,
     sequential: Measurement,
@@ -186,182 +170,104 @@ def judge_dlrm_lookups(
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):
         raise GpuConceptsError("random and sequential lookups must use the same N, B, L, d, s")
-    N, B, L, d, s = sizes(random, *names)
     c, unit = transfer_bytes, transfer_unit
-    post_table, post_batch = float(question(10).steps[0].value), float(question(11).steps[0].value)
-    table = formula_at(formulas.embedding_memory, random)
-    batch = formula_at(formulas.embedding_payload, random)
-    intensity = formula_at(formulas.embedding_intensity, random)
-    row = _row_bytes(random)
-    ridge = peaks.ridge_point
-
-    pairs = sorted([*widths, (random, sequential)], key=lambda pair: _row_bytes(pair[0]))
-    row_bytes = tuple(_row_bytes(r) for r, _ in pairs)
-    if len(set(row_bytes)) != len(row_bytes):
-        raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
-    ratios = tuple(q.bytes_per_s / r.bytes_per_s for r, q in pairs)
-    lines = tuple(
-        float(formulas.lookup_order_ratio(d=param(r, "d"), s=param(r, "s"), c=c)) for r, _ in pairs
-    )
-    # the measured ceilings' times: random rows at the random-access sweep's line rate, consecutive
-    # ones at the memory's, each row no faster than the gather issues rows (row_issue_seconds)
-    predicted = tuple(
-        max(predicted_seconds(r, peaks), random_line_seconds(r, peaks, c) or 0.0)
-        / predicted_seconds(q, peaks)
-        * q.bytes
-        / r.bytes
-        for r, q in pairs
-    )
-    judged = max(range(len(pairs)), key=lambda k: predicted[k])  # the first of equals: narrowest
-    judged_ratio, interval = with_interval(_bandwidth_ratio(*pairs[judged]), pairs[judged])
-    test = TwoSided(
-        f"sequential ÷ random bandwidth with {plain_number(row_bytes[judged])}-byte rows",
-        predicted=predicted[judged],
-        alternative="random rows stream as fast as consecutive ones",
-        alternative_value=1.0,
-        low=T.DIRECTION_MIN_EFFECT,
-        high=None,
-        measured=judged_ratio,
-        interval=interval,
-    )
-
-    # consecutive rows share lines, random rows do not: at no width may consecutive rows stream
-    # slower than random ones beyond the noise (the judged row's test says so itself)
-    anomalies = []
-    spreads = []
-    for k, pair in enumerate(pairs):
-        _, (low, high) = with_interval(_bandwidth_ratio(*pair), pair)
-        spreads.append((low, high))
-        if high < 1.0 and not (k == judged and test.anomalous):
-            anomalies.append(
-                f"with {plain_number(row_bytes[k])}-byte rows consecutive lookups streamed slower "
-                f"than random ones (sequential ÷ random bandwidth {significant(low)} to "
-                f"{significant(high)}, model {significant(predicted[k])})"
-            )
-
-    multiple = table / cache_bytes
-    reasons = []
-    if not test.distinguishes:
-        reasons.append(
-            f"the measured ceilings predict consecutive rows only {times(predicted[judged])} "
-            f"faster than random ones at best (with {plain_number(row_bytes[judged])}-byte rows): "
-            f"within {times(T.PREDICTION_FACTOR)} of no gap, so no measurement here could tell "
-            "the two apart"
-        )
-    by_row = "; ".join(  # a clause each: the list is long, and a page may split it there
-        f"{plain_number(b)} bytes {times(x)} (predicted {times(p)}, {unit} model {times(q)})"
-        for b, x, p, q in zip(row_bytes, ratios, predicted, lines, strict=True)
-    )
-    detail = (
-        f"random {si(random.bytes_per_s, 'B/s')}, sequential "
-        f"{si(sequential.bytes_per_s, 'B/s')} with the post's {plain_number(row)}-byte rows "
-        f"(DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
-    )
-    if len(pairs) > 1:
-        detail += f"; sequential ÷ random by row size: {by_row}"
-    dram = (("measured DRAM bandwidth", peaks.bytes_per_s),)
-    if len(pairs) > 1:
-        plot = PlotSpec(
-            title="Embedding lookups: achieved bandwidth by access order and row size",
-            x_label="bytes per embedding row (d·s)",
-            y_label="achieved bandwidth (bytes/s)",
-            series=(
-                Series(
-                    "random rows",
-                    row_bytes,
-                    tuple(r.bytes_per_s for r, _ in pairs),
-                    low=tuple(r.interval_bytes_per_s[0] for r, _ in pairs),
-                    high=tuple(r.interval_bytes_per_s[1] for r, _ in pairs),
-                ),
-                Series(
-                    "consecutive rows",
-                    row_bytes,
-                    tuple(q.bytes_per_s for _, q in pairs),
-                    low=tuple(q.interval_bytes_per_s[0] for _, q in pairs),
-                    high=tuple(q.interval_bytes_per_s[1] for _, q in pairs),
-                ),
-                Series(
-                    "random rows, predicted (consecutive ÷ the ceilings' predicted ratio)",
-                    row_bytes,
-                    tuple(q.bytes_per_s / p for (_, q), p in zip(pairs, predicted, strict=True)),
-                    role="predicted",
-                ),
-            ),
-            hlines=dram,
-            vlines=((f"one {unit} ({plain_number(c)} bytes)", float(c)),),
-        )
-    else:
-        plot = bars(
-            "Embedding lookups: achieved bandwidth by access order",
-            "access order",
-            "achieved bandwidth (bytes/s)",
-            ("random rows", "consecutive rows"),
-            (random.bytes_per_s, sequential.bytes_per_s),
-            log_y=False,
-            hlines=dram,
-            spread=(random.interval_bytes_per_s, sequential.interval_bytes_per_s),
-        )
+    w = LookupSweep.of([*widths, (random, sequential)], peaks, c)
     return ClaimResult(
         key="dlrm-random-vs-sequential",
         architecture="DLRM",
         claim="Random embedding lookups reach much lower bandwidth than sequential ones; "
         "a batch touches a tiny part of a huge table.",
-        prediction=f"The post's table is {describe_bytes(post_table)}; one batch reads "
-        f"{describe_bytes(post_batch)}, {percent(post_batch / post_table)} of it. Here the table has "
-        f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
-        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
-        f"Intensity {number(intensity)} FLOP/byte, far below the ridge point {number(ridge)}: "
-        f"memory-bound. Memory moves whole {plain_number(c)}-byte {unit}s and a random row "
-        "shares none with its neighbours, so it costs ⌈d·s/c⌉·c bytes (random_row_bytes): "
-        f"by that alone consecutive rows would stream {times(lines[judged])} faster with "
-        f"{plain_number(row_bytes[judged])}-byte rows. The measured ceilings (random rows at the "
-        "random-access sweep's line rate, consecutive ones at the memory's bandwidth, every row "
-        "no faster than the gather issues rows) predict "
-        f"{times(predicted[judged])} with those rows.",
-        test=test,
-        detail=detail,
+        prediction=_prediction(random, w, peaks, c, unit),
+        test=(test := w.test()),
+        detail=_detail(w, random, sequential, peaks, unit),
         device=device,
-        visible=not reasons,
-        reason="; ".join(reasons),
-        anomalies=tuple(anomalies),
+        visible=test.distinguishes,
+        reason="" if test.distinguishes else w.unseen(),
+        anomalies=w.anomalies(test),
         values={
-            "post_table_bytes": post_table,
-            "post_batch_bytes": post_batch,
-            "post_fraction": post_batch / post_table,
-            "N": N,
-            "B": B,
-            "L": L,
-            "d": d,
-            "s": s,
-            "table_bytes": table,
-            "batch_bytes": batch,
-            "fraction": batch / table,
-            "intensity": intensity,
-            "ridge_point": ridge,
-            "row_bytes": row,
-            "random_bytes_per_s": random.bytes_per_s,
-            "sequential_bytes_per_s": sequential.bytes_per_s,
-            "ratio": sequential.bytes_per_s / random.bytes_per_s,
-            "predicted_ratio": predicted[row_bytes.index(row)],
-            "judged_row_bytes": row_bytes[judged],
-            "judged_ratio": judged_ratio,
+            **_table_values(random, sequential, peaks),
+            "predicted_ratio": w.predicted[w.row_bytes.index(row_bytes_of(random))],
+            "judged_row_bytes": w.row_bytes[w.judged],
+            "judged_ratio": test.measured,
             "transfer_bytes": c,
             "transfer_unit": unit,
             "cache_bytes": cache_bytes,
-            "cache_multiple": multiple,
-            **{f"ratio_{int(b)}B_rows": x for b, x in zip(row_bytes, ratios, strict=True)},
-            **{
-                f"ratio_{int(b)}B_rows_low": lo
-                for b, (lo, _) in zip(row_bytes, spreads, strict=True)
-            },
-            **{
-                f"ratio_{int(b)}B_rows_high": hi
-                for b, (_, hi) in zip(row_bytes, spreads, strict=True)
-            },
-            **{f"predicted_{int(b)}B_rows": p for b, p in zip(row_bytes, predicted, strict=True)},
+            "cache_multiple": formula_at(formulas.embedding_memory, random) / cache_bytes,
+            **w.values(),
         },
-        plot=plot,
+        plot=w.plot(peaks, unit, c),
     )
+
+
+def _detail(
+    w: LookupSweep, random: Measurement, sequential: Measurement, peaks: Peaks, unit: str
+) -> str:
+    """The bandwidths at the post's row width, then the ratio at every width, in words."""
+    detail = (
+        f"random {si(random.bytes_per_s, 'B/s')}, sequential "
+        f"{si(sequential.bytes_per_s, 'B/s')} with the post's "
+        f"{plain_number(row_bytes_of(random))}-byte rows (DRAM peak {si(peaks.bytes_per_s, 'B/s')})"
+    )
+    if len(w.pairs) > 1:
+        detail += f"; sequential ÷ random by row size: {w.by_row(unit)}"
+    return detail
+
+
+def _post_sizes() -> tuple[float, float]:
+    """The post's table and the bytes one of its batches reads (questions 10 and 11)."""
+    return float(question(10).steps[0].value), float(question(11).steps[0].value)
+
+
+def _prediction(random: Measurement, w: LookupSweep, peaks: Peaks, c: int, unit: str) -> str:
+    """The claim's prediction in words: the post's table and batch, this run's, and the gap
+    the transfer-unit model and the measured ceilings give at the judged row width."""
+    post_table, post_batch = _post_sizes()
+    N, B, L = sizes(random, "N", "B", "L")
+    table = formula_at(formulas.embedding_memory, random)
+    batch = formula_at(formulas.embedding_payload, random)
+    intensity = formula_at(formulas.embedding_intensity, random)
+    rows = plain_number(w.row_bytes[w.judged])
+    return (
+        f"The post's table is {describe_bytes(post_table)}; one batch reads "
+        f"{describe_bytes(post_batch)}, {percent(post_batch / post_table)} of it. Here the table has "
+        f"{plain_number(N)} rows ({binary_bytes(table)}) and a batch of {plain_number(B)}×"
+        f"{plain_number(L)} rows reads {binary_bytes(batch)}, {percent(batch / table)} of it. "
+        f"Intensity {number(intensity)} FLOP/byte, far below the ridge point "
+        f"{number(peaks.ridge_point)}: memory-bound. Memory moves whole {plain_number(c)}-byte "
+        f"{unit}s and a random row shares none with its neighbours, so it costs ⌈d·s/c⌉·c bytes "
+        f"(random_row_bytes): by that alone consecutive rows would stream "
+        f"{times(w.lines[w.judged])} faster with {rows}-byte rows. The measured ceilings (random "
+        "rows at the random-access sweep's line rate, consecutive ones at the memory's "
+        "bandwidth, every row no faster than the gather issues rows) predict "
+        f"{times(w.predicted[w.judged])} with those rows."
+    )
+
+
+def _table_values(random: Measurement, sequential: Measurement, peaks: Peaks) -> dict[str, float]:
+    """The post's and this run's table and batch, and the lookups at the post's row width."""
+    post_table, post_batch = _post_sizes()
+    N, B, L, d, s = sizes(random, "N", "B", "L", "d", "s")
+    table = formula_at(formulas.embedding_memory, random)
+    batch = formula_at(formulas.embedding_payload, random)
+    return {
+        "post_table_bytes": post_table,
+        "post_batch_bytes": post_batch,
+        "post_fraction": post_batch / post_table,
+        "N": N,
+        "B": B,
+        "L": L,
+        "d": d,
+        "s": s,
+        "table_bytes": table,
+        "batch_bytes": batch,
+        "fraction": batch / table,
+        "intensity": formula_at(formulas.embedding_intensity, random),
+        "ridge_point": peaks.ridge_point,
+        "row_bytes": row_bytes_of(random),
+        "random_bytes_per_s": random.bytes_per_s,
+        "sequential_bytes_per_s": sequential.bytes_per_s,
+        "ratio": sequential.bytes_per_s / random.bytes_per_s,
+    }
 
 
 def post_row_text(result: ClaimResult) -> str:

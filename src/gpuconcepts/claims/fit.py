@@ -14,6 +14,7 @@ unit-tested on synthetic data whose answer is known.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,6 +96,44 @@ class AffineFit:
     def predict(self, x: float) -> float:
         """The fitted line at ``x``."""
         return self.fixed + self.per_unit * x
+
+
+@dataclass(frozen=True)
+class AffineHalves:
+    """The shorter and the longer half of a sweep (sharing their middle points when the count
+    is odd): how the cost per unit bends from one to the other, read as an exponent.
+
+    >>> halves = AffineHalves.of([16, 64, 256, 1024])
+    >>> halves.short, halves.long
+    ((16, 64, 256), (64, 256, 1024))
+    >>> round(halves.exponent([1e-3 + 1e-5 * S for S in (16, 64, 256, 1024)]), 9)
+    1.0
+    >>> round(halves.exponent([1e-9 * S**2 for S in (16, 64, 256, 1024)]), 2)
+    2.0
+    """
+
+    short: tuple[float, ...]
+    long: tuple[float, ...]
+
+    @classmethod
+    def of(cls, x: Sequence[float]) -> AffineHalves:
+        """The halves of the sorted points ``x``."""
+        k = len(x) // 2 + 1
+        return cls(tuple(x[:k]), tuple(x[-k:]))
+
+    def bend(self, y: Sequence[float]) -> float:
+        """The cost per unit over the longer half ÷ that over the shorter (1 when linear),
+        each fitted by :func:`fit_affine`, so a cost paid once cancels."""
+        k = len(self.short)
+        return fit_affine(self.long, y[-k:]).per_unit / fit_affine(self.short, y[:k]).per_unit
+
+    def exponent(self, y: Sequence[float]) -> float:
+        """The exponent p of ``a·x**p`` whose cost per unit bends so between the halves' mean
+        points (1 when each unit adds the same cost, 2 when the cost per unit grows with x)."""
+        spread = (self.long[0] + self.long[-1]) / (self.short[0] + self.short[-1])
+        # a·x**p costs per unit ∝ x**(p-1) over a range; a slope that fell to 0 or below
+        # reads as no growth at all (finite, so an interval stays a number)
+        return 1 + math.log(max(self.bend(y), 1e-9)) / math.log(spread)
 
 
 def fit_affine(x: Sequence[float], y: Sequence[float]) -> AffineFit:

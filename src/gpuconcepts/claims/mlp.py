@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
@@ -127,6 +128,28 @@ class _MlpSweep:
             ),
         )
 
+    def crossover_plot(
+        self, plateau: float, crossovers: tuple[float | None, float | None, float | None]
+    ) -> PlotSpec:
+        """The sweep with the peak and the layer's plateau, and each crossover found: the
+        post's (intensity = ridge), the predicted roofs' and the layer's own roofs'."""
+        names = (
+            "the post's crossover (intensity = ridge)",
+            "predicted crossover (the predicted roofs meet)",
+            "measured crossover (the layer's own roofs meet)",
+        )
+        return PlotSpec(
+            title="MLP: where the batch sweep crosses the ridge point",
+            x_label="batch size B",
+            y_label="FLOP/s",
+            series=self.series(),
+            hlines=(
+                ("measured peak FLOP/s", self.peaks.flops_per_s),
+                ("the layer's plateau", plateau),
+            ),
+            vlines=tuple((n, B) for n, B in zip(names, crossovers, strict=True) if B is not None),
+        )
+
     def own_roofs(self, rates: Sequence[float]) -> tuple[float, float, float | None]:
         """The layer's plateau (its best FLOP/s over the sweep), its bandwidth (the minimal
         bytes per second at the smallest batch) and the B where the two meet, at ``rates``."""
@@ -223,56 +246,23 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     # the predicted roofs meet only where the layer's intensity can reach the ridge at all
     predicted = w.own_roofs(w.predicted)[2] if at_ridge is not None else None
     ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
-    lo, hi = w.batches[0], w.batches[-1]
-    # the claim can only be seen when the predicted crossover lies inside the sweep
-    if predicted is None:
-        reason = (
-            f"this layer's intensity never exceeds {number(ceiling)} FLOP/byte (its limit as B grows),"
-            f" below this device's ridge point {number(ridge)}: it stays memory-bound at any batch"
-        )
-    elif not lo <= predicted <= hi:
-        reason = (
-            f"the predicted crossover B ≈ {number(predicted)} lies outside the sweep "
-            f"(B = {plain_number(lo)} … {plain_number(hi)})"
-        )
-    else:
-        reason = ""
-    visible = not reason
-    flops = tuple(m.flops for m in w.ordered)
-
-    def own_roofs(seconds: Sequence[float]) -> tuple[float, float, float | None]:
-        """The layer's plateau (FLOP/s), its bandwidth (bytes/s) and the B where they meet."""
-        return w.own_roofs([f / t for f, t in zip(flops, seconds, strict=True)])
-
-    def knee_ratio(seconds: Sequence[float]) -> float:
-        found = own_roofs(seconds)[2]
-        return math.inf if found is None or predicted is None else found / predicted
-
-    ratio, interval = with_interval(knee_ratio, w.ordered)
-    plateau, bandwidth, measured_b = own_roofs([m.seconds for m in w.ordered])
-    vlines: list[tuple[str, float]] = []
-    if at_ridge is not None:
-        vlines.append(("the post's crossover (intensity = ridge)", at_ridge))
-    if predicted is not None:
-        vlines.append(("predicted crossover (the predicted roofs meet)", predicted))
-    if measured_b is not None:
-        vlines.append(("measured crossover (the layer's own roofs meet)", measured_b))
-    meet = f"B ≈ {number(measured_b)}" if measured_b is not None else "no batch size"
+    lo = w.batches[0]
+    reason = _unseen_crossover(w, predicted, ceiling)
+    ratio, interval = with_interval(partial(_knee_ratio, w, predicted), w.ordered)
+    plateau, bandwidth, measured_b = w.own_roofs([m.flops / m.seconds for m in w.ordered])
     return ClaimResult(
         key="mlp-crossover",
         architecture="MLP",
         claim="Batch size moves the MLP from memory-bound to compute-bound where its "
         "intensity crosses the ridge point.",
         prediction=f"ridge point {number(ridge)} FLOP/byte (measured peaks {si(peak, 'FLOP/s')} / "
-        f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at "
-        + (f"B ≈ {number(at_ridge)}" if at_ridge is not None else "no batch size")
-        + f" (its limit as B grows: {number(ceiling)} FLOP/byte). The layer's roofs as the "
+        f"{si(w.peaks.bytes_per_s, 'B/s')}); mlp_intensity reaches it at {_at_batch(at_ridge)} "
+        f"(its limit as B grows: {number(ceiling)} FLOP/byte). The layer's roofs as the "
         "measured ceilings predict them (the GEMM sweep's products of its shapes, a call's "
-        "floor) meet at "
-        + (f"B ≈ {number(predicted)}" if predicted is not None else "no batch size"),
+        f"floor) meet at {_at_batch(predicted)}",
         test=TwoSided(
             "measured crossover B ÷ predicted B",
-            predicted=1.0 if visible else math.inf,
+            predicted=math.inf if reason else 1.0,
             alternative="compute-bound from the first batch of the sweep",
             alternative_value=lo / predicted if predicted else math.inf,
             low=1 / PREDICTION_FACTOR,
@@ -283,9 +273,9 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
         detail=f"the layer's plateau {si(plateau, 'FLOP/s')} ({percent(plateau / peak)} of the "
         f"peak) over its bandwidth at B={plain_number(lo)}, {si(bandwidth, 'B/s')} "
         f"({percent(bandwidth / w.peaks.bytes_per_s)} of DRAM's), is its own ridge, "
-        f"{number(plateau / bandwidth)} FLOP/byte, reached at {meet}",
+        f"{number(plateau / bandwidth)} FLOP/byte, reached at {_at_batch(measured_b)}",
         device=device,
-        visible=visible,
+        visible=not reason,
         reason=reason,
         values={
             "ridge_point": ridge,
@@ -296,12 +286,34 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
             "intensity_limit": ceiling,
             "peak_flops_per_s": peak,
         },
-        plot=PlotSpec(
-            title="MLP: where the batch sweep crosses the ridge point",
-            x_label="batch size B",
-            y_label="FLOP/s",
-            series=w.series(),
-            hlines=(("measured peak FLOP/s", peak), ("the layer's plateau", plateau)),
-            vlines=tuple(vlines),
-        ),
+        plot=w.crossover_plot(plateau, (at_ridge, predicted, measured_b)),
     )
+
+
+def _at_batch(B: float | None) -> str:
+    return f"B ≈ {number(B)}" if B is not None else "no batch size"
+
+
+def _unseen_crossover(w: _MlpSweep, predicted: float | None, ceiling: float) -> str:
+    """Why the crossover cannot be seen in this sweep ("" when it can): the layer never
+    reaches the ridge, or the predicted crossover lies outside the sweep."""
+    lo, hi = w.batches[0], w.batches[-1]
+    if predicted is None:
+        return (
+            f"this layer's intensity never exceeds {number(ceiling)} FLOP/byte (its limit as B grows),"
+            f" below this device's ridge point {number(w.peaks.ridge_point)}: it stays "
+            "memory-bound at any batch"
+        )
+    if not lo <= predicted <= hi:
+        return (
+            f"the predicted crossover B ≈ {number(predicted)} lies outside the sweep "
+            f"(B = {plain_number(lo)} … {plain_number(hi)})"
+        )
+    return ""
+
+
+def _knee_ratio(w: _MlpSweep, predicted: float | None, seconds: Sequence[float]) -> float:
+    """The B where the layer's own roofs meet, at ``seconds`` per batch, over the predicted B."""
+    rates = [m.flops / t for m, t in zip(w.ordered, seconds, strict=True)]
+    found = w.own_roofs(rates)[2]
+    return math.inf if found is None or predicted is None else found / predicted

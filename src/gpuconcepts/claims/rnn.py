@@ -26,39 +26,33 @@ paid once, while the GEMM of the same FLOPs sits near a 20 µs floor:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
-from gpuconcepts.claims.fit import AffineFit, fit_affine
+from gpuconcepts.claims.fit import AffineFit, AffineHalves, fit_affine
 from gpuconcepts.claims.plan import Experiment
 from gpuconcepts.claims.predict import predicted_seconds
 from gpuconcepts.claims.quantities import (
-    formula_along,
     param,
     size_values,
-    sizes,
     sorted_sweep,
     with_interval,
 )
+from gpuconcepts.claims.rnn_steps import judge_rnn_batch, judge_rnn_loop_vs_gemm
 from gpuconcepts.claims.shape import (
     Counterpart,
-    bars,
     counterpart_sweep,
     interval_ends,
     median_seconds,
 )
-from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.measured import Comparison, Measured, Wanted
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
-from gpuconcepts.roofline import Peaks, place
-from gpuconcepts.units import US, number, plain_number, si, significant, times
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.units import US, number, plain_number, si, times
 
 if TYPE_CHECKING:
     from gpuconcepts.claims.roofline import Found
@@ -107,61 +101,42 @@ EXPERIMENT = Experiment("RNN", comparisons, judge)
 """What the RNN's claims need measured, and how they are judged."""
 
 
+_LENGTH_SWEEP = "an RNN length sweep"
+_PARALLEL = "the steps run in parallel, as the GEMM does"
+_ONE_GEMM = "one GEMM of the same FLOPs"
+"""The length claim's sweep, its counterpart's alternative and its label, in words."""
+
+
 def judge_rnn_length(
-    sweep: Sequence[Measurement],
-    parallel: Sequence[Measurement],
-    *,
-    peaks: Peaks,
-    device: str,
+    sweep: Sequence[Measurement], parallel: Sequence[Measurement], *, peaks: Peaks, device: str
 ) -> ClaimResult:
     """RNN time grows linearly with S: each step adds the same cost, the cost of a chain of
     dependent operations, while one GEMM of the same FLOPs (``parallel``, over the same S)
     adds next to nothing per token.
 
     The post says "linearly", so the test is the exponent of the growing part of the time in
-    S (issue 45): the cost per step fitted over the longer half of the sweep against the
-    shorter half's (:func:`fit_affine`, so a cost paid once per call cancels), read as the
-    exponent p of ``a·S**p`` that gives that ratio between the halves' mean lengths (1 when
-    each step adds the same cost, 2 when the cost per step grows with S). It holds within
+    S (issue 45): how the cost per step bends from the shorter half of the sweep to the longer
+    (:class:`~gpuconcepts.claims.fit.AffineHalves`: a cost paid once per call cancels), 1 when
+    each step adds the same cost, 2 when the cost per step grows with S. It holds within
     :data:`~gpuconcepts.claims.thresholds.RNN_EXPONENT_TOLERANCE` of 1; the alternative is a
     quadratic cost. The cost per step the once-measured ceilings predict (a chain of
     operations at the per-operation floor) is shown beside it, the model's, never the test.
     """
     fixed = ("B", "d_in", "d_h")
-    what = "an RNN length sweep"
-    ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
-    counterpart = Counterpart(
-        "the steps run in parallel, as the GEMM does", "one GEMM of the same FLOPs", parallel
+    ordered = sorted_sweep(sweep, "S", fixed=fixed, what=_LENGTH_SWEEP)
+    other = counterpart_sweep(
+        Counterpart(_PARALLEL, _ONE_GEMM, parallel), ordered, fixed=fixed, what=_LENGTH_SWEEP
     )
-    other = counterpart_sweep(counterpart, ordered, fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
     seconds = tuple(median_seconds(m) for m in ordered)
-    other_seconds = tuple(median_seconds(m) for m in other)
     fit = fit_affine(lengths, seconds)
-    per_step = fit.per_unit / US
     predicted_times = tuple(predicted_seconds(m, peaks) for m in ordered)
     predicted = fit_affine(lengths, predicted_times).per_unit / US
-    gemm = fit_affine(lengths, other_seconds)
-    # linear: the shorter and the longer half of the sweep cost the same per step
-    k = len(lengths) // 2 + 1
-    short, long = lengths[:k], lengths[-k:]
-    spread_s = (long[0] + long[-1]) / (short[0] + short[-1])  # the halves' mean lengths
-
-    def bend_of(t: Sequence[float]) -> float:
-        return fit_affine(long, t[-k:]).per_unit / fit_affine(short, t[:k]).per_unit
-
-    def exponent_of(t: Sequence[float]) -> float:
-        # a·S**p costs per step ∝ S**(p-1) over a range; a slope that fell to 0 or below
-        # reads as no growth at all (finite, so the interval stays a number)
-        return 1 + math.log(max(bend_of(t), 1e-9)) / math.log(spread_s)
-
-    bend = bend_of(seconds)
-    exponent, interval = with_interval(exponent_of, ordered)
-    tolerance = T.RNN_EXPONENT_TOLERANCE
+    gemm = fit_affine(lengths, tuple(median_seconds(m) for m in other))
+    halves = AffineHalves.of(lengths)
+    bend = halves.bend(seconds)
+    exponent, interval = with_interval(halves.exponent, ordered)
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
-    first, last = plain_number(lengths[0]), plain_number(lengths[-1])
-    spread = interval_ends(m.interval_seconds for m in ordered)
-    other_low, other_high = interval_ends(m.interval_seconds for m in other)
     return ClaimResult(
         key="rnn-linear-in-S",
         architecture="RNN",
@@ -174,17 +149,12 @@ def judge_rnn_length(
             predicted=T.RNN_EXPONENT,
             alternative="each step costs more the longer the sequence: time ∝ S²",
             alternative_value=2.0,
-            low=T.RNN_EXPONENT - tolerance,
-            high=T.RNN_EXPONENT + tolerance,
+            low=T.RNN_EXPONENT - T.RNN_EXPONENT_TOLERANCE,
+            high=T.RNN_EXPONENT + T.RNN_EXPONENT_TOLERANCE,
             measured=exponent,
             interval=interval,
         ),
-        detail=f"time = {_line(fit)} over S = {first} … {last} (R² {number(fit.r_squared)}); "
-        f"cost per step {si(per_step * US, 's')} (the measured ceilings predict "
-        f"{si(predicted * US, 's')}), over S = {plain_number(long[0])} … {last} "
-        f"{times(bend)} that over S = {first} … {plain_number(short[-1])}; "
-        f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}; "
-        f"one GEMM of the same FLOPs: {_line(gemm)}" + _fused(ordered[-1]),
+        detail=_length_detail(ordered, fit, predicted, _bent(halves, bend), gemm),
         device=device,
         values={
             "per_step_seconds": fit.per_unit,
@@ -195,27 +165,71 @@ def judge_rnn_length(
             "gemm_per_token_seconds": gemm.per_unit,
             "r_squared": fit.r_squared,
         },
-        plot=PlotSpec(
-            title=f"nn.RNN and one GEMM of its FLOPs against S ({held})",
-            x_label="sequence length S",
-            y_label="seconds",
-            series=(
-                Series("measured", lengths, seconds, low=spread[0], high=spread[1]),
-                Series(counterpart.label, lengths, other_seconds, low=other_low, high=other_high),
-                Series(
-                    "the measured ceilings' prediction",
-                    lengths,
-                    predicted_times,
-                    role="predicted",
-                ),
-                Series(
-                    f"fit: {_line(fit)}",
-                    lengths,
-                    tuple(fit.predict(x) for x in lengths),
-                    role="threshold",
-                ),
+        plot=_length_plot(ordered, (_ONE_GEMM, other), predicted_times, fit, held),
+    )
+
+
+def _length_plot(
+    ordered: Sequence[Measurement],
+    counterpart: tuple[str, Sequence[Measurement]],
+    predicted: tuple[float, ...],
+    fit: AffineFit,
+    held: str,
+) -> PlotSpec:
+    """nn.RNN's time over S beside its GEMM counterpart's, the ceilings' prediction and the fit."""
+    lengths = size_values(ordered, "S")
+    label, other = counterpart
+    low, high = interval_ends(m.interval_seconds for m in ordered)
+    other_low, other_high = interval_ends(m.interval_seconds for m in other)
+    return PlotSpec(
+        title=f"nn.RNN and one GEMM of its FLOPs against S ({held})",
+        x_label="sequence length S",
+        y_label="seconds",
+        series=(
+            Series(
+                "measured", lengths, tuple(median_seconds(m) for m in ordered), low=low, high=high
+            ),
+            Series(
+                label,
+                lengths,
+                tuple(median_seconds(m) for m in other),
+                low=other_low,
+                high=other_high,
+            ),
+            Series("the measured ceilings' prediction", lengths, predicted, role="predicted"),
+            Series(
+                f"fit: {_line(fit)}",
+                lengths,
+                tuple(fit.predict(x) for x in lengths),
+                role="threshold",
             ),
         ),
+    )
+
+
+def _length_detail(
+    ordered: Sequence[Measurement], fit: AffineFit, predicted: float, bent: str, gemm: AffineFit
+) -> str:
+    """The fitted line, the cost per step measured and predicted (µs), how it bends between
+    the sweep's halves, the ends' times and the GEMM's line, in words."""
+    lengths = size_values(ordered, "S")
+    seconds = (median_seconds(ordered[0]), median_seconds(ordered[-1]))
+    first, last = plain_number(lengths[0]), plain_number(lengths[-1])
+    return (
+        f"time = {_line(fit)} over S = {first} … {last} (R² {number(fit.r_squared)}); "
+        f"cost per step {si(fit.per_unit, 's')} (the measured ceilings predict "
+        f"{si(predicted * US, 's')}), {bent}; {si(seconds[0], 's')} at S={first}, "
+        f"{si(seconds[-1], 's')} at S={last}; one GEMM of the same FLOPs: {_line(gemm)}"
+        + _fused(ordered[-1])
+    )
+
+
+def _bent(halves: AffineHalves, bend: float) -> str:
+    """How the cost per step over the longer half compares with the shorter's, in words."""
+    long, short = halves.long, halves.short
+    return (
+        f"over S = {plain_number(long[0])} … {plain_number(long[-1])} {times(bend)} that over "
+        f"S = {plain_number(short[0])} … {plain_number(short[-1])}"
     )
 
 
@@ -236,228 +250,3 @@ def _fused(m: Measurement) -> str:
         "fewer than its steps: the steps ran inside fused kernels, where none pays the "
         "per-operation floor the prediction charges"
     )
-
-
-def judge_rnn_loop_vs_gemm(
-    loop: Measurement, gemm: Measurement, *, peaks: Peaks, device: str
-) -> ClaimResult:
-    """The dependent step loop is much slower than the same FLOPs run as one GEMM: at least
-    :data:`~gpuconcepts.claims.thresholds.RNN_MIN_LOOP_SLOWDOWN` times (the post's "much",
-    a direction with its effect size). The ratio the once-measured ceilings predict is shown
-    beside it, the model's, never the test."""
-    if loop.flops != gemm.flops:
-        raise GpuConceptsError(
-            f"loop and GEMM must do the same FLOPs; got {loop.flops} and {gemm.flops}"
-        )
-    S = param(loop, "S")
-    slowdown, interval = with_interval(lambda t: t[0] / t[1], (loop, gemm))
-    roofline = place(gemm, peaks).predicted_seconds
-    loop_predicted, gemm_predicted = predicted_seconds(loop, peaks), predicted_seconds(gemm, peaks)
-    predicted = loop_predicted / gemm_predicted
-    return ClaimResult(
-        key="rnn-loop-vs-gemm",
-        architecture="RNN",
-        claim="The step-by-step recurrence is much slower than the same arithmetic done at once.",
-        prediction=f"both do rnn_flops = {plain_number(loop.flops)} FLOPs on "
-        f"rnn_bytes = {plain_number(loop.bytes)} bytes, so the roofline gives both "
-        f"{si(roofline, 's')}; only the loop must run its {S} steps in order, each step's "
-        f"operations at the measured per-operation floor (the chain roof), so the measured "
-        f"ceilings predict {si(loop_predicted, 's')} for the loop against "
-        f"{si(gemm_predicted, 's')} for the GEMM (its product's shape in the GEMM sweep)",
-        test=TwoSided(
-            "loop time ÷ GEMM time",
-            predicted=predicted,
-            alternative="no dependency: the loop takes as long as the GEMM",
-            alternative_value=1.0,
-            low=T.RNN_MIN_LOOP_SLOWDOWN,
-            high=None,
-            measured=slowdown,
-            interval=interval,
-        ),
-        detail=f"step loop {si(median_seconds(loop), 's')}, one GEMM {si(median_seconds(gemm), 's')}",
-        device=device,
-        values={
-            "loop_seconds": median_seconds(loop),
-            "gemm_seconds": median_seconds(gemm),
-            "slowdown": slowdown,
-            "roofline_seconds": place(loop, peaks).predicted_seconds,
-        },
-        plot=bars(
-            f"The same RNN FLOPs, with and without the step dependency (S={S})",
-            "implementation",
-            "seconds",
-            (f"step loop ({S} steps)", "one batched GEMM"),
-            (median_seconds(loop), median_seconds(gemm)),
-            (place(loop, peaks).predicted_seconds, place(gemm, peaks).predicted_seconds),
-            spread=(loop.interval_seconds, gemm.interval_seconds),
-        ),
-    )
-
-
-def step_seconds(m: Measurement, peaks: Peaks) -> float:
-    """The predicted time of one step of a recurrence: its share of the roofline time, or the
-    measured latency floor of one kernel when that is longer (a step cannot start before the
-    previous one ends, so each pays at least one kernel's latency)."""
-    share = place(m, peaks).predicted_seconds / param(m, "S")
-    return max(share, peaks.latency_seconds or 0.0)
-
-
-def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) -> ClaimResult:
-    """More batch raises throughput, yet the time per step (the critical path) does not fall."""
-    ordered = sorted_sweep(sweep, "B", fixed=("S", "d_in", "d_h"), what="an RNN batch sweep")
-    batches = size_values(ordered, "B")
-    flops = formula_along(formulas.rnn_flops, ordered)
-    S = param(ordered[0], "S")
-    per_step = tuple(median_seconds(m) / S for m in ordered)
-    throughput = tuple(b * S / median_seconds(m) for b, m in zip(batches, ordered, strict=True))
-    gain = throughput[-1] / throughput[0]
-    latency_ratio, interval = with_interval(lambda t: t[1] / t[0], (ordered[0], ordered[-1]))
-    k = batches[-1] / batches[0]
-    predicted = step_seconds(ordered[-1], peaks) / step_seconds(ordered[0], peaks)
-    b0, b1 = plain_number(batches[0]), plain_number(batches[-1])
-    # each point's spread: its time's quartiles, on the plot's scale (relative to B=b0's median)
-    quartiles = tuple(m.interval_seconds for m in ordered)
-    step_low, step_high = interval_ends(
-        (lo / S / per_step[0], hi / S / per_step[0]) for lo, hi in quartiles
-    )
-    rate_low, rate_high = interval_ends(
-        (b * S / hi / throughput[0], b * S / lo / throughput[0])
-        for b, (lo, hi) in zip(batches, quartiles, strict=True)
-    )
-    return ClaimResult(
-        key="rnn-batch-vs-critical-path",
-        architecture="RNN",
-        claim="More batch raises throughput but does not shorten the sequential critical path "
-        "(a direction only: the test asks that time per step not fall with B, not how much it "
-        "rises).",
-        prediction=f"rnn_flops grows {number(flops[-1] / flops[0])}× from B={b0} to B={b1}, all "
-        f"of it parallel within a step; the {S} steps stay in order, so time per step cannot "
-        "fall below its value at the smallest batch (the roofline with the latency floor "
-        f"per step gives {times(predicted)})",
-        test=TwoSided(
-            f"time per step at B={b1} ÷ at B={b0}",
-            predicted=predicted,
-            alternative="batch shortens the critical path: time per step ∝ 1/B",
-            alternative_value=1 / k,
-            low=T.RNN_MIN_LATENCY_RATIO,
-            high=k / T.RNN_MIN_THROUGHPUT_GAIN,
-            measured=latency_ratio,
-            interval=interval,
-        ),
-        detail=f"throughput {significant(throughput[0])} → {significant(throughput[-1])} "
-        f"tokens/s ({times(gain)}); time per step {si(per_step[0], 's')} → "
-        f"{si(per_step[-1], 's')}",
-        device=device,
-        values={
-            "throughput_gain": gain,
-            "latency_ratio": latency_ratio,
-            "per_step_seconds_min_B": per_step[0],
-            "per_step_seconds_max_B": per_step[-1],
-        },
-        plot=PlotSpec(
-            title=f"nn.RNN over S={S}: batch against throughput and time per step",
-            x_label="batch size B",
-            y_label=f"relative to B={b0}",
-            series=(
-                Series(
-                    "throughput (tokens/s)",
-                    batches,
-                    tuple(t / throughput[0] for t in throughput),
-                    low=rate_low,
-                    high=rate_high,
-                ),
-                Series(
-                    "time per step",
-                    batches,
-                    tuple(p / per_step[0] for p in per_step),
-                    low=step_low,
-                    high=step_high,
-                ),
-            ),
-            hlines=(
-                (
-                    f"time per step floor ({number(T.RNN_MIN_LATENCY_RATIO)}×)",
-                    T.RNN_MIN_LATENCY_RATIO,
-                ),
-            ),
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class StepCost:
-    """What the dependency costs per step: a step loop against one GEMM of the same FLOPs.
-
-    Every number is the run's: the per-step FLOPs from the formula, the peak and the latency
-    floor from the run's peaks, the two times measured. The slowdown is
-    ``1 + extra_per_step / gemm_per_step``: the dependency costs little when each step holds
-    enough work that its GEMM time dwarfs the extra a dependent step pays, and much when it
-    does not.
-    """
-
-    loop: Measurement
-    gemm: Measurement
-    step_flops: float
-    """rnn_flops of one step (S = 1) at the pair's B, d_in, d_h."""
-    step_at_peak: float
-    """Seconds one step's FLOPs take at the measured peak."""
-    latency: float
-    """The measured latency floor of one kernel (nan when the run has none)."""
-
-    @property
-    def steps(self) -> int:
-        """S, the steps the loop runs one after another."""
-        return param(self.loop, "S")
-
-    @property
-    def floors(self) -> float:
-        """One step's work at the peak, in latency floors: the work per step against the
-        machine's width."""
-        return self.step_at_peak / self.latency
-
-    @property
-    def loop_per_step(self) -> float:
-        """Measured loop time per step."""
-        return median_seconds(self.loop) / self.steps
-
-    @property
-    def gemm_per_step(self) -> float:
-        """Measured GEMM time per step's worth of its FLOPs."""
-        return median_seconds(self.gemm) / self.steps
-
-    @property
-    def extra_per_step(self) -> float:
-        """What a dependent step costs beyond its share of the GEMM."""
-        return self.loop_per_step - self.gemm_per_step
-
-    @property
-    def slowdown(self) -> float:
-        """Loop time ÷ GEMM time."""
-        return median_seconds(self.loop) / median_seconds(self.gemm)
-
-
-def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> list[StepCost]:
-    """Every step loop of a run beside the GEMM at its sizes, the least work per step first.
-
-    >>> from gpuconcepts.measure import Measurement
-    >>> sizes = {"B": 8, "S": 4, "d_in": 64, "d_h": 64, "s": 4}
-    >>> f = formulas.rnn_flops(B=8, S=4, d_in=64, d_h=64)
-    >>> pair = [Measurement(w, "cpu", sizes, (t,), f, 1.0)
-    ...         for w, t in (("rnn-loop", 4e-5), ("rnn-gemm", 1e-5))]
-    >>> peaks = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=5e-6)
-    >>> [(c.steps, c.step_flops, c.slowdown, round(c.extra_per_step * 1e6, 3))
-    ...  for c in step_costs(pair, peaks)]
-    [(4, 131072.0, 4.0, 7.5)]
-    """
-    names = ("B", "S", "d_in", "d_h")
-    gemms = {sizes(m, *names): m for m in measurements if m.workload == "rnn-gemm"}
-    found = []
-    for loop in (m for m in measurements if m.workload == "rnn-loop"):
-        gemm = gemms.get(sizes(loop, *names))
-        if gemm is None:
-            continue
-        B, _, d_in, d_h = sizes(loop, *names)
-        flops = float(formulas.rnn_flops(B=B, S=1, d_in=d_in, d_h=d_h))
-        latency = peaks.latency_seconds if peaks.latency_seconds is not None else math.nan
-        found.append(StepCost(loop, gemm, flops, flops / peaks.flops_per_s, latency))
-    return sorted(found, key=lambda c: c.step_flops)

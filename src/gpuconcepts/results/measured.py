@@ -8,7 +8,6 @@ kernel: what the run lacks is an error that names the workload and its sizes.
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
-from gpuconcepts.workloads import WORKLOADS
 >>> saved = Measurement("mlp", "cpu", {"B": 4, "d_in": 8, "d_out": 8, "s": 4, "dtype": "float32"},
 ...                     (1e-6,), 256, 384)
 >>> measured = Measured("cpu", Peaks("cpu", 1e11, 1e10, "float32"), (saved,), {"n": {"x": 1}},

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
-from gpuconcepts.claims.rnn import StepCost
-from gpuconcepts.claims.rnn import step_costs as costs_of
+from gpuconcepts.claims.rnn_steps import StepCost
+from gpuconcepts.claims.rnn_steps import step_costs as costs_of
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
