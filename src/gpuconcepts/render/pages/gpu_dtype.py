@@ -13,9 +13,9 @@ from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
 from gpuconcepts.render.pages.gpu_recorded import gpu_runs
 from gpuconcepts.render.plots.runs import machine_name
-from gpuconcepts.render.text import ran_in
+from gpuconcepts.render.text import ran_in, time_spread
 from gpuconcepts.roofline import place
-from gpuconcepts.units import NOTHING, seconds, si
+from gpuconcepts.units import NOTHING, si
 from gpuconcepts.workloads import chapter_of
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def _mlp_sentence(pair: tuple[Measurement, Measurement], base: Run, other: Run) 
     return (
         f"At a batch of {units.plain_number(one.size('B'))} the MLP layer took "
         f"{units.times(ratio)} as long in {_short(other.peaks.dtype)} as in "
-        f"{_short(base.peaks.dtype)} ({seconds(two.seconds)} against {seconds(one.seconds)}), "
+        f"{_short(base.peaks.dtype)} ({time_spread(two)} against {time_spread(one)}), "
         f"{close} {why}, {units.times(predicted)}" + (f": {because}." if because else ".")
     )
 
@@ -124,8 +124,8 @@ def _loop_sentence(pairs: Sequence[tuple[Measurement, Measurement]], base: Run, 
     one, two = loops[0]
     ops = "" if one.ops is None else f" for the same {units.plain_number(one.ops)} operations"
     text = (
-        f"The Python step loop took {seconds(one.seconds)} in {_short(base.peaks.dtype)} "
-        f"against {seconds(two.seconds)} in {_short(other.peaks.dtype)}{ops}."
+        f"The Python step loop took {time_spread(one)} in {_short(base.peaks.dtype)} "
+        f"against {time_spread(two)} in {_short(other.peaks.dtype)}{ops}."
     )
     floors = base.peaks.latency_seconds, other.peaks.latency_seconds
     if one.ops and floors[0] and floors[1]:

@@ -90,7 +90,7 @@ def _roofs(found: PrefillPair) -> str:
     )
     rates = [two.flops_per_s for two in twos]
     return (
-        f"In {b} their intensity, {_span([m.intensity for m in twos], units.significant)} "
+        f"In {b} the prefill's intensity, {_span([m.intensity for m in twos], units.significant)} "
         f"FLOP/byte, still lies right of that run's ridge point of "
         f"{units.significant(found.other.peaks.ridge_point)}, {where}. Against that roof the "
         f"{a} prefill reached {_span(found.shares(False), units.percent)}, and the {b} one only "

@@ -20,10 +20,10 @@ from gpuconcepts.render.pages.gpu_recorded import (
     roof_phrase,
     run_phrase,
 )
-from gpuconcepts.render.text import chain_bound, ran_in
+from gpuconcepts.render.text import EXPLAINED, chain_bound, ran_in, time_spread
 from gpuconcepts.results.registry import CLAIMS
 from gpuconcepts.roofline import place
-from gpuconcepts.units import percent, seconds, si
+from gpuconcepts.units import percent, si
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
@@ -37,9 +37,9 @@ def _dlrm(run: Run) -> str:
         return ""
     row = rand.size("d") * rand.size("s")
     return (
-        f"random lookups of {units.plain_number(row)}-byte rows took {seconds(rand.seconds)}, "
+        f"random lookups of {units.plain_number(row)}-byte rows took {time_spread(rand)}, "
         f"{units.as_long(rand.seconds / seq.seconds, 'consecutive ones')} "
-        f"({seconds(seq.seconds)}); the random ones {roof_phrase(rand, run)}"
+        f"({time_spread(seq)}); the random ones {roof_phrase(rand, run)}"
     )
 
 
@@ -51,16 +51,21 @@ def _mlp(run: Run) -> str:
         return ""
     first, last = memory[0], memory[-1]
     b1, b2 = (units.plain_number(m.size("B")) for m in (first, last))
-    roofs = [place(m, run.peaks).observed for m in (first, last)]
+    places = [place(m, run.peaks) for m in (first, last)]
+    roofs = [where.observed for where in places]
     landed = (
         f"both landed on the {roofs[0]} roof"
         if roofs[0] == roofs[1]
         else f"they landed on the {roofs[0]} and the {roofs[1]} roofs"
     )
+    if all(where.attained < EXPLAINED[0] and not where.beaten for where in places):
+        # under half of the nearest roof is not "on" it (the lesson a label must not teach)
+        shares = " and ".join(percent(where.attained) for where in places)
+        landed = f"both stayed under half of the {roofs[0]} roof, their nearest ({shares})"
     text = (
-        f"a layer at a batch of {b2} took {seconds(last.seconds)}, "
+        f"a layer at a batch of {b2} took {time_spread(last)}, "
         f"{units.as_long(last.seconds / first.seconds, f'at a batch of {b1}')} "
-        f"({seconds(first.seconds)}); {landed}, where the batch costs little"
+        f"({time_spread(first)}); {landed}, where the batch costs little"
     )
     if compute:
         big = compute[0]
@@ -83,8 +88,8 @@ def _rnn(run: Run) -> str:
     if loop is None or gemm is None:
         return ""
     text = (
-        f"the {units.plain_number(loop.size('S'))}-step loop took {seconds(loop.seconds)} "
-        f"against {seconds(gemm.seconds)} for the same FLOPs as one GEMM, "
+        f"the {units.plain_number(loop.size('S'))}-step loop took {time_spread(loop)} "
+        f"against {time_spread(gemm)} for the same FLOPs as one GEMM, "
         f"{units.as_long(loop.seconds / gemm.seconds, 'the GEMM')}"
     )
     bound = chain_bound(loop, run.peaks)

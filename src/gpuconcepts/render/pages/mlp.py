@@ -21,6 +21,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import EXPLAINED, cold_read_sentence, measurement_table, plots
 from gpuconcepts.render.pages import Glue, Math, bound, from_batch
+from gpuconcepts.render.text import time_spread
 from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
@@ -204,11 +205,11 @@ def takeaways(run: Run | None) -> Glue:
     if len(left) >= 2:
         first, last = left[0], left[-1]
         rows = units.plural(last.size("B"), "row")
-        than = f"{units.seconds(first.seconds)} for {units.plural(first.size('B'), 'row')}"
+        than = f"{time_spread(first)} for {units.plural(first.size('B'), 'row')}"
         ratio = last.seconds / first.seconds
         flat = (
             f"Left of the ridge point a layer's time is the read of its weights: in {who}, "
-            f"{rows} took {units.seconds(last.seconds)} against {than}."
+            f"{rows} took {time_spread(last)} against {than}."
             if ratio < FLAT_RATIO
             else f"In {who} the batches left of the ridge point did not share one read of "
             f"the weights: {rows} took {units.how_many(ratio)} times as long as {than}."
