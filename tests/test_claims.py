@@ -30,6 +30,7 @@ from gpuconcepts.claims.cnn import (
     judge_conv_vs_depthwise,
     judge_weight_sharing,
 )
+from gpuconcepts.claims.distributed import judge_distributed
 from gpuconcepts.claims.dlrm import judge_dlrm_lookups
 from gpuconcepts.claims.experiments import judge_claims, measure_claims
 from gpuconcepts.claims.fit import crossing, fit_power_law, fit_upper, rank_correlation
@@ -1812,7 +1813,7 @@ def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
 WHOLE_MODEL_KEYS = [
     "backward-pass", "decode-knee", "decode-floor", "decode-long-context", "training-memory"
 ]  # fmt: skip
-DISTRIBUTED_KEYS = [r.key for r in synthetic_distributed().claims]
+DISTRIBUTED_KEYS = [r.key for r in judge_distributed(synthetic_distributed())]
 
 
 @pytest.mark.usefixtures("tiny_verify")

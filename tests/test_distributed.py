@@ -18,18 +18,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpuconcepts import formulas as f
+from gpuconcepts.claims import collectives as claims
+from gpuconcepts.claims.distributed import bubble_claim, bubble_sweep_claim, judge_distributed
 from gpuconcepts.cli import main
-from gpuconcepts.distributed import QUICK, claims, launch
+from gpuconcepts.distributed import QUICK, launch
 from gpuconcepts.distributed.report import count_growth, measure
-from gpuconcepts.distributed.text import exchange_gap, format_report
-from gpuconcepts.distributed.traffic import (
-    AlphaBeta,
-    Collective,
-    fit_alpha_beta,
-    parse_loopback,
-)
+from gpuconcepts.distributed.traffic import parse_loopback
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import from_record
+from gpuconcepts.render.text.distributed import exchange_gap, format_report, report_dict
+from gpuconcepts.results.distributed import AlphaBeta, Collective, fit_alpha_beta
 
 counts = st.integers(min_value=1, max_value=10**9)
 worlds = st.integers(min_value=1, max_value=4096)
@@ -47,7 +45,7 @@ def test_calc_prints_the_sharded_table(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_importing_the_package_loads_no_torch() -> None:
     code = (
-        "import sys, gpuconcepts.distributed, gpuconcepts.distributed.claims;"
+        "import sys, gpuconcepts.distributed, gpuconcepts.results.distributed;"
         "print(','.join(m for m in ('torch', 'matplotlib') if m in sys.modules))"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -213,7 +211,7 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
         # And the sharded computation gave one device's answer.
         assert c.max_error < 1e-3, c.name
         assert all(t > 0 for t in c.seconds)
-    by_key = {r.key: r for r in report.claims}
+    by_key = {r.key: r for r in judge_distributed(report)}
     assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
     assert by_key["traffic-all-reduce"].verdict == "holds"
     # the lookups ran in 3 rounds per repetition, each round every scheme once in some order,
@@ -247,11 +245,11 @@ def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # t
     for c in report.main:
         assert c.name in text
     assert ("α-β fit over 3 all-reduce sizes" in text) or ("no α-β fit" in text)
-    assert text.count("Beyond one device:") == len(report.claims)
+    assert text.count("Beyond one device:") == len(judge_distributed(report))
 
 
 def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore[no-untyped-def]
-    record = json.loads(json.dumps(report.to_dict()))
+    record = json.loads(json.dumps(report_dict(report)))
     assert record["world_size"] == 2
     assert record["backend"] == "gloo"
     for c in record["collectives"]:
@@ -263,11 +261,11 @@ def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore
 
 
 def test_the_record_a_run_saves_gives_the_same_report_and_claims(report) -> None:  # type: ignore[no-untyped-def]
-    from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.distributed import DistributedReport
 
     again = from_record(DistributedReport, json.loads(json.dumps(report.record())))
     assert again == report
-    assert again.claims == report.claims
+    assert judge_distributed(again) == judge_distributed(report)
 
 
 # -- claims fed violating data -----------------------------------------------------------------
@@ -465,10 +463,10 @@ def _pipeline(bubble: float, slowdown: float = 1.0) -> Collective:
 
 def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
-    assert claims.bubble_claim(_pipeline(predicted), FREE, 2, "demo").verdict == "holds"
-    assert claims.bubble_claim(_pipeline(0.5), FREE, 2, "demo").verdict == "fails"
-    assert claims.bubble_claim(_pipeline(0.2), FREE, 1, "demo").verdict == "not visible"
-    crowded = claims.bubble_claim(_pipeline(0.2, slowdown=3.0), FREE, 2, "demo")
+    assert bubble_claim(_pipeline(predicted), FREE, 2, "demo").verdict == "holds"
+    assert bubble_claim(_pipeline(0.5), FREE, 2, "demo").verdict == "fails"
+    assert bubble_claim(_pipeline(0.2), FREE, 1, "demo").verdict == "not visible"
+    crowded = bubble_claim(_pipeline(0.2, slowdown=3.0), FREE, 2, "demo")
     assert crowded.verdict == "not visible"
     assert "3x longer" in crowded.reason
 
@@ -476,24 +474,24 @@ def test_bubble_claim_fails_without_overlap_and_hides_when_crowded() -> None:
 def test_bubble_claim_prices_each_message_between_stages() -> None:
     # 0.25 s of work and 50 ms per message: (0.25 + 4·0.05) / (5·0.25 + 4·0.05) = 0.45/1.45
     costly = _costly(0.05)
-    result = claims.bubble_claim(_pipeline(0.45 / 1.45), costly, 2, "demo")
+    result = bubble_claim(_pipeline(0.45 / 1.45), costly, 2, "demo")
     assert result.test.predicted == pytest.approx(0.45 / 1.45)
     assert result.verdict == "holds"
     # the alternative waits for the whole batch (1 s) and its message: 1 - 1/2.05
     assert result.test.alternative_value == pytest.approx(1 - 1 / 2.05, rel=1e-6)
     assert "each message 50 ms by the α-β fit" in result.prediction
     # GPipe's bubble alone is now too small: the messages' idle time is missing
-    assert claims.bubble_claim(_pipeline(0.2), costly, 2, "demo").verdict == "fails"
+    assert bubble_claim(_pipeline(0.2), costly, 2, "demo").verdict == "fails"
 
 
 def test_bubble_claims_without_an_alpha_beta_fit_are_not_visible() -> None:
-    result = claims.bubble_claim(_pipeline(0.2), None, 2, "demo")
+    result = bubble_claim(_pipeline(0.2), None, 2, "demo")
     assert (result.verdict, result.reason) == (
         "not visible",
         "no α-β fit of the all-reduces prices the messages between stages",
     )
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4)}
-    assert claims.bubble_sweep_claim(_swept(gpipe), None, 2, "d").verdict == "not visible"
+    assert bubble_sweep_claim(_swept(gpipe), None, 2, "d").verdict == "not visible"
 
 
 def test_alpha_beta_claim_without_a_fit_is_not_visible() -> None:
@@ -538,12 +536,12 @@ def _swept(bubbles: dict[int, float], p: int = 2, slowdown: float = 1.0) -> list
 
 def test_bubble_sweep_slope_is_one_whatever_the_constant_idle_share() -> None:
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4, 8)}
-    exact = claims.bubble_sweep_claim(_swept(gpipe), FREE, cores=2, device="demo")
+    exact = bubble_sweep_claim(_swept(gpipe), FREE, cores=2, device="demo")
     assert exact.verdict == "holds"
     assert exact.test.measured == pytest.approx(1.0)
     assert exact.key == "pipeline-bubble-shrinks"
     # a constant idle share (the time to start) goes into the intercept
-    offset = claims.bubble_sweep_claim(
+    offset = bubble_sweep_claim(
         _swept({m: b + 0.1 for m, b in gpipe.items()}), FREE, cores=2, device="demo"
     )
     assert offset.verdict == "holds"
@@ -555,11 +553,11 @@ def test_bubble_sweep_reads_the_bubble_its_messages_leave() -> None:
     # (m + 1)/(2m + 1); GPipe's alone falls 2.8 times as steeply
     costly = _costly(0.25)
     priced = {m: (m + 1) / (2 * m + 1) for m in (1, 2, 4, 8)}
-    result = claims.bubble_sweep_claim(_swept(priced), costly, 2, "demo")
+    result = bubble_sweep_claim(_swept(priced), costly, 2, "demo")
     assert result.verdict == "holds"
     assert result.test.measured == pytest.approx(1.0, rel=1e-3)
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4, 8)}
-    too_steep = claims.bubble_sweep_claim(_swept(gpipe), costly, 2, "demo")
+    too_steep = bubble_sweep_claim(_swept(gpipe), costly, 2, "demo")
     assert too_steep.verdict == "fails"
     assert too_steep.test.measured == pytest.approx(2.8, abs=0.1)
 
@@ -574,16 +572,16 @@ def test_bubble_sweep_reads_the_bubble_its_messages_leave() -> None:
     ],
 )
 def test_bubble_sweep_fails_when_the_bubble_does_not_follow_m(bubbles: dict[int, float]) -> None:
-    assert claims.bubble_sweep_claim(_swept(bubbles), FREE, 2, "demo").verdict == "fails"
+    assert bubble_sweep_claim(_swept(bubbles), FREE, 2, "demo").verdict == "fails"
 
 
 def test_bubble_sweep_is_not_visible_when_the_stages_did_not_run_side_by_side() -> None:
     gpipe = {m: float(f.pipeline_bubble_fraction(p=2, m=m)) for m in (1, 2, 4)}
-    assert claims.bubble_sweep_claim(_swept(gpipe), FREE, 1, "d").verdict == "not visible"
-    slow = claims.bubble_sweep_claim(_swept(gpipe, slowdown=2.0), FREE, 2, "d")
+    assert bubble_sweep_claim(_swept(gpipe), FREE, 1, "d").verdict == "not visible"
+    slow = bubble_sweep_claim(_swept(gpipe, slowdown=2.0), FREE, 2, "d")
     assert slow.verdict == "not visible"
     assert "2x longer in the pipeline than alone (at m = 1)" in slow.reason
-    crowded = claims.bubble_sweep_claim(_swept(gpipe), FREE, 2, "d", crowded="shared")
+    crowded = bubble_sweep_claim(_swept(gpipe), FREE, 2, "d", crowded="shared")
     assert (crowded.verdict, crowded.reason) == ("not visible", "shared")
 
 
@@ -591,7 +589,7 @@ def test_bubble_sweep_needs_two_values_of_m() -> None:
     with pytest.raises(
         GpuConceptsError, match="at least two values of m; got p, m = \\[\\(2, 4\\)\\]"
     ):
-        claims.bubble_sweep_claim(_swept({4: 0.2}), FREE, cores=2, device="demo")
+        bubble_sweep_claim(_swept({4: 0.2}), FREE, cores=2, device="demo")
 
 
 def test_growth_keeps_one_all_reduce_per_group_size() -> None:
@@ -604,7 +602,8 @@ def test_growth_keeps_one_all_reduce_per_group_size() -> None:
         report, collectives=tuple(c for c in report.collectives if c.kind != "world-size sweep")
     )
     assert [c.inputs["W"] for c in only_timed.growth] == [2]
-    assert {r.key: r.verdict for r in only_timed.claims}["allreduce-grows-with-w"] == (
+    judged = {r.key: r.verdict for r in judge_distributed(only_timed)}
+    assert judged["allreduce-grows-with-w"] == (
         "not visible"  # at W = 2 alone the share is 1 whatever the model
     )
 
@@ -651,7 +650,7 @@ def test_the_bubble_interval_is_the_medians_bootstrap_not_the_quartiles() -> Non
 
     predicted = f.pipeline_bubble_fraction(p=2, m=4)
     bubbles = tuple(predicted * (1 + 0.02 * ((i * 7) % 11 - 5)) for i in range(31))
-    result = claims.bubble_claim(replace(_pipeline(predicted), bubble=bubbles), FREE, 2, "demo")
+    result = bubble_claim(replace(_pipeline(predicted), bubble=bubbles), FREE, 2, "demo")
     low, high = result.test.interval
     q1, q3 = quartiles(bubbles)
     assert q1 <= low <= result.test.measured <= high <= q3

@@ -16,13 +16,14 @@ import test_wholemodel as wm
 from synthetic import Timing, synthetic_lab, synthetic_run
 
 from gpuconcepts import formulas
+from gpuconcepts.claims import collectives as dclaims
 from gpuconcepts.claims import wholemodel as W
+from gpuconcepts.claims.distributed import bubble_claim, bubble_sweep_claim
 from gpuconcepts.claims.experiments import judge_claims, measure_claims
-from gpuconcepts.distributed import claims as dclaims
-from gpuconcepts.distributed.traffic import AlphaBeta
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.results import registry
 from gpuconcepts.results.claim import ClaimResult
+from gpuconcepts.results.distributed import AlphaBeta
 from gpuconcepts.results.claim_sizes import claim_sizes
 from gpuconcepts.results.wholemodel import TrainingPeak
 from gpuconcepts.roofline import Peaks
@@ -232,8 +233,8 @@ PART_VIOLATIONS: dict[str, Callable[[], ClaimResult]] = {
         td._paired(td._ROUNDS, [4 * t for t in td._ROUNDS]), "demo"
     ),
     "alpha-beta-predicts": _alpha_beta,
-    "pipeline-bubble": lambda: dclaims.bubble_claim(td._pipeline(0.5), td.FREE, 2, "demo"),
-    "pipeline-bubble-shrinks": lambda: dclaims.bubble_sweep_claim(
+    "pipeline-bubble": lambda: bubble_claim(td._pipeline(0.5), td.FREE, 2, "demo"),
+    "pipeline-bubble-shrinks": lambda: bubble_sweep_claim(
         td._swept({1: 0.3, 2: 0.3, 4: 0.3, 8: 0.3}), td.FREE, 2, "demo"
     ),
 }

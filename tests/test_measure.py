@@ -507,6 +507,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     from synthetic import synthetic_distributed
 
+    from gpuconcepts.claims.distributed import judge_distributed
     from gpuconcepts.collect import _measure_distributed
     from gpuconcepts.distributed import report as d
 
@@ -526,7 +527,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
         "the 2 processes shared 1 free core, so their times measure the scheduler, not the "
         "exchange (the bytes are still counted)"
     )
-    verdicts = {c.key: c.verdict for c in report.claims}
+    verdicts = {c.key: c.verdict for c in judge_distributed(report)}
     for key in ("alpha-beta-predicts", "pipeline-bubble", "pipeline-bubble-shrinks"):
         assert verdicts[key] == "not visible", key
     assert verdicts["allreduce-grows-with-w"] == "holds"

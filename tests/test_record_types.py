@@ -16,10 +16,10 @@ import pytest
 from synthetic import synthetic_run
 
 from gpuconcepts import cli
-from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimRecord
+from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Run, load

@@ -11,14 +11,15 @@ import ast
 from pathlib import Path
 
 from gpuconcepts.changelog import load_changes
-from gpuconcepts.claims import thresholds, wholemodel
+from gpuconcepts.claims import collectives, thresholds, wholemodel
+from gpuconcepts.claims import distributed as pipelines
+from gpuconcepts.claims.distributed import judge_distributed
 from gpuconcepts.claims.judge import measured_of, rejudged
-from gpuconcepts.distributed import claims as dclaims
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuconcepts"
 CHANGE_LOG = SRC.parents[1] / "docs" / "changes.toml"
 
-JUDGING = [*sorted((SRC / "claims").glob("*.py")), SRC / "distributed" / "claims.py"]
+JUDGING = sorted((SRC / "claims").glob("*.py"))
 """The modules that judge claims (and thresholds.py, which holds their thresholds)."""
 
 NOT_THRESHOLDS = {
@@ -103,17 +104,11 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
     assert "SAME_EXCHANGE_FACTOR" not in whole  # a distributed threshold
     assert "MLP_MIN_GAIN" not in whole  # a core one
     assert wholemodel.DECODE_KNEE_FACTOR is thresholds.DECODE_KNEE_FACTOR
-    distributed = {name for name, _, _ in thresholds.described(dclaims)}
-    assert distributed == {
-        "BYTES_LOW",
-        "BYTES_HIGH",
-        "ALPHA_BETA_FACTOR",
-        "SAME_EXCHANGE_FACTOR",
-        "BUBBLE_MARGIN",
-        "PIPELINE_MAX_SLOWDOWN",
-        "PREDICTION_FACTOR",
-    }
-    assert dclaims.SAME_EXCHANGE_FACTOR is thresholds.SAME_EXCHANGE_FACTOR
+    traffic = {name for name, _, _ in thresholds.described(collectives)}
+    assert traffic == {"BYTES_LOW", "BYTES_HIGH", "ALPHA_BETA_FACTOR", "SAME_EXCHANGE_FACTOR"}
+    pipeline = {name for name, _, _ in thresholds.described(pipelines)}
+    assert pipeline == {"BUBBLE_MARGIN", "PIPELINE_MAX_SLOWDOWN", "PREDICTION_FACTOR"}
+    assert collectives.SAME_EXCHANGE_FACTOR is thresholds.SAME_EXCHANGE_FACTOR
 
 
 def _defined_names(tree: ast.Module) -> set[str]:
@@ -264,11 +259,11 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
     whole = judge_wholemodel(
         run.wholemodel, run.peaks, cache_bytes=lab.cache_bytes, device=lab.label
     )
-    expected = [*core, *whole, *run.distributed.claims]
+    expected = [*core, *whole, *judge_distributed(run.distributed)]
     judged = judge_all(measured, TINY, wholemodel=run.wholemodel, distributed=run.distributed)
     assert [r.to_dict() for r in judged] == [r.to_dict() for r in expected]
     # the synthetic run records no core sizes: judged again, it holds its parts' claims
-    parts = [*whole, *run.distributed.claims]
+    parts = [*whole, *judge_distributed(run.distributed)]
     assert [r.to_dict() for r in rejudged(run)] == [r.to_dict() for r in parts]
     assert [r.key for r in judge_all(measured, wholemodel=run.wholemodel)] == [r.key for r in whole]
     kinds = [registry_kind(r.key) for r in judged]

@@ -85,7 +85,7 @@ def test_the_recorded_runs_are_found() -> None:
 
 
 def test_the_parts_round_trip_on_their_own() -> None:
-    from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.distributed import DistributedReport
     from gpuconcepts.results.wholemodel import WholeModelResults
 
     whole, spread = synthetic_wholemodel(), synthetic_distributed()

@@ -23,7 +23,6 @@ FILES_OVER = frozenset(
         "gpuconcepts/analysis/report.py",
         "gpuconcepts/book.py",
         "gpuconcepts/claims/wholemodel.py",
-        "gpuconcepts/distributed/claims.py",
         "gpuconcepts/kernels/peaks.py",
         "gpuconcepts/run/run.py",
     }
@@ -39,7 +38,7 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/claims/transformer.py:judge_prefill_vs_decode",
         "gpuconcepts/claims/wholemodel.py:judge_backward",
         "gpuconcepts/claims/wholemodel.py:judge_decode_long_context",
-        "gpuconcepts/distributed/claims.py:alpha_beta_claim",
+        "gpuconcepts/claims/collectives.py:alpha_beta_claim",
         "gpuconcepts/distributed/report.py:measure",
         "gpuconcepts/kernels/peaks.py:random_access",
         "gpuconcepts/collect.py:_collect",

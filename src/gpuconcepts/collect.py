@@ -14,9 +14,9 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from gpuconcepts.claims.judge import part_claims
-from gpuconcepts.distributed.report import DistributedReport
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
+from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run

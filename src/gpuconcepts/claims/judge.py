@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.accuracy import gemm_sweep_dtype
+from gpuconcepts.claims.distributed import judge_distributed
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.wholemodel import judge_wholemodel
 from gpuconcepts.errors import GpuConceptsError
@@ -33,7 +34,7 @@ from gpuconcepts.results.measured import Measured
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
-    from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.distributed import DistributedReport
     from gpuconcepts.results.wholemodel import WholeModelResults
     from gpuconcepts.run.run import Run
 
@@ -65,7 +66,7 @@ def judge_all(
             wholemodel, measured.peaks, cache_bytes=measured.cache_bytes, device=measured.label
         )
     if distributed is not None:
-        results += distributed.claims
+        results += judge_distributed(distributed)
     return tuple(results)
 
 

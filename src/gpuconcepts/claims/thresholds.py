@@ -7,7 +7,8 @@ run had been seen is a dated entry of the change log, ``docs/changes.toml`` (rea
 rule and a one-line reason, the log what changed, why and its effect on the runs. Every
 claim's thresholds are here, the core claims', the whole model's
 (:mod:`~gpuconcepts.claims.wholemodel`) and those beyond one device
-(:mod:`~gpuconcepts.distributed.claims`), which import theirs by name. The docs print them
+(:mod:`~gpuconcepts.claims.collectives`, :mod:`~gpuconcepts.claims.distributed`), which import
+theirs by name. The docs print them
 from here, so the page and the code cannot disagree.
 
 >>> PREDICTION_FACTOR, ATTENTION_EXPONENT, ATTENTION_EXPONENT_TOLERANCE
@@ -186,7 +187,7 @@ TRAINING_MEMORY_MAX_RATIO = 1.5
 """The peak memory of an Adam training step must be at most 1.5x the formula: the logits, the
 loss and the allocator's temporaries come on top of it, but not as much again as half of it."""
 
-# -- Beyond one device (distributed/claims.py) -----------------------------------------------
+# -- Beyond one device (claims/collectives.py, claims/distributed.py) -------------------------
 BYTES_LOW = 0.98
 """Measured loopback bytes may fall at most 2 % short of the formula: the interface counts
 every byte the processes send, so fewer means the formula counts bytes that never move."""

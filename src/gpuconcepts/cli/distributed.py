@@ -33,11 +33,11 @@ def add(sub: Any) -> None:
 def command(args: argparse.Namespace) -> int:
     require("torch", "`distributed`", "kernels")
     from gpuconcepts.distributed.report import measure
-    from gpuconcepts.distributed.text import format_report
+    from gpuconcepts.render.text.distributed import format_report, report_dict
 
     report = measure(args.world_size, backend=args.backend, quick=args.quick, port=args.port)
     if args.json:
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(report_dict(report), indent=2) + "\n")
     else:
         sys.stdout.write(format_report(report) + "\n")
     return 0

@@ -12,10 +12,11 @@ all-reduce size sweep predicts the other collectives' times.
   :mod:`~gpuconcepts.distributed.meter` (the measured windows),
   :mod:`~gpuconcepts.distributed.lookups`, :mod:`~gpuconcepts.distributed.tensor_parallel`
   and :mod:`~gpuconcepts.distributed.pipeline` (the workloads);
-* :mod:`~gpuconcepts.distributed.traffic` — sizes, loopback counter, records, the α-β fit;
-* :mod:`~gpuconcepts.distributed.claims` — the measurements as two-sided claims;
-* :mod:`~gpuconcepts.distributed.report` — the report a Run holds, and :func:`measure`;
-* :mod:`~gpuconcepts.distributed.text` — the report for people, and the CLI command;
+* :mod:`~gpuconcepts.distributed.traffic` — the loopback byte counter;
+* :mod:`~gpuconcepts.distributed.report` — :func:`measure`, which collects the report;
+* :mod:`~gpuconcepts.results.distributed` — the report a Run holds (sizes, collectives, the
+  α-β fit), a value; :mod:`~gpuconcepts.claims.distributed` judges it and
+  :mod:`~gpuconcepts.render.text.distributed` writes it for people;
 * :mod:`~gpuconcepts.render.plots.distributed` — the sharding diagram and the traffic chart.
 
 Importing this package loads neither torch nor matplotlib.
@@ -27,8 +28,15 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.distributed.report import DistributedReport, measure
-from gpuconcepts.distributed.traffic import FULL, QUICK, AlphaBeta, Collective, Sizes
+from gpuconcepts.distributed.report import measure
+from gpuconcepts.results.distributed import (
+    FULL,
+    QUICK,
+    AlphaBeta,
+    Collective,
+    DistributedReport,
+    Sizes,
+)
 
 __all__ = [
     "FULL",

@@ -98,7 +98,8 @@ def _whole(judge: str, tests: Tests = "prediction") -> Claim:
 
 
 def _dist(judge: str, tests: Tests = "prediction") -> Claim:
-    return Claim(f"gpuconcepts.distributed.claims:{judge}", "distributed", "distributed", tests)
+    """A claim beyond one device, judged by ``module:function`` of the claims package."""
+    return Claim(f"gpuconcepts.claims.{judge}", "distributed", "distributed", tests)
 
 
 def _roofline(measured_by: str) -> Claim:
@@ -107,7 +108,7 @@ def _roofline(measured_by: str) -> Claim:
     return _core("roofline:judge_roles", "roofline", "bound", measured_by)
 
 
-_TRAFFIC = _dist("traffic_claim", "fact")  # bytes counted on the loopback interface
+_TRAFFIC = _dist("collectives:traffic_claim", "fact")  # bytes counted on the loopback interface
 
 CLAIMS: dict[str, Claim] = {
     "dlrm-random-vs-sequential": _core("dlrm:judge_dlrm_lookups", "dlrm", "direction"),
@@ -142,12 +143,12 @@ CLAIMS: dict[str, Claim] = {
     "traffic-column-wise-lookup": _TRAFFIC,
     "traffic-two-way-tensor-parallel-mlp": _TRAFFIC,
     "traffic-pipeline": _TRAFFIC,
-    "allreduce-grows-with-w": _dist("allreduce_growth_claim", "fact"),
-    "rowwise-more-than-tablewise": _dist("rowwise_claim", "fact"),
-    "tablewise-columnwise-same-exchange": _dist("same_exchange_claim"),
-    "alpha-beta-predicts": _dist("alpha_beta_claim", "model"),
-    "pipeline-bubble": _dist("bubble_claim", "model"),
-    "pipeline-bubble-shrinks": _dist("bubble_sweep_claim", "exponent"),
+    "allreduce-grows-with-w": _dist("collectives:allreduce_growth_claim", "fact"),
+    "rowwise-more-than-tablewise": _dist("collectives:rowwise_claim", "fact"),
+    "tablewise-columnwise-same-exchange": _dist("collectives:same_exchange_claim"),
+    "alpha-beta-predicts": _dist("collectives:alpha_beta_claim", "model"),
+    "pipeline-bubble": _dist("distributed:bubble_claim", "model"),
+    "pipeline-bubble-shrinks": _dist("distributed:bubble_sweep_claim", "exponent"),
 }
 """Every claim, in the book's order: the core claims, then the whole model, then beyond one
 device."""

@@ -35,13 +35,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
 from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record, read
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, Verdict
+from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.results.ledger import tally
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
@@ -50,23 +51,8 @@ from gpuconcepts.units import binary_bytes, plain_number
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
-if TYPE_CHECKING:
-    from gpuconcepts.distributed.report import DistributedReport
-
 Fact = dict[str, Any]
 """A fact of a run (a count, an allocation's size, a backend's name), by field."""
-
-
-def distributed_report() -> type[DistributedReport]:
-    """The distributed part's type, imported only to read a run that holds one.
-
-    Its value still sits in the distributed package with the judges it calls (issue 47, item
-    1: a known upward import, listed in ``tests/test_imports.py``), so reading a run without
-    that part loads none of it.
-    """
-    from gpuconcepts.distributed.report import DistributedReport
-
-    return DistributedReport
 
 
 SCHEMA = 4
@@ -291,7 +277,7 @@ class Run:
                 wholemodel = from_record(WholeModelResults, data["wholemodel"])
         if data["distributed"] is not None:
             with _entry(source, "distributed"):
-                distributed = from_record(distributed_report(), data["distributed"])
+                distributed = from_record(DistributedReport, data["distributed"])
         skipped = data["skipped"]
         if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
             raise GpuConceptsError(f"{source}: skipped must be an object of reasons (text)")

@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
-from gpuconcepts.distributed.claims import bubble_with_messages
-from gpuconcepts.distributed.text import exchange_gap
-from gpuconcepts.distributed.text import markdown as traffic_markdown
+from gpuconcepts.claims.distributed import bubble_with_messages, judge_distributed
 from gpuconcepts.render import markdown_claim, markdown_claims_table, markdown_table, plots
 from gpuconcepts.render.pages import Glue, unmeasured
+from gpuconcepts.render.text.distributed import exchange_gap
+from gpuconcepts.render.text.distributed import markdown as traffic_markdown
 
 if TYPE_CHECKING:
-    from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.distributed import DistributedReport
     from gpuconcepts.run import Run
 
 
@@ -85,8 +85,9 @@ def measured(run: Run) -> Glue:
         return nothing_measured(why)
     report = run.distributed
     assert report is not None  # not_measured said so
-    by_key = {r.key: r for r in report.claims}
-    traffic = [r for r in report.claims if r.key.startswith("traffic-")]
+    claims = judge_distributed(report)
+    by_key = {r.key: r for r in claims}
+    traffic = [r for r in claims if r.key.startswith("traffic-")]
     fit = report.fit
     first = report.pipelines[0]
     glue: Glue = {

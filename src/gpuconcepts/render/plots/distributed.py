@@ -22,7 +22,7 @@ from gpuconcepts.render.style import CALM, DEVICE_COLOURS, INK, PALE, SLATE
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from gpuconcepts.distributed.report import DistributedReport
+    from gpuconcepts.results.distributed import DistributedReport
 
 
 def _colour(device: int) -> str:

@@ -1,24 +1,66 @@
-"""``gpuconcepts distributed`` for people: the report as a Markdown table for the book, as text
-for the terminal. It sits above :mod:`~gpuconcepts.distributed.report`
-(the value and its measurement), which a Run holds and which imports no renderer.
+"""``gpuconcepts distributed`` for people: a distributed run's report as a Markdown table for
+the book and as text for the terminal, with its claims
+(:func:`~gpuconcepts.claims.distributed.judge_distributed`). It reads the value
+(:class:`~gpuconcepts.results.distributed.DistributedReport`), which a Run holds and which
+imports no renderer.
 """
 
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
-from gpuconcepts.distributed.report import DistributedReport
-from gpuconcepts.distributed.traffic import PHASES, Collective
-from gpuconcepts.render import format_claim, markdown_table
+from gpuconcepts.claims.distributed import judge_distributed
+from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.render.text.claims import format_claim
+from gpuconcepts.results.distributed import PHASES, Collective, DistributedReport
 from gpuconcepts.tables import aligned
-from gpuconcepts.units import as_long, decimal_bytes, describe_bytes, number, percent, plural, si
+from gpuconcepts.units import (
+    as_long,
+    decimal_bytes,
+    describe_bytes,
+    number,
+    percent,
+    plain_number,
+    plural,
+    si,
+)
+
+
+def rows(report: DistributedReport) -> list[list[str]]:
+    """The report's main collectives as text cells, header first."""
+    table = [
+        [
+            "collective",
+            "formula",
+            "formula bytes/device",
+            "loopback bytes/device",
+            "ratio",
+            "time (IQR)",
+            "α-β prediction",
+        ]
+    ]
+    for c in report.main:
+        q1, q3 = c.iqr_seconds
+        predicted = report.predicted_seconds(c)
+        table.append(
+            [
+                c.name,
+                c.formula,
+                plain_number(round(c.formula_bytes)),
+                "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
+                "-" if c.bytes_ratio is None else f"{number(c.bytes_ratio, 5)}",
+                f"{si(c.median_seconds, 's')} ({si(q1, 's')}-{si(q3, 's')})",
+                "-" if predicted is None else si(predicted, "s"),
+            ]
+        )
+    return table
 
 
 def markdown(report: DistributedReport) -> str:
-    """The report's main collectives (:meth:`DistributedReport.rows`) as a Markdown table for
-    the book."""
-    rows = report.rows()
-    return markdown_table(rows[0], rows[1:])
+    """The report's main collectives (:func:`rows`) as a Markdown table for the book."""
+    cells = rows(report)
+    return markdown_table(cells[0], cells[1:])
 
 
 def _phase_shares(c: Collective) -> str:
@@ -96,6 +138,13 @@ def exchange_gap(report: DistributedReport) -> str:
     return " ".join(lines)
 
 
+def report_dict(report: DistributedReport) -> dict[str, Any]:
+    """``gpuconcepts distributed --json``: the report's JSON form
+    (:meth:`~gpuconcepts.results.distributed.DistributedReport.to_dict`) with its claims."""
+    claims = [r.to_dict(with_plot=False) for r in judge_distributed(report)]
+    return report.to_dict() | {"claims": claims}
+
+
 def format_report(report: DistributedReport) -> str:
     """The report as text: the table, the fit, then each claim."""
     fit = report.fit
@@ -109,5 +158,5 @@ def format_report(report: DistributedReport) -> str:
         f"gpuconcepts distributed: {report.device}, "
         f"{'quick' if report.quick else 'full'} sizes, {number(report.seconds)} s"
     )
-    body = [format_claim(i, r) for i, r in enumerate(report.claims, start=1)]
-    return "\n".join([head, "", aligned(report.rows()), "", fit_line, "", *body])
+    body = [format_claim(i, r) for i, r in enumerate(judge_distributed(report), start=1)]
+    return "\n".join([head, "", aligned(rows(report)), "", fit_line, "", *body])
