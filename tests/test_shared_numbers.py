@@ -3,7 +3,8 @@
 The pages run outside Sphinx (tests/book_pages.py) on the recorded runs, and each quantity a
 page shows of a recorded run is read back from its text with what it belongs to: a kernel's
 median time and the share of its roof (the chapters' lead tables and the GPU chapter's
-table), a run's ridge point (the chapters' leads and the GPU chapter's roofs), a run's tally
+table), a run's ridge point (the chapters' leads and the GPU chapter's roofs), its measured
+HBM bandwidth and latency floor (What a GPU is and the GPU chapter), a run's tally
 of the post's claims (the GPU chapter and the claims appendix), and a claim's verdict in a
 run (the claims appendix and the whole-model chapter). A quantity shown twice must read the
 same, to the rounding shown. A planted disagreement is caught.
@@ -25,11 +26,12 @@ import pytest
 from book_pages import DOCS, render_page
 from run_states import real_runs
 
+from gpuconcepts.render.pages.gpu_basics import leading_run
 from gpuconcepts.render.pages.gpu_recorded import run_name, run_phrase
 from gpuconcepts.run import Run
 
 CHAPTERS = ("dlrm", "mlp", "cnn", "rnn", "transformer")
-PAGES = (*CHAPTERS, "gpu", "claims", "model")
+PAGES = (*CHAPTERS, "gpu", "gpu-basics", "claims", "model")
 
 Shown = Mapping[str, Mapping[str, str]]
 """Each page's glued texts, by page and glue name."""
@@ -96,6 +98,8 @@ def gpu_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
         phrase = run_phrase(run)
         for text, pattern, about in (
             (texts["peaks_text"], r"The measured ridge point is ([\d,.]+)", "ridge point"),
+            (texts["peaks_text"], r"streaming reached ([\d,.]+ \w?B/s)", "HBM bandwidth"),
+            (texts["peaks_text"], r"the smallest kernel took ([\d,.]+ \w?s)\b", "latency floor"),
             (texts["tally"], r"judged ([^;.]+)", "tally"),
         ):
             start = text.find(phrase[4:])  # "the NVIDIA H200's …" begins a sentence capitalised
@@ -105,6 +109,18 @@ def gpu_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
                 if about == "tally":
                     value = _counts(value)
                 yield Fact((run.label, about), value, "gpu")
+
+
+def basics_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
+    """What a GPU is: the leading run's measured HBM bandwidth and its launch (latency floor)."""
+    run = leading_run(runs)
+    texts = shown["gpu-basics"]
+    if run is None:
+        return
+    found = re.search(r"measured ([\d,.]+ \w?B/s) from HBM", texts["hbm_measured"])
+    if found:
+        yield Fact((run.label, "HBM bandwidth"), found.group(1), "gpu-basics")
+    yield Fact((run.label, "latency floor"), texts["launch"], "gpu-basics")
 
 
 def _counts(text: str) -> str:
@@ -162,6 +178,7 @@ def facts(shown: Shown, runs: Sequence[Run]) -> list[Fact]:
     return [
         *lead_facts(shown),
         *gpu_facts(shown, runs),
+        *basics_facts(shown, runs),
         *claims_facts(shown, runs),
         *model_facts(shown, runs),
     ]
@@ -184,7 +201,10 @@ def test_every_number_two_pages_show_of_a_recorded_run_agrees() -> None:
     shared = {about for about, where in pages.items() if len(where) >= 2}
     kinds = {about[-1] if about[1] != "verdict" else "verdict" for about in shared}
     # the check compares something of each kind: times, shares, ridge points, tallies, verdicts
-    assert {"time", "share of the roof", "ridge point", "tally", "verdict"} <= kinds, kinds
+    assert {
+        "time", "share of the roof", "ridge point", "tally", "verdict", "HBM bandwidth",
+        "latency floor",
+    } <= kinds, kinds  # fmt: skip
     assert len(shared) >= 40
     assert disagreements(found) == {}
 
@@ -196,6 +216,8 @@ def test_every_number_two_pages_show_of_a_recorded_run_agrees() -> None:
         ("gpu", "families_first", "compute 93% (92%–94%)", "compute 94% (92%–94%)"),  # a share
         ("cnn", "lead_ridge", "185", "186"),  # a ridge point
         ("gpu", "tally", "16 held", "17 held"),  # a tally
+        ("gpu-basics", "launch", "13.5", "13.4"),  # a latency floor
+        ("gpu-basics", "hbm_measured", "4.49 TB/s", "4.5 TB/s"),  # a measured bandwidth
         ("model", "recorded_claims", "| holds | holds |", "| holds | fails |"),  # a verdict
     ],
 )
