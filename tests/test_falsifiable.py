@@ -23,8 +23,8 @@ from gpuconcepts.claims.experiments import judge_claims, measure_claims
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.results import registry
 from gpuconcepts.results.claim import ClaimResult
-from gpuconcepts.results.distributed import AlphaBeta
 from gpuconcepts.results.claim_sizes import claim_sizes
+from gpuconcepts.results.distributed import AlphaBeta
 from gpuconcepts.results.wholemodel import TrainingPeak
 from gpuconcepts.roofline import Peaks
 
