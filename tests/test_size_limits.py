@@ -30,11 +30,6 @@ FILES_OVER = frozenset(
 
 FUNCTIONS_OVER = frozenset(
     {
-        "gpuconcepts/claims/roofline.py:judge_roofline",
-        "gpuconcepts/claims/shape.py:power_law",
-        "gpuconcepts/claims/transformer.py:judge_attention_doubling",
-        "gpuconcepts/claims/transformer.py:judge_kv_cache",
-        "gpuconcepts/claims/transformer.py:judge_prefill_vs_decode",
         "gpuconcepts/claims/wholemodel.py:judge_backward",
         "gpuconcepts/claims/wholemodel.py:judge_decode_long_context",
         "gpuconcepts/claims/collectives.py:alpha_beta_claim",

@@ -51,22 +51,58 @@ def judge_roofline(
 
     The gate: the roof that binds the kernel (the verdict of
     :func:`~gpuconcepts.roofline.roofs.verdict`, its kind read from the roof object) is of the
-    expected kind. The quantity is the kernel's share of the expected roof's rate: for
-    compute-bound, its FLOP/s over the peak; for memory-bound, its minimal bytes per second
-    over the DRAM bandwidth. The post's model says a bound kernel runs at its roof (share 1);
-    it holds from :data:`~gpuconcepts.claims.thresholds.ROOF_MIN_SHARE` of the roof to its
-    inverse. The alternative is the other roof: the share it would give at this intensity. No
+    expected kind. The quantity is the kernel's share of the expected roof's rate
+    (:func:`share_test`, against ``reference``, the roof's own kernel timed beside it). No
     time prediction enters the verdict: how well the ceilings predict the kernel's time is
     ledger 2's (:mod:`gpuconcepts.claims.accuracy`).
+    """
+    if expected not in ("memory", "compute"):
+        raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
+    where = place(m, peaks)
+    binding = verdict(m, peaks).binding  # the roof that binds: any memory level is memory
+    reason = _unseen(m, peaks, expected)
+    return ClaimResult(
+        key=f"roofline-{role}",
+        architecture="Roofline",
+        claim=f"{label} is {expected}-bound ({source}).",
+        prediction=f"intensity {number(m.intensity)} FLOP/byte against the ridge point "
+        f"{number(peaks.ridge_point)}: the roofline says {where.bound}-bound, and a "
+        f"{expected}-bound kernel runs at its {expected} roof (a share of 1); the roof that "
+        f"binds it here is {binding.name}",
+        test=share_test(m, peaks, expected, reference),
+        detail=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(m.flops_per_s / peaks.flops_per_s)} "
+        f"of peak), {si(m.bytes_per_s, 'B/s')} ({times(m.bytes_per_s / peaks.bytes_per_s)} "
+        f"the measured bandwidth); {times(where.ratio)} the roofline time; observed bound: "
+        f"{where.observed} ({percent(where.attained)} of that roof)",
+        gates=(
+            (
+                f"the roof that binds it is a {expected} roof "
+                + f"(here {binding.name}, a {binding.roof.kind} roof)",
+                binding.roof.kind == expected,
+            ),
+        ),
+        device=device,
+        visible=not reason,
+        reason=reason,
+        anomalies=_above_every_roof(m, peaks, label),
+        values=_roofline_values(m, peaks, expected),
+    )
+
+
+def share_test(
+    m: Measurement, peaks: Peaks, expected: str, reference: Measurement | None = None
+) -> TwoSided:
+    """The kernel's share of the ``expected`` roof's rate: for compute-bound, its FLOP/s over
+    the peak; for memory-bound, its minimal bytes per second over the DRAM bandwidth. The
+    post's model says a bound kernel runs at its roof (share 1); it holds from
+    :data:`~gpuconcepts.claims.thresholds.ROOF_MIN_SHARE` of the roof to its inverse. The
+    alternative is the other roof: the share it would give at this intensity.
 
     ``reference`` is the roof's own kernel (``peak-gemm`` for compute, ``peak-triad`` for
     memory) timed in the same rounds as ``m``: the share is then the kernel's rate over the
     reference's, round by round, so load on the machine slows both sides alike. Without it,
     the share is taken of the peaks measured at the start of the run.
     """
-    if expected not in ("memory", "compute"):
-        raise GpuConceptsError(f"expected must be 'memory' or 'compute'; got {expected!r}")
-    where = place(m, peaks)
     ridge, intensity = peaks.ridge_point, m.intensity
     if expected == "compute":
         quantity, work, roof_rate = "FLOP/s ÷ measured peak FLOP/s", m.flops, peaks.flops_per_s
@@ -76,9 +112,6 @@ def judge_roofline(
         quantity, work, roof_rate = "bytes/s ÷ measured DRAM bandwidth", m.bytes, peaks.bytes_per_s
         other = ridge / intensity  # bytes/s at the compute roof (P/I) over the bandwidth
         alternative = "compute-bound: its FLOPs at the peak set its time"
-    # the roof that binds, read from the verdict's roof object (any memory level is memory)
-    binding = verdict(m, peaks).binding
-    observed_ok = binding.roof.kind == expected
     if reference is None:
         measured, interval = with_interval(lambda t: work / t[0] / roof_rate, (m,))
     else:
@@ -91,68 +124,59 @@ def judge_roofline(
         measured, interval = with_interval(
             lambda t: (work / t[0]) / (ref_work / t[1]), (m, reference)
         )
-    # A kernel so small that a call's floor outlasts its roof's bound cannot show that roof:
-    # the roofline has nothing to say of it at these sizes (it is not visible, never "fails").
+    return TwoSided(
+        quantity,
+        predicted=1.0,
+        alternative=alternative,
+        alternative_value=other,
+        low=ROOF_MIN_SHARE,
+        high=1 / ROOF_MIN_SHARE,
+        measured=measured,
+        interval=interval,
+    )
+
+
+def _unseen(m: Measurement, peaks: Peaks, expected: str) -> str:
+    """Why the kernel cannot show its roof ("" when it can): so small a kernel that a call's
+    floor outlasts its roof's bound, of which the roofline has nothing to say at these sizes
+    (not visible, never "fails")."""
     bounds = dict(roof_times(m, peaks))
     floor = bounds.get(PER_CALL, bounds.get(CHAIN, 0.0))
-    roof_time = work / roof_rate
-    hidden = floor > roof_time
-    anomalies: tuple[str, ...] = ()
-    if beats_every_roof(m, peaks):
-        beaten = f"{times(where.attained)} as fast as the roofs allow, beyond its spread"
-        anomalies = (f"{label} ran above every roof of this machine: {beaten}",)
-    peak_fraction = m.flops_per_s / peaks.flops_per_s
-    bandwidth_ratio = m.bytes_per_s / peaks.bytes_per_s
-    return ClaimResult(
-        key=f"roofline-{role}",
-        architecture="Roofline",
-        claim=f"{label} is {expected}-bound ({source}).",
-        prediction=f"intensity {number(intensity)} FLOP/byte against the ridge point {number(ridge)}: "
-        f"the roofline says {where.bound}-bound, and a {expected}-bound kernel runs at its "
-        f"{expected} roof (a share of 1); the roof that binds it here is {binding.name}",
-        test=TwoSided(
-            quantity,
-            predicted=1.0,
-            alternative=alternative,
-            alternative_value=other,
-            low=ROOF_MIN_SHARE,
-            high=1 / ROOF_MIN_SHARE,
-            measured=measured,
-            interval=interval,
-        ),
-        detail=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(peak_fraction)} of peak), "
-        f"{si(m.bytes_per_s, 'B/s')} ({times(bandwidth_ratio)} the measured bandwidth); "
-        f"{times(where.ratio)} the roofline time; observed bound: {where.observed} "
-        f"({percent(where.attained)} of that roof)",
-        gates=(
-            (
-                f"the roof that binds it is a {expected} roof "
-                + f"(here {binding.name}, a {binding.roof.kind} roof)",
-                observed_ok,
-            ),
-        ),
-        device=device,
-        visible=not hidden,
-        reason=(
-            f"at these sizes a call's floor ({si(floor, 's')}) outlasts the {expected} roof's "
-            f"bound ({si(roof_time, 's')}), so no roof of that kind can show"
-            if hidden
-            else ""
-        ),
-        anomalies=anomalies,
-        values={
-            "workload": m.workload,
-            "sizes": sizes_text(m.params),
-            "intensity": intensity,
-            "ridge_point": ridge,
-            "bound": where.bound,
-            "observed": where.observed,
-            "expected": expected,
-            "peak_fraction": peak_fraction,
-            "bandwidth_ratio": bandwidth_ratio,
-            "roofline_ratio": where.ratio,
-        },
+    roof_time = (
+        m.flops / peaks.flops_per_s if expected == "compute" else m.bytes / peaks.bytes_per_s
     )
+    if floor <= roof_time:
+        return ""
+    return (
+        f"at these sizes a call's floor ({si(floor, 's')}) outlasts the {expected} roof's "
+        f"bound ({si(roof_time, 's')}), so no roof of that kind can show"
+    )
+
+
+def _above_every_roof(m: Measurement, peaks: Peaks, label: str) -> tuple[str, ...]:
+    """The anomaly of a kernel that ran above every roof of the machine, beyond its spread."""
+    if not beats_every_roof(m, peaks):
+        return ()
+    beaten = f"{times(place(m, peaks).attained)} as fast as the roofs allow, beyond its spread"
+    return (f"{label} ran above every roof of this machine: {beaten}",)
+
+
+def _roofline_values(m: Measurement, peaks: Peaks, expected: str) -> dict[str, float | str]:
+    """The claim's values: the kernel's workload and sizes (so a page can find it in the run
+    again), its intensity and bounds, and its shares of the two roofs."""
+    where = place(m, peaks)
+    return {
+        "workload": m.workload,
+        "sizes": sizes_text(m.params),
+        "intensity": m.intensity,
+        "ridge_point": peaks.ridge_point,
+        "bound": where.bound,
+        "observed": where.observed,
+        "expected": expected,
+        "peak_fraction": m.flops_per_s / peaks.flops_per_s,
+        "bandwidth_ratio": m.bytes_per_s / peaks.bytes_per_s,
+        "roofline_ratio": where.ratio,
+    }
 
 
 Roles = Mapping[str, tuple[Measurement, Measurement | None]]

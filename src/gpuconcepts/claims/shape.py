@@ -1,7 +1,7 @@
 """What several claims share: the statistic they compare, and two result builders.
 
-Claims of one shape share one builder: a power law in S (:func:`power_law`, for the RNN and
-attention sweeps) and a bar chart of measured against predicted (:func:`bars`, for the DLRM,
+Claims of one shape share one builder: a power law in S (:func:`power_law`, for the
+attention sweep) and a bar chart of measured against predicted (:func:`bars`, for the DLRM,
 CNN, RNN and Transformer comparisons). The architecture modules import them from here.
 Ratios and percentages are printed by :mod:`gpuconcepts.units` (``times``, ``percent``), the
 book's one number policy.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gpuconcepts.claims.fit import fit_power_law, fit_upper
+from gpuconcepts.claims.fit import PowerLawFit, fit_power_law, fit_upper
 from gpuconcepts.claims.quantities import (
     formula_along,
     param,
@@ -80,9 +80,9 @@ def bars(
 
 @dataclass(frozen=True)
 class Counterpart:
-    """The alternative of a power-law claim, measured rather than assumed: the same work
+    """The alternative of a claim over a sweep, measured rather than assumed: the same work
     without the effect (e.g. an RNN's FLOPs as one GEMM, with no step dependency), over the
-    same sweep. Its fitted exponent is the alternative's value."""
+    same sweep (:func:`counterpart_sweep` checks it)."""
 
     alternative: str
     """The alternative in words, e.g. "the steps run in parallel, as the GEMM does"."""
@@ -97,7 +97,7 @@ def power_law(
     *,
     exponent: float,
     tolerance: float,
-    alternative: tuple[str, float] | Counterpart,
+    alternative: tuple[str, float],
     fixed: Sequence[str],
     what: str,
     key: str,
@@ -111,48 +111,17 @@ def power_law(
 
     The prediction is the exponent of ``formula`` (the FLOP count) over the same sweep; the
     pass region is ``exponent ± tolerance``; ``alternative`` names the law to rule out and its
-    exponent, or is a :class:`Counterpart` whose exponent is fitted over its own sweep the same
-    way (it must hold the same S and the same FLOPs at each). ``title`` is completed with the
-    sizes the sweep holds fixed.
+    exponent. ``title`` is completed with the sizes the sweep holds fixed.
     """
     ordered = sorted_sweep(sweep, "S", fixed=fixed, what=what)
     lengths = size_values(ordered, "S")
     seconds = tuple(median_seconds(m) for m in ordered)
-    spread = interval_ends(m.interval_seconds for m in ordered)  # the plot's error bars
     flops = formula_along(formula, ordered)
     predicted = fit_power_law(lengths, flops).exponent
     fit = fit_upper(lengths, seconds)
     fitted_exponent, interval = with_interval(lambda t: fit_upper(lengths, t).exponent, ordered)
-    fitted = lengths[-fit.points :]
     held = ", ".join(f"{name}={param(ordered[0], name)}" for name in fixed)
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
-    detail = (
-        f"fitted over S = {number(fitted[0])} … {last} (R² {number(fit.r_squared)}); "
-        f"{si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} at S={last}"
-    )
-    values: dict[str, float | int | bool | str | None] = {
-        "exponent": fit.exponent,
-        "predicted_exponent": predicted,
-        "r_squared": fit.r_squared,
-        "fit_points": fit.points,
-    }
-    extra: tuple[Series, ...] = ()
-    if isinstance(alternative, Counterpart):
-        other = counterpart_sweep(alternative, ordered, fixed=fixed, what=what)
-        other_seconds = tuple(median_seconds(m) for m in other)
-        other_fit = fit_upper(lengths, other_seconds)
-        _, (low, high) = with_interval(lambda t: fit_upper(lengths, t).exponent, other)
-        alternative_text, alternative_value = alternative.alternative, other_fit.exponent
-        detail += (
-            f"; {alternative.label}: exponent {number(other_fit.exponent)} "
-            f"(interval [{number(low)}, {number(high)}]), {si(other_seconds[0], 's')} at S={first}, "
-            f"{si(other_seconds[-1], 's')} at S={last}"
-        )
-        values["counterpart_exponent"] = other_fit.exponent
-        other_low, other_high = interval_ends(m.interval_seconds for m in other)
-        extra = (Series(alternative.label, lengths, other_seconds, low=other_low, high=other_high),)
-    else:
-        alternative_text, alternative_value = alternative
     return ClaimResult(
         key=key,
         architecture=architecture,
@@ -161,35 +130,54 @@ def power_law(
         test=TwoSided(
             "fitted exponent of time in S",
             predicted=predicted,
-            alternative=alternative_text,
-            alternative_value=alternative_value,
+            alternative=alternative[0],
+            alternative_value=alternative[1],
             low=exponent - tolerance,
             high=exponent + tolerance,
             measured=fitted_exponent,
             interval=interval,
         ),
-        detail=detail,
+        detail=f"fitted over S = {number(lengths[-fit.points])} … {last} (R² "
+        f"{number(fit.r_squared)}); {si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} "
+        f"at S={last}",
         device=device,
-        values=values,
-        plot=PlotSpec(
-            title=f"{title} ({held})",
-            x_label="sequence length S",
-            y_label="seconds",
-            series=(
-                Series("measured", lengths, seconds, low=spread[0], high=spread[1]),
-                *extra,
-                Series(
-                    f"∝ {formula.name} (anchored at the largest S)",
-                    lengths,
-                    tuple(seconds[-1] * f / flops[-1] for f in flops),
-                    role="predicted",
-                ),
-                Series(
-                    f"fit: S^{number(fit.exponent, 2)}",
-                    fitted,
-                    tuple(fit.predict(x) for x in fitted),
-                    role="threshold",
-                ),
+        values={
+            "exponent": fit.exponent,
+            "predicted_exponent": predicted,
+            "r_squared": fit.r_squared,
+            "fit_points": fit.points,
+        },
+        plot=_power_plot(ordered, formula, fit, f"{title} ({held})"),
+    )
+
+
+def _power_plot(
+    ordered: Sequence[Measurement], formula: Formula, fit: PowerLawFit, title: str
+) -> PlotSpec:
+    """Time over S with its spread, the formula's growth anchored at the largest S, and the fit
+    over the points it used."""
+    lengths = size_values(ordered, "S")
+    seconds = tuple(median_seconds(m) for m in ordered)
+    flops = formula_along(formula, ordered)
+    low, high = interval_ends(m.interval_seconds for m in ordered)  # the error bars
+    fitted = lengths[-fit.points :]
+    return PlotSpec(
+        title=title,
+        x_label="sequence length S",
+        y_label="seconds",
+        series=(
+            Series("measured", lengths, seconds, low=low, high=high),
+            Series(
+                f"∝ {formula.name} (anchored at the largest S)",
+                lengths,
+                tuple(seconds[-1] * f / flops[-1] for f in flops),
+                role="predicted",
+            ),
+            Series(
+                f"fit: S^{number(fit.exponent, 2)}",
+                fitted,
+                tuple(fit.predict(x) for x in fitted),
+                role="threshold",
             ),
         ),
     )

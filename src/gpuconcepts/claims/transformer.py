@@ -136,39 +136,8 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
     post = question(16)
-    post_S = " → ".join(plain_number(step.values["S"]) for step in post.steps)
-    low = 2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE)
-    high = 2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE)
-    claim = f"Doubling S makes attention about {post.ratio}× as expensive."
-
-    def test(predicted: float, measured: float, interval: tuple[float, float]) -> TwoSided:
-        return TwoSided(
-            "t(2S) ÷ t(S) = 2^(exponent fitted over the upper sweep)",
-            predicted=predicted,
-            alternative="attention time ∝ S",
-            alternative_value=2.0,
-            low=low,
-            high=high,
-            measured=measured,
-            interval=interval,
-        )
-
     if not pairs:
-        B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
-        doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(
-            B=B, S=S, d=d
-        )
-        return ClaimResult(
-            key="attention-doubling",
-            architecture="Transformer",
-            claim=claim,
-            prediction=f"attention_flops(2S)/attention_flops(S) = {number(doubled)}; the post's Q16: "
-            f"{post.ratio}×",
-            test=test(doubled, math.nan, (math.nan, math.nan)),
-            device=device,
-            visible=False,
-            reason=f"the sweep S = {[plain_number(x) for x in lengths]} holds no doubling",
-        )
+        return _no_doubling(ordered, device)
     i, j = pairs[-1]
     predicted = flops[j] / flops[i]
     # one fit serves both attention claims (the exponent's, see power_law), so they cannot
@@ -177,51 +146,104 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         lambda t: fit_upper(lengths, t).exponent, ordered
     )
     ratio, interval = 2.0**exponent, (2.0**low_exponent, 2.0**high_exponent)
-    before = tuple(lengths[a] for a, _ in pairs)
-    # each ratio's widest spread: one time at its fast quartile over the other at its slow one
-    quartiles = tuple(m.interval_seconds for m in ordered)
-    ratio_low, ratio_high = interval_ends(
-        (quartiles[b][0] / quartiles[a][1], quartiles[b][1] / quartiles[a][0]) for a, b in pairs
-    )
+    post_S = " → ".join(plain_number(step.values["S"]) for step in post.steps)
+    test = _doubling_test(predicted, ratio, interval)
     return ClaimResult(
         key="attention-doubling",
         architecture="Transformer",
-        claim=claim,
+        claim=f"Doubling S makes attention about {post.ratio}× as expensive.",
         prediction=f"attention_flops(S={plain_number(lengths[j])}) / attention_flops("
         f"S={number(lengths[i])}) = {number(predicted)}; the post's Q16 ({post_S} tokens):"
         f" {post.ratio}× the scores",
-        test=test(predicted, ratio, interval),
+        test=test,
         detail=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}",
         device=device,
         values={
             "ratio": ratio,
             "predicted_ratio": predicted,
             "S": lengths[i],
-            "low": low,
-            "high": high,
+            "low": _DOUBLING[0],
+            "high": _DOUBLING[1],
         },
-        plot=PlotSpec(
-            title="Attention: cost of doubling S, at each doubling of the sweep",
-            x_label="S (before doubling)",
-            y_label="t(2S) / t(S)",
-            series=(
-                Series(
-                    "measured",
-                    before,
-                    tuple(seconds[b] / seconds[a] for a, b in pairs),
-                    low=ratio_low,
-                    high=ratio_high,
-                ),
-                Series(
-                    "attention_flops ratio",
-                    before,
-                    tuple(flops[b] / flops[a] for a, b in pairs),
-                    role="predicted",
-                ),
+        plot=_doubling_plot(ordered, pairs, _DOUBLING),
+    )
+
+
+_DOUBLING = (
+    2.0 ** (T.ATTENTION_EXPONENT - T.ATTENTION_EXPONENT_TOLERANCE),
+    2.0 ** (T.ATTENTION_EXPONENT + T.ATTENTION_EXPONENT_TOLERANCE),
+)
+"""The doubling claim's region: 2 to the ends of the exponent's."""
+
+
+def _doubling_test(predicted: float, measured: float, interval: tuple[float, float]) -> TwoSided:
+    """The doubling claim's test: 2 to the fitted exponent, within the exponent's region."""
+    return TwoSided(
+        "t(2S) ÷ t(S) = 2^(exponent fitted over the upper sweep)",
+        predicted=predicted,
+        alternative="attention time ∝ S",
+        alternative_value=2.0,
+        low=_DOUBLING[0],
+        high=_DOUBLING[1],
+        measured=measured,
+        interval=interval,
+    )
+
+
+def _no_doubling(ordered: Sequence[Measurement], device: str) -> ClaimResult:
+    """The doubling claim of a sweep that holds no doubling of S: not visible, with the
+    formula's ratio at its longest S."""
+    post = question(16)
+    B, S, d = param(ordered[0], "B"), param(ordered[-1], "S"), param(ordered[0], "d")
+    doubled = formulas.attention_flops(B=B, S=2 * S, d=d) / formulas.attention_flops(B=B, S=S, d=d)
+    return ClaimResult(
+        key="attention-doubling",
+        architecture="Transformer",
+        claim=f"Doubling S makes attention about {post.ratio}× as expensive.",
+        prediction=f"attention_flops(2S)/attention_flops(S) = {number(doubled)}; the post's Q16: "
+        f"{post.ratio}×",
+        test=_doubling_test(doubled, math.nan, (math.nan, math.nan)),
+        device=device,
+        visible=False,
+        reason=f"the sweep S = {[plain_number(x) for x in size_values(ordered, 'S')]} holds no "
+        "doubling",
+    )
+
+
+def _doubling_plot(
+    ordered: Sequence[Measurement], pairs: Sequence[tuple[int, int]], region: tuple[float, float]
+) -> PlotSpec:
+    """The measured and the formula's ratio at each doubling of the sweep, each measured one
+    with its widest spread (one time at its fast quartile over the other at its slow one)."""
+    lengths, seconds = size_values(ordered, "S"), tuple(median_seconds(m) for m in ordered)
+    flops = formula_along(formulas.attention_flops, ordered)
+    before = tuple(lengths[a] for a, _ in pairs)
+    quartiles = tuple(m.interval_seconds for m in ordered)
+    ratio_low, ratio_high = interval_ends(
+        (quartiles[b][0] / quartiles[a][1], quartiles[b][1] / quartiles[a][0]) for a, b in pairs
+    )
+    low, high = region
+    return PlotSpec(
+        title="Attention: cost of doubling S, at each doubling of the sweep",
+        x_label="S (before doubling)",
+        y_label="t(2S) / t(S)",
+        series=(
+            Series(
+                "measured",
+                before,
+                tuple(seconds[b] / seconds[a] for a, b in pairs),
+                low=ratio_low,
+                high=ratio_high,
             ),
-            log_y=False,
-            hlines=((f"lower bound {times(low)}", low), (f"upper bound {times(high)}", high)),
+            Series(
+                "attention_flops ratio",
+                before,
+                tuple(flops[b] / flops[a] for a, b in pairs),
+                role="predicted",
+            ),
         ),
+        log_y=False,
+        hlines=((f"lower bound {times(low)}", low), (f"upper bound {times(high)}", high)),
     )
 
 
@@ -245,10 +267,7 @@ def judge_prefill_vs_decode(
     rate_ratio, interval = with_interval(
         lambda t: (prefill.flops / t[0]) / (decode.flops / t[1]), (prefill, decode)
     )
-    counted = workload(prefill.workload).flops  # attention_flops_causal for a decoder's prefill
-    flops_prefill = prefill.flops / (B * S)
-    flops_decode = decode.flops / B
-    i_prefill, i_decode = prefill.intensity, decode.intensity
+    flops_prefill, flops_decode = prefill.flops / (B * S), decode.flops / B
     roof_prefill = place(prefill, peaks).predicted_seconds / (B * S)
     roof_decode = place(decode, peaks).predicted_seconds / B
     predicted = predicted_rate_ratio(prefill, decode, peaks)
@@ -258,9 +277,10 @@ def judge_prefill_vs_decode(
         claim="Prefill processes the prompt's tokens in parallel; decode generates one token at "
         "a time.",
         prediction=f"per token, the prefill does {plain_number(round(flops_prefill))} attention "
-        f"FLOPs on average ({counted.name}) and a decode step at S={plain_number(S)} "
-        f"{plain_number(round(flops_decode))} ({times(flops_decode / flops_prefill)}), at intensity "
-        f"{number(i_prefill)} against {number(i_decode)} FLOP/byte: the roofline gives "
+        f"FLOPs on average ({workload(prefill.workload).flops.name}) and a decode step at "
+        f"S={plain_number(S)} {plain_number(round(flops_decode))} "
+        f"({times(flops_decode / flops_prefill)}), at intensity "
+        f"{number(prefill.intensity)} against {number(decode.intensity)} FLOP/byte: the roofline gives "
         f"{si(roof_prefill, 's')} against {si(roof_decode, 's')} per token "
         f"({number(roof_decode / roof_prefill)}×); with the GEMM sweep's products and a call's "
         f"floor, the measured ceilings predict prefill at {times(predicted)} decode's FLOP/s",
@@ -282,32 +302,35 @@ def judge_prefill_vs_decode(
             "decode_seconds_per_token": decode_per_token,
             "slowdown": slowdown,
             "predicted_slowdown": roof_decode / roof_prefill,
-            "prefill_intensity": i_prefill,
-            "decode_intensity": i_decode,
+            "prefill_intensity": prefill.intensity,
+            "decode_intensity": decode.intensity,
         },
-        plot=bars(
-            f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
-            "phase",
-            "seconds per token",
-            ("prefill (all tokens at once)", "decode (one token per step)"),
-            (prefill_per_token, decode_per_token),
-            (roof_prefill, roof_decode),
-            spread=(
-                (prefill.interval_seconds[0] / (B * S), prefill.interval_seconds[1] / (B * S)),
-                (decode.interval_seconds[0] / B, decode.interval_seconds[1] / B),
-            ),
+        plot=_per_token_bars(prefill, decode, (roof_prefill, roof_decode)),
+    )
+
+
+def _per_token_bars(
+    prefill: Measurement, decode: Measurement, roofs: tuple[float, float]
+) -> PlotSpec:
+    """Prefill's and a decode step's time per token, beside the roofline's (``roofs``)."""
+    B, S, d = sizes(prefill, "B", "S", "d")
+    tokens = (B * S, B)  # prefill's time covers B·S tokens, one decode step's B
+    return bars(
+        f"Attention time per token at S={plain_number(S)} (B={B}, d={d})",
+        "phase",
+        "seconds per token",
+        ("prefill (all tokens at once)", "decode (one token per step)"),
+        tuple(median_seconds(m) / n for m, n in zip((prefill, decode), tokens, strict=True)),
+        roofs,
+        spread=tuple(
+            (m.interval_seconds[0] / n, m.interval_seconds[1] / n)
+            for m, n in zip((prefill, decode), tokens, strict=True)
         ),
     )
 
 
 def judge_kv_cache(
-    *,
-    B: int,
-    d: int,
-    s: int,
-    lengths: Sequence[int],
-    cache_bytes: Sequence[int],
-    device: str,
+    *, B: int, d: int, s: int, lengths: Sequence[int], cache_bytes: Sequence[int], device: str
 ) -> ClaimResult:
     """The KV cache measured after every decode step equals ``kv_cache_memory`` exactly."""
     if len(lengths) != len(cache_bytes) or not lengths:
