@@ -17,6 +17,8 @@ from gpuconcepts import formulas as f
 from gpuconcepts.analysis.trace import leaf_paths
 from gpuconcepts.analyze import Report, analyze, observed_bound
 from gpuconcepts.cli import main
+from gpuconcepts.render.plots.analysis import layers_figure
+from gpuconcepts.render.text.analysis import markdown
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import si
 
@@ -295,7 +297,7 @@ def test_report_json_and_shares():
 
 def test_book_table_shows_the_spread_beside_every_time():
     report = run(nn.Sequential(nn.Linear(8, 8, bias=False), nn.ReLU()), torch.randn(2, 8))
-    lines = report.markdown().splitlines()
+    lines = markdown(report).splitlines()
     assert lines[0].startswith("| # | Call | Shapes | FLOPs |")
     assert len(lines) == 2 + len(report.layers)
     assert all("IQR" in line for line in lines[2:])
@@ -450,7 +452,7 @@ def test_a_compute_kernel_at_5x_its_roof_is_labelled_compute():
 
 def test_figure_has_one_point_per_layer_with_flops():
     model = nn.Sequential(nn.Linear(32, 32, bias=False), nn.ReLU(), nn.Linear(32, 8, bias=False))
-    fig = run(model, torch.randn(4, 32)).figure()
+    fig = layers_figure(run(model, torch.randn(4, 32)))
     labels = sorted(t.get_text() for t in fig.axes[0].texts)
     assert labels == ["1", "3"]  # the ReLU has no FLOPs and no place on a log axis
 

@@ -1,13 +1,15 @@
 """What :func:`~gpuconcepts.analysis.analyze` returns: one :class:`Layer` per call, the
-:class:`Report` of the whole pass, and the report's text, table, CSV and figure.
+:class:`Report` of the whole pass, and the report's text, table and CSV. Its Markdown table and
+its figure are drawn above it (:mod:`gpuconcepts.render.text.analysis`,
+:mod:`gpuconcepts.render.plots.analysis`): the analysis imports no renderer.
 
 The report keeps this machine's :class:`~gpuconcepts.roofline.Peaks` whole (every cache level,
 the floors, the sweeps), so a call's label here is :func:`gpuconcepts.roofline.observe`'s, the
-one placement rule of the book, and the figure draws the same roofs. Nothing here prints: the
+one placement rule of the book, and its figure draws the same roofs. Nothing here prints: the
 CLI writes what these methods return.
 """
 
-# matplotlib and the render package are imported inside functions (README, Rules: 3).
+# csv and textwrap are imported inside the functions that write them.
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -16,15 +18,12 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, classify, verdict
 from gpuconcepts.tables import aligned
 from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 ObservedBound = Literal["compute", "memory", "overhead"]
 
@@ -396,30 +395,6 @@ class Report:
             if all(bound in ("memory", "overhead", None) for bound in layer.predicted.values())
         )
 
-    def markdown(self) -> str:
-        """The per-layer table for a book page, numbered as the figure's points, time with IQR."""
-        from gpuconcepts.render import markdown_table
-
-        header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s", "Bytes/s"]
-        header += ["Here", "Datasheet GPUs"]
-        rows = [
-            [
-                str(layer.index),
-                f"`{layer.name}`<br><small>{layer.type}</small>",
-                shapes_text(layer.input_shapes, layer.output_shapes),
-                f"{si(layer.flops, '')}<br><small>{layer.flops_source}</small>",
-                si(layer.bytes, "B"),
-                f"{significant(layer.intensity)}",
-                f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
-                si(layer.flops_per_s, "FLOP/s") if layer.flops else "–",
-                si(layer.bytes_per_s, "B/s"),
-                f"**{layer.bound}**",
-                _across_gpus(layer.predicted),
-            ]
-            for layer in self.layers
-        ]
-        return markdown_table(header, rows)
-
     def text(self, width: int = TEXT_WIDTH) -> str:
         """The table, its legend and the summary, as ``gpuconcepts analyze`` prints them: no
         line is wider than ``width`` (long layer names and types are shortened in the table;
@@ -437,40 +412,6 @@ class Report:
             for line in [legend, "", *self.summary()]
         ]
         return fit_table(self.rows(), width) + "\n" + "\n".join(said)
-
-    def figure(self) -> Figure:
-        """This machine's roofline with one numbered point per call that does arithmetic.
-
-        The points are coloured by observed bound; a call without FLOPs has no place on a
-        log axis and is left out (it is in the table).
-        """
-        from matplotlib.lines import Line2D
-
-        from gpuconcepts.render import plots
-        from gpuconcepts.render.plots.labels import legend_beside
-
-        shown = [layer for layer in self.layers if layer.flops > 0]
-        # one point per layer, named by its row number (the measurement of its call)
-        points = [
-            Measurement(str(layer.index), "", {}, layer.raw_seconds, layer.flops, layer.bytes)
-            for layer in shown
-        ]
-        fig = plots.roofline_chart(self.peaks, points)
-        ax = fig.axes[0]
-        colours = {"compute": "C1", "memory": "C0", "overhead": "C7"}
-        for layer, point in zip(shown, ax.lines[-len(shown) :] if shown else [], strict=True):
-            point.set_color(colours[layer.bound])
-            point.set_markeredgecolor("black")
-        handles, texts = ax.get_legend_handles_labels()
-        for bound, colour in colours.items():
-            if any(layer.bound == bound for layer in shown):
-                handles.append(
-                    Line2D([], [], marker="o", ls="", color=colour, markeredgecolor="black")
-                )
-                texts.append(f"{bound}-bound here")
-        legend_beside(ax, handles, texts)
-        ax.set_title(f"{self.model}'s layers under the measured roofs")
-        return fig
 
 
 def fit_table(rows: list[list[str]], width: int = TEXT_WIDTH) -> str:
@@ -520,27 +461,6 @@ def _csv_cell(value: object) -> object:
     if isinstance(value, list):
         return " ".join("x".join(map(str, s)) if isinstance(s, list) else str(s) for s in value)
     return "" if value is None else value
-
-
-def _nbsp(text: str) -> str:
-    return text.replace(" ", "\u00a0")  # a time never breaks before its unit
-
-
-def _across_gpus(predicted: Mapping[str, str | None]) -> str:
-    """A call's bound on the datasheet GPUs in a few words.
-
-    >>> _across_gpus({"A": "memory", "B": "memory", "C": None})
-    'memory on all'
-    >>> _across_gpus({"A": "compute", "B": "memory"})
-    'compute on A; memory on B'
-    """
-    by_bound: dict[str, list[str]] = {}
-    for gpu, bound in predicted.items():
-        if bound is not None:
-            by_bound.setdefault(bound, []).append(gpu)
-    if len(by_bound) == 1:
-        return f"{next(iter(by_bound))} on all"
-    return "; ".join(f"{bound} on {', '.join(gpus)}" for bound, gpus in sorted(by_bound.items()))
 
 
 def count_types(layers: Sequence[Layer] | Sequence[str]) -> str:

@@ -148,6 +148,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     from gpuconcepts.analysis import analyze, build_model, make_inputs
     from gpuconcepts.files import save_figure
     from gpuconcepts.measure import resolve_device
+    from gpuconcepts.render.plots.analysis import layers_figure
     from gpuconcepts.run.peaks_cache import identity_here, keep_peaks, kept_peaks
 
     resolved = resolve_device(args.device)
@@ -160,7 +161,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
         if source is not None:
             report = dataclasses.replace(report, peaks_source=source)
         if args.figure is not None:
-            save_figure(report.figure(), args.figure)
+            save_figure(layers_figure(report), args.figure)
         text = report.to_json() if args.json else report.csv() if args.csv else report.text()
         sys.stdout.write(text.rstrip("\n") + "\n")
 

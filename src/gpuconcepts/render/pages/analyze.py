@@ -19,6 +19,8 @@ from gpuconcepts.analysis import count_types
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS
 from gpuconcepts.render.pages import Glue
+from gpuconcepts.render.plots.analysis import layers_figure
+from gpuconcepts.render.text.analysis import markdown
 
 if TYPE_CHECKING:
     from gpuconcepts.analysis import Report
@@ -153,8 +155,8 @@ def model(name: str, report: Report) -> Glue:
     everywhere = report.memory_bound_everywhere()
     gpu = next(g for g in report.gpus if g.gpu == REFERENCE)
     glue: Glue = {
-        "table": report.markdown(),
-        "figure": report.figure(),
+        "table": markdown(report),
+        "figure": layers_figure(report),
         "calls": units.plain_number(len(report.layers)),
         "flops": units.si(report.total_flops, "FLOPs"),
         "counter": units.si(report.counter_total, "FLOPs"),
