@@ -27,7 +27,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 sys.path.insert(0, str(DOCS))  # the book's own small extensions (_whatif) and helpers
 
 import gpuconcepts
-from gpuconcepts.book import package_hash, plain_status
+from gpuconcepts.book_config import package_hash, plain_status
 
 # -- Project -----------------------------------------------------------------------------
 project = "gpuconcepts"
@@ -223,7 +223,7 @@ napoleon_numpy_docstring = False
 # -- Status words ------------------------------------------------------------------------
 # MyST-NB's execution table marks status with emoji that many fonts,
 # headless Chromium's among them, draw as an empty box. Every text of every page outside code
-# is passed through gpuconcepts.book.plain_status, which turns them into words.
+# is passed through gpuconcepts.book_config.plain_status, which turns them into words.
 
 
 _CODE = (nodes.literal_block, nodes.literal, nodes.doctest_block)

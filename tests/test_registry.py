@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 from gpuconcepts.changelog import load_changes
-from gpuconcepts.claims import collectives, thresholds, wholemodel
+from gpuconcepts.claims import collectives, decode, thresholds, wholemodel
 from gpuconcepts.claims import distributed as pipelines
 from gpuconcepts.claims.distributed import judge_distributed
 from gpuconcepts.claims.judge import measured_of, rejudged
@@ -103,7 +103,7 @@ def test_a_part_reads_the_thresholds_it_judges_with_from_thresholds() -> None:
     assert "TRAINING_MEMORY_MAX_RATIO" in whole
     assert "SAME_EXCHANGE_FACTOR" not in whole  # a distributed threshold
     assert "MLP_MIN_GAIN" not in whole  # a core one
-    assert wholemodel.DECODE_KNEE_FACTOR is thresholds.DECODE_KNEE_FACTOR
+    assert decode.DECODE_KNEE_FACTOR is thresholds.DECODE_KNEE_FACTOR
     traffic = {name for name, _, _ in thresholds.described(collectives)}
     assert traffic == {"BYTES_LOW", "BYTES_HIGH", "ALPHA_BETA_FACTOR", "SAME_EXCHANGE_FACTOR"}
     pipeline = {name for name, _, _ in thresholds.described(pipelines)}

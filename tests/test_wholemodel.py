@@ -9,6 +9,7 @@ import pytest
 from synthetic import TINY_WHOLEMODEL
 
 from gpuconcepts import formulas as f
+from gpuconcepts.claims import decode as D
 from gpuconcepts.claims import wholemodel as W
 from gpuconcepts.model import ModelShape, matmul_params, params
 from gpuconcepts.records import from_record, to_record
@@ -221,8 +222,8 @@ def test_a_prediction_outside_its_region_or_an_alternative_inside_is_not_visible
 def test_every_whole_model_threshold_has_a_reason():
     from gpuconcepts.claims.thresholds import described
 
-    listed = {name: (value, reason) for name, value, reason in described(W)}
-    assert listed["DECODE_KNEE_FACTOR"][0] == W.DECODE_KNEE_FACTOR == 2.0
+    listed = {name: (value, reason) for name, value, reason in [*described(W), *described(D)]}
+    assert listed["DECODE_KNEE_FACTOR"][0] == D.DECODE_KNEE_FACTOR == 2.0
     assert "ARCHITECTURE" not in listed  # a label, not a threshold
     assert all(reason for _, reason in listed.values())
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from gpuconcepts.book_config import package_hash, plain_status
 from gpuconcepts.book_runs import (
     CHAPTER_WORKLOADS,
     chapter,
@@ -122,59 +123,6 @@ def catalogue_table(names: Iterable[str] | None = None) -> str:
         ["Formula", "Kind", "Equation"],
         [[f"`{f.name}`", f.kind, f"${f.equation()}$"] for f in chosen],
     )
-
-
-def package_hash(root: Path | None = None) -> str:
-    """A short hash of what the book's pages execute: the package's ``*.py`` and its presets.
-
-    ``root`` is a checkout (its ``src/gpuconcepts`` is hashed); without it, the installed
-    package is hashed, which is what a notebook on Colab runs. The two agree for the same
-    sources (the presets are read where :func:`~gpuconcepts.sizes.presets_path` finds them: a
-    build copies ``conf/presets.toml`` into the package).
-    ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
-    to the kernel presets re-runs every page; the execution report prints it.
-
-    >>> import gpuconcepts
-    >>> root = Path(gpuconcepts.__file__).resolve().parents[2]
-    >>> len(package_hash(root)), package_hash(root) == package_hash()
-    (16, True)
-    """
-    import gpuconcepts
-    from gpuconcepts.sizes import presets_path
-
-    package = Path(gpuconcepts.__file__).parent if root is None else root / "src" / "gpuconcepts"
-    if not package.is_dir():
-        raise GpuConceptsError(f"package_hash: {package} holds no gpuconcepts package")
-    presets = presets_path() if root is None else root / "conf" / "presets.toml"
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
-    if presets.is_file():
-        digest.update(b"presets.toml")
-        digest.update(presets.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-_STATUS_MARKS = {"\u2705": "succeeded", "\u274c": "failed", "\u2796": "not run"}
-
-
-def plain_status(text: str) -> str:
-    """Status emoji as words: a mark alone becomes a word, a mark before a word is dropped.
-
-    MyST-NB's execution table uses emoji that many fonts (headless
-    Chromium's among them) draw as an empty box; ``docs/conf.py`` passes every text of the
-    book through this function.
-
-    >>> plain_status("\u2705"), plain_status("\u274c does not hold"), plain_status("no mark")
-    ('succeeded', 'does not hold', 'no mark')
-    """
-    stripped = text.strip()
-    if stripped in _STATUS_MARKS:
-        return text.replace(stripped, _STATUS_MARKS[stripped])
-    for mark in _STATUS_MARKS:
-        text = text.replace(f"{mark} ", "")
-    return text
 
 
 def _docs_folder(docs: Path | None) -> Path | None:

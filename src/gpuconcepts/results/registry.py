@@ -94,7 +94,8 @@ def _core(judge: str, chapter: str, tests: Tests = "prediction", measured_by: st
 
 
 def _whole(judge: str, tests: Tests = "prediction") -> Claim:
-    return Claim(f"gpuconcepts.claims.wholemodel:{judge}", "model", "whole model", tests)
+    """A whole-model claim, judged by ``module:function`` of the claims package."""
+    return Claim(f"gpuconcepts.claims.{judge}", "model", "whole model", tests)
 
 
 def _dist(judge: str, tests: Tests = "prediction") -> Claim:
@@ -132,11 +133,11 @@ CLAIMS: dict[str, Claim] = {
     "roofline-cnn-depthwise": _roofline("cnn"),
     "roofline-transformer-prefill": _roofline("transformer"),
     "roofline-transformer-decode": _roofline("transformer"),
-    "backward-pass": _whole("judge_backward"),
-    "decode-knee": _whole("judge_decode_knee", "model"),
-    "decode-long-context": _whole("judge_decode_long_context", "model"),
-    "decode-floor": _whole("judge_decode_floor", "bound"),
-    "training-memory": _whole("judge_training_memory", "fact"),
+    "backward-pass": _whole("wholemodel:judge_backward"),
+    "decode-knee": _whole("decode:judge_decode_knee", "model"),
+    "decode-long-context": _whole("decode:judge_decode_long_context", "model"),
+    "decode-floor": _whole("decode:judge_decode_floor", "bound"),
+    "training-memory": _whole("wholemodel:judge_training_memory", "fact"),
     "traffic-all-reduce": _TRAFFIC,
     "traffic-table-wise-lookup": _TRAFFIC,
     "traffic-row-wise-lookup": _TRAFFIC,
