@@ -37,7 +37,14 @@ ROOT = Path(__file__).resolve().parents[1]
 STEPS = {
     "peaks": [
         "-c",
-        "from gpuconcepts.kernels import measure_peaks; measure_peaks('cpu', True)",
+        # a run's sizes resolved once (gpuconcepts.sizing); a reference before it took quick
+        (
+            "from gpuconcepts.kernels import measure_peaks\n"
+            "try:\n    from gpuconcepts.sizing import RunSizes\n"
+            "    sizes = RunSizes.resolve('cpu', True)\n"
+            "except ImportError:\n    sizes = True\n"
+            "measure_peaks('cpu', sizes)"
+        ),
     ],
     "profile": ["-m", "gpuconcepts", "profile", "--quick", "--device", "cpu"],
 }

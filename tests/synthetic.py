@@ -21,10 +21,10 @@ from gpuconcepts.results.wholemodel import (
     TrainingPeak,
     WholeModelResults,
     WholeModelSizes,
-    wholemodel_sizes,
 )
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run
+from gpuconcepts.sizing import RunSizes
 from gpuconcepts.workloads import workload
 
 TINY_PRESETS: dict[str, dict[str, int]] = {
@@ -94,7 +94,7 @@ def synthetic_wholemodel(peaks: Peaks = PEAKS) -> WholeModelResults:
     it is 1.2x the weights' and the caches' read; the training peak is 16 bytes per weight plus
     the activations.
     """
-    sizes = wholemodel_sizes("cpu", quick=True)
+    sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36).wholemodel
     tokens, n = sizes.backward["tokens"], 2 * sizes.backward["d"] * sizes.backward["d_ff"]
     forward = tokens * int(formulas.forward_flops_per_token(n_params=n))
     backward = BackwardForward(

@@ -59,6 +59,7 @@ from gpuconcepts.results.registry import ledger
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
+from gpuconcepts.sizing import RunSizes
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 """Synthetic device: 100 GFLOP/s, 10 GB/s, ridge point 10 FLOP/byte."""
@@ -1352,12 +1353,12 @@ def test_every_device_class_has_valid_claim_sizes(cls: Any, quick: bool) -> None
 
 
 def test_claim_sizes_for_the_cpu() -> None:
-    quick = claim_tables.claim_sizes("cpu", quick=True)
+    quick = RunSizes.resolve("cpu", quick=True, free_bytes=2**36).claims
     assert quick.dlrm_B == 2048  # the post's batch
-    full = claim_tables.claim_sizes("cpu", quick=False)
+    full = RunSizes.resolve("cpu", quick=False, free_bytes=2**36).claims
     assert quick.mlp_batches[-1] < full.mlp_batches[-1]
     with pytest.raises(GpuConceptsError, match="not a resolved device"):
-        claim_tables.claim_sizes("tpu", quick=True)
+        RunSizes.resolve("tpu", quick=True)
 
 
 def test_claim_sizes_from_a_table() -> None:
@@ -1794,12 +1795,19 @@ def test_draw_spread_as_error_bars() -> None:
 def tiny_verify(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpuconcepts.kernels
 
-    monkeypatch.setattr(claim_tables, "claim_sizes", lambda _device, _quick: TINY)
-    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: PEAKS)
-    monkeypatch.setattr(gpuconcepts.kernels, "load_presets", lambda *_a, **_k: TINY_PRESETS)
-    monkeypatch.setattr(
-        gpuconcepts.kernels, "load_sweeps", lambda *_a, **_k: {"mlp_B": (), "transformer_S": ()}
+    # the run's sizes, resolved once at the top, are the tiny ones
+    tiny = replace(
+        RunSizes.resolve("cpu", True, free_bytes=2**36),
+        presets=TINY_PRESETS,
+        sweeps={"mlp_B": (), "transformer_S": ()},
+        claims=TINY,
     )
+
+    def resolve(_cls: object, device: str, quick: bool, **_: object) -> RunSizes:
+        return replace(tiny, device=device, quick=quick)
+
+    monkeypatch.setattr(RunSizes, "resolve", classmethod(resolve))
+    monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", lambda *_a, **_k: PEAKS)
     # the whole-model and distributed parts as if measured (their experiments are tested in
     # test_wholemodel.py and test_distributed.py; toy sizes give no stable verdicts)
     monkeypatch.setattr(
@@ -1976,7 +1984,7 @@ def test_a_run_whose_times_are_all_equal_fails_most_timing_claims() -> None:
     # or dependency shows, and work of very different sizes took equal times
     peaks = Peaks("cpu", 1.27e11, 2.36e10, "float32", latency_seconds=4e-6)
     lab = synthetic_lab(peaks, DEVICE)
-    sizes = claim_tables.claim_sizes("cpu", False)
+    sizes = RunSizes.resolve("cpu", False, free_bytes=2**36).claims
     results = {r.key: r for r in judge_claims(measure_claims(lab, sizes), sizes)}
     verdicts = {key: r.verdict for key, r in results.items()}
     timing = [key for key in verdicts if ledger(key) == "post"]  # the facts are counts

@@ -296,9 +296,11 @@ def test_verify_with_an_unwritable_cache_warns_through_its_progress(
 ) -> None:
     pytest.importorskip("torch")
     from gpuconcepts.run.peaks_cache import this_machine_peaks
+    from gpuconcepts.sizing import RunSizes
 
     folder = _unwritable_cache(tmp_path, monkeypatch)
     monkeypatch.setattr("gpuconcepts.kernels.measure_peaks", lambda *_, **__: PEAKS)
     said: list[str] = []
-    assert this_machine_peaks("cpu", quick=True, progress=said.append) == (PEAKS, "measured now")
+    quick = RunSizes.resolve("cpu", quick=True, free_bytes=2**36)
+    assert this_machine_peaks(quick, progress=said.append) == (PEAKS, "measured now")
     assert said[1:] == [f"warning: {_cannot_keep(folder)}"]  # verify prefixes "[verify] "

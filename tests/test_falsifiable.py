@@ -23,10 +23,10 @@ from gpuconcepts.claims.experiments import judge_claims, measure_claims
 from gpuconcepts.measure import transfer_unit_bytes
 from gpuconcepts.results import registry
 from gpuconcepts.results.claim import ClaimResult
-from gpuconcepts.results.claim_sizes import claim_sizes
 from gpuconcepts.results.distributed import AlphaBeta
 from gpuconcepts.results.wholemodel import TrainingPeak
 from gpuconcepts.roofline import Peaks
+from gpuconcepts.sizing import RunSizes
 
 LATENCY = 2e-4
 PEAKS = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=LATENCY, op_seconds=LATENCY)
@@ -146,7 +146,7 @@ def judged(seconds: Timing, tweak: Tweak | None) -> dict[str, ClaimResult]:
     lab = synthetic_lab(PEAKS, "cpu (violating run)", seconds, spread=0.02)
     if tweak is not None:
         tweak(lab)
-    sizes = claim_sizes("cpu", quick=False)
+    sizes = RunSizes.resolve("cpu", False, free_bytes=2**36).claims
     return {r.key: r for r in judge_claims(measure_claims(lab, sizes), sizes)}
 
 

@@ -16,6 +16,7 @@ from gpuconcepts.measure.hierarchy import (
     sizing,
 )
 from gpuconcepts.sizes import RunBudget, load_presets
+from gpuconcepts.sizing import RunSizes
 
 MiB = 2**20
 GiB = 2**30
@@ -154,8 +155,9 @@ def test_measured_peaks_size_from_the_sweep(
     monkeypatch.setattr(
         peaks, "random_access", lambda _d, cache, **k: seen.update(cache=cache, **k) or ()
     )
-    presets = load_presets("cpu", True, free_bytes=64 * GiB)
-    result = peaks.measure_peaks("cpu", presets=presets, repeats=1)
+    result = peaks.measure_peaks(
+        "cpu", RunSizes.resolve("cpu", True, free_bytes=64 * GiB), repeats=1
+    )
     # the preset's 256 MiB, the budget's cap and 4x the 64 MiB cache: far beyond every cache
     smaller = reported in (8 * MiB, None)
     assert asked["copy"] == asked["read"] == 256 * MiB

@@ -27,11 +27,11 @@ def test_sizes_are_read_without_torch():
     code = (
         "import sys;"
         "from gpuconcepts.sizes import load_presets, load_sweeps;"
-        "from gpuconcepts.results.claim_sizes import claim_sizes;"
-        "from gpuconcepts.results.wholemodel import wholemodel_sizes;"
+        "from gpuconcepts.sizing import RunSizes;"
         "mlp = load_presets('cpu', True, free_bytes=2**34)['mlp'];"
         "sweep = load_sweeps('cpu', True, free_bytes=2**34)['mlp_B'];"
-        "claims = claim_sizes('cpu', True); whole = wholemodel_sizes('cpu', True);"
+        "run = RunSizes.resolve('cpu', True, free_bytes=2**34);"
+        "claims, whole = run.claims, run.wholemodel;"
         "print(mlp['B'] > 0, sweep[:2], claims.mlp_batches[:2], whole.repeats,"
         " 'torch' in sys.modules)"
     )

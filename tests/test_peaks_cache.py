@@ -13,6 +13,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import peaks_cache
 from gpuconcepts.run.peaks_cache import Identity, cache_folder, load_peaks, save_peaks
+from gpuconcepts.sizing import RunSizes
 
 HERE = Identity("cpu", "Example CPU", 2, None, "2.13.0", "0.1.0", "float32", quick=True)
 PEAKS = Peaks("cpu", 1e11, 1e10, "float32", sweep=((2**20, 9e10), (2**26, 1e10), (2**27, 1e10)))
@@ -68,22 +69,23 @@ def test_measured_once_then_kept_unless_fresh(monkeypatch: pytest.MonkeyPatch) -
 
     measured: list[bool] = []
 
-    def measure(_device: str, quick: bool, **_k: object) -> Peaks:
-        measured.append(quick)
+    def measure(_device: str, sizes: RunSizes, **_k: object) -> Peaks:
+        measured.append(sizes.quick)
         return dataclasses.replace(PEAKS, flops_per_s=1e11 + len(measured))
 
     monkeypatch.setattr(gpuconcepts.kernels, "measure_peaks", measure)
-    first, said = peaks_cache.this_machine_peaks("cpu", True)
+    quick = RunSizes.resolve("cpu", True, free_bytes=2**36)
+    first, said = peaks_cache.this_machine_peaks(quick)
     assert (measured, said) == ([True], "measured now")
-    again, said = peaks_cache.this_machine_peaks("cpu", True)
+    again, said = peaks_cache.this_machine_peaks(quick)
     assert again == first
     assert said.startswith("kept from ")
     assert "--fresh" in said
     assert len(measured) == 1
-    fresh, said = peaks_cache.this_machine_peaks("cpu", True, fresh=True)
+    fresh, said = peaks_cache.this_machine_peaks(quick, fresh=True)
     assert (len(measured), said) == (2, "measured now")
     assert fresh.flops_per_s == 1e11 + 2
-    assert peaks_cache.this_machine_peaks("cpu", True)[0] == fresh  # the fresh ones are kept
+    assert peaks_cache.this_machine_peaks(quick)[0] == fresh  # the fresh ones are kept
 
 
 def test_kept_peaks_size_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +93,7 @@ def test_kept_peaks_size_the_flush(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuconcepts import measure
 
     monkeypatch.setattr(measure.memory, "_FLUSH_BYTES", {})
-    peaks_cache.use_peaks(PEAKS)
+    peaks_cache.use_peaks(PEAKS, RunSizes.resolve("cpu", True, free_bytes=2**36).budget)
     # DRAM's plateau begins at 64 MiB: twice that reaches past every cache
     assert measure.flush_bytes("cpu") == 128 * 2**20
 

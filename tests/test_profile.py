@@ -109,10 +109,10 @@ transformer_S = [4]
 @pytest.fixture(autouse=True)
 def tiny_presets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "presets.toml"
-    # the whole model's tables as shipped: its experiments are faked (parts_as_if_measured),
-    # but profile reads their sizes before it measures anything
+    # the parts' tables (distributed, whole model) as shipped: their experiments are faked
+    # (parts_as_if_measured), but a run resolves all its sizes before it measures anything
     shipped = size_tables.presets_path().read_text(encoding="utf-8")
-    path.write_text(TINY_TOML + shipped[shipped.index("[wholemodel.cpu]") :])
+    path.write_text(TINY_TOML + shipped[shipped.index("\n[distributed]\n") :])
     monkeypatch.setattr(size_tables, "presets_path", lambda: path)
     return path
 
@@ -243,13 +243,16 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
     parts_as_if_measured: list[tuple[object, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gpuconcepts.collect import collect
-    from gpuconcepts.results.wholemodel import wholemodel_sizes
+    from gpuconcepts.sizing import RunSizes
 
     run = collect("cpu", True, claims=False)
-    assert parts_as_if_measured == [
-        ("whole_model", "cpu", wholemodel_sizes("cpu", quick=True)),
-        ("measure", 2, {"backend": "gloo", "quick": True, "growth_world": 4}),
-    ]
+    quick = RunSizes.resolve("cpu", True, free_bytes=2**36)
+    whole, (name, world, options) = parts_as_if_measured
+    assert whole == ("whole_model", "cpu", quick.wholemodel)
+    given = options.pop("sizes")  # type: ignore[attr-defined]
+    assert (name, world, options) == ("measure", 2, {"backend": "gloo", "quick": True,
+                                                     "growth_world": 4})  # fmt: skip
+    assert given.to_dict() == quick.distributed  # the run's sizes, handed down
     assert [r.key for r in run.claims] == [r.key for r in part_claims(run)]
     assert len(run.claims) == 17
 

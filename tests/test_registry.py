@@ -156,8 +156,12 @@ def test_the_dated_changes_live_in_the_change_log_alone() -> None:
 
 # -- sizes: one file, one loader, no torch -------------------------------------------------------
 def test_the_whole_model_sizes_come_from_the_presets_file() -> None:
-    from gpuconcepts.results.wholemodel import wholemodel_sizes
     from gpuconcepts.sizes import load_part_sizes
+    from gpuconcepts.sizing import RunSizes
+
+    def wholemodel_sizes(device: str, quick: bool) -> object:
+        cls = "cpu" if device == "cpu" else "cuda-large"
+        return RunSizes.resolve(device, quick, free_bytes=2**36, device_cls=cls).wholemodel
 
     cpu, cuda = wholemodel_sizes("cpu", quick=False), wholemodel_sizes("cuda", quick=True)
     assert (cpu.batches, cpu.cached, cpu.long_cached, cpu.repeats) == ((1, 4, 16, 64), 16, 16384, 7)
@@ -188,7 +192,7 @@ def test_a_wrong_whole_model_size_is_refused_naming_it(monkeypatch, tmp_path: Pa
 
     from gpuconcepts import sizes
     from gpuconcepts.errors import GpuConceptsError
-    from gpuconcepts.results.wholemodel import wholemodel_sizes
+    from gpuconcepts.sizing import RunSizes
 
     text = sizes.presets_path().read_text()
     head, part = text.split("\n[wholemodel.cpu]\n")
@@ -205,7 +209,7 @@ def test_a_wrong_whole_model_size_is_refused_naming_it(monkeypatch, tmp_path: Pa
         path.write_text(f"{head}\n[wholemodel.cpu]\n{part.replace(right, wrong)}")
         monkeypatch.setattr(sizes, "presets_path", lambda path=path: path)
         with pytest.raises(GpuConceptsError, match=error):
-            wholemodel_sizes("cpu", quick=False)
+            RunSizes.resolve("cpu", quick=False, free_bytes=2**36)
 
 
 # -- judging: one function ----------------------------------------------------------------------

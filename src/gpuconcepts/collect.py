@@ -20,7 +20,7 @@ from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
-from gpuconcepts.sizes import RunBudget
+from gpuconcepts.sizing import RunSizes
 from gpuconcepts.units import significant
 
 DISTRIBUTED_WORLD_SIZE = 2
@@ -44,18 +44,21 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
     (:meth:`Run.part_claims`), exactly as :meth:`Run.rejudged` judges them again later.
 
     It measures on the cores no other program keeps busy (:func:`~gpuconcepts.measure.free_cores`).
-    Every argument after ``quick`` is a keyword.
+    Every argument after ``quick`` is a keyword. The run's sizes are decided here, once
+    (:class:`~gpuconcepts.sizing.RunSizes`), and handed to every step.
 
     Args:
         device: ``"cpu"`` or ``"cuda"`` (see :func:`gpuconcepts.measure.resolve_device`).
         quick: the smaller sizes (``--quick``).
+        sizes: the run's sizes, resolved already for ``device`` and ``quick`` by a command that
+            uses them too (the peaks it keeps); None resolves them here.
         progress: called with one line of text before each step.
         command: what to record as the command (default: this process's command line).
         claims: False to measure the profile only (no claim experiments).
         dtype: run every kernel and the peak GEMM in this data type (``float32``, ``tf32``,
             ``float16``, ``bfloat16``); None keeps the book's defaults (float32 on a CPU,
             bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
-            keep their own (:func:`~gpuconcepts.results.wholemodel.wholemodel_sizes`).
+            keep their own (:attr:`~gpuconcepts.sizing.RunSizes.wholemodel`).
         wholemodel: False to leave out the whole-model experiments.
         peaks: this machine's peaks measured earlier (:mod:`~gpuconcepts.run.peaks_cache`);
             None measures them now.
@@ -65,17 +68,22 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
     """
     from gpuconcepts.measure import free_cores, pinned_threads
 
+    sizes = options.pop("sizes", None) or RunSizes.resolve(device, quick)
+    if (sizes.device, sizes.quick) != (device, quick):
+        raise GpuConceptsError(
+            f"collect: sizes resolved for {sizes.device}, quick={sizes.quick}; "
+            f"the run is on {device}, quick={quick}"
+        )
     # torch's threads pinned for the whole run (the probes, the peaks and every measurement
     # record them); a core another program keeps busy is left to it
     with pinned_threads(device), free_cores(device) as busy:
-        run = _collect(device, quick, **options)
+        run = _collect(sizes, **options)
     provenance = replace(run.provenance, cores_left_out=len(busy))
     return replace(run, provenance=provenance)
 
 
 def _collect(
-    device: str,
-    quick: bool,
+    sizes: RunSizes,
     *,
     progress: Callable[[str], None] | None = None,
     command: str | None = None,
@@ -88,7 +96,7 @@ def _collect(
     """:func:`collect` on the cores it was given."""
     from gpuconcepts.claims.experiments import measure_claims
     from gpuconcepts.claims.judge import judge_all
-    from gpuconcepts.kernels import load_presets, load_sweeps, measure_peaks, torch_dtype
+    from gpuconcepts.kernels import measure_peaks, torch_dtype
     from gpuconcepts.kernels.peaks import machine_sizing
     from gpuconcepts.measure import (
         device_name,
@@ -96,9 +104,9 @@ def _collect(
         last_level_cache_bytes,
         probe_noise,
     )
-    from gpuconcepts.results.claim_sizes import claim_sizes
     from gpuconcepts.run.peaks_cache import use_peaks
 
+    device = sizes.device
     say = progress or (lambda _line: None)
     start = time.perf_counter()
     noise_before = probe_noise(device)
@@ -106,19 +114,17 @@ def _collect(
     def timed(line: str) -> None:
         say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
 
-    presets = load_presets(device, quick)
-    sweeps = load_sweeps(device, quick)
-    experiment_sizes = claim_sizes(device, quick)
-    budget = RunBudget.from_presets(presets)
+    presets, sweeps, budget = sizes.presets, sizes.sweeps, sizes.budget
+    experiment_sizes = sizes.claims
     if dtype is not None:
         torch_dtype(dtype)  # an unknown name is an error before anything runs
     free = free_memory_bytes(device)
     if peaks is None:
         timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
-        peaks = measure_peaks(device, quick, presets=presets, dtype=dtype)
+        peaks = measure_peaks(device, sizes, dtype=dtype)
     else:
         timed(f"peaks on {device_name(device)}: kept from an earlier measurement")
-        use_peaks(peaks, budget.memory_bytes)
+        use_peaks(peaks, budget)
     fit = machine_sizing(device, peaks.sweep, budget, free)
     lab = Lab(
         device,
@@ -139,19 +145,18 @@ def _collect(
     whole = None
     if wholemodel:
         from gpuconcepts.kernels.decoder import whole_model
-        from gpuconcepts.results.wholemodel import wholemodel_sizes
 
-        whole = whole_model(device, wholemodel_sizes(device, quick), progress=timed)
+        whole = whole_model(device, sizes.wholemodel, progress=timed)
     else:
         skipped["wholemodel"] = _LEFT_OUT
     report = None
     if distributed:
-        report, reason = _measure_distributed(quick, timed)
+        report, reason = _measure_distributed(sizes, timed)
         if report is None:
             skipped["distributed"] = reason
     else:
         skipped["distributed"] = _LEFT_OUT
-    sizes = {
+    record = {
         # the precision the GEMM sweep's products ran in (every ceiling runs in the peaks'
         # precision, kernels.precision): ledger 2 leaves unjudged a prediction that reads a
         # sweep of another precision than its kernel's (claims.accuracy.sweep_mismatch)
@@ -169,11 +174,10 @@ def _collect(
         },
     }
     provenance = provenance_here(
-        device,
-        quick=quick,
+        sizes,
         command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
         seconds=time.perf_counter() - start,
-        sizes=json.loads(json.dumps(sizes)),  # plain JSON types, as a loaded run has them
+        sizes=json.loads(json.dumps(record)),  # plain JSON types, as a loaded run has them
         noise=(noise_before, probe_noise(device)),
         cache_bytes=fit.cache_bytes,
     )
@@ -188,10 +192,15 @@ _LEFT_OUT = "left out when the run was collected"
 
 
 def _measure_distributed(
-    quick: bool, say: Callable[[str], None]
+    sizes: RunSizes, say: Callable[[str], None]
 ) -> tuple[DistributedReport | None, str]:
-    """The distributed measurement, or None and the reason this machine could not run it."""
+    """The distributed measurement at the run's ``sizes``, or None and the reason this machine
+    could not run it."""
     from gpuconcepts.distributed.report import measure
+    from gpuconcepts.records import from_record
+    from gpuconcepts.results.distributed import Sizes
+
+    part = from_record(Sizes, sizes.distributed, "[distributed]")
 
     world = DISTRIBUTED_WORLD_SIZE
     say(
@@ -199,7 +208,10 @@ def _measure_distributed(
         f"groups of up to {GROWTH_WORLD_SIZE}"
     )
     try:  # on too few free cores the times are not read (DistributedReport.crowded)
-        return measure(world, backend="gloo", quick=quick, growth_world=GROWTH_WORLD_SIZE), ""
+        report = measure(
+            world, backend="gloo", quick=sizes.quick, sizes=part, growth_world=GROWTH_WORLD_SIZE
+        )
+        return report, ""
     except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed
         say(f"distributed: skipped ({error})")
         return None, f"this machine could not run it: {error}"

@@ -85,21 +85,56 @@ def device_class(device: str, total_bytes: int | None = None) -> DeviceClass:
     return "cuda-small" if total_bytes < SMALL_GPU_BYTES else "cuda-large"
 
 
-def _read(path: Path | None, device_cls: str, quick: bool) -> dict[str, Any]:
-    source = path or presets_path()
-    with Path(source).open("rb") as handle:
-        data = tomllib.load(handle)
-    if device_cls not in data:
-        raise GpuConceptsError(f"{source}: no table for device class {device_cls!r}")
-    full = {k: v for k, v in data[device_cls].items() if k != "quick"}
-    overrides = data[device_cls].get("quick", {}) if quick else {}
-    merged: dict[str, Any] = {}
-    for name in sorted(set(full) | set(overrides)):
-        merged[name] = {**full.get(name, {}), **overrides.get(name, {})}
-    missing = [k for k in (*KERNELS, "timing", "sweeps", "claims") if k not in merged]
-    if missing:
-        raise GpuConceptsError(f"{source}: device class {device_cls!r} lacks tables {missing}")
-    return merged
+@dataclass(frozen=True)
+class PresetsFile:
+    """The presets file as read: its path and its tables. :meth:`read` is the one place the
+    file is opened; the loaders below and :class:`gpuconcepts.sizing.RunSizes` read its tables.
+    """
+
+    source: Path
+    data: dict[str, Any]
+
+    @classmethod
+    def read(cls, path: Path | None = None) -> PresetsFile:
+        """The file at ``path``, or :func:`presets_path`'s."""
+        source = Path(path or presets_path())
+        with source.open("rb") as handle:
+            return cls(source, tomllib.load(handle))
+
+    def device_tables(self, device_cls: str, quick: bool) -> dict[str, Any]:
+        """The tables of one device class, its ``quick`` tables over them when ``quick``."""
+        if device_cls not in self.data:
+            raise GpuConceptsError(f"{self.source}: no table for device class {device_cls!r}")
+        full = {k: v for k, v in self.data[device_cls].items() if k != "quick"}
+        overrides = self.data[device_cls].get("quick", {}) if quick else {}
+        merged: dict[str, Any] = {}
+        for name in sorted(set(full) | set(overrides)):
+            merged[name] = {**full.get(name, {}), **overrides.get(name, {})}
+        missing = [k for k in (*KERNELS, "timing", "sweeps", "claims") if k not in merged]
+        if missing:
+            raise GpuConceptsError(
+                f"{self.source}: device class {device_cls!r} lacks tables {missing}"
+            )
+        return merged
+
+    def part(self, part: str, quick: bool, device: str | None = None) -> dict[str, Any]:
+        """The sizes of ``part`` (a table of :data:`PARTS`), for ``device`` where the part has
+        a table per device, its ``quick`` table over the full one when ``quick``."""
+        if part not in PARTS:
+            raise GpuConceptsError(f"part {part!r} has no sizes; choose from {', '.join(PARTS)}")
+        devices = PARTS[part]
+        if devices and device not in devices:
+            raise GpuConceptsError(
+                f"part {part!r} has sizes per device ({', '.join(devices)}); got device {device!r}"
+            )
+        table = self.data.get(part)
+        if devices and isinstance(table, dict):
+            table = table.get(str(device))
+        if not isinstance(table, dict):
+            heading = f"{part}.{device}" if devices else part
+            raise GpuConceptsError(f"{self.source}: no table [{heading}]")
+        full = {k: v for k, v in table.items() if k != "quick"}
+        return full | (table.get("quick", {}) if quick else {})
 
 
 PARTS: dict[str, tuple[str, ...]] = {"distributed": (), "wholemodel": ("cpu", "cuda")}
@@ -110,31 +145,14 @@ has a table for (none: one table for every device)."""
 def load_part_sizes(
     part: str, quick: bool, *, device: str | None = None, path: Path | None = None
 ) -> dict[str, Any]:
-    """The sizes of ``part`` (a table of :data:`PARTS`), for ``device`` where the part has a
-    table per device, its ``quick`` table over the full one when ``quick``.
+    """The sizes of ``part`` (:meth:`PresetsFile.part`) from the presets file.
 
     >>> load_part_sizes("distributed", quick=True)["repeats"], load_part_sizes("distributed", False)["repeats"]
     (5, 10)
     >>> load_part_sizes("wholemodel", quick=True, device="cpu")["batches"]
     [1, 4, 16, 64]
     """
-    if part not in PARTS:
-        raise GpuConceptsError(f"part {part!r} has no sizes; choose from {', '.join(PARTS)}")
-    devices = PARTS[part]
-    if devices and device not in devices:
-        raise GpuConceptsError(
-            f"part {part!r} has sizes per device ({', '.join(devices)}); got device {device!r}"
-        )
-    source = path or presets_path()
-    heading = f"{part}.{device}" if devices else part
-    with Path(source).open("rb") as handle:
-        table = tomllib.load(handle).get(part)
-    if devices and isinstance(table, dict):
-        table = table.get(str(device))
-    if not isinstance(table, dict):
-        raise GpuConceptsError(f"{source}: no table [{heading}]")
-    full = {k: v for k, v in table.items() if k != "quick"}
-    return full | (table.get("quick", {}) if quick else {})
+    return PresetsFile.read(path).part(part, quick, device)
 
 
 Footprint = Callable[[Mapping[str, int], int], float]
@@ -247,7 +265,8 @@ def load_presets(
     path: Path | None = None,
     device_cls: DeviceClass | None = None,
 ) -> dict[str, dict[str, int]]:
-    """Sizes per kernel for a resolved device, capped by its free memory.
+    """Sizes per kernel for a resolved device, capped by its free memory
+    (:func:`presets_within` of the device class's tables).
 
     Args:
         device: ``"cpu"`` or ``"cuda"``.
@@ -257,15 +276,23 @@ def load_presets(
         device_cls: force a device class instead of detecting it.
     """
     cls = device_cls or device_class(device)
-    merged = _read(path, cls, quick)
-    tables = {k: v for k, v in merged.items() if k not in ("sweeps", "claims")}
-    for table, sizes in tables.items():
+    tables = PresetsFile.read(path).device_tables(cls, quick)
+    return presets_within(tables, cls, free_memory(device, free_bytes))
+
+
+def presets_within(
+    tables: Mapping[str, Any], device_cls: str, free_bytes: int
+) -> dict[str, dict[str, int]]:
+    """The kernel tables of a device class's ``tables`` (:meth:`PresetsFile.device_tables`),
+    each size a positive integer, capped to fit ``free_bytes`` (:func:`cap_presets`)."""
+    kernels = {k: v for k, v in tables.items() if k not in ("sweeps", "claims")}
+    for table, sizes in kernels.items():
         for key, value in sizes.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GpuConceptsError(
-                    f"presets: {cls}.{table}.{key} must be a positive integer; got {value!r}"
+                    f"presets: {device_cls}.{table}.{key} must be a positive integer; got {value!r}"
                 )
-    return cap_presets(tables, _free(device, free_bytes))
+    return cap_presets(kernels, free_bytes)
 
 
 def load_sweeps(
@@ -276,10 +303,8 @@ def load_sweeps(
     path: Path | None = None,
     device_cls: DeviceClass | None = None,
 ) -> dict[str, tuple[int, ...]]:
-    """Sweep values: ``mlp_B`` (batch sizes) and ``transformer_S`` (prefill lengths).
-
-    A value whose kernel would not fit in memory (with the other sizes of its table, as
-    :func:`cap_presets` judges it) is dropped.
+    """Sweep values: ``mlp_B`` (batch sizes) and ``transformer_S`` (prefill lengths), as
+    :func:`sweeps_within` keeps them.
 
     >>> load_sweeps("cpu", quick=True, free_bytes=64 * 1024**3)["mlp_B"]
     (1, 64, 512)
@@ -287,18 +312,24 @@ def load_sweeps(
     (1, 64)
     """
     cls = device_cls or device_class(device)
-    merged = _read(path, cls, quick)
-    free = _free(device, free_bytes)
+    tables = PresetsFile.read(path).device_tables(cls, quick)
+    return sweeps_within(tables, free_memory(device, free_bytes))
+
+
+def sweeps_within(tables: Mapping[str, Any], free_bytes: int) -> dict[str, tuple[int, ...]]:
+    """The ``sweeps`` table of a device class's ``tables``, less each value whose kernel would
+    not fit in ``free_bytes`` (with the other sizes of its table, as :func:`cap_presets`
+    judges it)."""
     swept = {"mlp_B": ("mlp", "B"), "transformer_S": ("transformer_prefill", "S")}
     out: dict[str, tuple[int, ...]] = {}
-    for name, values in merged["sweeps"].items():
+    for name, values in tables["sweeps"].items():
         kept = []
         for value in values:
             if name in swept:
                 table, key = swept[name]
-                sizes = {**merged[table], key: int(value)}
+                sizes = {**tables[table], key: int(value)}
                 try:
-                    if cap_presets({table: sizes}, free)[table] != sizes:
+                    if cap_presets({table: sizes}, free_bytes)[table] != sizes:
                         continue
                 except GpuConceptsError:
                     continue
@@ -316,16 +347,16 @@ def load_claim_sizes(
 ) -> dict[str, object]:
     """The ``claims`` table of a device class: every size the claims' experiments use.
 
-    :meth:`gpuconcepts.claims.experiments.ClaimSizes.from_table` checks them.
+    :meth:`gpuconcepts.results.claim_sizes.ClaimSizes.from_table` checks them.
 
     >>> load_claim_sizes("cpu", quick=True)["mlp_batches"][:4]
     [1, 2, 4, 8]
     """
     cls = device_cls or device_class(device)
-    return dict(_read(path, cls, quick)["claims"])
+    return dict(PresetsFile.read(path).device_tables(cls, quick)["claims"])
 
 
-def _free(device: str, free_bytes: int | None) -> int:
+def free_memory(device: str, free_bytes: int | None = None) -> int:
     """``free_bytes``, or the device's free memory measured now when None."""
     if free_bytes is not None:
         return free_bytes

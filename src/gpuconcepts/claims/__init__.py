@@ -33,7 +33,7 @@ from gpuconcepts.claims.cnn import count_weights
 from gpuconcepts.claims.experiments import judge_claims
 from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
 from gpuconcepts.results.claim import ClaimResult
-from gpuconcepts.results.claim_sizes import ClaimSizes, claim_sizes
+from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.results.plot import PlotSpec, Series
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "PlotSpec",
     "PowerLawFit",
     "Series",
-    "claim_sizes",
     "count_weights",
     "crossing",
     "fit_power_law",

@@ -69,7 +69,8 @@ def judge_claims(
     Args:
         measured: the run's measurements (:meth:`~gpuconcepts.lab.Lab.measured`, or a run
             read back: :func:`~gpuconcepts.claims.judge.measured_of`).
-        sizes: the experiments' sizes (:func:`claim_sizes`, or the ones a saved run recorded).
+        sizes: the experiments' sizes (a run's :attr:`~gpuconcepts.sizing.RunSizes.claims`,
+            or the ones a saved run recorded).
         only: architectures to judge (``"DLRM"``, ``"MLP"``, ...); all when None. The roofline
             claims cover the workloads of the architectures judged.
 

@@ -20,6 +20,7 @@ from gpuconcepts.results.ledger import in_ledger, tally
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.run import Run, load
 from gpuconcepts.run.peaks_cache import this_machine_peaks
+from gpuconcepts.sizing import RunSizes
 
 
 def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
@@ -76,6 +77,7 @@ def judged(
         run = judged_now(load(run_path))
         return run, run.claims
     resolved = resolve_device(device)
-    peaks, _source = this_machine_peaks(resolved, quick, fresh=fresh, progress=progress)
-    run = collect(resolved, quick, progress=progress, peaks=peaks)
+    sizes = RunSizes.resolve(resolved, quick)  # the command's one sizing decision
+    peaks, _source = this_machine_peaks(sizes, fresh=fresh, progress=progress)
+    run = collect(resolved, quick, sizes=sizes, progress=progress, peaks=peaks)
     return run, run.claims

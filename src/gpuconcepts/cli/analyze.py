@@ -20,6 +20,7 @@ from gpuconcepts.units import significant
 if TYPE_CHECKING:
     from gpuconcepts.analysis import InputSpec, Report
     from gpuconcepts.roofline.peaks import Peaks
+    from gpuconcepts.sizing import RunSizes
 
 ANALYZE_EPILOG = """\
 Examples:
@@ -150,9 +151,11 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     from gpuconcepts.measure import resolve_device
     from gpuconcepts.render.plots.analysis import layers_figure
     from gpuconcepts.run.peaks_cache import identity_here, keep_peaks, kept_peaks
+    from gpuconcepts.sizing import RunSizes
 
     resolved = resolve_device(args.device)
-    peaks, source = _saved_peaks(args, resolved)
+    sizes = RunSizes.resolve(resolved, quick=resolved == "cpu")  # the command's one sizing
+    peaks, source = _saved_peaks(args, sizes)
     _check_figure(args)
     origin = args.model if args.model is not None else str(args.factory)
     progress = ProgressLine()
@@ -171,9 +174,9 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
         # this machine's peaks, kept from an earlier measurement (after the model and its
         # inputs, whose mistakes are said before anything is measured); else analyze
         # measures them, and they are kept below
-        identity = identity_here(resolved, quick=resolved == "cpu")
+        identity = identity_here(sizes)
         if peaks is None and not args.fresh:
-            peaks, source = kept_peaks(identity) or (None, None)
+            peaks, source = kept_peaks(identity, sizes.budget) or (None, None)
         measuring = peaks is None
         try:
             report = analyze(
@@ -200,21 +203,22 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     return 0
 
 
-def _saved_peaks(args: argparse.Namespace, resolved: str) -> tuple[Peaks | None, str | None]:
+def _saved_peaks(args: argparse.Namespace, sizes: RunSizes) -> tuple[Peaks | None, str | None]:
     """``--peaks RUN.json``: that run's peaks and where they come from, once they are checked
-    to be this device's and put to use; none without the option."""
+    to be this device's and put to use within the command's budget; none without the option."""
     if args.peaks is None:
         return None, None
     from gpuconcepts.run import load
     from gpuconcepts.run.peaks_cache import use_peaks
 
     saved = load(args.peaks)
+    resolved = sizes.device
     if saved.peaks.device != resolved:
         raise GpuConceptsError(
             f"--peaks {args.peaks}: its peaks were measured on {saved.peaks.device}; "
             f"analyze runs on {resolved}"
         )
-    use_peaks(saved.peaks)
+    use_peaks(saved.peaks, sizes.budget)
     return saved.peaks, f"from {args.peaks}, {saved.provenance.created_utc}"
 
 

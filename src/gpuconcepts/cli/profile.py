@@ -36,13 +36,15 @@ def command(args: argparse.Namespace) -> int:
     from gpuconcepts.collect import collect
     from gpuconcepts.measure import resolve_device
     from gpuconcepts.render import format_run
+    from gpuconcepts.sizing import RunSizes
 
     device = resolve_device(args.device)
-    run = collect(device, args.quick, progress=common.progress, dtype=args.dtype)
+    sizes = RunSizes.resolve(device, args.quick)  # the command's one sizing decision
+    run = collect(device, args.quick, sizes=sizes, progress=common.progress, dtype=args.dtype)
     from gpuconcepts.run.peaks_cache import identity_here, keep_peaks
 
     # what analyze and verify reuse on this machine (a folder that cannot be written is said)
-    keep_peaks(run.peaks, identity_here(device, args.quick, args.dtype), common.warning("profile"))
+    keep_peaks(run.peaks, identity_here(sizes, args.dtype), common.warning("profile"))
     if args.save is not None:
         run.save(args.save)
         common.progress(f"saved the run to {args.save}")

@@ -21,7 +21,7 @@ Common keywords of every kernel: ``dtype: str | None = None`` (default
 :func:`default_dtype`: float32 on CPU; bfloat16 on CUDA, except embedding tables, which
 stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR come from them).
 
-* ``measure_peaks(device, quick=False, *, presets=None, repeats=None, dtype=None) -> Peaks``:
+* ``measure_peaks(device, sizes, *, presets=None, repeats=None, dtype=None) -> Peaks``:
   the STREAM triad (DRAM's roof; a copy and a read beside it) on arrays far beyond every
   cache and one large square GEMM (the compute roof); each rate at its median repetition, the
   kernels' statistic, and none raised when a kernel beats it.
@@ -30,7 +30,7 @@ stay float32) and ``repeats: int = 7`` (timed repetitions; the median and IQR co
 * ``load_presets(device, quick)``, ``load_sweeps(device, quick)``: sizes from
   ``conf/presets.toml`` for the device class (``cpu``, ``cuda-small``, ``cuda-large``),
   capped by free memory, read without torch by :mod:`gpuconcepts.sizes` (named here too);
-  ``sizes.load_claim_sizes`` gives the claims' sizes from the same file.
+  a run resolves all of its sizes once, into :class:`gpuconcepts.sizing.RunSizes`.
 * ``dlrm.embedding_lookup(device, peaks, *, N, B, L, d, pattern)`` (workloads
   ``dlrm-random``, ``dlrm-sequential``, ``dlrm-hot``), ``dlrm.dense_mlp`` (``dlrm-dense``),
   ``mlp.linear`` (``mlp``), ``cnn.conv2d`` (``cnn-conv``), ``cnn.depthwise_conv2d``

@@ -6,7 +6,10 @@ Sizes come from the ``claims`` table of ``conf/presets.toml`` for the device cla
 size file of the project): the CPU sizes keep ``--quick`` within about a minute on a 2-core
 machine; the CUDA sizes are large enough that kernels outlast their launch overhead.
 
->>> claim_sizes("cpu", quick=True).mlp_batches[:4]
+A run's sizes hold them, resolved once with the rest (:class:`gpuconcepts.sizing.RunSizes`).
+
+>>> from gpuconcepts.sizing import RunSizes
+>>> RunSizes.resolve("cpu", quick=True, free_bytes=2**36).claims.mlp_batches[:4]
 (1, 2, 4, 8)
 """
 
@@ -16,7 +19,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.sizes import load_claim_sizes
 
 
 @dataclass(frozen=True)
@@ -95,10 +97,3 @@ class ClaimSizes:
                 f"ClaimSizes.decode_steps ({self.decode_steps}) must be shorter than the "
                 f"second-longest prefill length ({self.attn_lengths[-2]})"
             )
-
-
-def claim_sizes(device: str, quick: bool) -> ClaimSizes:
-    """The claims' sizes for a resolved device (``"cpu"`` or ``"cuda"``), from the presets
-    (the whole-model experiments' come from the same file, through
-    :func:`~gpuconcepts.results.wholemodel.wholemodel_sizes`)."""
-    return ClaimSizes.from_table(load_claim_sizes(device, quick))

@@ -5,8 +5,10 @@ r"""What the whole-model experiments measured, as plain values a Run saves and r
 importing this module loads no torch, so a saved run can be judged again on a machine
 without it.
 
->>> sizes = wholemodel_sizes("cpu", quick=True)
->>> sizes.decode.dtype, wholemodel_sizes("cuda", quick=False).decode.dtype, sizes.repeats
+>>> from gpuconcepts.sizing import RunSizes
+>>> sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36).wholemodel
+>>> gpu = RunSizes.resolve("cuda", False, free_bytes=2**36, device_cls="cuda-large").wholemodel
+>>> sizes.decode.dtype, gpu.decode.dtype, sizes.repeats
 ('float32', 'bfloat16', 5)
 >>> from gpuconcepts.records import from_record
 >>> from_record(WholeModelSizes, sizes.to_dict()) == sizes
@@ -16,13 +18,11 @@ True
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
-from gpuconcepts.records import from_record, to_record
-from gpuconcepts.sizes import load_part_sizes
+from gpuconcepts.records import to_record
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,12 @@ class TrainingPeak:
 
 @dataclass(frozen=True)
 class WholeModelSizes:
-    """Sizes of the whole-model experiments on one device class."""
+    """Sizes of the whole-model experiments on one resolved device, from ``conf/presets.toml``
+    (``[wholemodel.cpu]`` or ``[wholemodel.cuda]``, its ``quick`` table over it; the reasons
+    for each size are written there), as a run's sizes resolve them
+    (:class:`gpuconcepts.sizing.RunSizes`): small on a CPU, so the book's page runs in seconds,
+    larger on a GPU. The CPU sizes are already the small ones, so ``quick`` takes fewer
+    repetitions only."""
 
     backward: dict[str, int]
     decode: ModelShape
@@ -127,22 +132,6 @@ class WholeModelSizes:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
         return to_record(self)
-
-
-def wholemodel_sizes(device: str, quick: bool) -> WholeModelSizes:
-    """The whole-model experiments' sizes for a resolved device, from ``conf/presets.toml``
-    (``[wholemodel.cpu]`` or ``[wholemodel.cuda]``, its ``quick`` table over it; the reasons
-    for each size are written there): small on a CPU, so the book's page runs in seconds,
-    larger on a GPU. The CPU sizes are already the small ones, so ``quick`` takes fewer
-    repetitions only.
-    """
-    kind = "cuda" if device == "cuda" else "cpu"
-    table = load_part_sizes("wholemodel", quick, device=kind)
-    where = f"[wholemodel.{kind}]"
-    unknown = sorted(set(table) - {f.name for f in fields(WholeModelSizes)})
-    if unknown:
-        raise GpuConceptsError(f"{where}: unknown sizes {', '.join(unknown)}")
-    return from_record(WholeModelSizes, table, where)
 
 
 @dataclass(frozen=True)

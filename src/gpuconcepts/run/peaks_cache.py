@@ -34,10 +34,15 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks
+
+if TYPE_CHECKING:
+    from gpuconcepts.sizes import RunBudget
+    from gpuconcepts.sizing import RunSizes
 
 CACHE_ENV = "GPUCONCEPTS_CACHE_DIR"
 """An environment variable naming another cache folder (tests, shared machines)."""
@@ -67,9 +72,9 @@ class Identity:
         return f"peaks-{self.device}-{self.dtype}-{'quick' if self.quick else 'full'}-{digest}"
 
 
-def identity_here(device: str, quick: bool, dtype: str | None = None) -> Identity:
-    """This machine's :class:`Identity` for peaks measured on ``device`` in ``dtype`` (the
-    book's default when None)."""
+def identity_here(sizes: RunSizes, dtype: str | None = None) -> Identity:
+    """This machine's :class:`Identity` for peaks measured at ``sizes`` (the run's, resolved
+    once at the top) in ``dtype`` (the book's default when None)."""
     import torch
 
     import gpuconcepts
@@ -78,6 +83,7 @@ def identity_here(device: str, quick: bool, dtype: str | None = None) -> Identit
     from gpuconcepts.measure import cpu_model, cpu_threads
     from gpuconcepts.roofline.version import model_version
 
+    device = sizes.device
     gpu = torch.cuda.get_device_name(torch.cuda.current_device()) if device == "cuda" else None
     return Identity(
         device=device,
@@ -87,7 +93,7 @@ def identity_here(device: str, quick: bool, dtype: str | None = None) -> Identit
         torch_version=str(torch.__version__),
         gpuconcepts_version=gpuconcepts.__version__,
         dtype=dtype_name(dtype or default_dtype(device)),
-        quick=quick,
+        quick=sizes.quick,
         model_version=model_version(),
     )
 
@@ -142,24 +148,23 @@ def load_peaks(identity: Identity) -> tuple[Peaks, str] | None:
 
 
 def this_machine_peaks(
-    device: str,
-    quick: bool,
+    sizes: RunSizes,
     *,
     dtype: str | None = None,
     fresh: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[Peaks, str]:
-    """This machine's peaks and where they come from, in words: kept from an earlier
-    measurement when one matches (unless ``fresh``), else measured now and kept."""
+    """This machine's peaks at ``sizes`` and where they come from, in words: kept from an
+    earlier measurement when one matches (unless ``fresh``), else measured now and kept."""
     from gpuconcepts.kernels import measure_peaks
 
-    identity = identity_here(device, quick, dtype)
-    kept = None if fresh else kept_peaks(identity)
+    identity = identity_here(sizes, dtype)
+    kept = None if fresh else kept_peaks(identity, sizes.budget)
     if kept is not None:
         return kept
     if progress is not None:
         progress("measuring this machine's peaks (kept for next time; --fresh measures again)")
-    peaks = measure_peaks(device, quick, dtype=dtype)
+    peaks = measure_peaks(sizes.device, sizes, dtype=dtype)
     if progress is None:
         save_peaks(peaks, identity)
     else:
@@ -179,27 +184,22 @@ def keep_peaks(peaks: Peaks, identity: Identity, warn: Callable[[str], None]) ->
         return None
 
 
-def kept_peaks(identity: Identity) -> tuple[Peaks, str] | None:
-    """The peaks kept for ``identity``, ready to use (they size this process's flush), and
-    where they come from in words; None when none are kept."""
+def kept_peaks(identity: Identity, budget: RunBudget) -> tuple[Peaks, str] | None:
+    """The peaks kept for ``identity``, ready to use (they size this process's flush within
+    ``budget``, :func:`use_peaks`), and where they come from in words; None when none are kept.
+    """
     kept = load_peaks(identity)
     if kept is None:
         return None
     peaks, saved = kept
-    use_peaks(peaks)
+    use_peaks(peaks, budget)
     return peaks, f"kept from {saved} ({cache_folder()}; --fresh measures them again)"
 
 
-def use_peaks(peaks: Peaks, budget_bytes: int | None = None) -> None:
+def use_peaks(peaks: Peaks, budget: RunBudget) -> None:
     """Size this process's cache flush from peaks measured earlier (their sweep says where
-    DRAM begins; :func:`gpuconcepts.measure.set_flush_bytes`), within ``budget_bytes``
-    (the quick budget of the device's class when None)."""
-    from gpuconcepts.kernels import load_presets
+    DRAM begins; :func:`gpuconcepts.measure.set_flush_bytes`), within the run's ``budget``."""
     from gpuconcepts.kernels.peaks import machine_sizing
     from gpuconcepts.measure import set_flush_bytes
-    from gpuconcepts.sizes import RunBudget
 
-    budget = RunBudget.from_presets(load_presets(peaks.device, True))
-    if budget_bytes is not None:
-        budget = dataclasses.replace(budget, memory_bytes=budget_bytes)
     set_flush_bytes(peaks.device, machine_sizing(peaks.device, peaks.sweep, budget).beyond_bytes)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import gpuconcepts
 from gpuconcepts.formulas import CATALOGUE
@@ -21,6 +21,9 @@ from gpuconcepts.measure import NoiseProbe
 from gpuconcepts.records import POSITIVE, to_record
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import plural
+
+if TYPE_CHECKING:
+    from gpuconcepts.sizing import RunSizes
 
 
 def catalogue_hash() -> str:
@@ -198,18 +201,18 @@ def _driver_version() -> str | None:
 
 
 def provenance_here(
-    device: str,
+    run_sizes: RunSizes,
     *,
-    quick: bool,
     command: str,
     seconds: float,
     sizes: Mapping[str, Any],
     noise: tuple[NoiseProbe, NoiseProbe] | None = None,
     cache_bytes: int | None = None,
 ) -> Provenance:
-    """The provenance of this machine and its software, now (``cache_bytes``: the last cache
-    the run sized itself from, as its measured hierarchy found it; the reported one when not
-    given)."""
+    """The provenance of this machine and its software, now, for a run on ``run_sizes``'
+    device at those sizes (their ``quick`` recorded as the run's; ``sizes``: the record of
+    them the run keeps; ``cache_bytes``: the last cache the run sized itself from, as its
+    measured hierarchy found it; the reported one when not given)."""
     import torch
 
     from gpuconcepts.measure import (
@@ -220,6 +223,7 @@ def provenance_here(
         last_level_cache_bytes,
     )
 
+    device = run_sizes.device
     gpu: dict[str, Any] = {"gpu_name": None, "gpu_sm_count": None, "gpu_memory_bytes": None}
     if device == "cuda":
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
@@ -242,7 +246,7 @@ def provenance_here(
         git_commit=_git_commit(),
         created_utc=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         command=command,
-        quick=quick,
+        quick=run_sizes.quick,
         catalogue_hash=catalogue_hash(),
         cache_bytes=cache_bytes or last_level_cache_bytes(device),
         free_bytes=free_memory_bytes(device),
