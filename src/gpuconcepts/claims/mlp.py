@@ -246,7 +246,6 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
     # the predicted roofs meet only where the layer's intensity can reach the ridge at all
     predicted = w.own_roofs(w.predicted)[2] if at_ridge is not None else None
     ceiling = limit_of(formulas.mlp_intensity, "B", **layer)
-    lo = w.batches[0]
     reason = _unseen_crossover(w, predicted, ceiling)
     ratio, interval = with_interval(partial(_knee_ratio, w, predicted), w.ordered)
     plateau, bandwidth, measured_b = w.own_roofs([m.flops / m.seconds for m in w.ordered])
@@ -264,16 +263,13 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
             "measured crossover B ÷ predicted B",
             predicted=math.inf if reason else 1.0,
             alternative="compute-bound from the first batch of the sweep",
-            alternative_value=lo / predicted if predicted else math.inf,
+            alternative_value=w.batches[0] / predicted if predicted else math.inf,
             low=1 / PREDICTION_FACTOR,
             high=PREDICTION_FACTOR,
             measured=ratio,
             interval=interval,
         ),
-        detail=f"the layer's plateau {si(plateau, 'FLOP/s')} ({percent(plateau / peak)} of the "
-        f"peak) over its bandwidth at B={plain_number(lo)}, {si(bandwidth, 'B/s')} "
-        f"({percent(bandwidth / w.peaks.bytes_per_s)} of DRAM's), is its own ridge, "
-        f"{number(plateau / bandwidth)} FLOP/byte, reached at {_at_batch(measured_b)}",
+        detail=_own_ridge(w, plateau, bandwidth, measured_b),
         device=device,
         visible=not reason,
         reason=reason,
@@ -287,6 +283,17 @@ def judge_mlp_crossover(sweep: Sequence[Measurement], *, peaks: Peaks, device: s
             "peak_flops_per_s": peak,
         },
         plot=w.crossover_plot(plateau, (at_ridge, predicted, measured_b)),
+    )
+
+
+def _own_ridge(w: _MlpSweep, plateau: float, bandwidth: float, measured_b: float | None) -> str:
+    """The layer's own roofs in words: its plateau over its bandwidth at the smallest batch is
+    its own ridge, reached at the measured crossover."""
+    return (
+        f"the layer's plateau {si(plateau, 'FLOP/s')} ({percent(plateau / w.peaks.flops_per_s)} "
+        f"of the peak) over its bandwidth at B={plain_number(w.batches[0])}, "
+        f"{si(bandwidth, 'B/s')} ({percent(bandwidth / w.peaks.bytes_per_s)} of DRAM's), is its "
+        f"own ridge, {number(plateau / bandwidth)} FLOP/byte, reached at {_at_batch(measured_b)}"
     )
 
 
