@@ -252,7 +252,7 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
     given = options.pop("sizes")  # type: ignore[attr-defined]
     assert (name, world, options) == ("measure", 2, {"backend": "gloo", "quick": True,
                                                      "growth_world": 4})  # fmt: skip
-    assert given.to_dict() == quick.distributed  # the run's sizes, handed down
+    assert given == quick.distributed  # the run's sizes, handed down
     assert [r.key for r in run.claims] == [r.key for r in part_claims(run)]
     assert len(run.claims) == 17
 

@@ -48,7 +48,11 @@ def test_the_sizes_are_the_presets_files_own(cls: size_tables.DeviceClass, quick
     assert run.wholemodel.repeats == repeats
     assert run.wholemodel.batches == tuple(whole["batches"])
     dist = shipped["distributed"]
-    assert run.distributed["repeats"] == (dist["quick"] if quick else dist)["repeats"]
+    dist = {**dist, **(dist["quick"] if quick else {})}  # type: ignore[dict-item]
+    assert (run.distributed.repeats, run.distributed.sweep) == (
+        dist["repeats"],
+        tuple(dist["sweep"]),  # type: ignore[arg-type]
+    )
 
 
 def test_known_quick_and_full_sizes_of_the_cpu() -> None:
@@ -61,7 +65,7 @@ def test_known_quick_and_full_sizes_of_the_cpu() -> None:
     )
     assert (quick.claims.dlrm_B, quick.claims.mlp_batches[:4]) == (2048, (1, 2, 4, 8))
     assert (quick.wholemodel.repeats, full.wholemodel.repeats) == (5, 7)
-    assert (quick.distributed["repeats"], full.distributed["repeats"]) == (5, 10)
+    assert (quick.distributed.repeats, full.distributed.repeats) == (5, 10)
     assert quick.budget.seconds == 60.0
 
 

@@ -197,10 +197,6 @@ def _measure_distributed(
     """The distributed measurement at the run's ``sizes``, or None and the reason this machine
     could not run it."""
     from gpuconcepts.distributed.report import measure
-    from gpuconcepts.records import from_record
-    from gpuconcepts.results.distributed import Sizes
-
-    part = from_record(Sizes, sizes.distributed, "[distributed]")
 
     world = DISTRIBUTED_WORLD_SIZE
     say(
@@ -209,7 +205,11 @@ def _measure_distributed(
     )
     try:  # on too few free cores the times are not read (DistributedReport.crowded)
         report = measure(
-            world, backend="gloo", quick=sizes.quick, sizes=part, growth_world=GROWTH_WORLD_SIZE
+            world,
+            backend="gloo",
+            quick=sizes.quick,
+            sizes=sizes.distributed,
+            growth_world=GROWTH_WORLD_SIZE,
         )
         return report, ""
     except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed

@@ -10,7 +10,7 @@ Everything below is handed that value and reads no ``quick`` and no presets file
 >>> sizes = RunSizes.resolve("cpu", quick=True, free_bytes=64 * 1024**3)
 >>> sizes.device_cls, sizes.presets["mlp"]["B"], sizes.sweeps["mlp_B"], sizes.claims.mlp_batches[:3]
 ('cpu', 512, (1, 64, 512), (1, 2, 4))
->>> sizes.wholemodel.repeats, sizes.distributed["repeats"], sizes.budget.seconds
+>>> sizes.wholemodel.repeats, sizes.distributed.repeats, sizes.budget.seconds
 (5, 5, 60.0)
 """
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import from_record
 from gpuconcepts.results.claim_sizes import ClaimSizes
+from gpuconcepts.results.distributed import Sizes as DistributedSizes
 from gpuconcepts.results.wholemodel import WholeModelSizes
 from gpuconcepts.sizes import (
     DeviceClass,
@@ -43,7 +43,7 @@ class RunSizes:
     ``timing``, ``budget`` and ``peaks`` tables; ``sweeps``: the values swept that fit;
     ``claims``: the claims' experiments'; ``wholemodel``: the whole-model experiments'
     (``[wholemodel.cpu]`` or ``[wholemodel.cuda]``); ``distributed``: the distributed part's
-    table (``[distributed]``). ``quick`` is kept to be recorded (a Run's provenance, the peaks
+    (``[distributed]``). ``quick`` is kept to be recorded (a Run's provenance, the peaks
     cache's identity), never to choose a size again.
     """
 
@@ -54,7 +54,7 @@ class RunSizes:
     sweeps: dict[str, tuple[int, ...]]
     claims: ClaimSizes
     wholemodel: WholeModelSizes
-    distributed: dict[str, Any]
+    distributed: DistributedSizes
 
     @property
     def budget(self) -> RunBudget:
@@ -90,6 +90,7 @@ class RunSizes:
         tables = file.device_tables(found, quick)
         free = free_memory(device, free_bytes)
         whole = file.part("wholemodel", quick, device)
+        part = "[distributed.quick]" if quick else "[distributed]"
         unknown = sorted(set(whole) - {f.name for f in fields(WholeModelSizes)})
         if unknown:
             raise GpuConceptsError(f"[wholemodel.{device}]: unknown sizes {', '.join(unknown)}")
@@ -101,5 +102,5 @@ class RunSizes:
             sweeps=sweeps_within(tables, free),
             claims=ClaimSizes.from_table(tables["claims"]),
             wholemodel=from_record(WholeModelSizes, whole, f"[wholemodel.{device}]"),
-            distributed=file.part("distributed", quick),
+            distributed=from_record(DistributedSizes, file.part("distributed", quick), part),
         )
