@@ -13,8 +13,9 @@ from synthetic import PEAKS, synthetic_lab
 
 from gpuconcepts import sweeps
 from gpuconcepts.claims.experiments import measure_claims
+from gpuconcepts.kernels.ceilings.stencil import stencil_shapes
 from gpuconcepts.lab import profile_all
-from gpuconcepts.measure import physical
+from gpuconcepts.measure import Measurement, physical
 from gpuconcepts.model import ModelShape
 from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.roofline import gemm_products
@@ -40,18 +41,26 @@ def _model_products(shape: ModelShape, rows: int) -> set[Shape]:
 
 
 @functools.cache
-def judged(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
-    """Every matrix product a run of this preset judges: each workload at its preset and sweep
-    sizes, each claim's experiment (kernels faked, sizes real), the whole model's products, and
-    the dense convolution as the product it runs (B·H·W rows, C_out columns, C_in·K² depth)."""
+def judged_kernels(cls: DeviceClass, quick: bool) -> tuple[Measurement, ...]:
+    """Every kernel a run of this preset judges: each workload at its preset and sweep sizes,
+    and each claim's experiment (kernels faked, sizes real)."""
     device = _device(cls)
     lab = synthetic_lab(PEAKS, "judged")
     lab._facts.update({"peak-gemm-backend": {"backend": "mm"}, "dlrm-element": {"s": 4, "c": 64}})
     presets = load_presets(device, quick, free_bytes=FREE, device_cls=cls)
     profile_all(lab, presets, load_sweeps(device, quick, free_bytes=FREE, device_cls=cls))
     measure_claims(lab, ClaimSizes.from_table(load_claim_sizes(device, quick, device_cls=cls)))
+    return tuple(lab.measurements)
+
+
+@functools.cache
+def judged(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
+    """Every matrix product a run of this preset judges: each judged kernel's
+    (:func:`judged_kernels`), the whole model's products, and the dense convolution as the
+    product it runs (B·H·W rows, C_out columns, C_in·K² depth)."""
+    device = _device(cls)
     found: set[Shape] = set()
-    for m in lab.measurements:
+    for m in judged_kernels(cls, quick):
         if m.workload.startswith("peak-"):
             continue  # the roofs' reference kernels are ceilings, not judged kernels
         found.update(shape for _, shape in gemm_products(m))
@@ -111,6 +120,44 @@ def test_the_check_reports_a_judged_kernel_put_into_the_sweep(
     monkeypatch.setitem(sweeps.GEMM_SWEEP_MAX_FLOPS, device, 2**62)
     found = clashes(ceiling_products(cls, quick), shapes)
     assert ((rows, width, width), square) in found
+
+
+def judged_convolutions(cls: DeviceClass, quick: bool) -> frozenset[Shape]:
+    """Every convolution a run of this preset judges, dense or depthwise, as (batch, map
+    size, channels in)."""
+    return frozenset(
+        (int(p["B"]), int(p["H"]) * int(p["W"]), int(p.get("C", p.get("C_in", 0))))  # type: ignore[call-overload]
+        for m in judged_kernels(cls, quick)
+        if m.workload in ("cnn-conv", "cnn-depthwise")
+        for p in (m.params,)
+    )
+
+
+def stencil_points(cls: DeviceClass, quick: bool) -> list[Shape]:
+    """The depthwise stencil sweep's points on this preset, as (batch, map size, channels)."""
+    presets = load_presets(_device(cls), quick, free_bytes=FREE, device_cls=cls)
+    return [(b, hw * hw, c) for b, hw, c in stencil_shapes(presets)]
+
+
+@pytest.mark.parametrize(("cls", "quick"), PRESETS)
+def test_no_stencil_point_lies_within_2x_of_a_judged_convolution(
+    cls: DeviceClass, quick: bool
+) -> None:
+    convolutions = judged_convolutions(cls, quick)
+    assert any(c[2] for c in convolutions)  # the depthwise kernel and the dense one, each sized
+    assert len(stencil_points(cls, quick)) >= 3  # a cache to DRAM
+    assert clashes(stencil_points(cls, quick), convolutions) == []
+
+
+@pytest.mark.parametrize(("cls", "quick"), PRESETS)
+def test_the_check_reports_a_judged_convolution_put_into_the_stencil_sweep(
+    cls: DeviceClass, quick: bool
+) -> None:
+    depthwise = next(m.params for m in judged_kernels(cls, quick) if m.workload == "cnn-depthwise")
+    b, h, c = (int(depthwise[k]) for k in ("B", "H", "C"))  # type: ignore[call-overload]
+    presets = {"peaks": {"stencil_HW": h, "stencil_C": c, "stencil_points": 1}}
+    swept = [(b, hw * hw, ch) for _, hw, ch in stencil_shapes(presets)]  # at the kernel's batch
+    assert clashes(swept, judged_convolutions(cls, quick)) != []
 
 
 def test_a_point_2x_away_in_one_dimension_is_clear() -> None:
@@ -227,6 +274,7 @@ def test_the_compute_peak_is_the_librarys_own_square_gemm(monkeypatch: pytest.Mo
     # P is torch.mm's square GEMM, the path F.linear and nn.Linear run (issue 45: the fastest
     # path, oneDNN's, read 1.74x a canonical SGEMM on a 2-core EPYC), never the best of paths
     from gpuconcepts.kernels import peaks
+    from gpuconcepts.kernels.ceilings import compute
 
     asked: list[tuple[tuple[int, int, int], str]] = []
 
@@ -234,7 +282,7 @@ def test_the_compute_peak_is_the_librarys_own_square_gemm(monkeypatch: pytest.Mo
         asked.append((shape, str(k["backend"])))
         return 1e11
 
-    monkeypatch.setattr(peaks, "gemm_shape_flops", shape_flops)
+    monkeypatch.setattr(compute, "gemm_shape_flops", shape_flops)
     assert peaks.gemm_flops("cpu", n=64) == 1e11
     assert asked == [((64, 64, 64), "mm")]
     assert not hasattr(peaks, "fastest_gemm")

@@ -598,7 +598,9 @@ def test_measure_peaks_small(measured_peaks: Peaks) -> None:
 
 
 def test_gemm_shape_flops_counts_2mkn(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(peaks, "time_function", lambda *_a, **_k: [0.5, 0.25, 0.3])
+    from gpuconcepts.kernels.ceilings import compute  # where the sweep's product is timed
+
+    monkeypatch.setattr(compute, "time_function", lambda *_a, **_k: [0.5, 0.25, 0.3])
     # the median repetition, the statistic the kernels are read by, not the best
     assert peaks.gemm_shape_flops("cpu", (4, 8, 2), repeats=3) == 2 * 4 * 8 * 2 / 0.3
 
@@ -612,8 +614,10 @@ def test_the_gemm_sweep_times_memory_side_products_warm_and_flushed(
         timed.extend((p.fn().shape, p.flush) for p in points)  # the product F.linear makes
         return [2e-3 if p.flush else 1e-3 for p in points]
 
-    monkeypatch.setattr(peaks, "median_in_rounds", fake_rounds)
-    monkeypatch.setattr(peaks, "gemm_sweep_points", lambda _device: ((1, 32), (64, 32)))
+    from gpuconcepts.kernels.ceilings import compute  # where the GEMM sweep lives
+
+    monkeypatch.setattr(compute, "median_in_rounds", fake_rounds)
+    monkeypatch.setattr(compute, "gemm_sweep_points", lambda _device: ((1, 32), (64, 32)))
     # at a ridge of 5 FLOP/byte a matrix-vector product (0.48 FLOP/byte) is memory-side, 64
     # rows (6.4) compute-side
     sweep = peaks.gemm_sweep("cpu", 5.0, repeats=2)
@@ -925,7 +929,9 @@ def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
         flushed.extend(point.flush for point in points)
         return [1e-3] * len(points)
 
-    monkeypatch.setattr(peaks, "median_in_rounds", record)
+    from gpuconcepts.kernels.ceilings import gather  # where the random-access sweep lives
+
+    monkeypatch.setattr(gather, "median_in_rounds", record)
     sweep = peaks.random_access("cpu", 2**20, first_cache_bytes=2**16, repeats=1)
     tables = sorted({point[0] for point in sweep})
     assert tables == [

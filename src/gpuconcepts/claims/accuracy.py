@@ -38,7 +38,7 @@ from gpuconcepts.claims.roofline import ROOF_REFERENCES
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.results.claim import ClaimResult, Verdict
-from gpuconcepts.roofline import gemm_products
+from gpuconcepts.roofline import diagnosis, gemm_products
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.units import sizes as sizes_text
@@ -135,7 +135,10 @@ class AccuracyRow:
     bound's kind, the model version that scores it, and whether the run is in or out of
     sample for that version. ``not_judged``: why the row is left out of the score (a bound
     read from a ceiling measured in another precision than the kernel ran in), "" when it
-    is scored."""
+    is scored. ``diagnosis`` names the mechanism measured apart that accounts for most of the
+    time beyond the prediction (:func:`~gpuconcepts.roofline.diagnosis`) and
+    ``diagnosis_seconds`` the least time it allows; "" and nan when none does. A diagnosis
+    sits beside a miss and never changes the prediction, the ratio or the bound."""
 
     kernel: str
     predicted_seconds: float
@@ -146,9 +149,12 @@ class AccuracyRow:
     model: str
     sample: Sample
     not_judged: str = ""
+    diagnosis: str = ""
+    diagnosis_seconds: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: a number JSON cannot hold (an infinity, nan) is null."""
+        """JSON-ready: a number JSON cannot hold (an infinity, nan) is null, and so is a
+        diagnosis that no mechanism gives."""
         return {
             "kernel": self.kernel,
             "predicted_seconds": _finite(self.predicted_seconds),
@@ -160,6 +166,8 @@ class AccuracyRow:
             "sample": self.sample,
             "judged": not self.not_judged,
             "not_judged": self.not_judged,
+            "diagnosis": self.diagnosis or None,
+            "diagnosis_seconds": _finite(self.diagnosis_seconds),
         }
 
 
@@ -187,6 +195,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
         ran = dtype_name(str(m.params.get("dtype", run.peaks.dtype)))
         # a compute bound read from a peak of another precision predicts another machine
         other = found.kind == "compute" and ran != peak
+        why = diagnosis(m, run.peaks)  # beside the miss, never in the prediction
         rows.append(
             AccuracyRow(
                 kernel=f"{m.workload} at {sizes_text(m.params)}",
@@ -202,6 +211,8 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                     if other
                     else ""
                 ),
+                diagnosis=why.mechanism if why else "",
+                diagnosis_seconds=why.seconds if why else math.nan,
             )
         )
     return tuple(rows)

@@ -86,12 +86,19 @@ def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
         f"{si(row.measured_seconds, 's')}, {_ratio(row.ratio)} "
         f"[{_ratio(row.interval[0])}, {_ratio(row.interval[1])}], {row.bound}"
         + (f"\n    {row.not_judged}" if row.not_judged else "")
+        + (f"\n    {_diagnosed(row)}" if row.diagnosis else "")
         for row in rows
     ]
     unscored = sum(bool(row.not_judged) for row in rows)
     if unscored:  # left out of the summary above, each with its reason below
         head.insert(3, f"  {plural(unscored, 'kernel')} not judged, left out of these numbers")
     return "\n".join([*head, *body])
+
+
+def _diagnosed(row: AccuracyRow) -> str:
+    """The diagnosis beside a row's miss: the mechanism and the share of the time it allows."""
+    share = percent(row.diagnosis_seconds / row.measured_seconds)
+    return f"diagnosis: {row.diagnosis}, {si(row.diagnosis_seconds, 's')} ({share} of its time)"
 
 
 def format_flips(found: Sequence[Flip]) -> str:

@@ -39,6 +39,7 @@ from gpuconcepts.roofline.diagnosis import (
     diagnosis,
     shape_seconds,
 )
+from gpuconcepts.roofline.mechanisms import DIAGNOSES, MODEL, model_seconds
 from gpuconcepts.roofline.model import (
     ABOVE_EVERY_ROOF,
     GapSplit,
@@ -59,6 +60,7 @@ from gpuconcepts.roofline.peaks import (
     RANDOM_ROWS_BEFORE,
     MemoryLevel,
     Peaks,
+    RateSweep,
     random_rows_per_call,
     ridge,
 )
@@ -87,10 +89,12 @@ __all__ = [
     "ABOVE_EVERY_ROOF",
     "CHAIN",
     "COLD_START",
+    "DIAGNOSES",
     "FLOORS",
     "FUSED",
     "GEMM_SHAPE",
     "MECHANISMS",
+    "MODEL",
     "OPERATION_CHAIN",
     "OVERHEAD",
     "PER_CALL",
@@ -107,6 +111,7 @@ __all__ = [
     "OverheadRoof",
     "Peaks",
     "Placement",
+    "RateSweep",
     "Reference",
     "Roof",
     "RoofKind",
@@ -122,6 +127,7 @@ __all__ = [
     "gap_split",
     "gemm_products",
     "level",
+    "model_seconds",
     "moved_bytes",
     "observe",
     "overhead_flops_per_s",

@@ -9,9 +9,10 @@ floors) and the sweeps measured with them, each once, by microbenchmarks apart f
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
@@ -28,6 +29,49 @@ class MemoryLevel:
     name: str
     size_bytes: Annotated[int, POSITIVE] | None
     bytes_per_s: Annotated[float, POSITIVE]
+
+
+@dataclass(frozen=True)
+class RateSweep:
+    """A diagnosis's sweep, measured once with the peaks and apart from every kernel: the rate
+    one canonical call of a mechanism reached at each working set, as (bytes, work per
+    second); the ``workload`` whose kernels it diagnoses; the ``count`` of such a kernel it
+    rates (its ``flops`` or its ``bytes``); and ``source``, what measured it, in words.
+
+    >>> s = RateSweep("cnn-depthwise", "flops", ((2**20, 4e10), (2**26, 1e10)), "a stencil")
+    >>> s.rate_at(2**21, Peaks("cpu", 1e11, 1e10, "f")), s.rate_at(2**25, Peaks("cpu", 1e11, 1e10, "f"))
+    (40000000000.0, 10000000000.0)
+    >>> RateSweep("cnn-depthwise", "flops", (), "a stencil")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: RateSweep: points must hold at least one (bytes, rate) point; got ()
+    """
+
+    workload: str
+    count: Literal["flops", "bytes"]
+    points: tuple[tuple[Annotated[int, POSITIVE], Annotated[float, POSITIVE]], ...]
+    source: str
+
+    def __post_init__(self) -> None:
+        if not self.points:
+            raise GpuConceptsError(
+                f"RateSweep: points must hold at least one (bytes, rate) point; got {self.points!r}"
+            )
+        for size, rate in self.points:
+            if not (size > 0 and math.isfinite(rate) and rate > 0):
+                raise GpuConceptsError(
+                    f"RateSweep: each point's bytes and rate must be positive and finite; "
+                    f"got {(size, rate)!r}"
+                )
+
+    def rate_at(self, working_set: float, peaks: Peaks) -> float:
+        """The rate of the point nearest ``working_set`` (on a log scale) among those the same
+        memory level serves (:meth:`Peaks.level_of`), or among all when that level has none:
+        a mechanism runs at the rate of the memory that feeds it."""
+        level = peaks.level_of(int(working_set))
+        same = [p for p in self.points if peaks.level_of(p[0]) == level] or list(self.points)
+        nearest = min(same, key=lambda p: abs(math.log(p[0] / max(working_set, 1.0))))
+        return nearest[1]
 
 
 @dataclass(frozen=True)
@@ -88,6 +132,10 @@ class Peaks:
     sweep_rounds: int | None = None
     """Interleaved rounds each sweep took (the presets' ``timing.sweep_rounds``; None in runs
     saved before it was recorded)."""
+    rate_sweeps: dict[str, RateSweep] = field(default_factory=dict, hash=False)
+    """The diagnoses' own sweeps by name (:class:`RateSweep`), each measured apart from the
+    kernels it diagnoses; empty in runs saved before 2026-12-07. A new diagnosis adds its sweep
+    here, and the fields above stay as they are."""
 
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"ridge_point"})
     """Written for readers of the file (see :meth:`to_dict`); reading ignores it."""
@@ -95,22 +143,9 @@ class Peaks:
     def __post_init__(self) -> None:
         if not self.name:  # runs saved before the field was added: the device kind
             object.__setattr__(self, "name", self.device)
-        optional = (
-            "copy_bytes_per_s",
-            "triad_bytes_per_s",
-            "latency_seconds",
-            "read_bytes_per_s",
-            "physical_flops_per_s",
-            "op_seconds",
-            "cold_latency_seconds",
-            "line_bytes",
-            "activation_per_s",
-            "threads",
-            "sweep_rounds",
-        )
-        for name in ("flops_per_s", "bytes_per_s", *optional):
+        for name, optional in self.scalar_fields():
             value = getattr(self, name)
-            if value is None and name in optional:
+            if value is None and optional:
                 continue
             if isinstance(value, bool) or not (
                 isinstance(value, int | float) and math.isfinite(value) and value > 0
@@ -118,6 +153,28 @@ class Peaks:
                 raise GpuConceptsError(
                     f"Peaks: {name} must be a positive finite number; got {value!r}"
                 )
+
+    @classmethod
+    def scalar_fields(cls) -> tuple[tuple[str, bool], ...]:
+        """Every field that holds one measured number, with whether it may be None: each must
+        be positive and finite (checked on construction, whoever measured it).
+
+        >>> ("flops_per_s", False) in Peaks.scalar_fields(), ("op_seconds", True) in Peaks.scalar_fields()
+        (True, True)
+        """
+        kinds = {"float": False, "float | None": True, "int | None": True}
+        return tuple((f.name, kinds[str(f.type)]) for f in fields(cls) if str(f.type) in kinds)
+
+    def with_rate_sweeps(self, sweeps: Mapping[str, RateSweep]) -> Peaks:
+        """These peaks with ``sweeps`` merged into :attr:`rate_sweeps` (a sweep of a name
+        already held replaces it: it was measured again).
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "f").with_rate_sweeps(
+        ...     {"stencil": RateSweep("cnn-depthwise", "flops", ((2**20, 4e10),), "a stencil")})
+        >>> sorted(p.rate_sweeps)
+        ['stencil']
+        """
+        return replace(self, rate_sweeps={**self.rate_sweeps, **sweeps})
 
     @cached_property
     def ridge_point(self) -> float:
@@ -272,10 +329,13 @@ class Peaks:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file. A run saved
-        before the sweeps' rounds were recorded is written back as it was, without them."""
+        before the sweeps' rounds or the diagnoses' sweeps were recorded is written back as it
+        was, without them."""
         record = to_record(self)
         if record.get("sweep_rounds") is None:
             record.pop("sweep_rounds", None)
+        if not record.get("rate_sweeps"):
+            record.pop("rate_sweeps", None)
         return {**record, "ridge_point": self.ridge_point}
 
 

@@ -31,7 +31,7 @@ from gpuconcepts.roofline.counts import moved_bytes, random_table_bytes, working
 from gpuconcepts.roofline.references import paired_peaks
 
 if TYPE_CHECKING:
-    from gpuconcepts.measure import Measurement
+    from gpuconcepts.results.measurement import Measurement
     from gpuconcepts.roofline.peaks import MemoryLevel, Peaks
 
 RoofKind = Literal["compute", "memory", "overhead"]
@@ -57,8 +57,10 @@ class Bound:
 
 
 class Roof:
-    """One roof of the model: its kind, the ``Peaks`` fields it needs, and its bound."""
+    """One roof of the model: its kind, the ``Peaks`` fields it needs, and its bound (a
+    mechanism of :data:`~gpuconcepts.roofline.mechanisms.MODEL` whose role is the prediction)."""
 
+    role: ClassVar[Literal["roof", "diagnosis"]] = "roof"
     kind: ClassVar[RoofKind]
     needs: ClassVar[tuple[str, ...]]
     """The fields of :class:`~gpuconcepts.roofline.peaks.Peaks` the bound reads: ceilings
@@ -67,6 +69,11 @@ class Roof:
     def bound(self, m: Measurement, peaks: Peaks) -> Bound | None:
         """The least time ``m`` can take under this roof; None when ``peaks`` lacks it."""
         raise NotImplementedError
+
+    def times(self, m: Measurement, peaks: Peaks) -> tuple[tuple[str, float], ...]:
+        """This roof's bound on ``m`` by its name, as every mechanism gives its times."""
+        found = self.bound(m, peaks)
+        return () if found is None else ((found.name, found.seconds),)
 
 
 class ComputeRoof(Roof):

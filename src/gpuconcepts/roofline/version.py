@@ -26,12 +26,24 @@ MODEL_SOURCES = (
     "roofline/peaks.py",
     "sweeps.py",
     "kernels/peaks.py",
+    "kernels/ceilings/__init__.py",
+    "kernels/ceilings/rounds.py",
+    "kernels/ceilings/compute.py",
+    "kernels/ceilings/stream.py",
+    "kernels/ceilings/cache.py",
+    "kernels/ceilings/cold.py",
+    "kernels/ceilings/gather.py",
+    "kernels/ceilings/activation.py",
     "kernels/dispatch.py",
     "kernels/references.py",
 )
 """The files of the package that make the model: the prediction (the roofs, the counts they
-read, the floors timed beside a kernel) and the ceilings' definitions (the peaks, the sweeps
-that measure them, the latency and operation floors and the calls that time them)."""
+read, the floors timed beside a kernel) and the ceilings'
+definitions (the peaks, the sweeps that measure them, one module each under
+``kernels/ceilings``, the latency and operation floors and the calls that time them). The
+diagnoses (``roofline/mechanisms.py``) and a diagnosis's own sweep (a module of
+``kernels/ceilings`` that defines ``RATE_SWEEP``) are read beside a miss, never in a
+prediction, so they leave the version as it is."""
 
 
 @cache
