@@ -13,6 +13,7 @@ in FP32 (its GEMM sweep). Without such a pair of runs the text is "—".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -68,13 +69,25 @@ def prefill_pair(runs: Sequence[Run]) -> PrefillPair | None:
     if pair is None:
         return None
     base, other = pair
-    found = tuple((one, two) for one, two in dtype_pairs(base, other) if one.workload in PREFILLS)
+    found = tuple(
+        (one, two)
+        for one, two in dtype_pairs(base, other)
+        if one.workload in PREFILLS and _timed(one) and _timed(two)
+    )
     return PrefillPair(base, other, found) if found else None
+
+
+def _timed(m: Measurement) -> bool:
+    """Whether ``m`` holds a usable time (a busy run may leave none, or an infinite one)."""
+    return math.isfinite(m.seconds) and m.seconds > 0 and math.isfinite(m.flops_per_s)
 
 
 def _span(values: Sequence[float], show: Callable[[float], str] = units.times) -> str:
     """The smallest and the largest of ``values`` shown, "A to B" (one value when they agree)."""
-    low, high = (show(v) for v in (min(values), max(values)))
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:  # nothing usable measured: the reader sees the book's placeholder
+        return units.NOTHING
+    low, high = (show(v) for v in (min(finite), max(finite)))
     return low if low == high else f"{low} to {high}"
 
 
