@@ -2,9 +2,10 @@ r"""The rules every kernel size keeps, and the sizes themselves through :mod:`gp
 
 The sizes are read without torch by :mod:`gpuconcepts.sizes` (``load_presets``,
 ``load_sweeps``, ``load_claim_sizes``); they are named here too, so
-``from gpuconcepts.kernels import load_presets`` keeps working. This module adds what a
-size table must respect on each device class: outputs small enough for the allocator, working
-sets large enough to come from DRAM, repetitions long enough for the timer.
+``from gpuconcepts.kernels import load_presets`` keeps working. A run reads them once, at the
+top, into :class:`gpuconcepts.sizing.RunSizes`, and the kernels are handed that value. This
+module adds what a size table must respect on each device class: outputs small enough for the
+allocator, working sets large enough to come from DRAM, repetitions long enough for the timer.
 
 >>> output_bytes("mlp", {"B": 4, "d_in": 8, "d_out": 16, "s": 4})
 256
