@@ -26,7 +26,7 @@ from gpuconcepts.size_expressions import all_known, size_of
 from gpuconcepts.units import plain_number
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
 
 Product = tuple[str, str, str, str]
 """A matrix product a kernel runs, as size names (``+``, ``*``, ``/`` and whole numbers

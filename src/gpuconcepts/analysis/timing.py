@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuconcepts.errors import Terminated
-from gpuconcepts.results.measurement import NOISE_THRESHOLD, quartiles
+from gpuconcepts.measurement import NOISE_THRESHOLD, quartiles
 
 Progress = Callable[[str], None]
 """Told what :func:`~gpuconcepts.analysis.analyze` does now (``timing call 3 of 40: conv1``)."""

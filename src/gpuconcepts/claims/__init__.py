@@ -17,10 +17,14 @@ in :mod:`gpuconcepts.claims.thresholds`.
 * :mod:`~gpuconcepts.claims.roofline` — the roofline claims, over the experiments'
   measurements;
 * :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
+* :mod:`~gpuconcepts.claims.collectives`, :mod:`~gpuconcepts.claims.distributed` — the claims
+  beyond one device, judged from a distributed run's report;
 * :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim;
 * :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`judged`).
 
-Importing this package loads neither torch nor matplotlib.
+The names below are re-exported here lazily (PEP 562: a name is imported when it is first
+asked for), so importing the package alone loads none of its modules, and neither torch nor
+matplotlib.
 
 >>> from gpuconcepts.claims import fit_power_law
 >>> round(fit_power_law([1, 2, 4], [1, 4, 16]).exponent, 9)
@@ -29,23 +33,50 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.claims.cnn import count_weights
-from gpuconcepts.claims.experiments import judge_claims
-from gpuconcepts.claims.fit import PowerLawFit, crossing, fit_power_law, fit_upper, rank_correlation
-from gpuconcepts.results.claim import ClaimResult
-from gpuconcepts.results.claim_sizes import ClaimSizes
-from gpuconcepts.results.plot import PlotSpec, Series
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "ClaimResult",
-    "ClaimSizes",
-    "PlotSpec",
-    "PowerLawFit",
-    "Series",
-    "count_weights",
-    "crossing",
-    "fit_power_law",
-    "fit_upper",
-    "judge_claims",
-    "rank_correlation",
-]
+if TYPE_CHECKING:
+    from gpuconcepts.claims.cnn import count_weights as count_weights
+    from gpuconcepts.claims.experiments import judge_claims as judge_claims
+    from gpuconcepts.claims.fit import PowerLawFit as PowerLawFit
+    from gpuconcepts.claims.fit import crossing as crossing
+    from gpuconcepts.claims.fit import fit_power_law as fit_power_law
+    from gpuconcepts.claims.fit import fit_upper as fit_upper
+    from gpuconcepts.claims.fit import rank_correlation as rank_correlation
+    from gpuconcepts.results.claim import ClaimResult as ClaimResult
+    from gpuconcepts.results.claim_sizes import ClaimSizes as ClaimSizes
+    from gpuconcepts.results.plot import PlotSpec as PlotSpec
+    from gpuconcepts.results.plot import Series as Series
+
+EXPORTS = {
+    "gpuconcepts.claims.cnn": ("count_weights",),
+    "gpuconcepts.claims.experiments": ("judge_claims",),
+    "gpuconcepts.claims.fit": (
+        "PowerLawFit",
+        "crossing",
+        "fit_power_law",
+        "fit_upper",
+        "rank_correlation",
+    ),
+    "gpuconcepts.results.claim": ("ClaimResult",),
+    "gpuconcepts.results.claim_sizes": ("ClaimSizes",),
+    "gpuconcepts.results.plot": ("PlotSpec", "Series"),
+}
+"""Each module's names this package re-exports (the ``TYPE_CHECKING`` block says the same for
+the type checker; ``tests/test_imports.py`` checks that they agree)."""
+
+_HOME = {name: module for module, names in EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    """A re-exported name, imported from its module on first use (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

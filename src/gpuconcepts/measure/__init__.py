@@ -44,7 +44,7 @@ of them):
 :mod:`~gpuconcepts.measure.memory` (its caches, the flush, the STREAM arrays, free memory),
 :mod:`~gpuconcepts.measure.timing` (the timers, paired rounds),
 :mod:`~gpuconcepts.measure.noise` (the noise probe, the pinned threads), and the value with its
-statistics, :mod:`~gpuconcepts.results.measurement`, which sits in the values layer below the
+statistics, :mod:`~gpuconcepts.measurement`, which sits in the values layer below the
 timers (issue 47) and is re-exported here too.
 """
 
@@ -99,11 +99,11 @@ if TYPE_CHECKING:
     from gpuconcepts.measure.timing import time_cpu as time_cpu
     from gpuconcepts.measure.timing import time_cuda as time_cuda
     from gpuconcepts.measure.timing import time_function as time_function
-    from gpuconcepts.results.measurement import ACCESS_FIELDS as ACCESS_FIELDS
-    from gpuconcepts.results.measurement import NOISE_THRESHOLD as NOISE_THRESHOLD
-    from gpuconcepts.results.measurement import Measurement as Measurement
-    from gpuconcepts.results.measurement import block_bounds as block_bounds
-    from gpuconcepts.results.measurement import quartiles as quartiles
+    from gpuconcepts.measurement import ACCESS_FIELDS as ACCESS_FIELDS
+    from gpuconcepts.measurement import NOISE_THRESHOLD as NOISE_THRESHOLD
+    from gpuconcepts.measurement import Measurement as Measurement
+    from gpuconcepts.measurement import block_bounds as block_bounds
+    from gpuconcepts.measurement import quartiles as quartiles
 
 EXPORTS = {
     "gpuconcepts.measure.devices": (
@@ -159,7 +159,7 @@ EXPORTS = {
         "time_cuda",
         "time_function",
     ),
-    "gpuconcepts.results.measurement": (
+    "gpuconcepts.measurement": (
         "ACCESS_FIELDS",
         "NOISE_THRESHOLD",
         "Measurement",

@@ -15,7 +15,7 @@ from typing import ClassVar
 from gpuconcepts.measure.devices import cpu_mhz, cpu_threads
 from gpuconcepts.measure.physical import measured_hz
 from gpuconcepts.measure.timing import time_function
-from gpuconcepts.results.measurement import NOISE_THRESHOLD, Measurement
+from gpuconcepts.measurement import NOISE_THRESHOLD, Measurement
 from gpuconcepts.units import percent, plain_number, plural, significant
 
 REFERENCE_REPEATS = 21

@@ -26,8 +26,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measurement import quartiles
 from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
-from gpuconcepts.results.measurement import quartiles
 from gpuconcepts.sizes import load_part_sizes
 from gpuconcepts.units import number, plural
 
@@ -158,7 +158,7 @@ class Collective:
 
     @property
     def iqr_seconds(self) -> tuple[float, float]:
-        """First and third quartile of the times (:func:`gpuconcepts.results.measurement.quartiles`)."""
+        """First and third quartile of the times (:func:`gpuconcepts.measurement.quartiles`)."""
         return quartiles(self.seconds)
 
     @property

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.results.measurement import Measurement
+from gpuconcepts.measurement import Measurement
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.workloads import WORKLOADS
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts.workloads import WORKLOADS, GemmProduct
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
 
 
 def gemm_products(m: Measurement) -> tuple[GemmProduct, ...]:

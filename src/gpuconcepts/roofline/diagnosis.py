@@ -47,7 +47,7 @@ from gpuconcepts.roofline.references import paired_peaks
 from gpuconcepts.roofline.roofs import verdict
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
     from gpuconcepts.roofline.peaks import Peaks
 
 MECHANISMS = (SHAPE, FUSED, COLD_START, OPERATION_CHAIN, RANDOM_ACCESS)

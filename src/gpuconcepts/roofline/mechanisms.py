@@ -36,7 +36,7 @@ from gpuconcepts.roofline.roofs import ROOFS, overhead_seconds
 from gpuconcepts.workloads import WORKLOADS
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
     from gpuconcepts.roofline.peaks import Peaks
 
 SHAPE = "shape efficiency"

@@ -14,7 +14,7 @@ from gpuconcepts.roofline.peaks import Peaks
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
 
 Side = Literal["memory", "compute"]
 """The side of the ridge a kernel's intensity falls on: the formulas' prediction."""

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from gpuconcepts.errors import GpuConceptsError
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
     from gpuconcepts.roofline.peaks import Peaks
 
 FLOORS = ("latency_seconds", "cold_latency_seconds", "op_seconds")

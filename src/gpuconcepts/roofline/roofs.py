@@ -31,7 +31,7 @@ from gpuconcepts.roofline.counts import moved_bytes, random_table_bytes, working
 from gpuconcepts.roofline.references import paired_peaks
 
 if TYPE_CHECKING:
-    from gpuconcepts.results.measurement import Measurement
+    from gpuconcepts.measurement import Measurement
     from gpuconcepts.roofline.peaks import MemoryLevel, Peaks
 
 RoofKind = Literal["compute", "memory", "overhead"]

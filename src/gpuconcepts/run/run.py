@@ -39,11 +39,11 @@ from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause, write_atomic
+from gpuconcepts.measurement import Measurement
 from gpuconcepts.records import from_record, read
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, Verdict
 from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.results.ledger import tally
-from gpuconcepts.results.measurement import Measurement
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.run.provenance import Provenance
