@@ -182,3 +182,36 @@ def test_the_walk_finds_a_quick_parameter(tmp_path: Path) -> None:
     source = tmp_path / "x.py"
     source.write_text("class A:\n    def f(self, *, quick: bool) -> None: ...\ndef g(q): ...\n")
     assert _functions_taking_quick(source, tmp_path) == {"x.py:A.f"}
+
+
+READERS = {"load_presets", "load_sweeps", "load_claim_sizes", "load_part_sizes", "read"}
+"""The presets file's readers (:mod:`gpuconcepts.sizes`; ``read`` is ``PresetsFile.read``)."""
+
+READING_ALLOWED = {
+    "sizes.py",  # the readers themselves
+    "sizing.py",  # RunSizes.resolve, the one decision
+    # QUICK and FULL, the distributed part's two tables as values, both read at import (the
+    # distributed command picks one; a run hands it the sizes it resolved)
+    "results/distributed.py",
+}
+
+
+def _modules_reading_presets(root: Path = SRC) -> set[str]:
+    """Each module of ``root`` that calls a reader of the presets file."""
+    found: set[str] = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                owner = func.value if isinstance(func, ast.Attribute) else None
+                presets_read = name == "read" and getattr(owner, "id", "") == "PresetsFile"
+                if name in READERS - {"read"} or presets_read:
+                    found.add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_only_the_sizing_reads_the_presets_file() -> None:
+    found = _modules_reading_presets()
+    assert found - READING_ALLOWED == set(), "read the run's RunSizes (gpuconcepts.sizing) instead"
+    assert {"sizes.py", "sizing.py"} <= found  # the walk sees the readers' calls
