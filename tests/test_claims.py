@@ -45,7 +45,6 @@ from gpuconcepts.claims.transformer import (
     judge_kv_cache,
     judge_prefill_vs_decode,
 )
-from gpuconcepts.claims.verify import judged
 from gpuconcepts.cli import main
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import TIMED_ON_FEWER_CORES, Lab
@@ -60,6 +59,7 @@ from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
 from gpuconcepts.sizing import RunSizes
+from gpuconcepts.verify import judged
 
 PEAKS = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
 """Synthetic device: 100 GFLOP/s, 10 GB/s, ridge point 10 FLOP/byte."""

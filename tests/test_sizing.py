@@ -142,7 +142,7 @@ QUICK_ALLOWED = {
     "sizes.py:load_part_sizes",
     # the top: the functions a user calls with --quick, which resolve the sizes
     "collect.py:collect",
-    "claims/verify.py:judged",
+    "verify.py:judged",
     # the distributed command's own measurement: it records quick beside the sizes it ran at
     # (a run hands it the sizes it resolved, and it reads no file then)
     "distributed/report.py:measure",

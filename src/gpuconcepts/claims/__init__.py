@@ -19,8 +19,8 @@ in :mod:`gpuconcepts.claims.thresholds`.
 * :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
 * :mod:`~gpuconcepts.claims.collectives`, :mod:`~gpuconcepts.claims.distributed` — the claims
   beyond one device, judged from a distributed run's report;
-* :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim;
-* :mod:`~gpuconcepts.claims.verify` — ``gpuconcepts verify`` (:func:`judged`).
+* :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim, and
+  :mod:`~gpuconcepts.verify` (``gpuconcepts verify``), at the top, above the judges.
 
 The names below are re-exported here lazily (PEP 562: a name is imported when it is first
 asked for), so importing the package alone loads none of its modules, and neither torch nor

@@ -32,8 +32,8 @@ def command(args: argparse.Namespace) -> int:
     claim that does not hold here is a measured result; scripts read verdicts from --json)."""
     if args.run_path is None:  # judging a saved run needs no torch
         require("torch", "`verify`", "kernels")
-    from gpuconcepts.claims.verify import judged, verify_dict
     from gpuconcepts.render.ledgers import format_ledgers
+    from gpuconcepts.verify import judged, verify_dict
 
     def progress(line: str) -> None:
         common.progress(f"[verify] {line}")

@@ -4,6 +4,9 @@ Exit status: 0 whenever the claims were judged, whatever the verdicts. A claim t
 hold on this machine is a measured result, not a failure of the program; scripts read the
 verdicts from ``--json``. Bad input (an unknown device, CUDA without a GPU, a bad run file)
 raises :class:`~gpuconcepts.errors.GpuConceptsError`, which the CLI prints as one line (exit 2).
+
+It sits at the top of the layers (issue 47), beside :mod:`gpuconcepts.collect`, which it calls
+to measure a run; the judges it reads a run with sit below it, in :mod:`gpuconcepts.claims`.
 """
 
 from __future__ import annotations
