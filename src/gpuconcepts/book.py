@@ -36,7 +36,7 @@ from gpuconcepts.book_runs import (
     gpu_latency_floors,
     run_source,
 )
-from gpuconcepts.claims.judge import judged_now
+from gpuconcepts.claims.judge import judged_now, profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import total
 from gpuconcepts.formulas import CATALOGUE, get
@@ -71,6 +71,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "measurement_table",
     "package_hash",
     "plain_status",
+    "profile_of",
     "recorded_runs",
     "recorded_section",
     "run_source",
