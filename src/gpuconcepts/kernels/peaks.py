@@ -184,10 +184,12 @@ def measure_peaks(
     and random-access sweeps. A cache size read from sysfs names the levels and sizes nothing.
 
     The compute roof is a square GEMM of the presets' ``gemm_n`` through the library's product
-    (:func:`gemm_flops`, ``torch.mm``), and DRAM's roof the STREAM triad on arrays far beyond every cache
-    (:func:`dram_ceiling`), each at its median repetition: no ceiling is timed from a kernel
-    the book judges, nor within 2x of one's shape in every dimension (``tests/test_ceilings.py``),
-    and none is raised when a kernel beats it (such a kernel is an anomaly). The copy and the
+    (:func:`gemm_flops`, ``torch.mm``), and DRAM's roof the STREAM triad on arrays far beyond
+    every cache (:func:`dram_ceiling`), each at its median repetition: no ceiling is timed from
+    a kernel the book judges, nor within 2x of one's shape in every dimension
+    (``tests/test_ceilings.py``), and none is raised when a kernel beats it (an anomaly, or a
+    finding when the kernel runs a faster path than the peak's, as oneDNN's convolution on a
+    CPU may). The copy and the
     read of the same arrays are recorded beside the triad, not as the roof. The GEMM runs in
     ``dtype`` (default: the book's, see :func:`~gpuconcepts.kernels.default_dtype`). The cache
     levels (:func:`cache_hierarchy`), the latency floor

@@ -270,8 +270,7 @@ class Peaks:
         well), timed as the kernel was (``flush``: after a cache flush; a warm product when no
         flushed one holds it, which only loosens the bound). A product larger than the sweep
         is bounded by the sweep's fastest warm product (the library's product no longer speeds
-        up with size there; a faster path such as the peak's is not the one it runs). None
-        without a sweep.
+        up with size there). None without a sweep.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "float32", gemm_sweep=(
         ...     (1, 64, False, 2e9), (4, 64, False, 8e9), (4, 64, True, 4e9), (1, 256, False, 3e9)))

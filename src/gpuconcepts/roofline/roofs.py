@@ -208,8 +208,10 @@ def overhead_seconds(m: Measurement, peaks: Peaks) -> float | None:
 class Verdict:
     """A kernel's place in the model: every roof's bound, the one that binds, and the fraction
     of it attained with its spread (the bound over the third and first quartiles of the time).
-    ``beaten``: even the slow end of the spread is faster than the roof allows, an anomaly (a
-    faulty measurement, or a ceiling measured in a busy moment), shown with its numbers."""
+    ``beaten``: even the slow end of the spread is faster than the roof allows, shown with its
+    numbers and never raising the ceiling: an anomaly (a faulty measurement, or a ceiling
+    measured in a busy moment), or a kernel on a faster path than the ceiling's (a oneDNN
+    convolution beside ``torch.mm``'s square GEMM on a CPU), a finding."""
 
     bounds: tuple[Bound, ...]
     seconds: float
