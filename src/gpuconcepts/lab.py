@@ -53,8 +53,6 @@ its kernels and comparisons, and timed those on the other cores (``groups``: how
 
 Progress = Callable[[str], None]
 
-__all__ = ["TIMED_ON_FEWER_CORES", "Budget", "Check", "Fact", "Lab", "Wanted", "profile_all"]
-
 
 @dataclass(frozen=True)
 class Budget:
