@@ -146,7 +146,7 @@ def prefill_text(found: PrefillPair) -> str:
     )
     sizes = sorted({one.size("S") for one, _ in found.pairs})
     said = (
-        f"The prefill changed most. At S = {_span(sizes, units.plain_number)} it took "
+        f"At S = {_span(sizes, units.plain_number)} the prefill took "
         f"{_span(found.time_ratios)} as long in {b} as in {a}. Its values take "
         f"{dtype_bytes(other.peaks.dtype)} bytes against {dtype_bytes(base.peaks.dtype)}, "
         f"{units.times(found.bytes_ratio)} the bytes, and {peaks}. {_roofs(found)}"
@@ -159,9 +159,10 @@ def prefill_text(found: PrefillPair) -> str:
         slow = fp32 is not None and max(two.flops_per_s for _, two in found.pairs) <= fp32
         said += (
             f" The bytes and the peaks explain {units.times(explained)}; the other "
-            f"{units.times(rest)} or more is the attention kernel PyTorch ran on 4-byte values"
+            f"{units.times(rest)} or more is the attention kernel PyTorch ran on "
+            f"{dtype_bytes(other.peaks.dtype)}-byte values"
             + (
-                ", which ran at the rate of FP32 arithmetic, not at the tensor cores' TF32 rate."
+                f", which ran at the rate of FP32 arithmetic, not at the tensor cores' {b} rate."
                 if slow
                 else "."
             )
