@@ -51,8 +51,8 @@ from gpuconcepts.errors import GpuConceptsError, GpuConceptsTypeError
 Kind = Literal["bytes", "MACs", "FLOPs", "count", "FLOP/byte", "FLOP/s", "seconds"]
 Real = int | float | Fraction
 
+# The words around the numbers live in gpuconcepts.words; reached here too (units.listing).
 article, listing, with_article = words.article, words.listing, words.with_article
-"""The words around the numbers, reached here too (``units.listing``)."""
 
 FLOPS_PER_MAC = 2
 """A multiply-accumulate is one multiply plus one add: two FLOPs."""
