@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.judge import part_claims
+from gpuconcepts.distributed import QUICK
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
-from gpuconcepts.results.distributed import QUICK, Collective, DistributedReport, fit_alpha_beta
+from gpuconcepts.results.distributed import Collective, DistributedReport, fit_alpha_beta
 from gpuconcepts.results.wholemodel import (
     BackwardForward,
     DecodeSweep,

@@ -295,7 +295,7 @@ def test_verify_with_an_unwritable_cache_warns_through_its_progress(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("torch")
-    from gpuconcepts.run.peaks_cache import this_machine_peaks
+    from gpuconcepts.peaks_cache import this_machine_peaks
     from gpuconcepts.sizing import RunSizes
 
     folder = _unwritable_cache(tmp_path, monkeypatch)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gpuconcepts import peaks_cache
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.peaks_cache import Identity, cache_folder, load_peaks, save_peaks
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.run import peaks_cache
-from gpuconcepts.run.peaks_cache import Identity, cache_folder, load_peaks, save_peaks
 from gpuconcepts.sizing import RunSizes
 
 HERE = Identity("cpu", "Example CPU", 2, None, "2.13.0", "0.1.0", "float32", quick=True)

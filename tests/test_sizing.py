@@ -190,9 +190,9 @@ READERS = {"load_presets", "load_sweeps", "load_claim_sizes", "load_part_sizes",
 READING_ALLOWED = {
     "sizes.py",  # the readers themselves
     "sizing.py",  # RunSizes.resolve, the one decision
-    # QUICK and FULL, the distributed part's two tables as values, both read at import (the
-    # distributed command picks one; a run hands it the sizes it resolved)
-    "results/distributed.py",
+    # QUICK and FULL, the distributed part's two tables, both read at import (the distributed
+    # command picks one; a run hands it the sizes it resolved)
+    "distributed/report.py",
 }
 
 

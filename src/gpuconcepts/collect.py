@@ -16,9 +16,9 @@ from typing import Any
 from gpuconcepts.claims.judge import part_claims
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
+from gpuconcepts.machine import provenance_here
 from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.run.provenance import provenance_here
 from gpuconcepts.run.run import Run
 from gpuconcepts.sizing import RunSizes
 from gpuconcepts.units import significant
@@ -60,7 +60,7 @@ def collect(device: str, quick: bool, **options: Any) -> Run:
             bfloat16 on a GPU with float32 embedding tables). The whole-model experiments
             keep their own (:attr:`~gpuconcepts.sizing.RunSizes.wholemodel`).
         wholemodel: False to leave out the whole-model experiments.
-        peaks: this machine's peaks measured earlier (:mod:`~gpuconcepts.run.peaks_cache`);
+        peaks: this machine's peaks measured earlier (:mod:`~gpuconcepts.peaks_cache`);
             None measures them now.
         distributed: False to leave out the distributed measurement (gloo over loopback TCP
             in :data:`DISTRIBUTED_WORLD_SIZE` processes, about a minute on 2 cores). A machine
@@ -104,7 +104,7 @@ def _collect(
         last_level_cache_bytes,
         probe_noise,
     )
-    from gpuconcepts.run.peaks_cache import use_peaks
+    from gpuconcepts.peaks_cache import use_peaks
 
     device = sizes.device
     say = progress or (lambda _line: None)

@@ -1,5 +1,7 @@
-"""The :class:`Measurement` value: one timed kernel's raw repetition times and counts, and its
-statistics (median and interquartile range); it knows nothing of any machine."""
+"""The measured values: :class:`Measurement`, one timed kernel's raw repetition times and
+counts, and its statistics (median and interquartile range), which knows nothing of any
+machine; and :class:`NoiseProbe`, how busy the machine was at one moment. The timers and probes
+that fill them are in :mod:`gpuconcepts.measure`, above this module."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any, ClassVar
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import to_record
+from gpuconcepts.units import percent, plain_number, plural, significant
 
 NOISE_THRESHOLD = 0.1
 """A measurement whose IQR exceeds this fraction of its median is flagged ``noisy``."""
@@ -241,3 +244,54 @@ class Measurement:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of the fields (what a saved Run stores; the statistics derive)."""
         return to_record(self)
+
+
+@dataclass(frozen=True)
+class NoiseProbe:
+    """How busy the machine was at one moment: its load, its clock and the spread of a fixed
+    reference kernel (a small matrix product timed :data:`REFERENCE_REPEATS` times).
+
+    A run takes one before and one after its measurements and keeps both in its provenance,
+    so a reader sees how much noise its verdicts had to get through.
+
+    >>> probe = NoiseProbe(load_average=0.2, cores=2, cpu_mhz=None, reference_seconds=1e-4,
+    ...                    reference_spread=0.35)
+    >>> probe.busy, probe.text()
+    (True, "load average 0.2 on 2 cores, a reference kernel's spread 35%")
+    """
+
+    load_average: float
+    cores: int
+    cpu_mhz: float | None
+    reference_seconds: float
+    reference_spread: float
+    measured_mhz: float | None = None
+    """One core's clock as measured (:func:`~gpuconcepts.measure.physical.measured_hz`), not
+    the "cpu MHz" of /proc/cpuinfo (``cpu_mhz``, which boost clocks pass); None on a GPU, where
+    it cannot run, and in runs recorded before 2026-12-07."""
+    threads: int | None = None
+    """The threads torch ran on at the probe (the run pins them:
+    :func:`~gpuconcepts.measure.noise.pinned_threads`); None on a GPU and in runs recorded
+    before 2026-12-07."""
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"measured_mhz", "threads"})
+    """Written only when set, so a run recorded before them saves as it was."""
+
+    @property
+    def busy(self) -> bool:
+        """True when the reference kernel's spread (IQR over median) was over
+        :data:`NOISE_THRESHOLD`, the level at which a single measurement is called noisy."""
+        return self.reference_spread > NOISE_THRESHOLD
+
+    def text(self) -> str:
+        """The probe in words."""
+        if self.measured_mhz:
+            clock = f", a measured clock of {plain_number(round(self.measured_mhz))} MHz"
+        else:
+            clock = f", {plain_number(round(self.cpu_mhz))} MHz" if self.cpu_mhz else ""
+        threads = f", {plural(self.threads, 'thread')}" if self.threads else ""
+        return (
+            f"load average {significant(self.load_average, 2)} on "
+            f"{plural(self.cores, 'core')}{clock}{threads}, a reference kernel's spread "
+            f"{percent(self.reference_spread)}"
+        )

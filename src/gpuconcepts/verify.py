@@ -18,11 +18,11 @@ from gpuconcepts.claims.accuracy import accuracy, flips, summary
 from gpuconcepts.claims.judge import judged_now
 from gpuconcepts.collect import collect
 from gpuconcepts.measure import resolve_device
+from gpuconcepts.peaks_cache import this_machine_peaks
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.ledger import in_ledger, tally
 from gpuconcepts.roofline.version import model_version
 from gpuconcepts.run import Run, load
-from gpuconcepts.run.peaks_cache import this_machine_peaks
 from gpuconcepts.sizing import RunSizes
 
 
@@ -67,7 +67,7 @@ def judged(
     """A run and its claims' verdicts: a saved run (``run_path``) judged again, nothing
     measured, or a run measured now on ``device`` (auto, cpu or cuda), reporting each phase
     to ``progress``, against this machine's peaks kept from an earlier measurement
-    (:func:`~gpuconcepts.run.peaks_cache.this_machine_peaks`; ``fresh`` measures them again). The CLI's ``verify`` renders what this returns.
+    (:func:`~gpuconcepts.peaks_cache.this_machine_peaks`; ``fresh`` measures them again). The CLI's ``verify`` renders what this returns.
 
     Its JSON form (:func:`verify_dict`) has, per claim (see
     :meth:`~gpuconcepts.results.claim.ClaimResult.to_dict`): ``claim``, ``prediction`` (text)

@@ -149,8 +149,8 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
     from gpuconcepts.analysis import analyze, build_model, make_inputs
     from gpuconcepts.files import save_figure
     from gpuconcepts.measure import resolve_device
+    from gpuconcepts.peaks_cache import identity_here, keep_peaks, kept_peaks
     from gpuconcepts.render.plots.analysis import layers_figure
-    from gpuconcepts.run.peaks_cache import identity_here, keep_peaks, kept_peaks
     from gpuconcepts.sizing import RunSizes
 
     resolved = resolve_device(args.device)
@@ -208,8 +208,8 @@ def _saved_peaks(args: argparse.Namespace, sizes: RunSizes) -> tuple[Peaks | Non
     to be this device's and put to use within the command's budget; none without the option."""
     if args.peaks is None:
         return None, None
+    from gpuconcepts.peaks_cache import use_peaks
     from gpuconcepts.run import load
-    from gpuconcepts.run.peaks_cache import use_peaks
 
     saved = load(args.peaks)
     resolved = sizes.device

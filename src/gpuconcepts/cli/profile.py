@@ -41,7 +41,7 @@ def command(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     sizes = RunSizes.resolve(device, args.quick)  # the command's one sizing decision
     run = collect(device, args.quick, sizes=sizes, progress=common.progress, dtype=args.dtype)
-    from gpuconcepts.run.peaks_cache import identity_here, keep_peaks
+    from gpuconcepts.peaks_cache import identity_here, keep_peaks
 
     # what analyze and verify reuse on this machine (a folder that cannot be written is said)
     keep_peaks(run.peaks, identity_here(sizes, args.dtype), common.warning("profile"))

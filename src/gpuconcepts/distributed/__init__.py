@@ -28,10 +28,8 @@ Importing this package loads neither torch nor matplotlib.
 
 from __future__ import annotations
 
-from gpuconcepts.distributed.report import measure
+from gpuconcepts.distributed.report import FULL, QUICK, measure
 from gpuconcepts.results.distributed import (
-    FULL,
-    QUICK,
     AlphaBeta,
     Collective,
     DistributedReport,

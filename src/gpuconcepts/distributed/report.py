@@ -22,14 +22,20 @@ from gpuconcepts.files import temporary_folder
 from gpuconcepts.measure import cpu_model
 from gpuconcepts.records import from_record
 from gpuconcepts.results.distributed import (
-    FULL,
-    QUICK,
     AlphaBeta,
     Collective,
     DistributedReport,
     Sizes,
     fit_alpha_beta,
 )
+from gpuconcepts.sizes import load_part_sizes
+
+QUICK = from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
+"""Sizes for ``--quick`` (``conf/presets.toml``, ``[distributed.quick]`` over
+``[distributed]``): every message at least a few hundred kB, so headers stay small."""
+
+FULL = from_record(Sizes, load_part_sizes("distributed", quick=False), "[distributed]")
+"""The default sizes (``conf/presets.toml``, ``[distributed]``)."""
 
 GROWTH_REPEATS = 2
 """Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only

@@ -43,9 +43,11 @@ of them):
 :mod:`~gpuconcepts.measure.devices` (device choice and what a run probes of its processor),
 :mod:`~gpuconcepts.measure.memory` (its caches, the flush, the STREAM arrays, free memory),
 :mod:`~gpuconcepts.measure.timing` (the timers, paired rounds),
-:mod:`~gpuconcepts.measure.noise` (the noise probe, the pinned threads), and the value with its
-statistics, :mod:`~gpuconcepts.measurement`, which sits in the values layer below the
-timers (issue 47) and is re-exported here too.
+:mod:`~gpuconcepts.measure.noise` (the noise probe, the pinned threads), and the measured
+values, :mod:`~gpuconcepts.measurement` (:class:`Measurement` with its statistics, the
+:class:`NoiseProbe`), which sit in the values layer below the timers (issue 47) and are
+re-exported here too. :mod:`gpuconcepts.machine`, beside this package, probes this machine and
+its software for a run's provenance.
 """
 
 from __future__ import annotations
@@ -87,7 +89,6 @@ if TYPE_CHECKING:
     from gpuconcepts.measure.memory import stream_rows as stream_rows
     from gpuconcepts.measure.memory import transfer_unit_bytes as transfer_unit_bytes
     from gpuconcepts.measure.noise import REFERENCE_REPEATS as REFERENCE_REPEATS
-    from gpuconcepts.measure.noise import NoiseProbe as NoiseProbe
     from gpuconcepts.measure.noise import pinned_threads as pinned_threads
     from gpuconcepts.measure.noise import probe_noise as probe_noise
     from gpuconcepts.measure.timing import CudaBackend as CudaBackend
@@ -102,6 +103,7 @@ if TYPE_CHECKING:
     from gpuconcepts.measurement import ACCESS_FIELDS as ACCESS_FIELDS
     from gpuconcepts.measurement import NOISE_THRESHOLD as NOISE_THRESHOLD
     from gpuconcepts.measurement import Measurement as Measurement
+    from gpuconcepts.measurement import NoiseProbe as NoiseProbe
     from gpuconcepts.measurement import block_bounds as block_bounds
     from gpuconcepts.measurement import quartiles as quartiles
 
@@ -144,7 +146,6 @@ EXPORTS = {
     ),
     "gpuconcepts.measure.noise": (
         "REFERENCE_REPEATS",
-        "NoiseProbe",
         "pinned_threads",
         "probe_noise",
     ),
@@ -163,6 +164,7 @@ EXPORTS = {
         "ACCESS_FIELDS",
         "NOISE_THRESHOLD",
         "Measurement",
+        "NoiseProbe",
         "block_bounds",
         "quartiles",
     ),

@@ -27,8 +27,7 @@ import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measurement import quartiles
-from gpuconcepts.records import POSITIVE, at_least, from_record, to_record
-from gpuconcepts.sizes import load_part_sizes
+from gpuconcepts.records import POSITIVE, at_least, to_record
 from gpuconcepts.units import number, plural
 
 PHASES = ("pack", "exchange", "unpack")
@@ -49,6 +48,7 @@ def _multiple(value: int, world: int) -> int:
 class Sizes:
     """The sizes of every workload; the embedding sizes are rounded to multiples of W.
 
+    >>> from gpuconcepts.distributed import QUICK
     >>> QUICK.embedding(3)
     (6, 2049, 20001, 66, 8)
     """
@@ -86,14 +86,6 @@ class Sizes:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self) | {"sweep": list(self.sweep), "pp_sweep": list(self.pp_sweep)}
-
-
-QUICK = from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
-"""Sizes for ``--quick`` (``conf/presets.toml``, ``[distributed.quick]`` over
-``[distributed]``): every message at least a few hundred kB, so headers stay small."""
-
-FULL = from_record(Sizes, load_part_sizes("distributed", quick=False), "[distributed]")
-"""The default sizes (``conf/presets.toml``, ``[distributed]``)."""
 
 
 @dataclass(frozen=True)

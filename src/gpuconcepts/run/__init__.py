@@ -3,7 +3,8 @@
 Two parts, both re-exported here lazily (PEP 562: a name is imported when it is first asked
 for): :mod:`gpuconcepts.run.run` holds the :class:`Run` value (JSON through
 :mod:`gpuconcepts.records`, loading with every check) and :mod:`gpuconcepts.run.provenance`
-where and how it was measured (and probing this machine for it). Collecting one measures the
+where and how it was measured (probing this machine for it is measuring:
+:mod:`gpuconcepts.machine`). Collecting one measures the
 kernels and judges the claims, so it sits at the top of the layers (:mod:`gpuconcepts.collect`,
 issue 47); the value sits at the bottom and never imports it: importing
 ``gpuconcepts.run.run`` loads no kernel, lab or claim module, and reading a saved run needs no
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gpuconcepts.run.provenance import Provenance as Provenance
     from gpuconcepts.run.provenance import catalogue_hash as catalogue_hash
-    from gpuconcepts.run.provenance import provenance_here as provenance_here
     from gpuconcepts.run.run import MAX_DEPTH as MAX_DEPTH
     from gpuconcepts.run.run import MAX_RUN_BYTES as MAX_RUN_BYTES
     from gpuconcepts.run.run import MAX_WHOLE as MAX_WHOLE
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from gpuconcepts.run.run import load_all as load_all
 
 EXPORTS = {
-    "gpuconcepts.run.provenance": ("Provenance", "catalogue_hash", "provenance_here"),
+    "gpuconcepts.run.provenance": ("Provenance", "catalogue_hash"),
     "gpuconcepts.run.run": (
         "MAX_DEPTH",
         "MAX_RUN_BYTES",

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import exercises as answers
 from gpuconcepts import formulas, units
+from gpuconcepts.distributed import QUICK
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPU, GPUS, INFINIBAND_NDR_BYTES_PER_S
 from gpuconcepts.questions import question
 from gpuconcepts.render import markdown_table, plots
 from gpuconcepts.render.pages import Glue, Math
 from gpuconcepts.render.pages.distributed_measured import measured
-from gpuconcepts.results.distributed import QUICK
 
 if TYPE_CHECKING:
     from gpuconcepts.run import Run
