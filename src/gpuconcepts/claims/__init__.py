@@ -1,9 +1,10 @@
 """Every measurable claim of the post, judged from measurements of the reader's machine.
 
 Each claim is an experiment: a prediction from :mod:`gpuconcepts.formulas`, a sweep of real
-kernels (asked of a :class:`~gpuconcepts.lab.Lab`, so each size is measured once per run), a
-plot, and a verdict computed by comparing the measurement with a threshold fixed beforehand
-in :mod:`gpuconcepts.claims.thresholds`.
+kernels (measured by a :class:`~gpuconcepts.lab.Lab` when a run is collected, each size once,
+and read back by the judges from the run's measurements,
+:class:`~gpuconcepts.results.measured.Measured`), a plot, and a verdict computed by comparing
+the measurement with a threshold fixed beforehand in :mod:`gpuconcepts.claims.thresholds`.
 
 * :mod:`~gpuconcepts.results` — :class:`ClaimResult`, plot specs (values, below the claims);
 * :mod:`~gpuconcepts.claims.fit` — power-law exponents, rank trends, crossovers;
@@ -12,11 +13,16 @@ in :mod:`gpuconcepts.claims.thresholds`.
   the power-law and bar-chart builders;
 * :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`,
   :mod:`~gpuconcepts.claims.cnn`, :mod:`~gpuconcepts.claims.rnn`,
-  :mod:`~gpuconcepts.claims.transformer` — one per architecture: its experiment (what it asks
-  the lab for) and its judges (measurements in, verdicts out, no kernels run) together;
+  :mod:`~gpuconcepts.claims.transformer` — one per architecture: its experiment (what it needs
+  measured: :class:`~gpuconcepts.claims.plan.Experiment`) and its judges (measurements in,
+  verdicts out, no kernels run) together, with :mod:`~gpuconcepts.claims.lookups` (DLRM's row
+  widths) and :mod:`~gpuconcepts.claims.rnn_steps` (the RNN's step loop and batch);
+* :mod:`~gpuconcepts.claims.wholemodel`, :mod:`~gpuconcepts.claims.decode` — the whole model's
+  claims;
 * :mod:`~gpuconcepts.claims.roofline` — the roofline claims, over the experiments'
   measurements;
-* :mod:`~gpuconcepts.claims.experiments` — which sizes each claim needs, :func:`judge_claims`;
+* :mod:`~gpuconcepts.claims.experiments` — every claim's experiments measured
+  (:func:`~gpuconcepts.claims.experiments.measure_claims`) and judged (:func:`judge_claims`);
 * :mod:`~gpuconcepts.claims.collectives`, :mod:`~gpuconcepts.claims.distributed` — the claims
   beyond one device, judged from a distributed run's report;
 * :mod:`~gpuconcepts.render.plots.claims` — one matplotlib renderer for every claim, and
