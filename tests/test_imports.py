@@ -1,4 +1,4 @@
-"""No import cycles in src/: measuring, analysis and rendering import each other one way only.
+"""No import cycles in src/, and every import points down the layers (:data:`LAYERS`).
 
 Every import counts: at load, inside a function, or under ``if TYPE_CHECKING`` (a type-only
 import is still a dependency of the design, and the next refactor makes it a real one).
@@ -100,6 +100,128 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     for name in sorted(graph):
         visit(name, [])
     return found
+
+
+LAYERS: dict[str, tuple[str, ...]] = {
+    "values": (
+        "attention",
+        "changelog",
+        "errors",
+        "exercises",
+        "expressions",
+        "files",
+        "formula",
+        "formula_inputs",
+        "formulas",
+        "hardware",
+        "measurement",
+        "model",
+        "questions",
+        "records",
+        "results",
+        "roofline",
+        "run",
+        "size_expressions",
+        "sweeps",
+        "symbols",
+        "tables",
+        "units",
+        "words",
+        "workloads",
+    ),
+    "measure": ("machine", "measure", "sizes", "sizing"),
+    "experiments": ("analysis", "distributed", "kernels", "lab", "peaks_cache"),
+    "judging": ("claims",),
+    "render": ("book_runs", "render", "whatif", "whatif_js", "whatif_panels"),
+    "top": ("__main__", "analyze", "book", "book_config", "cli", "collect", "verify"),
+}
+"""Every module and package of gpuconcepts in its layer, bottom up (issue 47, ARCHITECTURE.md):
+values; measuring (the timers and probes, and the sizes a run takes on this machine); the
+kernels and experiments that measure through them; judging; rendering; the commands and the
+book on top. A module imports only from its own layer or the ones below; a new module is
+placed here first."""
+
+
+def _top(module: str) -> str:
+    """The module or package of gpuconcepts that ``module`` belongs to: ``run`` for
+    ``gpuconcepts.run.run``, ``collect`` for ``gpuconcepts.collect``."""
+    return module.split(".")[1]
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The module graph folded onto gpuconcepts' top-level modules and packages (the root
+    package, which re-exports from every layer, left out)."""
+    folded: dict[str, set[str]] = {}
+    for name, deps in graph.items():
+        if name == "gpuconcepts":
+            continue
+        here = folded.setdefault(_top(name), set())
+        here |= {_top(d) for d in deps if d != "gpuconcepts" and _top(d) != _top(name)}
+    return folded
+
+
+def test_every_module_is_in_one_layer() -> None:
+    placed = [name for names in LAYERS.values() for name in names]
+    assert len(placed) == len(set(placed)), "a module is in two layers"
+    found = set(package_graph(import_graph(SRC)))
+    assert sorted(found - set(placed)) == [], "place each new module in LAYERS"
+    assert sorted(set(placed) - found) == [], "drop each module that is gone from LAYERS"
+
+
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, tuple[str, ...]]) -> list[str]:
+    """Each import of ``graph`` from a module to one in a higher layer of ``layers``."""
+    rank = {name: i for i, names in enumerate(layers.values()) for name in names}
+    layer = {name: key for key, names in layers.items() for name in names}
+    return sorted(
+        f"{name} ({layer[_top(name)]}) -> {dep} ({layer[_top(dep)]})"
+        for name, deps in graph.items()
+        if name != "gpuconcepts"
+        for dep in deps
+        if dep != "gpuconcepts" and rank[_top(dep)] > rank[_top(name)]
+    )
+
+
+def test_every_import_points_down_the_layers() -> None:
+    found = upward_imports(import_graph(SRC), LAYERS)
+    assert found == [], "\n".join(found)
+
+
+def test_a_planted_upward_import_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "gpuconcepts"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "value.py").write_text(
+        "def f():\n    from gpuconcepts import page\n    return page\n"
+    )
+    (package / "page.py").write_text("from gpuconcepts import value\n")
+    layers = {"values": ("value",), "render": ("page",)}
+    assert upward_imports(import_graph(tmp_path), layers) == [
+        "gpuconcepts.value (values) -> gpuconcepts.page (render)"
+    ]
+    assert upward_imports(import_graph(tmp_path), {"render": ("page", "value")}) == []  # one layer
+
+
+def test_the_packages_import_each_other_without_a_cycle() -> None:
+    found = cycles(package_graph(import_graph(SRC)))
+    assert found == [], " ; ".join(" -> ".join(c) for c in found)
+
+
+def test_a_planted_package_cycle_is_found(tmp_path: Path) -> None:
+    # no module cycle: a.x imports b.y, and b.z imports a.w (inside a function); the packages
+    # a and b still import each other
+    package = tmp_path / "gpuconcepts"
+    for sub in ("a", "b"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "a" / "x.py").write_text("from gpuconcepts.b import y\n")
+    (package / "a" / "w.py").write_text("")
+    (package / "b" / "y.py").write_text("")
+    (package / "b" / "z.py").write_text("def f():\n    from gpuconcepts.a import w\n    return w\n")
+    graph = import_graph(tmp_path)
+    assert cycles(graph) == []
+    assert package_graph(graph) == {"a": {"b"}, "b": {"a"}}
+    assert cycles(package_graph(graph)) == [["a", "b", "a"]]
 
 
 def test_no_import_cycles_in_src() -> None:
