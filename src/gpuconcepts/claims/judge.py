@@ -8,8 +8,9 @@ distributed ones, from the measured collectives. Collecting a run and judging a 
 again both come here, through the same lookup, so a verdict never depends on which path
 produced it: no judge runs a kernel.
 
-This module sits above the three judges it calls and is not re-exported by
-:mod:`gpuconcepts.claims` (the distributed report imports the package for its result type).
+This module sits above the three judges it calls (the core claims', the whole model's and
+:func:`~gpuconcepts.claims.distributed.judge_distributed`) and is not re-exported by
+:mod:`gpuconcepts.claims`.
 
 >>> from gpuconcepts.results.measured import Measured
 >>> from gpuconcepts.roofline import Peaks

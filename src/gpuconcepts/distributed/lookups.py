@@ -16,7 +16,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gpuconcepts.distributed.meter import Meter, Record, collective_record, max_error, seeded
-from gpuconcepts.distributed.traffic import PHASES, Sizes
+from gpuconcepts.results.distributed import PHASES, Sizes
 
 PAIRED_ROUNDS_PER_REPEAT = 3
 """The lookups run 3 rounds per repetition of the other workloads: their ratio's interval is

@@ -13,7 +13,7 @@ import torch.distributed as dist
 
 from gpuconcepts.distributed.launch import cpu_cores
 from gpuconcepts.distributed.meter import Meter, Record, collective_record, seeded
-from gpuconcepts.distributed.traffic import Sizes
+from gpuconcepts.results.distributed import Sizes
 
 FAR = 1e30
 """A process outside the pipeline reports this, so it never moves the first start or last end."""

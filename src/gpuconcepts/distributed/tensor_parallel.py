@@ -14,7 +14,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gpuconcepts.distributed.meter import Meter, Record, collective_record, seeded
-from gpuconcepts.distributed.traffic import Sizes
+from gpuconcepts.results.distributed import Sizes
 
 
 class _Comm:

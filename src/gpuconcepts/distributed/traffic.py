@@ -13,10 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.results.distributed import PHASES, Sizes
-
-# PHASES and Sizes: the workers' names for the values they fill (their home is results)
-__all__ = ["NET_DEV", "PHASES", "Sizes", "loopback_available", "loopback_bytes", "parse_loopback"]
 
 NET_DEV = Path("/proc/net/dev")
 """Linux's per-interface byte counters."""

@@ -23,9 +23,9 @@ from gpuconcepts.distributed.lookups import embedding_lookups
 from gpuconcepts.distributed.meter import Meter, Record, collective_record, max_error, seeded
 from gpuconcepts.distributed.pipeline import pipeline
 from gpuconcepts.distributed.tensor_parallel import tensor_parallel
-from gpuconcepts.distributed.traffic import Sizes
 from gpuconcepts.files import write_atomic
 from gpuconcepts.records import from_record
+from gpuconcepts.results.distributed import Sizes
 from gpuconcepts.units import plain_number
 
 
