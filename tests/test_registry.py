@@ -256,7 +256,9 @@ def test_judge_all_judges_each_kind_as_its_judges_do() -> None:
     run = synthetic_run()
     assert run.wholemodel is not None
     assert run.distributed is not None
-    core = judge_claims(measure_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY), TINY)
+    core = judge_claims(
+        measure_claims(synthetic_lab(PEAKS, run.provenance.device_name), TINY), TINY
+    )
     lab = synthetic_lab(PEAKS, run.provenance.device_name)
     lab.cache_bytes = measured_of(run).cache_bytes  # the whole model's judges read the run's cache
     measured = measure_claims(lab, TINY)
