@@ -510,6 +510,7 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
     from gpuconcepts.claims.distributed import judge_distributed
     from gpuconcepts.collect import _measure_distributed
     from gpuconcepts.distributed import report as d
+    from gpuconcepts.sizing import RunSizes
 
     calls: list[tuple[int, dict[str, object]]] = []
 
@@ -519,8 +520,10 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
 
     monkeypatch.setattr(d, "measure", measure)
     lines: list[str] = []
-    report, reason = _measure_distributed(True, lines.append)
-    assert calls == [(2, {"backend": "gloo", "quick": True, "growth_world": 4})]
+    sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36)
+    report, reason = _measure_distributed(sizes, lines.append)
+    options = {"backend": "gloo", "quick": True, "sizes": sizes.distributed, "growth_world": 4}
+    assert calls == [(2, options)]
     assert reason == ""
     assert report is not None
     assert report.crowded == (
