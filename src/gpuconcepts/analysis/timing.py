@@ -13,7 +13,7 @@ Two things keep this to a few forward passes of time:
   microseconds, and each cold call keeps its own.
 * **No more repetitions than the spread needs.** Each call, and the plain forward pass, is
   timed :data:`MIN_REPEATS` times, and up to ``repeats`` only while its IQR is over
-  :data:`~gpuconcepts.measure.measurement.NOISE_THRESHOLD` of its median.
+  :data:`~gpuconcepts.measurement.NOISE_THRESHOLD` of its median.
 """
 
 # torch is imported inside functions (README, Rules: 3).
