@@ -76,9 +76,12 @@ def test_the_transformer_panel_shows_the_bound_and_the_tiled_kernel() -> None:
 @pytest.mark.parametrize("page", ["hardware", "transformer"])
 def test_pages_place_prefill_with_the_one_model(page: str) -> None:
     """No page classifies prefill by the minimal traffic alone: it reads gpuconcepts.attention
-    (in the page's own module of gpuconcepts.render.pages, which computes what it shows)."""
-    module = DOCS.parent / "src" / "gpuconcepts" / "render" / "pages" / f"{page}.py"
-    text = (DOCS / f"{page}.md").read_text(encoding="utf-8") + module.read_text(encoding="utf-8")
+    (in the page's own modules of gpuconcepts.render.pages, which compute what it shows)."""
+    pages = DOCS.parent / "src" / "gpuconcepts" / "render" / "pages"
+    modules = sorted(pages.glob(f"{page}.py")) + sorted(pages.glob(f"{page}_*.py"))
+    text = (DOCS / f"{page}.md").read_text(encoding="utf-8") + "".join(
+        module.read_text(encoding="utf-8") for module in modules
+    )
     assert "from gpuconcepts.attention import" in text
     assert not re.search(r"attention_intensity\.reaches\(", text)
     if page == "hardware":
