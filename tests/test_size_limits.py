@@ -21,7 +21,6 @@ MAX_FUNCTION_LINES = 60
 FILES_OVER = frozenset(
     {
         "gpuconcepts/analysis/report.py",
-        "gpuconcepts/run/run.py",
     }
 )
 """Files over 400 lines, each to be split; the list only shrinks."""
@@ -31,7 +30,6 @@ FUNCTIONS_OVER = frozenset(
         "gpuconcepts/claims/collectives.py:alpha_beta_claim",
         "gpuconcepts/distributed/report.py:measure",
         "gpuconcepts/collect.py:_collect",
-        "gpuconcepts/run/run.py:Run.from_dict",
     }
 )
 """Functions over 60 lines (file:qualified name), each to be split; the list only shrinks."""

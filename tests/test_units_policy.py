@@ -32,7 +32,7 @@ PERCENT_SPEC = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[eEfFgG]")
 ALLOWED: dict[str, str] = {
     "src/gpuconcepts/cli/calc.py:f": "JSON: an integer too long for a JSON number, written as its "
     "exact decimal digits in a string (calc --json), for programs, not people",
-    "src/gpuconcepts/run/run.py:#x": "a byte that is not UTF-8, in hex as a hex editor shows it: a "
+    "src/gpuconcepts/run/reading.py:#x": "a byte that is not UTF-8, in hex as a hex editor shows it: a "
     "code, not a quantity",
 }
 """Format specs outside units.py that are kept, each with its reason."""

@@ -2,7 +2,8 @@
 
 Two parts, both re-exported here lazily (PEP 562: a name is imported when it is first asked
 for): :mod:`gpuconcepts.run.run` holds the :class:`Run` value (JSON through
-:mod:`gpuconcepts.records`, loading with every check) and :mod:`gpuconcepts.run.provenance`
+:mod:`gpuconcepts.records`, its file read with every check by
+:mod:`gpuconcepts.run.reading`) and :mod:`gpuconcepts.run.provenance`
 where and how it was measured (probing this machine for it is measuring:
 :mod:`gpuconcepts.machine`). Collecting one measures the
 kernels and judges the claims, so it sits at the top of the layers (:mod:`gpuconcepts.collect`,
@@ -19,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gpuconcepts.run.provenance import Provenance as Provenance
     from gpuconcepts.run.provenance import catalogue_hash as catalogue_hash
-    from gpuconcepts.run.run import MAX_DEPTH as MAX_DEPTH
-    from gpuconcepts.run.run import MAX_RUN_BYTES as MAX_RUN_BYTES
-    from gpuconcepts.run.run import MAX_WHOLE as MAX_WHOLE
+    from gpuconcepts.run.reading import MAX_DEPTH as MAX_DEPTH
+    from gpuconcepts.run.reading import MAX_RUN_BYTES as MAX_RUN_BYTES
+    from gpuconcepts.run.reading import MAX_WHOLE as MAX_WHOLE
     from gpuconcepts.run.run import PARTS as PARTS
     from gpuconcepts.run.run import SCHEMA as SCHEMA
     from gpuconcepts.run.run import Run as Run
@@ -30,10 +31,8 @@ if TYPE_CHECKING:
 
 EXPORTS = {
     "gpuconcepts.run.provenance": ("Provenance", "catalogue_hash"),
+    "gpuconcepts.run.reading": ("MAX_DEPTH", "MAX_RUN_BYTES", "MAX_WHOLE"),
     "gpuconcepts.run.run": (
-        "MAX_DEPTH",
-        "MAX_RUN_BYTES",
-        "MAX_WHOLE",
         "PARTS",
         "SCHEMA",
         "Run",

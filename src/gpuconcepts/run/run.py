@@ -28,17 +28,13 @@ gpuconcepts.errors.GpuConceptsError: r.json: measurements[0] (mlp at B=4, d_in=8
 from __future__ import annotations
 
 import json
-import math
-import os
-import stat
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.files import cause, write_atomic
+from gpuconcepts.files import write_atomic
 from gpuconcepts.measurement import Measurement
 from gpuconcepts.records import from_record, read
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, Verdict
@@ -47,7 +43,14 @@ from gpuconcepts.results.ledger import tally
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.run.provenance import Provenance
-from gpuconcepts.units import binary_bytes, plain_number
+from gpuconcepts.run.reading import (
+    MAX_DEPTH,
+    check_numbers,
+    entry,
+    read_text,
+    unique_keys,
+    whole_number,
+)
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import check_counts
 
@@ -225,7 +228,7 @@ class Run:
         finite (not a number, an infinity, ``1e999``) or a whole number beyond 64 bits anywhere,
         then each field (see :meth:`from_dict`)."""
         try:
-            data = json.loads(text, parse_int=_whole_number, object_pairs_hook=_once(source))
+            data = json.loads(text, parse_int=whole_number, object_pairs_hook=unique_keys(source))
         except json.JSONDecodeError as error:
             raise GpuConceptsError(
                 f"{source}: not a valid JSON file (truncated or damaged?): {error}"
@@ -234,7 +237,7 @@ class Run:
             raise GpuConceptsError(
                 f"{source}: nested deeper than a run can be (at most {MAX_DEPTH} levels)"
             ) from None
-        _check_numbers(data, source)
+        check_numbers(data, source)
         return cls.from_dict(data, source=source)
 
     @classmethod
@@ -253,45 +256,29 @@ class Run:
         for name in ("provenance", "peaks", "measurements", "facts", *PARTS, "skipped", "claims"):
             if name not in data:
                 raise GpuConceptsError(f"{source}: missing field {name!r}")
-        with _entry(source, "provenance"):
+        with entry(source, "provenance"):
             provenance = from_record(Provenance, data["provenance"])
-        with _entry(source, "provenance.sizes"):
+        with entry(source, "provenance.sizes"):
             _check_sizes(provenance.sizes)
-        with _entry(source, "peaks"):
+        with entry(source, "peaks"):
             peaks = from_record(Peaks, data["peaks"])
-        measurements = []
-        if not isinstance(data["measurements"], list):
-            raise GpuConceptsError(f"{source}: measurements must be a list")
-        for i, record in enumerate(data["measurements"]):
-            with _entry(source, f"measurements[{i}]"):
-                m = from_record(Measurement, record)  # every field named; whole counts exact
-            with _entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
-                check_counts(m)
-            measurements.append(m)
+        measurements = _measurements(data["measurements"], source)
         facts = data["facts"]
         if not isinstance(facts, dict) or not all(isinstance(v, dict) for v in facts.values()):
             raise GpuConceptsError(f"{source}: facts must be an object of objects")
         wholemodel = distributed = None
         if data["wholemodel"] is not None:
-            with _entry(source, "wholemodel"):
+            with entry(source, "wholemodel"):
                 wholemodel = from_record(WholeModelResults, data["wholemodel"])
         if data["distributed"] is not None:
-            with _entry(source, "distributed"):
+            with entry(source, "distributed"):
                 distributed = from_record(DistributedReport, data["distributed"])
-        skipped = data["skipped"]
-        if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
-            raise GpuConceptsError(f"{source}: skipped must be an object of reasons (text)")
-        for part in skipped:
-            if part not in PARTS or data[part] is not None:
-                raise GpuConceptsError(
-                    f"{source}: skipped names {part!r}, which is not a part this run left out "
-                    f"(the parts are {', '.join(PARTS)})"
-                )
+        skipped = _skipped(data, source)
         claims = []
         if not isinstance(data["claims"], list):
             raise GpuConceptsError(f"{source}: claims must be a list")
         for i, record in enumerate(data["claims"]):
-            with _entry(source, f"claims[{i}]"):
+            with entry(source, f"claims[{i}]"):
                 claims.append(from_record(ClaimRecord, record).result())
         return cls(
             provenance,
@@ -311,6 +298,36 @@ class Run:
         write_atomic(path, self.to_json())
 
 
+def _measurements(records: object, source: str) -> list[Measurement]:
+    """A run's measurements, each read field by field and its counts checked against the
+    catalogue's formulas at its sizes (a stale count is refused)."""
+    measurements = []
+    if not isinstance(records, list):
+        raise GpuConceptsError(f"{source}: measurements must be a list")
+    for i, record in enumerate(records):
+        with entry(source, f"measurements[{i}]"):
+            m = from_record(Measurement, record)  # every field named; whole counts exact
+        with entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
+            check_counts(m)
+        measurements.append(m)
+    return measurements
+
+
+def _skipped(data: dict[str, Any], source: str) -> dict[str, str]:
+    """The parts a run left out, each with its reason: only a part of :data:`PARTS` that
+    holds nothing."""
+    skipped: object = data["skipped"]
+    if not isinstance(skipped, dict) or not all(isinstance(v, str) for v in skipped.values()):
+        raise GpuConceptsError(f"{source}: skipped must be an object of reasons (text)")
+    for part in skipped:
+        if part not in PARTS or data[part] is not None:
+            raise GpuConceptsError(
+                f"{source}: skipped names {part!r}, which is not a part this run left out "
+                f"(the parts are {', '.join(PARTS)})"
+            )
+    return skipped
+
+
 def _check_sizes(sizes: Mapping[str, Any]) -> None:
     """The sizes a run records, as its readers need them: ``presets`` (tables of whole
     numbers), ``sweeps`` (lists of them) and ``claims`` (null, or every claim size)."""
@@ -324,88 +341,6 @@ def _check_sizes(sizes: Mapping[str, Any]) -> None:
         ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))
 
 
-MAX_RUN_BYTES = 64 * 1024**2
-"""The largest run file :func:`load` reads (a full GPU run is well under 1 MiB); a larger one is
-refused before a byte of it is read."""
-
-MAX_DEPTH = 32
-"""The deepest nesting of lists and objects a run file may have (a run has about 7 levels)."""
-
-MAX_WHOLE = 2**63
-"""Whole numbers in a run lie below this in size: what any JSON reader holds as a 64-bit int."""
-
-
-class _Oversized(int):
-    """A whole number too large for a run, kept as its length so that the check can name it."""
-
-
-def _once(source: str) -> Callable[[list[tuple[str, object]]], dict[str, object]]:
-    """A JSON object's keys, each given once: a key given twice is refused (JSON would keep
-    the last silently, so which value counts would be a guess)."""
-
-    def build(pairs: list[tuple[str, object]]) -> dict[str, object]:
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise GpuConceptsError(
-                    f"{source}: the key {key!r:.60} is given twice in one object; a run gives "
-                    "each field once"
-                )
-            seen.add(key)
-        return dict(pairs)
-
-    return build
-
-
-def _whole_number(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > 2 * len(str(MAX_WHOLE)):  # never convert 5,000 digits; quote a few dozen
-        return _Oversized(digits)
-    return int(text)
-
-
-def _check_numbers(data: object, source: str) -> None:
-    """Refuse, naming the entry, a number no run holds (not finite, or a whole number of 64
-    bits or more) and nesting deeper than :data:`MAX_DEPTH`, walking without recursion."""
-    stack: list[tuple[str, object, int]] = [("", data, 0)]
-    while stack:
-        where, value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth >= MAX_DEPTH:
-                top = where.split(".")[0].split("[")[0]
-                raise GpuConceptsError(
-                    f"{source}: {top}: nested deeper than a run can be (at most {MAX_DEPTH} levels)"
-                )
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                name = f"{where}.{key}" if isinstance(value, dict) else f"{where}[{key}]"
-                stack.append((name.lstrip("."), item, depth + 1))
-        elif isinstance(value, _Oversized):
-            raise GpuConceptsError(
-                f"{source}: {where}: a whole number of {plain_number(int(value))} digits is beyond what a "
-                "run holds (64 bits)"
-            )
-        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_WHOLE:
-            raise GpuConceptsError(
-                f"{source}: {where}: {value} is beyond what a run holds (64 bits)"
-            )
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise GpuConceptsError(
-                f"{source}: {where} must be a finite number; got {json.dumps(value)}"
-            )
-
-
-@contextmanager
-def _entry(source: str, where: str) -> Iterator[None]:
-    """Prefix any error raised inside with the file and the entry it was reading."""
-    try:
-        yield
-    except GpuConceptsError as error:
-        raise GpuConceptsError(f"{source}: {where}: {error}") from None
-    except (TypeError, ValueError, KeyError, AttributeError) as error:
-        raise GpuConceptsError(f"{source}: {where}: malformed ({error})") from None
-
-
 def load(path: str | Path) -> Run:
     """Read and validate a saved run; a missing or bad file is a GpuConceptsError naming it.
 
@@ -413,51 +348,7 @@ def load(path: str | Path) -> Run:
     (``/dev/zero``) or a directory is refused without waiting or reading.
     """
     path = Path(path)
-    return Run.from_json(_read_text(path), source=str(path))
-
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _read_text(path: Path) -> str:
-    """The text of a run file, checked before reading: a regular file, not too large, UTF-8."""
-    try:  # non-blocking: opening a FIFO with no writer must not wait
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except FileNotFoundError:
-        raise GpuConceptsError(f"{path}: no such file") from None
-    except OSError as error:
-        raise GpuConceptsError(f"{path}: cannot be read ({cause(error)})") from None
-    try:
-        info = os.fstat(descriptor)
-        for test, kind in _KINDS:
-            if test(info.st_mode):
-                raise GpuConceptsError(f"{path}: is {kind}, not a run file")
-        too_large = GpuConceptsError(
-            f"{path}: is {binary_bytes(info.st_size)}; a run file is at most "
-            f"{binary_bytes(MAX_RUN_BYTES)}"
-        )
-        if info.st_size > MAX_RUN_BYTES:
-            raise too_large
-        with os.fdopen(descriptor, "rb", closefd=False) as stream:
-            data = stream.read(MAX_RUN_BYTES + 1)
-    except OSError as error:
-        raise GpuConceptsError(f"{path}: cannot be read ({cause(error)})") from None
-    finally:
-        os.close(descriptor)
-    if len(data) > MAX_RUN_BYTES:  # it grew since it was measured
-        raise too_large
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise GpuConceptsError(
-            f"{path}: not a run file (not UTF-8 text: byte {error.start} is {data[error.start]:#x})"
-        ) from None
+    return Run.from_json(read_text(path), source=str(path))
 
 
 def load_all(folder: str | Path) -> list[Run]:
