@@ -306,7 +306,10 @@ INFINIBAND_NDR_BYTES_PER_S = 400e9 / 8
 brief), the link between the nodes of an H100-generation cluster; bits over 8 in bytes."""
 
 GPUS: dict[str, GPU] = {gpu.name: gpu for gpu in _ROWS}
-"""The datasheet table by short name."""
+"""The datasheet table by short name (the book's hardware page shows it).
+
+:meta hide-value:
+"""
 
 
 def datasheet_peaks(dtype: str) -> list[Peaks]:

@@ -226,7 +226,7 @@ def within(row: AccuracyRow, factor: float = PREDICTION_FACTOR) -> bool:
 @dataclass(frozen=True)
 class AccuracySummary:
     """Ledger 2 of a run in three numbers: the share of kernels within 2x of their prediction,
-    the median |log2 measured ÷ predicted|, and the worst kernel with its ratio."""
+    the median ``|log2 measured ÷ predicted|``, and the worst kernel with its ratio."""
 
     kernels: int
     share_within: float
@@ -246,7 +246,7 @@ class AccuracySummary:
 
 
 def summary(rows: Sequence[AccuracyRow]) -> AccuracySummary:
-    """The share within :data:`PREDICTION_FACTOR`, the median |log2 ratio| and the worst row
+    """The share within :data:`PREDICTION_FACTOR`, the median ``|log2 ratio|`` and the worst row
     (nan and "" for no row), over the rows that are judged (a row ``not_judged`` is left out
     of every number)."""
     judged = [r for r in rows if not r.not_judged]

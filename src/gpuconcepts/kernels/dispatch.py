@@ -108,7 +108,10 @@ def _roots_and_children(events: Sequence[Any]) -> tuple[list[Any], dict[int, lis
 KINETO_LINE = re.compile(r"(USDT|STAGE):\d{4}-\d\d-\d\d [^\]]*\.cpp:\d+\] ")
 """A line kineto (the profiler's library) writes to file descriptor 2 each time a profiler
 starts or stops, e.g. ``USDT:2026-12-04 18:38:35 17430:17430
-SyncActivityProfilerHandler.cpp:52] profiler_start``, whatever its log level."""
+SyncActivityProfilerHandler.cpp:52] profiler_start``, whatever its log level.
+
+:meta hide-value:
+"""
 
 
 @contextmanager
