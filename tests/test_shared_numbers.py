@@ -4,7 +4,8 @@ The pages run outside Sphinx (tests/book_pages.py) on the recorded runs, and eac
 page shows of a recorded run is read back from its text with what it belongs to: a kernel's
 median time and the share of its roof (the chapters' lead tables and the GPU chapter's
 table), a run's ridge point (the chapters' leads and the GPU chapter's roofs), its measured
-HBM bandwidth and latency floor (What a GPU is and the GPU chapter), a run's tally
+HBM bandwidth, compute peak and latency floor (What a GPU is, the GPU chapter and the
+machines side by side), a run's tally
 of the post's claims (the GPU chapter and the claims appendix), and a claim's verdict in a
 run (the claims appendix and the whole-model chapter). A quantity shown twice must read the
 same, to the rounding shown. A planted disagreement is caught.
@@ -31,7 +32,7 @@ from gpuconcepts.render.pages.gpu_recorded import run_name, run_phrase
 from gpuconcepts.run import Run
 
 CHAPTERS = ("dlrm", "mlp", "cnn", "rnn", "transformer")
-PAGES = (*CHAPTERS, "gpu", "gpu-basics", "claims", "model")
+PAGES = (*CHAPTERS, "gpu", "gpu-basics", "claims", "model", "devices")
 
 Shown = Mapping[str, Mapping[str, str]]
 """Each page's glued texts, by page and glue name."""
@@ -75,6 +76,7 @@ def lead_facts(shown: Shown) -> Iterator[Fact]:
                 continue
             kernel, label, sizes = found.groups()
             labels.add(label)
+            sizes = _sizes(sizes)
             yield Fact((label, kernel, sizes, "time"), cells[1].split(" ± ")[0], page)
             yield Fact((label, kernel, sizes, "share of the roof"), cells[3], page)
         for label in labels:
@@ -91,13 +93,18 @@ def gpu_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
     for cells in _rows(table):
         if len(cells) < 7 or not cells[2].startswith("`"):
             continue
-        kernel, sizes = cells[2].strip("`"), cells[3]
+        kernel, sizes = cells[2].strip("`"), _sizes(cells[3])
         yield Fact((label, kernel, sizes, "time"), cells[4].split(" ± ")[0], "gpu")
         yield Fact((label, kernel, sizes, "share of the roof"), cells[6], "gpu")
     for run in runs:
         phrase = run_phrase(run)
         for text, pattern, about in (
             (texts["peaks_text"], r"The measured ridge point is ([\d,.]+)", "ridge point"),
+            (
+                texts["peaks_text"],
+                r"the compute peak .*? reached ([\d,.]+ \w?FLOP/s)",
+                "compute peak",
+            ),
             (texts["peaks_text"], r"streaming reached ([\d,.]+ \w?B/s)", "HBM bandwidth"),
             (texts["peaks_text"], r"the smallest kernel took ([\d,.]+ \w?s)\b", "latency floor"),
             (texts["tally"], r"judged ([^;.]+)", "tally"),
@@ -121,6 +128,38 @@ def basics_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
     if found:
         yield Fact((run.label, "HBM bandwidth"), found.group(1), "gpu-basics")
     yield Fact((run.label, "latency floor"), texts["launch"], "gpu-basics")
+
+
+def devices_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
+    """The machines side by side: each recorded run ("Recorded 1", … in the runs' order)
+    with its compute peak, bandwidth and ridge point, its kernels' median times, and its
+    claims' verdicts."""
+    texts = shown["devices"]
+    named = {f"Recorded {i}": run.label for i, run in enumerate(runs, start=1)}
+    for cells in _rows(texts["machines"]):
+        if cells[0] in named:
+            label = named[cells[0]]
+            yield Fact((label, "compute peak"), cells[2].split(" (")[0], "devices")
+            yield Fact((label, "HBM bandwidth"), cells[3], "devices")
+            yield Fact((label, "ridge point"), cells[4], "devices")
+    for table, about in ((texts["workloads"], "time"), (texts["claims"], "verdict")):
+        rows = list(_rows(table))
+        columns = {i: named[name] for i, name in enumerate(rows[0]) if name in named}
+        for cells in rows[1:]:
+            for i, label in columns.items():
+                if about == "verdict":
+                    yield Fact((label, "verdict", cells[0]), cells[i], "devices")
+                    continue
+                found = re.match(r"(.+?) ± .*<small>(.*?)</small>", cells[i])
+                if found:
+                    kernel = cells[0].strip("`")
+                    key = (label, kernel, _sizes(found.group(2)), "time")
+                    yield Fact(key, found.group(1), "devices")
+
+
+def _sizes(text: str) -> str:
+    """A kernel's sizes without its data type (one page names it, another leaves it out)."""
+    return ", ".join(part for part in text.split(", ") if "=" in part)
 
 
 def _counts(text: str) -> str:
@@ -179,6 +218,7 @@ def facts(shown: Shown, runs: Sequence[Run]) -> list[Fact]:
         *lead_facts(shown),
         *gpu_facts(shown, runs),
         *basics_facts(shown, runs),
+        *devices_facts(shown, runs),
         *claims_facts(shown, runs),
         *model_facts(shown, runs),
     ]
@@ -203,7 +243,7 @@ def test_every_number_two_pages_show_of_a_recorded_run_agrees() -> None:
     # the check compares something of each kind: times, shares, ridge points, tallies, verdicts
     assert {
         "time", "share of the roof", "ridge point", "tally", "verdict", "HBM bandwidth",
-        "latency floor",
+        "latency floor", "compute peak",
     } <= kinds, kinds  # fmt: skip
     assert len(shared) >= 40
     assert disagreements(found) == {}
@@ -218,6 +258,8 @@ def test_every_number_two_pages_show_of_a_recorded_run_agrees() -> None:
         ("gpu", "tally", "16 held", "17 held"),  # a tally
         ("gpu-basics", "launch", "13.5", "13.4"),  # a latency floor
         ("gpu-basics", "hbm_measured", "4.49 TB/s", "4.5 TB/s"),  # a measured bandwidth
+        ("devices", "machines", "830 TFLOP/s", "831 TFLOP/s"),  # a compute peak
+        ("devices", "workloads", "343 µs ± 4.3 µs", "344 µs ± 4.3 µs"),  # a lookup's time
         ("model", "recorded_claims", "| holds | holds |", "| holds | fails |"),  # a verdict
     ],
 )
