@@ -12,6 +12,7 @@ import pytest
 
 from gpuconcepts.analysis.report import observed_bound
 from gpuconcepts.claims.accuracy import accuracy
+from gpuconcepts.claims.predict import bounds_on, predicted_seconds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels.ceilings import diagnosis_sweeps
 from gpuconcepts.kernels.ceilings.stencil import stencil_sweep
@@ -100,6 +101,13 @@ def test_the_depthwise_row_gets_the_stencil_diagnosis_beside_its_miss() -> None:
     # a stencil rate the kernel beat beyond its spread (118 ms at 1 GFLOP/s) explains nothing
     assert diagnosis(m, with_stencil(1e9)) is None
     assert without.to_dict()["diagnosis"] is None
+
+
+def test_a_diagnosis_with_its_own_sweep_bounds_no_claims_prediction() -> None:
+    m = depthwise(5.3e-2)
+    assert bounds_on(m, with_stencil(2.5e9)) == bounds_on(m, PEAKS)
+    assert predicted_seconds(m, with_stencil(2.5e9)) == predicted_seconds(m, PEAKS)
+    assert STENCIL in dict(model_seconds(m, with_stencil(2.5e9)))  # still beside it
 
 
 def test_a_stencil_sweep_reads_the_point_its_memory_level_serves() -> None:

@@ -31,7 +31,7 @@ from gpuconcepts import formulas
 from gpuconcepts.claims.quantities import sizes
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.roofline import diagnoses, moved_bytes, random_table_bytes, roof_times
+from gpuconcepts.roofline import model_seconds, moved_bytes, random_table_bytes
 from gpuconcepts.workloads import INDEX_BYTES
 
 if TYPE_CHECKING:
@@ -42,10 +42,12 @@ if TYPE_CHECKING:
 
 
 def bounds_on(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
-    """Every bound the once-measured ceilings put on ``m``'s time, by name: its roofs (compute,
-    the memory level that serves it, the overhead floor: :func:`~gpuconcepts.roofline.roof_times`)
-    and each mechanism a sweep measured apart from it (shape efficiency or a fused kernel, the
-    cold start, the operation chain, random access: :func:`~gpuconcepts.roofline.diagnoses`).
+    """Every bound the once-measured ceilings put on ``m``'s time, by name: each mechanism of
+    the model's one registry (:func:`~gpuconcepts.roofline.model_seconds`), its roofs (compute,
+    the memory level that serves it, the overhead floor) and each diagnosis a sweep measured
+    apart from it (shape efficiency or a fused kernel, the cold start, the operation chain,
+    random access). A diagnosis with a sweep of its own (``Peaks.rate_sweeps``: the depthwise
+    stencil) stays beside a miss and bounds no claim's prediction.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline import Peaks
@@ -54,7 +56,7 @@ def bounds_on(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
     >>> [(name, round(t * 1e6, 1)) for name, t in bounds_on(loop, p)]
     [('compute', 20.0), ('DRAM', 10.0), ('overhead', 4096.0), ('operation chain', 4116.0)]
     """
-    return [*roof_times(m, peaks), *((d.mechanism, d.seconds) for d in diagnoses(m, peaks))]
+    return [(name, t) for name, t in model_seconds(m, peaks) if name not in peaks.rate_sweeps]
 
 
 def predicted_seconds(m: Measurement, peaks: Peaks) -> float:
