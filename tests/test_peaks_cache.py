@@ -106,3 +106,39 @@ def test_fresh_is_in_the_help(command: str, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert "--fresh" in out
     assert "measure this machine's peaks again" in " ".join(out.split())
+
+
+def test_kept_peaks_are_measured_again_when_any_sweep_changes_a_diagnosis_s_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the stencil's sweep is a diagnosis: it leaves the model's version alone, but the peaks
+    # it stored must not be kept across a change of its code
+    import shutil
+
+    from gpuconcepts.roofline import version
+
+    package = version.PACKAGE
+    copy = tmp_path / "gpuconcepts"
+    for name in {*version.MODEL_SOURCES, "kernels/ceilings/stencil.py"}:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(package / name, copy / name)
+    assert "kernels/ceilings/stencil.py" not in version.MODEL_SOURCES
+    monkeypatch.setattr(version, "PACKAGE", copy)
+
+    def versions() -> tuple[str, str]:
+        version.model_version.cache_clear()
+        version.sweeps_version.cache_clear()
+        return version.model_version(), version.sweeps_version()
+
+    model, sweeps = versions()
+    with (copy / "kernels/ceilings/stencil.py").open("a") as stencil:
+        stencil.write("\n# a changed sweep\n")
+    model_after, sweeps_after = versions()
+    assert model_after == model
+    assert sweeps_after != sweeps
+    with (copy / "kernels/ceilings/compute.py").open("a") as compute:
+        compute.write("\n# a changed ceiling\n")
+    assert versions()[0] != model  # a ceiling's code is the model's
+    monkeypatch.undo()  # and the caches filled again by the real package
+    version.model_version.cache_clear()
+    version.sweeps_version.cache_clear()

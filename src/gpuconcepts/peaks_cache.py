@@ -63,6 +63,8 @@ class Identity:
     model_version: str = ""
     """The ceilings' definitions (:func:`~gpuconcepts.roofline.version.model_version`): peaks
     kept by code that measured them otherwise are measured again."""
+    sweeps_version: str = ""
+    """Every sweep's code, the diagnoses' too (:func:`~gpuconcepts.roofline.version.sweeps_version`)."""
 
     @property
     def key(self) -> str:
@@ -81,7 +83,7 @@ def identity_here(sizes: RunSizes, dtype: str | None = None) -> Identity:
     from gpuconcepts.hardware import dtype_name
     from gpuconcepts.kernels import default_dtype
     from gpuconcepts.measure import cpu_model, cpu_threads
-    from gpuconcepts.roofline.version import model_version
+    from gpuconcepts.roofline.version import model_version, sweeps_version
 
     device = sizes.device
     gpu = torch.cuda.get_device_name(torch.cuda.current_device()) if device == "cuda" else None
@@ -95,6 +97,7 @@ def identity_here(sizes: RunSizes, dtype: str | None = None) -> Identity:
         dtype=dtype_name(dtype or default_dtype(device)),
         quick=sizes.quick,
         model_version=model_version(),
+        sweeps_version=sweeps_version(),
     )
 
 

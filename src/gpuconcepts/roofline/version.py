@@ -46,13 +46,32 @@ diagnoses (``roofline/mechanisms.py``) and a diagnosis's own sweep (a module of
 prediction, so they leave the version as it is."""
 
 
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def _hash(names: tuple[str, ...]) -> str:
+    """A short hash of the package files ``names``' text, in that order (each named, so
+    moving code between them changes it too)."""
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(f"{name}\n".encode())
+        digest.update((PACKAGE / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 @cache
 def model_version() -> str:
-    """A short hash of :data:`MODEL_SOURCES`' text, in that order (each named, so moving code
-    between them changes it too)."""
-    package = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for name in MODEL_SOURCES:
-        digest.update(f"{name}\n".encode())
-        digest.update((package / name).read_bytes())
-    return digest.hexdigest()[:16]
+    """A short hash of :data:`MODEL_SOURCES`."""
+    return _hash(MODEL_SOURCES)
+
+
+@cache
+def sweeps_version() -> str:
+    """A short hash of :data:`MODEL_SOURCES` and of every module of ``kernels/ceilings``, the
+    diagnoses' sweeps included: what measured a machine's peaks, so that kept peaks are
+    measured again when any sweep changes (a diagnosis's sweep leaves the model's version as it
+    is, but not the numbers it stored)."""
+    sweeps = sorted(
+        p.relative_to(PACKAGE).as_posix() for p in PACKAGE.glob("kernels/ceilings/*.py")
+    )
+    return _hash((*MODEL_SOURCES, *(name for name in sweeps if name not in MODEL_SOURCES)))
