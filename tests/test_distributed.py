@@ -28,6 +28,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import from_record
 from gpuconcepts.render.text.distributed import exchange_gap, format_report, report_dict
 from gpuconcepts.results.distributed import AlphaBeta, Collective, fit_alpha_beta
+from gpuconcepts.sizing import RunSizes
 
 counts = st.integers(min_value=1, max_value=10**9)
 worlds = st.integers(min_value=1, max_value=4096)
@@ -198,7 +199,8 @@ SMALL = replace(
 
 @pytest.fixture(scope="module")
 def report():  # type: ignore[no-untyped-def]
-    return measure(2, sizes=SMALL)
+    run_sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36)
+    return measure(2, replace(run_sizes, distributed=SMALL))
 
 
 def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ignore[no-untyped-def]

@@ -512,18 +512,17 @@ def test_the_distributed_part_runs_on_busy_cores_and_counts_bytes_only(
     from gpuconcepts.distributed import report as d
     from gpuconcepts.sizing import RunSizes
 
-    calls: list[tuple[int, dict[str, object]]] = []
+    calls: list[tuple[int, object, dict[str, object]]] = []
 
-    def measure(world: int, **options: object) -> object:
-        calls.append((world, options))
+    def measure(world: int, sizes: object, **options: object) -> object:
+        calls.append((world, sizes, options))
         return dataclasses.replace(synthetic_distributed(), cores=1)  # one core was free
 
     monkeypatch.setattr(d, "measure", measure)
     lines: list[str] = []
     sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36)
     report, reason = _measure_distributed(sizes, lines.append)
-    options = {"backend": "gloo", "quick": True, "sizes": sizes.distributed, "growth_world": 4}
-    assert calls == [(2, options)]
+    assert calls == [(2, sizes, {"backend": "gloo", "growth_world": 4})]
     assert reason == ""
     assert report is not None
     assert report.crowded == (

@@ -136,8 +136,8 @@ def parts_as_if_measured(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, 
         calls.append(("whole_model", device, sizes))
         return synthetic_wholemodel(PEAKS)
 
-    def measure(world: int, **options: object) -> object:
-        calls.append(("measure", world, options))
+    def measure(world: int, sizes: object, **options: object) -> object:
+        calls.append(("measure", world, sizes, options))
         return synthetic_distributed()
 
     monkeypatch.setattr("gpuconcepts.kernels.decoder.whole_model", whole_model)
@@ -247,12 +247,11 @@ def test_the_parts_are_measured_at_their_sizes_or_skipped_with_the_reason(
 
     run = collect("cpu", True, claims=False)
     quick = RunSizes.resolve("cpu", True, free_bytes=2**36)
-    whole, (name, world, options) = parts_as_if_measured
+    whole, (name, world, given, options) = parts_as_if_measured
     assert whole == ("whole_model", "cpu", quick.wholemodel)
-    given = options.pop("sizes")  # type: ignore[attr-defined]
-    assert (name, world, options) == ("measure", 2, {"backend": "gloo", "quick": True,
-                                                     "growth_world": 4})  # fmt: skip
-    assert given == quick.distributed  # the run's sizes, handed down
+    assert (name, world, options) == ("measure", 2, {"backend": "gloo", "growth_world": 4})
+    assert isinstance(given, RunSizes)  # the run's sizes, handed down
+    assert (given.quick, given.distributed) == (True, quick.distributed)
     assert [r.key for r in run.claims] == [r.key for r in part_claims(run)]
     assert len(run.claims) == 17
 

@@ -143,9 +143,6 @@ QUICK_ALLOWED = {
     # the top: the functions a user calls with --quick, which resolve the sizes
     "collect.py:collect",
     "verify.py:judged",
-    # the distributed command's own measurement: it records quick beside the sizes it ran at
-    # (a run hands it the sizes it resolved, and it reads no file then)
-    "distributed/report.py:measure",
     # a recorded run's quick in words, for its page
     "render/pages/method.py:kind_of",
 }
@@ -190,8 +187,8 @@ READERS = {"load_presets", "load_sweeps", "load_claim_sizes", "load_part_sizes",
 READING_ALLOWED = {
     "sizes.py",  # the readers themselves
     "sizing.py",  # RunSizes.resolve, the one decision
-    # QUICK and FULL, the distributed part's two tables, both read at import (the distributed
-    # command picks one; a run hands it the sizes it resolved)
+    # QUICK and FULL, the distributed part's two tables by name, both read at import for
+    # examples, pages and tests (a measurement runs at the RunSizes it is handed)
     "distributed/report.py",
 }
 

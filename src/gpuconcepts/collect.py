@@ -17,7 +17,9 @@ from gpuconcepts.claims.judge import part_claims
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.lab import Budget, Lab, profile_all
 from gpuconcepts.machine import provenance_here
+from gpuconcepts.measure.hierarchy import Sizing
 from gpuconcepts.results.distributed import DistributedReport
+from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run.run import Run
 from gpuconcepts.sizing import RunSizes
@@ -96,15 +98,9 @@ def _collect(
     """:func:`collect` on the cores it was given."""
     from gpuconcepts.claims.experiments import measure_claims
     from gpuconcepts.claims.judge import judge_all
-    from gpuconcepts.kernels import measure_peaks, torch_dtype
+    from gpuconcepts.kernels import torch_dtype
     from gpuconcepts.kernels.peaks import machine_sizing
-    from gpuconcepts.measure import (
-        device_name,
-        free_memory_bytes,
-        last_level_cache_bytes,
-        probe_noise,
-    )
-    from gpuconcepts.peaks_cache import use_peaks
+    from gpuconcepts.measure import free_memory_bytes, probe_noise
 
     device = sizes.device
     say = progress or (lambda _line: None)
@@ -114,70 +110,21 @@ def _collect(
     def timed(line: str) -> None:
         say(f"[{significant(time.perf_counter() - start):>6} s] {line}")
 
-    presets, sweeps, budget = sizes.presets, sizes.sweeps, sizes.budget
-    experiment_sizes = sizes.claims
     if dtype is not None:
         torch_dtype(dtype)  # an unknown name is an error before anything runs
     free = free_memory_bytes(device)
-    if peaks is None:
-        timed(f"peaks on {device_name(device)}: STREAM copy/triad and a GEMM")
-        peaks = measure_peaks(device, sizes, dtype=dtype)
-    else:
-        timed(f"peaks on {device_name(device)}: kept from an earlier measurement")
-        use_peaks(peaks, budget)
-    fit = machine_sizing(device, peaks.sweep, budget, free)
-    lab = Lab(
-        device,
-        peaks,
-        repeats=presets.get("timing", {}).get("repeats", 7),
-        cache_bytes=fit.cache_bytes,
-        free_bytes=free,
-        label=device_name(device),
-        dtype=dtype,
-        progress=timed,
-        budget=Budget.from_timing(presets.get("timing", {})),  # fixed rounds, in blocks
-        largest_array_bytes=fit.largest_array_bytes,
-    )
-    profile_all(lab, presets, sweeps)
+    peaks = _peaks(sizes, peaks, dtype, timed)
+    fit = machine_sizing(device, peaks.sweep, sizes.budget, free)
+    lab = _lab(sizes, peaks, fit, free, dtype=dtype, progress=timed)
+    profile_all(lab, sizes.presets, sizes.sweeps)
     # the claims' experiments are measured first; the judges then only read the measurements
-    results = judge_all(measure_claims(lab, experiment_sizes), experiment_sizes) if claims else ()
-    skipped: dict[str, str] = {}
-    whole = None
-    if wholemodel:
-        from gpuconcepts.kernels.decoder import whole_model
-
-        whole = whole_model(device, sizes.wholemodel, progress=timed)
-    else:
-        skipped["wholemodel"] = _LEFT_OUT
-    report = None
-    if distributed:
-        report, reason = _measure_distributed(sizes, timed)
-        if report is None:
-            skipped["distributed"] = reason
-    else:
-        skipped["distributed"] = _LEFT_OUT
-    record = {
-        # the precision the GEMM sweep's products ran in (every ceiling runs in the peaks'
-        # precision, kernels.precision): ledger 2 leaves unjudged a prediction that reads a
-        # sweep of another precision than its kernel's (claims.accuracy.sweep_mismatch)
-        "gemm_sweep_dtype": peaks.dtype,
-        "presets": presets,
-        "sweeps": {k: list(v) for k, v in sweeps.items()},
-        "claims": asdict(experiment_sizes) if claims else None,
-        "budget": {
-            **budget.to_dict(),
-            "largest_array_bytes": fit.largest_array_bytes,
-            "cache_bytes_reported": last_level_cache_bytes(device),
-            "dram_reached": fit.dram_reached,
-            "beyond_bytes": fit.beyond_bytes,
-            "shrunk": list(fit.shrunk),
-        },
-    }
+    results = judge_all(measure_claims(lab, sizes.claims), sizes.claims) if claims else ()
+    whole, report, skipped = _parts(sizes, wholemodel, distributed, timed)
     provenance = provenance_here(
         sizes,
         command=command if command is not None else " ".join(["gpuconcepts", *sys.argv[1:]]),
         seconds=time.perf_counter() - start,
-        sizes=json.loads(json.dumps(record)),  # plain JSON types, as a loaded run has them
+        sizes=_sizes_record(sizes, peaks, fit, claims=claims),
         noise=(noise_before, probe_noise(device)),
         cache_bytes=fit.cache_bytes,
     )
@@ -186,6 +133,100 @@ def _collect(
     # a reason to raise the ceiling (issue 45: raised ceilings graded themselves)
     timed("done")
     return replace(run, claims=(*results, *part_claims(run)))
+
+
+def _peaks(
+    sizes: RunSizes, peaks: Peaks | None, dtype: str | None, say: Callable[[str], None]
+) -> Peaks:
+    """The peaks kept from an earlier measurement (put to use within the run's budget), or
+    this machine's measured now at the run's ``sizes``."""
+    from gpuconcepts.kernels import measure_peaks
+    from gpuconcepts.measure import device_name
+    from gpuconcepts.peaks_cache import use_peaks
+
+    name = device_name(sizes.device)
+    if peaks is None:
+        say(f"peaks on {name}: STREAM copy/triad and a GEMM")
+        return measure_peaks(sizes.device, sizes, dtype=dtype)
+    say(f"peaks on {name}: kept from an earlier measurement")
+    use_peaks(peaks, sizes.budget)
+    return peaks
+
+
+def _lab(
+    sizes: RunSizes,
+    peaks: Peaks,
+    fit: Sizing,
+    free: int,
+    *,
+    dtype: str | None,
+    progress: Callable[[str], None],
+) -> Lab:
+    """The Lab that measures every kernel of the run once, at the presets' timing."""
+    from gpuconcepts.measure import device_name
+
+    timing = sizes.presets.get("timing", {})
+    return Lab(
+        sizes.device,
+        peaks,
+        repeats=timing.get("repeats", 7),
+        cache_bytes=fit.cache_bytes,
+        free_bytes=free,
+        label=device_name(sizes.device),
+        dtype=dtype,
+        progress=progress,
+        budget=Budget.from_timing(timing),  # fixed rounds, in blocks
+        largest_array_bytes=fit.largest_array_bytes,
+    )
+
+
+def _parts(
+    sizes: RunSizes, wholemodel: bool, distributed: bool, say: Callable[[str], None]
+) -> tuple[WholeModelResults | None, DistributedReport | None, dict[str, str]]:
+    """The whole-model and distributed parts the run measures, and the reason for each part
+    it skips."""
+    skipped: dict[str, str] = {}
+    whole = None
+    if wholemodel:
+        from gpuconcepts.kernels.decoder import whole_model
+
+        whole = whole_model(sizes.device, sizes.wholemodel, progress=say)
+    else:
+        skipped["wholemodel"] = _LEFT_OUT
+    report = None
+    if distributed:
+        report, reason = _measure_distributed(sizes, say)
+        if report is None:
+            skipped["distributed"] = reason
+    else:
+        skipped["distributed"] = _LEFT_OUT
+    return whole, report, skipped
+
+
+def _sizes_record(sizes: RunSizes, peaks: Peaks, fit: Sizing, *, claims: bool) -> dict[str, Any]:
+    """The sizes the run measured at, as its provenance records them (plain JSON types, as a
+    loaded run has them)."""
+    from gpuconcepts.measure import last_level_cache_bytes
+
+    record = {
+        # the precision the GEMM sweep's products ran in (every ceiling runs in the peaks'
+        # precision, kernels.precision): ledger 2 leaves unjudged a prediction that reads a
+        # sweep of another precision than its kernel's (claims.accuracy.sweep_mismatch)
+        "gemm_sweep_dtype": peaks.dtype,
+        "presets": sizes.presets,
+        "sweeps": {k: list(v) for k, v in sizes.sweeps.items()},
+        "claims": asdict(sizes.claims) if claims else None,
+        "budget": {
+            **sizes.budget.to_dict(),
+            "largest_array_bytes": fit.largest_array_bytes,
+            "cache_bytes_reported": last_level_cache_bytes(sizes.device),
+            "dram_reached": fit.dram_reached,
+            "beyond_bytes": fit.beyond_bytes,
+            "shrunk": list(fit.shrunk),
+        },
+    }
+    plain: dict[str, Any] = json.loads(json.dumps(record))
+    return plain
 
 
 _LEFT_OUT = "left out when the run was collected"
@@ -204,13 +245,7 @@ def _measure_distributed(
         f"groups of up to {GROWTH_WORLD_SIZE}"
     )
     try:  # on too few free cores the times are not read (DistributedReport.crowded)
-        report = measure(
-            world,
-            backend="gloo",
-            quick=sizes.quick,
-            sizes=sizes.distributed,
-            growth_world=GROWTH_WORLD_SIZE,
-        )
+        report = measure(world, sizes, backend="gloo", growth_world=GROWTH_WORLD_SIZE)
         return report, ""
     except GpuConceptsError as error:  # no loopback counter, no sockets, a process failed
         say(f"distributed: skipped ({error})")

@@ -287,6 +287,50 @@ def same_exchange_claim(
     )
 
 
+def _alpha_beta_unseen(device: str, reason: str) -> ClaimResult:
+    """The α-β claim where there is no fit to read, or no times: not visible, for ``reason``."""
+    return two_sided(
+        key="alpha-beta-predicts",
+        quantity="measured ÷ predicted time (worst collective)",
+        claim=_ALPHA_BETA_CLAIM,
+        prediction="t = calls·α + bytes / bandwidth, fitted to the all-reduce sweep",
+        predicted=1.0,
+        alternative="latency alone (t = calls·α)",
+        alternative_value=math.nan,
+        low=1 / ALPHA_BETA_FACTOR,
+        high=ALPHA_BETA_FACTOR,
+        measured=math.nan,
+        interval=(math.nan, math.nan),
+        measured_text="no fit",
+        device=device,
+        not_visible=reason,
+    )
+
+
+def _refitted_interval(
+    sweep: Sequence[Collective], predicted_kinds: Sequence[Collective]
+) -> tuple[float, float]:
+    """The worst measured ÷ predicted ratio's interval, bootstrapped over the repetitions of
+    the ``sweep`` (the fit refitted each time) and of the predicted collectives alike; a
+    resample whose fit fails is "never predicted" (an open end)."""
+    k = len(sweep)
+
+    def worst_ratio(t: Sequence[float]) -> float:
+        try:
+            refit = fit_alpha_beta([c.formula_bytes for c in sweep], t[:k])
+        except GpuConceptsError:
+            return math.inf
+        found = [
+            seconds / refit.seconds(c.formula_bytes, c.collectives)
+            for c, seconds in zip(predicted_kinds, t[k:], strict=True)
+        ]
+        return max(found, key=lambda r: abs(math.log(r)))
+
+    entries = [*(c.seconds for c in sweep), *(c.exchange_seconds for c in predicted_kinds)]
+    _, interval = with_interval(worst_ratio, entries)
+    return interval
+
+
 def alpha_beta_claim(
     predicted_kinds: Sequence[Collective],
     fit: AlphaBeta | None,
@@ -305,21 +349,8 @@ def alpha_beta_claim(
     shared cores (``crowded`` says how), their times are not read: the claim is not visible.
     """
     if fit is None or crowded:
-        return two_sided(
-            key="alpha-beta-predicts",
-            quantity="measured ÷ predicted time (worst collective)",
-            claim=_ALPHA_BETA_CLAIM,
-            prediction="t = calls·α + bytes / bandwidth, fitted to the all-reduce sweep",
-            predicted=1.0,
-            alternative="latency alone (t = calls·α)",
-            alternative_value=math.nan,
-            low=1 / ALPHA_BETA_FACTOR,
-            high=ALPHA_BETA_FACTOR,
-            measured=math.nan,
-            interval=(math.nan, math.nan),
-            measured_text="no fit",
-            device=device,
-            not_visible=crowded or f"there is no fit to predict with: {problem or 'no sweep'}",
+        return _alpha_beta_unseen(
+            device, crowded or f"there is no fit to predict with: {problem or 'no sweep'}"
         )
     ratios = [
         statistics.median(c.exchange_seconds) / fit.seconds(c.formula_bytes, c.collectives)
@@ -331,21 +362,7 @@ def alpha_beta_claim(
     # the median's bootstrap interval over the repetitions, never their quartiles (a spread)
     _, interval = with_interval(lambda t: t[0] / prediction_s, [worst.exchange_seconds])
     if sweep:
-        k = len(sweep)
-
-        def worst_ratio(t: Sequence[float]) -> float:
-            try:
-                refit = fit_alpha_beta([c.formula_bytes for c in sweep], t[:k])
-            except GpuConceptsError:
-                return math.inf
-            found = [
-                seconds / refit.seconds(c.formula_bytes, c.collectives)
-                for c, seconds in zip(predicted_kinds, t[k:], strict=True)
-            ]
-            return max(found, key=lambda r: abs(math.log(r)))
-
-        entries = [*(c.seconds for c in sweep), *(c.exchange_seconds for c in predicted_kinds)]
-        _, (low, high) = with_interval(worst_ratio, entries)
+        low, high = _refitted_interval(sweep, predicted_kinds)
         interval = (min(low, ratios[worst_index]), max(high, ratios[worst_index]))
     # The alternative: bytes cost nothing, only the latency of each call.
     biggest = max(predicted_kinds, key=lambda c: c.formula_bytes)

@@ -32,10 +32,14 @@ def add(sub: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     require("torch", "`distributed`", "kernels")
-    from gpuconcepts.distributed.report import measure
+    from gpuconcepts.distributed.report import check_input, measure
     from gpuconcepts.render.text.distributed import format_report, report_dict
+    from gpuconcepts.sizing import RunSizes
 
-    report = measure(args.world_size, backend=args.backend, quick=args.quick, port=args.port)
+    check_input(args.world_size, args.backend, args.port)  # before a GPU is asked its memory
+    # the command's one sizing decision: nccl runs between GPUs, gloo on the CPU
+    sizes = RunSizes.resolve("cuda" if args.backend == "nccl" else "cpu", args.quick)
+    report = measure(args.world_size, sizes, backend=args.backend, port=args.port)
     if args.json:
         sys.stdout.write(json.dumps(report_dict(report), indent=2) + "\n")
     else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gpuconcepts.distributed import launch
 from gpuconcepts.distributed.traffic import loopback_available
@@ -30,6 +31,11 @@ from gpuconcepts.results.distributed import (
 )
 from gpuconcepts.sizes import load_part_sizes
 
+if TYPE_CHECKING:
+    from gpuconcepts.sizing import RunSizes
+
+# The two tables by name, for examples, pages and tests; a measurement runs at the sizes of
+# the RunSizes it is handed, and picks neither.
 QUICK = from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
 """Sizes for ``--quick`` (``conf/presets.toml``, ``[distributed.quick]`` over
 ``[distributed]``): every message at least a few hundred kB, so headers stay small."""
@@ -52,39 +58,31 @@ def _device(backend: str, world_size: int) -> str:
 
 def measure(
     world_size: int,
+    sizes: RunSizes,
     *,
     backend: str = "gloo",
-    quick: bool = True,
     port: int | None = None,
     timeout_s: float = 300.0,
-    sizes: Sizes | None = None,
     growth_world: int = 0,
 ) -> DistributedReport:
     """Check the input, run every workload in ``world_size`` processes, collect the report.
 
-    ``sizes`` overrides the quick or full sizes (the tests use smaller ones). A
+    ``sizes`` is the run's one sizing decision (:class:`~gpuconcepts.sizing.RunSizes`): the
+    workloads run at its ``distributed`` sizes, and the report records its ``quick``. A
     ``growth_world`` above ``world_size`` also counts the all-reduce's bytes in groups of
     2, 3, ... ``growth_world`` processes (:func:`count_growth`), whatever the cores.
     """
-    chosen = launch.check_backend(backend)
-    launch.check_world_size(world_size, backend)
-    if port is not None:
-        launch.check_port(port)
-    if backend == "gloo" and not loopback_available():
-        raise GpuConceptsError(
-            "gloo's traffic is counted on the loopback interface, and /proc/net/dev has none "
-            "here (Linux only)"
-        )
+    chosen = check_input(world_size, backend, port)
     from gpuconcepts.distributed.worker import run_all  # torch: only once the input is good
 
-    sizes = sizes or (QUICK if quick else FULL)
+    part = sizes.distributed
     start = time.perf_counter()
     with temporary_folder("distributed") as folder:  # a SIGKILL's is removed next time
         out = folder / "result.json"
         launch.launch(
             run_all,
             world_size,
-            (sizes.to_dict(), str(out)),
+            (part.to_dict(), str(out)),
             backend=backend,
             port=port,
             timeout_s=timeout_s,
@@ -94,23 +92,17 @@ def measure(
     timings = dict(payload["timings"])
     if growth_world > world_size and backend == "gloo":
         counted = time.perf_counter()
-        collectives += count_growth(growth_world, sizes, timeout_s=timeout_s)
+        collectives += count_growth(growth_world, part, timeout_s=timeout_s)
         timings[f"all-reduce bytes in up to {growth_world} processes"] = (
             time.perf_counter() - counted
         )
-    sweep = [c for c in collectives if c.kind == "size sweep"]
-    fit: AlphaBeta | None = None
-    problem = ""
-    try:
-        fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
-    except GpuConceptsError as error:  # a measured outcome (noise), not bad input
-        problem = str(error)
+    fit, problem = _sweep_fit(collectives)
     return DistributedReport(
         world_size=world_size,
         backend=chosen,
-        quick=quick,
+        quick=sizes.quick,
         device=_device(backend, world_size),
-        sizes=sizes,
+        sizes=part,
         collectives=collectives,
         fit=fit,
         cores=launch.cpu_cores(),
@@ -118,6 +110,31 @@ def measure(
         timings=timings,
         fit_problem=problem,
     )
+
+
+def check_input(world_size: int, backend: str, port: int | None) -> launch.Backend:
+    """The backend's name, once ``world_size``, ``port`` and this machine can run it (an error
+    saying which rule the input breaks otherwise)."""
+    chosen = launch.check_backend(backend)
+    launch.check_world_size(world_size, backend)
+    if port is not None:
+        launch.check_port(port)
+    if backend == "gloo" and not loopback_available():
+        raise GpuConceptsError(
+            "gloo's traffic is counted on the loopback interface, and /proc/net/dev has none "
+            "here (Linux only)"
+        )
+    return chosen
+
+
+def _sweep_fit(collectives: tuple[Collective, ...]) -> tuple[AlphaBeta | None, str]:
+    """The α-β fit of the size sweep, or None and why it could not be fitted."""
+    sweep = [c for c in collectives if c.kind == "size sweep"]
+    try:
+        fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
+    except GpuConceptsError as error:  # a measured outcome (noise), not bad input
+        return None, str(error)
+    return fit, ""
 
 
 def count_growth(
