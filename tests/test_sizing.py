@@ -130,6 +130,48 @@ def test_a_run_reads_its_sizes_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert run.provenance.sizes["sweeps"] == {"mlp_B": [1], "transformer_S": [4]}
 
 
+def test_the_analyze_command_resolves_its_sizes_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("torch")
+    from synthetic import PEAKS
+
+    import gpuconcepts.kernels
+    from gpuconcepts.cli import main
+
+    model = tmp_path / "model.py"
+    model.write_text("import torch\ndef build():\n    return torch.nn.Linear(4, 2, bias=False)\n")
+    resolved: list[RunSizes] = []
+    resolve = RunSizes.resolve.__func__  # type: ignore[attr-defined]
+
+    def counted(cls: type[RunSizes], *args: object, **kwargs: object) -> RunSizes:
+        resolved.append(resolve(cls, *args, **kwargs))
+        return resolved[-1]
+
+    monkeypatch.setattr(RunSizes, "resolve", classmethod(counted))
+    given: list[object] = []
+    monkeypatch.setattr(
+        gpuconcepts.kernels, "measure_peaks", lambda _d, sizes, **_k: given.append(sizes) or PEAKS
+    )
+    argv = ["analyze", f"{model}:build", "--input", "3x4", "--repeats", "1", "--fresh", "--json"]
+    assert main(argv) == 0
+    assert '"source": "measured now"' in capsys.readouterr().out
+    (sizes,) = resolved  # the command's one decision
+    assert given == [sizes]  # the peaks measured at it, not at sizes resolved again
+    assert (sizes.device, sizes.quick) == ("cpu", True)
+
+
+def test_analyze_refuses_sizes_of_another_device() -> None:
+    torch = pytest.importorskip("torch")
+    from synthetic import PEAKS
+
+    from gpuconcepts.analysis import analyze
+
+    other = RunSizes.resolve("cuda", True, free_bytes=FREE, device_cls="cuda-small")
+    with pytest.raises(GpuConceptsError, match=r"analyze: sizes were resolved for cuda; the "):
+        analyze(torch.nn.Linear(4, 2), torch.randn(3, 4), device="cpu", peaks=PEAKS, sizes=other)
+
+
 # -- nothing below the top reads quick ---------------------------------------------------------
 QUICK_ALLOWED = {
     # the sizing decision and the file reader it uses

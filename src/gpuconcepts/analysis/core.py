@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.analysis.calls import Call, call_name, count, storages, uncounted
 from gpuconcepts.analysis.checks import check_arguments, check_launch_floors
@@ -24,6 +24,9 @@ from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.roofline import Peaks, classify, verdict
 
+if TYPE_CHECKING:
+    from gpuconcepts.sizing import RunSizes
+
 
 def _prepare(
     model: Any,
@@ -32,13 +35,13 @@ def _prepare(
     dtype: str | None,
     root: str,
 ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """The model and inputs on ``device`` in ``dtype``: the model is copied, never moved; a
-    copy that runs out of memory is one line."""
+    """The model and inputs on ``device`` in ``dtype`` (a name or alias): the model is copied,
+    never moved; a copy that runs out of memory is one line."""
     import torch
 
     from gpuconcepts.kernels import torch_dtype
 
-    target = torch_dtype(dtype) if dtype is not None else None
+    target = torch_dtype(dtype_name(dtype)) if dtype is not None else None
     params = [*model.parameters(), *model.buffers()]
     moves = any(p.device.type != device for p in params)
     casts = target is not None and any(p.is_floating_point() and p.dtype != target for p in params)
@@ -70,6 +73,7 @@ def analyze(
     repeats: int = 5,
     progress: Progress | None = None,
     launch_floors: Sequence[tuple[str, float]] = (),
+    sizes: RunSizes | None = None,
     **kwargs: Any,
 ) -> Report:
     """Count, time and place every leaf module call of one forward pass of ``model``.
@@ -97,6 +101,8 @@ def analyze(
             GPUs' predictions use them in place of the assumed
             :data:`gpuconcepts.hardware.LAUNCH_FLOOR_SECONDS`
             (:class:`~gpuconcepts.analysis.predict.LaunchFloors`).
+        sizes: the sizes to measure the peaks at, resolved by the caller for this device
+            (:class:`~gpuconcepts.sizing.RunSizes`); None resolves them (quick on a CPU).
 
     Raises:
         GpuConceptsError: no input, a model that is not a module (or a TorchScript one), a
@@ -105,22 +111,32 @@ def analyze(
         KeyboardInterrupt: Ctrl-C while the calls are timed; its ``report`` attribute holds
             the report of the calls timed so far (:attr:`Report.interrupted`).
     """
-    from gpuconcepts.measure import resolve_device
-
     root = check_arguments(model, args, kwargs, device, dtype, peaks, repeats)
     check_launch_floors(launch_floors)
-    named = None if dtype is None else dtype_name(dtype)
-    resolved = resolve_device(device)
-    model, args, kwargs = _prepare(model, (args, kwargs), resolved, named, root)
+    resolved = _resolved(device, sizes)
+    model, args, kwargs = _prepare(model, (args, kwargs), resolved, dtype, root)
     training = {m: m.training for m in model.modules()}
     try:
         model.eval()
         recorder, total = _counting_pass(model, (args, kwargs), root, resolved, progress)
-        options = (resolved, peaks, repeats, progress, tuple(launch_floors))
+        options = (resolved, (peaks, sizes), repeats, progress, tuple(launch_floors))
         return _report(model, (args, kwargs), recorder, total, *options)
     finally:
         for module, mode in training.items():
             module.train(mode)
+
+
+def _resolved(device: str, sizes: RunSizes | None) -> str:
+    """``device`` resolved (:func:`gpuconcepts.measure.resolve_device`), once the ``sizes``
+    given, if any, are that device's."""
+    from gpuconcepts.measure import resolve_device
+
+    resolved = resolve_device(device)
+    if sizes is not None and sizes.device != resolved:
+        raise GpuConceptsError(
+            f"analyze: sizes were resolved for {sizes.device}; the analysis runs on {resolved}"
+        )
+    return resolved
 
 
 def _counting_pass(
@@ -164,7 +180,7 @@ def _report(
     recorder: Recorder,
     counter_total: int,
     device: str,
-    peaks: Peaks | None,
+    given: tuple[Peaks | None, RunSizes | None],
     repeats: int,
     progress: Progress | None,
     launch_floors: Sequence[tuple[str, float]] = (),
@@ -174,7 +190,7 @@ def _report(
     from gpuconcepts.measure import device_name
 
     root = type(model).__name__
-    peaks, source, warnings = _peaks(peaks, device, progress)
+    peaks, source, warnings = _peaks(*given, device, progress)
     # a call on empty tensors moves nothing and computes nothing: it has no place on a roofline
     calls = [call for call in recorder.calls if call.tensor_bytes > 0 or call.counter_flops > 0]
     if not calls:
@@ -227,10 +243,10 @@ def _model_dtype(model: Any) -> str:
 
 
 def _peaks(
-    peaks: Peaks | None, device: str, progress: Progress | None
+    peaks: Peaks | None, sizes: RunSizes | None, device: str, progress: Progress | None
 ) -> tuple[Peaks, str, tuple[str, ...]]:
-    """The peaks given, or this machine's measured now with the warnings they deserve; and
-    which of the two they are."""
+    """The peaks given, or this machine's measured now (at ``sizes``, resolved here when None)
+    with the warnings they deserve; and which of the two they are."""
     if peaks is not None:
         return peaks, "given", ()
     from gpuconcepts.kernels import measure_peaks
@@ -238,7 +254,7 @@ def _peaks(
 
     if progress is not None:
         progress("measuring this machine's peaks (--peaks RUN.json reuses a saved run's)")
-    measured = measure_peaks(device, RunSizes.resolve(device, quick=device == "cpu"))
+    measured = measure_peaks(device, sizes or RunSizes.resolve(device, quick=device == "cpu"))
     return measured, "measured now", peaks_warnings(measured, device)
 
 

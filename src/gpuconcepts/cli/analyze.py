@@ -187,6 +187,7 @@ def _analyze(args: argparse.Namespace, specs: Sequence[InputSpec]) -> int:
                 peaks=peaks,
                 repeats=args.repeats,
                 progress=progress,
+                sizes=sizes,
                 **kwargs,
             )
         except (KeyboardInterrupt, Terminated) as stop:
