@@ -18,11 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 60
 
-FILES_OVER = frozenset(
-    {
-        "gpuconcepts/analysis/report.py",
-    }
-)
+FILES_OVER: frozenset[str] = frozenset()
 """Files over 400 lines, each to be split; the list only shrinks."""
 
 FUNCTIONS_OVER: frozenset[str] = frozenset()

@@ -4,7 +4,8 @@ The package's parts, each with one job, in the order the data flows: :mod:`.chec
 arguments checked first), :mod:`.trace` (the counting pass) and :mod:`.calls` (a recorded call
 and what is read from it), :mod:`.layers` (the known layers' formulas), :mod:`.timing` (each distinct
 call timed alone), :mod:`.predict` (each datasheet GPU), :mod:`.peaks` (peaks worth a
-warning), :mod:`.report` (the values and their text, table, CSV and figure) and :mod:`.core`
+warning), :mod:`.values` (a call's Layer and the report's other parts), :mod:`.report` (the
+report and its text, table and CSV) and :mod:`.core`
 (:func:`analyze`, which runs them); :mod:`.inputs` and :mod:`.factory` make the model and its
 inputs for the command line. Nothing here prints: ``gpuconcepts analyze`` (``cli.py``)
 writes what the report returns.
