@@ -1171,7 +1171,16 @@ def test_roofline_memory_bound_near_or_below_bandwidth() -> None:
 def test_a_kernel_above_every_roof_is_an_anomaly_never_agreement() -> None:
     f, q = 1e10, 1e7  # intensity 1000: compute-bound, 0.1 s at the 100 GFLOP/s peak
     beyond = measurement("mlp", 0.1 / 3, f, q, B=1024)  # 3x the peak, every repetition
-    result = roofline(beyond, "compute")
+    # above the hardware's own limit (200 GFLOP/s here): physics forbids it
+    result = judge_roofline(
+        beyond,
+        role="mlp-large-batch",
+        peaks=replace(PEAKS, physical_flops_per_s=2e11),
+        expected="compute",
+        label="x",
+        source="y",
+        device=DEVICE,
+    )
     assert result.verdict == "fails"
     assert result.anomalous
     assert "ran above every roof" in result.anomaly[0]
@@ -1179,6 +1188,32 @@ def test_a_kernel_above_every_roof_is_an_anomaly_never_agreement() -> None:
     # within its spread of the roof it is noise, not an anomaly
     spread = Measurement("mlp", "cpu", {"B": 1024}, (0.09, 0.099, 0.2), f, q)
     assert not roofline(spread, "compute").anomalous
+
+
+@pytest.mark.parametrize("limit", [None, 5e11])
+def test_a_kernel_above_the_compute_peak_within_the_hardware_s_limit_is_a_finding(
+    limit: float | None,
+) -> None:
+    # P is the rate of the library's square GEMM, not physics: a convolution on a faster path
+    # (oneDNN's, beside torch.mm on a CPU) may beat it; only the hardware's limit, where a
+    # table gives it, is a bound no kernel beats
+    f, q = 1e10, 1e7
+    faster = measurement("cnn-conv", 0.1 / 2, f, q, C=64)  # 2x P
+    result = judge_roofline(
+        faster,
+        role="cnn-conv",
+        peaks=replace(PEAKS, physical_flops_per_s=limit),
+        expected="compute",
+        label="x",
+        source="y",
+        device=DEVICE,
+    )
+    assert not result.anomalous
+    assert result.verdict == "holds"  # a share of 2 lies within a quarter to four times
+    assert "a finding: 200 GFLOP/s is above the square GEMM's peak P" in result.detail
+    # a memory roof beaten stays an anomaly: no faster path beats the bytes a level serves
+    lookup = measurement("dlrm-random", 1e7 / 4e10, 1e3, 1e7)
+    assert roofline(lookup, "memory", role="dlrm-random").anomalous
 
 
 @pytest.mark.usefixtures("tiny_verify")

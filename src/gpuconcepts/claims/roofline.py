@@ -73,7 +73,7 @@ def judge_roofline(
         detail=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(m.flops_per_s / peaks.flops_per_s)} "
         f"of peak), {si(m.bytes_per_s, 'B/s')} ({times(m.bytes_per_s / peaks.bytes_per_s)} "
         f"the measured bandwidth); {times(where.ratio)} the roofline time; observed bound: "
-        f"{where.observed} ({percent(where.attained)} of that roof)",
+        f"{where.observed} ({percent(where.attained)} of that roof)" + _faster_path(m, peaks),
         gates=(
             (
                 f"the roof that binds it is a {expected} roof "
@@ -154,11 +154,33 @@ def _unseen(m: Measurement, peaks: Peaks, expected: str) -> str:
 
 
 def _above_every_roof(m: Measurement, peaks: Peaks, label: str) -> tuple[str, ...]:
-    """The anomaly of a kernel that ran above every roof of the machine, beyond its spread."""
-    if not beats_every_roof(m, peaks):
+    """The anomaly of a kernel that ran above every roof of the machine, beyond its spread,
+    when physics forbids it: above a memory roof, or above the hardware's own compute limit.
+    Above the compute peak P but under that limit (or where no table gives it) the kernel ran
+    a faster path than P's square GEMM, a finding its detail tells
+    (:func:`_faster_path`), never a fault of the measurement."""
+    if not beats_every_roof(m, peaks) or _faster_path(m, peaks):
         return ()
     beaten = f"{times(place(m, peaks).attained)} as fast as the roofs allow, beyond its spread"
     return (f"{label} ran above every roof of this machine: {beaten}",)
+
+
+def _faster_path(m: Measurement, peaks: Peaks) -> str:
+    """The finding of a kernel above the compute peak P, the rate of the library's square
+    GEMM, yet within the hardware's limit ("" otherwise): it ran a faster code path than P's
+    (a oneDNN convolution beside ``torch.mm`` on a CPU). Where no table gives the limit, a
+    path at most 1/:data:`~gpuconcepts.claims.thresholds.ROOF_MIN_SHARE` times P (the share
+    the claim allows) is taken for one."""
+    if not beats_every_roof(m, peaks) or verdict(m, peaks).binding.roof.kind != "compute":
+        return ""
+    limit = peaks.physical_flops_per_s
+    if m.flops_per_s > (peaks.flops_per_s / ROOF_MIN_SHARE if limit is None else limit):
+        return ""
+    within = "" if limit is None else f", under the hardware's {si(limit, 'FLOP/s')}"
+    return (
+        f"; a finding: {si(m.flops_per_s, 'FLOP/s')} is above the square GEMM's peak P"
+        f"{within}, so this kernel ran a faster code path than P's"
+    )
 
 
 def _roofline_values(m: Measurement, peaks: Peaks, expected: str) -> dict[str, float | str]:
