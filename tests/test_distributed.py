@@ -214,8 +214,10 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
         assert c.max_error < 1e-3, c.name
         assert all(t > 0 for t in c.seconds)
     by_key = {r.key: r for r in judge_distributed(report)}
-    assert by_key["rowwise-more-than-tablewise"].verdict == "holds"
-    assert by_key["traffic-all-reduce"].verdict == "holds"
+    # a timed direction: on a loaded machine its interval may straddle an edge (undecided),
+    # but two processes on one host never show row-wise exchanging less than table-wise
+    assert by_key["rowwise-more-than-tablewise"].verdict in ("holds", "undecided")
+    assert by_key["traffic-all-reduce"].verdict == "holds"  # counted bytes: exact
     # the lookups ran in 3 rounds per repetition, each round every scheme once in some order,
     # with pack, exchange and unpack timed inside each whole lookup
     lookups = report.of_kind("sharded embedding")
