@@ -170,7 +170,7 @@ def judge_decode_long_context(
 ) -> ClaimResult:
     """At a long context the KV cache takes over a decode step, and the knee moves down.
 
-    ``sweep`` ran at a long context, ``short`` at a short one (the decode-knee claim's sweep).
+    ``sweep`` ran at a long context, ``short`` at a short one (the ``decode-knee`` claim's sweep).
     """
     predicted = knee_of(sweep.batches, _roofline_step_seconds(sweep, peaks))
     bound = formulas.decode_compute_bound_batch  # where the weights alone put the knee

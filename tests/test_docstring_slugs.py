@@ -1,0 +1,64 @@
+"""The API page's docstrings name a claim only as inline code (``decode-knee``), never bare.
+
+The site check ``tests/site/test_prose_site.py`` finds a bare claim key on the built API page;
+this test finds it in seconds, before a docs build, by reading the docstrings of every module
+that docs/api.md documents (the module's, and those of the classes and functions it defines).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpuconcepts.results.registry import CLAIMS
+
+API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+MODULES = sorted(
+    set(re.findall(r"^\.\. automodule:: ([\w.]+)", API_PAGE.read_text(), re.MULTILINE))
+)
+# Inline code and roles (``x``, `x`, :func:`x`) are code, not prose.
+_CODE = re.compile(r"(?::[\w:]+:)?`{1,2}[^`]+`{1,2}")
+# A doctest block (from a ``>>>`` line to the next blank line) is code too.
+_DOCTEST = re.compile(r"^\s*>>>.*?(?=^\s*$|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def _docstrings(module_name: str) -> Iterator[tuple[str, str]]:
+    """(qualified name, docstring) of a module and of what it defines, one level into classes."""
+    module = importlib.import_module(module_name)
+    yield module_name, inspect.getdoc(module) or ""
+    for name, member in vars(module).items():
+        if getattr(member, "__module__", None) != module_name or name.startswith("_"):
+            continue
+        yield f"{module_name}.{name}", inspect.getdoc(member) or ""
+        if inspect.isclass(member):
+            for attr, value in vars(member).items():
+                if not attr.startswith("_") and callable(value):
+                    yield f"{module_name}.{name}.{attr}", inspect.getdoc(value) or ""
+
+
+def bare_slugs(text: str) -> list[str]:
+    """The claim keys a docstring names outside inline code."""
+    prose = _CODE.sub(" ", _DOCTEST.sub(" ", text))
+    return [key for key in CLAIMS if re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", prose)]
+
+
+def test_bare_slugs_finds_a_bare_key_only() -> None:
+    key = next(iter(CLAIMS))
+    assert bare_slugs(f"the {key} claim's sweep") == [key]
+    assert bare_slugs(f"the ``{key}`` claim's sweep") == []
+    assert bare_slugs(f">>> judge({key!r})\n'{key}'\n\nProse.") == []
+
+
+def test_the_api_page_documents_modules() -> None:
+    assert "gpuconcepts.claims.decode" in MODULES
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_no_bare_claim_key_in_a_docstring(module_name: str) -> None:
+    found = {where: keys for where, doc in _docstrings(module_name) if (keys := bare_slugs(doc))}
+    assert found == {}
