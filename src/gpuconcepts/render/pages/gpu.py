@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
+from gpuconcepts.changelog import Change
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.render.pages.gpu_dtype import dtype_story
@@ -72,8 +73,9 @@ def overlay(run: Run) -> Figure:
     )
 
 
-def page(runs: Sequence[Run]) -> Glue:
-    """Everything the GPU chapter glues, from the recorded runs (the GPU ones are picked)."""
+def page(runs: Sequence[Run], changes: Sequence[Change] = ()) -> Glue:
+    """Everything the GPU chapter glues, from the recorded runs (the GPU ones are picked) and
+    the change log ``changes`` (which dates what each run's compute peak measured)."""
     found = gpu_runs(runs)
     if not found:
         raise GpuConceptsError("the GPU chapter needs a run recorded on a GPU in docs/runs/")
@@ -86,7 +88,7 @@ def page(runs: Sequence[Run]) -> Glue:
             f"{(run.provenance.git_commit or 'unknown')[:10]}"
             for run in found
         ),
-        "peaks_text": " ".join(peaks_sentence(run) for run in found),
+        "peaks_text": " ".join(peaks_sentence(run, changes) for run in found),
         "tally": tally(found),  # each failure is listed in the claims appendix
         "distributed_note": distributed_note(found)
         or "Every distributed result shown ran on the device its run names.",

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import units
+from gpuconcepts.changelog import Change
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name, lookup
@@ -74,9 +75,41 @@ def datasheet_table(runs: Sequence[Run]) -> str:
     )
 
 
-def peaks_sentence(run: Run) -> str:
-    """In words: the share of the datasheet's compute and memory roofs the run reached, and
-    what its GEMM sweep reached (:func:`sweep_sentence`)."""
+#: What the compute peak P was, by the change-log entry (its topic) that made it so; the
+#: first applies to runs recorded before every entry. A run is told by the definition in force
+#: on the day it was recorded (:func:`peak_definition`).
+PEAK_DEFINITIONS: tuple[tuple[str, str], ...] = (
+    ("", "the faster of a large GEMM and the book's dense convolution"),
+    ("independent ceilings", "one square GEMM through the fastest GEMM path"),
+    ("compute peak in ledger 2", "torch.mm's square GEMM"),
+)
+
+
+def peak_definition(run: Run, changes: Sequence[Change]) -> str:
+    """What ``run``'s compute peak measured, from the day it was recorded against the change
+    log's dates of :data:`PEAK_DEFINITIONS`; "" for a run recorded on the day of such a change
+    (the log keeps days, so which definition it ran under is not known) or without a log.
+
+    """
+    if not changes:
+        return ""
+    day = run.provenance.created_utc[:10]
+    found = PEAK_DEFINITIONS[0][1]
+    for topic, definition in PEAK_DEFINITIONS[1:]:
+        dates = [c.date.isoformat() for c in changes if c.topic == topic]
+        if not dates:
+            raise GpuConceptsError(f"PEAK_DEFINITIONS: the change log has no entry {topic!r}")
+        if day == dates[0]:
+            return ""
+        if day > dates[0]:
+            found = definition
+    return found
+
+
+def peaks_sentence(run: Run, changes: Sequence[Change] = ()) -> str:
+    """In words: the share of the datasheet's compute and memory roofs the run reached (and
+    what its compute peak measured then, :func:`peak_definition`, when the change log
+    ``changes`` is given), and what its GEMM sweep reached (:func:`sweep_sentence`)."""
     gpu = lookup(run.provenance.device_name)
     peaks = run.peaks
     if gpu is None or gpu.peak(peaks.dtype) is None:
@@ -85,10 +118,12 @@ def peaks_sentence(run: Run) -> str:
             f"{si(peaks.bytes_per_s, 'B/s')}; its GPU is not in the datasheet table. "
             + sweep_sentence(run)
         )
+    definition = peak_definition(run, changes)
     sheet = gpu.peak(peaks.dtype) or 1.0
     return (
-        f"In {run_phrase(run)} the compute peak (the faster of a large GEMM and the book's "
-        f"dense convolution) reached {si(peaks.flops_per_s, 'FLOP/s')} of "
+        f"In {run_phrase(run)} the compute peak"
+        + (f" ({definition}, the definition in force when it ran)" if definition else "")
+        + f" reached {si(peaks.flops_per_s, 'FLOP/s')} of "
         f"the {si(sheet, 'FLOP/s')} the {gpu.name} datasheet lists for {peaks.dtype} "
         f"({percent(peaks.flops_per_s / sheet)}), and streaming reached "
         f"{si(peaks.bytes_per_s, 'B/s')} of {si(gpu.bytes_per_s, 'B/s')} "
