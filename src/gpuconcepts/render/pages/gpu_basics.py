@@ -102,8 +102,9 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         "l2_over_hbm": units.how_many(gpu.memory_bytes / gpu.l2_bytes),
         "launch": units.si(launch, "s"),
         "launch_source": source,
-        "launch_flops": units.in_words(peak * launch),
-        "launch_bytes": units.decimal_bytes(gpu.bytes_per_s * launch),
+        # equivalents of a measured time: three significant digits, as every rate and time
+        "launch_flops": units.si(peak * launch, "FLOP"),
+        "launch_bytes": units.si(gpu.bytes_per_s * launch, "B"),
         "sources": f"* {gpu.anatomy_source}.\n* {gpu.source}.",
         "anatomy": gpu_anatomy(gpu, launch),
         "anatomy_table": markdown_table(
