@@ -52,7 +52,7 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
     its repetitions spread 50% about the median, so its share is uncertain. It reached 0.5% of its memory (DRAM) roof; no mechanism measured apart from it accounts for the rest
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.0098,), 1e9, 1e6), p))
-    it took 2% less time than its compute roof allows: a faulty measurement, or a ceiling measured in a busy moment (the run's noise probe says how busy)
+    it took 2% less time than its compute roof allows: above the square GEMM's peak P, so a faster code path than P's if within the hardware's limit (the claim's detail says), else a faulty measurement or a ceiling measured in a busy moment
     >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
     it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed. It reached 20% of its compute roof; no mechanism measured apart from it accounts for the rest
@@ -62,16 +62,7 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
         return None
     roof = roof_label(where)
     if where.beaten:
-        # a ratio near one reads as "1×" at the book's precision: say how much time it saved
-        beat = (
-            f"ran {times(where.attained)} as fast as its {roof} roof allows"
-            if where.attained >= 1.5
-            else f"took {percent(1 - 1 / where.attained)} less time than its {roof} roof allows"
-        )
-        cause = (
-            f"it {beat}: a faulty measurement, or a ceiling measured in a busy moment (the "
-            "run's noise probe says how busy)"
-        )
+        cause = above_roof(m, peaks)
     else:
         found = diagnosis(m, peaks)
         why = (
@@ -94,6 +85,46 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
             f"{_capital(cause)}"
         )
     return cause
+
+
+def above_roof(m: Measurement, peaks: Peaks) -> str:
+    """Why ``m`` ran faster than its roof allows, beyond its spread. Above the compute peak P
+    (the rate of the library's square GEMM) but within the hardware's limit it ran a faster code
+    path than P's, a finding; above that limit, or above a memory roof, physics forbids it: a
+    faulty measurement, or a ceiling measured in a busy moment. Without a limit in the run, both
+    are named.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", physical_flops_per_s=4e11)
+    >>> print(above_roof(Measurement("cnn-conv", "cpu", {}, (0.005,), 1e9, 1e6), p))
+    it ran 2× as fast as its compute roof allows: a finding, a faster code path than P's square GEMM (200 GFLOP/s, under the hardware's 400 GFLOP/s)
+    >>> print(above_roof(Measurement("cnn-conv", "cpu", {}, (0.001,), 1e9, 1e6), p))
+    it ran 10× as fast as its compute roof allows: above the hardware's 400 GFLOP/s, so a faulty measurement or a ceiling measured in a busy moment (the run's noise probe says how busy)
+    """
+    where = place(m, peaks)
+    roof = roof_label(where)
+    # a ratio near one reads as "1×" at the book's precision: say how much time it saved
+    beat = (
+        f"it ran {times(where.attained)} as fast as its {roof} roof allows"
+        if where.attained >= 1.5
+        else f"it took {percent(1 - 1 / where.attained)} less time than its {roof} roof allows"
+    )
+    fault = "a faulty measurement or a ceiling measured in a busy moment"
+    limit = peaks.physical_flops_per_s
+    if where.kind != "compute":
+        return f"{beat}: {fault} (the run's noise probe says how busy)"
+    if limit is None:
+        return (
+            f"{beat}: above the square GEMM's peak P, so a faster code path than P's if within "
+            f"the hardware's limit (the claim's detail says), else {fault}"
+        )
+    if m.flops_per_s > limit:
+        busy = "(the run's noise probe says how busy)"
+        return f"{beat}: above the hardware's {si(limit, 'FLOP/s')}, so {fault} {busy}"
+    return (
+        f"{beat}: a finding, a faster code path than P's square GEMM "
+        f"({si(m.flops_per_s, 'FLOP/s')}, under the hardware's {si(limit, 'FLOP/s')})"
+    )
 
 
 def _capital(sentence: str) -> str:

@@ -1,0 +1,42 @@
+"""Why a kernel ran above its roof, as the pages say it: above the compute peak P but within the
+hardware's limit it ran a faster code path than P's square GEMM (a finding, as the roofline
+claims' detail says since 3184be1); above that limit, or above a memory roof, it is a faulty
+measurement or a ceiling measured in a busy moment."""
+
+from __future__ import annotations
+
+from gpuconcepts.measure import Measurement
+from gpuconcepts.render.text.sentences import why_unexplained
+from gpuconcepts.roofline import Peaks
+
+PEAKS = Peaks("cpu", 1e11, 1e10, "float32", physical_flops_per_s=4e11)
+
+
+def _said(seconds: float, flops: float, nbytes: float, peaks: Peaks = PEAKS) -> str:
+    said = why_unexplained(Measurement("cnn-conv", "cpu", {}, (seconds,), flops, nbytes), peaks)
+    assert said is not None
+    return said
+
+
+def test_a_compute_kernel_above_p_within_the_hardware_is_a_finding() -> None:
+    said = _said(0.005, 1e9, 1e6)  # 200 GFLOP/s: twice P, half the hardware's limit
+    assert "faster code path than P's" in said
+    assert "faulty" not in said
+
+
+def test_a_compute_kernel_above_the_hardware_is_an_anomaly() -> None:
+    said = _said(0.001, 1e9, 1e6)  # 1 TFLOP/s against a 400 GFLOP/s limit
+    assert "faulty measurement" in said
+    assert "faster code path" not in said
+
+
+def test_a_kernel_above_a_memory_roof_is_an_anomaly() -> None:
+    said = _said(1e-5, 1e3, 1e6)  # 100 GB/s against a 10 GB/s roof
+    assert "faulty measurement" in said
+    assert "faster code path" not in said
+
+
+def test_without_a_limit_both_cases_are_named() -> None:
+    said = _said(0.005, 1e9, 1e6, Peaks("cpu", 1e11, 1e10, "float32"))
+    assert "faster code path than P's" in said
+    assert "faulty measurement" in said
