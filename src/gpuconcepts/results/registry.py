@@ -152,7 +152,11 @@ CLAIMS: dict[str, Claim] = {
     "pipeline-bubble-shrinks": _dist("distributed:bubble_sweep_claim", "exponent"),
 }
 """Every claim, in the book's order: the core claims, then the whole model, then beyond one
-device."""
+device (the claims appendix lists them; the API page hides the value, whose slugs are not
+prose).
+
+:meta hide-value:
+"""
 
 
 def ledger(key: str) -> Ledger:
