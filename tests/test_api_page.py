@@ -9,7 +9,9 @@ the package's own docstring: ``gpuconcepts.cli`` (one module per command, docume
 values that page's cells glue, shown on the page itself). The two packages themselves are
 public modules. Each public module must be named by an ``.. automodule::`` directive, each
 directive must name a module that exists, and each sits under the heading of its layer
-(``LAYERS`` of tests/test_imports.py) so that a moved module is moved on the page too.
+(``LAYERS`` of tests/test_imports.py) so that a moved module is moved on the page too. A
+module with an ``__all__`` is documented with ``:ignore-module-all:``, so that each member is
+documented at its home only.
 """
 
 from __future__ import annotations
@@ -99,12 +101,33 @@ def test_each_module_is_documented_once_under_its_layer() -> None:
     assert misplaced(API_PAGE.read_text()) == []
 
 
+def reexported_everywhere(page: str, src: Path) -> list[str]:
+    """The automodules of modules with an ``__all__`` that lack ``:ignore-module-all:``.
+
+    autodoc documents every name of ``__all__``, a re-exported one too, so a class would be
+    documented at its home and again at each package that re-exports it (and a reference to it
+    would be ambiguous); ``:ignore-module-all:`` keeps each member at its home only.
+    """
+    found = re.findall(r"^\s*\.\. automodule:: (\S+)\n((?:\s+:.*\n)*)", page, re.MULTILINE)
+    lacking = []
+    for name, options in found:
+        path = src / Path(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        uses_all = path.exists() and re.search(r"\b__all__\b", path.read_text())
+        if uses_all and ":ignore-module-all:" not in options:
+            lacking.append(name)
+    return lacking
+
+
+def test_each_member_is_documented_at_its_home_only() -> None:
+    assert reexported_everywhere(API_PAGE.read_text(), SRC) == []
+
+
 def test_the_checks_fail_on_a_planted_tree(tmp_path: Path) -> None:
     package = tmp_path / "gpuconcepts"
-    for file in ("__init__.py", "units.py", "lab.py", "_private.py", "__main__.py"):
-        (package / file).parent.mkdir(parents=True, exist_ok=True)
-        (package / file).write_text("")
-    for file in ("cli/__init__.py", "cli/profile.py", "kernels/__init__.py", "kernels/_x.py"):
+    planted = ("__init__.py", "units.py", "lab.py", "_private.py", "__main__.py")
+    planted += ("cli/__init__.py", "cli/profile.py", "kernels/__init__.py", "kernels/_x.py")
+    for file in planted:
         (package / file).parent.mkdir(parents=True, exist_ok=True)
         (package / file).write_text("")
     page = (
@@ -122,6 +145,10 @@ def test_the_checks_fail_on_a_planted_tree(tmp_path: Path) -> None:
     }
     assert sorted(public - set(documented(page))) == ["gpuconcepts"]
     assert sorted(set(documented(page)) - all_modules(tmp_path)) == ["gpuconcepts.gone"]
+    (package / "kernels" / "__init__.py").write_text('__all__ = ["lab"]\n')
+    assert reexported_everywhere(page, tmp_path) == ["gpuconcepts.kernels"]
+    fixed = page.replace("kernels\n", "kernels\n   :ignore-module-all:\n")
+    assert reexported_everywhere(fixed, tmp_path) == []
     assert misplaced(page) == [
         "gpuconcepts.kernels (under 'no heading', not 'Kernels and experiments')",
         "gpuconcepts.lab (under 'Values', not 'Kernels and experiments')",
