@@ -106,6 +106,12 @@ def peak_definition(run: Run, changes: Sequence[Change]) -> str:
     return found
 
 
+def _since(definition: str) -> str:
+    """What P has measured since, for a run told by an older ``definition`` ("" if current)."""
+    current = PEAK_DEFINITIONS[-1][1]
+    return "" if definition == current else f"; it is now {current}"
+
+
 def peaks_sentence(run: Run, changes: Sequence[Change] = ()) -> str:
     """In words: the share of the datasheet's compute and memory roofs the run reached (and
     what its compute peak measured then, :func:`peak_definition`, when the change log
@@ -122,7 +128,7 @@ def peaks_sentence(run: Run, changes: Sequence[Change] = ()) -> str:
     sheet = gpu.peak(peaks.dtype) or 1.0
     return (
         f"In {run_phrase(run)} the compute peak"
-        + (f" ({definition}, the definition in force when it ran)" if definition else "")
+        + (f" ({definition} when it ran{_since(definition)})" if definition else "")
         + f" reached {si(peaks.flops_per_s, 'FLOP/s')} of "
         f"the {si(sheet, 'FLOP/s')} the {gpu.name} datasheet lists for {peaks.dtype} "
         f"({percent(peaks.flops_per_s / sheet)}), and streaming reached "
