@@ -448,6 +448,20 @@ def test_a_compute_kernel_at_5x_its_roof_is_labelled_compute():
     assert any(
         line.startswith("Anomaly: 1 0 ran above its compute roof") for line in report.summary()
     ), report.summary()
+    assert layer.to_dict()["faster_path"] is False  # a billion times P: no path is that fast
+
+
+def test_a_call_above_the_peak_within_the_hardware_s_limit_is_a_finding():
+    # P is the library's square GEMM; a call on a faster path may beat it without beating
+    # the hardware: the report says so as a finding, never an anomaly
+    model = nn.Sequential(nn.Linear(64, 64, bias=False))
+    slow_peak = replace(PEAKS, flops_per_s=1.0, physical_flops_per_s=1e15)
+    report = analyze(model, torch.randn(64, 64), device="cpu", peaks=slow_peak, repeats=3)
+    (layer,) = report.layers
+    assert (layer.bound, layer.above_roof, layer.faster_path) == ("compute", True, True)
+    summary = report.summary()
+    assert any(line.startswith("Finding: 1 0 ran above the compute peak P") for line in summary)
+    assert not any(line.startswith("Anomaly:") for line in summary), summary
 
 
 def test_figure_has_one_point_per_layer_with_flops():

@@ -22,7 +22,7 @@ from gpuconcepts.analysis.trace import Recorder
 from gpuconcepts.errors import GpuConceptsError, Terminated
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
-from gpuconcepts.roofline import Peaks, classify, verdict
+from gpuconcepts.roofline import Peaks, classify, faster_path, verdict
 
 if TYPE_CHECKING:
     from gpuconcepts.sizing import RunSizes
@@ -347,6 +347,7 @@ def _layers(
                 flushed=flushed,
                 bound=observed_bound(timing, peaks),
                 above_roof=verdict(timing, peaks).beaten,
+                faster_path=faster_path(timing, peaks),
                 warning=uncounted(call) if flops == 0 else "",
                 shares_timing_of=None if first[call.key] == index - 1 else first[call.key] + 1,
             )

@@ -259,8 +259,11 @@ class Report:
         lines += [f"Assumed: {text}" for text in self.assumptions]
         lines += [f"Warning: {text}" for text in self.all_warnings]
         lines += [
-            f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond its "
-            "spread (a faulty timing, or a ceiling measured in a busy moment)."
+            f"Finding: {layer.index} {layer.name} ran above the compute peak P, within the "
+            "hardware's limit: a faster code path than P's square GEMM."
+            if layer.faster_path
+            else f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond "
+            "its spread (a faulty timing, or a ceiling measured in a busy moment)."
             for layer in self.layers
             if layer.above_roof
         ]

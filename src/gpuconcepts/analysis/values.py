@@ -58,9 +58,12 @@ class Layer:
     warning: str = ""
     shares_timing_of: int | None = None
     above_roof: bool = False
-    """The call ran faster than its roof allows beyond its spread (the verdict's ``beaten``):
-    an anomaly, a faulty timing or a ceiling measured in a busy moment. ``bound`` stays the
-    kind of the roof it beat."""
+    """The call ran faster than its roof allows beyond its spread (the verdict's ``beaten``).
+    ``bound`` stays the kind of the roof it beat."""
+    faster_path: bool = False
+    """Above the compute peak P but within the hardware's limit: a faster code path than P's
+    square GEMM, a finding (:func:`~gpuconcepts.roofline.model.faster_path`). A call above its
+    roof otherwise is an anomaly: a faulty timing, or a ceiling measured in a busy moment."""
 
     @property
     def name(self) -> str:
@@ -138,6 +141,7 @@ class Layer:
             "warning": self.warning,
             "shares_timing_of": self.shares_timing_of,
             "above_roof": self.above_roof,
+            "faster_path": self.faster_path,
         }
 
 
@@ -171,7 +175,7 @@ def observed_bound(m: Measurement, peaks: Peaks) -> ObservedBound:
     follows), in three words; the one place that decides a call's label. A call far below a
     memory or overhead roof keeps that roof's kind: the report shows how much of the roof it
     reached, and a low share is a finding, not another bound. A call above every roof keeps
-    the kind of the roof it beat (an anomaly, :attr:`Layer.above_roof`), never "overhead".
+    the kind of the roof it beat (:attr:`Layer.above_roof`), never "overhead".
 
     >>> p = Peaks("cpu", 100e9, 10e9, "float32", latency_seconds=1e-5)
     >>> calls = [Measurement("a", "cpu", {}, (1.0,), 50e9, 1e9),  # half the compute roof

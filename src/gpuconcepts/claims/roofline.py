@@ -22,6 +22,7 @@ from gpuconcepts.roofline import (
     PER_CALL,
     Peaks,
     beats_every_roof,
+    faster_path,
     place,
     roof_times,
     verdict,
@@ -166,16 +167,12 @@ def _above_every_roof(m: Measurement, peaks: Peaks, label: str) -> tuple[str, ..
 
 
 def _faster_path(m: Measurement, peaks: Peaks) -> str:
-    """The finding of a kernel above the compute peak P, the rate of the library's square
-    GEMM, yet within the hardware's limit ("" otherwise): it ran a faster code path than P's
-    (a oneDNN convolution beside ``torch.mm`` on a CPU). Where no table gives the limit, a
-    path at most 1/:data:`~gpuconcepts.claims.thresholds.ROOF_MIN_SHARE` times P (the share
-    the claim allows) is taken for one."""
-    if not beats_every_roof(m, peaks) or verdict(m, peaks).binding.roof.kind != "compute":
+    """The finding of a kernel above the compute peak P yet within the hardware's limit
+    (:func:`~gpuconcepts.roofline.model.faster_path`; "" otherwise): it ran a faster code path
+    than P's square GEMM."""
+    if not faster_path(m, peaks):
         return ""
     limit = peaks.physical_flops_per_s
-    if m.flops_per_s > (peaks.flops_per_s / ROOF_MIN_SHARE if limit is None else limit):
-        return ""
     within = "" if limit is None else f", under the hardware's {si(limit, 'FLOP/s')}"
     return (
         f"; a finding: {si(m.flops_per_s, 'FLOP/s')} is above the square GEMM's peak P"

@@ -42,6 +42,7 @@ from gpuconcepts.roofline.diagnosis import (
 from gpuconcepts.roofline.mechanisms import DIAGNOSES, MODEL, model_seconds
 from gpuconcepts.roofline.model import (
     ABOVE_EVERY_ROOF,
+    PATH_FACTOR,
     GapSplit,
     Placement,
     Side,
@@ -49,6 +50,7 @@ from gpuconcepts.roofline.model import (
     beats_every_roof,
     changes_side,
     classify,
+    faster_path,
     gap_split,
     observe,
     overhead_flops_per_s,
@@ -97,6 +99,7 @@ __all__ = [
     "MODEL",
     "OPERATION_CHAIN",
     "OVERHEAD",
+    "PATH_FACTOR",
     "PER_CALL",
     "RANDOM_ACCESS",
     "RANDOM_ROWS_BEFORE",
@@ -124,6 +127,7 @@ __all__ = [
     "classify",
     "diagnoses",
     "diagnosis",
+    "faster_path",
     "gap_split",
     "gemm_products",
     "level",

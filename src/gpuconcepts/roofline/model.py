@@ -104,8 +104,8 @@ def roof_times(m: Measurement, peaks: Peaks) -> list[tuple[str, float]]:
 
 def beats_every_roof(m: Measurement, peaks: Peaks) -> bool:
     """True when ``m`` beat its roof by more than its spread: even its third-quartile time is
-    faster than the roof allows. A faulty measurement or a ceiling measured in a busy moment,
-    never a verdict.
+    faster than the roof allows. Never a verdict: a faster code path than the compute peak's
+    (:func:`faster_path`), or else a faulty measurement or a ceiling measured in a busy moment.
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
@@ -115,6 +115,38 @@ def beats_every_roof(m: Measurement, peaks: Peaks) -> bool:
     False
     """
     return verdict(m, peaks).beaten
+
+
+PATH_FACTOR = 4.0
+"""Where a run records no hardware limit (no FMA table for its CPU, or a GPU), a kernel at
+most this many times the compute peak P is taken to run a faster code path than P's: the
+widest gap between two GEMM paths of one machine the project has measured is oneDNN's 2.1×
+``torch.mm``'s on an AMD EPYC (Zen 5), and 4 is the most a roofline claim lets a kernel
+attain of its roof."""
+
+
+def faster_path(m: Measurement, peaks: Peaks) -> bool:
+    """Whether ``m``, above every roof beyond its spread, ran a faster code path than the
+    compute peak's: P is the rate of the library's square GEMM, not physics, so a kernel above
+    it but within the hardware's limit (``physical_flops_per_s``; :data:`PATH_FACTOR` × P
+    where the run records none) is a finding (a oneDNN convolution beside ``torch.mm`` on a
+    CPU). False when it beat no roof, beat a memory roof (no path reads bytes faster than the
+    level serves them) or beat that limit: an anomaly.
+
+    >>> from dataclasses import replace
+    >>> from gpuconcepts.measure import Measurement
+    >>> conv = Measurement("cnn-conv", "cpu", {}, (0.005,) * 3, 1e9, 1e6)  # 200 GFLOP/s
+    >>> p = Peaks(device="cpu", flops_per_s=1e11, bytes_per_s=1e10, dtype="float32")
+    >>> faster_path(conv, p), faster_path(conv, replace(p, physical_flops_per_s=4e11))
+    (True, True)
+    >>> faster_path(conv, replace(p, physical_flops_per_s=1.5e11))
+    False
+    """
+    found = verdict(m, peaks)
+    if not found.beaten or found.binding.roof.kind != "compute":
+        return False
+    limit = peaks.physical_flops_per_s
+    return m.flops_per_s <= (PATH_FACTOR * peaks.flops_per_s if limit is None else limit)
 
 
 def overhead_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
