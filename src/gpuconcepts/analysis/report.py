@@ -30,7 +30,7 @@ from gpuconcepts.analysis.values import (
     ObservedBound,
     observed_bound,
 )
-from gpuconcepts.roofline import Peaks
+from gpuconcepts.roofline import FASTER_PATH, Peaks
 from gpuconcepts.tables import aligned
 from gpuconcepts.units import binary_bytes, percent, plain_number, si, significant
 
@@ -260,7 +260,7 @@ class Report:
         lines += [f"Warning: {text}" for text in self.all_warnings]
         lines += [
             f"Finding: {layer.index} {layer.name} ran above the compute peak P, within the "
-            "hardware's limit: a faster code path than P's square GEMM."
+            f"hardware's limit: {FASTER_PATH}."
             if layer.faster_path
             else f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond "
             "its spread (a faulty timing, or a ceiling measured in a busy moment)."

@@ -19,6 +19,7 @@ from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import (
     CHAIN,
+    FASTER_PATH,
     PER_CALL,
     Peaks,
     beats_every_roof,
@@ -176,7 +177,7 @@ def _faster_path(m: Measurement, peaks: Peaks) -> str:
     within = "" if limit is None else f", under the hardware's {si(limit, 'FLOP/s')}"
     return (
         f"; a finding: {si(m.flops_per_s, 'FLOP/s')} is above the square GEMM's peak P"
-        f"{within}, so this kernel ran a faster code path than P's"
+        f"{within}: {FASTER_PATH}"
     )
 
 

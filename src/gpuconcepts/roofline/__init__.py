@@ -42,6 +42,7 @@ from gpuconcepts.roofline.diagnosis import (
 from gpuconcepts.roofline.mechanisms import DIAGNOSES, MODEL, model_seconds
 from gpuconcepts.roofline.model import (
     ABOVE_EVERY_ROOF,
+    FASTER_PATH,
     PATH_FACTOR,
     GapSplit,
     Placement,
@@ -92,6 +93,7 @@ __all__ = [
     "CHAIN",
     "COLD_START",
     "DIAGNOSES",
+    "FASTER_PATH",
     "FLOORS",
     "FUSED",
     "GEMM_SHAPE",

@@ -125,6 +125,11 @@ widest gap between two GEMM paths of one machine the project has measured is one
 attain of its roof."""
 
 
+FASTER_PATH = "a faster code path than P's square GEMM, or P measured in a slower moment"
+"""What a kernel above P within the hardware's limit tells (:func:`faster_path`), in words:
+both readings fit, and only a wide gap (a oneDNN convolution at twice P) points to the first."""
+
+
 def faster_path(m: Measurement, peaks: Peaks) -> bool:
     """Whether ``m``, above every roof beyond its spread, ran a faster code path than the
     compute peak's: P is the rate of the library's square GEMM, not physics, so a kernel above

@@ -10,6 +10,7 @@ from gpuconcepts.hardware import dtype_bytes
 from gpuconcepts.render.text.runs import explained, roof_label
 from gpuconcepts.roofline import (
     COLD_START,
+    FASTER_PATH,
     OPERATION_CHAIN,
     PATH_FACTOR,
     RANDOM_ACCESS,
@@ -54,7 +55,7 @@ def why_unexplained(m: Measurement, peaks: Peaks) -> str | None:
     >>> print(why_unexplained(Measurement("x", "cpu", {}, (0.01, 0.02, 0.03), 1e6, 1e6), p))
     its repetitions spread 50% about the median, so its share is uncertain. It reached 0.5% of its memory (DRAM) roof; no mechanism measured apart from it accounts for the rest
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.0098,), 1e9, 1e6), p))
-    it took 2% less time than its compute roof allows: a finding, a faster code path than P's square GEMM (102 GFLOP/s, within 4× P, as the run records no hardware limit)
+    it took 2% less time than its compute roof allows: a finding, a faster code path than P's square GEMM, or P measured in a slower moment (102 GFLOP/s, within 4× P, as the run records no hardware limit)
     >>> two = Peaks("cpu", 1e11, 1e10, "float32", threads=2)
     >>> print(why_unexplained(Measurement("mlp", "cpu", {}, (0.05,), 1e9, 1e6, threads=1), two))
     it ran on 1 thread where its roofs had 2, since another program had taken a core before it was timed. It reached 20% of its compute roof; no mechanism measured apart from it accounts for the rest
@@ -99,7 +100,7 @@ def above_roof(m: Measurement, peaks: Peaks) -> str:
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", physical_flops_per_s=4e11)
     >>> print(above_roof(Measurement("cnn-conv", "cpu", {}, (0.005,), 1e9, 1e6), p))
-    it ran 2× as fast as its compute roof allows: a finding, a faster code path than P's square GEMM (200 GFLOP/s, under the hardware's 400 GFLOP/s)
+    it ran 2× as fast as its compute roof allows: a finding, a faster code path than P's square GEMM, or P measured in a slower moment (200 GFLOP/s, under the hardware's 400 GFLOP/s)
     >>> print(above_roof(Measurement("cnn-conv", "cpu", {}, (0.001,), 1e9, 1e6), p))
     it ran 10× as fast as its compute roof allows: above the hardware's 400 GFLOP/s, so a faulty measurement or a ceiling measured in a busy moment (the run's noise probe says how busy)
     """
@@ -120,7 +121,7 @@ def above_roof(m: Measurement, peaks: Peaks) -> str:
             else f"within {times(PATH_FACTOR)} P, as the run records no hardware limit"
         )
         return (
-            f"{beat}: a finding, a faster code path than P's square GEMM "
+            f"{beat}: a finding, {FASTER_PATH} "
             f"({si(m.flops_per_s, 'FLOP/s')}, {within})"
         )
     compute = where.kind == "compute"
