@@ -20,16 +20,32 @@ def _module(path: Path, root: Path) -> str:
 
 
 def _lazy(path: Path) -> bool:
-    """Whether a package's ``__init__`` re-exports lazily (PEP 562: a module ``__getattr__``)."""
+    """Whether a package's ``__init__`` re-exports lazily (PEP 562: a module ``__getattr__``,
+    defined there or made by :func:`gpuconcepts.lazy.reexports`)."""
     tree = ast.parse(path.read_text())
-    return any(isinstance(i, ast.FunctionDef) and i.name == "__getattr__" for i in tree.body)
+    defined = (i.name for i in tree.body if isinstance(i, ast.FunctionDef))
+    assigned = (
+        n.id
+        for i in tree.body
+        if isinstance(i, ast.Assign)
+        for target in i.targets
+        for n in ast.walk(target)
+        if isinstance(n, ast.Name)
+    )
+    return "__getattr__" in {*defined, *assigned}
 
 
 def _reexports(path: Path) -> dict[str, str]:
     """A lazy package's names → the module each comes from (its ``TYPE_CHECKING`` imports)."""
+    checking = [
+        node
+        for node in ast.parse(path.read_text()).body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
     return {
         alias.asname or alias.name: item.module
-        for item in ast.walk(ast.parse(path.read_text()))
+        for block in checking
+        for item in ast.walk(block)
         if isinstance(item, ast.ImportFrom) and (item.module or "").startswith("gpuconcepts")
         for alias in item.names
     }
@@ -114,6 +130,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "formula_inputs",
         "formulas",
         "hardware",
+        "lazy",
         "measurement",
         "model",
         "questions",

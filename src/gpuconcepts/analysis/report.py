@@ -54,6 +54,21 @@ TEXT_WIDTH = 100
 
 
 # -- the report ----------------------------------------------------------------------------
+def above_roof(layer: Layer) -> str:
+    """The report's line for a call above its roof beyond its spread: a finding when it beat
+    the compute peak P within the hardware's limit (:attr:`Layer.faster_path`), else an
+    anomaly."""
+    if layer.faster_path:
+        return (
+            f"Finding: {layer.index} {layer.name} ran above the compute peak P, within the "
+            f"hardware's limit: {FASTER_PATH}."
+        )
+    return (
+        f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond its "
+        "spread (a faulty timing, or a ceiling measured in a busy moment)."
+    )
+
+
 @dataclass(frozen=True)
 class Report:
     """What :func:`analyze` found: one :class:`Layer` per call, and the whole pass's totals.
@@ -258,16 +273,7 @@ class Report:
             )
         lines += [f"Assumed: {text}" for text in self.assumptions]
         lines += [f"Warning: {text}" for text in self.all_warnings]
-        lines += [
-            f"Finding: {layer.index} {layer.name} ran above the compute peak P, within the "
-            f"hardware's limit: {FASTER_PATH}."
-            if layer.faster_path
-            else f"Anomaly: {layer.index} {layer.name} ran above its {layer.bound} roof, beyond "
-            "its spread (a faulty timing, or a ceiling measured in a busy moment)."
-            for layer in self.layers
-            if layer.above_roof
-        ]
-        return lines
+        return lines + [above_roof(layer) for layer in self.layers if layer.above_roof]
 
     def memory_bound_everywhere(self) -> tuple[Layer, ...]:
         """Calls left of the ridge on every datasheet GPU: more FLOP/s would not speed them up."""

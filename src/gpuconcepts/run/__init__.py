@@ -14,8 +14,9 @@ torch.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpuconcepts.lazy import reexports
 
 if TYPE_CHECKING:
     from gpuconcepts.run.provenance import Provenance as Provenance
@@ -43,17 +44,4 @@ EXPORTS = {
 """Each module's names this package re-exports (the ``TYPE_CHECKING`` block says the same for
 the type checker; ``tests/test_imports.py`` checks that they agree)."""
 
-_HOME = {name: module for module, names in EXPORTS.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    """A re-exported name, imported from its module on first use (PEP 562)."""
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOME[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__getattr__, __dir__ = reexports(__name__, globals(), EXPORTS)

@@ -120,10 +120,7 @@ def above_roof(m: Measurement, peaks: Peaks) -> str:
             if limit is not None
             else f"within {times(PATH_FACTOR)} P, as the run records no hardware limit"
         )
-        return (
-            f"{beat}: a finding, {FASTER_PATH} "
-            f"({si(m.flops_per_s, 'FLOP/s')}, {within})"
-        )
+        return f"{beat}: a finding, {FASTER_PATH} ({si(m.flops_per_s, 'FLOP/s')}, {within})"
     compute = where.kind == "compute"
     if compute and limit is not None:
         fault = f"above the hardware's {si(limit, 'FLOP/s')}, so {fault}"
