@@ -1216,6 +1216,29 @@ def test_a_kernel_above_the_compute_peak_within_the_hardware_s_limit_is_a_findin
     assert roofline(lookup, "memory", role="dlrm-random").anomalous
 
 
+def test_random_rows_faster_than_the_gather_rate_are_a_finding_not_a_failed_claim() -> None:
+    # the gather sweep's line rate is measured on other tables: a lookup that beats it while
+    # its lines still stream no faster than DRAM serves them is a miss of the model's time
+    # (ledger 2), never an anomaly that fails "lookups are memory-bound" (ledger 1); beyond the
+    # streaming bound of its lines physics forbids it
+    gather = replace(PEAKS, line_bytes=64, random_sweep=((2**30, 64, 5e7),))
+    params = {"N": 2**24, "B": 2**12, "L": 2**8, "d": 16, "s": 4}  # a 1 GiB table of 64-byte rows
+
+    def lookup(seconds: float) -> ClaimResult:
+        rows = Measurement("dlrm-random", "cpu", params, (seconds,) * 3, 2**20, 2**26,
+                           random_rows=2**20, row_bytes=64)  # fmt: skip
+        return judge_roofline(rows, role="dlrm-random", peaks=gather, expected="memory",
+                              label="x", source="y", device=DEVICE)  # fmt: skip
+
+    # roof: 2^20 lines at 50 M/s = 21 ms; their 64 MiB stream at 10 GB/s in 6.7 ms
+    finding = lookup(0.015)
+    assert (finding.verdict, finding.anomalous) == ("holds", False)
+    assert "a finding: its rows came faster than the gather sweep's rate" in finding.detail
+    beyond = lookup(0.005)
+    assert (beyond.verdict, beyond.anomalous) == ("fails", True)
+    assert "it ran 4.2× as fast as the roofs allow" in beyond.anomaly[0]
+
+
 @pytest.mark.usefixtures("tiny_verify")
 def test_a_kernel_above_every_roof_is_an_anomaly_and_never_raises_the_peaks(
     monkeypatch: pytest.MonkeyPatch,

@@ -19,11 +19,12 @@ from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import (
     CHAIN,
-    FASTER_PATH,
     PER_CALL,
     Peaks,
+    beaten_by,
     beats_every_roof,
     faster_path,
+    finding,
     place,
     roof_times,
     verdict,
@@ -75,7 +76,7 @@ def judge_roofline(
         detail=f"{si(m.flops_per_s, 'FLOP/s')} ({percent(m.flops_per_s / peaks.flops_per_s)} "
         f"of peak), {si(m.bytes_per_s, 'B/s')} ({times(m.bytes_per_s / peaks.bytes_per_s)} "
         f"the measured bandwidth); {times(where.ratio)} the roofline time; observed bound: "
-        f"{where.observed} ({percent(where.attained)} of that roof)" + _faster_path(m, peaks),
+        f"{where.observed} ({percent(where.attained)} of that roof)" + _finding(m, peaks),
         gates=(
             (
                 f"the roof that binds it is a {expected} roof "
@@ -157,27 +158,30 @@ def _unseen(m: Measurement, peaks: Peaks, expected: str) -> str:
 
 def _above_every_roof(m: Measurement, peaks: Peaks, label: str) -> tuple[str, ...]:
     """The anomaly of a kernel that ran above every roof of the machine, beyond its spread,
-    when physics forbids it: above a memory roof, or above the hardware's own compute limit.
-    Above the compute peak P but under that limit (or where no table gives it) the kernel ran
-    a faster path than P's square GEMM, a finding its detail tells
-    (:func:`_faster_path`), never a fault of the measurement."""
-    if not beats_every_roof(m, peaks) or _faster_path(m, peaks):
+    when physics forbids it: above the streaming bound of its bytes, or above the hardware's
+    own compute limit. Above a measured rate that is no physical limit (the compute peak P of
+    a square GEMM, the gather sweep's rate of random rows) it is a finding its detail tells
+    (:func:`~gpuconcepts.roofline.model.finding`), never a fault of the measurement: how far
+    the model's time missed is ledger 2's."""
+    if not beats_every_roof(m, peaks) or finding(m, peaks):
         return ()
-    beaten = f"{times(place(m, peaks).attained)} as fast as the roofs allow, beyond its spread"
+    beaten = f"it {beaten_by(place(m, peaks).attained)} the roofs allow, beyond its spread"
     return (f"{label} ran above every roof of this machine: {beaten}",)
 
 
-def _faster_path(m: Measurement, peaks: Peaks) -> str:
-    """The finding of a kernel above the compute peak P yet within the hardware's limit
-    (:func:`~gpuconcepts.roofline.model.faster_path`; "" otherwise): it ran a faster code path
-    than P's square GEMM."""
-    if not faster_path(m, peaks):
+def _finding(m: Measurement, peaks: Peaks) -> str:
+    """The finding of a kernel above a measured rate yet within physics
+    (:func:`~gpuconcepts.roofline.model.finding`; "" otherwise), with its rate."""
+    found = finding(m, peaks)
+    if not found:
         return ""
+    if not faster_path(m, peaks):
+        return f"; a finding: {found}"
     limit = peaks.physical_flops_per_s
     within = "" if limit is None else f", under the hardware's {si(limit, 'FLOP/s')}"
     return (
         f"; a finding: {si(m.flops_per_s, 'FLOP/s')} is above the square GEMM's peak P"
-        f"{within}: {FASTER_PATH}"
+        f"{within}: {found}"
     )
 
 

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from gpuconcepts import formulas
+from gpuconcepts.roofline.counts import moved_bytes, random_table_bytes, working_set_bytes
 from gpuconcepts.roofline.peaks import Peaks
-from gpuconcepts.roofline.roofs import RoofKind, verdict
+from gpuconcepts.roofline.roofs import RoofKind, level, verdict
+from gpuconcepts.units import percent, times
 
 if TYPE_CHECKING:
     from gpuconcepts.measurement import Measurement
@@ -135,8 +137,8 @@ def faster_path(m: Measurement, peaks: Peaks) -> bool:
     compute peak's: P is the rate of the library's square GEMM, not physics, so a kernel above
     it but within the hardware's limit (``physical_flops_per_s``; :data:`PATH_FACTOR` × P
     where the run records none) is a finding (a oneDNN convolution beside ``torch.mm`` on a
-    CPU). False when it beat no roof, beat a memory roof (no path reads bytes faster than the
-    level serves them) or beat that limit: an anomaly.
+    CPU). False when it beat no roof, beat a memory roof (:func:`faster_gather` says when that
+    is a finding too) or beat that limit: an anomaly.
 
     >>> from dataclasses import replace
     >>> from gpuconcepts.measure import Measurement
@@ -152,6 +154,85 @@ def faster_path(m: Measurement, peaks: Peaks) -> bool:
         return False
     limit = peaks.physical_flops_per_s
     return m.flops_per_s <= (PATH_FACTOR * peaks.flops_per_s if limit is None else limit)
+
+
+FASTER_GATHER = (
+    "its rows came faster than the gather sweep's rate for their width and table: that rate "
+    "is measured on other tables, not a physical limit, so the model's time missed"
+)
+"""What a random-row kernel above the gather sweep's rate but within the streaming bound of
+its lines tells (:func:`faster_gather`), in words."""
+
+
+def streaming_seconds(m: Measurement, peaks: Peaks) -> float:
+    """The least time the memory allows ``m`` whatever its access order: the bytes its code
+    moves at the bandwidth of the level that holds its working set (after a flush, every
+    distinct byte at DRAM's too) and, for rows fetched at random, each row's whole lines at
+    the streaming bandwidth of the level that holds its table. The memory roof reads random
+    rows at the gather sweep's slower line rate instead; no order of rows beats this bound.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64)
+    >>> rows = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (1.0,), 0, 2**20,
+    ...                    random_rows=10**6, row_bytes=16)
+    >>> streaming_seconds(rows, p)  # a million 64-byte lines at 10 GB/s
+    0.0064
+    """
+    held = level(m, peaks)
+    seconds = moved_bytes(m) / held.bytes_per_s
+    if m.flush:
+        seconds = max(seconds, working_set_bytes(m) / peaks.memory_roofs[-1].bytes_per_s)
+    if m.random_rows and m.row_bytes and peaks.line_bytes:
+        table = random_table_bytes(m)
+        served = peaks.memory_roofs[peaks.level_of(int(table))] if table else held
+        lines = m.random_rows * -(-m.row_bytes // peaks.line_bytes)
+        seconds = max(seconds, lines * peaks.line_bytes / served.bytes_per_s)
+    return seconds
+
+
+def faster_gather(m: Measurement, peaks: Peaks) -> bool:
+    """Whether ``m``, above its memory roof beyond its spread, beat only the gather sweep's
+    rate for random rows and not the streaming bound of its lines (:func:`streaming_seconds`):
+    a miss of the model's time, scored in ledger 2, never an anomaly that fails a claim.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=((2**28, 16, 5e7),))
+    >>> def rows(seconds):
+    ...     return Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (seconds,) * 3,
+    ...                        0, 2**20, random_rows=10**6, row_bytes=16)
+    >>> faster_gather(rows(0.015), p), faster_gather(rows(0.025), p), faster_gather(rows(0.005), p)
+    (True, False, False)
+    """
+    found = verdict(m, peaks)
+    if not found.beaten or found.binding.roof.kind != "memory":
+        return False
+    return m.interval_seconds[1] >= streaming_seconds(m, peaks)
+
+
+def finding(m: Measurement, peaks: Peaks) -> str:
+    """What a kernel above every roof beyond its spread tells when no physical limit was
+    beaten: :data:`FASTER_PATH` above the compute peak (:func:`faster_path`),
+    :data:`FASTER_GATHER` above the gather sweep's rate (:func:`faster_gather`); "" when it
+    beat no roof, or beat a physical limit (an anomaly: a faulty measurement, or a ceiling
+    measured in a busy moment). The claims, the pages and the analysis read this one rule."""
+    if faster_path(m, peaks):
+        return FASTER_PATH
+    if faster_gather(m, peaks):
+        return FASTER_GATHER
+    return ""
+
+
+def beaten_by(attained: float) -> str:
+    """How far a kernel beat a roof, in words that fit the ratio: "ran 2× as fast as" from
+    1.5 up; below, the share of the time it saved, since a ratio near one reads "1×" at the
+    book's precision.
+
+    >>> beaten_by(2.0), beaten_by(1.057)
+    ('ran 2× as fast as', 'took 5.4% less time than')
+    """
+    if attained >= 1.5:
+        return f"ran {times(attained)} as fast as"
+    return f"took {percent(1 - 1 / attained)} less time than"
 
 
 def overhead_flops_per_s(m: Measurement, peaks: Peaks) -> float | None:
