@@ -8,7 +8,9 @@ the run's thread count. Where gcc or the script is absent, beside a numpy triad 
 
 Compute: the peak :func:`gpuconcepts.kernels.peaks.gemm_flops` measures (a square GEMM of the
 presets' ``gemm_n`` through ``torch.mm``, the path ``F.linear`` and ``nn.Linear`` run, at its
-median) beside a 4,096² SGEMM through numpy's BLAS, median of its repetitions.
+median) beside a 4,096² SGEMM through numpy's BLAS, median of its repetitions, and beside
+the same product through ``torch.mm`` timed here apart from the ceiling's code (a gap to numpy
+that this ratio does not show lies between the two libraries, not in the ceiling).
 
 Prints each pair and their ratio, in alternating rounds so that a load that comes and goes
 falls on both; the goal is within 15 %. STREAM reports its best of 20 repetitions, as it always
@@ -28,6 +30,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -117,10 +120,24 @@ def numpy_sgemm() -> float:
     a = rng.random((SGEMM_N, SGEMM_N), dtype=np.float32)
     b = rng.random((SGEMM_N, SGEMM_N), dtype=np.float32)
     out = np.empty_like(a)
+    return _sgemm_rate(lambda: np.matmul(a, b, out=out))
+
+
+def torch_sgemm() -> float:
+    """FLOP/s of the same 4,096² product through ``torch.mm`` (torch's own BLAS, the library
+    the peak reads), timed here apart from the project's ceiling code: it tells whether a gap
+    to numpy is the ceiling's measurement or the two libraries."""
+    a, b = torch.rand(SGEMM_N, SGEMM_N), torch.rand(SGEMM_N, SGEMM_N)
+    out = torch.empty_like(a)
+    return _sgemm_rate(lambda: torch.mm(a, b, out=out))
+
+
+def _sgemm_rate(product: Callable[[], object]) -> float:
+    """FLOP/s of a 4,096² product at the median of :data:`REPEATS` (one warm-up first)."""
     times = []
     for _ in range(REPEATS + 1):
         start = time.perf_counter()
-        np.matmul(a, b, out=out)
+        product()
         times.append(time.perf_counter() - start)
     return 2 * SGEMM_N**3 / statistics.median(times[1:])
 
@@ -177,9 +194,12 @@ def main() -> None:
     for _ in range(args.rounds):
         peak = gemm_flops("cpu", n=n, repeats=GEMM_REPEATS)  # the compute roof: torch.mm
         pairs.append((peak, numpy_sgemm()))
+        own = torch_sgemm()
         rates = {b: gemm_flops("cpu", n=n, repeats=GEMM_REPEATS, backend=b) for b in others}
-        each.append(", ".join(f"{b} (not the peak) {units.si(r, 'FLOP/s')}"
-                              for b, r in rates.items()) or "no other path")  # fmt: skip
+        each.append(f"torch.mm {SGEMM_N}² timed here {units.si(own, 'FLOP/s')}, ratio "
+                    f"{peak / own:.2f}; "
+                    + (", ".join(f"{b} (not the peak) {units.si(r, 'FLOP/s')}"
+                                 for b, r in rates.items()) or "no other path"))  # fmt: skip
     limit = physical_flops("cpu")
     said = "unknown" if limit is None else units.si(limit, "FLOP/s")
     note = f"project: {n}² through torch.mm, median; physical limit {said}"
