@@ -17,7 +17,6 @@ import pytest
 from gpuconcepts.claims import judge
 from gpuconcepts.claims.accuracy import accuracy, flips, sample_of, summary, within
 from gpuconcepts.claims.predict import (
-    measured_over_predicted,
     numeric,
     prediction_region,
     region_within,
@@ -77,7 +76,7 @@ def test_within_prediction_counts_numbers_only() -> None:
     assert within_prediction(example(16.0)) is True  # the example predicts 8
     assert within_prediction(example(16.5)) is False
     assert within_prediction(example(3.9)) is False
-    assert measured_over_predicted(example(4.0).test) == 0.5
+    assert within_prediction(example(4.0)) is True  # measured ÷ predicted 0.5: the edge
     zero = TwoSided("error", 0.0, "half", 0.5, 0.0, 0.0, 0.0, (0.0, 0.0))
     assert not numeric(zero)  # an exact check predicting 0 has no ratio
     assert share_within([example(8.0), example(30.0), example(1.0)]) == (1, 3)

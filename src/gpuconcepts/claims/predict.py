@@ -222,19 +222,14 @@ def numeric(test: TwoSided) -> bool:
     return math.isfinite(p) and p > 0 and math.isfinite(m)
 
 
-def measured_over_predicted(test: TwoSided) -> float | None:
-    """measured ÷ predicted of ``test`` (None when either is not a number, see
-    :func:`numeric`)."""
-    return test.measured / test.predicted if numeric(test) else None
-
-
 def within_prediction(result: ClaimResult) -> bool | None:
     """Whether ``result`` measured within :data:`~gpuconcepts.claims.thresholds.PREDICTION_FACTOR`
-    of its prediction (None when its prediction or measurement is not a number)."""
-    ratio = measured_over_predicted(result.test)
-    if ratio is None:
+    of its prediction (None when its prediction or measurement is not a number, see
+    :func:`numeric`)."""
+    test = result.test
+    if not numeric(test):
         return None
-    return 1 / PREDICTION_FACTOR <= ratio <= PREDICTION_FACTOR
+    return 1 / PREDICTION_FACTOR <= test.measured / test.predicted <= PREDICTION_FACTOR
 
 
 def region_within(test: TwoSided) -> bool:
