@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.judge import part_claims
-from gpuconcepts.distributed import QUICK
+from gpuconcepts.distributed import quick_sizes
 from gpuconcepts.lab import Lab
 from gpuconcepts.measure import Measurement
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
@@ -199,7 +199,7 @@ def synthetic_distributed() -> DistributedReport:
     fit = fit_alpha_beta([c.formula_bytes for c in sweep], [c.median_seconds for c in sweep])
     return DistributedReport(
         world_size=2, backend="gloo", quick=True,
-        device="gloo over loopback TCP, 2 processes on Example CPU", sizes=QUICK,
+        device="gloo over loopback TCP, 2 processes on Example CPU", sizes=quick_sizes(),
         collectives=collectives, fit=fit, cores=2, seconds=60.0,
         timings={"data parallel": 1.0, "size sweep": 2.0},
     )  # fmt: skip

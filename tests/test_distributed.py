@@ -21,7 +21,7 @@ from gpuconcepts import formulas as f
 from gpuconcepts.claims import collectives as claims
 from gpuconcepts.claims.distributed import bubble_claim, bubble_sweep_claim, judge_distributed
 from gpuconcepts.cli import main
-from gpuconcepts.distributed import QUICK, launch
+from gpuconcepts.distributed import launch, quick_sizes
 from gpuconcepts.distributed.report import count_growth, measure
 from gpuconcepts.distributed.traffic import parse_loopback
 from gpuconcepts.errors import GpuConceptsError
@@ -188,7 +188,7 @@ def test_a_hanging_worker_is_stopped_at_the_timeout(tmp_path: Path) -> None:
 
 # -- a real run ------------------------------------------------------------------------------
 SMALL = replace(
-    QUICK,
+    quick_sizes(),
     repeats=3,
     sweep=(2**12, 2**16, 2**20),
     pp_width=256,

@@ -229,8 +229,8 @@ READERS = {"load_presets", "load_sweeps", "load_claim_sizes", "load_part_sizes",
 READING_ALLOWED = {
     "sizes.py",  # the readers themselves
     "sizing.py",  # RunSizes.resolve, the one decision
-    # QUICK and FULL, the distributed part's two tables by name, both read at import for
-    # examples, pages and tests (a measurement runs at the RunSizes it is handed)
+    # quick_sizes(), the distributed part's quick table by name, read when called by examples,
+    # the distributed page and tests (a measurement runs at the RunSizes it is handed)
     "distributed/report.py",
 }
 

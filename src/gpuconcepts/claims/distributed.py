@@ -6,9 +6,9 @@
 pipeline's bubble here, from GPipe's schedule with the messages between stages priced by the
 fit. Nothing runs: a saved run's report is judged again exactly as when it was measured.
 
->>> from gpuconcepts.distributed import QUICK
+>>> from gpuconcepts.distributed import quick_sizes
 >>> from gpuconcepts.results.distributed import DistributedReport
->>> empty = DistributedReport(2, "gloo", True, "demo", QUICK, (), None, 2, 0.0, {})
+>>> empty = DistributedReport(2, "gloo", True, "demo", quick_sizes(), (), None, 2, 0.0, {})
 >>> judge_distributed(empty)  # a part that ran nothing has nothing to judge
 ()
 """

@@ -21,14 +21,14 @@ all-reduce size sweep predicts the other collectives' times.
 
 Importing this package loads neither torch nor matplotlib.
 
->>> from gpuconcepts.distributed import QUICK
->>> QUICK.embedding(2)[:2]
+>>> from gpuconcepts.distributed import quick_sizes
+>>> quick_sizes().embedding(2)[:2]
 (4, 2048)
 """
 
 from __future__ import annotations
 
-from gpuconcepts.distributed.report import FULL, QUICK, measure
+from gpuconcepts.distributed.report import measure, quick_sizes
 from gpuconcepts.results.distributed import (
     AlphaBeta,
     Collective,
@@ -37,11 +37,10 @@ from gpuconcepts.results.distributed import (
 )
 
 __all__ = [
-    "FULL",
-    "QUICK",
     "AlphaBeta",
     "Collective",
     "DistributedReport",
     "Sizes",
     "measure",
+    "quick_sizes",
 ]

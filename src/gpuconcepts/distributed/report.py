@@ -34,14 +34,19 @@ from gpuconcepts.sizes import load_part_sizes
 if TYPE_CHECKING:
     from gpuconcepts.sizing import RunSizes
 
-# The two tables by name, for examples, pages and tests; a measurement runs at the sizes of
-# the RunSizes it is handed, and picks neither.
-QUICK = from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
-"""Sizes for ``--quick`` (``conf/presets.toml``, ``[distributed.quick]`` over
-``[distributed]``): every message at least a few hundred kB, so headers stay small."""
 
-FULL = from_record(Sizes, load_part_sizes("distributed", quick=False), "[distributed]")
-"""The default sizes (``conf/presets.toml``, ``[distributed]``)."""
+def quick_sizes() -> Sizes:
+    """The distributed part's ``--quick`` sizes (``conf/presets.toml``, ``[distributed.quick]``
+    over ``[distributed]``: every message at least a few hundred kB, so headers stay small),
+    read from the presets file when called. Examples, tests and the distributed page's pricing
+    of a run without the part use them; a measurement runs at the sizes of the
+    :class:`~gpuconcepts.sizing.RunSizes` it is handed, so importing this module reads no file.
+
+    >>> quick_sizes().embedding(2)[:2]
+    (4, 2048)
+    """
+    return from_record(Sizes, load_part_sizes("distributed", quick=True), "[distributed.quick]")
+
 
 GROWTH_REPEATS = 2
 """Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only

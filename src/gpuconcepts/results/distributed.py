@@ -48,8 +48,8 @@ def _multiple(value: int, world: int) -> int:
 class Sizes:
     """The sizes of every workload; the embedding sizes are rounded to multiples of W.
 
-    >>> from gpuconcepts.distributed import QUICK
-    >>> QUICK.embedding(3)
+    >>> from gpuconcepts.distributed import quick_sizes
+    >>> quick_sizes().embedding(3)
     (6, 2049, 20001, 66, 8)
     """
 

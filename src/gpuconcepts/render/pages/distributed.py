@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import exercises as answers
 from gpuconcepts import formulas, units
-from gpuconcepts.distributed import QUICK
+from gpuconcepts.distributed import quick_sizes
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPU, GPUS, INFINIBAND_NDR_BYTES_PER_S
 from gpuconcepts.questions import question
@@ -257,7 +257,7 @@ def links(run: Run) -> Glue:
     # A table-wise lookup across devices: each pools its n_tables/W tables for all B samples,
     # L rows a bag (as many as the measured lookups pooled), and sends the pooled rows.
     bag = {"B": EXAMPLE["B"], "d": D, "s": S}
-    pool_L = (QUICK if report is None else report.sizes).emb_lookups
+    pool_L = (quick_sizes() if report is None else report.sizes).emb_lookups
     local_tables = EXAMPLE["n_tables"] // EXAMPLE["W"]
     lookup_bytes = local_tables * formulas.embedding_bag_bytes(L=pool_L, **bag)
     send_bytes = formulas.tablewise_alltoall_bytes(**EXAMPLE)
