@@ -6,7 +6,9 @@ physical limit only where a table knows the core."""
 from __future__ import annotations
 
 import functools
+import tomllib
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from synthetic import PEAKS, synthetic_lab
@@ -24,7 +26,9 @@ from gpuconcepts.sizing import RunSizes
 from gpuconcepts.sweeps import gemm_sweep_points, judged_table_bytes, random_tables, too_close
 from gpuconcepts.units import MiB
 
-PRESETS = [(cls, quick) for cls in ("cpu", "cuda-small", "cuda-large") for quick in (True, False)]
+PRESETS = [(cls, quick) for cls in get_args(DeviceClass) for quick in (True, False)]
+"""Every preset a run can read: each device class of the sizes module, quick and full (the test
+below checks that conf/presets.toml holds no other device class)."""
 FREE = 64 * 2**30
 Shape = tuple[int, int, int]
 
@@ -286,3 +290,11 @@ def test_the_compute_peak_is_the_librarys_own_square_gemm(monkeypatch: pytest.Mo
     assert peaks.gemm_flops("cpu", n=64) == 1e11
     assert asked == [((64, 64, 64), "mm")]
     assert not hasattr(peaks, "fastest_gemm")
+
+
+def test_the_presets_checked_are_every_device_class_of_the_presets_file() -> None:
+    # a device class added to conf/presets.toml and not to DeviceClass would escape the checks
+    # above: its tables are every top-level table but the parts a device class shares
+    table = tomllib.loads((Path(__file__).parents[1] / "conf" / "presets.toml").read_text())
+    shared = {"distributed", "wholemodel"}
+    assert set(table) - shared == {cls for cls, _ in PRESETS}
