@@ -78,54 +78,119 @@ class Claim:
     kind: Kind
     tests: Tests = "prediction"
     experiment: str | None = None
+    thresholds: tuple[str, ...] = ()
+    """The constants of :mod:`gpuconcepts.claims.thresholds` its verdict is compared with, by
+    name (their one home stays there: :meth:`threshold_values` reads them from it)."""
 
     @property
     def ledger(self) -> Ledger:
         """Where its verdict is counted (:data:`Ledger`)."""
         return "fact" if self.tests == "fact" else "model" if self.tests == "model" else "post"
 
+    @property
+    def page(self) -> str:
+        """The book's page that discusses it (its chapter's source under ``docs/``), where
+        :func:`anchor` marks the place."""
+        return f"{self.chapter}.md"
 
-def _core(judge: str, chapter: str, tests: Tests = "prediction", measured_by: str = "") -> Claim:
-    """A core claim, judged by ``module:function`` of the claims package, from the experiment
-    of ``measured_by`` (a module of the claims package; the judge's own by default)."""
+    def threshold_values(self) -> dict[str, float]:
+        """Its thresholds (:attr:`thresholds`) by name, with the values
+        :mod:`~gpuconcepts.claims.thresholds` fixes (imported now), for a page or a command
+        to show beside the verdict.
+
+        >>> CLAIMS["roofline-cnn-conv"].threshold_values()
+        {'ROOF_MIN_SHARE': 0.25}
+        """
+        values = {}
+        for name in self.thresholds:
+            try:
+                values[name] = float(_imported(f"{_THRESHOLDS}:{name}"))
+            except AttributeError:
+                raise GpuConceptsError(
+                    f"threshold {name!r} of the claim judged by {self.judge} is not defined in "
+                    f"{_THRESHOLDS}, the one home of every threshold"
+                ) from None
+        return values
+
+
+_THRESHOLDS = "gpuconcepts.claims.thresholds"
+
+
+def _core(judge: str, chapter: str, tests: Tests, *thresholds: str, measured_by: str = "") -> Claim:
+    """A core claim, judged by ``module:function`` of the claims package against
+    ``thresholds``, from the experiment of ``measured_by`` (a module of the claims package;
+    the judge's own by default)."""
     module = measured_by or judge.split(":", maxsplit=1)[0]
     experiment = f"gpuconcepts.claims.{module}:EXPERIMENT"
-    return Claim(f"gpuconcepts.claims.{judge}", chapter, "core", tests, experiment)
+    return Claim(f"gpuconcepts.claims.{judge}", chapter, "core", tests, experiment, thresholds)
 
 
-def _whole(judge: str, tests: Tests = "prediction") -> Claim:
-    """A whole-model claim, judged by ``module:function`` of the claims package."""
-    return Claim(f"gpuconcepts.claims.{judge}", "model", "whole model", tests)
+def _whole(judge: str, tests: Tests, *thresholds: str) -> Claim:
+    """A whole-model claim, judged by ``module:function`` of the claims package against
+    ``thresholds``."""
+    return Claim(f"gpuconcepts.claims.{judge}", "model", "whole model", tests, None, thresholds)
 
 
-def _dist(judge: str, tests: Tests = "prediction") -> Claim:
-    """A claim beyond one device, judged by ``module:function`` of the claims package."""
-    return Claim(f"gpuconcepts.claims.{judge}", "distributed", "distributed", tests)
+def _dist(judge: str, tests: Tests, *thresholds: str) -> Claim:
+    """A claim beyond one device, judged by ``module:function`` of the claims package against
+    ``thresholds``."""
+    path = f"gpuconcepts.claims.{judge}"
+    return Claim(path, "distributed", "distributed", tests, None, thresholds)
 
 
 def _roofline(measured_by: str) -> Claim:
     """A roofline claim, read from a kernel that ``measured_by``'s experiment times beside
     its roof's reference."""
-    return _core("roofline:judge_roles", "roofline", "bound", measured_by)
+    return _core(
+        "roofline:judge_roles", "roofline", "bound", "ROOF_MIN_SHARE", measured_by=measured_by
+    )
 
 
-_TRAFFIC = _dist("collectives:traffic_claim", "fact")  # bytes counted on the loopback interface
+_EFFECT, _BYTES = "DIRECTION_MIN_EFFECT", ("BYTES_LOW", "BYTES_HIGH")
+_ATTENTION = ("ATTENTION_EXPONENT", "ATTENTION_EXPONENT_TOLERANCE")
+# bytes counted on the loopback interface
+_TRAFFIC = _dist("collectives:traffic_claim", "fact", *_BYTES)
 
 CLAIMS: dict[str, Claim] = {
-    "dlrm-random-vs-sequential": _core("dlrm:judge_dlrm_lookups", "dlrm", "direction"),
-    "mlp-batch-trend": _core("mlp:judge_mlp_trend", "mlp", "direction"),
+    "dlrm-random-vs-sequential": _core(
+        "dlrm:judge_dlrm_lookups", "dlrm", "direction", _EFFECT, "PREDICTION_FACTOR"
+    ),
+    "mlp-batch-trend": _core("mlp:judge_mlp_trend", "mlp", "direction", _EFFECT, "MLP_MIN_TREND"),
     # where the knee lies is the book's (the post says only that large batches "can make
     # computation the dominant cost", which the roofline-mlp claims test): the model's
-    "mlp-crossover": _core("mlp:judge_mlp_crossover", "mlp", "model"),
+    "mlp-crossover": _core("mlp:judge_mlp_crossover", "mlp", "model", "PREDICTION_FACTOR"),
     "cnn-weight-sharing": _core("cnn:judge_weight_sharing", "cnn", "fact"),
-    "cnn-dense-vs-depthwise": _core("cnn:judge_conv_vs_depthwise", "cnn", "direction"),
-    "rnn-linear-in-S": _core("rnn:judge_rnn_length", "rnn", "exponent"),
-    "rnn-loop-vs-gemm": _core("rnn_steps:judge_rnn_loop_vs_gemm", "rnn", "direction", "rnn"),
-    "rnn-batch-vs-critical-path": _core("rnn_steps:judge_rnn_batch", "rnn", "direction", "rnn"),
-    "attention-quadratic": _core("transformer:judge_attention_exponent", "transformer", "exponent"),
-    "attention-doubling": _core("transformer:judge_attention_doubling", "transformer", "exponent"),
-    "prefill-vs-decode": _core("transformer:judge_prefill_vs_decode", "transformer", "direction"),
-    "kv-cache-exact": _core("transformer:judge_kv_cache", "transformer", "fact"),
+    "cnn-dense-vs-depthwise": _core("cnn:judge_conv_vs_depthwise", "cnn", "direction", _EFFECT),
+    "rnn-linear-in-S": _core(
+        "rnn:judge_rnn_length", "rnn", "exponent", "RNN_EXPONENT", "RNN_EXPONENT_TOLERANCE"
+    ),
+    "rnn-loop-vs-gemm": _core(
+        "rnn_steps:judge_rnn_loop_vs_gemm",
+        "rnn",
+        "direction",
+        "RNN_MIN_LOOP_SLOWDOWN",
+        measured_by="rnn",
+    ),
+    "rnn-batch-vs-critical-path": _core(
+        "rnn_steps:judge_rnn_batch",
+        "rnn",
+        "direction",
+        "RNN_MIN_THROUGHPUT_GAIN",
+        "RNN_MIN_LATENCY_RATIO",
+        measured_by="rnn",
+    ),
+    "attention-quadratic": _core(
+        "transformer:judge_attention_exponent", "transformer", "exponent", *_ATTENTION
+    ),
+    "attention-doubling": _core(
+        "transformer:judge_attention_doubling", "transformer", "exponent", *_ATTENTION
+    ),
+    "prefill-vs-decode": _core(
+        "transformer:judge_prefill_vs_decode", "transformer", "direction", _EFFECT
+    ),
+    "kv-cache-exact": _core(
+        "transformer:judge_kv_cache", "transformer", "fact", "KV_CACHE_TOLERANCE"
+    ),
     "roofline-dlrm-random": _roofline("dlrm"),
     "roofline-mlp-small-batch": _roofline("mlp"),
     "roofline-mlp-large-batch": _roofline("mlp"),
@@ -133,23 +198,55 @@ CLAIMS: dict[str, Claim] = {
     "roofline-cnn-depthwise": _roofline("cnn"),
     "roofline-transformer-prefill": _roofline("transformer"),
     "roofline-transformer-decode": _roofline("transformer"),
-    "backward-pass": _whole("wholemodel:judge_backward"),
-    "decode-knee": _whole("decode:judge_decode_knee", "model"),
-    "decode-long-context": _whole("decode:judge_decode_long_context", "model"),
-    "decode-floor": _whole("decode:judge_decode_floor", "bound"),
-    "training-memory": _whole("wholemodel:judge_training_memory", "fact"),
+    "backward-pass": _whole(
+        "wholemodel:judge_backward",
+        "prediction",
+        "BACKWARD_MIN_TIME_RATIO",
+        "BACKWARD_MAX_TIME_RATIO",
+        "BACKWARD_FLOP_TOLERANCE",
+    ),
+    "decode-knee": _whole("decode:judge_decode_knee", "model", "DECODE_KNEE_FACTOR"),
+    "decode-long-context": _whole(
+        "decode:judge_decode_long_context",
+        "model",
+        "DECODE_LONG_KNEE_FACTOR",
+        "DECODE_LONG_MIN_CACHE_MULTIPLE",
+    ),
+    "decode-floor": _whole(
+        "decode:judge_decode_floor",
+        "bound",
+        "DECODE_FLOOR_MIN_RATIO",
+        "DECODE_FLOOR_MAX_RATIO",
+        "DECODE_MIN_WEIGHT_CACHE_MULTIPLE",
+    ),
+    "training-memory": _whole(
+        "wholemodel:judge_training_memory",
+        "fact",
+        "TRAINING_MEMORY_MIN_RATIO",
+        "TRAINING_MEMORY_MAX_RATIO",
+    ),
     "traffic-all-reduce": _TRAFFIC,
     "traffic-table-wise-lookup": _TRAFFIC,
     "traffic-row-wise-lookup": _TRAFFIC,
     "traffic-column-wise-lookup": _TRAFFIC,
     "traffic-two-way-tensor-parallel-mlp": _TRAFFIC,
     "traffic-pipeline": _TRAFFIC,
-    "allreduce-grows-with-w": _dist("collectives:allreduce_growth_claim", "fact"),
-    "rowwise-more-than-tablewise": _dist("collectives:rowwise_claim", "fact"),
-    "tablewise-columnwise-same-exchange": _dist("collectives:same_exchange_claim"),
-    "alpha-beta-predicts": _dist("collectives:alpha_beta_claim", "model"),
-    "pipeline-bubble": _dist("distributed:bubble_claim", "model"),
-    "pipeline-bubble-shrinks": _dist("distributed:bubble_sweep_claim", "exponent"),
+    "allreduce-grows-with-w": _dist("collectives:allreduce_growth_claim", "fact", *_BYTES),
+    "rowwise-more-than-tablewise": _dist("collectives:rowwise_claim", "fact", *_BYTES),
+    "tablewise-columnwise-same-exchange": _dist(
+        "collectives:same_exchange_claim", "prediction", "SAME_EXCHANGE_FACTOR"
+    ),
+    "alpha-beta-predicts": _dist("collectives:alpha_beta_claim", "model", "ALPHA_BETA_FACTOR"),
+    "pipeline-bubble": _dist(
+        "distributed:bubble_claim",
+        "model",
+        "BUBBLE_MARGIN",
+        "PREDICTION_FACTOR",
+        "PIPELINE_MAX_SLOWDOWN",
+    ),
+    "pipeline-bubble-shrinks": _dist(
+        "distributed:bubble_sweep_claim", "exponent", "BUBBLE_MARGIN", "PIPELINE_MAX_SLOWDOWN"
+    ),
 }
 """Every claim, in the book's order: the core claims, then the whole model, then beyond one
 device (the claims appendix lists them; the API page hides the value, whose slugs are not
@@ -169,6 +266,20 @@ def ledger(key: str) -> Ledger:
 def _imported(path: str) -> Any:
     module, name = path.split(":")
     return getattr(importlib.import_module(module), name)
+
+
+def anchor(key: str) -> str:
+    """The label that marks the claim ``key`` on its page (:attr:`Claim.page`), which the
+    claims appendix links to: ``claim-`` and the key, in lower case as Sphinx writes every
+    label and HTML id (``{ref}`claim-rnn-linear-in-s``` in MyST, ``#claim-rnn-linear-in-s`` in
+    the built page).
+
+    >>> anchor("rnn-linear-in-S"), CLAIMS["rnn-linear-in-S"].page
+    ('claim-rnn-linear-in-s', 'rnn.md')
+    """
+    if key not in CLAIMS:
+        raise GpuConceptsError(f"claim key {key!r} is not registered; known: {', '.join(CLAIMS)}")
+    return f"claim-{key}".lower()
 
 
 def judge(key: str) -> Callable[..., Any]:
