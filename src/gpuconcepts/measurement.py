@@ -127,7 +127,8 @@ class Measurement:
     """Written only when set, as saved runs have always stored them."""
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"summary"})
     """A run writes its statistics beside the fields for readers of the file
-    (``Run._measurement_record``); reading ignores them."""
+    (``Run._measurement_record``); reading a measurement ignores them (the run keeps the
+    registered prediction apart: :attr:`gpuconcepts.run.run.Run.registered`)."""
 
     def __post_init__(self) -> None:
         for name in (*ACCESS_FIELDS, "threads"):

@@ -138,7 +138,10 @@ class AccuracyRow:
     is scored. ``diagnosis`` names the mechanism measured apart that accounts for most of the
     time beyond the prediction (:func:`~gpuconcepts.roofline.diagnosis`) and
     ``diagnosis_seconds`` the least time it allows; "" and nan when none does. A diagnosis
-    sits beside a miss and never changes the prediction, the ratio or the bound."""
+    sits beside a miss and never changes the prediction, the ratio or the bound.
+    ``stored_predicted_seconds``: the prediction the run registered when it was measured
+    (:attr:`Run.registered_seconds <gpuconcepts.run.Run.registered_seconds>`), None where it
+    stored none; beside today's, it shows what a model refitted on the run gained in sample."""
 
     kernel: str
     predicted_seconds: float
@@ -151,6 +154,13 @@ class AccuracyRow:
     not_judged: str = ""
     diagnosis: str = ""
     diagnosis_seconds: float = math.nan
+    stored_predicted_seconds: float | None = None
+
+    @property
+    def stored_ratio(self) -> float | None:
+        """Measured ÷ the stored prediction, None where the run stored none."""
+        stored = self.stored_predicted_seconds
+        return None if stored is None else _over(self.measured_seconds, stored)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: a number JSON cannot hold (an infinity, nan) is null, and so is a
@@ -168,6 +178,8 @@ class AccuracyRow:
             "not_judged": self.not_judged,
             "diagnosis": self.diagnosis or None,
             "diagnosis_seconds": _finite(self.diagnosis_seconds),
+            "stored_predicted_seconds": _stored(self.stored_predicted_seconds),
+            "stored_ratio": _stored(self.stored_ratio),
         }
 
 
@@ -184,7 +196,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
     references = set(ROOF_REFERENCES.values())
     peak = dtype_name(run.peaks.dtype)
     rows = []
-    for m in run.measurements:
+    for m, stored in zip(run.measurements, run.registered_seconds, strict=True):
         if m.workload in references:
             continue
         found = verdict(m, run.peaks)
@@ -213,6 +225,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                 ),
                 diagnosis=why.mechanism if why else "",
                 diagnosis_seconds=why.seconds if why else math.nan,
+                stored_predicted_seconds=stored,
             )
         )
     return tuple(rows)
@@ -226,13 +239,19 @@ def within(row: AccuracyRow, factor: float = PREDICTION_FACTOR) -> bool:
 @dataclass(frozen=True)
 class AccuracySummary:
     """Ledger 2 of a run in three numbers: the share of kernels within 2x of their prediction,
-    the median ``|log2 measured ÷ predicted|``, and the worst kernel with its ratio."""
+    the median ``|log2 measured ÷ predicted|``, and the worst kernel with its ratio; beside the
+    first two, the same over the predictions the run stored when it was measured
+    (``stored_kernels`` the judged kernels that stored one; nan when none did), so that the
+    gain of a model refitted on old runs shows in sample."""
 
     kernels: int
     share_within: float
     median_abs_log2: float
     worst: str
     worst_ratio: float
+    stored_kernels: int = 0
+    stored_share_within: float = math.nan
+    stored_median_abs_log2: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: a number JSON cannot hold is null."""
@@ -242,26 +261,54 @@ class AccuracySummary:
             "median_abs_log2": _finite(self.median_abs_log2),
             "worst": self.worst,
             "worst_ratio": _finite(self.worst_ratio),
+            "stored_kernels": self.stored_kernels,
+            "stored_share_within_2x": _finite(self.stored_share_within),
+            "stored_median_abs_log2": _finite(self.stored_median_abs_log2),
         }
 
 
 def summary(rows: Sequence[AccuracyRow]) -> AccuracySummary:
     """The share within :data:`PREDICTION_FACTOR`, the median ``|log2 ratio|`` and the worst row
     (nan and "" for no row), over the rows that are judged (a row ``not_judged`` is left out
-    of every number)."""
+    of every number); and the share and median over the stored predictions of those rows
+    that stored one."""
     judged = [r for r in rows if not r.not_judged]
-    scored = [r for r in judged if r.ratio > 0 and math.isfinite(r.ratio)]
+    stored = [r.stored_ratio for r in judged if r.stored_ratio is not None]
+    share_stored, median_stored = _share_and_median(stored)
+    scored = [r for r in judged if _scored(r.ratio)]
     if not scored:
-        return AccuracySummary(len(judged), math.nan, math.nan, "", math.nan)
-    misses = [abs(math.log2(r.ratio)) for r in scored]
+        return AccuracySummary(
+            len(judged), math.nan, math.nan, "", math.nan, len(stored), share_stored,
+            median_stored,
+        )  # fmt: skip
+    share, median = _share_and_median([r.ratio for r in judged])
     worst = max(scored, key=lambda r: abs(math.log2(r.ratio)))
     return AccuracySummary(
         kernels=len(judged),
-        share_within=sum(within(r) for r in scored) / len(judged),
-        median_abs_log2=statistics.median(misses),
+        share_within=share,
+        median_abs_log2=median,
         worst=worst.kernel,
         worst_ratio=worst.ratio,
+        stored_kernels=len(stored),
+        stored_share_within=share_stored,
+        stored_median_abs_log2=median_stored,
     )
+
+
+def _scored(ratio: float) -> bool:
+    """Whether a ratio is scored: positive and finite (an unbounded prediction is not)."""
+    return ratio > 0 and math.isfinite(ratio)
+
+
+def _share_and_median(ratios: Sequence[float]) -> tuple[float, float]:
+    """The share of ``ratios`` within :data:`PREDICTION_FACTOR` either way (of them all, an
+    unscored one counting as a miss) and the median ``|log2|`` of the scored ones; nan for
+    both when none is scored."""
+    misses = [abs(math.log2(r)) for r in ratios if _scored(r)]
+    if not misses:
+        return math.nan, math.nan
+    inside = sum(1 / PREDICTION_FACTOR <= r <= PREDICTION_FACTOR for r in ratios)
+    return inside / len(ratios), statistics.median(misses)
 
 
 @dataclass(frozen=True)
@@ -300,3 +347,7 @@ def _over(seconds: float, predicted: float) -> float:
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
+
+
+def _stored(x: float | None) -> float | None:
+    return None if x is None else _finite(x)

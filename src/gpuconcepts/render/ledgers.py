@@ -3,14 +3,16 @@ model's own predictions apart from the post's claims, every kernel against the p
 (ledger 2) with its summary, and the flips of a recorded run judged again.
 
 >>> from gpuconcepts.claims.accuracy import AccuracyRow, Flip
->>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
+>>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "in",
+...                   stored_predicted_seconds=2e-6)
 >>> print(format_accuracy([row]))
 Ledger 2, the post's model scored (max(F/P, Q/β) with the overhead floor):
-  model abc, out of sample
+  model abc, in sample
   1 kernel: 0% within 2×, median |log2 measured ÷ predicted| 1.58
+  as stored when measured: 100% within 2×, median |log2| 0.585
   worst: mlp at B=4 (3×)
   mlp at B=4:
-    predicted 1 µs, measured 3 µs, 3× [2.9×, 3.1×], compute
+    predicted 1 µs (stored 2 µs), measured 3 µs, 3× [2.9×, 3.1×], compute
 >>> print(format_flips([Flip("demo", "run A", "fails", "holds")]))
 Flips (a recorded run's saved verdict → today's judges):
   demo (run A): fails → holds
@@ -22,7 +24,14 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from gpuconcepts.claims.accuracy import AccuracyRow, Flip, accuracy, flips, summary
+from gpuconcepts.claims.accuracy import (
+    AccuracyRow,
+    AccuracySummary,
+    Flip,
+    accuracy,
+    flips,
+    summary,
+)
 from gpuconcepts.render.text import format_claims
 from gpuconcepts.render.text.claims import WIDTH
 from gpuconcepts.results.claim import ClaimResult
@@ -79,10 +88,11 @@ def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
             f"  {plural(found.kernels, 'kernel')}: {share} within 2×, median |log2 measured ÷ "
             f"predicted| {number(found.median_abs_log2)}"
         ),
+        *_stored_line(found),
         *worst,
     ]
     body = [
-        f"  {row.kernel}:\n    predicted {si(row.predicted_seconds, 's')}, measured "
+        f"  {row.kernel}:\n    predicted {si(row.predicted_seconds, 's')}{_stored(row)}, measured "
         f"{si(row.measured_seconds, 's')}, {_ratio(row.ratio)} "
         f"[{_ratio(row.interval[0])}, {_ratio(row.interval[1])}], {row.bound}"
         + (f"\n    {row.not_judged}" if row.not_judged else "")
@@ -91,8 +101,29 @@ def format_accuracy(rows: Sequence[AccuracyRow]) -> str:
     ]
     unscored = sum(bool(row.not_judged) for row in rows)
     if unscored:  # left out of the summary above, each with its reason below
-        head.insert(3, f"  {plural(unscored, 'kernel')} not judged, left out of these numbers")
+        head.insert(
+            len(head) - len(worst),
+            f"  {plural(unscored, 'kernel')} not judged, left out of these numbers",
+        )
     return "\n".join([*head, *body])
+
+
+def _stored_line(found: AccuracySummary) -> list[str]:
+    """The summary over the predictions the run stored when it was measured, as a line (none
+    when it stored none)."""
+    if not found.stored_kernels:
+        return []
+    share = measured_or_dash(found.stored_share_within, percent)
+    median = measured_or_dash(found.stored_median_abs_log2, number)
+    return [f"  as stored when measured: {share} within 2×, median |log2| {median}"]
+
+
+def _stored(row: AccuracyRow) -> str:
+    """A row's stored prediction beside today's, when it stored one that differs."""
+    stored = row.stored_predicted_seconds
+    if stored is None or si(stored, "s") == si(row.predicted_seconds, "s"):
+        return ""
+    return f" (stored {si(stored, 's')})"
 
 
 def _diagnosed(row: AccuracyRow) -> str:

@@ -17,13 +17,18 @@ import json
 import math
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import cause
+from gpuconcepts.measurement import Measurement
+from gpuconcepts.records import from_record, read
 from gpuconcepts.units import binary_bytes, plain_number
+from gpuconcepts.units import sizes as sizes_text
+from gpuconcepts.workloads import check_counts
 
 MAX_RUN_BYTES = 64 * 1024**2
 """The largest run file :func:`~gpuconcepts.run.run.load` reads (a full GPU run is well under 1 MiB); a larger one is
@@ -149,3 +154,49 @@ def read_text(path: Path) -> str:
         raise GpuConceptsError(
             f"{path}: not a run file (not UTF-8 text: byte {error.start} is {data[error.start]:#x})"
         ) from None
+
+
+def read_measurements(records: object, source: str) -> list[Measurement]:
+    """A run's measurements, each read field by field and its counts checked against the
+    catalogue's formulas at its sizes (a stale count is refused)."""
+    measurements = []
+    if not isinstance(records, list):
+        raise GpuConceptsError(f"{source}: measurements must be a list")
+    for i, record in enumerate(records):
+        with entry(source, f"measurements[{i}]"):
+            m = from_record(Measurement, record)  # every field named; whole counts exact
+        with entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
+            check_counts(m)
+        measurements.append(m)
+    return measurements
+
+
+def registered_predictions(records: list[Any], source: str) -> tuple[float | None, ...]:
+    """Each measurement's registered prediction (``summary.predicted_seconds``), None where
+    its record stored none; a stored one that is not a positive number is refused."""
+    found: list[float | None] = []
+    for i, record in enumerate(records):
+        summary = record.get("summary") if isinstance(record, dict) else None
+        value = summary.get("predicted_seconds") if isinstance(summary, dict) else None
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+        ):
+            raise GpuConceptsError(
+                f"{source}: measurements[{i}].summary.predicted_seconds must be a positive "
+                f"number of seconds or null; got {value!r}"
+            )
+        found.append(None if value is None else float(value))
+    return tuple(found)
+
+
+def check_sizes(sizes: Mapping[str, Any]) -> None:
+    """The sizes a run records, as its readers need them: ``presets`` (tables of whole
+    numbers), ``sweeps`` (lists of them) and ``claims`` (null, or every claim size)."""
+    from gpuconcepts.results.claim_sizes import ClaimSizes  # noqa: PLC0415 (see run.py)
+
+    if "presets" in sizes:
+        read(sizes["presets"], Mapping[str, Mapping[str, int]], "presets")
+    if "sweeps" in sizes:
+        read(sizes["sweeps"], Mapping[str, tuple[int, ...]], "sweeps")
+    if sizes.get("claims") is not None:
+        ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))

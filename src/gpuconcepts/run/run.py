@@ -23,7 +23,6 @@ gpuconcepts.errors.GpuConceptsError: r.json: measurements[0] (mlp at B=4, d_in=8
 """
 
 # torch is imported inside functions on purpose (README, Rules: 3).
-# ruff: noqa: PLC0415
 
 from __future__ import annotations
 
@@ -36,23 +35,25 @@ from typing import Any
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.files import write_atomic
 from gpuconcepts.measurement import Measurement
-from gpuconcepts.records import from_record, read
+from gpuconcepts.records import from_record
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, Verdict
 from gpuconcepts.results.distributed import DistributedReport
 from gpuconcepts.results.ledger import tally
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
+from gpuconcepts.roofline.roofs import verdict
 from gpuconcepts.run.provenance import Provenance
 from gpuconcepts.run.reading import (
     MAX_DEPTH,
     check_numbers,
+    check_sizes,
     entry,
+    read_measurements,
     read_text,
+    registered_predictions,
     unique_keys,
     whole_number,
 )
-from gpuconcepts.units import sizes as sizes_text
-from gpuconcepts.workloads import check_counts
 
 Fact = dict[str, Any]
 """A fact of a run (a count, an allocation's size, a backend's name), by field."""
@@ -91,7 +92,8 @@ def _unbounded_where_null(claim: object) -> object:
 
 MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {3: _from_3}
 """The one map from an older schema to the next: :meth:`Run.from_dict` applies them in turn
-until the run is at :data:`SCHEMA`; nothing else reads an older file."""
+until the run is at :data:`SCHEMA`; nothing else reads an older file, so no judge, page or
+command keeps a branch for an old run's shape."""
 
 PARTS = ("wholemodel", "distributed")
 """The parts of a run beyond the profile and the core claims, in the order they are judged:
@@ -121,6 +123,27 @@ class Run:
     :func:`~gpuconcepts.claims.judge.judged_now` judged them again
     (None otherwise: ``claims`` are those it was saved with). Never written: the file keeps
     ``claims``."""
+    registered: tuple[float | None, ...] | None = field(default=None, compare=False)
+    """Each measurement's prediction as the file stored it when the run was measured (its
+    ``summary.predicted_seconds``; None for one that stored none), for a run read from a file;
+    None for a run made in memory, which registers today's (:attr:`registered_seconds`).
+    Kept so that a model refitted on the run shows what the refit gained in sample."""
+
+    def __post_init__(self) -> None:
+        if self.registered is not None and len(self.registered) != len(self.measurements):
+            raise GpuConceptsError(
+                f"Run.registered holds {len(self.registered)} predictions for "
+                f"{len(self.measurements)} measurements (one each, in run order)"
+            )
+
+    @property
+    def registered_seconds(self) -> tuple[float | None, ...]:
+        """Each measurement's registered prediction, in run order: the one its file stored
+        (:attr:`registered`), else the one the run writes now, ledger 2's
+        (:func:`~gpuconcepts.roofline.roofs.verdict` under the run's peaks)."""
+        if self.registered is not None:
+            return self.registered
+        return tuple(verdict(m, self.peaks).roof_seconds for m in self.measurements)
 
     @property
     def label(self) -> str:
@@ -189,7 +212,10 @@ class Run:
             "schema": SCHEMA,
             "provenance": self.provenance.to_dict(),
             "peaks": self.peaks.to_dict(),
-            "measurements": [self._measurement_record(m) for m in self.measurements],
+            "measurements": [
+                self._measurement_record(m, predicted)
+                for m, predicted in zip(self.measurements, self.registered_seconds, strict=True)
+            ],
             "facts": {k: dict(v) for k, v in self.facts.items()},
             "wholemodel": None if self.wholemodel is None else self.wholemodel.to_dict(),
             "distributed": None if self.distributed is None else self.distributed.record(),
@@ -197,9 +223,10 @@ class Run:
             "claims": [c.to_dict() for c in self.claims],
         }
 
-    def _measurement_record(self, m: Measurement) -> dict[str, Any]:
-        """A measurement's fields, plus (for readers of the file; loading ignores it) its
-        statistics and its place under this run's peaks."""
+    def _measurement_record(self, m: Measurement, predicted: float | None) -> dict[str, Any]:
+        """A measurement's fields, plus (for readers of the file) its statistics, its place
+        under this run's peaks and its registered prediction ``predicted`` (loading keeps only
+        that one: :attr:`registered`)."""
         where = place(m, self.peaks)
         return {
             **m.to_dict(),
@@ -209,8 +236,8 @@ class Run:
                 "flops_per_s": m.flops_per_s,
                 "bytes_per_s": m.bytes_per_s,
                 "intensity": m.intensity,
-                "predicted_seconds": where.predicted_seconds,
-                "roofline_ratio": where.ratio,
+                "predicted_seconds": predicted,
+                "roofline_ratio": None if predicted is None else m.seconds / predicted,
                 "bound": where.bound,
                 "observed": where.observed,
                 "attained": where.attained,
@@ -259,10 +286,11 @@ class Run:
         with entry(source, "provenance"):
             provenance = from_record(Provenance, data["provenance"])
         with entry(source, "provenance.sizes"):
-            _check_sizes(provenance.sizes)
+            check_sizes(provenance.sizes)
         with entry(source, "peaks"):
             peaks = from_record(Peaks, data["peaks"])
-        measurements = _measurements(data["measurements"], source)
+        measurements = read_measurements(data["measurements"], source)
+        registered = registered_predictions(data["measurements"], source)
         facts = data["facts"]
         if not isinstance(facts, dict) or not all(isinstance(v, dict) for v in facts.values()):
             raise GpuConceptsError(f"{source}: facts must be an object of objects")
@@ -289,6 +317,7 @@ class Run:
             wholemodel,
             distributed,
             skipped,
+            registered=registered,
         )
 
     def save(self, path: str | Path) -> None:
@@ -296,21 +325,6 @@ class Run:
         see :func:`gpuconcepts.files.write_atomic`): an earlier file there survives a failed
         save byte for byte."""
         write_atomic(path, self.to_json())
-
-
-def _measurements(records: object, source: str) -> list[Measurement]:
-    """A run's measurements, each read field by field and its counts checked against the
-    catalogue's formulas at its sizes (a stale count is refused)."""
-    measurements = []
-    if not isinstance(records, list):
-        raise GpuConceptsError(f"{source}: measurements must be a list")
-    for i, record in enumerate(records):
-        with entry(source, f"measurements[{i}]"):
-            m = from_record(Measurement, record)  # every field named; whole counts exact
-        with entry(source, f"measurements[{i}] ({m.workload} at {sizes_text(m.params)})"):
-            check_counts(m)
-        measurements.append(m)
-    return measurements
 
 
 def _skipped(data: dict[str, Any], source: str) -> dict[str, str]:
@@ -326,19 +340,6 @@ def _skipped(data: dict[str, Any], source: str) -> dict[str, str]:
                 f"(the parts are {', '.join(PARTS)})"
             )
     return skipped
-
-
-def _check_sizes(sizes: Mapping[str, Any]) -> None:
-    """The sizes a run records, as its readers need them: ``presets`` (tables of whole
-    numbers), ``sweeps`` (lists of them) and ``claims`` (null, or every claim size)."""
-    from gpuconcepts.results.claim_sizes import ClaimSizes
-
-    if "presets" in sizes:
-        read(sizes["presets"], Mapping[str, Mapping[str, int]], "presets")
-    if "sweeps" in sizes:
-        read(sizes["sweeps"], Mapping[str, tuple[int, ...]], "sweeps")
-    if sizes.get("claims") is not None:
-        ClaimSizes.from_table(read(sizes["claims"], Mapping[str, Any], "claims"))
 
 
 def load(path: str | Path) -> Run:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims import thresholds
-from gpuconcepts.claims.accuracy import accuracy, flips, sample_of
+from gpuconcepts.claims.accuracy import AccuracySummary, accuracy, flips, sample_of
 from gpuconcepts.claims.accuracy import summary as accuracy_summary
 from gpuconcepts.render.ledgers import SAMPLE_WORDS
 from gpuconcepts.render.markdown import (
@@ -137,6 +137,7 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
                 f"Within {units.times(thresholds.PREDICTION_FACTOR)}",
                 "Median abs(log2 measured ÷ predicted)",
                 "Worst kernel (measured ÷ predicted)",
+                *STORED_COLUMNS,
             ],
             [_score_row(name, each) for name, each in pairs],
         ),
@@ -171,8 +172,9 @@ def flips_table(rows: Sequence[Sequence[str]]) -> str:
 def sample_table(runs: Sequence[Run]) -> str:
     """Markdown: ledger 2 pooled by sample, in sample (runs recorded before this model
     version) and out of sample (runs recorded with it): how many runs and kernels, the share
-    within 2×, the median |log2 measured ÷ predicted| and the worst kernel; "—" for a sample
-    that holds no run yet."""
+    within 2×, the median |log2 measured ÷ predicted| and the worst kernel, then the share and
+    median over the predictions the runs stored when they were measured
+    (:data:`STORED_COLUMNS`); "—" for a sample that holds no run yet."""
     rows = []
     for sample in ("in", "out"):
         mine = [run for run in runs if sample_of(run) == sample]
@@ -187,6 +189,7 @@ def sample_table(runs: Sequence[Run]) -> str:
                 f"{found.worst} ({units.times(found.worst_ratio)})"
                 if found.worst
                 else units.NOTHING,
+                *_stored_cells(found),
             ]
         )
     return markdown_table(
@@ -197,9 +200,29 @@ def sample_table(runs: Sequence[Run]) -> str:
             f"Within {units.times(thresholds.PREDICTION_FACTOR)}",
             "Median abs(log2 measured ÷ predicted)",
             "Worst kernel (measured ÷ predicted)",
+            *STORED_COLUMNS,
         ],
         rows,
     )
+
+
+STORED_COLUMNS = (
+    f"Within {units.times(thresholds.PREDICTION_FACTOR)}, as stored when measured",
+    "Median abs(log2), as stored when measured",
+)
+"""The columns of ledger 2's tables that score the predictions a run stored when it was
+measured (:attr:`~gpuconcepts.claims.accuracy.AccuracyRow.stored_predicted_seconds`), beside
+today's model's: for a run recorded before this model version, the gap between the two is what
+refitting the model on it gained in sample."""
+
+
+def _stored_cells(found: AccuracySummary) -> list[str]:
+    """The share within 2× and the median |log2| of the stored predictions ("—" when the
+    runs stored none)."""
+    return [
+        units.measured_or_dash(found.stored_share_within, units.percent),
+        units.measured_or_dash(found.stored_median_abs_log2, units.number),
+    ]
 
 
 def _tally_row(name: str, run: Run) -> list[str]:
@@ -227,6 +250,7 @@ def _score_row(name: str, run: Run) -> list[str]:
         f"{found.worst} ({units.measured_or_dash(found.worst_ratio, units.times)})"
         if found.worst
         else units.NOTHING,
+        *_stored_cells(found),
     ]
 
 
