@@ -5,14 +5,13 @@ Kept apart from :mod:`gpuconcepts.book` and light (no sympy, no torch), so that 
 which no page is read starts without loading the library.
 """
 
-# ruff: noqa: PLC0415
-
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import presets_path
 
 
 def package_hash(root: Path | None = None) -> str:
@@ -20,7 +19,7 @@ def package_hash(root: Path | None = None) -> str:
 
     ``root`` is a checkout (its ``src/gpuconcepts`` is hashed); without it, the installed
     package is hashed, which is what a notebook on Colab runs. The two agree for the same
-    sources (the presets are read where :func:`~gpuconcepts.sizes.presets_path` finds them: a
+    sources (the presets are read where :func:`~gpuconcepts.files.presets_path` finds them: a
     build copies ``conf/presets.toml`` into the package).
     ``docs/conf.py`` names MyST-NB's execution cache after it, so any change to the package or
     to the kernel presets re-runs every page; the execution report prints it.
@@ -31,8 +30,6 @@ def package_hash(root: Path | None = None) -> str:
     (16, True)
     """
     if root is None:
-        from gpuconcepts.sizes import presets_path  # loads the formulas: only when installed
-
         package, presets = Path(__file__).parent, presets_path()
     else:
         package, presets = root / "src" / "gpuconcepts", root / "conf" / "presets.toml"

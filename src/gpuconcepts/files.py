@@ -36,6 +36,7 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +277,18 @@ def _running(pid: int) -> bool:
     except PermissionError:  # another user's: it exists
         return True
     return True
+
+
+def presets_path() -> Path:
+    """The presets file: the copy an installed package ships, else ``conf/presets.toml`` of
+    the source checkout this module runs from (an editable install, or ``PYTHONPATH=src``).
+    It lives here, below every layer, because the model's version hashes the ceilings' sizes
+    it holds (:func:`~gpuconcepts.roofline.version.model_version`) and the sizes read them
+    all (:mod:`gpuconcepts.sizes`)."""
+    packaged = resources.files("gpuconcepts") / "presets.toml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    source = Path(__file__).resolve().parents[2] / "conf" / "presets.toml"
+    if source.is_file():
+        return source
+    raise GpuConceptsError(f"no presets file: neither {packaged} nor {source} exists")

@@ -23,12 +23,12 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import presets_path
 from gpuconcepts.units import MiB, percent, plain_number
 
 DeviceClass = Literal["cpu", "cuda-small", "cuda-large"]
@@ -52,18 +52,6 @@ KERNELS = (
     "transformer_decode",
 )
 """Tables every device class must define (besides ``timing`` and ``sweeps``)."""
-
-
-def presets_path() -> Path:
-    """The presets file: the copy an installed package ships, else ``conf/presets.toml`` of
-    the source checkout this module runs from (an editable install, or ``PYTHONPATH=src``)."""
-    packaged = resources.files("gpuconcepts") / "presets.toml"
-    if packaged.is_file():
-        return Path(str(packaged))
-    source = Path(__file__).resolve().parents[2] / "conf" / "presets.toml"
-    if source.is_file():
-        return source
-    raise GpuConceptsError(f"no presets file: neither {packaged} nor {source} exists")
 
 
 def device_class(device: str, total_bytes: int | None = None) -> DeviceClass:
@@ -96,7 +84,7 @@ class PresetsFile:
 
     @classmethod
     def read(cls, path: Path | None = None) -> PresetsFile:
-        """The file at ``path``, or :func:`presets_path`'s."""
+        """The file at ``path``, or :func:`~gpuconcepts.files.presets_path`'s."""
         source = Path(path or presets_path())
         with source.open("rb") as handle:
             return cls(source, tomllib.load(handle))

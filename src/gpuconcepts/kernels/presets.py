@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.files import presets_path
 from gpuconcepts.sizes import (
     FOOTPRINTS,
     KERNELS,
@@ -28,7 +29,6 @@ from gpuconcepts.sizes import (
     load_claim_sizes,
     load_presets,
     load_sweeps,
-    presets_path,
 )
 from gpuconcepts.units import MiB
 
