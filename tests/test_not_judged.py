@@ -1,6 +1,7 @@
 """What is not judged is said, never dropped (issue 45, item 7): a claim whose verdict reads a
 GEMM sweep of another precision than its kernels, and a ledger 2 kernel whose bound reads a
-peak of another precision, appear with their reason in ``gpuconcepts verify``'s text and in
+peak of another precision or that was timed on fewer threads than its ceilings, appear with
+their reason in ``gpuconcepts verify``'s text and in
 the claims appendix (``render.pages.claims.ledgers``)."""
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from functools import cache
 from book_pages import DOCS
 
 from gpuconcepts.book import recorded_runs
-from gpuconcepts.claims.accuracy import AccuracyRow, accuracy
+from gpuconcepts.claims.accuracy import AccuracyRow, accuracy, summary
 from gpuconcepts.cli import main
+from gpuconcepts.measure import Measurement
 from gpuconcepts.render.ledgers import format_accuracy, format_apart
 from gpuconcepts.render.pages.claims import ledgers, not_judged_rows
 from gpuconcepts.results.claim import example
-from gpuconcepts.run import Run
+from gpuconcepts.roofline import Peaks
+from gpuconcepts.run import Provenance, Run
 
 TF32 = DOCS / "runs" / "nvidia-h200-tf32.json"
 
@@ -82,3 +85,35 @@ def test_a_run_with_nothing_left_out_says_so() -> None:
     glue = ledgers(cpu, [])
     assert glue["not_judged_table"] == "Every claim and every kernel of every run is judged."
     assert glue["n_not_judged"] == "0"
+
+
+def _threads_run(threads: tuple[int | None, ...], ceilings: int | None = 2) -> Run:
+    """MLP layers timed at 3x their DRAM roof (1 µs), each on ``threads`` CPU threads, under
+    ceilings measured on ``ceilings`` threads."""
+    ms = tuple(
+        Measurement("mlp", "cpu", {"B": 4 + i, "d_in": 8, "d_out": 16, "s": 4,
+                    "dtype": "float32"}, (3e-6,) * 3, 1024, 896, threads=t)
+        for i, t in enumerate(threads)
+    )  # fmt: skip
+    peaks = Peaks("cpu", 1e12, 896e6, "float32", threads=ceilings)
+    return Run(Provenance.example(), peaks, ms, {}, ())
+
+
+def test_a_kernel_timed_on_fewer_threads_than_its_ceilings_is_not_judged() -> None:
+    fewer, same = accuracy(_threads_run((1, 2)))
+    assert fewer.not_judged == (
+        "not judged: it ran on 1 thread while its ceilings were measured on 2"
+    )
+    assert same.not_judged == ""
+    # left out of every number: one kernel judged, at 3x (a miss), not two
+    found = summary((fewer, same))
+    assert (found.kernels, found.share_within) == (1, 0.0)
+    # and listed with its reason where the appendix lists what is not judged
+    rows = not_judged_rows("demo", _threads_run((1, 2)))
+    assert rows == [["demo", "ledger 2: " + fewer.kernel,
+                     "it ran on 1 thread while its ceilings were measured on 2"]]  # fmt: skip
+
+
+def test_a_kernel_is_judged_when_either_thread_count_is_unknown() -> None:
+    assert [r.not_judged for r in accuracy(_threads_run((1, None), ceilings=None))] == ["", ""]
+    assert [r.not_judged for r in accuracy(_threads_run((None, 4)))] == ["", ""]

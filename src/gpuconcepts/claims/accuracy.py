@@ -41,10 +41,12 @@ from gpuconcepts.results.claim import ClaimResult, Verdict
 from gpuconcepts.roofline import diagnosis, gemm_products
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 from gpuconcepts.roofline.version import model_version
+from gpuconcepts.units import plain_number, plural
 from gpuconcepts.units import sizes as sizes_text
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
+    from gpuconcepts.roofline import Peaks
     from gpuconcepts.run import Run
 
 Sample = Literal["in", "out"]
@@ -126,6 +128,29 @@ def unjudged(
     return tuple(out)
 
 
+def fewer_threads(m: Measurement, peaks: Peaks) -> str:
+    """Why ``m`` is not scored against ``peaks``: it was timed on fewer CPU threads than its
+    ceilings were measured on (``free_cores`` narrows torch's threads mid-run when another
+    program takes a core,
+    :func:`~gpuconcepts.measure.devices.free_cores`), so the ceilings are another
+    machine's; "" when it ran on as many, or either count is unknown (a GPU, an older run).
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> from gpuconcepts.roofline import Peaks
+    >>> m = Measurement("mlp", "cpu", {"B": 4}, (1e-6,), 512, 256, threads=1)
+    >>> fewer_threads(m, Peaks("cpu", 1e11, 1e10, "float32", threads=2))
+    'not judged: it ran on 1 thread while its ceilings were measured on 2'
+    >>> fewer_threads(m, Peaks("cpu", 1e11, 1e10, "float32", threads=1))
+    ''
+    """
+    if not (m.threads and peaks.threads and m.threads < peaks.threads):
+        return ""
+    return (
+        f"not judged: it ran on {plural(m.threads, 'thread')} while its ceilings were "
+        f"measured on {plain_number(peaks.threads)}"
+    )
+
+
 @dataclass(frozen=True)
 class AccuracyRow:
     """One kernel of a run against the post's model: the predicted and measured seconds,
@@ -134,7 +159,8 @@ class AccuracyRow:
     prediction; both sides medians: the ceilings are their rounds' medians too), the
     bound's kind, the model version that scores it, and whether the run is in or out of
     sample for that version. ``not_judged``: why the row is left out of the score (a bound
-    read from a ceiling measured in another precision than the kernel ran in), "" when it
+    read from a ceiling measured in another precision than the kernel ran in, or ceilings
+    measured on more CPU threads than the kernel ran on, :func:`fewer_threads`), "" when it
     is scored. ``diagnosis`` names the mechanism measured apart that accounts for most of the
     time beyond the prediction (:func:`~gpuconcepts.roofline.diagnosis`) and
     ``diagnosis_seconds`` the least time it allows; "" and nan when none does. A diagnosis
@@ -208,6 +234,11 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
         # a compute bound read from a peak of another precision predicts another machine
         other = found.kind == "compute" and ran != peak
         why = diagnosis(m, run.peaks)  # beside the miss, never in the prediction
+        precision = (
+            f"not judged: its compute peak ran in {peak} while the kernel ran in {ran}"
+            if other
+            else ""
+        )
         rows.append(
             AccuracyRow(
                 kernel=f"{m.workload} at {sizes_text(m.params)}",
@@ -218,11 +249,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                 bound=found.kind,
                 model=version,
                 sample=sample,
-                not_judged=(
-                    f"not judged: its compute peak ran in {peak} while the kernel ran in {ran}"
-                    if other
-                    else ""
-                ),
+                not_judged=precision or fewer_threads(m, run.peaks),
                 diagnosis=why.mechanism if why else "",
                 diagnosis_seconds=why.seconds if why else math.nan,
                 stored_predicted_seconds=stored,
