@@ -295,8 +295,24 @@ def _number_figures_when_pages_changed() -> None:
     TocTreeCollector.assign_figure_numbers = assign_figure_numbers  # type: ignore[method-assign]
 
 
+# -- Doctrees without a copy of the environment --------------------------------------------
+# MyST parses an {eval-rst} block (the API pages' automodules) into a document of its own that
+# shares the page's settings, then moves the nodes into the page, each still naming that
+# document as its own. Sphinx pickles a doctree with a copy of its settings whose env is
+# cleared, but the other document's settings still held the whole BuildEnvironment, so every
+# API page's doctree carried a copy of it: 1.7 MB for a page of six modules, unpickled again
+# whenever Sphinx reads every doctree. Once a page is read, its nodes name the page's document.
+
+
+def _nodes_name_their_page(_app: Sphinx, doctree: nodes.document) -> None:
+    for node in doctree.findall(include_self=False):
+        if vars(node).get("_document") not in (None, doctree):
+            node.document = doctree
+
+
 def setup(app: Sphinx) -> None:
     app.connect("doctree-resolved", _status_as_words)
+    app.connect("doctree-read", _nodes_name_their_page)
     app.connect("env-get-outdated", _note_removed)
     app.connect("env-before-read-docs", _note_read, priority=400)  # before any page is taken
     app.connect("env-before-read-docs", _measuring_pages_first)
