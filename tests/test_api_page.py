@@ -1,45 +1,80 @@
-"""The API page (docs/api.md) documents every public module of gpuconcepts, and only modules
-that exist, grouped by the layers of ARCHITECTURE.md.
+"""The API reference (docs/api.md and one page per layer) documents every public module of
+gpuconcepts, and only modules that exist, each on the page of its layer of ARCHITECTURE.md.
 
 The rule: a *public module* is every module and package under ``src/gpuconcepts`` whose dotted
 name has no part starting with an underscore (so ``kernels._common`` and every ``__main__`` are
-out), except the modules inside two packages that the page documents as one group each, by
-the package's own docstring: ``gpuconcepts.cli`` (one module per command, documented by
+out), except the modules inside two packages that the reference documents as one group each,
+by the package's own docstring: ``gpuconcepts.cli`` (one module per command, documented by
 ``gpuconcepts COMMAND --help``) and ``gpuconcepts.render.pages`` (one module per book page: the
 values that page's cells glue, shown on the page itself). The two packages themselves are
 public modules. Each public module must be named by an ``.. automodule::`` directive, each
-directive must name a module that exists, and each sits under the heading of its layer
-(``LAYERS`` of tests/test_imports.py) so that a moved module is moved on the page too. A
+directive must name a module that exists, and each sits on the page of its layer (``LAYERS``
+of tests/test_imports.py: :data:`LAYER_PAGES`, or :data:`SECOND_PAGES`) so that a moved module
+is moved in the reference too; the package itself, which re-exports from every layer, is on
+docs/api.md. A
 module with an ``__all__`` is documented with ``:ignore-module-all:``, so that each member is
 documented at its home only.
+
+The reference was one page until it grew past 3 MB of HTML; a page per layer (two for the
+values) keeps each under 1 MB, to load and to rebuild.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import re
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import pytest
 from test_imports import LAYERS
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-API_PAGE = ROOT / "docs" / "api.md"
+DOCS = ROOT / "docs"
+
+INDEX = "api.md"
+"""The reference's first page: the package itself, the catalogue, the symbols, the workloads,
+and the table of contents of the layers' pages."""
+
+LAYER_PAGES = {
+    "values": "api-values.md",
+    "measure": "api-measure.md",
+    "experiments": "api-experiments.md",
+    "judging": "api-judging.md",
+    "render": "api-render.md",
+    "top": "api-top.md",
+}
+"""Each layer of ``LAYERS`` → the page of docs/ that documents its modules."""
+
+SECOND_PAGES = {"api-values-results.md": ("measurement", "results", "roofline", "run", "sweeps")}
+"""Pages that hold some of one layer's top-level modules, off the layer's own page. The values
+on one page made more than 1 MB of HTML, so those that hold what was measured (the measured
+values, the roofline model, the results and the Run) have a page of their own."""
+
+PAGES = (
+    "api-values.md",
+    "api-values-results.md",
+    "api-measure.md",
+    "api-experiments.md",
+    "api-judging.md",
+    "api-render.md",
+    "api-top.md",
+)
+"""The layers' pages bottom up, a second page after its layer's own, as the index lists them."""
 
 GROUPED = ("gpuconcepts.cli", "gpuconcepts.render.pages")
 """Packages documented as one group, by their own docstring: their modules are not listed."""
 
-LAYER_HEADINGS = {
-    "values": "Values",
-    "measure": "Measure",
-    "experiments": "Kernels and experiments",
-    "judging": "Judging",
-    "render": "Render",
-    "top": "Top",
-}
-"""Each layer of ``LAYERS`` → the page's ``##`` heading over its modules."""
-
 _AUTOMODULE = re.compile(r"^\s*\.\. automodule:: (\S+)\s*$", re.MULTILINE)
-_HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
+
+
+def api_pages(docs: Path = DOCS) -> dict[str, str]:
+    """The reference's pages, file name → text: the index, then the layers' bottom up."""
+    return {name: (docs / name).read_text("utf-8") for name in (INDEX, *PAGES)}
 
 
 def all_modules(src: Path) -> set[str]:
@@ -52,7 +87,7 @@ def all_modules(src: Path) -> set[str]:
 
 
 def public_modules(src: Path) -> set[str]:
-    """The modules the page must document (the rule of this file's docstring)."""
+    """The modules the reference must document (the rule of this file's docstring)."""
     return {
         name
         for name in all_modules(src)
@@ -62,43 +97,99 @@ def public_modules(src: Path) -> set[str]:
 
 
 def documented(page: str) -> list[str]:
-    """The modules the page's ``.. automodule::`` directives name, in page order."""
+    """The modules a page's ``.. automodule::`` directives name, in page order."""
     return _AUTOMODULE.findall(page)
 
 
-def misplaced(page: str) -> list[str]:
-    """Each automodule not under its layer's heading, as ``module (under 'X', not 'Y')``."""
+def on_pages(pages: Mapping[str, str]) -> list[str]:
+    """The modules every page of ``pages`` names, page after page."""
+    return [name for text in pages.values() for name in documented(text)]
+
+
+def misplaced(pages: Mapping[str, str]) -> list[str]:
+    """Each automodule not on its layer's page, as ``module (on 'X', not 'Y')``."""
     home = {
-        f"gpuconcepts.{top}": LAYER_HEADINGS[layer]
-        for layer, tops in LAYERS.items()
-        for top in tops
+        f"gpuconcepts.{top}": LAYER_PAGES[layer] for layer, tops in LAYERS.items() for top in tops
     }
-    home["gpuconcepts"] = "no heading"  # the root re-exports from every layer: the page's top
+    home |= {f"gpuconcepts.{top}": page for page, tops in SECOND_PAGES.items() for top in tops}
+    home["gpuconcepts"] = INDEX  # the root re-exports from every layer: the reference's first
     wrong = []
-    for section in re.split(r"(?=^## )", page, flags=re.MULTILINE):
-        heading = _HEADING.match(section)
-        here = heading.group(1) if heading else "no heading"
-        for name in documented(section):
-            want = home.get(".".join(name.split(".")[:2]), here)  # unplaced: test_imports' job
-            if here != want:
-                wrong.append(f"{name} (under {here!r}, not {want!r})")
+    for page, text in pages.items():
+        for name in documented(text):
+            want = home.get(".".join(name.split(".")[:2]), page)  # unplaced: test_imports' job
+            if page != want:
+                wrong.append(f"{name} (on {page!r}, not {want!r})")
     return wrong
 
 
-def test_every_public_module_is_on_the_api_page() -> None:
-    missing = sorted(public_modules(SRC) - set(documented(API_PAGE.read_text())))
-    assert missing == [], "add an automodule for each, under its layer's heading"
+def rendered_values(module_name: str) -> Iterator[tuple[str, object]]:
+    """(qualified name, value) of each attribute whose value autodoc prints with it: a public
+    assignment at a module's or a class's top level with a docstring below it (or ``#:``
+    comments above it), unless that docstring says ``:meta hide-value:``. Read from the source
+    with ast, so the check needs no Sphinx."""
+    module = importlib.import_module(module_name)
+    source = inspect.getsource(module)
+    lines = source.splitlines()
+
+    def walk(body: list[ast.stmt], owner: object, prefix: str) -> Iterator[tuple[str, object]]:
+        for index, node in enumerate(body):
+            if isinstance(node, ast.ClassDef) and owner is module:
+                yield from walk(node.body, getattr(module, node.name, None), node.name + ".")
+                continue
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets = [node.target]
+            else:
+                continue
+            after = body[index + 1] if index + 1 < len(body) else None
+            doc = ""
+            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+                doc = str(after.value.value)
+            comments = lines[node.lineno - 2] if node.lineno > 1 else ""
+            if not doc and not comments.strip().startswith("#:"):
+                continue  # undocumented: autodoc leaves it out
+            if ":meta hide-value:" in doc:
+                continue
+            for target in targets:
+                name = getattr(target, "id", "_")
+                if not name.startswith("_") and hasattr(owner, name):
+                    yield f"{module_name}.{prefix}{name}", getattr(owner, name)
+
+    yield from walk(ast.parse(source).body, module, "")
+
+
+def test_every_public_module_is_in_the_reference() -> None:
+    missing = sorted(public_modules(SRC) - set(on_pages(api_pages())))
+    assert missing == [], "add an automodule for each, on its layer's page"
 
 
 def test_every_automodule_names_a_module_that_exists() -> None:
-    gone = sorted(set(documented(API_PAGE.read_text())) - all_modules(SRC))
+    gone = sorted(set(on_pages(api_pages())) - all_modules(SRC))
     assert gone == [], "drop or rename each automodule whose module moved"
 
 
-def test_each_module_is_documented_once_under_its_layer() -> None:
-    names = documented(API_PAGE.read_text())
+def test_each_module_is_documented_once_on_its_layer_s_page() -> None:
+    names = on_pages(api_pages())
     assert sorted({n for n in names if names.count(n) > 1}) == []
-    assert misplaced(API_PAGE.read_text()) == []
+    assert misplaced(api_pages()) == []
+
+
+def test_the_index_lists_every_layer_s_page() -> None:
+    toctree = re.search(r"```\{toctree\}\n(.*?)```", api_pages()[INDEX], re.DOTALL)
+    assert toctree is not None
+    listed = [line.strip() for line in toctree.group(1).splitlines() if line.strip()]
+    assert tuple(f"{p}.md" for p in listed if not p.startswith(":")) == PAGES
+
+
+def test_a_second_page_holds_part_of_one_layer() -> None:
+    layer_of = {top: layer for layer, tops in LAYERS.items() for top in tops}
+    for page, tops in SECOND_PAGES.items():
+        layers = {layer_of[top] for top in tops}
+        assert len(layers) == 1, f"{page} mixes the layers {sorted(layers)}"
+        first = LAYER_PAGES[layers.pop()]
+        assert PAGES.index(page) > PAGES.index(first), f"{page} comes after {first}"
+    assert set(PAGES) == {*LAYER_PAGES.values(), *SECOND_PAGES}
 
 
 def reexported_everywhere(page: str, src: Path) -> list[str]:
@@ -120,7 +211,7 @@ def reexported_everywhere(page: str, src: Path) -> list[str]:
 
 
 def test_each_member_is_documented_at_its_home_only() -> None:
-    assert reexported_everywhere(API_PAGE.read_text(), SRC) == []
+    assert [m for text in api_pages().values() for m in reexported_everywhere(text, SRC)] == []
 
 
 def test_the_checks_fail_on_a_planted_tree(tmp_path: Path) -> None:
@@ -130,11 +221,11 @@ def test_the_checks_fail_on_a_planted_tree(tmp_path: Path) -> None:
     for file in planted:
         (package / file).parent.mkdir(parents=True, exist_ok=True)
         (package / file).write_text("")
-    page = (
-        ".. automodule:: gpuconcepts.kernels\n\n"
-        "## Values\n\n.. automodule:: gpuconcepts.units\n\n.. automodule:: gpuconcepts.lab\n\n"
-        "## Top\n\n.. automodule:: gpuconcepts.cli\n\n.. automodule:: gpuconcepts.gone\n"
-    )
+    pages = {
+        INDEX: ".. automodule:: gpuconcepts.kernels\n",
+        "api-values.md": ".. automodule:: gpuconcepts.units\n\n.. automodule:: gpuconcepts.lab\n",
+        "api-top.md": ".. automodule:: gpuconcepts.cli\n\n.. automodule:: gpuconcepts.gone\n",
+    }
     public = public_modules(tmp_path)
     assert public == {
         "gpuconcepts",
@@ -143,13 +234,31 @@ def test_the_checks_fail_on_a_planted_tree(tmp_path: Path) -> None:
         "gpuconcepts.cli",
         "gpuconcepts.kernels",
     }
-    assert sorted(public - set(documented(page))) == ["gpuconcepts"]
-    assert sorted(set(documented(page)) - all_modules(tmp_path)) == ["gpuconcepts.gone"]
+    assert sorted(public - set(on_pages(pages))) == ["gpuconcepts"]
+    assert sorted(set(on_pages(pages)) - all_modules(tmp_path)) == ["gpuconcepts.gone"]
     (package / "kernels" / "__init__.py").write_text('__all__ = ["lab"]\n')
-    assert reexported_everywhere(page, tmp_path) == ["gpuconcepts.kernels"]
-    fixed = page.replace("kernels\n", "kernels\n   :ignore-module-all:\n")
+    assert reexported_everywhere(pages[INDEX], tmp_path) == ["gpuconcepts.kernels"]
+    fixed = pages[INDEX].replace("kernels\n", "kernels\n   :ignore-module-all:\n")
     assert reexported_everywhere(fixed, tmp_path) == []
-    assert misplaced(page) == [
-        "gpuconcepts.kernels (under 'no heading', not 'Kernels and experiments')",
-        "gpuconcepts.lab (under 'Values', not 'Kernels and experiments')",
+    assert misplaced(pages) == [
+        "gpuconcepts.kernels (on 'api.md', not 'api-experiments.md')",
+        "gpuconcepts.lab (on 'api-values.md', not 'api-experiments.md')",
     ]
+
+
+def test_rendered_values_are_the_documented_shown_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "planted_values.py").write_text(
+        'SHOWN = {"a": 1}\n"""Shown with its value."""\n\n'
+        'HIDDEN = 2\n"""Hidden.\n\n:meta hide-value:\n"""\n\n'
+        "BARE = 3\n\n#: Shown too.\nCOMMENTED = 4\n_PRIVATE = 5\n'''Private.'''\n\n\n"
+        'class K:\n    size: int = 6\n    """Shown."""\n\n    name: str\n    """No value."""\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "planted_values", raising=False)
+    assert dict(rendered_values("planted_values")) == {
+        "planted_values.SHOWN": {"a": 1},
+        "planted_values.COMMENTED": 4,
+        "planted_values.K.size": 6,
+    }

@@ -1,8 +1,10 @@
-"""The API page's docstrings name a claim only as inline code (``decode-knee``), never bare.
+"""The API reference's docstrings name a claim only as inline code (``decode-knee``), never
+bare.
 
-The site check ``tests/site/test_prose_site.py`` finds a bare claim key on the built API page;
+The site check ``tests/site/test_prose_site.py`` finds a bare claim key on the built API pages;
 this test finds it in seconds, before a docs build, by reading the docstrings of every module
-that docs/api.md documents (the module's, and those of the classes and functions it defines).
+that the reference (docs/api.md and its layers' pages) documents: the module's, and those of
+the classes and functions it defines.
 """
 
 from __future__ import annotations
@@ -11,16 +13,13 @@ import importlib
 import inspect
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from test_api_page import api_pages, on_pages
 
 from gpuconcepts.results.registry import CLAIMS
 
-API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "api.md"
-MODULES = sorted(
-    set(re.findall(r"^\.\. automodule:: ([\w.]+)", API_PAGE.read_text(), re.MULTILINE))
-)
+MODULES = sorted(set(on_pages(api_pages())))
 # Inline code and roles (``x``, `x`, :func:`x`) are code, not prose.
 _CODE = re.compile(r"(?::[\w:]+:)?`{1,2}[^`]+`{1,2}")
 # A doctest block (from a ``>>>`` line to the next blank line) is code too.
