@@ -1,10 +1,13 @@
 """The API reference's docstrings name a claim only as inline code (``decode-knee``), never
-bare.
+bare, and no value it prints holds a claim key.
 
 The site check ``tests/site/test_prose_site.py`` finds a bare claim key on the built API pages;
 this test finds it in seconds, before a docs build, by reading the docstrings of every module
 that the reference (docs/api.md and its layers' pages) documents: the module's, and those of
-the classes and functions it defines.
+the classes and functions it defines. autodoc also prints the value of each documented
+constant (``READS_GEMM_SWEEP = {'mlp-crossover': ...}``), outside inline code: such a value
+is read too, and a constant whose value holds a key hides it (``:meta hide-value:``) and says
+in words what it holds.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from test_api_page import api_pages, on_pages
+from test_api_page import api_pages, on_pages, rendered_values
 
 from gpuconcepts.results.registry import CLAIMS
 
@@ -61,3 +64,22 @@ def test_the_api_page_documents_modules() -> None:
 def test_no_bare_claim_key_in_a_docstring(module_name: str) -> None:
     found = {where: keys for where, doc in _docstrings(module_name) if (keys := bare_slugs(doc))}
     assert found == {}
+
+
+def test_a_shown_value_holding_a_key_is_found() -> None:
+    from gpuconcepts.claims.accuracy import READS_GEMM_SWEEP
+
+    assert bare_slugs(repr(READS_GEMM_SWEEP)) == ["mlp-crossover"]  # why it hides its value
+    assert "gpuconcepts.claims.accuracy.READS_GEMM_SWEEP" not in dict(
+        rendered_values("gpuconcepts.claims.accuracy")
+    )
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_no_claim_key_in_a_shown_value(module_name: str) -> None:
+    found = {
+        where: keys
+        for where, value in rendered_values(module_name)
+        if (keys := bare_slugs(repr(value)))
+    }
+    assert found == {}, "hide each value (:meta hide-value:) and say what it holds in words"

@@ -60,11 +60,17 @@ products, FP32 for a tf32 run (TF32 products are off by default), while its kern
 TF32: the recorded H200 tf32 run is one."""
 
 READS_GEMM_SWEEP: Mapping[str, frozenset[str]] = {"mlp-crossover": frozenset({"mlp"})}
-"""The claims whose verdict reads the GEMM sweep, with the workloads whose products it stands
-for there: the MLP's predicted knee is where the layer's roofs as the ceilings predict them
+"""Each claim whose verdict reads the GEMM sweep (by its registry key), with the workloads
+whose products the sweep stands for there. It holds the MLP's crossover claim, with the
+MLP's products: the predicted knee is where the layer's roofs as the ceilings predict them
 meet, each batch's product at the sweep's rate
 (:func:`~gpuconcepts.claims.predict.predicted_rate`). Ledger 2's rows read none: the post's
-model is max(F/P, Q/β, overhead), and the sweep is a diagnosis beside it."""
+model is max(F/P, Q/β, overhead), and the sweep is a diagnosis beside it. :func:`unjudged`
+hides a claim listed here when the sweep ran in another precision than those workloads'
+kernels.
+
+:meta hide-value:
+"""
 
 
 def gemm_sweep_dtype(run: Run) -> str | None:
