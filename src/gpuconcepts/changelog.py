@@ -90,3 +90,59 @@ def changes_markdown(changes: Sequence[Change]) -> str:
         f"- **What:** {c.what}\n- **Why:** {c.why}\n- **Effect:** {c.effect}"
         for c in changes
     )
+
+
+def first_dated(changes: Sequence[Change], topic: str) -> dt.date:
+    """The day of the first change logged under ``topic``: what a page says when it dates a
+    rule ("runs recorded before ..."), read from the log rather than typed; a clear error
+    naming the topic when the log holds none.
+
+    >>> first_dated(parse_changes(_EXAMPLE), "roofs").isoformat()
+    '2026-12-06'
+    >>> first_dated(parse_changes(_EXAMPLE), "knees")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: the change log has no entry under the topic 'knees'
+    """
+    for change in changes:
+        if change.topic == topic:
+            return change.date
+    raise GpuConceptsError(f"the change log has no entry under the topic {topic!r}")
+
+
+def about(changes: Sequence[Change], keys: Sequence[str]) -> tuple[Change, ...]:
+    """The changes that concern the claims ``keys``: an entry whose topic is a key in words
+    (``decode-floor`` → "decode floor") or whose text names a key in code (`` `decode-knee` ``).
+
+    >>> [c.topic for c in about(parse_changes(_EXAMPLE), ["decode-knee", "roofs-x"])]
+    ['decode knee', 'ratio claims']
+    """
+    words = {key.replace("-", " ") for key in keys}
+    named = tuple(f"`{key}`" for key in keys)
+    return tuple(
+        c
+        for c in changes
+        if c.topic in words or any(key in f"{c.what} {c.why} {c.effect}" for key in named)
+    )
+
+
+_EXAMPLE = """
+[[change]]
+date = 2026-12-06
+topic = "roofs"
+what = "The verdict is the post's model."
+why = "The roofs were circular."
+effect = "Each kernel shows one bound."
+[[change]]
+date = 2026-12-06
+topic = "decode knee"
+what = "The knee reads the measured peak."
+why = "w"
+effect = "e"
+[[change]]
+date = 2026-12-07
+topic = "ratio claims"
+what = "`decode-knee` leaves the tally."
+why = "w"
+effect = "e"
+"""
