@@ -247,18 +247,6 @@ def test_the_fma_table_names_only_the_cores_it_knows(
     assert (None if core is None else (core.family, core.width_bits, core.units)) == expected
 
 
-def test_the_clock_is_measured_and_read_from_cpuinfo_only_as_a_fallback(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    info = tmp_path / "cpuinfo"
-    info.write_text("cpu MHz\t: 2000.0\ncpu MHz\t: 2600.0\n", encoding="utf-8")
-    monkeypatch.setattr(physical, "measured_hz", lambda: 3.9e9)
-    assert physical.clock_hz(info) == 3.9e9
-    monkeypatch.setattr(physical, "measured_hz", lambda: None)
-    assert physical.clock_hz(info) == 2.6e9
-    assert physical.clock_hz(tmp_path / "absent") is None
-
-
 def test_a_measured_clock_is_a_plausible_one() -> None:
     hz = physical.measured_hz(tries=2)
     assert hz is None or 2e8 < hz < 1e10

@@ -38,7 +38,7 @@ from gpuconcepts.kernels import (
 from gpuconcepts.kernels._common import Kernel
 from gpuconcepts.kernels.dispatch import KINETO_LINE, count_dispatch, cpu_profiler
 from gpuconcepts.lab import Lab, profile_all
-from gpuconcepts.measure import Measurement
+from gpuconcepts.measure import Measurement, devices
 from gpuconcepts.records import from_record
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.workloads import INDEX_BYTES, WORKLOADS, check_counts
@@ -651,7 +651,7 @@ def test_physical_limit_from_the_fma_table_at_the_measured_clock(
 
     zen5 = CpuId("AuthenticAMD", 26, 2, "AMD EPYC")
     monkeypatch.setattr(peaks, "cpu_id", lambda: zen5)
-    monkeypatch.setattr(peaks, "clock_hz", lambda: 2.5e9)
+    monkeypatch.setattr(peaks, "measured_hz", lambda: 2.5e9)
     monkeypatch.setattr(peaks.torch, "get_num_threads", lambda: 4)
     # 4 cores × 16 float32 lanes × 2 FMA pipes × 2 FLOPs × 2.5 GHz
     assert peaks.physical_flops("cpu", "float32") == 4 * 16 * 2 * 2 * 2.5e9
@@ -659,11 +659,13 @@ def test_physical_limit_from_the_fma_table_at_the_measured_clock(
     # Zen 4 decodes AVX-512 but runs it on 256-bit pipes: half Zen 5's limit at one clock
     monkeypatch.setattr(peaks, "cpu_id", lambda: CpuId("AuthenticAMD", 25, 0x11, "AMD EPYC"))
     assert peaks.physical_flops("cpu", "float32") == 4 * 8 * 2 * 2 * 2.5e9
-    # a CPU the table does not know, or one whose clock neither measures nor reads: unknown
+    # a CPU the table does not know, or one whose clock cannot be measured: unknown, whatever
+    # clock /proc/cpuinfo shows (issue 45, item 6)
     monkeypatch.setattr(peaks, "cpu_id", lambda: CpuId("GenuineIntel", 6, 0x55, "Intel Xeon"))
     assert peaks.physical_flops("cpu") is None
     monkeypatch.setattr(peaks, "cpu_id", lambda: zen5)
-    monkeypatch.setattr(peaks, "clock_hz", lambda: None)
+    monkeypatch.setattr(peaks, "measured_hz", lambda: None)
+    monkeypatch.setattr(devices, "cpu_mhz", lambda *_a, **_k: 2600.0)
     assert peaks.physical_flops("cpu") is None
     monkeypatch.setattr(peaks, "cpu_id", lambda: None)
     assert peaks.physical_flops("cpu") is None

@@ -82,7 +82,7 @@ from gpuconcepts.measure.hierarchy import (
     largest_array_bytes,
     sizing,
 )
-from gpuconcepts.measure.physical import clock_hz, cpu_id, fma_core
+from gpuconcepts.measure.physical import cpu_id, fma_core, measured_hz
 from gpuconcepts.roofline import MemoryLevel, Peaks, RateSweep
 from gpuconcepts.sizes import RunBudget
 from gpuconcepts.sizing import RunSizes
@@ -155,7 +155,7 @@ def physical_flops(device: str, dtype: str | None = None) -> float | None:
         return None if gpu is None else gpu.peak(name)
     found = cpu_id()
     core = None if found is None else fma_core(found)
-    hz = None if core is None else clock_hz()
+    hz = None if core is None else measured_hz()  # never /proc/cpuinfo's clock
     if core is None or hz is None:
         return None
     element = torch.empty((), dtype=torch_dtype(name)).element_size()

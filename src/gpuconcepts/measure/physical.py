@@ -7,7 +7,8 @@ instructions exist, not that the datapath is 512 bits wide (Zen 4 runs them on 2
 and some Skylake-SP parts have one 512-bit unit). So the limit is drawn only for the
 microarchitectures of :data:`FMA_TABLE`, and is unknown elsewhere; and the nominal clock that
 /proc/cpuinfo shows is passed by boost clocks (issue 45: a Zen 4 guest's GEMM reached 226
-GFLOP/s where its nominal clock allows 166), so the clock is measured.
+GFLOP/s where its nominal clock allows 166), so the clock is measured (:func:`measured_hz`),
+and where it cannot be measured the limit is unknown: /proc/cpuinfo's clock is never used.
 
 >>> core = fma_core(CpuId("AuthenticAMD", 25, 0x11, "AMD EPYC 9654"))
 >>> core.family, core.width_bits, core.units
@@ -26,8 +27,6 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from gpuconcepts.measure.devices import cpu_mhz
 
 
 @dataclass(frozen=True)
@@ -187,16 +186,6 @@ def measured_hz(tries: int = 5) -> float | None:
         return best or None
     finally:
         code.close()
-
-
-def clock_hz(cpuinfo: Path = Path("/proc/cpuinfo")) -> float | None:
-    """The clock the physical limit is drawn at: :func:`measured_hz`, else the fastest
-    "cpu MHz" of ``cpuinfo`` (a clock of the moment, which boost may pass), else None."""
-    measured = measured_hz()
-    if measured:
-        return measured
-    mhz = cpu_mhz(cpuinfo, fastest=True)
-    return None if mhz is None else mhz * 1e6
 
 
 def covered_families() -> tuple[str, ...]:
