@@ -63,8 +63,7 @@ def test_every_core_claim_names_the_experiment_that_judges_it() -> None:
         found, roles = experiment.judge(measured, TINY)
         by_name[experiment.name] = {r.key for r in found} | {f"roofline-{role}" for role in roles}
     for key, claim in CLAIMS.items():
-        if claim.kind != "core":
-            assert claim.experiment is None, key
+        if claim.kind != "core":  # a part's: tests/test_registry_entries checks its experiment
             continue
         assert claim.experiment is not None
         module, name = claim.experiment.split(":")

@@ -11,12 +11,13 @@ import ast
 import importlib
 import inspect
 import re
+from dataclasses import replace
 
 import pytest
 
 from gpuconcepts.claims import thresholds
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.results.registry import CLAIMS, Claim, anchor
+from gpuconcepts.results.registry import CLAIMS, Claim, anchor, dispatch
 
 RUN_WIDE = {"INTERVAL_COVERAGE", "INTERVAL_RESAMPLES", "MIN_BLOCKS", "WRONG_VERDICT_RATE"}
 """The thresholds that set how every interval is drawn, so that no one claim names them."""
@@ -80,3 +81,60 @@ def test_an_anchor_is_lower_case_and_only_for_a_registered_claim() -> None:
         anchor("no-such-claim")
     assert len({anchor(key) for key in CLAIMS}) == len(CLAIMS)
 
+
+# -- judging loops over the entries --------------------------------------------------------------
+def test_every_part_claim_names_a_part_experiment_of_its_kind() -> None:
+    from gpuconcepts.claims.plan import PartExperiment
+
+    for kind, module in (("whole model", "wholemodel"), ("distributed", "distributed")):
+        pairs = dispatch(kind)
+        keys = [key for key, claim in CLAIMS.items() if claim.kind == kind]
+        assert len(pairs) == len(
+            dict.fromkeys((CLAIMS[k].judge, CLAIMS[k].experiment) for k in keys)
+        )
+        for key in keys:
+            assert (CLAIMS[key].experiment or "").startswith(f"gpuconcepts.claims.{module}:"), key
+        assert all(isinstance(experiment, PartExperiment) for _, experiment in pairs)
+
+
+def test_a_part_judges_what_its_registry_entries_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dropping an entry drops its verdict, and moving one moves it: no judge is called by
+    name."""
+    from synthetic import synthetic_run
+
+    from gpuconcepts.claims.distributed import judge_distributed
+    from gpuconcepts.claims.wholemodel import judge_wholemodel
+    from gpuconcepts.results import registry
+
+    run = synthetic_run()
+    assert run.wholemodel is not None
+    assert run.distributed is not None
+
+    def whole() -> list[str]:
+        assert run.wholemodel is not None
+        found = judge_wholemodel(run.wholemodel, run.peaks, cache_bytes=2**20, device="cpu")
+        return [r.key for r in found]
+
+    keys = whole()
+    assert keys == [k for k, c in CLAIMS.items() if c.kind == "whole model" and k in keys]
+    assert "decode-floor" in keys
+    entries = {k: c for k, c in CLAIMS.items() if k != "decode-floor"}
+    entries["decode-floor"] = CLAIMS["decode-floor"]  # now the last entry
+    monkeypatch.setattr(registry, "CLAIMS", entries)
+    assert whole() == [*(k for k in keys if k != "decode-floor"), "decode-floor"]
+    monkeypatch.setattr(
+        registry, "CLAIMS", {k: c for k, c in CLAIMS.items() if c.kind != "distributed"}
+    )
+    assert judge_distributed(run.distributed) == ()
+
+
+def test_an_entry_whose_experiment_is_not_a_part_experiment_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuconcepts.claims.plan import judged_part
+    from gpuconcepts.results import registry
+
+    wrong = replace(CLAIMS["backward-pass"], experiment="gpuconcepts.claims.cnn:EXPERIMENT")
+    monkeypatch.setattr(registry, "CLAIMS", {"backward-pass": wrong})
+    with pytest.raises(GpuConceptsError, match=r"judge_backward name .*needs a PartExperiment"):
+        judged_part("whole model", None)

@@ -19,14 +19,8 @@ import statistics
 from collections.abc import Sequence
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.collectives import (
-    allreduce_growth_claim,
-    alpha_beta_claim,
-    rowwise_claim,
-    same_exchange_claim,
-    traffic_claim,
-    two_sided,
-)
+from gpuconcepts.claims.collectives import two_sided
+from gpuconcepts.claims.plan import PartExperiment, PartJudge, judged_part
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.thresholds import BUBBLE_MARGIN, PIPELINE_MAX_SLOWDOWN, PREDICTION_FACTOR
 from gpuconcepts.errors import GpuConceptsError
@@ -37,30 +31,70 @@ from gpuconcepts.units import number, si
 
 
 def judge_distributed(report: DistributedReport) -> tuple[ClaimResult, ...]:
-    """Every claim of ``report``, judged from its measurements (none when it measured no
-    collective: a part that ran nothing has nothing to judge)."""
+    """Every claim of ``report``, judged from its measurements in the registry's order: each
+    entry's judge on what its experiment reads of the report
+    (:func:`~gpuconcepts.claims.plan.judged_part`); none when it measured no collective (a
+    part that ran nothing has nothing to judge)."""
     if not report.collectives:
         return ()
-    device, crowded = report.device, report.crowded
-    results = [traffic_claim(c, device) for c in report.main]
-    results.append(allreduce_growth_claim(report.growth, device))
-    lookups = report.of_kind("sharded embedding")
-    results.append(rowwise_claim(lookups, device))
-    results.append(same_exchange_claim(lookups, device, crowded=crowded))
-    predicted = (*lookups, *report.of_kind("tensor parallel"))
-    sweep = report.of_kind("size sweep")
-    results.append(
-        alpha_beta_claim(
-            predicted, report.fit, device, report.fit_problem, sweep=sweep, crowded=crowded
-        )
-    )
-    fit, cores = report.fit, report.cores
-    results.extend(
-        bubble_claim(c, fit, cores, device, crowded=crowded) for c in report.of_kind("pipeline")
-    )
-    if len(report.pipelines) > 1:
-        results.append(bubble_sweep_claim(report.pipelines, fit, cores, device, crowded=crowded))
-    return tuple(results)
+    return tuple(judged_part("distributed", report))
+
+
+# -- the experiments: what each claim reads of the report -----------------------------------------
+def _each_collective(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    return [judge(c, r.device) for c in r.main]
+
+
+def _growth(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    return [judge(r.growth, r.device)]
+
+
+def _lookups(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    return [judge(r.of_kind("sharded embedding"), r.device)]
+
+
+def _paired_lookups(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    return [judge(r.of_kind("sharded embedding"), r.device, crowded=r.crowded)]
+
+
+def _fit(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    predicted = (*r.of_kind("sharded embedding"), *r.of_kind("tensor parallel"))
+    sweep = r.of_kind("size sweep")
+    return [judge(predicted, r.fit, r.device, r.fit_problem, sweep=sweep, crowded=r.crowded)]
+
+
+def _pipelines(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    return [judge(c, r.fit, r.cores, r.device, crowded=r.crowded) for c in r.of_kind("pipeline")]
+
+
+def _pipeline_sweep(judge: PartJudge, r: DistributedReport, _: object) -> list[ClaimResult]:
+    if len(r.pipelines) < 2:  # one pipeline is no sweep
+        return []
+    return [judge(r.pipelines, r.fit, r.cores, r.device, crowded=r.crowded)]
+
+
+EACH_COLLECTIVE = PartExperiment("each collective's bytes", _each_collective)
+"""Every collective of the report's main set, one verdict each: the bytes it sent."""
+
+GROWTH = PartExperiment("all-reduces over growing worlds", _growth)
+"""The all-reduce's bytes per device at each world size."""
+
+LOOKUPS = PartExperiment("sharded lookups' bytes", _lookups)
+"""The sharded embedding lookups, side by side."""
+
+PAIRED_LOOKUPS = PartExperiment("sharded lookups' exchanges, paired", _paired_lookups)
+"""The sharded embedding lookups' exchange times, taken in paired rounds (not visible on a
+crowded machine)."""
+
+FIT = PartExperiment("the α-β fit and the exchanges it prices", _fit)
+"""The latency-bandwidth fit of the all-reduce size sweep, against the lookups' and the
+tensor-parallel MLP's exchanges."""
+
+PIPELINES = PartExperiment("each pipeline", _pipelines)
+"""Every pipeline run, one verdict each: its bubble."""
+
+PIPELINE_SWEEP = PartExperiment("pipelines over micro-batch counts", _pipeline_sweep)
+"""The pipelines of one depth at several micro-batch counts (none with fewer than two)."""
 
 
 def _stages_apart(c: Collective, cores: int) -> str:

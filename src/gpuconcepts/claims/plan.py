@@ -6,12 +6,22 @@ claims need; a :class:`~gpuconcepts.lab.Lab` measures them when a run is collect
 :class:`~gpuconcepts.results.measured.Measured`, the same whether the run was measured now or
 loaded from disk. A comparison whose kernels a roofline claim reads also times the reference
 kernel of each roof (:class:`WithRoofs`).
+
+A whole-model or distributed claim reads its part's results instead (the whole-model
+experiments' :class:`~gpuconcepts.results.wholemodel.WholeModelResults`, a distributed run's
+:class:`~gpuconcepts.results.distributed.DistributedReport`): its registry entry names its
+judge and a :class:`PartExperiment`, which says what the judge reads of those results and how
+many verdicts it gives (one per collective, one per pipeline, none when the part did not
+measure it). :func:`judged_part` calls each entry's judge through its experiment, in the
+registry's order, so a claim joins a part by its registry line and its experiment alone: no
+function lists the judges by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpuconcepts.claims.roofline import (
     ROOF_REFERENCES,
@@ -20,10 +30,12 @@ from gpuconcepts.claims.roofline import (
     Roles,
     judge_roles,
 )
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import COLUMNS, Measurement, stream_array_bytes, stream_rows
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.results.measured import Comparison, Fact, Measured, Wanted
+from gpuconcepts.results.registry import Kind, dispatch
 from gpuconcepts.units import MiB
 
 FactSource = Callable[[str, ClaimSizes], Fact]
@@ -128,3 +140,40 @@ class WithRoofs:
         """Its own kernels' measurements and its roles, read from ``m``."""
         own, roles, _ = self.split(m.compared(self.wanted))
         return own, roles
+
+
+# -- the whole model's and the distributed claims: judged from their part's results -------------
+PartJudge = Callable[..., ClaimResult]
+"""A whole-model or distributed claim's judge (its registry entry's): what its experiment hands
+it in, one verdict out."""
+
+
+@dataclass(frozen=True)
+class PartExperiment:
+    """What the claims of a part (the whole model, or beyond one device) need measured, as their
+    judge reads it: ``judged(judge, results, context)`` calls ``judge`` on what it reads of
+    ``results`` (with the machine's facts in ``context``, where the part needs them) and gives
+    its verdicts, none when ``results`` did not measure it."""
+
+    name: str
+    judged: Callable[[PartJudge, Any, Any], Sequence[ClaimResult]]
+
+
+def judged_part(kind: Kind, results: object, context: object = None) -> list[ClaimResult]:
+    """Every claim of ``kind`` that ``results`` can decide, in the registry's order: each
+    entry's judge called through the experiment it names (entries that share both, as the
+    traffic claims do, are judged together, once).
+
+    >>> from gpuconcepts.results.registry import CLAIMS
+    >>> CLAIMS["decode-floor"].experiment
+    'gpuconcepts.claims.wholemodel:DECODE_CACHED'
+    """
+    found: list[ClaimResult] = []
+    for judge, experiment in dispatch(kind):
+        if not isinstance(experiment, PartExperiment):
+            raise GpuConceptsError(
+                f"the {kind} claims judged by {judge.__name__} name {experiment!r} as their "
+                "experiment; a whole-model or distributed claim needs a PartExperiment"
+            )
+        found.extend(experiment.judged(judge, results, context))
+    return found

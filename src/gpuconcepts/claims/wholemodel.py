@@ -1,5 +1,6 @@
-r"""Whole-model claims: backward against forward, training memory, and every whole-model claim
-judged in one call (:func:`judge_wholemodel`; the decode claims are :mod:`~gpuconcepts.claims.decode`'s).
+r"""Whole-model claims: backward against forward, training memory, the experiments every
+whole-model claim needs, and every whole-model claim judged in one call
+(:func:`judge_wholemodel`; the decode claims are :mod:`~gpuconcepts.claims.decode`'s).
 
 Every claim here is *two-sided*: it states the prediction (from :mod:`gpuconcepts.formulas`),
 an alternative the measurement must rule out, and a pass region (fixed
@@ -21,14 +22,15 @@ True
 from __future__ import annotations
 
 import statistics
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.decode import (
+from gpuconcepts.claims.decode import (  # re-exported: the whole model's judges in one place
     judge_decode_floor,
     judge_decode_knee,
     judge_decode_long_context,
 )
+from gpuconcepts.claims.plan import PartExperiment, PartJudge, judged_part
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.thresholds import (
     BACKWARD_FLOP_TOLERANCE,
@@ -165,28 +167,62 @@ def judge_training_memory(result: TrainingPeak, shape: ModelShape, *, device: st
 
 
 # -- the experiments ------------------------------------------------------------------------------
+class Machine(NamedTuple):
+    """What the whole-model judges read of the machine besides the results: its measured
+    peaks, its last-level cache and its name, as a Run records them."""
+
+    peaks: Peaks
+    cache_bytes: int
+    device: str
+
+
+def _backward(judge: PartJudge, r: WholeModelResults, m: Machine) -> list[ClaimResult]:
+    return [judge(r.backward, device=m.device)]
+
+
+def _decode(judge: PartJudge, r: WholeModelResults, m: Machine) -> list[ClaimResult]:
+    return [judge(r.decode, m.peaks, device=m.device)]
+
+
+def _decode_cached(judge: PartJudge, r: WholeModelResults, m: Machine) -> list[ClaimResult]:
+    return [judge(r.decode, m.peaks, cache_bytes=m.cache_bytes, device=m.device)]
+
+
+def _long_decode(judge: PartJudge, r: WholeModelResults, m: Machine) -> list[ClaimResult]:
+    if r.long_decode is None:  # a run that measured no long context
+        return []
+    return [judge(r.long_decode, r.decode, m.peaks, cache_bytes=m.cache_bytes, device=m.device)]
+
+
+def _training(judge: PartJudge, r: WholeModelResults, m: Machine) -> list[ClaimResult]:
+    return [judge(r.training, r.sizes.training, device=m.device)]
+
+
+BACKWARD = PartExperiment("backward against forward", _backward)
+"""A stack of linear layers' forward and backward passes, timed in pairs and counted."""
+
+DECODE = PartExperiment("decode sweep", _decode)
+"""A decode step at growing batches, read against the machine's peaks."""
+
+DECODE_CACHED = PartExperiment("decode sweep beside the last-level cache", _decode_cached)
+"""The decode sweep, read against the peaks and the last-level cache its weights may sit in."""
+
+LONG_DECODE = PartExperiment("decode sweep at a long context", _long_decode)
+"""The decode sweep again with a long KV cache per sequence, beside the short one (none when a
+run measured no long context)."""
+
+TRAINING = PartExperiment("training step's peak memory", _training)
+"""The allocator's peak over an Adam step, at the training shape."""
+
+
 def judge_wholemodel(
     results: WholeModelResults, peaks: Peaks, *, cache_bytes: int, device: str
 ) -> list[ClaimResult]:
-    """Every whole-model claim, judged from what the experiments measured (nothing runs).
+    """Every whole-model claim, judged from what the experiments measured (nothing runs), in
+    the registry's order: each entry's judge on what its experiment reads
+    (:func:`~gpuconcepts.claims.plan.judged_part`).
 
     ``peaks`` and ``cache_bytes`` are the machine's measured peaks and last-level cache, as
     a Run records them.
     """
-    judged = [
-        judge_backward(results.backward, device=device),
-        judge_decode_knee(results.decode, peaks, device=device),
-        judge_decode_floor(results.decode, peaks, cache_bytes=cache_bytes, device=device),
-    ]
-    if results.long_decode is not None:
-        judged.append(
-            judge_decode_long_context(
-                results.long_decode,
-                results.decode,
-                peaks,
-                cache_bytes=cache_bytes,
-                device=device,
-            )
-        )
-    judged.append(judge_training_memory(results.training, results.sizes.training, device=device))
-    return judged
+    return judged_part("whole model", results, Machine(peaks, cache_bytes, device))

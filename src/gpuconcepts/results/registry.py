@@ -12,13 +12,13 @@ neither torch nor the judges.
 >>> judge("rnn-linear-in-S").__name__
 'judge_rnn_length'
 >>> CLAIMS["roofline-cnn-conv"].experiment, CLAIMS["backward-pass"].experiment
-('gpuconcepts.claims.cnn:EXPERIMENT', None)
+('gpuconcepts.claims.cnn:EXPERIMENT', 'gpuconcepts.claims.wholemodel:BACKWARD')
 >>> [e.name for e in experiments()]
 ['DLRM', 'MLP', 'CNN', 'RNN', 'Transformer']
 >>> sorted({c.kind for c in CLAIMS.values()})
 ['core', 'distributed', 'whole model']
 >>> [key for key, c in CLAIMS.items() if c.tests == "model"]
-['mlp-crossover', 'backward-pass', 'decode-knee', 'decode-long-context', 'decode-floor',
+['mlp-crossover', 'backward-pass', 'decode-knee', 'decode-floor', 'decode-long-context',
  'tablewise-columnwise-same-exchange', 'alpha-beta-predicts', 'pipeline-bubble',
  'pipeline-bubble-shrinks']
 >>> ledger("kv-cache-exact"), ledger("decode-knee"), ledger("roofline-cnn-conv"), ledger("demo")
@@ -71,10 +71,11 @@ the model's predictions (scored with ledger 2)."""
 @dataclass(frozen=True)
 class Claim:
     """Where a claim is judged (``module:function``), the chapter that shows it, its kind,
-    what its test checks (:data:`Tests`) and the experiment it needs (``module:name`` of a
-    :class:`~gpuconcepts.claims.plan.Experiment`, which says which kernels at which sizes
-    are measured for it when a run is collected; None for the whole model's and the
-    distributed claims, which read their part's results)."""
+    what its test checks (:data:`Tests`) and the experiment it needs, by ``module:name``: for
+    a core claim a :class:`~gpuconcepts.claims.plan.Experiment`, which says which kernels at
+    which sizes are measured for it when a run is collected and judges them; for a whole-model
+    or distributed claim a :class:`~gpuconcepts.claims.plan.PartExperiment`, which hands its
+    judge what it reads of its part's results (:func:`dispatch`)."""
 
     judge: str
     chapter: str
@@ -128,17 +129,22 @@ def _core(judge: str, chapter: str, tests: Tests, *thresholds: str, measured_by:
     return Claim(f"gpuconcepts.claims.{judge}", chapter, "core", tests, experiment, thresholds)
 
 
-def _whole(judge: str, tests: Tests, *thresholds: str) -> Claim:
+def _whole(judge: str, experiment: str, tests: Tests, *thresholds: str) -> Claim:
     """A whole-model claim, judged by ``module:function`` of the claims package against
-    ``thresholds``."""
-    return Claim(f"gpuconcepts.claims.{judge}", "model", "whole model", tests, None, thresholds)
+    ``thresholds``, on what ``experiment`` (a
+    :class:`~gpuconcepts.claims.plan.PartExperiment` of
+    :mod:`~gpuconcepts.claims.wholemodel`) reads of the whole-model results."""
+    path, needs = f"gpuconcepts.claims.{judge}", f"gpuconcepts.claims.wholemodel:{experiment}"
+    return Claim(path, "model", "whole model", tests, needs, thresholds)
 
 
-def _dist(judge: str, tests: Tests, *thresholds: str) -> Claim:
+def _dist(judge: str, experiment: str, tests: Tests, *thresholds: str) -> Claim:
     """A claim beyond one device, judged by ``module:function`` of the claims package against
-    ``thresholds``."""
-    path = f"gpuconcepts.claims.{judge}"
-    return Claim(path, "distributed", "distributed", tests, None, thresholds)
+    ``thresholds``, on what ``experiment`` (a
+    :class:`~gpuconcepts.claims.plan.PartExperiment` of
+    :mod:`~gpuconcepts.claims.distributed`) reads of a distributed run's report."""
+    path, needs = f"gpuconcepts.claims.{judge}", f"gpuconcepts.claims.distributed:{experiment}"
+    return Claim(path, "distributed", "distributed", tests, needs, thresholds)
 
 
 def _roofline(measured_by: str) -> Claim:
@@ -152,7 +158,7 @@ def _roofline(measured_by: str) -> Claim:
 _EFFECT, _BYTES = "DIRECTION_MIN_EFFECT", ("BYTES_LOW", "BYTES_HIGH")
 _ATTENTION = ("ATTENTION_EXPONENT", "ATTENTION_EXPONENT_TOLERANCE")
 # bytes counted on the loopback interface
-_TRAFFIC = _dist("collectives:traffic_claim", "fact", *_BYTES)
+_TRAFFIC = _dist("collectives:traffic_claim", "EACH_COLLECTIVE", "fact", *_BYTES)
 
 CLAIMS: dict[str, Claim] = {
     "dlrm-random-vs-sequential": _core(
@@ -205,27 +211,31 @@ CLAIMS: dict[str, Claim] = {
     # pipelines: every claim from here on but the facts is the book's own, the model's
     "backward-pass": _whole(
         "wholemodel:judge_backward",
+        "BACKWARD",
         "model",
         "BACKWARD_MIN_TIME_RATIO",
         "BACKWARD_MAX_TIME_RATIO",
         "BACKWARD_FLOP_TOLERANCE",
     ),
-    "decode-knee": _whole("decode:judge_decode_knee", "model", "DECODE_KNEE_FACTOR"),
-    "decode-long-context": _whole(
-        "decode:judge_decode_long_context",
-        "model",
-        "DECODE_LONG_KNEE_FACTOR",
-        "DECODE_LONG_MIN_CACHE_MULTIPLE",
-    ),
+    "decode-knee": _whole("decode:judge_decode_knee", "DECODE", "model", "DECODE_KNEE_FACTOR"),
     "decode-floor": _whole(
         "decode:judge_decode_floor",
+        "DECODE_CACHED",
         "model",
         "DECODE_FLOOR_MIN_RATIO",
         "DECODE_FLOOR_MAX_RATIO",
         "DECODE_MIN_WEIGHT_CACHE_MULTIPLE",
     ),
+    "decode-long-context": _whole(
+        "decode:judge_decode_long_context",
+        "LONG_DECODE",
+        "model",
+        "DECODE_LONG_KNEE_FACTOR",
+        "DECODE_LONG_MIN_CACHE_MULTIPLE",
+    ),
     "training-memory": _whole(
         "wholemodel:judge_training_memory",
+        "TRAINING",
         "fact",
         "TRAINING_MEMORY_MIN_RATIO",
         "TRAINING_MEMORY_MAX_RATIO",
@@ -236,21 +246,30 @@ CLAIMS: dict[str, Claim] = {
     "traffic-column-wise-lookup": _TRAFFIC,
     "traffic-two-way-tensor-parallel-mlp": _TRAFFIC,
     "traffic-pipeline": _TRAFFIC,
-    "allreduce-grows-with-w": _dist("collectives:allreduce_growth_claim", "fact", *_BYTES),
-    "rowwise-more-than-tablewise": _dist("collectives:rowwise_claim", "fact", *_BYTES),
-    "tablewise-columnwise-same-exchange": _dist(
-        "collectives:same_exchange_claim", "model", "SAME_EXCHANGE_FACTOR"
+    "allreduce-grows-with-w": _dist(
+        "collectives:allreduce_growth_claim", "GROWTH", "fact", *_BYTES
     ),
-    "alpha-beta-predicts": _dist("collectives:alpha_beta_claim", "model", "ALPHA_BETA_FACTOR"),
+    "rowwise-more-than-tablewise": _dist("collectives:rowwise_claim", "LOOKUPS", "fact", *_BYTES),
+    "tablewise-columnwise-same-exchange": _dist(
+        "collectives:same_exchange_claim", "PAIRED_LOOKUPS", "model", "SAME_EXCHANGE_FACTOR"
+    ),
+    "alpha-beta-predicts": _dist(
+        "collectives:alpha_beta_claim", "FIT", "model", "ALPHA_BETA_FACTOR"
+    ),
     "pipeline-bubble": _dist(
         "distributed:bubble_claim",
+        "PIPELINES",
         "model",
         "BUBBLE_MARGIN",
         "PREDICTION_FACTOR",
         "PIPELINE_MAX_SLOWDOWN",
     ),
     "pipeline-bubble-shrinks": _dist(
-        "distributed:bubble_sweep_claim", "model", "BUBBLE_MARGIN", "PIPELINE_MAX_SLOWDOWN"
+        "distributed:bubble_sweep_claim",
+        "PIPELINE_SWEEP",
+        "model",
+        "BUBBLE_MARGIN",
+        "PIPELINE_MAX_SLOWDOWN",
     ),
 }
 """Every claim, in the book's order: the core claims, then the whole model, then beyond one
@@ -298,5 +317,17 @@ def judge(key: str) -> Callable[..., Any]:
 def experiments() -> tuple[Any, ...]:
     """The experiments the core claims need (:attr:`Claim.experiment`, imported now), each
     once, in the book's order: what a run measures for them, and what judges them."""
-    paths = dict.fromkeys(c.experiment for c in CLAIMS.values() if c.experiment)
-    return tuple(_imported(path) for path in paths)
+    paths = dict.fromkeys(c.experiment for c in CLAIMS.values() if c.kind == "core")
+    return tuple(_imported(path) for path in paths if path)
+
+
+def dispatch(kind: Kind) -> tuple[tuple[Callable[..., Any], Any], ...]:
+    """Each judge of the claims of ``kind`` with the experiment it needs (both imported now),
+    in the book's order; entries that share both (the traffic claims) give one pair, judged
+    once (:func:`~gpuconcepts.claims.plan.judged_part` loops over them).
+
+    >>> [(j.__name__, e.name) for j, e in dispatch("whole model")][:2]
+    [('judge_backward', 'backward against forward'), ('judge_decode_knee', 'decode sweep')]
+    """
+    pairs = dict.fromkeys((c.judge, c.experiment) for c in CLAIMS.values() if c.kind == kind)
+    return tuple((_imported(j), _imported(e)) for j, e in pairs if e)
