@@ -5,8 +5,8 @@
 Its experiment (:data:`EXPERIMENT`) measures random and sequential lookups at the post's row width and at
 other widths of the same bytes per batch, in a table sized by the device's free memory, and
 records the device's transfer unit (a CPU's cache line, a GPU's sector) in the run;
-:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the row
-where the measured ceilings predict the largest gap.
+:func:`judge_dlrm_lookups` turns them into a verdict (no kernel runs there), judged at the post's
+row width; the other widths and the measured ceilings' predictions are shown beside it.
 """
 
 from __future__ import annotations
@@ -158,20 +158,23 @@ def judge_dlrm_lookups(
     reasoning, in whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
     sector) at the bandwidth of the level that holds the table; consecutive rows sharing them
     at the memory's bandwidth; every row no faster than the gather issues rows
-    (:func:`~gpuconcepts.claims.predict.row_issue_seconds`). The claim is judged at the row
-    where that model predicts the largest gap (the narrowest, among equals). The post says
-    "much lower": the claim holds when sequential rows stream at least
+    (:func:`~gpuconcepts.claims.predict.row_issue_seconds`); it is shown beside the claim,
+    never its test. The claim is judged at the post's row width (``random`` and
+    ``sequential``), a choice fixed before any run. The post says "much lower": the claim holds
+    when sequential rows stream at least
     :data:`~gpuconcepts.claims.thresholds.DIRECTION_MIN_EFFECT` times as fast as random ones
     (a direction with its effect size; how close the model's ratio came is ledger 2's).
 
-    Not visible when the model's ratio falls short of that effect: the measured hierarchy
-    (never a cache size read from sysfs) says no row measured can show a 2x gap here.
+    Not visible only by a size: a table that fits in the last-level cache the run measured
+    (``cache_bytes``), whose random rows need not reach the memory the post speaks of. No
+    prediction decides it (ledger 1, issue 45).
     """
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):
         raise GpuConceptsError("random and sequential lookups must use the same N, B, L, d, s")
     c, unit = transfer_bytes, transfer_unit
-    w = LookupSweep.of([*widths, (random, sequential)], peaks, c)
+    w = LookupSweep.of([*widths, (random, sequential)], peaks, c, (random, sequential))
+    reason = _in_cache(random, cache_bytes)
     return ClaimResult(
         key="dlrm-random-vs-sequential",
         architecture="DLRM",
@@ -181,8 +184,8 @@ def judge_dlrm_lookups(
         test=(test := w.test()),
         detail=_detail(w, random, sequential, peaks, unit),
         device=device,
-        visible=test.distinguishes,
-        reason="" if test.distinguishes else w.unseen(),
+        visible=not reason,
+        reason=reason,
         anomalies=w.anomalies(test),
         values={
             **_table_values(random, sequential, peaks),
@@ -196,6 +199,19 @@ def judge_dlrm_lookups(
             **w.values(),
         },
         plot=w.plot(peaks, unit, c),
+    )
+
+
+def _in_cache(random: Measurement, cache_bytes: int) -> str:
+    """Why the lookups cannot show the post's claim ("" when they can): their table fits in
+    the measured last-level cache, so random rows are served by the cache, not the memory."""
+    table = formula_at(formulas.embedding_memory, random)
+    if table > cache_bytes:
+        return ""
+    return (
+        f"the table ({binary_bytes(table)}) fits in the last-level cache this run measured "
+        f"({binary_bytes(cache_bytes)}), so random rows need not reach the memory the post "
+        "speaks of"
     )
 
 

@@ -39,8 +39,10 @@ def bandwidth_ratio(pair: Pair) -> Callable[[Sequence[float]], float]:
 class LookupSweep:
     """The lookups' pairs sorted by row bytes, with each width's measured ratio (sequential ÷
     random bandwidth) and its interval, the transfer-unit model's ratio (``lines``) and the
-    measured ceilings' (``predicted``), and the index of the judged width: where the ceilings
-    predict the largest gap (the narrowest, among equals)."""
+    measured ceilings' (``predicted``, shown beside the claim, never its test), and the index
+    of the judged width: the post's row width, fixed before any run. Until 2026-12-07 it was
+    the width where the ceilings predicted the largest gap, a choice that read the prediction
+    (ledger 1 reads none, issue 45)."""
 
     pairs: tuple[Pair, ...]
     row_bytes: tuple[float, ...]
@@ -51,12 +53,20 @@ class LookupSweep:
     judged: int
 
     @classmethod
-    def of(cls, pairs: Sequence[Pair], peaks: Peaks, transfer_bytes: int) -> LookupSweep:
-        """The sweep of ``pairs``, whose row widths must differ."""
+    def of(
+        cls, pairs: Sequence[Pair], peaks: Peaks, transfer_bytes: int, judged: Pair
+    ) -> LookupSweep:
+        """The sweep of ``pairs``, whose row widths must differ, judged at the width of
+        ``judged`` (the post's pair, one of ``pairs``)."""
         ordered = tuple(sorted(pairs, key=lambda pair: row_bytes_of(pair[0])))
         row_bytes = tuple(row_bytes_of(r) for r, _ in ordered)
         if len(set(row_bytes)) != len(row_bytes):
             raise GpuConceptsError(f"row widths must differ; got {sorted(row_bytes)} bytes")
+        if judged not in ordered:
+            raise GpuConceptsError(
+                f"the judged pair ({row_bytes_of(judged[0])}-byte rows) is not one of the "
+                "sweep's pairs"
+            )
         c = transfer_bytes
         # the measured ceilings' times: random rows at the random-access sweep's line rate,
         # consecutive ones at the memory's, each row no faster than the gather issues rows
@@ -77,7 +87,7 @@ class LookupSweep:
                 for r, _ in ordered
             ),
             predicted=predicted,
-            judged=max(range(len(ordered)), key=lambda k: predicted[k]),  # first: narrowest
+            judged=ordered.index(judged),
         )
 
     def test(self) -> TwoSided:
@@ -94,15 +104,6 @@ class LookupSweep:
             high=None,
             measured=measured,
             interval=interval,
-        )
-
-    def unseen(self) -> str:
-        """Why the test cannot tell the orders apart, when the ceilings predict too small a gap."""
-        return (
-            f"the measured ceilings predict consecutive rows only "
-            f"{times(self.predicted[self.judged])} faster than random ones at best (with "
-            f"{plain_number(self.row_bytes[self.judged])}-byte rows): within "
-            f"{times(T.PREDICTION_FACTOR)} of no gap, so no measurement here could tell the two apart"
         )
 
     def anomalies(self, test: TwoSided) -> tuple[str, ...]:

@@ -161,9 +161,7 @@ _ATTENTION = ("ATTENTION_EXPONENT", "ATTENTION_EXPONENT_TOLERANCE")
 _TRAFFIC = _dist("collectives:traffic_claim", "EACH_COLLECTIVE", "fact", *_BYTES)
 
 CLAIMS: dict[str, Claim] = {
-    "dlrm-random-vs-sequential": _core(
-        "dlrm:judge_dlrm_lookups", "dlrm", "direction", _EFFECT, "PREDICTION_FACTOR"
-    ),
+    "dlrm-random-vs-sequential": _core("dlrm:judge_dlrm_lookups", "dlrm", "direction", _EFFECT),
     "mlp-batch-trend": _core("mlp:judge_mlp_trend", "mlp", "direction", _EFFECT, "MLP_MIN_TREND"),
     # where the knee lies is the book's (the post says only that large batches "can make
     # computation the dominant cost", which the roofline-mlp claims test): the model's

@@ -27,11 +27,14 @@ class TwoSided:
     """A claim as a test: the prediction, the alternative it must rule out, the pass region,
     and the measured value with its interval.
 
-    The pass region ``low ≤ quantity ≤ high`` (either end may be open: None) holds the
-    prediction and leaves the alternative out. The claim holds only when the whole measured
-    interval lies inside it. When, at this device's peaks and sizes, the alternative falls
-    inside the region or the prediction outside it, no measurement here could tell the two
-    apart: the claim is "not visible".
+    The pass region ``low ≤ quantity ≤ high`` (either end may be open: None) states the claim
+    as the post does, fixed before any run, and leaves the alternative out. The claim holds
+    only when the whole measured interval lies inside it. When the alternative falls inside
+    the region, no measurement could tell the two apart: the claim is "not visible". The
+    ``predicted`` value (the model's, from the measured ceilings) is shown beside the claim and
+    never enters its verdict, "not visible" included (ledger 1, issue 45): how close it came
+    is ledger 2's. A prediction outside the region is the model disagreeing with the post, a
+    finding for ledger 2, not a reason to hide the measurement.
 
     >>> t = TwoSided("sequential ÷ random bandwidth", predicted=4.0,
     ...              alternative="random rows stream as fast as consecutive ones",
@@ -41,6 +44,8 @@ class TwoSided:
     ('sequential ÷ random bandwidth ≥ 2', True, True)
     >>> TwoSided("r", 4.0, "one", 1.0, 2.0, None, 2.5, (1.9, 2.7)).inside
     False
+    >>> TwoSided("r", 1.4, "one", 1.0, 2.0, None, 1.3, (1.2, 1.4)).distinguishes  # a small model gap
+    True
     """
 
     quantity: str
@@ -94,20 +99,24 @@ class TwoSided:
     @property
     def anomalous(self) -> bool:
         """True when the whole interval lies beyond the alternative, on the side away from the
-        prediction: the measurement contradicts the model more than the alternative does
-        (e.g. consecutive rows slower than random ones), which is a faulty measurement or a
-        missing piece of physics, never a verdict on the claim.
+        pass region: the measurement contradicts the post's statement more than the
+        alternative does (e.g. consecutive rows slower than random ones), which is a faulty
+        measurement or a missing piece of physics. The side is the region's, never the
+        prediction's (ledger 1 reads no prediction).
 
         >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.2, (0.1, 0.3)).anomalous
         True
         >>> TwoSided("r", 4.0, "no gap", 1.0, 2.0, None, 0.9, (0.8, 1.1)).anomalous
         False
+        >>> TwoSided("r", 0.5, "no gap", 1.0, 2.0, None, 0.2, (0.1, 0.3)).anomalous  # same side
+        True
         """
         low, high = self.interval
-        if self.alternative_value < self.predicted:
-            return high < self.alternative_value
-        if self.alternative_value > self.predicted:
-            return low > self.alternative_value
+        alternative = self.alternative_value
+        if self.low is not None and self.low > alternative:  # the region lies above it
+            return high < alternative
+        if self.high is not None and self.high < alternative:  # the region lies below it
+            return low > alternative
         return False
 
     def edge_crossed(self) -> float | None:
@@ -120,9 +129,10 @@ class TwoSided:
 
     @property
     def distinguishes(self) -> bool:
-        """False when the test cannot tell the prediction from the alternative on this device:
-        the alternative falls inside the pass region, or the prediction outside it."""
-        return self.contains(self.predicted) and not self.contains(self.alternative_value)
+        """False when the test cannot tell the post's statement from the alternative: the
+        alternative falls inside the pass region. The prediction plays no part (see the class
+        docstring)."""
+        return not self.contains(self.alternative_value)
 
     def region_text(self) -> str:
         """The pass region for people, e.g. ``"ratio ≥ 2"`` or ``"1.7 ≤ exponent ≤ 2.3"``."""

@@ -59,13 +59,15 @@ Fact = dict[str, Any]
 """A fact of a run (a count, an allocation's size, a backend's name), by field."""
 
 
-SCHEMA = 4
+SCHEMA = 5
 """Version of the Run file format; :func:`load` reads it and the versions of
 :data:`MIGRATIONS`, and refuses any other. Version 2 added the whole-model and distributed
 parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the paired rounds (a
 measurement's ``group``), the roofs' reference kernels, the noise probes in the provenance and
 the claims' ``anomalies``; version 4 the model's version in the provenance
-(``model_version``)."""
+(``model_version``); version 5 claims whose visibility reads no prediction (a saved claim's
+``visible`` is false for every reason it was not visible but an alternative inside its pass
+region)."""
 
 
 def _from_3(data: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +92,27 @@ def _unbounded_where_null(claim: object) -> object:
     }
 
 
-MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {3: _from_3}
+def _from_4(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 4 run as version 5. Until 2026-12-07 a claim was also "not visible" when the
+    measured ceilings' prediction fell outside its pass region, which its test alone no longer
+    says (ledger 1 reads no prediction): a claim saved "not visible" keeps that verdict, and
+    the reason it was saved with, as a claim the run could not show (``visible`` false).
+    Judged again by today's judges it may read otherwise; the book lists such flips."""
+    claims = data.get("claims")
+    if isinstance(claims, list):
+        claims = [
+            c | {"visible": False}
+            if isinstance(c, dict) and c.get("verdict") == "not visible"
+            else c
+            for c in claims
+        ]
+    return {**data, "schema": 5, "claims": claims}
+
+
+MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    3: _from_3,
+    4: _from_4,
+}
 """The one map from an older schema to the next: :meth:`Run.from_dict` applies them in turn
 until the run is at :data:`SCHEMA`; nothing else reads an older file, so no judge, page or
 command keeps a branch for an old run's shape."""
