@@ -2,7 +2,8 @@
 
 The thresholds stay defined once, in :mod:`gpuconcepts.claims.thresholds`; an entry names the
 ones its verdict is compared with, and these tests check that each name is defined there and is
-read by the code that judges the claim.
+read by the code that judges the claim. The page's anchor is checked in the Markdown here, and
+in the built site by ``tests/site/test_claim_anchors.py``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import importlib
 import inspect
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from gpuconcepts.claims import thresholds
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.results.registry import CLAIMS, Claim, anchor, dispatch
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 RUN_WIDE = {"INTERVAL_COVERAGE", "INTERVAL_RESAMPLES", "MIN_BLOCKS", "WRONG_VERDICT_RATE"}
 """The thresholds that set how every interval is drawn, so that no one claim names them."""
@@ -80,6 +84,14 @@ def test_an_anchor_is_lower_case_and_only_for_a_registered_claim() -> None:
     with pytest.raises(GpuConceptsError, match="'no-such-claim' is not registered"):
         anchor("no-such-claim")
     assert len({anchor(key) for key in CLAIMS}) == len(CLAIMS)
+
+
+def test_every_claim_is_marked_on_its_page() -> None:
+    for key, claim in CLAIMS.items():
+        page = DOCS / claim.page
+        assert page.is_file(), f"{key}: no page {claim.page}"
+        labels = re.findall(r"^\(([^)]+)\)=$", page.read_text(encoding="utf-8"), re.MULTILINE)
+        assert anchor(key) in labels, f"{key}: {claim.page} has no label ({anchor(key)})="
 
 
 # -- judging loops over the entries --------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
+from gpuconcepts.results.registry import CLAIMS, anchor
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import describe, measured_or_dash, number, si, significant, times
 
@@ -202,8 +203,24 @@ def markdown_claims_summary(
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
             verdicts.append(audit_cell(found[0]) if found else "not measured")
-        rows.append([str(index), section, result.claim, *verdicts])
+        rows.append([str(index), section, claim_link(result.key, result.claim), *verdicts])
     return markdown_table(["#", "Section", "Claim", *names], rows)
+
+
+def claim_link(key: str, text: str) -> str:
+    """``text``, the claim ``key`` in words, as a MyST link to where its page discusses it
+    (:func:`~gpuconcepts.results.registry.anchor`); a claim the registry does not hold (an
+    example's) stays plain text.
+
+    >>> claim_link("rnn-linear-in-S", "RNN time grows linearly with S")
+    '{ref}`RNN time grows linearly with S <claim-rnn-linear-in-s>`'
+    >>> claim_link("demo", "Bigger batches run faster")
+    'Bigger batches run faster'
+    """
+    if key not in CLAIMS:
+        return text
+    title = text.replace("`", "").replace("<", "\\<")  # a role's title ends at a backtick
+    return f"{{ref}}`{title} <{anchor(key)}>`"
 
 
 def worked_answer(formula: Formula, **values: Number) -> str:
