@@ -52,7 +52,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.records import from_record
 from gpuconcepts.results import claim_sizes as claim_tables
 from gpuconcepts.results.claim import ClaimRecord, ClaimResult, example
-from gpuconcepts.results.measured import Measured
+from gpuconcepts.results.measured import SECOND_LOOK, Measured, fixed_rounds
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.registry import ledger
 from gpuconcepts.results.twosided import TwoSided
@@ -178,10 +178,13 @@ def test_claim_result_verdict_reason_and_json() -> None:
     anomaly = example(0.5, interval=(0.4, 0.6))
     assert anomaly.verdict == "fails"
     assert anomaly.anomalous
-    assert anomaly.why == (
-        "anomaly, measured again and persisting: FLOP/s gain measured [0.4, 0.6], beyond the "
+    assert anomaly.why == (  # no second look taken (see test_statistics for one)
+        "anomaly: FLOP/s gain measured [0.4, 0.6], beyond the "
         "alternative (FLOP/s independent of batch: 1) on the side away from the pass region (≥ 2)"
     )
+    looked = replace(anomaly, second_look=True)
+    assert from_record(ClaimRecord, looked.to_dict()).result() == looked
+    assert "second_look" not in anomaly.to_dict()  # written only when one was taken
     named = replace(base, anomalies=("with 512-byte rows consecutive lookups streamed slower",))
     assert (named.verdict, named.anomalous) == ("fails", True)
     assert from_record(ClaimRecord, named.to_dict()).result() == named
@@ -1613,9 +1616,13 @@ def test_tiny_run_structure(tiny: Tiny) -> None:
 
 
 def test_tiny_run_measures_each_size_once(tiny: Tiny) -> None:
-    assert len(tiny.lab.measurements) == TINY_KERNEL_RUNS
+    assert len(fixed_rounds(tiny.lab.measurements)) == TINY_KERNEL_RUNS
     kernel_lines = [line for line in tiny.lines if not line.startswith(("claims: ", "anomaly"))]
     assert len(kernel_lines) == TINY_KERNEL_RUNS  # one progress line per kernel run
+    # a second look, only at a comparison whose fixed rounds showed an anomaly, comes last
+    looked = {m.group.removesuffix(SECOND_LOOK) for m in tiny.lab.measurements[TINY_KERNEL_RUNS:]}
+    assert looked == {line.split()[2][:-1] for line in tiny.lines if line.startswith("anomaly")}
+    assert looked <= {m.group for m in tiny.lab.measurements[:TINY_KERNEL_RUNS]}
     assert kernel_lines[0] == "dlrm-random: N=65536, B=64, L=8, d=4"
     # the RNN batch sweep meets the length sweep at B=2, S=8: timed in both comparisons, the later
     # answers for the size, the earlier is kept last (a replay needs every comparison whole)
@@ -1634,9 +1641,9 @@ def test_tiny_run_measures_each_size_once(tiny: Tiny) -> None:
     ]
     assert tiny.lab.measure("rnn-module", S=8, B=2, d_h=8, d_in=8) is rnn_runs[1]
     assert rnn_runs[1].group != rnn_runs[0].group  # the batch comparison's, not the length's
-    earlier = [m.workload for m in tiny.lab.measurements[TINY_SIZES:]]
+    earlier = [m.workload for m in fixed_rounds(tiny.lab.measurements)[TINY_SIZES:]]
     assert sorted(earlier) == [*["peak-gemm"] * 2, *["peak-triad"] * 3, "rnn-gemm", "rnn-module"]
-    assert len(tiny.lab.measurements) == TINY_KERNEL_RUNS
+    assert len(fixed_rounds(tiny.lab.measurements)) == TINY_KERNEL_RUNS
     # "timed-on-fewer-cores" is recorded only when another program held a core meanwhile
     facts = set(tiny.lab.facts) - {TIMED_ON_FEWER_CORES}
     assert facts == {"dlrm-element", "cnn-weights", "peak-gemm-backend"}
@@ -1724,7 +1731,8 @@ def test_run_lookup_and_json(tiny: Tiny) -> None:
     assert record["provenance"]["device"] == "cpu"
     assert record["peaks"]["ridge_point"] == pytest.approx(10.0)
     assert len(record["claims"]) == len(EXPECTED_KEYS)
-    assert len(record["measurements"]) == TINY_KERNEL_RUNS
+    assert len(fixed_rounds(tiny.run.measurements)) == TINY_KERNEL_RUNS
+    assert len(record["measurements"]) == len(tiny.run.measurements)
 
 
 COUNTED_NOT_TIMED = {"cnn-weight-sharing", "kv-cache-exact"}  # their measured series have no spread
@@ -1740,7 +1748,8 @@ def test_every_timed_series_carries_its_spread(tiny: Tiny) -> None:
             assert (series.low is None) == (key in COUNTED_NOT_TIMED), (key, series)
     # the MLP sweep's error bars are each measurement's FLOP/s at its quartile times
     sweep = sorted(
-        (m for m in tiny.lab.measurements if m.workload == "mlp"), key=lambda m: m.size("B")
+        (m for m in fixed_rounds(tiny.lab.measurements) if m.workload == "mlp"),
+        key=lambda m: m.size("B"),
     )
     series = tiny.claim("mlp-batch-trend").plot.series[0]  # type: ignore[union-attr]
     assert series.low == tuple(m.flops / m.interval_seconds[1] for m in sweep)

@@ -38,13 +38,15 @@ def test_no_judge_reaches_the_lab() -> None:
     assert reaching == ["experiments.py"]
 
 
-def test_a_comparison_reads_its_last_whole_group_else_each_kernel() -> None:
+def test_a_comparison_reads_its_fixed_rounds_never_its_second_look_else_each_kernel() -> None:
     first = (_mlp(1, 1e-6, "mlp-1"), _mlp(2, 2e-6, "mlp-1"))
     again = (_mlp(1, 3e-6, "mlp-1-again"), _mlp(2, 4e-6, "mlp-1-again"))
     alone = _mlp(4, 5e-6)
     measured = Measured("cpu", PEAKS, (*first, *again, alone))
     wanted = [("mlp", {"B": 1}), ("mlp", {"B": 2})]
-    assert measured.compared(wanted) == again  # measured once more: the later rounds stand
+    assert measured.compared(wanted) == first  # measured once more: the first rounds stand
+    assert measured.second_look(wanted) == again  # shown beside the verdict
+    assert measured.second_look([("mlp", {"B": 2}), ("mlp", {"B": 4})]) == ()
     assert measured.compared([("mlp", {"B": 2}), ("mlp", {"B": 4})]) == (first[1], alone)
     assert measured.time("mlp", B=1) is first[0]  # the first listed (a Lab lists the later first)
     with pytest.raises(GpuConceptsError, match="holds no mlp measurement at B=8, d_in=8"):

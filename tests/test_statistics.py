@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -54,6 +54,7 @@ class FakeBeside:
 class Verdict:
     decided: bool
     anomalous: bool = False
+    key: str = "demo"
 
 
 def fake_lab(monkeypatch: pytest.MonkeyPatch, budget: Budget) -> tuple[Lab, list[FakeBeside]]:
@@ -98,6 +99,65 @@ def test_the_rounds_of_a_comparison_do_not_depend_on_what_they_show(
     assert beside.count == budget.rounds  # as many whether the claim was decided or not
     assert [len(m.raw_seconds) for m in found] == [budget.rounds] * 2
     assert calls == [budget.rounds]  # judged once, for an anomaly, after the fixed rounds
+
+
+@dataclass
+class Looks(FakeBeside):
+    """Times the second kernel 2x the first in the first look, 0.5x in the second."""
+
+    looks: ClassVar[int] = 0
+
+    def __post_init__(self) -> None:
+        Looks.looks += 1
+        self.slower = 2.0 if Looks.looks == 1 else 0.5
+
+    def measurements(self, group: str = "") -> tuple[Measurement, ...]:
+        first, second = super().measurements(group)
+        seconds = tuple(self.slower * t for t in second.raw_seconds)
+        return first, dataclasses.replace(second, params={"B": 2}, raw_seconds=seconds)
+
+
+def test_a_second_look_is_shown_beside_a_verdict_and_never_replaces_its_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An anomaly (the larger batch ran slower) in the rounds fixed in advance is measured
+    again, and gone on that second look: the verdict still reads the first rounds, and its
+    reason says what the second look found."""
+    from gpuconcepts.claims import experiments as judging
+    from gpuconcepts.claims.plan import Experiment
+    from gpuconcepts.results.claim import example
+    from gpuconcepts.results.measured import Comparison
+
+    lab, _ = fake_lab(monkeypatch, Budget(rounds=12, blocks=3))
+    monkeypatch.setattr(Lab, "_beside", lambda _self, kernels: Looks(tuple(kernels)))
+    monkeypatch.setattr(Looks, "looks", 0)
+    wanted = (("mlp", {"B": 1}), ("mlp", {"B": 2}))
+
+    def check(ms: tuple[Measurement, ...]) -> list[Any]:
+        gain = ms[0].seconds / ms[1].seconds  # FLOP/s gain of the larger batch
+        return [example(gain)]
+
+    found = lab.compare(wanted, check)
+    measured = lab.measured()
+    again = measured.second_look(wanted)
+    assert measured.compared(wanted) == found
+    assert [m.group for m in again] == ["mlp-1-again"] * 2
+    assert check(found)[0].anomalous
+    assert not check(again)[0].anomalous
+    experiment = Experiment(
+        "demo",
+        lambda _m, _z: (Comparison(wanted, check),),
+        lambda m, _z: (check(m.compared(wanted)), {}),
+    )
+    monkeypatch.setattr(judging, "experiments", lambda: (experiment,))
+    (result,) = judging.judge_claims(measured, None)  # type: ignore[arg-type]
+    assert result.test.measured == pytest.approx(0.5)  # the first look's gain, not 2
+    assert (result.verdict, result.second_look) == ("fails", False)
+    assert result.why.startswith("anomaly, gone on a second look")
+    # had the anomaly persisted, the reason says so; with no second look taken, neither
+    persisted = dataclasses.replace(result, second_look=True)
+    assert persisted.why.startswith("anomaly, measured again and persisting: ")
+    assert dataclasses.replace(result, second_look=None).why.startswith("anomaly: ")
 
 
 def test_a_comparison_is_timed_in_blocks_each_warmed_up_again(

@@ -25,6 +25,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.measured import (
+    SECOND_LOOK,
     Check,
     Comparison,
     Fact,
@@ -148,6 +149,7 @@ class Lab:
         self._busy: frozenset[int] = frozenset()
         self._paired_again: list[Measurement] = []
         self.say: Progress = progress or (lambda _line: None)
+        self._second_looks: list[Measurement] = []
         """Report progress: a line of text before each step."""
         self._measured: dict[Key, Measurement] = {}
         self._facts: dict[str, Fact] = {}
@@ -155,8 +157,9 @@ class Lab:
     @property
     def measurements(self) -> tuple[Measurement, ...]:
         """Every measurement handed out so far, each once, in the order first asked for; a
-        size timed in two comparisons answers with the later one, the earlier coming last."""
-        return (*self._measured.values(), *self._paired_again)
+        size timed in two comparisons answers with the later one, the earlier coming after,
+        and the comparisons' second looks come last."""
+        return (*self._measured.values(), *self._paired_again, *self._second_looks)
 
     @property
     def facts(self) -> dict[str, Fact]:
@@ -215,11 +218,13 @@ class Lab:
         A live lab prepares every kernel, then times them in interleaved rounds (each round
         runs each kernel once, in a shuffled order: :class:`~gpuconcepts.measure.Rounds`), so
         their ``raw_seconds`` pair up round by round and share a ``group``: the budget's fixed
-        number of rounds, in its blocks (:class:`Budget`), whatever they show. When ``check``
-        (the claims these measurements decide) finds an anomaly (a kernel above its roof, an order against physics: DESIGN.md,
-        "Anomalies"), the whole comparison is measured once more with as many rounds (its
-        group then ends in ``-again``) and the new rounds stand, anomaly or not; ``check`` is
-        read for that only: the verdicts are judged later, from the run's measurements.
+        number of rounds, in its blocks (:class:`Budget`), whatever they show. Those rounds are
+        what it returns, and all a verdict reads. When ``check`` (the claims these measurements
+        decide) finds an anomaly in them, the whole comparison is timed once more in as many
+        rounds, a second look kept apart (its group ends in
+        :data:`~gpuconcepts.results.measured.SECOND_LOOK`, which says why it never replaces
+        the first) and shown beside the verdict; ``check`` is read for that only: the verdicts
+        are judged later, from the run's measurements.
 
         A size already measured elsewhere is timed again here, since its rounds could not pair
         with the new ones; :meth:`measure` answers with the paired measurement from then on.
@@ -237,9 +242,9 @@ class Lab:
         with self._free_cores():
             found = self._rounds(kernels, group)
         if check is not None and any(result.anomalous for result in check(found)):
-            self.say(f"anomaly in {group}: measuring the comparison again")
+            self.say(f"anomaly in {group}: a second look, shown beside the verdict")
             with self._free_cores():
-                found = self._rounds(kernels, f"{group}-again")
+                self._second_looks += self._rounds(kernels, group + SECOND_LOOK)
         return self._keep(keys, found)
 
     @contextlib.contextmanager

@@ -15,6 +15,7 @@ run was measured now or loaded from disk. The roofline claims
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.claim_sizes import ClaimSizes
-from gpuconcepts.results.measured import Comparison, Measured
+from gpuconcepts.results.measured import Comparison, Measured, second_looks
 from gpuconcepts.results.registry import experiments
 
 if TYPE_CHECKING:
@@ -75,15 +76,23 @@ def judge_claims(
             claims cover the workloads of the architectures judged.
 
     Returns:
-        One :class:`ClaimResult` per claim, the roofline claims last.
+        One :class:`ClaimResult` per claim, the roofline claims last; an anomalous one says
+        what its comparison's second look found, if one was taken
+        (:data:`~gpuconcepts.results.measured.SECOND_LOOK`).
     """
     results: list[ClaimResult] = []
     roofline: dict[str, tuple[Measurement, Measurement | None]] = {}
+    comparisons: list[Comparison] = []
     for experiment in chosen(only):
         found, read = experiment.judge(measured, sizes)
         results.extend(found)
         roofline.update(read)
-    judged = (*results, *judge_roles(roofline, measured.peaks, measured.label))
+        comparisons.extend(experiment.comparisons(measured, sizes))
+    looks = second_looks(measured, comparisons)
+    judged = tuple(
+        replace(r, second_look=looks[r.key]) if r.anomalous and r.key in looks else r
+        for r in (*results, *judge_roles(roofline, measured.peaks, measured.label))
+    )  # the verdicts read the rounds fixed in advance; a second look is only shown beside them
     # a verdict that reads a GEMM sweep of another precision than the kernels' is not judged
     sweep = measured.sweep_dtype or dtype_name(measured.peaks.dtype)
     return unjudged(judged, sweep, measured.measurements)

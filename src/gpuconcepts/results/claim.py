@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import ANY_SIGN, to_record
@@ -47,6 +47,14 @@ def _stored(x: float | None) -> float | None:
     return x if x is None or math.isfinite(x) else None
 
 
+_ANOMALY = {
+    True: "anomaly, measured again and persisting",
+    False: "anomaly, gone on a second look (the verdict reads the first measurement)",
+    None: "anomaly",
+}
+"""How a reason names an anomaly, by what the second look found (:class:`ClaimResult`)."""
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """One claim of the post, checked on one device.
@@ -56,9 +64,11 @@ class ClaimResult:
     conditions, each a sentence and whether the data met it. ``visible`` is False when this
     device cannot show the effect at all, ``reason`` saying why (from the device or the data).
     ``anomalies`` are results that contradict physics beyond the noise, each a sentence with
-    its numbers (besides the test's own, see :attr:`TwoSided.anomalous`): the kernels were
-    measured again, the anomaly persisted, and it is shown, never read as agreement.
-    :attr:`verdict` is computed from these, never stored.
+    its numbers (besides the test's own, see :attr:`TwoSided.anomalous`), shown and never
+    read as agreement. ``second_look`` says what the comparison's second look found
+    (:data:`~gpuconcepts.results.measured.SECOND_LOOK`): True, the anomaly persisted; False,
+    it was gone; None, none was taken. It never changes the verdict, which reads the rounds
+    fixed in advance. :attr:`verdict` is computed from these, never stored.
     """
 
     key: str
@@ -74,6 +84,7 @@ class ClaimResult:
     anomalies: tuple[str, ...] = ()
     values: Mapping[str, float | int | bool | str | None] = field(default_factory=dict)
     plot: PlotSpec | None = None
+    second_look: bool | None = None
 
     def __post_init__(self) -> None:
         # a value JSON cannot hold ("never", an infinity) is stored as None, as a saved run has it
@@ -130,7 +141,7 @@ class ClaimResult:
                 "tell the two apart"
             )
         if self.anomalous:
-            return "anomaly, measured again and persisting: " + "; ".join(self.anomaly)
+            return f"{_ANOMALY[self.second_look]}: " + "; ".join(self.anomaly)
         unmet = [sentence for sentence, met in self.gates if not met]
         if unmet:
             return "; ".join(unmet)
@@ -282,6 +293,8 @@ class ClaimRecord:
     reason: str = ""
     values: Mapping[str, Scalar] = field(default_factory=dict)
     plot: PlotSpec | None = None
+    second_look: bool | None = None
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"second_look"})  # runs before it lack it
 
     @classmethod
     def of(cls, result: ClaimResult) -> ClaimRecord:
@@ -309,6 +322,7 @@ class ClaimRecord:
             reason=result.why,
             values=result.values,
             plot=result.plot,
+            second_look=result.second_look,
         )
 
     def result(self) -> ClaimResult:
@@ -339,6 +353,7 @@ class ClaimRecord:
             anomalies=self.anomalies,
             values=self.values,
             plot=self.plot,
+            second_look=self.second_look,
         )
         if self.verdict is not None and self.verdict != result.verdict:
             raise GpuConceptsError(
@@ -355,7 +370,7 @@ def example(measured: float = 4.0, *, interval: tuple[float, float] | None = Non
     >>> example().verdict, example(1.5).verdict, example(2.5, interval=(1.8, 3)).verdict
     ('holds', 'fails', 'undecided')
     >>> example(0.5).verdict, example(0.5).why.split(":")[0]
-    ('fails', 'anomaly, measured again and persisting')
+    ('fails', 'anomaly')
     """
     return ClaimResult(
         key="demo",

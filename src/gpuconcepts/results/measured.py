@@ -45,12 +45,28 @@ class Judged(Protocol):
     :class:`~gpuconcepts.results.claim.ClaimResult` is one)."""
 
     @property
+    def key(self) -> str: ...
+
+    @property
     def anomalous(self) -> bool: ...
 
 
 Check = Callable[[tuple[Measurement, ...]], Iterable[Judged]]
-"""The claims a comparison's measurements decide: read while it is measured, only to measure
-an anomalous comparison once more (:meth:`~gpuconcepts.lab.Lab.compare`)."""
+"""The claims a comparison's measurements decide: read while it is measured, only to take an
+anomalous comparison's second look (:data:`SECOND_LOOK`)."""
+
+SECOND_LOOK = "-again"
+"""The end of a comparison's group name when the group is its second look.
+
+A comparison is timed in the rounds fixed in advance, and the claims' verdicts read those
+rounds only. When its check finds an anomaly in them (a kernel above its roof, an order that
+contradicts physics: DESIGN.md, "Anomalies"), the lab times the whole comparison once more in as
+many rounds, kept apart under this group name. That second look never replaces the data a
+verdict reads: were the later rounds to stand whenever the first showed an anomaly, the verdict
+would rest on a rule that stops when the data please (optional stopping), and the error rate
+the interval states would no longer hold. It is shown beside the verdict instead: the anomaly
+was "measured again and persisting", or "gone on a second look"
+(:attr:`~gpuconcepts.results.claim.ClaimResult.second_look`)."""
 
 
 @dataclass(frozen=True)
@@ -81,15 +97,55 @@ def matching(
 def whole_group(
     measurements: Sequence[Measurement], wanted: Sequence[Wanted]
 ) -> tuple[Measurement, ...]:
-    """The measurements of one group that holds every kernel ``wanted``, in its order (the last
-    such group: a comparison measured again); () when no group holds them all."""
-    groups = dict.fromkeys(m.group for m in measurements if m.group)
-    for group in reversed(groups):
+    """The measurements of the one group, timed in the rounds fixed in advance (never a second
+    look: :data:`SECOND_LOOK`), that holds every kernel ``wanted``, in its order; () when no
+    group holds them all."""
+    groups = [g for g in dict.fromkeys(m.group for m in measurements) if g]
+    return _group_of(measurements, wanted, [g for g in groups if not g.endswith(SECOND_LOOK)])
+
+
+def fixed_rounds(measurements: Iterable[Measurement]) -> tuple[Measurement, ...]:
+    """``measurements`` without the second looks (:data:`SECOND_LOOK`): what a verdict or a
+    score may read, since only anomalies were measured twice."""
+    return tuple(m for m in measurements if not m.group.endswith(SECOND_LOOK))
+
+
+def second_look(
+    measurements: Sequence[Measurement], wanted: Sequence[Wanted]
+) -> tuple[Measurement, ...]:
+    """The second look (:data:`SECOND_LOOK`) at the comparison of the kernels ``wanted``, in
+    their order; () when it was not measured again."""
+    first = whole_group(measurements, wanted)
+    return _group_of(measurements, wanted, [first[0].group + SECOND_LOOK] if first else [])
+
+
+def _group_of(
+    measurements: Sequence[Measurement], wanted: Sequence[Wanted], groups: Sequence[str]
+) -> tuple[Measurement, ...]:
+    """The measurements of the first of ``groups`` that holds every kernel ``wanted``."""
+    for group in groups:
         members = [m for m in measurements if m.group == group]
         found = [matching(members, workload, sizes) for workload, sizes in wanted]
         if all(m is not None for m in found):
             return tuple(m for m in found if m is not None)
     return ()
+
+
+def second_looks(measured: Measured, comparisons: Iterable[Comparison]) -> dict[str, bool]:
+    """Each claim whose anomaly a comparison's check found in the rounds fixed in advance, when
+    that comparison was measured again (:data:`SECOND_LOOK`): True when the anomaly persisted in
+    the second look (in any such comparison the claim reads), False when it was gone."""
+    looks: dict[str, bool] = {}
+    for comparison in comparisons:
+        again = measured.second_look(comparison.wanted)
+        if comparison.check is None or not again:
+            continue
+        first = measured.compared(comparison.wanted)
+        flagged = {r.key for r in comparison.check(first) if r.anomalous}
+        for r in comparison.check(again):
+            if r.key in flagged:
+                looks[r.key] = looks.get(r.key, False) or r.anomalous
+    return looks
 
 
 def profile_sizes(
@@ -126,8 +182,9 @@ class Measured:
     Args:
         device: the resolved device (``"cpu"`` or ``"cuda"``) the measurements belong to.
         peaks: the run's measured peaks.
-        measurements: the run's measurements; for a size measured twice, the later first
-            (as :attr:`~gpuconcepts.lab.Lab.measurements` lists them).
+        measurements: the run's measurements; for a size measured in two comparisons, the
+            later first, and the second looks (:data:`SECOND_LOOK`) last (as
+            :attr:`~gpuconcepts.lab.Lab.measurements` lists them).
         facts: its non-timing results by name.
         cache_bytes, free_bytes: the device's last-level cache and free memory when the run
             was collected (experiments size themselves from these).
@@ -163,12 +220,16 @@ class Measured:
         return found
 
     def compared(self, wanted: Sequence[Wanted]) -> tuple[Measurement, ...]:
-        """The measurements of a comparison: the last group that holds every kernel
-        ``wanted``, else each kernel as :meth:`time` finds it (a run whose rounds were not
-        paired)."""
+        """The measurements of a comparison: the group of rounds fixed in advance that holds
+        every kernel ``wanted`` (never its second look), else each kernel as :meth:`time` finds
+        it (a run whose rounds were not paired)."""
         return whole_group(self.measurements, wanted) or tuple(
             self.time(workload, **sizes) for workload, sizes in wanted
         )
+
+    def second_look(self, wanted: Sequence[Wanted]) -> tuple[Measurement, ...]:
+        """The comparison's second look (:data:`SECOND_LOOK`); () when none was taken."""
+        return second_look(self.measurements, wanted)
 
     def profile(
         self, presets: Mapping[str, Mapping[str, int]], sweeps: Mapping[str, Sequence[int]]
