@@ -185,7 +185,11 @@ def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
     assert {r.provenance.device for r in runs} == {"cpu", "cuda"}
     for run in runs:
         physical = run.peaks.physical_flops_per_s
-        assert physical is not None, run.label
+        if physical is None:  # the recorded CPU run's limit, from the retired rule, is dropped
+            assert run.provenance.device == "cpu", run.label
+            said = roofline.machine(run, profile_of(run))["physical"]
+            assert said.startswith("This machine's physical limit is not known")
+            continue
         assert run.peaks.flops_per_s <= physical, run.label  # the review found 130 %
         share = run.peaks.flops_per_s / physical
         said = roofline.machine(run, profile_of(run))["physical"]

@@ -5,11 +5,11 @@ file's name."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 from gpuconcepts.claims.accuracy import (
-    PRECISION_SINCE,
     READS_GEMM_SWEEP,
     accuracy,
     gemm_sweep_dtype,
@@ -22,6 +22,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import example
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run, load
+from gpuconcepts.run._migrations import PRECISION_SINCE
 
 RUNS = Path(__file__).resolve().parents[1] / "docs" / "runs"
 SWEEP = ((1, 64, False, 1e9), (64, 256, False, 5e10))
@@ -39,15 +40,26 @@ def _run(dtype: str, created: str, *, recorded: str | None = None) -> Run:
     return Run(provenance, peaks, (_mlp(dtype),), {}, ())
 
 
+def _as_schema_3(run: Run) -> Run:
+    """``run`` saved as a version 3 file (which did not record its sweep's precision) and read
+    back through the migrations (without its kernels, whose made-up counts a file refuses)."""
+    data = json.loads(replace(run, measurements=()).to_json())
+    data["schema"] = 3
+    data["provenance"].pop("model_version")
+    return Run.from_dict(data)
+
+
 def test_the_sweep_precision_is_read_from_the_run() -> None:
     before, after = "2026-12-04T17:26:27Z", "2026-12-07T00:00:00Z"
     assert before < PRECISION_SINCE < after
-    # a tf32 run recorded before the ceilings ran in the run's precision: an FP32 sweep
-    assert gemm_sweep_dtype(_run("tf32", before)) == "float32"
-    assert gemm_sweep_dtype(_run("tf32", after)) == "tf32"
-    assert gemm_sweep_dtype(_run("bfloat16", before)) == "bfloat16"
-    # what a run records wins over the rule
-    assert gemm_sweep_dtype(_run("tf32", before, recorded="tf32")) == "tf32"
+    # a version 3 tf32 run recorded before the ceilings ran in the run's precision: an FP32
+    # sweep, told by its migration from the day it was recorded (the schema cannot tell)
+    assert gemm_sweep_dtype(_as_schema_3(_run("tf32", before))) == "float32"
+    assert gemm_sweep_dtype(_as_schema_3(_run("tf32", after))) == "tf32"
+    assert gemm_sweep_dtype(_as_schema_3(_run("bfloat16", before))) == "bfloat16"
+    # what a run records wins over the rule; a run made now is read as it is, with no date
+    assert gemm_sweep_dtype(_as_schema_3(_run("tf32", before, recorded="tf32"))) == "tf32"
+    assert gemm_sweep_dtype(_run("tf32", before)) == "tf32"
     assert (
         gemm_sweep_dtype(replace(_run("tf32", before), peaks=Peaks("cuda", 1, 1, "tf32"))) is None
     )

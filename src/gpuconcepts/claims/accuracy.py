@@ -53,12 +53,6 @@ Sample = Literal["in", "out"]
 """``"out"``: the run was recorded with this model version; ``"in"``: before it."""
 
 
-PRECISION_SINCE = "2026-12-06T20:35:26Z"
-"""When every ceiling began to run in the precision of the run's dtype (``kernels.precision``,
-commit e400875). A run recorded before it ran its GEMM sweep in PyTorch's default precision for
-products, FP32 for a tf32 run (TF32 products are off by default), while its kernels ran in
-TF32: the recorded H200 tf32 run is one."""
-
 READS_GEMM_SWEEP: Mapping[str, frozenset[str]] = {"mlp-crossover": frozenset({"mlp"})}
 """Each claim whose verdict reads the GEMM sweep (by its registry key), with the workloads
 whose products the sweep stands for there. It holds the MLP's crossover claim, with the
@@ -74,18 +68,14 @@ kernels.
 
 
 def gemm_sweep_dtype(run: Run) -> str | None:
-    """The precision the GEMM sweep of ``run`` ran in: as the run recorded it (runs collected
-    from 2026-12-07 on: ``sizes["gemm_sweep_dtype"]``), else the peaks' dtype, except for a
-    tf32 run recorded before :data:`PRECISION_SINCE`, whose products ran in FP32 (float32).
-    None for a run without a sweep."""
+    """The precision the GEMM sweep of ``run`` ran in: as the run recorded it
+    (``sizes["gemm_sweep_dtype"]``; a run recorded before it was kept has it from its
+    migration, ``PRECISION_SINCE`` of ``run/_migrations.py``), else the peaks' dtype (a run
+    made in memory). None for a run without a sweep."""
     if not run.peaks.gemm_sweep:
         return None
     recorded = run.provenance.sizes.get("gemm_sweep_dtype")
-    if isinstance(recorded, str):
-        return dtype_name(recorded)
-    dtype = dtype_name(run.peaks.dtype)
-    before = run.provenance.created_utc < PRECISION_SINCE
-    return "float32" if dtype == "tf32" and before else dtype
+    return dtype_name(recorded if isinstance(recorded, str) else run.peaks.dtype)
 
 
 def sweep_mismatch(sweep_dtype: str | None, measurements: Sequence[Measurement]) -> str:

@@ -42,6 +42,7 @@ from gpuconcepts.results.ledger import tally
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.roofline.roofs import verdict
+from gpuconcepts.run._migrations import from_3, from_5
 from gpuconcepts.run.provenance import Provenance
 from gpuconcepts.run.reading import (
     MAX_DEPTH,
@@ -59,7 +60,7 @@ Fact = dict[str, Any]
 """A fact of a run (a count, an allocation's size, a backend's name), by field."""
 
 
-SCHEMA = 5
+SCHEMA = 6
 """Version of the Run file format; :func:`load` reads it and the versions of
 :data:`MIGRATIONS`, and refuses any other. Version 2 added the whole-model and distributed
 parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the paired rounds (a
@@ -67,29 +68,8 @@ measurement's ``group``), the roofs' reference kernels, the noise probes in the 
 the claims' ``anomalies``; version 4 the model's version in the provenance
 (``model_version``); version 5 claims whose visibility reads no prediction (a saved claim's
 ``visible`` is false for every reason it was not visible but an alternative inside its pass
-region)."""
-
-
-def _from_3(data: dict[str, Any]) -> dict[str, Any]:
-    """A version 3 run as version 4: recorded before the model had a version (ledger 2 scores
-    it in sample), and before a claim's file told an unbounded prediction ("inf") from none
-    (null): version 3 wrote null for both and read it as unbounded, which it keeps meaning."""
-    provenance = data.get("provenance")
-    if isinstance(provenance, dict):
-        provenance = {**provenance, "model_version": ""}
-    claims = data.get("claims")
-    if isinstance(claims, list):
-        claims = [_unbounded_where_null(c) for c in claims]
-    return {**data, "schema": 4, "provenance": provenance, "claims": claims}
-
-
-def _unbounded_where_null(claim: object) -> object:
-    """A version 3 claim's null prediction and alternative as version 4 writes an infinity."""
-    if not isinstance(claim, dict):
-        return claim
-    return claim | {
-        name: "inf" for name in ("predicted", "alternative_value") if claim.get(name, 0) is None
-    }
+region); version 6 a CPU's physical limit drawn only at a measured clock, never
+/proc/cpuinfo's (issue 45, item 6)."""
 
 
 def _from_4(data: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +90,9 @@ def _from_4(data: dict[str, Any]) -> dict[str, Any]:
 
 
 MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    3: _from_3,
+    3: from_3,
     4: _from_4,
+    5: from_5,
 }
 """The one map from an older schema to the next: :meth:`Run.from_dict` applies them in turn
 until the run is at :data:`SCHEMA`; nothing else reads an older file, so no judge, page or

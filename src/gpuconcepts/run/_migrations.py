@@ -1,0 +1,71 @@
+"""The migrations of the run file's older schemas, each taking a run's parsed JSON at one
+version to the next; the one map that applies them is
+:data:`gpuconcepts.run.run.MIGRATIONS`, and nothing else reads an older file. What a stored
+run's shape lacks, or holds from a retired rule, is settled here, once, when it is read: by its
+schema version, and by its date only where the schema cannot tell (:data:`PRECISION_SINCE`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuconcepts.hardware import dtype_name
+
+PRECISION_SINCE = "2026-12-06T20:35:26Z"
+"""When every ceiling began to run in the precision of the run's dtype (``kernels.precision``,
+commit e400875). A run recorded before it ran its GEMM sweep in PyTorch's default precision for
+products, FP32 for a tf32 run (TF32 products are off by default), while its kernels ran in
+TF32: the recorded H200 tf32 run is one. Runs record the sweep's precision
+(``sizes["gemm_sweep_dtype"]``) since 2026-12-07 03:07, after version 4 began; version 3 ran on
+both sides of this moment, so its migration (:func:`from_3`) reads the run's date, and only
+there."""
+
+
+def from_3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 3 run as version 4: recorded before the model had a version (ledger 2 scores
+    it in sample), and before a claim's file told an unbounded prediction ("inf") from none
+    (null): version 3 wrote null for both and read it as unbounded, which it keeps meaning."""
+    provenance = data.get("provenance")
+    if isinstance(provenance, dict):
+        provenance = {**provenance, "model_version": ""}
+        provenance = _with_sweep_dtype(provenance, data.get("peaks"))
+    claims = data.get("claims")
+    if isinstance(claims, list):
+        claims = [_unbounded_where_null(c) for c in claims]
+    return {**data, "schema": 4, "provenance": provenance, "claims": claims}
+
+
+def _with_sweep_dtype(provenance: dict[str, Any], peaks: object) -> dict[str, Any]:
+    """A version 3 provenance with the precision its GEMM sweep ran in, in its ``sizes``
+    (``gemm_sweep_dtype``; where the run had a sweep and did not record it): float32 for a tf32
+    run recorded before :data:`PRECISION_SINCE`, else the peaks' dtype."""
+    sizes = provenance.get("sizes")
+    if not isinstance(peaks, dict) or not peaks.get("gemm_sweep") or not isinstance(sizes, dict):
+        return provenance
+    if "gemm_sweep_dtype" in sizes or not isinstance(peaks.get("dtype"), str):
+        return provenance
+    dtype = dtype_name(peaks["dtype"])
+    before = str(provenance.get("created_utc", "")) < PRECISION_SINCE
+    ran = "float32" if dtype == "tf32" and before else dtype
+    return {**provenance, "sizes": {**sizes, "gemm_sweep_dtype": ran}}
+
+
+def _unbounded_where_null(claim: object) -> object:
+    """A version 3 claim's null prediction and alternative as version 4 writes an infinity."""
+    if not isinstance(claim, dict):
+        return claim
+    return claim | {
+        name: "inf" for name in ("predicted", "alternative_value") if claim.get(name, 0) is None
+    }
+
+
+def from_5(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 5 run as version 6: a CPU's physical limit recorded before version 6 may
+    have been drawn at /proc/cpuinfo's clock (which boost clocks pass) or, before the FMA
+    table, for any AVX-512 CPU at two 512-bit units; it is dropped (unknown), as a run
+    measured now says where it cannot measure the clock. A GPU's limit is its datasheet's,
+    kept."""
+    peaks = data.get("peaks")
+    if isinstance(peaks, dict) and peaks.get("device") == "cpu":
+        peaks = {**peaks, "physical_flops_per_s": None}
+    return {**data, "schema": 6, "peaks": peaks}
