@@ -31,8 +31,11 @@ def verify_dict(run: Run, claims: tuple[ClaimResult, ...]) -> dict[str, Any]:
     the tally of the post's claims; ``claims`` (the post's, each with its ``verdict`` now and
     its ``stored_verdict``, the one the run was saved with), ``facts`` (exact checks, not
     tallied), ``predictions`` (the model's own claims, scored with ledger 2, not tallied),
-    ``accuracy`` (every kernel against the post's model, :mod:`~gpuconcepts.claims.accuracy`)
-    with its ``accuracy_summary``, and ``flips``. Every number is finite or null."""
+    ``accuracy`` (every kernel against the post's model, :mod:`~gpuconcepts.claims.accuracy`;
+    each row with ``stored_predicted_seconds`` and ``stored_ratio``, the prediction the run
+    registered when it was measured, null where it stored none) with its ``accuracy_summary``
+    (``stored_share_within_2x`` and ``stored_median_abs_log2`` over the ``stored_kernels``
+    beside today's numbers), and ``flips``. Every number is finite or null."""
     stored = {r.key: r.verdict for r in run.saved_claims}
 
     def entry(result: ClaimResult) -> dict[str, Any]:
