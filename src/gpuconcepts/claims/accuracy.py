@@ -109,19 +109,33 @@ def sweep_mismatch(sweep_dtype: str | None, measurements: Sequence[Measurement])
     )
 
 
+PREDICTION_READS_GEMM_SWEEP: Mapping[str, frozenset[str]] = {
+    "mlp-batch-trend": frozenset({"mlp"}),
+    "rnn-loop-vs-gemm": frozenset({"rnn-loop", "rnn-gemm"}),
+    "prefill-vs-decode": frozenset({"transformer-prefill-causal", "transformer-decode"}),
+}
+"""Each claim whose prediction alone reads the GEMM sweep, and the workloads it reads there.
+
+:meta hide-value:"""
+
+
 def unjudged(
     results: Sequence[ClaimResult], sweep_dtype: str | None, measurements: Sequence[Measurement]
 ) -> tuple[ClaimResult, ...]:
-    """``results`` with every claim whose verdict reads the GEMM sweep
-    (:data:`READS_GEMM_SWEEP`) not visible when the sweep ran in another precision than the
-    kernels it stands for there (:func:`sweep_mismatch`, whose reason it gives)."""
-    out = []
-    for r in results:
-        workloads = READS_GEMM_SWEEP.get(r.key, frozenset())
-        read = [m for m in measurements if m.workload in workloads]
-        reason = sweep_mismatch(sweep_dtype, read) if read else ""
-        out.append(replace(r, visible=False, reason=reason) if reason else r)
-    return tuple(out)
+    """``results`` when the GEMM sweep ran in another precision than its kernels (the reason:
+    :func:`sweep_mismatch`): a claim whose verdict reads it (:data:`READS_GEMM_SWEEP`) not
+    visible, a prediction alone (:data:`PREDICTION_READS_GEMM_SWEEP`) unknown, said why."""
+    return tuple(_unjudged(r, sweep_dtype, measurements) for r in results)
+
+
+def _unjudged(r: ClaimResult, sweep: str | None, ms: Sequence[Measurement]) -> ClaimResult:
+    workloads = READS_GEMM_SWEEP.get(r.key) or PREDICTION_READS_GEMM_SWEEP.get(r.key, ())
+    reason = sweep_mismatch(sweep, [m for m in ms if m.workload in workloads])
+    if not reason or r.key in READS_GEMM_SWEEP:
+        return replace(r, visible=False, reason=reason) if reason else r
+    shown = f"{r.prediction} (the measured ceilings' numbers here are {reason})"
+    values = {**r.values, "prediction_not_judged": reason}
+    return replace(r, prediction=shown, test=replace(r.test, predicted=math.nan), values=values)
 
 
 def fewer_threads(m: Measurement, peaks: Peaks) -> str:

@@ -150,24 +150,19 @@ def judge_dlrm_lookups(
 ) -> ClaimResult:
     """Random lookups reach much lower bandwidth than sequential ones; batch ≪ table.
 
-    ``random`` and ``sequential`` are the lookups at the post's row width; ``widths`` may add
-    (random, sequential) pairs at other row widths with the same bytes per batch. The
-    prediction at each row width is the ratio of the two lookups' times under the measured
-    ceilings (:func:`~gpuconcepts.claims.predict.predicted_seconds`): random rows at the
-    random-access sweep's line rate and, by :data:`~gpuconcepts.formulas.lookup_order_ratio`'s
-    reasoning, in whole transfer units of ``transfer_bytes`` (a CPU's cache line, a GPU's
-    sector) at the bandwidth of the level that holds the table; consecutive rows sharing them
-    at the memory's bandwidth; every row no faster than the gather issues rows
-    (:func:`~gpuconcepts.claims.predict.row_issue_seconds`); it is shown beside the claim,
-    never its test. The claim is judged at the post's row width (``random`` and
-    ``sequential``), a choice fixed before any run. The post says "much lower": the claim holds
-    when sequential rows stream at least
-    :data:`~gpuconcepts.claims.thresholds.DIRECTION_MIN_EFFECT` times as fast as random ones
-    (a direction with its effect size; how close the model's ratio came is ledger 2's).
-
-    Not visible only by a size: a table that fits in the last-level cache the run measured
-    (``cache_bytes``), whose random rows need not reach the memory the post speaks of. No
-    prediction decides it (ledger 1, issue 45).
+    ``random`` and ``sequential`` are the lookups at the post's row width, where the claim is
+    judged (fixed before any run); ``widths`` may add pairs at other row widths with the same
+    bytes per batch. The prediction at each width, shown beside the claim and never its test,
+    is the ratio of the two lookups' times under the measured ceilings
+    (:func:`~gpuconcepts.claims.predict.predicted_seconds`): random rows at the random-access
+    sweep's line rate, in whole transfer units of ``transfer_bytes`` (a CPU's cache line, a
+    GPU's sector; :data:`~gpuconcepts.formulas.lookup_order_ratio`) at the bandwidth of the
+    level that holds the table, consecutive rows sharing them at the memory's, every row no
+    faster than the gather issues rows. The post says "much lower": the claim holds when
+    sequential rows stream at least :data:`~gpuconcepts.claims.thresholds.DIRECTION_MIN_EFFECT`
+    times as fast as random ones (a direction with its effect size). Not visible only by a
+    size: a table that fits in the measured last-level cache (``cache_bytes``), whose random
+    rows need not reach the memory the post speaks of; no prediction decides it (issue 45).
     """
     names = ("N", "B", "L", "d", "s")
     if sizes(random, *names) != sizes(sequential, *names):

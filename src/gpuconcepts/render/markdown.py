@@ -118,13 +118,14 @@ def markdown_claim(result: ClaimResult) -> str:
     """
     verdict = verdict_cell(result)
     test = result.test
+    predicted = measured_or_dash(test.predicted, number)  # "—": a prediction not judged
     return markdown_table(
         ["", ""],
         [
             ["**Claim**", result.claim],
             [
                 "**Prediction**",
-                f"{result.prediction} ({test.quantity} = {number(test.predicted)})",
+                f"{result.prediction} ({test.quantity} = {predicted})",
             ],
             ["**Rules out**", result.alternative],
             ["**Pass region**", result.pass_region],
@@ -179,8 +180,8 @@ def audit_cell(result: ClaimResult) -> str:
     'not visible'
     """
     test = result.test
-    if not test.predicted or not math.isfinite(test.measured):  # nothing to divide: the verdict
-        return result.verdict
+    if not test.predicted or not math.isfinite(test.measured * test.predicted):  # nothing to
+        return result.verdict  # divide (none measured, or a prediction not judged): the verdict
     return f"{result.verdict}, {measured_or_dash(test.measured / test.predicted, lambda r: significant(r, 2))}"
 
 
