@@ -260,12 +260,18 @@ was measured another way than the kernel ran (:mod:`~gpuconcepts.claims.accuracy
 
 
 def not_judged_rows(name: str, run: Run) -> list[list[str]]:
-    """Every claim of ``run`` (in either ledger) and every kernel of its ledger 2 that is not
-    judged, with the reason, so that none is dropped in silence."""
+    """Every claim of ``run`` (in either ledger), every prediction shown beside a verdict and
+    every kernel of its ledger 2 that is not judged, with the reason, so that none is dropped
+    in silence."""
     rows = [
         [name, f"`{r.key}`", r.reason.removeprefix(f"{NOT_JUDGED}: ")]
         for r in run.claims
         if not r.visible and r.reason.startswith(NOT_JUDGED)
+    ]
+    rows += [  # the verdict stands: it reads no prediction (claims.accuracy.unjudged)
+        [name, f"`{r.key}`: its prediction", str(why).removeprefix(f"{NOT_JUDGED}: ")]
+        for r in run.claims
+        if (why := r.values.get("prediction_not_judged"))
     ]
     rows += [
         [name, f"ledger 2: {row.kernel}", row.not_judged.removeprefix(f"{NOT_JUDGED}: ")]
