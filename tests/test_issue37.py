@@ -109,7 +109,7 @@ def test_the_claims_audit_gives_measured_over_predicted_per_machine() -> None:
     first = runs[0].claims[0]
     row = table.splitlines()[2]
     ratio = significant(first.test.measured / first.test.predicted, 2)
-    assert f"| {first.verdict}, {ratio} |" in row
+    assert f"| {first.verdict} ({ratio}× predicted) |" in row
 
 
 def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:

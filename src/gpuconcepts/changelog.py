@@ -112,7 +112,7 @@ def first_dated(changes: Sequence[Change], topic: str) -> dt.date:
 
 def about(changes: Sequence[Change], keys: Sequence[str]) -> tuple[Change, ...]:
     """The changes that concern the claims ``keys``: an entry whose topic is a key in words
-    (``decode-floor`` → "decode floor") or whose text names a key in code (`` `decode-knee` ``).
+    (``decode-floor`` → "decode floor") or whose text names a key as code, between backticks.
 
     >>> [c.topic for c in about(parse_changes(_EXAMPLE), ["decode-knee", "roofs-x"])]
     ['decode knee', 'ratio claims']

@@ -9,9 +9,13 @@ r"""Markdown rendering for the book: tables of measurements and of claims.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
@@ -164,12 +168,13 @@ def markdown_claims_table(results: Sequence[ClaimResult]) -> str:
 
 
 def audit_cell(result: ClaimResult) -> str:
-    """A claim's verdict on one machine, with its measured value over its prediction (what the
-    audit table shows per machine).
+    """A claim's verdict on one machine, then, in words, its measured value over the value the
+    post's model predicts: a number of ledger 2's kind, which a post's claim is never judged by,
+    so the cell says what it is rather than leave a bare number beside a verdict.
 
     >>> from gpuconcepts.results.claim import example
     >>> audit_cell(example()), audit_cell(example(1.5))
-    ('holds, 0.5', 'fails, 0.19')
+    ('holds (0.5× predicted)', 'fails (0.19× predicted)')
 
     A value a busy machine could not measure shows the verdict alone (issue 44):
 
@@ -182,14 +187,15 @@ def audit_cell(result: ClaimResult) -> str:
     test = result.test
     if not test.predicted or not math.isfinite(test.measured * test.predicted):  # nothing to
         return result.verdict  # divide (none measured, or a prediction not judged): the verdict
-    return f"{result.verdict}, {measured_or_dash(test.measured / test.predicted, lambda r: significant(r, 2))}"
+    ratio = measured_or_dash(test.measured / test.predicted, lambda r: significant(r, 2))
+    return f"{result.verdict} ({ratio}× predicted)"
 
 
 def markdown_claims_summary(
     runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
 ) -> str:
-    """One row per claim, one column per run: its verdict and its measured ÷ predicted; each
-    architecture links to its section.
+    """One row per claim, one column per run: its verdict and its measured ÷ predicted
+    (:func:`audit_cell`); each architecture links to its section.
 
     ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
     heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
@@ -250,3 +256,43 @@ def literal(text: str) -> str:
     'between 2\\*\\*1.7 and 2\\*\\*2.3 times, S\\_first'
     """
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def constant_doc(module: ModuleType, name: str) -> str:
+    """The docstring written under the module constant ``name`` (read from the source, as
+    Sphinx autodoc reads it), so that a page can say a rule in the words the code keeps; a
+    clear error when the constant has none.
+
+    >>> from gpuconcepts.claims import thresholds
+    >>> constant_doc(thresholds, "MIN_BLOCKS").split(" (")[0]
+    'A live run times every comparison in at least 3 independent blocks'
+    >>> constant_doc(thresholds, "NOWHERE")
+    Traceback (most recent call last):
+    ...
+    ValueError: gpuconcepts.claims.thresholds.NOWHERE: no docstring under such a constant
+    """
+    body = ast.parse(inspect.getsource(module)).body
+    for node, following in itertools.pairwise(body):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            continue
+        if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant):
+            return " ".join(str(following.value.value).split())
+    raise ValueError(f"{module.__name__}.{name}: no docstring under such a constant")
+
+
+_ROLE = re.compile(r":[\w:]+:`(?:[^`<]*<)?~?([^`>]+)>?`")
+_POINTER = re.compile(r"\s*\((?::[\w:]+:`[^`]+`(?:,\s*)?)+\)")
+
+
+def plain_doc(text: str) -> str:
+    """A docstring's words for a page: a parenthesis that only points to code goes, another
+    cross-reference keeps the last part of its name as code, and ``code`` becomes `code`.
+
+    >>> plain_doc("It is shown (:attr:`~a.b.C.look`), in :data:`~a.SECOND` and ``-again``.")
+    'It is shown, in `SECOND` and `-again`.'
+    >>> plain_doc("Read by :func:`the rule <a.b.finding>`.")
+    'Read by `finding`.'
+    """
+    text = _POINTER.sub("", text).replace("``", "`")
+    return _ROLE.sub(lambda m: f"`{m.group(1).rsplit('.', 1)[-1]}`", text)

@@ -56,16 +56,17 @@ Check = Callable[[tuple[Measurement, ...]], Iterable[Judged]]
 anomalous comparison's second look (:data:`SECOND_LOOK`)."""
 
 SECOND_LOOK = "-again"
-"""The end of a comparison's group name when the group is its second look.
+"""The end of a comparison's group name when the group is its second look (DESIGN.md,
+"Anomalies").
 
 A comparison is timed in the rounds fixed in advance, and the claims' verdicts read those
 rounds only. When its check finds an anomaly in them (a kernel above its roof, an order that
-contradicts physics: DESIGN.md, "Anomalies"), the lab times the whole comparison once more in as
-many rounds, kept apart under this group name. That second look never replaces the data a
-verdict reads: were the later rounds to stand whenever the first showed an anomaly, the verdict
-would rest on a rule that stops when the data please (optional stopping), and the error rate
-the interval states would no longer hold. It is shown beside the verdict instead: the anomaly
-was "measured again and persisting", or "gone on a second look"
+contradicts physics), the lab times the whole comparison once more in as many rounds, kept
+apart from the first. That second look never replaces the data a verdict reads: were the later
+rounds to stand whenever the first showed an anomaly, the verdict would rest on a rule that
+stops when the data please (optional stopping), and the error rate the interval states would no
+longer hold. It is shown beside the verdict instead: the anomaly was "measured again and
+persisting", or "gone on a second look"
 (:attr:`~gpuconcepts.results.claim.ClaimResult.second_look`)."""
 
 

@@ -8,11 +8,16 @@ import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gpuconcepts.changelog import first_dated
 from gpuconcepts.claims.accuracy import sample_of
+from gpuconcepts.claims.thresholds import INTERVAL_COVERAGE, MIN_BLOCKS, WRONG_VERDICT_RATE
 from gpuconcepts.render.ledgers import SAMPLE_WORDS
-from gpuconcepts.render.markdown import markdown_table
+from gpuconcepts.render.markdown import constant_doc, markdown_table, plain_doc
+from gpuconcepts.render.text.sentences import beaten_rule
+from gpuconcepts.results import measured
 from gpuconcepts.roofline.version import model_version
-from gpuconcepts.units import plain_number, plural, seconds, times
+from gpuconcepts.sweeps import AWAY
+from gpuconcepts.units import percent, plain_number, plural, seconds, times
 
 if TYPE_CHECKING:
     from gpuconcepts.changelog import Change
@@ -73,6 +78,39 @@ def noise(runs: Sequence[Run]) -> Glue:
     return {
         "noise": build.provenance.noise,
         "noise_recorded": "\n".join(lines) or "* No run from another machine is recorded yet.",
+    }
+
+
+FIXED_ROUNDS = "fixed rounds"
+"""The change log's topic of the change that fixed every comparison's rounds in advance (no
+optional stopping): the page dates the runs measured under the old rule from it."""
+
+
+def rules(changes: Sequence[Change]) -> Glue:
+    """The method page's rules in the code's own numbers and words: the stated error rate and
+    the interval's coverage, the fewest blocks, the day rounds were fixed in advance (from
+    the change log), how far a sweep point stays from a judged kernel, what beating a roof
+    means, and what a second look at an anomaly does (the docstring of
+    :data:`~gpuconcepts.results.measured.SECOND_LOOK`, after its first sentence, which names
+    the group).
+
+    >>> import datetime as dt
+    >>> from gpuconcepts.changelog import Change
+    >>> glue = rules([Change(dt.date(2026, 12, 7), FIXED_ROUNDS, "w", "y", "e")])
+    >>> glue["wrong_verdict_rate"], glue["interval_coverage"], glue["min_blocks"], glue["away"]
+    ('5%', '90%', '3', '2×')
+    >>> glue["rounds_fixed_since"]
+    '2026-12-07'
+    """
+    look = plain_doc(constant_doc(measured, "SECOND_LOOK"))
+    return {
+        "wrong_verdict_rate": percent(WRONG_VERDICT_RATE),
+        "interval_coverage": percent(INTERVAL_COVERAGE),
+        "min_blocks": plain_number(MIN_BLOCKS),
+        "rounds_fixed_since": first_dated(changes, FIXED_ROUNDS).isoformat(),
+        "away": times(AWAY),
+        "beaten": beaten_rule(),
+        "second_look": look.split(". ", 1)[-1],
     }
 
 

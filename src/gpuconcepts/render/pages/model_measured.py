@@ -4,22 +4,50 @@ thresholds, and the decode sweeps at a short and a long context with their figur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
+from gpuconcepts.changelog import about
 from gpuconcepts.claims import thresholds, wholemodel
 from gpuconcepts.render import markdown_claims_table, markdown_table
 from gpuconcepts.render.pages import Glue, unmeasured
 from gpuconcepts.render.pages.model_shapes import ADAM_ITEMS, FP32_ITEMS
 from gpuconcepts.render.plots import draw_result
 from gpuconcepts.render.plots.claims import unmeasured_figure
+from gpuconcepts.results.registry import CLAIMS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from gpuconcepts.changelog import Change
     from gpuconcepts.claims import ClaimResult
     from gpuconcepts.results.wholemodel import DecodeSweep
     from gpuconcepts.run import Run
+
+
+def region_changes(changes: Sequence[Change]) -> Glue:
+    """Which changes of the change log concern the whole model's claims (an entry whose topic
+    names one, or whose text names its key: :func:`~gpuconcepts.changelog.about`), by day and
+    topic: their pass regions and predictions were not all fixed before the runs were seen.
+
+    >>> import datetime as dt
+    >>> from gpuconcepts.changelog import Change
+    >>> print(region_changes([Change(dt.date(2026, 12, 1), "decode floor", "w", "y", "e"),
+    ...                       Change(dt.date(2026, 12, 2), "roofs", "w", "y", "e")])["region_changes"])
+    The change log dates 1 change to these checks, made after runs had been seen: 2026-12-01 (decode floor).
+    >>> region_changes([])["region_changes"]
+    'The change log dates no change to these checks.'
+    """
+    keys = [key for key, claim in CLAIMS.items() if claim.kind == "whole model"]
+    found = about(changes, keys)
+    if not found:
+        return {"region_changes": "The change log dates no change to these checks."}
+    days = ", ".join(f"{c.date.isoformat()} ({c.topic})" for c in found)
+    return {
+        "region_changes": f"The change log dates {units.plural(len(found), 'change')} to these "
+        f"checks, made after runs had been seen: {days}."
+    }
 
 
 def intensity_limit(sweep: DecodeSweep) -> float:

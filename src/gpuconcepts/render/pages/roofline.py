@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, hardware, units
+from gpuconcepts.changelog import first_dated
 from gpuconcepts.measure import LLC_MULTIPLE
 from gpuconcepts.measure.hierarchy import dram_start_bytes
-from gpuconcepts.measure.physical import covered_families
+from gpuconcepts.measure.physical import covered_families, cpu_id, fma_core
 from gpuconcepts.render import (
     EXPLAINED,
     cold_start_sentence,
@@ -28,6 +29,8 @@ from gpuconcepts.render import (
     why_unexplained,
 )
 from gpuconcepts.render.pages import Glue, Math, bound
+from gpuconcepts.render.pages.gpu_tables import PEAK_DEFINITIONS
+from gpuconcepts.render.text.sentences import beaten_rule
 from gpuconcepts.roofline import (
     ROOFS,
     Peaks,
@@ -36,10 +39,11 @@ from gpuconcepts.roofline import (
     place,
 )
 from gpuconcepts.roofline.diagnosis import TOLERANCE
-from gpuconcepts.sweeps import COLD_SMALLEST, GEMM_SWEEP, SWEEP_ROUNDS, gemm_sweep_points
+from gpuconcepts.sweeps import AWAY, COLD_SMALLEST, GEMM_SWEEP, SWEEP_ROUNDS, gemm_sweep_points
 from gpuconcepts.workloads import INDEX_BYTES, chapter_of
 
 if TYPE_CHECKING:
+    from gpuconcepts.changelog import Change
     from gpuconcepts.measure import Measurement
     from gpuconcepts.run import Run
 
@@ -57,25 +61,6 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
     """This machine's roofs (with its physical limit and memory hierarchy) and its kernels'
     table."""
     peaks = run.peaks
-    if peaks.physical_flops_per_s:
-        physical = (
-            "Above the measured compute roof the figure draws the hardware's physical limit, "
-            f"{units.si(peaks.physical_flops_per_s, 'FLOP/s')}: every core issuing full-width "
-            "fused multiply-adds on every unit at every cycle (cores × vector lanes × FMA units "
-            "× 2 × clock). On a CPU a table gives the FMA pipes and their width for its family "
-            "and model, and a chain of dependent additions measures the clock; on a GPU the "
-            "datasheet gives both. The measured "
-            f"peak reaches {units.percent(peaks.flops_per_s / peaks.physical_flops_per_s)} of "
-            "it; the rest is what the library's kernels leave on the table."
-        )
-    else:
-        physical = (
-            "This machine's physical limit is not known, so no line is drawn above the measured "
-            "roof: an AVX-512 flag says which instructions a core decodes, not how wide its "
-            "FMA pipes are, and the table of known cores ("
-            f"{units.listing(covered_families())}) does not hold this one, or its clock could "
-            "not be measured."
-        )
     levels = [f"{level.name} {units.si(level.bytes_per_s, 'B/s')}" for level in peaks.memory_roofs]
     return {
         "device": run.provenance.device_name,
@@ -87,13 +72,71 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
         "count": units.plural(len(measurements), "measurement"),
         "gemm_n": gemm_side(run),
         **hierarchy_sizes(run),
-        "physical": physical,
+        "physical": physical_sentence(run),
         "hierarchy": plots.memory_hierarchy(peaks),
         "levels": units.listing(levels),
         "latency": units.si(peaks.latency_seconds, "s")
         if peaks.latency_seconds
         else "not measured",
     }
+
+
+def rules(changes: Sequence[Change]) -> Glue:
+    """The page's rules in the code's words: since when the compute peak has its current
+    definition (the change log's date of the last of :data:`PEAK_DEFINITIONS
+    <gpuconcepts.render.pages.gpu_tables.PEAK_DEFINITIONS>`), how far every sweep point stays
+    from a judged kernel, and what beating a roof means.
+
+    >>> import datetime as dt
+    >>> from gpuconcepts.changelog import Change
+    >>> glue = rules([Change(dt.date(2026, 12, 7), PEAK_DEFINITIONS[-1][0], "w", "y", "e")])
+    >>> glue["peak_since"], glue["away"]
+    ('2026-12-07', '2×')
+    """
+    return {
+        "peak_since": first_dated(changes, PEAK_DEFINITIONS[-1][0]).isoformat(),
+        "away": units.times(AWAY),
+        "beaten": beaten_rule(),
+    }
+
+
+def physical_sentence(run: Run) -> str:
+    """What the figure draws above the measured compute roof, for this build's run (so this
+    machine's CPU): the hardware's limit, how it is computed, the CPU family it was computed
+    for and the families the FMA table covers; or why no limit is drawn."""
+    peaks = run.peaks
+    covered = units.listing(covered_families())
+    if not peaks.physical_flops_per_s:
+        return (
+            "This machine's physical limit is not known, so no line is drawn above the measured "
+            "roof: an AVX-512 flag says which instructions a core decodes, not how wide its "
+            f"FMA pipes are, and the table of known cores ({covered}) does not hold this one, "
+            "or its clock could not be measured."
+        )
+    drawn = (
+        "Above the measured compute roof the figure draws the hardware's physical limit, "
+        f"{units.si(peaks.physical_flops_per_s, 'FLOP/s')}: every core issuing full-width fused "
+        "multiply-adds on every unit at every cycle (cores × vector lanes × FMA units × 2 × "
+        "clock). The measured peak reaches "
+        f"{units.percent(peaks.flops_per_s / peaks.physical_flops_per_s)} of it; the rest is "
+        "what the library's kernels leave on the table."
+    )
+    if peaks.device != "cpu":
+        return f"{drawn} On a GPU the datasheet gives the units, their width and the clock."
+    found = cpu_id()
+    core = None if found is None else fma_core(found)
+    table = f"The table covers {covered}; on any other CPU the limit is not drawn."
+    if core is None:
+        return (
+            f"{drawn} The table of FMA pipes by CPU family does not hold this CPU, so the limit "
+            f"was recorded under an older rule. {table}"
+        )
+    return (
+        f"{drawn} A table of FMA pipes and their width by CPU family and model gives the "
+        f"units, here for this CPU's family, {core.family}: {core.units} FMA pipes of "
+        f"{core.width_bits} bits per core; a chain of dependent additions measures the clock. "
+        f"{table}"
+    )
 
 
 def hierarchy_sizes(run: Run) -> Glue:
