@@ -166,9 +166,9 @@ def test_the_whole_model_sizes_come_from_the_presets_file() -> None:
     cpu, cuda = wholemodel_sizes("cpu", quick=False), wholemodel_sizes("cuda", quick=True)
     assert (cpu.batches, cpu.cached, cpu.long_cached, cpu.repeats) == ((1, 4, 16, 64), 16, 16384, 7)
     assert (cpu.decode.d, cpu.decode.dtype) == (768, "float32")
-    assert (cuda.decode.dtype, cuda.repeats, cuda.batches[-1]) == ("bfloat16", 5, 2048)
+    assert (cuda.decode.dtype, cuda.repeats, cuda.batches[-1]) == ("bfloat16", 6, 2048)
     assert cpu.backward == load_part_sizes("wholemodel", False, device="cpu")["backward"]
-    assert wholemodel_sizes("cpu", quick=True).repeats == 5
+    assert wholemodel_sizes("cpu", quick=True).repeats == 6
 
 
 def test_a_part_table_missing_or_per_device_is_named(tmp_path: Path) -> None:

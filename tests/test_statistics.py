@@ -190,6 +190,10 @@ def test_every_preset_fixes_its_rounds_in_at_least_three_blocks() -> None:
             assert budget.blocks >= MIN_BLOCKS, device
             assert budget.rounds >= 2 * budget.blocks, device  # rounds to resample in each
     assert tables
+    for device, table in presets["wholemodel"].items():  # the whole model's timings too
+        for repeats in (table["repeats"], table["quick"]["repeats"]):
+            assert table["timed_blocks"] >= MIN_BLOCKS, device
+            assert repeats >= 2 * table["timed_blocks"], device
     assert Budget().blocks >= MIN_BLOCKS
     assert pytest.approx((1 - INTERVAL_COVERAGE) / 2) == WRONG_VERDICT_RATE
 

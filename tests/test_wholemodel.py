@@ -11,6 +11,7 @@ from synthetic import TINY_WHOLEMODEL
 from gpuconcepts import formulas as f
 from gpuconcepts.claims import decode as D
 from gpuconcepts.claims import wholemodel as W
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape, matmul_params, params
 from gpuconcepts.records import from_record, to_record
 from gpuconcepts.results.wholemodel import (
@@ -67,10 +68,13 @@ def test_decode_sweep_and_training_peak_run_on_a_toy_model():
 
 def test_whole_model_runs_the_three_and_its_results_round_trip_as_json():
     lines: list[str] = []
-    results = decoder.whole_model("cpu", TINY_WHOLEMODEL, progress=lines.append)
-    assert results.sizes == TINY_WHOLEMODEL
+    sizes = dataclasses.replace(TINY_WHOLEMODEL, repeats=3, timed_blocks=3)
+    results = decoder.whole_model("cpu", sizes, progress=lines.append)
+    assert results.sizes == sizes
     assert results.backward.n_params == 2 * 16 * 32
-    assert len(results.backward.step_seconds) == TINY_WHOLEMODEL.repeats
+    # every timing in the blocks the sizes ask for, its rounds in all (issue 45, item 5)
+    assert len(results.backward.step_seconds) == len(results.decode.reference_seconds) == 3
+    assert (results.backward.blocks, results.decode.blocks) == (3, 3)
     assert results.decode.batches == (1, 2)
     assert results.training.tokens == 2 * 16
     assert [line.split(":")[0] for line in lines] == ["whole model"] * 3
@@ -93,6 +97,22 @@ def test_backward_holds_at_twice_the_forward():
     assert result.test.alternative_value == 1.0
     assert result.pass_region.startswith("1.4 ≤ backward ÷ forward time ≤ 3")
     assert result.test.interval == (2.0, 2.0)
+
+
+def test_the_backward_interval_resamples_its_blocks() -> None:
+    """The ratio's interval includes the variation between blocks: a third block that ran
+    elsewhere widens it when the rounds say they came in three blocks."""
+    noise = (1.0, 1.02, 0.98)
+    steps = tuple(3.0 * r for r in noise * 2) + tuple(3.6 * r for r in noise)
+    timed = dataclasses.replace(backward(1.0, 3.0), forward_seconds=(1.0,) * 9, step_seconds=steps)
+    low, high = W.judge_backward(dataclasses.replace(timed, blocks=3), device="test").test.interval
+    one_low, one_high = W.judge_backward(timed, device="test").test.interval
+    assert high - low > one_high - one_low
+
+
+def test_whole_model_timings_need_a_round_in_every_block() -> None:
+    with pytest.raises(GpuConceptsError, match="timed_blocks must be from 1 to the repeats"):
+        dataclasses.replace(TINY_WHOLEMODEL, repeats=2, timed_blocks=3)
 
 
 @pytest.mark.parametrize("step", [2.0, 1.2, 5.0])  # backward = 1×, 0.2×, 4× the forward

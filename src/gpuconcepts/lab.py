@@ -24,6 +24,7 @@ from typing import Any
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.measure import Measurement
+from gpuconcepts.measure.timing import time_in_blocks
 from gpuconcepts.results.measured import (
     SECOND_LOOK,
     Check,
@@ -148,8 +149,8 @@ class Lab:
         self._sampled = -math.inf  # when the cores' load was last sampled
         self._busy: frozenset[int] = frozenset()
         self._paired_again: list[Measurement] = []
-        self.say: Progress = progress or (lambda _line: None)
         self._second_looks: list[Measurement] = []
+        self.say: Progress = progress or (lambda _line: None)
         """Report progress: a line of text before each step."""
         self._measured: dict[Key, Measurement] = {}
         self._facts: dict[str, Fact] = {}
@@ -191,7 +192,7 @@ class Lab:
         with self._free_cores():
             beside = self._beside([self._kernel(workload, sizes)])
             blocks = min(self.budget.blocks, self.repeats)
-            _time_blocks(beside, self.repeats, blocks)
+            time_in_blocks(beside, self.repeats, blocks)
             (found,) = (replace(m, blocks=blocks) for m in beside.measurements())
         self._measured[key] = found
         return found
@@ -282,7 +283,7 @@ class Lab:
         their overhead roofs (see :meth:`compare`): how many never depends on what they show."""
         budget = self.budget
         rounds = self._beside(kernels)
-        _time_blocks(rounds, budget.rounds, budget.blocks)
+        time_in_blocks(rounds, budget.rounds, budget.blocks)
         return tuple(replace(m, blocks=budget.blocks) for m in rounds.measurements(group))
 
     def fact(self, name: str, compute: Callable[[], Fact]) -> Fact:
@@ -305,18 +306,6 @@ class Lab:
             self.fact(fact_name, compute)
         for comparison in comparisons(self.measured()):
             self.compare(comparison.wanted, comparison.check)
-
-
-def _time_blocks(rounds: Any, count: int, blocks: int) -> None:
-    """Time ``count`` rounds of ``rounds`` (a :class:`~gpuconcepts.kernels.references.Beside`)
-    in ``blocks`` consecutive blocks (:func:`~gpuconcepts.measure.block_bounds`), each warmed
-    up again before it starts."""
-    from gpuconcepts.measure import block_bounds
-
-    for i, (start, end) in enumerate(block_bounds(count, blocks)):
-        if i:
-            rounds.new_block()
-        rounds.more(end - start)
 
 
 def profile_all(

@@ -161,7 +161,7 @@ def _measured_knee(sweep: DecodeSweep) -> tuple[float, tuple[float, float]]:
     """The knee of the measured step times, per round when paired, with its interval."""
     knee = lambda t: knee_of(sweep.batches, t)
     if sweep.paired:
-        return paired_interval(knee, sweep.seconds)
+        return paired_interval(knee, sweep.seconds, sweep.blocks)
     return with_interval(knee, sweep.seconds)
 
 
@@ -259,32 +259,29 @@ def _long_context_plot(sweep: DecodeSweep, peaks: Peaks, knees: tuple[float, flo
     )
 
 
+def _floor_at(sweep: DecodeSweep, beta: float) -> float:
+    """The decode floor at batch ``sweep.batches[0]``, its bytes read at ``beta`` bytes/s."""
+    return float(
+        formulas.decode_seconds_lower_bound(
+            M_w=sweep.weight_bytes, M_kv=sweep.cache_bytes[0], beta=beta
+        )
+    )
+
+
 def judge_decode_floor(
     sweep: DecodeSweep, peaks: Peaks, *, cache_bytes: int, device: str
 ) -> ClaimResult:
     """A decode step at batch 1 takes about the time of reading every weight once."""
     B = sweep.batches[0]
     rate, source = weight_read_rate(sweep, peaks)
-    floor = float(
-        formulas.decode_seconds_lower_bound(
-            M_w=sweep.weight_bytes, M_kv=sweep.cache_bytes[0], beta=rate
-        )
-    )
+    floor = _floor_at(sweep, rate)
     flops = B * formulas.forward_flops_per_token(n_params=matmul_params(sweep.shape))
     compute = float(flops / peaks.flops_per_s)
     if sweep.paired:  # the floor at the rate weights were read in the same round
         ratio, interval = paired_interval(
-            lambda t: (
-                t[0]
-                / float(
-                    formulas.decode_seconds_lower_bound(
-                        M_w=sweep.weight_bytes,
-                        M_kv=sweep.cache_bytes[0],
-                        beta=sweep.reference_bytes / t[1],
-                    )
-                )
-            ),
+            lambda t: t[0] / _floor_at(sweep, sweep.reference_bytes / t[1]),
             (sweep.seconds[0], sweep.reference_seconds),
+            sweep.blocks,
         )
     else:
         ratio, interval = with_interval(lambda t: t[0] / floor, sweep.seconds[:1])

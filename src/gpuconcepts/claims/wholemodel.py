@@ -31,7 +31,7 @@ from gpuconcepts.claims.decode import (  # re-exported: the whole model's judges
     judge_decode_long_context,
 )
 from gpuconcepts.claims.plan import PartExperiment, PartJudge, judged_part
-from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.claims.quantities import paired_interval
 from gpuconcepts.claims.thresholds import (
     BACKWARD_FLOP_TOLERANCE,
     BACKWARD_MAX_TIME_RATIO,
@@ -70,9 +70,11 @@ __all__ = [  # ARCHITECTURE: the label the pages file whole-model claims under
 def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
     """The backward pass costs two forward passes: in FLOPs counted, and in time measured."""
     ratio_predicted = result.predicted_backward_flops / result.predicted_forward_flops
-    # Each pair was timed back to back, under the same load: one ratio per pair, their median
-    ratios = [(s - f) / f for f, s in zip(result.forward_seconds, result.step_seconds, strict=True)]
-    measured, interval = with_interval(lambda r: r[0], [ratios])
+    # Each pair was timed side by side, under the same load: one ratio per round, their median,
+    # its interval resampling the blocks and then the rounds in them
+    measured, interval = paired_interval(
+        lambda t: (t[1] - t[0]) / t[0], (result.forward_seconds, result.step_seconds), result.blocks
+    )
     forward, step = (statistics.median(t) for t in (result.forward_seconds, result.step_seconds))
     counted = (result.forward_flops, result.backward_flops)
     predicted = (result.predicted_forward_flops, result.predicted_backward_flops)

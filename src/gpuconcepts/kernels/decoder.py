@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -40,14 +41,11 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.kernels._common import check_sizes, torch_dtype
+from gpuconcepts.kernels._common import Kernel, check_sizes, torch_dtype
 from gpuconcepts.kernels.dispatch import cpu_profiler
 from gpuconcepts.kernels.mlp import linear_kernel
-from gpuconcepts.measure import (
-    Rounds,
-    free_memory_bytes,
-    time_function,
-)
+from gpuconcepts.measure import Rounds, free_memory_bytes
+from gpuconcepts.measure.timing import time_in_blocks
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 from gpuconcepts.results.wholemodel import (
     BackwardForward,
@@ -155,36 +153,18 @@ def count_flops(fn: Callable[[], object]) -> int:
     return int(counter.get_total_flops())
 
 
-def _paired_times(
-    forward: Callable[[], object], step: Callable[[], object], device: str, repeats: int
-) -> dict[str, tuple[float, ...]]:
-    """``repeats`` pairs of (forward, forward-and-backward) times, each pair timed back to back.
-
-    On a shared machine the load changes from one second to the next; timing the two passes
-    in alternation lets each ratio compare times taken under the same load.
-    """
-    pairs = [
-        (
-            min(time_function(forward, device, repeats=1)),
-            min(time_function(step, device, repeats=1)),
-        )
-        for _ in range(repeats)
-    ]
-    return {
-        "forward_seconds": tuple(f for f, _ in pairs),
-        "step_seconds": tuple(s for _, s in pairs),
-    }
-
-
 def backward_forward(
-    device: str, *, tokens: int, d: int, d_ff: int, blocks: int, repeats: int = 7
+    device: str, *, tokens: int, d: int, d_ff: int, blocks: int, repeats: int = 7, timed_in: int = 1
 ) -> BackwardForward:
     """Count and time the forward and the backward pass of :func:`linear_stack`.
 
     The input requires a gradient, so every layer computes both dX and dW, as every layer
-    but the first does in a real network.
+    but the first does in a real network. The two passes are timed side by side in
+    ``repeats`` paired rounds (on a shared machine the load changes from one second to the
+    next; each ratio then compares times taken under the same load), in ``timed_in``
+    independent blocks (:func:`~gpuconcepts.measure.timing.time_in_blocks`).
     """
-    check_sizes("decoder.backward_forward", tokens=tokens, repeats=repeats)
+    check_sizes("decoder.backward_forward", tokens=tokens, repeats=repeats, timed_in=timed_in)
     model = linear_stack(d, d_ff, blocks).to(device)
     x = torch.randn(tokens, d, device=device, requires_grad=True)
     n = sum(p.numel() for p in model.parameters())
@@ -200,6 +180,8 @@ def backward_forward(
 
     forward_flops = count_flops(lambda: model(x))
     total_flops = count_flops(step)
+    rounds = Rounds([_Call(forward, autograd=True), _Call(step, autograd=True)], device)
+    time_in_blocks(rounds, repeats, timed_in)
     return BackwardForward(
         tokens=tokens,
         n_params=n,
@@ -211,7 +193,9 @@ def backward_forward(
             formulas.training_flops_per_token(n_params=n)
             - formulas.forward_flops_per_token(n_params=n)
         ),
-        **_paired_times(forward, step, device, repeats),
+        forward_seconds=tuple(rounds.times[0]),
+        step_seconds=tuple(rounds.times[1]),
+        blocks=timed_in,
     )
 
 
@@ -222,17 +206,24 @@ def _step(model: Decoder, token: torch.Tensor, cache: Cache) -> Callable[[], obj
 
 
 def decode_sweep(
-    device: str, shape: ModelShape, *, batches: Sequence[int], cached: int, repeats: int = 5
+    device: str,
+    shape: ModelShape,
+    *,
+    batches: Sequence[int],
+    cached: int,
+    repeats: int = 5,
+    timed_in: int = 1,
 ) -> DecodeSweep:
     """Time one decode step of :class:`Decoder` at each batch size, with ``cached`` tokens of
     KV cache per sequence (random keys and values: a prefill would cost far more than the
     steps) in a static cache with one more position, which the step writes.
 
-    The caches of every batch are held at once (the steps are timed in paired rounds); their
-    bytes must fit in half the device's free memory, or the sweep is refused before anything
-    is allocated.
+    The caches of every batch are held at once (the steps are timed in ``repeats`` paired
+    rounds, in ``timed_in`` independent blocks:
+    :func:`~gpuconcepts.measure.timing.time_in_blocks`); their bytes must fit in half the
+    device's free memory, or the sweep is refused before anything is allocated.
     """
-    check_sizes("decoder.decode_sweep", cached=cached, repeats=repeats)
+    check_sizes("decoder.decode_sweep", cached=cached, repeats=repeats, timed_in=timed_in)
     check_sizes("decoder.decode_sweep", **{f"batch {B}": B for B in batches})
     total = sum(kv_cache(shape, B=B, S=cached + 1) for B in batches)
     free = free_memory_bytes(device)
@@ -257,14 +248,9 @@ def decode_sweep(
         graphed = device == "cuda"
         if graphed:
             steps = [_Call(replayed(step.fn)) for step in steps]
-    # The roof of reading weights, timed in the same rounds (load slows the steps and the roof
-    # alike): one batch-1 product through as many weight bytes as the model's matrices, the
-    # kernel a decode step streams its weights through.
-    weight_bytes = int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s))
-    width = max(1, round(weight_bytes / (shape.d * shape.s)))
-    reference = linear_kernel(device, None, B=1, d_in=shape.d, d_out=width, dtype=shape.dtype)
+    weight_bytes, reference = _weights_read(device, shape)  # timed in the same rounds
     rounds = Rounds([*steps, reference], device)
-    rounds.more(repeats)
+    time_in_blocks(rounds, repeats, timed_in)
     return DecodeSweep(
         shape=shape,
         cached=cached,
@@ -275,6 +261,19 @@ def decode_sweep(
         reference_seconds=tuple(rounds.times[-1]),
         reference_bytes=int(reference.bytes),
         graphed=graphed,
+        blocks=timed_in,
+    )
+
+
+def _weights_read(device: str, shape: ModelShape) -> tuple[int, Kernel]:
+    """The bytes of every weight a decode step multiplies by, and the roof of reading them,
+    timed in the same rounds as the steps (load slows the steps and the roof alike): one
+    batch-1 product through as many weight bytes as the model's matrices, the kernel a decode
+    step streams its weights through."""
+    weight_bytes = int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s))
+    width = max(1, round(weight_bytes / (shape.d * shape.s)))
+    return weight_bytes, linear_kernel(
+        device, None, B=1, d_in=shape.d, d_out=width, dtype=shape.dtype
     )
 
 
@@ -302,13 +301,14 @@ def replayed(step: Callable[[], object]) -> Callable[[], object]:
 @dataclass(frozen=True)
 class _Call:
     """A call for :class:`~gpuconcepts.measure.Rounds` that keeps its caches (no flush) and
-    runs without autograd."""
+    runs without autograd, unless it needs it (``autograd``: a training step)."""
 
     fn: Callable[[], object]
     flush: bool = False
+    autograd: bool = False
 
     def settings(self) -> AbstractContextManager[None]:
-        return torch.inference_mode()
+        return contextlib.nullcontext() if self.autograd else torch.inference_mode()
 
 
 # -- training memory ---------------------------------------------------------------------------
@@ -376,10 +376,11 @@ def whole_model(
     """Run the three whole-model experiments at ``sizes`` on a resolved device."""
     say = progress or (lambda _line: None)
     say("whole model: backward against forward on a stack of linear layers")
-    backward = backward_forward(device, repeats=sizes.repeats, **sizes.backward)
+    timing = {"repeats": sizes.repeats, "timed_in": sizes.timed_blocks}
+    backward = backward_forward(device, **timing, **sizes.backward)
     say("whole model: decode steps at growing batch")
     decode = decode_sweep(
-        device, sizes.decode, batches=sizes.batches, cached=sizes.cached, repeats=sizes.repeats
+        device, sizes.decode, batches=sizes.batches, cached=sizes.cached, **timing
     )
     long_decode = None
     if sizes.long_batches:
@@ -391,7 +392,7 @@ def whole_model(
             sizes.decode,
             batches=sizes.long_batches,
             cached=sizes.long_cached,
-            repeats=sizes.repeats,
+            **timing,
         )
     say("whole model: peak memory of an Adam training step")
     training = training_peak(device, sizes.training, batch=sizes.training_batch)

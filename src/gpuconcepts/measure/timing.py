@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure.devices import cpu_threads
 from gpuconcepts.measure.memory import make_flusher
+from gpuconcepts.measurement import block_bounds
 
 
 # -- timers ----------------------------------------------------------------------------------
@@ -283,3 +284,35 @@ class Rounds:
             self._order.shuffle(order)
             for i in order:
                 self.times[i].append(self._repetition(self.kernels[i], self._calls[i]))
+
+
+class Blocks(Protocol):
+    """What :func:`time_in_blocks` times: rounds that can start a new block (a :class:`Rounds`,
+    or :class:`~gpuconcepts.kernels.references.Beside` over one)."""
+
+    def new_block(self) -> None: ...
+
+    def more(self, rounds: int = 1) -> None: ...
+
+
+def time_in_blocks(rounds: Blocks, count: int, blocks: int) -> None:
+    """Time ``count`` rounds of ``rounds`` in ``blocks`` consecutive blocks
+    (:func:`~gpuconcepts.measurement.block_bounds`), each after the first warmed up again
+    (:meth:`Rounds.new_block`; the first was when the rounds were made). An interval that
+    resamples the blocks (:func:`~gpuconcepts.claims.quantities.block_resample`) then sees the
+    variation from one moment of the run to the next, which rounds timed in one block share.
+
+    >>> import contextlib
+    >>> class Call:
+    ...     flush = False
+    ...     def __init__(self): self.fn = lambda: sum(range(50))
+    ...     def settings(self): return contextlib.nullcontext()
+    >>> rounds = Rounds([Call()], "cpu")
+    >>> time_in_blocks(rounds, 7, 3)
+    >>> rounds.block_starts, rounds.count
+    ([0, 2, 4], 7)
+    """
+    for i, (start, end) in enumerate(block_bounds(count, blocks)):
+        if i:
+            rounds.new_block()
+        rounds.more(end - start)

@@ -8,8 +8,8 @@ without it.
 >>> from gpuconcepts.sizing import RunSizes
 >>> sizes = RunSizes.resolve("cpu", quick=True, free_bytes=2**36).wholemodel
 >>> gpu = RunSizes.resolve("cuda", False, free_bytes=2**36, device_cls="cuda-large").wholemodel
->>> sizes.decode.dtype, gpu.decode.dtype, sizes.repeats
-('float32', 'bfloat16', 5)
+>>> sizes.decode.dtype, gpu.decode.dtype, sizes.repeats, sizes.timed_blocks
+('float32', 'bfloat16', 6, 3)
 >>> from gpuconcepts.records import from_record
 >>> from_record(WholeModelSizes, sizes.to_dict()) == sizes
 True
@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape
 from gpuconcepts.records import to_record
 
@@ -30,11 +31,13 @@ class BackwardForward:
     """FLOPs counted by ``FlopCounterMode`` and seconds timed, forward and backward.
 
     ``backward_*`` is the forward-and-backward run less the forward one. ``forward_seconds[i]``
-    and ``step_seconds[i]`` were timed back to back (see
-    :func:`gpuconcepts.kernels.decoder.backward_forward`). The ``predicted_*`` FLOPs are
-    ``forward_flops_per_token`` and ``training_flops_per_token`` at the stack's weight count,
-    times the tokens.
+    and ``step_seconds[i]`` were timed side by side, in round ``i`` of ``blocks`` independent
+    blocks (see :func:`gpuconcepts.kernels.decoder.backward_forward`; runs recorded before
+    2026-12-07 timed one block). The ``predicted_*`` FLOPs are ``forward_flops_per_token`` and
+    ``training_flops_per_token`` at the stack's weight count, times the tokens.
     """
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"blocks"})
 
     tokens: int
     n_params: int
@@ -44,6 +47,7 @@ class BackwardForward:
     predicted_backward_flops: int
     forward_seconds: tuple[float, ...]
     step_seconds: tuple[float, ...]
+    blocks: int = 1
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,8 @@ class DecodeSweep:
 
     When ``reference_seconds`` is given, the steps and the roof of reading weights ran in
     paired rounds: ``seconds[i][r]`` and ``reference_seconds[r]`` were timed in round ``r``,
-    side by side. The reference is a batch-1 product through as many weight bytes as the
+    side by side, in ``blocks`` independent blocks (runs recorded before 2026-12-07 timed one:
+    :func:`~gpuconcepts.measure.timing.time_in_blocks`). The reference is a batch-1 product through as many weight bytes as the
     model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
     STREAM triad instead, which the matrix-vector products of a step do not reach; see the
     change log, ``docs/changes.toml``, 2026-12-01, decode floor).
@@ -67,7 +72,7 @@ class DecodeSweep:
     ``docs/changes.toml``, 2026-12-04, decode floor). Always False on a CPU.
     """
 
-    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"graphed"})
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"graphed", "blocks"})
 
     shape: ModelShape
     cached: int
@@ -78,6 +83,7 @@ class DecodeSweep:
     reference_seconds: tuple[float, ...] = ()
     reference_bytes: int = 0
     graphed: bool = False
+    blocks: int = 1
 
     @property
     def paired(self) -> bool:
@@ -128,6 +134,20 @@ class WholeModelSizes:
     """Tokens cached per sequence in the second decode sweep, at a long context."""
     long_batches: tuple[int, ...] = ()
     """Its batches (none: no long-context sweep, as in runs recorded before it)."""
+    timed_blocks: int = 1
+    """Independent blocks the timings run in, ``repeats`` rounds in all (runs recorded before
+    2026-12-07 timed one): at least :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS` in the
+    presets, as the architectures' comparisons (``compare_blocks``), so that an interval
+    includes run-to-run variation."""
+
+    OPTIONAL_KEYS: ClassVar[frozenset[str]] = frozenset({"timed_blocks"})
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.timed_blocks <= self.repeats:
+            raise GpuConceptsError(
+                f"WholeModelSizes: timed_blocks must be from 1 to the repeats ({self.repeats}); "
+                f"got {self.timed_blocks}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field."""
