@@ -141,19 +141,19 @@ def beaten_rule() -> str:
     :data:`~gpuconcepts.roofline.PATH_FACTOR` read from the code.
 
     >>> print(beaten_rule())  # doctest: +ELLIPSIS
-    A kernel that beats its roof beyond its spread never raises the ceiling. ... (within 4× P where the run records none); ...
+    A kernel that beats its roof beyond its spread never raises the ceiling. ... (within 4× P where the run records none). ...
     """
     return (
         "A kernel that beats its roof beyond its spread never raises the ceiling. Where the roof "
         "it beat is a measured rate and no physical limit, it is a finding, and the model's time "
-        "missed: above the compute peak P, the rate of the library's square GEMM, it ran a faster "
-        "code path than P's, as long as it stays within the hardware's compute limit (within "
-        f"{times(PATH_FACTOR)} P where the run records none); random rows that came faster than "
-        "the gather sweep's rate, which is measured on other tables, are a finding as long as "
-        "they came no faster than their whole lines stream. Any other kernel above its roof is an "
-        "anomaly: one above the hardware's compute limit, one faster than its bytes can stream "
-        "from the level that holds them, or one below the overhead floor. It points to a faulty "
-        "measurement, or to a ceiling measured in a busy moment."
+        "missed. Above the compute peak P, the rate of the library's square GEMM, a kernel ran a "
+        "faster code path than P's, as long as it stays within the hardware's compute limit "
+        f"(within {times(PATH_FACTOR)} P where the run records none). Random rows that came "
+        "faster than the gather sweep's rate, which is measured on other tables, are a finding "
+        "as long as they came no faster than their whole lines stream. Any other kernel above "
+        "its roof is an anomaly: one above the hardware's compute limit, one faster than its "
+        "bytes can stream from the level that holds them, or one below the overhead floor. It "
+        "points to a faulty measurement, or to a ceiling measured in a busy moment."
     )
 
 
