@@ -415,18 +415,21 @@ def test_dlrm_paired_rounds_cancel_load_that_hits_both_sides() -> None:
 def test_the_dlrm_page_never_calls_an_anomaly_agreement() -> None:
     from gpuconcepts.claims.dlrm import post_row_text
 
-    def page(random_seconds: float, sequential_seconds: float) -> str:
+    def page(random_seconds: float, sequential_seconds: float, look: bool | None = None) -> str:
         post = lookups(random_seconds, sequential_seconds, d=128)  # 512-byte rows: no gap
         narrow = lookups(4e-4, 1e-4, d=4)
         result = judge_dlrm_lookups(
             *post, peaks=PEAKS, cache_bytes=CACHE, device=DEVICE, widths=(narrow,)
         )
-        return post_row_text(result)
+        return post_row_text(replace(result, second_look=look))
 
     anomaly = page(1.19e-3, 8.0e-3)  # random rows 6.7x as fast as consecutive ones
     assert "agrees" not in anomaly
     assert anomaly.endswith("not read as agreement.")
     assert "The measurement is an anomaly: consecutive rows ran slower than random ones" in anomaly
+    assert "measured again" not in anomaly  # no second look was taken
+    assert "measured again and the anomaly persisted." in page(1.19e-3, 8.0e-3, look=True)
+    assert "no longer showed it; the verdict reads the first." in page(1.19e-3, 8.0e-3, look=False)
     assert "sequential ÷ random 0.15×, interval 0.149 to 0.149" in anomaly
     same = page(1e-4, 1e-4)
     assert same.endswith(

@@ -281,6 +281,15 @@ def _table_values(random: Measurement, sequential: Measurement, peaks: Peaks) ->
     }
 
 
+_SECOND_LOOK = {
+    True: " The comparison was measured again and the anomaly persisted.",
+    False: " Measured again, the comparison no longer showed it; the verdict reads the first.",
+    None: "",
+}
+"""What the comparison's second look found (:attr:`ClaimResult.second_look
+<gpuconcepts.results.claim.ClaimResult.second_look>`), as the DLRM page says it."""
+
+
 def post_row_text(result: ClaimResult) -> str:
     """What the lookups at the post's row width showed, in words, for the DLRM page: a gap the
     model leaves out, agreement within the noise, or an anomaly (consecutive rows slower than
@@ -323,8 +332,8 @@ def post_row_text(result: ClaimResult) -> str:
         return (
             f"{head} The measurement is an anomaly: consecutive rows ran slower than random ones "
             f"({spread}), which no ordering of memory explains, since consecutive rows share "
-            "lines and DRAM pages that random ones do not. The comparison was measured again "
-            "and the result persisted; it is shown here as it came, not read as agreement."
+            f"lines and DRAM pages that random ones do not.{_SECOND_LOOK[result.second_look]} "
+            "It is shown here as it came, not read as agreement."
         )
     if low > 1:
         return (
