@@ -129,7 +129,7 @@ def unjudged(
 
 
 def _unjudged(r: ClaimResult, sweep: str | None, ms: Sequence[Measurement]) -> ClaimResult:
-    workloads = READS_GEMM_SWEEP.get(r.key) or PREDICTION_READS_GEMM_SWEEP.get(r.key, ())
+    workloads = READS_GEMM_SWEEP.get(r.key) or PREDICTION_READS_GEMM_SWEEP.get(r.key, frozenset())
     reason = sweep_mismatch(sweep, [m for m in ms if m.workload in workloads])
     if not reason or r.key in READS_GEMM_SWEEP:
         return replace(r, visible=False, reason=reason) if reason else r
