@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuconcepts.claims.accuracy import gemm_sweep_dtype
+from gpuconcepts.results.wholemodel import BATCH_1_PRODUCT
 from gpuconcepts.run import SCHEMA, Run, load
 from gpuconcepts.run.run import MIGRATIONS
 
@@ -35,6 +36,10 @@ def test_every_recorded_run_reaches_this_schema_through_the_map(path: Path) -> N
     # the precision its GEMM sweep ran in is in the run once it is read, never guessed later
     assert "gemm_sweep_dtype" not in raw["provenance"]["sizes"]
     assert run.provenance.sizes["gemm_sweep_dtype"] == gemm_sweep_dtype(run)
+    # its decode sweeps read their weights' floor from a batch-1 product (schema 7 names it)
+    assert "reference_kernel" not in raw["wholemodel"]["decode"]
+    assert run.wholemodel is not None
+    assert run.wholemodel.decode.reference_kernel == BATCH_1_PRODUCT
 
 
 def test_the_recorded_runs_sweeps_ran_in_these_precisions() -> None:

@@ -15,6 +15,8 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.model import ModelShape, matmul_params, params
 from gpuconcepts.records import from_record, to_record
 from gpuconcepts.results.wholemodel import (
+    BATCH_1_PRODUCT,
+    STREAM_TRIAD,
     BackwardForward,
     DecodeSweep,
     TrainingPeak,
@@ -75,6 +77,9 @@ def test_whole_model_runs_the_three_and_its_results_round_trip_as_json():
     # every timing in the blocks the sizes ask for, its rounds in all (issue 45, item 5)
     assert len(results.backward.step_seconds) == len(results.decode.reference_seconds) == 3
     assert (results.backward.blocks, results.decode.blocks) == (3, 3)
+    # the weights' floor is read from a canonical streaming kernel, never the step's own kind
+    # of product (issue 45: no ceiling is timed from the kernel it judges)
+    assert results.decode.reference_kernel == STREAM_TRIAD
     assert results.decode.batches == (1, 2)
     assert results.training.tokens == 2 * 16
     assert [line.split(":")[0] for line in lines] == ["whole model"] * 3
@@ -159,21 +164,29 @@ def test_decode_knee_does_not_hold_for_the_alternatives(times):
     assert W.judge_decode_knee(sweep(times), PEAKS, device="test").verdict == "fails"
 
 
-def test_the_paired_decode_knee_reads_weights_at_the_rate_a_batch_1_product_read_them():
-    # a batch-1 product read 10**7 bytes in 4 ms (2.5 GB/s, a quarter of the peaks' 10 GB/s),
-    # in the same rounds as the steps: the weights take 4x as long, so the knee comes 4x later
+def test_the_paired_decode_knee_reads_weights_at_the_rate_its_reference_read_them():
+    # the reference read 10**7 bytes in 4 ms (2.5 GB/s, a quarter of the peaks' 10 GB/s), in
+    # the same rounds as the steps: the weights take 4x as long, so the knee comes 4x later
     later = f.decode_compute_bound_batch(P=1e11, s=4, beta=2.5e9)  # 80
     batches = (1, 4, 16, 64, 128, 256)
     paired = dataclasses.replace(
         sweep(roofline_times(later, batches), batches),
         reference_seconds=(4e-3,) * 3,
         reference_bytes=10**7,
+        reference_kernel=STREAM_TRIAD,
     )
     result = W.judge_decode_knee(paired, PEAKS, device="test")
     assert result.test.predicted == pytest.approx(80)
     assert result.verdict == "holds"
-    assert "the rate a batch-1 product read as many weight bytes" in result.prediction
-    # at the peaks' bandwidth the knee would be 20: a quarter of what this product allows
+    assert "the rate the STREAM triad read in the same rounds (2.5 GB/s)" in result.prediction
+    # a run recorded before run schema 7 names its batch-1 product instead
+    older = dataclasses.replace(paired, reference_kernel=BATCH_1_PRODUCT)
+    said = W.judge_decode_knee(older, PEAKS, device="test").prediction
+    assert "the rate a batch-1 product through as many weight bytes read" in said
+    # a reference timed beside the steps must be named: its name is what the prediction reads
+    with pytest.raises(GpuConceptsError, match="reference_kernel must name the kernel"):
+        dataclasses.replace(paired, reference_kernel="")
+    # at the peaks' bandwidth the knee would be 20: a quarter of what this reference allows
     early = dataclasses.replace(paired, seconds=sweep(roofline_times(20, batches), batches).seconds)
     assert W.judge_decode_knee(early, PEAKS, device="test").verdict == "fails"
 
@@ -205,6 +218,7 @@ def test_the_paired_decode_floor_reads_the_bandwidth_of_its_own_rounds():
         sweep([1.2 * floor] * 5),
         reference_seconds=tuple(1e-3 * x for x in load),
         reference_bytes=10**7,  # 10 GB/s when not loaded
+        reference_kernel=STREAM_TRIAD,
     )
     paired = dataclasses.replace(paired, seconds=tuple(steps for _ in paired.batches))
     assert paired.paired

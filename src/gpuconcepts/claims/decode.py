@@ -76,13 +76,13 @@ def _tokens_per_second_roofline(
 
 
 def weight_read_rate(sweep: DecodeSweep, peaks: Peaks) -> tuple[float, str]:
-    """The rate a decode step can read its weights, and where it comes from: a batch-1 product
-    through as many weight bytes, timed in the same rounds as the steps (a matrix-vector
-    product reads its weights slower than a streaming kernel does), else DRAM's measured
-    bandwidth."""
+    """The rate a decode step can read its weights, and where it comes from: the reference
+    kernel timed in the same rounds as the steps (``sweep.reference_kernel``: the STREAM triad
+    over as many bytes as the weights; a batch-1 product through them in runs recorded before
+    run schema 7), else DRAM's measured bandwidth."""
     if sweep.paired:
         rate = sweep.reference_bytes / statistics.median(sweep.reference_seconds)
-        return rate, "the rate a batch-1 product read as many weight bytes in the same rounds"
+        return rate, f"the rate {sweep.reference_kernel} read in the same rounds"
     return peaks.bytes_per_s, "the measured DRAM bandwidth"
 
 

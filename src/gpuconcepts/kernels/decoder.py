@@ -42,12 +42,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.kernels._common import Kernel, check_sizes, torch_dtype
+from gpuconcepts.kernels.ceilings.stream import triad_kernel
 from gpuconcepts.kernels.dispatch import cpu_profiler
-from gpuconcepts.kernels.mlp import linear_kernel
-from gpuconcepts.measure import Rounds, free_memory_bytes
+from gpuconcepts.measure import Rounds, free_memory_bytes, stream_rows
 from gpuconcepts.measure.timing import time_in_blocks
 from gpuconcepts.model import ModelShape, kv_cache, matmul_params
 from gpuconcepts.results.wholemodel import (
+    STREAM_TRIAD,
     BackwardForward,
     DecodeSweep,
     TrainingPeak,
@@ -262,19 +263,19 @@ def decode_sweep(
         reference_bytes=int(reference.bytes),
         graphed=graphed,
         blocks=timed_in,
+        reference_kernel=STREAM_TRIAD,
     )
 
 
 def _weights_read(device: str, shape: ModelShape) -> tuple[int, Kernel]:
     """The bytes of every weight a decode step multiplies by, and the roof of reading them,
-    timed in the same rounds as the steps (load slows the steps and the roof alike): one
-    batch-1 product through as many weight bytes as the model's matrices, the kernel a decode
-    step streams its weights through."""
+    timed in the same rounds as the steps (load slows the steps and the roof alike): the STREAM
+    triad on three arrays that together move as many bytes as the weights. A canonical
+    streaming kernel, never the step's own kind of operation (issue 45: no ceiling is timed
+    from the kernel it judges); that a step's matrix-vector products stream slower is the
+    model's miss, scored in ledger 2."""
     weight_bytes = int(formulas.weight_memory(n_params=matmul_params(shape), s=shape.s))
-    width = max(1, round(weight_bytes / (shape.d * shape.s)))
-    return weight_bytes, linear_kernel(
-        device, None, B=1, d_in=shape.d, d_out=width, dtype=shape.dtype
-    )
+    return weight_bytes, triad_kernel(device, N=stream_rows(max(1, weight_bytes // 3)))
 
 
 def replayed(step: Callable[[], object]) -> Callable[[], object]:

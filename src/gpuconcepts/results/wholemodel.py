@@ -50,6 +50,13 @@ class BackwardForward:
     blocks: int = 1
 
 
+STREAM_TRIAD = "the STREAM triad"
+"""The decode floor's reference since run schema 7: a canonical streaming kernel."""
+
+BATCH_1_PRODUCT = "a batch-1 product through as many weight bytes"
+"""The decode floor's reference of runs recorded from 2026-12-01 until run schema 7."""
+
+
 @dataclass(frozen=True)
 class DecodeSweep:
     """One decode step (one new token per sequence, a cache of ``cached`` tokens) per batch.
@@ -61,10 +68,13 @@ class DecodeSweep:
     When ``reference_seconds`` is given, the steps and the roof of reading weights ran in
     paired rounds: ``seconds[i][r]`` and ``reference_seconds[r]`` were timed in round ``r``,
     side by side, in ``blocks`` independent blocks (runs recorded before 2026-12-07 timed one:
-    :func:`~gpuconcepts.measure.timing.time_in_blocks`). The reference is a batch-1 product through as many weight bytes as the
-    model's matrices (``reference_bytes`` per call; runs recorded before 2026-12-01 timed the
-    STREAM triad instead, which the matrix-vector products of a step do not reach; see the
-    change log, ``docs/changes.toml``, 2026-12-01, decode floor).
+    :func:`~gpuconcepts.measure.timing.time_in_blocks`). ``reference_kernel`` names that roof's
+    kernel, moving ``reference_bytes`` per call: the STREAM triad on arrays that together move
+    as many bytes as the weights (:data:`STREAM_TRIAD`, a canonical streaming kernel that never
+    saw the step), or, in runs recorded from 2026-12-01 until the run schema 7, a batch-1
+    product through as many weight bytes as the model's matrices (:data:`BATCH_1_PRODUCT`, the
+    step's own kind of operation; the run's migration names it). See the change log,
+    ``docs/changes.toml``, 2026-12-01 and 2026-12-07, decode floor.
 
     ``graphed``: each step was captured once as a CUDA graph and replayed, as servers run
     decode, so that the time is the GPU's and not Python's launching of its hundred-odd
@@ -84,6 +94,14 @@ class DecodeSweep:
     reference_bytes: int = 0
     graphed: bool = False
     blocks: int = 1
+    reference_kernel: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reference_seconds and not self.reference_kernel:
+            raise GpuConceptsError(
+                "DecodeSweep: reference_kernel must name the kernel timed beside the steps "
+                "when reference_seconds is given (the floor's prediction says what it read)"
+            )
 
     @property
     def paired(self) -> bool:

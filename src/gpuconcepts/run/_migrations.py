@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuconcepts.hardware import dtype_name
+from gpuconcepts.results.wholemodel import BATCH_1_PRODUCT
 
 PRECISION_SINCE = "2026-12-06T20:35:26Z"
 """When every ceiling began to run in the precision of the run's dtype (``kernels.precision``,
@@ -69,3 +70,22 @@ def from_5(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(peaks, dict) and peaks.get("device") == "cpu":
         peaks = {**peaks, "physical_flops_per_s": None}
     return {**data, "schema": 6, "peaks": peaks}
+
+
+def from_6(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 6 run as version 7: its decode sweeps name the kernel their floor was read
+    from (``reference_kernel``). Every run of versions 4 to 6 (since 2026-12-01, before schema
+    7) timed a batch-1 product through as many weight bytes as the model's matrices beside the
+    steps, which version 7 replaced with the STREAM triad."""
+    part = data.get("wholemodel")
+    if isinstance(part, dict):
+        part = {
+            name: sweep | {"reference_kernel": BATCH_1_PRODUCT}
+            if name in ("decode", "long_decode")
+            and isinstance(sweep, dict)
+            and sweep.get("reference_seconds")
+            and "reference_kernel" not in sweep
+            else sweep
+            for name, sweep in part.items()
+        }
+    return {**data, "schema": 7, "wholemodel": part}
