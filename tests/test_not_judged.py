@@ -18,6 +18,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.render.ledgers import format_accuracy, format_apart
 from gpuconcepts.render.pages.claims import ledgers, not_judged_rows
 from gpuconcepts.results.claim import example
+from gpuconcepts.results.measured import SECOND_LOOK
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.run import Provenance, Run
 
@@ -122,3 +123,11 @@ def test_a_kernel_timed_on_fewer_threads_than_its_ceilings_is_not_judged() -> No
 def test_a_kernel_is_judged_when_either_thread_count_is_unknown() -> None:
     assert [r.not_judged for r in accuracy(_threads_run((1, None), ceilings=None))] == ["", ""]
     assert [r.not_judged for r in accuracy(_threads_run((None, 4)))] == ["", ""]
+
+
+def test_a_second_look_at_an_anomaly_is_never_scored_in_ledger_2() -> None:
+    # only anomalies are timed twice: scoring the second look would count those misses twice
+    first, again = _threads_run((2, 2)).measurements
+    looked = dataclasses.replace(again, group=first.group + SECOND_LOOK)
+    run = Run(Provenance.example(), _threads_run((2,)).peaks, (first, looked), {}, ())
+    assert [row.kernel for row in accuracy(run)] == [accuracy(_threads_run((2,)))[0].kernel]

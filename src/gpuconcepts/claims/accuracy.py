@@ -38,6 +38,7 @@ from gpuconcepts.claims.roofline import ROOF_REFERENCES
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.results.claim import ClaimResult, Verdict
+from gpuconcepts.results.measured import is_second_look
 from gpuconcepts.roofline import diagnosis, gemm_products
 from gpuconcepts.roofline.roofs import RoofKind, verdict
 from gpuconcepts.roofline.version import model_version
@@ -227,13 +228,16 @@ def sample_of(run: Run) -> Sample:
 def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
     """Every kernel of ``run`` against the post's model under the run's peaks, in run order;
     the roofs' own reference kernels (a square GEMM, the STREAM triad) are left out: they
-    measure the ceilings, not a kernel the model predicts."""
+    measure the ceilings, not a kernel the model predicts; so are the second looks at an
+    anomaly (:func:`~gpuconcepts.results.measured.is_second_look`)."""
     version, sample = model_version(), sample_of(run)
     references = set(ROOF_REFERENCES.values())
     peak = dtype_name(run.peaks.dtype)
     rows = []
     for m, stored in zip(run.measurements, run.registered_seconds, strict=True):
-        if m.workload in references:
+        # a second look at an anomaly is shown beside its claim, never scored: only anomalies
+        # were timed twice, so scoring them would weigh the misses twice
+        if m.workload in references or is_second_look(m):
             continue
         found = verdict(m, run.peaks)
         predicted = found.roof_seconds

@@ -108,7 +108,13 @@ def whole_group(
 def fixed_rounds(measurements: Iterable[Measurement]) -> tuple[Measurement, ...]:
     """``measurements`` without the second looks (:data:`SECOND_LOOK`): what a verdict or a
     score may read, since only anomalies were measured twice."""
-    return tuple(m for m in measurements if not m.group.endswith(SECOND_LOOK))
+    return tuple(m for m in measurements if not is_second_look(m))
+
+
+def is_second_look(m: Measurement) -> bool:
+    """Whether ``m`` was timed in a second look at an anomaly (:data:`SECOND_LOOK`), which no
+    verdict and no score of the model reads."""
+    return m.group.endswith(SECOND_LOOK)
 
 
 def second_look(
