@@ -164,15 +164,15 @@ def row_order(run: Run) -> Glue:
     ]
     test = claim.test
     if not math.isfinite(test.measured):
-        beyond = "not measured on this machine."
+        beyond = "This machine did not measure it."
     elif test.measured > test.predicted:
         beyond = (
-            "more than the model predicts: besides the unused part of each line, random rows "
-            "lose the prefetching and open DRAM pages that consecutive rows enjoy (see the "
+            "The gap is wider than the model's: besides the unused part of each line, random "
+            "rows lose the prefetching and open DRAM pages that consecutive rows enjoy (see the "
             "post's rows below)."
         )
     else:
-        beyond = "no more than the model predicts."
+        beyond = "The gap is no wider than the model's."
     glue: Glue = {
         "run_unit": unit,
         "run_c": units.plain_number(c),
