@@ -13,12 +13,12 @@ import re
 from pathlib import Path
 
 import pytest
+from test_docs_numbers import prose
 
 from gpuconcepts.changelog import load_changes
 from gpuconcepts.claims import thresholds
 from gpuconcepts.measurement import NOISE_THRESHOLD
 from gpuconcepts.sweeps import AWAY
-from tests.test_docs_numbers import prose
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
