@@ -75,7 +75,7 @@ def test_dlrm_row_order_reads_the_claim(recorded: Run) -> None:
     claim = recorded.claim("dlrm-random-vs-sequential")
     assert glue["judged_verdict"] == claim.verdict
     assert glue["order_table"].startswith("| Bytes per row |")
-    beyond = glue["judged_beyond"].startswith("more than the model predicts")
+    beyond = glue["judged_beyond"].startswith("The gap is wider than the model's")
     assert beyond == (claim.test.measured > claim.test.predicted)
 
 
