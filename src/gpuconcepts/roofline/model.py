@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from gpuconcepts import formulas
-from gpuconcepts.roofline.counts import moved_bytes, random_table_bytes, working_set_bytes
 from gpuconcepts.roofline.peaks import Peaks
-from gpuconcepts.roofline.roofs import RoofKind, level, verdict
+from gpuconcepts.roofline.roofs import MemoryRoof, RoofKind, random_lines, table_level, verdict
 from gpuconcepts.units import percent, times
 
 if TYPE_CHECKING:
@@ -178,16 +177,11 @@ def streaming_seconds(m: Measurement, peaks: Peaks) -> float:
     >>> streaming_seconds(rows, p)  # a million 64-byte lines at 10 GB/s
     0.0064
     """
-    held = level(m, peaks)
-    seconds = moved_bytes(m) / held.bytes_per_s
-    if m.flush:
-        seconds = max(seconds, working_set_bytes(m) / peaks.memory_roofs[-1].bytes_per_s)
-    if m.random_rows and m.row_bytes and peaks.line_bytes:
-        table = random_table_bytes(m)
-        served = peaks.memory_roofs[peaks.level_of(int(table))] if table else held
-        lines = m.random_rows * -(-m.row_bytes // peaks.line_bytes)
-        seconds = max(seconds, lines * peaks.line_bytes / served.bytes_per_s)
-    return seconds
+    seconds = max(b.seconds for b in MemoryRoof().streaming(m, peaks))
+    lines = random_lines(m, peaks)
+    if lines is None or peaks.line_bytes is None:
+        return seconds
+    return max(seconds, lines * peaks.line_bytes / table_level(m, peaks).bytes_per_s)
 
 
 def faster_gather(m: Measurement, peaks: Peaks) -> bool:

@@ -116,17 +116,22 @@ class MemoryRoof(Roof):
     needs = ("bytes_per_s", "levels", "random_sweep", "line_bytes")
 
     def bound(self, m: Measurement, peaks: Peaks) -> Bound:
-        held = level(m, peaks)
-        bound = Bound(self, held.name, moved_bytes(m) / held.bytes_per_s)
-        dram = peaks.memory_roofs[-1]
-        first = Bound(self, dram.name, working_set_bytes(m) / dram.bytes_per_s)
-        bounds = [bound, first] if m.flush else [bound]
+        bounds = self.streaming(m, peaks)
         random = random_seconds(m, peaks)
         if random is not None:
-            table = random_table_bytes(m)
-            served = peaks.memory_roofs[peaks.level_of(int(table))] if table else held
-            bounds.append(Bound(self, served.name, random))
+            bounds.append(Bound(self, table_level(m, peaks).name, random))
         return max(bounds, key=lambda b: b.seconds)
+
+    def streaming(self, m: Measurement, peaks: Peaks) -> list[Bound]:
+        """The bounds of ``m``'s bytes at the levels' streaming bandwidths, whatever order it
+        reads them in: its moved bytes at the level holding its working set and, after a
+        flush, every distinct byte at DRAM's."""
+        held = level(m, peaks)
+        bounds = [Bound(self, held.name, moved_bytes(m) / held.bytes_per_s)]
+        if m.flush:
+            dram = peaks.memory_roofs[-1]
+            bounds.append(Bound(self, dram.name, working_set_bytes(m) / dram.bytes_per_s))
+        return bounds
 
     def __repr__(self) -> str:
         return "MemoryRoof()"
@@ -164,6 +169,21 @@ def level(m: Measurement, peaks: Peaks) -> MemoryLevel:
     return peaks.memory_roofs[peaks.level_of(int(working_set_bytes(m)))]
 
 
+def table_level(m: Measurement, peaks: Peaks) -> MemoryLevel:
+    """The memory level that holds the table ``m``'s random rows come from; the level of its
+    working set (:func:`level`) when the table's size is unknown."""
+    table = random_table_bytes(m)
+    return peaks.memory_roofs[peaks.level_of(int(table))] if table else level(m, peaks)
+
+
+def random_lines(m: Measurement, peaks: Peaks) -> int | None:
+    """The whole lines (``peaks.line_bytes``) ``m``'s random rows touch, ⌈row_bytes / line⌉
+    a row; None for a kernel without random rows or a run without a line size."""
+    if not (m.random_rows and m.row_bytes and peaks.line_bytes):
+        return None
+    return m.random_rows * -(-m.row_bytes // peaks.line_bytes)
+
+
 def random_seconds(m: Measurement, peaks: Peaks) -> float | None:
     """The least time of ``m``'s rows fetched at random addresses: each row's lines
     (⌈row_bytes / line⌉) at the random-access line rate for rows of its width from a table of
@@ -179,14 +199,12 @@ def random_seconds(m: Measurement, peaks: Peaks) -> float | None:
     >>> random_seconds(rows, p)  # a million lines at 50 million a second
     0.02
     """
-    if not (m.random_rows and m.row_bytes and peaks.line_bytes and peaks.random_sweep):
+    lines = random_lines(m, peaks)
+    if lines is None or not (m.row_bytes and peaks.random_sweep):
         return None
     table = random_table_bytes(m)
     rate = peaks.random_lines_per_s(m.row_bytes, int(table) if table else None, m.random_rows)
-    if not rate:
-        return None
-    lines = m.random_rows * -(-m.row_bytes // peaks.line_bytes)
-    return lines / rate
+    return lines / rate if rate else None
 
 
 def overhead_seconds(m: Measurement, peaks: Peaks) -> float | None:
