@@ -50,13 +50,18 @@ MODEL_SOURCES = (
     "formulas/rnn.py",
     "formulas/roofline.py",
     "formulas/transformer.py",
+    "claims/decode.py",
+    "kernels/decoder.py",
+    "formulas/wholemodel.py",
 )
 """The files of the package that make the model: the prediction (ledger 2's,
 :func:`~gpuconcepts.roofline.roofs.verdict`: the roofs, the counts they read through each
 workload's descriptor in ``workloads.py`` and the formulas modules whose counts those
 descriptors call, the floors timed beside a kernel) and the ceilings' definitions (the peaks,
 the sweeps that measure them, one module each under ``kernels/ceilings``, the latency and
-operation floors and the calls that time them). The diagnoses (``roofline/mechanisms.py``,
+operation floors and the calls that time them). The decode floor and knee, the model's
+predictions beside the kernels', are in it too: their judge, the sweep that times the weights'
+floor beside the steps, and the formulas they read. The diagnoses (``roofline/mechanisms.py``,
 with :func:`~gpuconcepts.roofline.mechanisms.model_seconds`), ``roofline/model.py`` (the
 pages' placements, beside the prediction) and a diagnosis's own sweep (a module of
 ``kernels/ceilings`` that defines ``RATE_SWEEP``) are read beside a miss, never in a
