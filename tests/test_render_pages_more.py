@@ -4,6 +4,7 @@ checked against the recorded run and against runs changed to take each branch.""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -179,3 +180,18 @@ def test_roofline_page_on_the_datasheet_gpus(recorded: Run) -> None:
     text = roofline.recorded_peaks(recorded)
     assert text.startswith(f"**Recorded** on {recorded.provenance.summary}. ")
     assert units.significant(recorded.peaks.ridge_point) in text
+
+
+def test_dlrm_row_order_without_a_model_gap_says_so(recorded: Run) -> None:
+    # a run whose ceilings give no gap (a prediction not judged, or not measured) shows a dash
+    # for the model and never compares the measurement with a missing number
+    claim = recorded.claim("dlrm-random-vs-sequential")
+    unknown = dataclasses.replace(claim, test=dataclasses.replace(claim.test, predicted=math.nan))
+    run = dataclasses.replace(
+        recorded,
+        claims=tuple(unknown if c.key == claim.key else c for c in recorded.claims),
+        stored_claims=None,
+    )
+    glue = dlrm.row_order(run)
+    assert glue["judged_model"] == "—"
+    assert glue["judged_beyond"] == "The model gives no gap to set it against here."

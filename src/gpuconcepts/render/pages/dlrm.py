@@ -165,6 +165,8 @@ def row_order(run: Run) -> Glue:
     test = claim.test
     if not math.isfinite(test.measured):
         beyond = "This machine did not measure it."
+    elif not math.isfinite(test.predicted):
+        beyond = "The model gives no gap to set it against here."
     elif test.measured > test.predicted:
         beyond = (
             "The gap is wider than the model's: besides the unused part of each line, random "
@@ -180,7 +182,7 @@ def row_order(run: Run) -> Glue:
         "judged_row": units.measured_or_dash(
             claim.values.get("judged_row_bytes"), units.plain_number
         ),
-        "judged_model": units.times(test.predicted),
+        "judged_model": units.measured_or_dash(test.predicted, units.times),
         "judged_measured": f"{units.measured_or_dash(test.measured, units.times)} "
         f"(interval {test.interval_text()})",
         "judged_region": test.region_text(),
