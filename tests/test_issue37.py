@@ -112,6 +112,32 @@ def test_the_claims_audit_gives_measured_over_predicted_per_machine() -> None:
     assert f"| {first.verdict} ({ratio}× predicted) |" in row
 
 
+def test_the_claims_audit_tables_part_the_posts_claims_from_facts_and_the_models() -> None:
+    from gpuconcepts.render.markdown import markdown_claims_summary
+    from gpuconcepts.render.pages.claims import LABELS
+    from gpuconcepts.results.registry import anchor, ledger
+
+    runs = recorded_runs(DOCS)
+    names = [r.label for r in runs]
+    post = markdown_claims_summary(runs, LABELS, names)
+    apart = markdown_claims_summary(runs, LABELS, names, ledgers=("fact", "model"))
+    keys = [r.key for r in runs[0].claims]
+    for key in keys:
+        shown_in_post, shown_apart = f"<{anchor(key)}>`" in post, f"<{anchor(key)}>`" in apart
+        assert (shown_in_post, shown_apart) == (
+            (True, False) if ledger(key) == "post" else (False, True)
+        ), key
+    # each table numbers its own rows from 1 (a header, a rule, then one row per claim)
+    n_post = sum(ledger(k) == "post" for k in keys)
+    assert post.splitlines()[2].startswith("| 1 |")
+    assert len(post.splitlines()) == 2 + n_post
+    assert len(apart.splitlines()) == 2 + len(keys) - n_post
+    # the second table says which kind each row is: its first row is the MLP's knee, the model's
+    assert apart.splitlines()[0].startswith("| # | Section | Claim | What it checks |")
+    assert "| the model's own prediction |" in apart.splitlines()[2]
+    assert "What it checks" not in post
+
+
 def test_the_model_page_names_both_llama_2_counts_for_what_they_count() -> None:
     from gpuconcepts.render.pages import model
     from gpuconcepts.units import in_words

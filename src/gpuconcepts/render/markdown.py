@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
-from gpuconcepts.results.registry import CLAIMS, anchor
+from gpuconcepts.results.registry import CLAIMS, TESTS_WORDS, anchor, ledger
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.units import describe, measured_or_dash, number, si, significant, times
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from gpuconcepts.formula import Formula, Number
     from gpuconcepts.measure import Measurement
     from gpuconcepts.results.claim import ClaimResult
+    from gpuconcepts.results.registry import Ledger
     from gpuconcepts.run import Run
 
 
@@ -192,17 +193,25 @@ def audit_cell(result: ClaimResult) -> str:
 
 
 def markdown_claims_summary(
-    runs: Sequence[Run], labels: Mapping[str, str], names: Sequence[str]
+    runs: Sequence[Run],
+    labels: Mapping[str, str],
+    names: Sequence[str],
+    ledgers: Sequence[Ledger] = ("post",),
 ) -> str:
-    """One row per claim, one column per run: its verdict and its measured ÷ predicted
-    (:func:`audit_cell`); each architecture links to its section.
+    """One row per claim counted in ``ledgers`` (the post's claims by default: the facts and
+    the model's own predictions get a table of their own, so that the table of the post's
+    claims is the one the tally counts), one column per run: its verdict and its measured ÷
+    predicted (:func:`audit_cell`); each architecture links to its section. A table of more
+    than one ledger says in a column what each claim's test checks
+    (:data:`~gpuconcepts.results.registry.TESTS_WORDS`).
 
     ``labels`` maps an architecture (``"DLRM"``) to a MyST label (``"claims-dlrm"``); ``names``
     heads the runs' columns (e.g. "this machine (live)", "NVIDIA H200 (recorded)").
     """
     first = runs[0]
     rows = []
-    for index, result in enumerate(first.claims, start=1):
+    shown = [r for r in first.claims if ledger(r.key) in ledgers]
+    for index, result in enumerate(shown, start=1):
         section = result.architecture
         if section in labels:
             section = f"{{ref}}`{result.architecture} <{labels[result.architecture]}>`"
@@ -210,8 +219,10 @@ def markdown_claims_summary(
         for run in runs:
             found = [r for r in run.claims if r.key == result.key]
             verdicts.append(audit_cell(found[0]) if found else "not measured")
-        rows.append([str(index), section, claim_link(result.key, result.claim), *verdicts])
-    return markdown_table(["#", "Section", "Claim", *names], rows)
+        kind = [TESTS_WORDS[CLAIMS[result.key].tests]] if len(ledgers) > 1 else []
+        rows.append([str(index), section, claim_link(result.key, result.claim), *kind, *verdicts])
+    kind_header = ["What it checks"] if len(ledgers) > 1 else []
+    return markdown_table(["#", "Section", "Claim", *kind_header, *names], rows)
 
 
 def claim_link(key: str, text: str) -> str:

@@ -51,8 +51,9 @@ LABELS = {
 
 
 def summary(run: Run, recorded: Sequence[Run]) -> Glue:
-    """The run's machine, peaks and the tally of the post's claims (facts and the model's
-    own predictions are not tallied), and every run's verdicts side by side."""
+    """The run's machine, peaks and the tally of the post's claims, and every run's verdicts
+    side by side: the post's claims in one table, the facts and the model's own predictions
+    (not tallied) in another."""
     peaks = run.peaks
     names = ["This machine (live)", *(f"{r.label} (recorded)" for r in recorded)]
     return {
@@ -64,6 +65,9 @@ def summary(run: Run, recorded: Sequence[Run]) -> Glue:
         "dtype": peaks.dtype,
         "ridge": units.significant(peaks.ridge_point),
         "summary": markdown_claims_summary([run, *recorded], LABELS, names),
+        "summary_apart": markdown_claims_summary(
+            [run, *recorded], LABELS, names, ledgers=("fact", "model")
+        ),
         "n_claims": str(len(in_ledger(run.claims, "post"))),
         "tally": tally_sentence(run.counts),
         "recorded_runs": "\n".join(f"* {r.provenance.summary}" for r in recorded) or "* none yet",
