@@ -213,7 +213,10 @@ def test_two_process_gloo_run_matches_the_formulas(report) -> None:  # type: ign
         # And the sharded computation gave one device's answer.
         assert c.max_error < 1e-3, c.name
         assert all(t > 0 for t in c.seconds)
+        # its repetitions ran in the presets' independent blocks, one warm-up before each
+        assert c.blocks == SMALL.timed_blocks == 3, c.name
     by_key = {r.key: r for r in judge_distributed(report)}
+    assert by_key["pipeline-bubble"].detail.endswith("timed in 3 blocks of 1 repetition")
     # a timed direction: on a loaded machine its interval may straddle an edge (undecided),
     # but two processes on one host never show row-wise exchanging less than table-wise
     assert by_key["rowwise-more-than-tablewise"].verdict in ("holds", "undecided")
@@ -623,6 +626,7 @@ def test_growth_counts_bytes_in_more_processes_than_cores() -> None:
     for c in counted:
         assert c.bytes_ratio is not None
         assert 0.98 <= c.bytes_ratio <= 1.15, c.name
+        assert (len(c.seconds), c.blocks) == (2, 1)  # bytes alone: two repetitions, one block
     with pytest.raises(GpuConceptsError, match="world_size must be between 2 and 8; got 9"):
         count_growth(9, SMALL)
 
@@ -660,3 +664,93 @@ def test_the_bubble_interval_is_the_medians_bootstrap_not_the_quartiles() -> Non
     assert q1 <= low <= result.test.measured <= high <= q3
     assert (low, high) != (q1, q3)
     assert "IQR" in result.measured  # the spread is still said
+
+
+# -- independent blocks (issue 45, item 5) ------------------------------------------------------
+def _blocked_pipeline(spread: float, blocks: int) -> Collective:
+    """A pipeline whose 30 repetitions sit at three levels, 10 at each, around GPipe's bubble
+    (0.2 at p = 2, m = 4): ``spread`` below it, at it, and ``spread`` above it."""
+    levels = (1 - spread, 1.0, 1 + spread)
+    return replace(
+        _pipeline(0.2),
+        seconds=(1e-3,) * 30,
+        loopback_bytes=None,
+        bubble=tuple(round(0.2 * level, 6) for level in levels for _ in range(10)),
+        busy_seconds=(1.0,) * 30,
+        blocks=blocks,
+    )
+
+
+def test_a_judges_interval_widens_when_its_blocks_disagree() -> None:
+    # the same 30 bubbles: in one block the median's bootstrap sees only the 10 in the middle;
+    # as three blocks that moved from one moment to the next, the interval reaches two of them
+    one = bubble_claim(_blocked_pipeline(0.5, 1), FREE, 2, "demo")
+    three = bubble_claim(_blocked_pipeline(0.5, 3), FREE, 2, "demo")
+    assert (one.test.measured, one.test.interval, one.verdict) == (0.2, (0.2, 0.2), "holds")
+    assert (three.test.measured, three.test.interval) == (0.2, (0.1, 0.3))
+    assert three.verdict == "undecided"  # 0.1 lies below the pass region's low edge
+    assert three.detail.endswith("timed in 3 blocks of 10 repetitions")
+    assert one.detail.endswith(
+        "timed in one block: its interval misses the variation from moment to moment"
+    )
+    # the paired exchanges alike: column-wise ran 0.8, 1 and 1.2 times table-wise in its blocks
+    table = [1e-3] * 30
+    column = [t * level for level in (0.8, 1.0, 1.2) for t in table[:10]]
+    lookups = _paired(table, column)
+    paired = claims.same_exchange_claim(lookups, "demo")
+    blocked = claims.same_exchange_claim(
+        [replace(c, loopback_bytes=None, blocks=3) for c in lookups], "demo"
+    )
+    assert paired.test.interval == pytest.approx((1.0, 1.0))
+    assert blocked.test.interval == pytest.approx((0.8, 1.2))
+
+
+def test_the_bubble_sweeps_slope_resamples_each_pipelines_blocks() -> None:
+    def swept(m: int, bubble: float, blocks: int) -> Collective:
+        drift = (0.7, 1.0, 1.3)  # each block at another level
+        return replace(
+            _pipeline(bubble),
+            schedule={"p": 2, "m": m},
+            seconds=(1e-3,) * 9,
+            loopback_bytes=None,
+            busy_seconds=(1.0,) * 9,
+            bubble=tuple(bubble * d for d in drift for _ in range(3)),
+            blocks=blocks,
+        )
+
+    ms = (1, 2, 4, 8)
+    gpipe = [f.pipeline_bubble_fraction(p=2, m=m) for m in ms]
+    one = bubble_sweep_claim([swept(m, b, 1) for m, b in zip(ms, gpipe, strict=True)], FREE, 2, "d")
+    three = bubble_sweep_claim(
+        [swept(m, b, 3) for m, b in zip(ms, gpipe, strict=True)], FREE, 2, "d"
+    )
+    assert one.test.measured == three.test.measured == pytest.approx(1.0)
+    (low1, high1), (low3, high3) = one.test.interval, three.test.interval
+    assert high3 - low3 > high1 - low1
+    assert three.detail.endswith("each timed in 3 blocks of 3 repetitions")
+
+
+def test_a_collectives_blocks_travel_with_its_record() -> None:
+    from gpuconcepts.records import to_record
+
+    c = _blocked_pipeline(0.1, 3)
+    again = from_record(Collective, json.loads(json.dumps(to_record(c))))
+    assert (again, again.blocks) == (c, 3)
+    assert c.to_dict()["repetitions"]["blocks"] == 3
+    with pytest.raises(
+        GpuConceptsError, match=r"blocks must be at least 1 .* got 4 .*'busy_seconds': 3"
+    ):
+        replace(c, busy_seconds=(1.0,) * 3, blocks=4)
+    with pytest.raises(
+        GpuConceptsError, match=r"timed_blocks must be from 1 to the repeats \(3\); got 4"
+    ):
+        replace(quick_sizes(), repeats=3, timed_blocks=4)
+
+
+def test_the_presets_time_every_workload_in_enough_blocks_of_two() -> None:
+    from gpuconcepts.claims.thresholds import MIN_BLOCKS
+
+    for quick in (True, False):
+        sizes = RunSizes.resolve("cpu", quick=quick, free_bytes=2**36).distributed
+        assert sizes.timed_blocks >= MIN_BLOCKS, quick
+        assert sizes.repeats >= 2 * sizes.timed_blocks, quick

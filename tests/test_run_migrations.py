@@ -63,3 +63,27 @@ def _cpu_file(schema: int, limit: float) -> dict[str, object]:
 def test_a_cpu_limit_stored_before_schema_6_is_dropped_and_one_stored_since_is_kept() -> None:
     assert Run.from_dict(_cpu_file(5, 3.3e11)).peaks.physical_flops_per_s is None
     assert Run.from_dict(_cpu_file(6, 3.3e11)).peaks.physical_flops_per_s == 3.3e11
+
+
+def test_a_distributed_part_stored_before_schema_8_reads_as_one_block() -> None:
+    from gpuconcepts.claims.distributed import judge_distributed
+
+    data = json.loads((RUNS / "cpu-amd-epyc-float32.json").read_text())
+    while data["schema"] < 7:
+        data = MIGRATIONS[data["schema"]](data)
+    stored = data["distributed"]
+    assert "timed_blocks" not in stored["sizes"]
+    assert all("blocks" not in c for c in stored["collectives"])
+    migrated = MIGRATIONS[7](data)
+    assert migrated["schema"] == 8
+    assert migrated["distributed"]["sizes"]["timed_blocks"] == 1
+    assert {c["blocks"] for c in migrated["distributed"]["collectives"]} == {1}
+    report = Run.from_dict(data).distributed
+    assert report is not None
+    assert report.sizes.timed_blocks == 1
+    assert {c.blocks for c in report.collectives} == {1}
+    # judged again: the timed claims read their one block as before and say so
+    by_key = {r.key: r for r in judge_distributed(report)}
+    one_block = "timed in one block: its interval misses the variation from moment to moment"
+    for key in ("pipeline-bubble", "tablewise-columnwise-same-exchange", "alpha-beta-predicts"):
+        assert one_block in by_key[key].detail, key

@@ -66,7 +66,8 @@ def test_known_quick_and_full_sizes_of_the_cpu() -> None:
     assert (quick.claims.dlrm_B, quick.claims.mlp_batches[:4]) == (2048, (1, 2, 4, 8))
     assert (quick.wholemodel.repeats, full.wholemodel.repeats) == (6, 7)
     assert quick.wholemodel.timed_blocks == full.wholemodel.timed_blocks == 3
-    assert (quick.distributed.repeats, full.distributed.repeats) == (5, 10)
+    assert (quick.distributed.repeats, full.distributed.repeats) == (6, 10)
+    assert quick.distributed.timed_blocks == full.distributed.timed_blocks == 3
     assert quick.budget.seconds == 60.0
 
 

@@ -254,7 +254,7 @@ def same_exchange_claim(
     table = by_formula["tablewise_alltoall_bytes"]
     world = table.inputs["W"]
     ratios = exchange_ratios(lookups)
-    ratio, interval = paired_interval(lambda r: r[0], [ratios])
+    ratio, interval = paired_interval(lambda r: r[0], [ratios], table.blocks)
     q1, q3 = quartiles(ratios)
     column = by_formula["columnwise_alltoall_bytes"]
     timed_apart = "exchange" in table.phases
@@ -280,7 +280,7 @@ def same_exchange_claim(
         measured=ratio,
         interval=interval,
         measured_text=f"column-wise / table-wise exchange time, median of {len(ratios)} paired "
-        f"rounds {number(ratio, 3)} (IQR {number(q1, 3)}-{number(q3, 3)})"
+        f"rounds {number(ratio, 3)} (IQR {number(q1, 3)}-{number(q3, 3)}), {table.timed_in}"
         + ("" if timed_apart else "; whole lookups, the exchange was not timed apart"),
         device=device,
         not_visible=crowded or unpaired,
@@ -327,7 +327,9 @@ def _refitted_interval(
         return max(found, key=lambda r: abs(math.log(r)))
 
     entries = [*(c.seconds for c in sweep), *(c.exchange_seconds for c in predicted_kinds)]
-    _, interval = with_interval(worst_ratio, entries)
+    _, interval = with_interval(
+        worst_ratio, entries, [c.blocks for c in (*sweep, *predicted_kinds)]
+    )
     return interval
 
 
@@ -360,7 +362,9 @@ def alpha_beta_claim(
     worst = predicted_kinds[worst_index]
     prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
     # the median's bootstrap interval over the repetitions, never their quartiles (a spread)
-    _, interval = with_interval(lambda t: t[0] / prediction_s, [worst.exchange_seconds])
+    _, interval = with_interval(
+        lambda t: t[0] / prediction_s, [worst.exchange_seconds], [worst.blocks]
+    )
     if sweep:
         low, high = _refitted_interval(sweep, predicted_kinds)
         interval = (min(low, ratios[worst_index]), max(high, ratios[worst_index]))
@@ -386,6 +390,7 @@ def alpha_beta_claim(
         measured_text="measured / predicted time: "
         + ", ".join(
             f"{c.name} {number(r, 2)}" for c, r in zip(predicted_kinds, ratios, strict=True)
-        ),
+        )
+        + f"; {worst.name} {worst.timed_in}",
         device=device,
     )

@@ -155,7 +155,8 @@ def bubble_claim(
     half = BUBBLE_MARGIN * (alternative - predicted)
     bubbles = c.bubble
     q1, q3 = quartiles(bubbles)  # the spread, shown beside the value
-    median, interval = with_interval(lambda b: b[0], [bubbles])  # the median's, bootstrapped
+    # the median's interval, bootstrapped over the blocks, then the repetitions in them
+    median, interval = with_interval(lambda b: b[0], [bubbles], [c.blocks])
     crowded = crowded or (_NO_FIT if fit is None else "") or _stages_apart(c, cores)
     messages = (
         ""
@@ -179,7 +180,7 @@ def bubble_claim(
         measured=median,
         interval=interval,
         measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "
-        f"IQR {number(q1)}-{number(q3)})",
+        f"IQR {number(q1)}-{number(q3)}), {c.timed_in}",
         device=device,
         not_visible=crowded,
     )
@@ -223,7 +224,9 @@ def bubble_sweep_claim(
         predicted = [float(formulas.pipeline_bubble_fraction(p=p, m=m)) for m in ms]
     else:
         predicted = [bubble_with_messages(c, fit) for c in ordered]
-    slope, interval = with_interval(lambda b: _slope(predicted, b), [c.bubble for c in ordered])
+    slope, interval = with_interval(
+        lambda b: _slope(predicted, b), [c.bubble for c in ordered], [c.blocks for c in ordered]
+    )
     medians = [c.bubble_median for c in ordered]
     not_visible = (
         crowded
@@ -249,7 +252,8 @@ def bubble_sweep_claim(
         measured=slope,
         interval=interval,
         measured_text="measured bubble (median) at m = "
-        + ", ".join(f"{m}: {number(b)}" for m, b in zip(ms, medians, strict=True)),
+        + ", ".join(f"{m}: {number(b)}" for m, b in zip(ms, medians, strict=True))
+        + f", each {ordered[0].timed_in}",
         device=device,
         not_visible=not_visible,
     )

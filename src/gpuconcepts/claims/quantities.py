@@ -37,6 +37,7 @@ from gpuconcepts.symbols import sym
 def with_interval(
     statistic: Callable[[Sequence[float]], float],
     ms: Sequence[Measurement] | Sequence[Sequence[float]],
+    blocks: Sequence[int] = (),
 ) -> tuple[float, tuple[float, float]]:
     """A derived quantity and its interval (the central
     :data:`~gpuconcepts.claims.thresholds.INTERVAL_COVERAGE` of its bootstrap values; seeded,
@@ -67,20 +68,33 @@ def with_interval(
     :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS` in a live run) are resampled in two
     stages, blocks first and then the rounds inside each block drawn
     (:func:`block_resample`), so the interval includes the variation between blocks as well
-    as within them: it widens when the blocks disagree.
+    as within them: it widens when the blocks disagree. Plain repetitions give theirs in
+    ``blocks``, one count per entry of ``ms``, each entry cut in consecutive slices
+    (:func:`~gpuconcepts.measure.block_bounds`); with none given, each is one block.
+
+    >>> moving = [1.0] * 10 + [1.2] * 10 + [1.4] * 10  # three blocks at three levels
+    >>> with_interval(lambda t: t[0], [moving]), with_interval(lambda t: t[0], [moving], [3])
+    ((1.2, (1.2, 1.2)), (1.2, (1.0, 1.4)))
     """
     if paired(ms):
-        blocks = ms[0].blocks  # type: ignore[union-attr]
-        return paired_interval(statistic, [m.raw_seconds for m in ms], blocks)  # type: ignore[union-attr]
+        count = ms[0].blocks  # type: ignore[union-attr]
+        return paired_interval(statistic, [m.raw_seconds for m in ms], count)  # type: ignore[union-attr]
     samples = [np.asarray(m.raw_seconds if isinstance(m, Measurement) else m) for m in ms]
     value = float(statistic([float(np.median(x)) for x in samples]))
     rng = np.random.default_rng(0)
-    counts = [m.blocks if isinstance(m, Measurement) else 1 for m in ms]
+    if blocks and len(blocks) != len(ms):
+        raise GpuConceptsError(
+            f"with_interval: blocks must give one count per entry ({len(ms)}); got {len(blocks)}"
+        )
+    counts = [
+        m.blocks if isinstance(m, Measurement) else (blocks[i] if blocks else 1)
+        for i, m in enumerate(ms)
+    ]
     medians = [
-        np.median(x[block_resample(rng, len(x), blocks)], axis=1)
-        if blocks > 1
+        np.median(x[block_resample(rng, len(x), count)], axis=1)
+        if count > 1
         else np.median(rng.choice(x, size=(INTERVAL_RESAMPLES, len(x))), axis=1)
-        for x, blocks in zip(samples, counts, strict=True)
+        for x, count in zip(samples, counts, strict=True)
     ]
     resampled = np.array(
         [statistic([float(column[i]) for column in medians]) for i in range(INTERVAL_RESAMPLES)]

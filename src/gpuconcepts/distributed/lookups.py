@@ -1,5 +1,6 @@
 """A sharded embedding-bag lookup in each scheme (table-, row- and column-wise), timed in
-paired rounds; each scheme sends the rows other devices need in one all-to-all.
+paired rounds, in the run's independent blocks; each scheme sends the rows other devices need
+in one all-to-all.
 
 This module imports torch at the top: only the spawned processes import it.
 """
@@ -16,11 +17,12 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from gpuconcepts.distributed.meter import Meter, Record, collective_record, max_error, seeded
+from gpuconcepts.measure.timing import time_in_blocks
 from gpuconcepts.results.distributed import PHASES, Sizes
 
 PAIRED_ROUNDS_PER_REPEAT = 3
 """The lookups run 3 rounds per repetition of the other workloads: their ratio's interval is
-bootstrapped over rounds, and 5 rounds left it wider than the pass region on the shared 2-core
+bootstrapped over blocks, then the rounds in them, and 5 rounds left it wider than the pass region on the shared 2-core
 machine; a round of three lookups takes milliseconds."""
 
 SCHEME_FORMULAS = {
@@ -95,32 +97,40 @@ def _shards(
     return {"table-wise": pooled_tables, "row-wise": torch.stack(partial), "column-wise": slices}
 
 
-def _paired_rounds(
-    schemes: dict[str, Callable[[], None]], exchange: _Exchange, repeats: int
-) -> tuple[
-    dict[str, list[tuple[int, float]]], dict[str, dict[str, list[float]]], dict[str, list[int]]
-]:
+class _PairedRounds:
     """Each scheme's windows, phases (the slowest process's, as windows) and place in its
-    round. Every round times each scheme once, in an order shuffled by a seed all processes
-    share (they must call the same collectives), so no scheme always runs first."""
-    meter = exchange.meter
-    windows: dict[str, list[tuple[int, float]]] = {name: [] for name in schemes}
-    phases: dict[str, dict[str, list[float]]] = {name: {} for name in schemes}
-    order: dict[str, list[int]] = {name: [] for name in schemes}
-    for op in schemes.values():
-        op()  # warm-up, outside the rounds
-    shuffle = random.Random(repeats)
-    for _ in range(PAIRED_ROUNDS_PER_REPEAT * repeats):
-        for position, name in enumerate(shuffle.sample(list(schemes), len(schemes))):
-            windows[name].append(meter.window(functools.partial(exchange.unpacked, schemes[name])))
-            clock = exchange.clock
-            spent = torch.tensor([clock[phase] for phase in PHASES], dtype=torch.float64)
-            spent = spent.to(meter.device)
-            dist.all_reduce(spent, op=dist.ReduceOp.MAX)
-            for phase, seconds in zip(PHASES, spent.tolist(), strict=True):
-                phases[name].setdefault(phase, []).append(seconds)
-            order[name].append(position)
-    return windows, phases, order
+    round, timed as :func:`~gpuconcepts.measure.timing.time_in_blocks` times rounds
+    (:class:`~gpuconcepts.measure.timing.Blocks`). Every round times each scheme once, in an
+    order shuffled by a seed all processes share (they must call the same collectives), so no
+    scheme always runs first; every block begins with each scheme run once, untimed."""
+
+    def __init__(self, schemes: dict[str, Callable[[], None]], exchange: _Exchange, seed: int):
+        self.schemes, self.exchange = schemes, exchange
+        self.windows: dict[str, list[tuple[int, float]]] = {name: [] for name in schemes}
+        self.phases: dict[str, dict[str, list[float]]] = {name: {} for name in schemes}
+        self.order: dict[str, list[int]] = {name: [] for name in schemes}
+        self._shuffle = random.Random(seed)
+        self.new_block()
+
+    def new_block(self) -> None:
+        """Warm every scheme up again, outside the rounds."""
+        for op in self.schemes.values():
+            op()
+
+    def more(self, rounds: int = 1) -> None:
+        """``rounds`` more rounds, each scheme once per round in a shuffled order."""
+        meter, schemes = self.exchange.meter, self.schemes
+        for _ in range(rounds):
+            for position, name in enumerate(self._shuffle.sample(list(schemes), len(schemes))):
+                op = functools.partial(self.exchange.unpacked, schemes[name])
+                self.windows[name].append(meter.window(op))
+                clock = self.exchange.clock
+                spent = torch.tensor([clock[phase] for phase in PHASES], dtype=torch.float64)
+                spent = spent.to(meter.device)
+                dist.all_reduce(spent, op=dist.ReduceOp.MAX)
+                for phase, seconds in zip(PHASES, spent.tolist(), strict=True):
+                    self.phases[name].setdefault(phase, []).append(seconds)
+                self.order[name].append(position)
 
 
 def embedding_lookups(rank: int, world: int, sizes: Sizes, meter: Meter) -> list[Record]:
@@ -156,7 +166,9 @@ def embedding_lookups(rank: int, world: int, sizes: Sizes, meter: Meter) -> list
         results["column-wise"] = torch.cat(exchange(shards["column-wise"]), dim=2)
 
     schemes = {"table-wise": tablewise, "row-wise": rowwise, "column-wise": columnwise}
-    windows, phases, order = _paired_rounds(schemes, exchange, sizes.repeats)
+    paired = _PairedRounds(schemes, exchange, seed=sizes.repeats)
+    time_in_blocks(paired, PAIRED_ROUNDS_PER_REPEAT * sizes.repeats, meter.blocks)
+    windows, phases, order = paired.windows, paired.phases, paired.order
     inputs = {"B": batch, "n_tables": n_tables, "d": d, "s": 4, "W": world}
     records = []
     for name, formula in SCHEME_FORMULAS.items():
@@ -169,7 +181,7 @@ def embedding_lookups(rank: int, world: int, sizes: Sizes, meter: Meter) -> list
             world,
             ([b for b, _ in windows[name]], [t for _, t in windows[name]]),
             error,
-            meter.loopback,
+            meter,
         )
         records.append(record | {"phases": phases[name], "order": order[name]})
     return records

@@ -21,17 +21,22 @@ import torch.distributed as dist
 
 from gpuconcepts import formulas
 from gpuconcepts.distributed.traffic import loopback_bytes
+from gpuconcepts.measure.timing import time_in_blocks
 
 Record = dict[str, Any]
 """One measured collective as the worker writes it (read back as a ``Collective``)."""
 
 
 class Meter:
-    """Runs measured windows; every process calls it at the same points (the barriers)."""
+    """Runs measured windows; every process calls it at the same points (the barriers).
 
-    def __init__(self, rank: int, repeats: int, device: torch.device) -> None:
+    ``repeats`` windows per workload, in ``blocks`` independent blocks (each after its own
+    warm-up: :meth:`measure`)."""
+
+    def __init__(self, rank: int, repeats: int, device: torch.device, blocks: int = 1) -> None:
         self.rank = rank
         self.repeats = repeats
+        self.blocks = blocks
         self.device = device
         self.loopback = dist.get_backend() == "gloo"
         self.baseline = 0
@@ -65,30 +70,52 @@ class Meter:
     def measure(
         self, op: Callable[[], object], after: Callable[[], object] = lambda: None
     ) -> tuple[list[int], list[float]]:
-        """Bytes sent (all processes together) and seconds of each repetition, after a warm-up.
+        """Bytes sent (all processes together) and seconds of each of :attr:`repeats`
+        repetitions, in :attr:`blocks` independent blocks.
 
         ``after`` runs on every process after each window, outside it: the place to collect
         what ``op`` recorded without counting those bytes.
 
-        The repetitions follow one warm-up, in one block, so the intervals the distributed
-        judges draw from them (the bubble's median and slope in
-        :mod:`~gpuconcepts.claims.distributed`, the schemes' ratios in
-        :mod:`~gpuconcepts.claims.collectives`) see the variation within that block only, not
-        from one moment of the run to the next, as the architectures' and the whole model's
-        timings in at least :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS` blocks do
-        (:func:`~gpuconcepts.measure.timing.time_in_blocks`). Blocking them is not one change
-        here: each window is also the bytes the processes sent, each of the three workloads
-        writes its own record (:mod:`~gpuconcepts.results.distributed`: a collective's windows,
-        the pipeline's clocks, the lookups' paired rounds), and each record would carry its
-        blocks and each judge's bootstrap resample them, in files the whole-model change did
-        not reach (issue 45, item 5: still open for the distributed part).
+        The repetitions are split into consecutive blocks by the rule the architectures' and
+        the whole model's timings follow (:func:`~gpuconcepts.measure.timing.time_in_blocks`),
+        each block after its own untimed run of ``op`` (its warm-up), so a block does not
+        inherit the state of the one before it. The record keeps the count
+        (:attr:`~gpuconcepts.results.distributed.Collective.blocks`, by
+        :func:`collective_record`), and the distributed judges' intervals resample the blocks,
+        then the repetitions inside them (the bubble's median and slope in
+        :mod:`~gpuconcepts.claims.distributed`, the schemes' ratio and the α-β fit's in
+        :mod:`~gpuconcepts.claims.collectives`): they include the variation from one moment
+        of the run to the next. The lookups' paired rounds are blocked the same way
+        (:mod:`~gpuconcepts.distributed.lookups`). The same split leaves the run's time about
+        as it was: the repetitions are divided, not multiplied; only the warm-ups are added.
         """
-        op()
-        windows = []
-        for _ in range(self.repeats):
-            windows.append(self.window(op))
-            after()
-        return [b for b, _ in windows], [t for _, t in windows]
+        windows = _Windows(self, op, after)
+        time_in_blocks(windows, self.repeats, self.blocks)
+        return windows.sent, windows.seconds
+
+
+class _Windows:
+    """One workload's windows as :func:`~gpuconcepts.measure.timing.time_in_blocks` times
+    them (:class:`~gpuconcepts.measure.timing.Blocks`): made warmed up, warmed up again at
+    each new block."""
+
+    def __init__(self, meter: Meter, op: Callable[[], object], after: Callable[[], object]):
+        self.meter, self.op, self.after = meter, op, after
+        self.sent: list[int] = []
+        self.seconds: list[float] = []
+        self.new_block()
+
+    def new_block(self) -> None:
+        """One untimed run of the workload, outside any window."""
+        self.op()
+
+    def more(self, rounds: int = 1) -> None:
+        """``rounds`` more windows, each followed by ``after``."""
+        for _ in range(rounds):
+            sent, seconds = self.meter.window(self.op)
+            self.sent.append(sent)
+            self.seconds.append(seconds)
+            self.after()
 
 
 def collective_record(
@@ -99,10 +126,11 @@ def collective_record(
     senders: int,
     measured: tuple[list[int], list[float]],
     error: float,
-    loopback: bool,
+    meter: Meter,
 ) -> Record:
     """The record of one measured collective: its formula's bytes beside the loopback bytes
-    per sender (None off the loopback interface) and the seconds of each repetition."""
+    per sender (None off the loopback interface), the seconds of each repetition and the
+    blocks ``meter`` timed them in."""
     raw, seconds = measured
     return {
         "name": name,
@@ -111,9 +139,10 @@ def collective_record(
         "inputs": inputs,
         "formula_bytes": formulas.get(formula)(**inputs),
         "senders": senders,
-        "loopback_bytes": [b / senders for b in raw] if loopback else None,
+        "loopback_bytes": [b / senders for b in raw] if meter.loopback else None,
         "seconds": seconds,
         "max_error": error,
+        "blocks": meter.blocks,
     }
 
 

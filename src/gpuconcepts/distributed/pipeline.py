@@ -139,7 +139,7 @@ def pipeline_at(
         p - 1,
         (raw, seconds),
         0.0,
-        meter.loopback,
+        meter,
     )
     record |= {  # Collective's own field names: records.from_record reads it
         "bubble": bubbles,

@@ -49,8 +49,9 @@ def quick_sizes() -> Sizes:
 
 
 GROWTH_REPEATS = 2
-"""Repetitions of each all-reduce whose bytes alone are counted: other programs' traffic only
-adds bytes, so the smaller of two is the count (times are not read, so no spread is needed)."""
+"""Repetitions of each all-reduce whose bytes alone are counted, in one block: other programs'
+traffic only adds bytes, so the smaller of two is the count (times are not read, so neither a
+spread nor blocks are needed)."""
 
 
 def _device(backend: str, world_size: int) -> str:
@@ -159,7 +160,7 @@ def count_growth(
             f"count_growth: world_size must be between 2 and {launch.MAX_GLOO_WORLD}; "
             f"got {world_size}"
         )
-    counting = replace(sizes, repeats=GROWTH_REPEATS)
+    counting = replace(sizes, repeats=GROWTH_REPEATS, timed_blocks=1)
     with temporary_folder("growth") as folder:
         out = folder / "growth.json"
         launch.launch(run_growth, world_size, (counting.to_dict(), str(out)), timeout_s=timeout_s)

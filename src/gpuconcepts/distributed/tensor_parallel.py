@@ -114,6 +114,6 @@ def tensor_parallel(rank: int, world: int, sizes: Sizes, meter: Meter) -> list[R
             tp,
             (raw, comm),
             float(error.item()),
-            meter.loopback,
+            meter,
         )
     ]

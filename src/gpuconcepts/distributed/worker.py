@@ -71,7 +71,7 @@ def _data_parallel(rank: int, world: int, sizes: Sizes, meter: Meter) -> list[Re
                 k,
                 measured,
                 error,
-                meter.loopback,
+                meter,
             )
         )
     return records
@@ -96,7 +96,7 @@ def _sweep(_rank: int, world: int, sizes: Sizes, meter: Meter) -> list[Record]:
                 world,
                 measured,
                 0.0,
-                meter.loopback,
+                meter,
             )
         )
     return records
@@ -107,7 +107,7 @@ def run_growth(rank: int, world: int, sizes_record: dict[str, Any], out: str) ->
     ``world`` processes (kind ``"world-size sweep"`` throughout). Bytes do not depend on how
     many cores the processes share; their times do, and are not read."""
     sizes = from_record(Sizes, sizes_record)
-    meter = Meter(rank, sizes.repeats, torch.device("cpu"))
+    meter = Meter(rank, sizes.repeats, torch.device("cpu"), sizes.timed_blocks)
     records = [
         r
         | {
@@ -134,7 +134,7 @@ def run_all(rank: int, world: int, sizes_record: dict[str, Any], out: str) -> No
     """The spawned processes' entry: run every workload; process 0 writes the records."""
     sizes = from_record(Sizes, sizes_record)
     device = torch.device(f"cuda:{rank}" if dist.get_backend() == "nccl" else "cpu")
-    meter = Meter(rank, sizes.repeats, device)
+    meter = Meter(rank, sizes.repeats, device, sizes.timed_blocks)
     records: list[Record] = []
     timings = {}
     for name, workload in WORKLOADS.items():

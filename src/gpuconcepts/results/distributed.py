@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measurement import quartiles
+from gpuconcepts.measurement import block_bounds, quartiles
 from gpuconcepts.records import POSITIVE, at_least, to_record
 from gpuconcepts.units import number, plural
 
@@ -72,6 +72,19 @@ class Sizes:
     pp_sweep: tuple[int, ...] = ()
     """Micro-batch counts m the pipeline also runs, each micro-batch of pp_batch / pp_micro
     rows as at pp_micro, so that only m changes (none: the pipeline at pp_micro alone)."""
+    timed_blocks: int = 1
+    """The independent blocks each workload's repetitions are split into, each after its own
+    warm-up (:class:`~gpuconcepts.distributed.meter.Meter`): at least
+    :data:`~gpuconcepts.claims.thresholds.MIN_BLOCKS` in the presets, so an interval includes
+    the variation from one moment of the run to the next (runs recorded before run schema 8
+    timed one)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.timed_blocks, bool) or not 1 <= self.timed_blocks <= self.repeats:
+            raise GpuConceptsError(
+                f"Sizes: timed_blocks must be from 1 to the repeats ({self.repeats}); "
+                f"got {self.timed_blocks!r}"
+            )
 
     def embedding(self, world: int) -> tuple[int, int, int, int, int]:
         """(n_tables, B, N, d, L) for W processes: whole tables, rows, columns per process."""
@@ -114,6 +127,47 @@ class Collective:
     """Seconds of each of :data:`PHASES` per repetition (a sharded lookup; empty otherwise)."""
     order: tuple[int, ...] = ()
     """Where the lookup ran in each shuffled round (0: first), paired with the repetitions."""
+    blocks: int = 1
+    """The independent blocks the repetitions were timed in, each after its own warm-up: every
+    per-repetition sequence above (``seconds``, ``loopback_bytes``, ``bubble``,
+    ``busy_seconds``, each of ``phases``, ``order``) is cut into them the same way, in
+    consecutive slices (:func:`~gpuconcepts.measurement.block_bounds`). A judge's bootstrap
+    resamples the blocks, then the repetitions inside them. Runs recorded before run schema 8
+    timed one block."""
+
+    def __post_init__(self) -> None:
+        sequences = {
+            "seconds": self.seconds,
+            "loopback_bytes": self.loopback_bytes or (),
+            "bubble": self.bubble,
+            "busy_seconds": self.busy_seconds,
+            "order": self.order,
+            **{f"phases[{k!r}]": v for k, v in self.phases.items()},
+        }
+        short = {name: len(v) for name, v in sequences.items() if 0 < len(v) < self.blocks}
+        if isinstance(self.blocks, bool) or self.blocks < 1 or short:
+            raise GpuConceptsError(
+                f"Collective {self.name!r}: blocks must be at least 1 and at most the "
+                f"repetitions of each of its sequences; got {self.blocks!r} (repetitions {short})"
+            )
+
+    @property
+    def timed_in(self) -> str:
+        """How the repetitions were timed, said beside an interval drawn from them.
+
+        >>> one = Collective("x", "pipeline", "f", {}, 1.0, 1, None, (1.0, 2.0), 0.0)
+        >>> one.timed_in
+        'timed in one block: its interval misses the variation from moment to moment'
+        >>> from dataclasses import replace
+        >>> replace(one, seconds=(1.0,) * 10, blocks=3).timed_in
+        'timed in 3 blocks of 3 to 4 repetitions'
+        """
+        if self.blocks == 1:
+            return "timed in one block: its interval misses the variation from moment to moment"
+        bounds = block_bounds(len(self.seconds), self.blocks)
+        low, high = min(e - s for s, e in bounds), max(e - s for s, e in bounds)
+        each = str(low) if low == high else f"{low} to {high}"
+        return f"timed in {self.blocks} blocks of {each} repetition{'s' * (high > 1)}"
 
     @property
     def measured_bytes(self) -> float | None:
@@ -192,6 +246,7 @@ class Collective:
                 **({"busy_seconds": list(self.busy_seconds)} if self.busy_seconds else {}),
                 **({"phases": {k: list(v) for k, v in self.phases.items()}} if self.phases else {}),
                 **({"order": list(self.order)} if self.order else {}),
+                "blocks": self.blocks,
             },
         }
 
