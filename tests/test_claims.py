@@ -542,7 +542,7 @@ def test_dlrm_is_judged_at_the_posts_row_whatever_the_model_predicts() -> None:
 
 
 def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> None:
-    from gpuconcepts.claims.dlrm import EXPERIMENT
+    from gpuconcepts.claims.dlrm import EXPERIMENT, judge_dlrm_lookups
 
     sizes = replace(TINY, dlrm_table_mib=1024)  # a 1 GiB table: 32× the 32 MiB cache
     recorded = []
@@ -581,7 +581,7 @@ def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> Non
             cache_bytes=CACHE,
             free_bytes=2**40,
         )
-        (result,), _ = EXPERIMENT.judge(measured, sizes)
+        (result,) = EXPERIMENT.judged(judge_dlrm_lookups, measured, sizes)
         return result
 
     # 16-byte rows: a line and an index (72 bytes) or a sector and one (40) against 24 bytes

@@ -150,3 +150,66 @@ def test_an_entry_whose_experiment_is_not_a_part_experiment_is_named(
     monkeypatch.setattr(registry, "CLAIMS", {"backward-pass": wrong})
     with pytest.raises(GpuConceptsError, match=r"judge_backward name .*needs a PartExperiment"):
         judged_part("whole model", None)
+
+
+def test_a_core_entry_whose_experiment_cannot_read_for_its_judge_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A core entry that names an experiment holding no reading for its judge (the MLP's trend
+    through the CNN's experiment) stops judging with both named; one that names a part's
+    experiment is refused as the parts refuse a core experiment."""
+    from synthetic import PEAKS
+    from test_claims import TINY
+
+    from gpuconcepts.claims.experiments import judge_claims
+    from gpuconcepts.results import registry
+    from gpuconcepts.results.measured import Measured
+
+    measured = Measured("cpu", PEAKS, ())
+    wrong = replace(CLAIMS["mlp-batch-trend"], experiment="gpuconcepts.claims.cnn:EXPERIMENT")
+    monkeypatch.setattr(registry, "CLAIMS", {"mlp-batch-trend": wrong})
+    reads = "judge_weight_sharing, judge_conv_vs_depthwise, judge_roles"
+    with pytest.raises(
+        GpuConceptsError,
+        match=rf"the CNN experiment has no reading for the judge "
+        rf"gpuconcepts\.claims\.mlp:judge_mlp_trend \(it reads for {reads}\)",
+    ):
+        judge_claims(measured, TINY)
+    part = replace(wrong, experiment="gpuconcepts.claims.wholemodel:BACKWARD")
+    monkeypatch.setattr(registry, "CLAIMS", {"mlp-batch-trend": part})
+    with pytest.raises(GpuConceptsError, match=r"judge_mlp_trend name .*needs an Experiment"):
+        judge_claims(measured, TINY)
+
+
+def test_the_core_claims_are_judged_through_their_registry_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Judging calls the judge each core entry names, through its experiment's reading: a stub
+    put in the trend's entry is called once, on the batch sweep the MLP's experiment read, and
+    its verdict takes the entry's place; the two roofline entries that share the MLP's
+    experiment are judged in one call, each once."""
+    from synthetic import PEAKS, synthetic_lab
+    from test_claims import TINY
+
+    from gpuconcepts.claims import mlp
+    from gpuconcepts.claims.experiments import judge_claims, measure_claims
+    from gpuconcepts.measure import Measurement
+    from gpuconcepts.results import registry
+    from gpuconcepts.results.claim import ClaimResult, example
+    from gpuconcepts.roofline import Peaks
+
+    measured = measure_claims(synthetic_lab(PEAKS, "synthetic"), TINY, only=["MLP"])
+    seen = []
+
+    def stub(sweep: tuple[Measurement, ...], *, peaks: Peaks, device: str) -> ClaimResult:
+        seen.append((tuple(m.params["B"] for m in sweep), peaks, device))
+        return example()
+
+    monkeypatch.setattr(mlp, "stub_judge", stub, raising=False)
+    entry = replace(CLAIMS["mlp-batch-trend"], judge="gpuconcepts.claims.mlp:stub_judge")
+    monkeypatch.setitem(registry.CLAIMS, "mlp-batch-trend", entry)
+    readings = mlp.EXPERIMENT.readings
+    monkeypatch.setitem(readings, stub, readings[mlp.judge_mlp_trend])  # type: ignore[index]
+    keys = [r.key for r in judge_claims(measured, TINY, only=["MLP"])]
+    assert keys == ["demo", "mlp-crossover", "roofline-mlp-small-batch", "roofline-mlp-large-batch"]
+    assert seen == [(TINY.mlp_batches, PEAKS, "synthetic")]

@@ -124,6 +124,7 @@ def test_a_second_look_is_shown_beside_a_verdict_and_never_replaces_its_rounds(
     again, and gone on that second look: the verdict still reads the first rounds, and its
     reason says what the second look found."""
     from gpuconcepts.claims import experiments as judging
+    from gpuconcepts.claims import plan
     from gpuconcepts.claims.plan import Experiment
     from gpuconcepts.results.claim import example
     from gpuconcepts.results.measured import Comparison
@@ -147,9 +148,10 @@ def test_a_second_look_is_shown_beside_a_verdict_and_never_replaces_its_rounds(
     experiment = Experiment(
         "demo",
         lambda _m, _z: (Comparison(wanted, check),),
-        lambda m, _z: (check(m.compared(wanted)), {}),
+        {check: lambda judge, m, _z: judge(m.compared(wanted))},
     )
     monkeypatch.setattr(judging, "experiments", lambda: (experiment,))
+    monkeypatch.setattr(plan, "dispatch", lambda _kind: ((check, experiment),))
     (result,) = judging.judge_claims(measured, None)  # type: ignore[arg-type]
     assert result.test.measured == pytest.approx(0.5)  # the first look's gain, not 2
     assert (result.verdict, result.second_look) == ("fails", False)

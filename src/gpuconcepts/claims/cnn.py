@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts import formulas
-from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
+from gpuconcepts.claims.plan import ROOF_FACTS, CoreJudge, Experiment, WithRoofs, roles_reading
 from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import attainable, formula_at, sizes, with_interval
+from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.claims.shape import bars
 from gpuconcepts.claims.thresholds import DIRECTION_MIN_EFFECT
 from gpuconcepts.measure import Measurement
@@ -30,7 +31,6 @@ from gpuconcepts.roofline import Peaks, gap_split
 from gpuconcepts.units import number, percent, si, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.roofline import Found
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
@@ -107,26 +107,24 @@ def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
     """The two convolutions, timed beside the roofs' references."""
 
     def check(pair: Sequence[Measurement], _refs: object) -> list[ClaimResult]:
-        return [judge_conv_vs_depthwise(*pair, peaks=m.peaks, device=m.label)]
+        return _on_pair(judge_conv_vs_depthwise, pair, m)
 
     return (_pair(m, z).comparison(check, m),)
 
 
-def judge(m: Measured, z: ClaimSizes) -> Found:
-    """The CNN's claims (the weights counted, the two convolutions), and its kernels for the
-    roofline claims, read from ``m``."""
-    sharing = judge_weight_sharing(WeightCounts(**m.fact("cnn-weights")), device=m.label)
-    pair, read = _pair(m, z).read(m)
-    return [sharing, judge_conv_vs_depthwise(*pair, peaks=m.peaks, device=m.label)], read
+def _on_pair(judge: CoreJudge, pair: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
+    """``judge`` on the dense and the depthwise convolution."""
+    return [judge(*pair, peaks=m.peaks, device=m.label)]
 
 
-EXPERIMENT = Experiment(
-    "CNN",
-    comparisons,
-    judge,
-    {"cnn-weights": lambda _device, _z: asdict(count_weights()), **ROOF_FACTS},
-)
-"""What the CNN's claims need measured (the weights counted first), and how they are judged."""
+def _convolutions(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the two convolutions, read from ``m``."""
+    return _on_pair(judge, _pair(m, z).read(m)[0], m)
+
+
+def _weights(judge: CoreJudge, m: Measured, _z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the weights counted when the run was collected (a fact of the run)."""
+    return [judge(WeightCounts(**m.fact("cnn-weights")), device=m.label)]
 
 
 def _expected_counts(counts: WeightCounts) -> tuple[dict[str, Any], Any]:
@@ -275,3 +273,17 @@ def _conv_bars(
         hlines=(("measured peak FLOP/s", peaks.flops_per_s),),
         spread=(dense.interval_flops_per_s, depthwise.interval_flops_per_s),
     )
+
+
+EXPERIMENT = Experiment(
+    "CNN",
+    comparisons,
+    {
+        judge_weight_sharing: _weights,
+        judge_conv_vs_depthwise: _convolutions,
+        judge_roles: roles_reading(lambda m, z: (_pair(m, z),)),
+    },
+    {"cnn-weights": lambda _device, _z: asdict(count_weights()), **ROOF_FACTS},
+)
+"""What the CNN's claims need measured (the weights counted first), and how each of its
+judges reads it (the roofline claims' on both convolutions)."""

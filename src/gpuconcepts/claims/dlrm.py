@@ -12,13 +12,15 @@ row width; the other widths and the measured ceilings' predictions are shown bes
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.claims.lookups import LookupSweep, row_bytes_of
-from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
+from gpuconcepts.claims.plan import ROOF_FACTS, CoreJudge, Experiment, WithRoofs, roles_reading
 from gpuconcepts.claims.quantities import formula_at, sizes
+from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import (
     DEFAULT_CACHE_LINE_BYTES,
@@ -44,7 +46,6 @@ from gpuconcepts.units import (
 )
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.roofline import Found
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
@@ -63,16 +64,24 @@ def _lookups(m: Measured, z: ClaimSizes) -> dict[int, list[Wanted]]:
     return out
 
 
+def _at_post_width(m: Measured, z: ClaimSizes, lookups: Mapping[int, list[Wanted]]) -> WithRoofs:
+    """The lookups at the post's row width, timed beside the DRAM roof's reference: its random
+    lookup is the roofline claim's."""
+    return WithRoofs.of(m, z, lookups[z.dlrm_d], {"dlrm-random": 0})
+
+
 def _claims(
+    judge: CoreJudge,
     m: Measured,
     pair: Sequence[Measurement],
     widths: Sequence[tuple[Measurement, Measurement]] = (),
 ) -> list[ClaimResult]:
+    """``judge`` on a random and a sequential lookup, with the other widths beside them."""
     # a run recorded before the transfer unit was saved: its device's documented default
     c = int(m.fact("dlrm-element").get("c", _DEFAULT_TRANSFER_BYTES[m.device]))
     random, sequential = pair
     return [
-        judge_dlrm_lookups(
+        judge(
             random,
             sequential,
             peaks=m.peaks,
@@ -90,22 +99,22 @@ def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
     consecutive rows come out slower than random ones; the post's row width with the DRAM
     roof's reference too, for the roofline claim."""
     out = []
-    for d, wanted in _lookups(m, z).items():
+    lookups, check = _lookups(m, z), partial(_claims, judge_dlrm_lookups, m)
+    for d, wanted in lookups.items():
         if d == z.dlrm_d:
-            roofs = WithRoofs.of(m, z, wanted, {"dlrm-random": 0})
-            out.append(roofs.comparison(lambda pair, _refs: _claims(m, pair), m))
+            roofs = _at_post_width(m, z, lookups)
+            out.append(roofs.comparison(lambda pair, _refs: check(pair), m))
         else:
-            out.append(Comparison(tuple(wanted), lambda pair: _claims(m, pair)))
+            out.append(Comparison(tuple(wanted), check))
     return tuple(out)
 
 
-def judge(m: Measured, z: ClaimSizes) -> Found:
-    """DLRM's claim, judged at the post's row width with the other widths beside it, and its
-    random lookup for the roofline claim, read from ``m``."""
+def _lookups_read(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` at the post's row width with the other widths beside it, read from ``m``."""
     lookups = _lookups(m, z)
-    pair, read = WithRoofs.of(m, z, lookups.pop(z.dlrm_d), {"dlrm-random": 0}).read(m)
-    widths = [m.compared(wanted) for wanted in lookups.values()]
-    return _claims(m, pair, tuple((r, q) for r, q in widths)), read
+    pair, _ = _at_post_width(m, z, lookups).read(m)
+    widths = [m.compared(wanted) for d, wanted in lookups.items() if d != z.dlrm_d]
+    return _claims(judge, m, pair, tuple((r, q) for r, q in widths))
 
 
 _DEFAULT_TRANSFER_BYTES = {"cpu": DEFAULT_CACHE_LINE_BYTES, "cuda": GPU_SECTOR_BYTES}
@@ -115,16 +124,6 @@ def _memory_facts(device: str) -> dict[str, int]:
     """What the lookups' bytes depend on: the table's element size ``s`` and the device's
     transfer unit ``c`` (recorded in the run, so a replay elsewhere judges with the same)."""
     return {"s": _embedding_element_bytes(device), "c": transfer_unit_bytes(device)}
-
-
-EXPERIMENT = Experiment(
-    "DLRM",
-    comparisons,
-    judge,
-    {"dlrm-element": lambda device, _z: _memory_facts(device), **ROOF_FACTS},
-)
-"""What DLRM's claim needs measured (the element size and transfer unit found first), and how
-it is judged."""
 
 
 def _embedding_element_bytes(device: str) -> int:
@@ -345,3 +344,16 @@ def post_row_text(result: ClaimResult) -> str:
             "almost every random row must open a page of its own."
         )
     return f"{head} The measurement agrees within its noise: {spread}, an interval that holds 1."
+
+
+EXPERIMENT = Experiment(
+    "DLRM",
+    comparisons,
+    {
+        judge_dlrm_lookups: _lookups_read,
+        judge_roles: roles_reading(lambda m, z: (_at_post_width(m, z, _lookups(m, z)),)),
+    },
+    {"dlrm-element": lambda device, _z: _memory_facts(device), **ROOF_FACTS},
+)
+"""What DLRM's claim needs measured (the element size and transfer unit found first), and how
+its judge and the roofline claims' read it."""

@@ -6,10 +6,12 @@ its judges, in :mod:`~gpuconcepts.claims.dlrm`, :mod:`~gpuconcepts.claims.mlp`,
 :mod:`~gpuconcepts.claims.cnn`, :mod:`~gpuconcepts.claims.rnn` and
 :mod:`~gpuconcepts.claims.transformer`; the registry
 (:func:`~gpuconcepts.results.registry.experiments`) names the one each claim needs. When a run
-is collected, a :class:`~gpuconcepts.lab.Lab` measures them all first; the judges then read
-the measurements (:class:`~gpuconcepts.results.measured.Measured`), the same way whether the
-run was measured now or loaded from disk. The roofline claims
-(:mod:`~gpuconcepts.claims.roofline`) judge the kernels those experiments read for them.
+is collected, a :class:`~gpuconcepts.lab.Lab` measures them all first. Judging then loops over
+the registry's core entries: each entry's judge is called through its experiment, which reads
+what that judge needs from the measurements
+(:class:`~gpuconcepts.results.measured.Measured`), the same way whether the run was measured
+now or loaded from disk. The roofline claims (:mod:`~gpuconcepts.claims.roofline`) are judged
+the same way, on the kernels each experiment times beside its roofs.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims.accuracy import unjudged
-from gpuconcepts.claims.plan import Experiment
-from gpuconcepts.claims.roofline import judge_roles
+from gpuconcepts.claims.plan import Experiment, dispatched
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import dtype_name
-from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.claim_sizes import ClaimSizes
 from gpuconcepts.results.measured import Comparison, Measured, second_looks
@@ -76,22 +76,26 @@ def judge_claims(
             claims cover the workloads of the architectures judged.
 
     Returns:
-        One :class:`ClaimResult` per claim, the roofline claims last; an anomalous one says
+        One :class:`ClaimResult` per claim, in the registry's order (the roofline claims
+        last): each entry's judge called through its experiment
+        (:meth:`~gpuconcepts.claims.plan.Experiment.judged`; entries that share both, as the
+        roofline claims of one experiment do, are judged once). An anomalous one says
         what its comparison's second look found, if one was taken
         (:data:`~gpuconcepts.results.measured.SECOND_LOOK`).
     """
-    results: list[ClaimResult] = []
-    roofline: dict[str, tuple[Measurement, Measurement | None]] = {}
-    comparisons: list[Comparison] = []
-    for experiment in chosen(only):
-        found, read = experiment.judge(measured, sizes)
-        results.extend(found)
-        roofline.update(read)
-        comparisons.extend(experiment.comparisons(measured, sizes))
+    picked = chosen(only)
+    names = {e.name for e in picked}
+    results = [
+        r
+        for judge, experiment in dispatched("core", Experiment)
+        if experiment.name in names
+        for r in experiment.judged(judge, measured, sizes)
+    ]
+    comparisons = [c for e in picked for c in e.comparisons(measured, sizes)]
     looks = second_looks(measured, comparisons)
     judged = tuple(
         replace(r, second_look=looks[r.key]) if r.anomalous and r.key in looks else r
-        for r in (*results, *judge_roles(roofline, measured.peaks, measured.label))
+        for r in results
     )  # the verdicts read the rounds fixed in advance; a second look is only shown beside them
     # a verdict that reads a GEMM sweep of another precision than the kernels' is not judged
     sweep = measured.sweep_dtype or dtype_name(measured.peaks.dtype)

@@ -4,11 +4,14 @@ A run holds three kinds of claim (:data:`~gpuconcepts.results.registry.CLAIMS` l
 key): the core claims, judged from the run's measurements
 (:class:`~gpuconcepts.results.measured.Measured`: a lab's, just measured, or a saved run's,
 :func:`measured_of`); the whole model's, from what its experiments measured; and the
-distributed ones, from the measured collectives. Collecting a run and judging a saved one
+distributed ones, from the measured collectives. Each kind is judged by looping over its
+registry entries, each entry's judge called through the experiment it names
+(:func:`~gpuconcepts.results.registry.dispatch`). Collecting a run and judging a saved one
 again both come here, through the same lookup, so a verdict never depends on which path
 produced it: no judge runs a kernel.
 
-This module sits above the three judges it calls (the core claims', the whole model's and
+This module sits above the three loops it calls (the core claims'
+:func:`~gpuconcepts.claims.judge_claims`, the whole model's and
 :func:`~gpuconcepts.claims.distributed.judge_distributed`) and is not re-exported by
 :mod:`gpuconcepts.claims`.
 

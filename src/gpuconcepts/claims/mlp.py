@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import rank_correlation
-from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
+from gpuconcepts.claims.plan import ROOF_FACTS, CoreJudge, Experiment, WithRoofs, roles_reading
 from gpuconcepts.claims.predict import predicted_rate
 from gpuconcepts.claims.quantities import (
     attainable,
@@ -28,6 +28,7 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
+from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.claims.shape import interval_ends
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.measure import Measurement
@@ -39,7 +40,6 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import number, percent, plain_number, si
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.roofline import Found
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
@@ -52,10 +52,12 @@ def _sweep(m: Measured, z: ClaimSizes) -> WithRoofs:
 
 
 def _claims(sweep: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
-    return [
-        judge_mlp_trend(sweep, peaks=m.peaks, device=m.label),
-        judge_mlp_crossover(sweep, peaks=m.peaks, device=m.label),
-    ]
+    return [*_on(judge_mlp_trend, sweep, m), *_on(judge_mlp_crossover, sweep, m)]
+
+
+def _on(judge: CoreJudge, sweep: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
+    """How each of the MLP's judges is called on the batch sweep."""
+    return [judge(sweep, peaks=m.peaks, device=m.label)]
 
 
 def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
@@ -63,14 +65,9 @@ def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
     return (_sweep(m, z).comparison(lambda sweep, _refs: _claims(sweep, m), m),)
 
 
-def judge(m: Measured, z: ClaimSizes) -> Found:
-    """The MLP's claims, and its kernels for the roofline claims, read from ``m``."""
-    sweep, read = _sweep(m, z).read(m)
-    return _claims(sweep, m), read
-
-
-EXPERIMENT = Experiment("MLP", comparisons, judge, ROOF_FACTS)
-"""What the MLP's claims need measured, and how they are judged."""
+def _on_sweep(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the batch sweep, read from ``m``."""
+    return _on(judge, _sweep(m, z).read(m)[0], m)
 
 
 @dataclass(frozen=True)
@@ -324,3 +321,17 @@ def _knee_ratio(w: _MlpSweep, predicted: float | None, seconds: Sequence[float])
     rates = [m.flops / t for m, t in zip(w.ordered, seconds, strict=True)]
     found = w.own_roofs(rates)[2]
     return math.inf if found is None or predicted is None else found / predicted
+
+
+EXPERIMENT = Experiment(
+    "MLP",
+    comparisons,
+    {
+        judge_mlp_trend: _on_sweep,
+        judge_mlp_crossover: _on_sweep,
+        judge_roles: roles_reading(lambda m, z: (_sweep(m, z),)),
+    },
+    ROOF_FACTS,
+)
+"""What the MLP's claims need measured, and how each of its judges reads it (the roofline
+claims' on its smallest and largest batch)."""

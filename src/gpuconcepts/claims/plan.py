@@ -1,11 +1,14 @@
-"""What an architecture's experiment needs measured, and how its judge reads it back.
+"""What an architecture's experiment needs measured, and how it hands each judge what it reads.
 
 An :class:`Experiment` says which facts and which comparisons (kernels timed side by side) its
 claims need; a :class:`~gpuconcepts.lab.Lab` measures them when a run is collected
-(:func:`~gpuconcepts.claims.experiments.measure_claims`), and its ``judge`` reads them from a
-:class:`~gpuconcepts.results.measured.Measured`, the same whether the run was measured now or
-loaded from disk. A comparison whose kernels a roofline claim reads also times the reference
-kernel of each roof (:class:`WithRoofs`).
+(:func:`~gpuconcepts.claims.experiments.measure_claims`). Judging loops over the registry's
+core entries (:func:`~gpuconcepts.claims.experiments.judge_claims`): each names its judge and
+its experiment, whose :meth:`Experiment.judged` reads what that judge needs from a
+:class:`~gpuconcepts.results.measured.Measured` (the same whether the run was measured now or
+loaded from disk) and calls it there. A comparison whose kernels a roofline claim reads also
+times the reference kernel of each roof (:class:`WithRoofs`); the roofline claims' judge is
+called with the roles of the experiment its entry names (:func:`roles_reading`).
 
 A whole-model or distributed claim reads its part's results instead (the whole-model
 experiments' :class:`~gpuconcepts.results.wholemodel.WholeModelResults`, a distributed run's
@@ -13,20 +16,19 @@ experiments' :class:`~gpuconcepts.results.wholemodel.WholeModelResults`, a distr
 judge and a :class:`PartExperiment`, which says what the judge reads of those results and how
 many verdicts it gives (one per collective, one per pipeline, none when the part did not
 measure it). :func:`judged_part` calls each entry's judge through its experiment, in the
-registry's order, so a claim joins a part by its registry line and its experiment alone: no
-function lists the judges by name.
+registry's order. For every kind a claim joins by its registry line and its experiment's
+reading alone: no function lists the judges to call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuconcepts.claims.roofline import (
     ROOF_REFERENCES,
     ROOFLINE_EXPECTATIONS,
-    Found,
     Roles,
     judge_roles,
 )
@@ -46,16 +48,45 @@ Judge = Callable[[tuple[Measurement, ...], Mapping[str, Measurement]], list[Clai
 references timed beside them (by roof kind: ``"compute"``, ``"memory"``)."""
 
 
+CoreJudge = Callable[..., Any]
+"""A core claim's judge (its registry entry's): what its experiment reads for it in, its verdict
+out (the roofline claims' judge gives a list, one verdict per role)."""
+
+Reading = Callable[[CoreJudge, Measured, ClaimSizes], list[ClaimResult]]
+"""How an experiment calls one of its judges: on what it reads of a run's measurements at the
+claims' sizes, giving that judge's verdicts."""
+
+
 @dataclass(frozen=True)
 class Experiment:
     """One architecture's experiment: its ``name`` (``"MLP"``), the ``facts`` it needs found
-    first, the ``comparisons`` to measure (which may read those facts) and the ``judge`` that
-    reads them back: its claims, and its measurements for the roofline claims."""
+    first, the ``comparisons`` to measure (which may read those facts) and, for each judge of
+    a claim that names it in the registry, its ``readings``: how that judge is called on what
+    the experiment measured. A claim joins an architecture by its registry line and its
+    reading here; several judges may share one reading (the MLP's two read the same sweep)."""
 
     name: str
     comparisons: Callable[[Measured, ClaimSizes], tuple[Comparison, ...]]
-    judge: Callable[[Measured, ClaimSizes], Found]
+    readings: Mapping[CoreJudge, Reading]
     facts: Mapping[str, FactSource] = field(default_factory=dict)
+
+    def judged(self, judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+        """``judge``'s verdicts, on what this experiment reads of ``m`` for it (each call
+        reads its kernels from ``m`` again: nothing is kept between judges).
+
+        Raises:
+            GpuConceptsError: the experiment holds no reading for ``judge`` (a registry entry
+                names an experiment that does not measure what its judge reads).
+        """
+        reading = self.readings.get(judge)
+        if reading is None:
+            known = ", ".join(j.__name__ for j in self.readings) or "none"
+            raise GpuConceptsError(
+                f"the {self.name} experiment has no reading for the judge "
+                f"{judge.__module__}:{judge.__qualname__} (it reads for {known}); a core "
+                "claim's registry entry must name the experiment whose readings hold its judge"
+            )
+        return reading(judge, m, z)
 
 
 def _library_gemm(_device: str, _z: ClaimSizes) -> Fact:
@@ -142,6 +173,21 @@ class WithRoofs:
         return own, roles
 
 
+def roles_reading(plans: Callable[[Measured, ClaimSizes], Sequence[WithRoofs]]) -> Reading:
+    """The reading of the roofline claims' judge
+    (:func:`~gpuconcepts.claims.roofline.judge_roles`) in an experiment whose kernels ``plans``
+    time beside their roofs: the roles of every plan, in its order, with the machine's peaks
+    and name. Every roofline entry that names the experiment is judged by this one call."""
+
+    def reading(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+        roles: dict[str, tuple[Measurement, Measurement | None]] = {}
+        for plan in plans(m, z):
+            roles.update(plan.read(m)[1])
+        return list(judge(roles, m.peaks, m.label))
+
+    return reading
+
+
 # -- the whole model's and the distributed claims: judged from their part's results -------------
 PartJudge = Callable[..., ClaimResult]
 """A whole-model or distributed claim's judge (its registry entry's): what its experiment hands
@@ -159,21 +205,36 @@ class PartExperiment:
     judged: Callable[[PartJudge, Any, Any], Sequence[ClaimResult]]
 
 
+E = TypeVar("E", Experiment, PartExperiment)
+_ARTICLE = {Experiment: "an", PartExperiment: "a"}
+
+
+def dispatched(kind: Kind, wanted: type[E]) -> Iterator[tuple[CoreJudge, E]]:
+    """Each judge of the claims of ``kind`` with its experiment, in the registry's order
+    (:func:`~gpuconcepts.results.registry.dispatch`: entries that share both, as the traffic
+    claims and the roofline claims of one experiment do, give one pair, judged once).
+
+    Raises:
+        GpuConceptsError: an entry names an experiment that is not a ``wanted``.
+    """
+    for judge, experiment in dispatch(kind):
+        if not isinstance(experiment, wanted):
+            raise GpuConceptsError(
+                f"the {kind} claims judged by {judge.__name__} name {experiment!r} as their "
+                f"experiment; a {kind} claim needs {_ARTICLE[wanted]} {wanted.__name__}"
+            )
+        yield judge, experiment
+
+
 def judged_part(kind: Kind, results: object, context: object = None) -> list[ClaimResult]:
     """Every claim of ``kind`` that ``results`` can decide, in the registry's order: each
-    entry's judge called through the experiment it names (entries that share both, as the
-    traffic claims do, are judged together, once).
+    entry's judge called through the experiment it names (:func:`dispatched`).
 
     >>> from gpuconcepts.results.registry import CLAIMS
     >>> CLAIMS["decode-floor"].experiment
     'gpuconcepts.claims.wholemodel:DECODE_CACHED'
     """
     found: list[ClaimResult] = []
-    for judge, experiment in dispatch(kind):
-        if not isinstance(experiment, PartExperiment):
-            raise GpuConceptsError(
-                f"the {kind} claims judged by {judge.__name__} name {experiment!r} as their "
-                "experiment; a whole-model or distributed claim needs a PartExperiment"
-            )
+    for judge, experiment in dispatched(kind, PartExperiment):
         found.extend(experiment.judged(judge, results, context))
     return found

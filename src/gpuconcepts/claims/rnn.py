@@ -27,11 +27,12 @@ paid once, while the GEMM of the same FLOPs sits near a 20 µs floor:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import AffineFit, AffineHalves, fit_affine
-from gpuconcepts.claims.plan import Experiment
+from gpuconcepts.claims.plan import CoreJudge, Experiment, Reading
 from gpuconcepts.claims.predict import predicted_seconds
 from gpuconcepts.claims.quantities import (
     param,
@@ -55,50 +56,54 @@ from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import US, number, plain_number, si, times
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.roofline import Found
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
-_Decides = Callable[[Sequence[Measurement]], list[ClaimResult]]
+_Call = Callable[[CoreJudge, Measured, Sequence[Measurement]], list[ClaimResult]]
+"""How a judge is called on its comparison's measurements."""
 
 
-def _checks(m: Measured, z: ClaimSizes) -> tuple[tuple[tuple[Wanted, ...], _Decides], ...]:
+def _checks(z: ClaimSizes) -> tuple[tuple[tuple[Wanted, ...], _Call], ...]:
     """The three comparisons (a length sweep of ``nn.RNN`` and of its GEMM counterpart; the
-    loop and the GEMM at one length; a batch sweep), each with the claim it decides."""
+    loop and the GEMM at one length; a batch sweep), each with how the judge of the claim it
+    decides (:data:`_DECIDED`, in the same order) is called on it."""
     width = {"d_in": z.rnn_d, "d_h": z.rnn_d}
     small = {"B": z.rnn_length_B, "d_in": z.rnn_length_d, "d_h": z.rnn_length_d}
     n = len(z.rnn_lengths)
-    peaks, device = m.peaks, m.label
 
-    def length(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_length(ms[:n], ms[n:], peaks=peaks, device=device)]
+    def length(judge: CoreJudge, m: Measured, ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge(ms[:n], ms[n:], peaks=m.peaks, device=m.label)]
 
-    def loop_vs_gemm(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_loop_vs_gemm(*ms, peaks=peaks, device=device)]
+    def pair_of(judge: CoreJudge, m: Measured, ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge(*ms, peaks=m.peaks, device=m.label)]
 
-    def batch(ms: Sequence[Measurement]) -> list[ClaimResult]:
-        return [judge_rnn_batch(ms, peaks=peaks, device=device)]
+    def batch(judge: CoreJudge, m: Measured, ms: Sequence[Measurement]) -> list[ClaimResult]:
+        return [judge(ms, peaks=m.peaks, device=m.label)]
 
     by_length = tuple(
         (w, {"S": S, **small}) for w in ("rnn-module", "rnn-gemm") for S in z.rnn_lengths
     )
     pair = tuple((w, {"B": z.rnn_B, "S": z.rnn_S, **width}) for w in ("rnn-loop", "rnn-gemm"))
     by_batch = tuple(("rnn-module", {"B": B, "S": z.rnn_S, **width}) for B in z.rnn_batches)
-    return ((by_length, length), (pair, loop_vs_gemm), (by_batch, batch))
+    return ((by_length, length), (pair, pair_of), (by_batch, batch))
 
 
 def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
     """The RNN's three comparisons, each checked by the claim it decides."""
-    return tuple(Comparison(wanted, check) for wanted, check in _checks(m, z))
+    return tuple(
+        Comparison(wanted, partial(call, judge, m))
+        for judge, (wanted, call) in zip(_DECIDED, _checks(z), strict=True)
+    )
 
 
-def judge(m: Measured, z: ClaimSizes) -> Found:
-    """The RNN's claims, read from ``m`` (it reads no roofline claim's kernel)."""
-    return [r for wanted, check in _checks(m, z) for r in check(m.compared(wanted))], {}
+def _reading(check: int) -> Reading:
+    """A judge called on the ``check``-th of :func:`_checks`' comparisons, read from ``m``."""
 
+    def read(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+        wanted, call = _checks(z)[check]
+        return call(judge, m, m.compared(wanted))
 
-EXPERIMENT = Experiment("RNN", comparisons, judge)
-"""What the RNN's claims need measured, and how they are judged."""
+    return read
 
 
 _LENGTH_SWEEP = "an RNN length sweep"
@@ -250,3 +255,13 @@ def _fused(m: Measurement) -> str:
         "fewer than its steps: the steps ran inside fused kernels, where none pays the "
         "per-operation floor the prediction charges"
     )
+
+
+_DECIDED: tuple[CoreJudge, ...] = (judge_rnn_length, judge_rnn_loop_vs_gemm, judge_rnn_batch)
+"""The judge of each of :func:`_checks`' comparisons, in its order."""
+
+EXPERIMENT = Experiment(
+    "RNN", comparisons, {judge: _reading(i) for i, judge in enumerate(_DECIDED)}
+)
+"""What the RNN's claims need measured, and how each of its judges reads it (none reads a
+roofline claim's kernel: the post names the sequential dependency as the RNN's limit)."""

@@ -1,10 +1,11 @@
 """The roofline claims: for each workload the post calls memory- or compute-bound, the
 post's word, the roofline's class and the measured behaviour agree.
 
-There is no experiment of its own: :func:`~gpuconcepts.claims.experiments.judge_claims` hands
-:func:`judge_roofline` the measurements the architecture experiments read, keyed by their
-role in :data:`ROOFLINE_EXPECTATIONS` (each timed beside its roof's reference kernel:
-:class:`~gpuconcepts.claims.plan.WithRoofs`).
+There is no experiment of its own: each roofline claim's registry entry names
+:func:`judge_roles` and the architecture experiment that times its kernel beside its roof's
+reference kernel (:class:`~gpuconcepts.claims.plan.WithRoofs`). That experiment hands
+:func:`judge_roles` its roles (:func:`~gpuconcepts.claims.plan.roles_reading`): the kernels
+it measured, keyed by their role in :data:`ROOFLINE_EXPECTATIONS`.
 """
 
 from __future__ import annotations
@@ -207,14 +208,11 @@ Roles = Mapping[str, tuple[Measurement, Measurement | None]]
 """Measurements a roofline claim reads, by role: the kernel, and its roof's reference kernel
 timed in the same rounds (None when there is none)."""
 
-Found = tuple[list[ClaimResult], Roles]
-"""What an experiment returns: its claims, and its measurements for the roofline claims
-(keyed by the role they play in :data:`~gpuconcepts.claims.roofline.ROOFLINE_EXPECTATIONS`,
-each with its roof's reference kernel timed beside it)."""
-
 
 def judge_roles(roles: Roles, peaks: Peaks, device: str) -> list[ClaimResult]:
-    """The roofline claim of each role (a key of :data:`ROOFLINE_EXPECTATIONS`)."""
+    """The roofline claim of each role (a key of :data:`ROOFLINE_EXPECTATIONS`), in the order
+    of ``roles``: the judge of every roofline entry of the registry, called once per
+    experiment with all the roles it measured."""
     results = []
     for role, (m, reference) in roles.items():
         expected, what, source = ROOFLINE_EXPECTATIONS[role]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import formulas
 from gpuconcepts.claims import thresholds as T
 from gpuconcepts.claims.fit import fit_upper
-from gpuconcepts.claims.plan import ROOF_FACTS, Experiment, WithRoofs
+from gpuconcepts.claims.plan import ROOF_FACTS, CoreJudge, Experiment, WithRoofs, roles_reading
 from gpuconcepts.claims.predict import predicted_rate_ratio
 from gpuconcepts.claims.quantities import (
     formula_along,
@@ -24,6 +24,7 @@ from gpuconcepts.claims.quantities import (
     sorted_sweep,
     with_interval,
 )
+from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.claims.shape import bars, interval_ends, median_seconds, power_law
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import Measurement
@@ -37,7 +38,6 @@ from gpuconcepts.units import describe_bytes, number, plain_number, si, times
 from gpuconcepts.workloads import workload
 
 if TYPE_CHECKING:
-    from gpuconcepts.claims.roofline import Found
     from gpuconcepts.results.claim_sizes import ClaimSizes
 
 
@@ -64,49 +64,42 @@ def _plan(m: Measured, z: ClaimSizes) -> tuple[WithRoofs, WithRoofs]:
     )
 
 
-def _growth(ms: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
-    return [
-        judge_attention_exponent(ms, device=m.label),
-        judge_attention_doubling(ms, device=m.label),
-    ]
+def _on_sweep(judge: CoreJudge, m: Measured, ms: Sequence[Measurement]) -> list[ClaimResult]:
+    """How a judge of the attention's growth is called on the prefill sweep."""
+    return [judge(ms, device=m.label)]
 
 
-def _per_token(ms: Sequence[Measurement], m: Measured) -> list[ClaimResult]:
-    return [judge_prefill_vs_decode(*ms, peaks=m.peaks, device=m.label)]
+def _on_pair(judge: CoreJudge, m: Measured, ms: Sequence[Measurement]) -> list[ClaimResult]:
+    """How the per-token judge is called on the causal prefill and the decode run."""
+    return [judge(*ms, peaks=m.peaks, device=m.label)]
 
 
 def comparisons(m: Measured, z: ClaimSizes) -> tuple[Comparison, ...]:
     """The prefill sweep and the decode run, each timed beside its roofs' references."""
     sweep, decoding = _plan(m, z)
+    growth = (judge_attention_exponent, judge_attention_doubling)
     return (
-        sweep.comparison(lambda ms, _refs: _growth(ms, m), m),
-        decoding.comparison(lambda ms, _refs: _per_token(ms, m), m),
+        sweep.comparison(lambda ms, _refs: [r for j in growth for r in _on_sweep(j, m, ms)], m),
+        decoding.comparison(lambda ms, _refs: _on_pair(judge_prefill_vs_decode, m, ms), m),
     )
 
 
-def judge(m: Measured, z: ClaimSizes) -> Found:
-    """The Transformer's claims (the KV cache's from the decode run's own series), and its
-    kernels for the roofline claims, read from ``m``."""
-    sweep_plan, decoding_plan = _plan(m, z)
-    sweep, read = sweep_plan.read(m)
-    (prefill_at_S, decode), decoding = decoding_plan.read(m)
-    results = [
-        *_growth(sweep, m),
-        *_per_token((prefill_at_S, decode), m),
-        judge_kv_cache(
-            B=z.attn_B,
-            d=z.attn_d,
-            s=param(decode, "s"),
-            lengths=tuple(int(n) for n in decode.series["lengths"]),
-            cache_bytes=tuple(int(b) for b in decode.series["cache_bytes"]),
-            device=m.label,
-        ),
-    ]
-    return results, {**read, **decoding}
+def _growth(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the prefill sweep, read from ``m``."""
+    return _on_sweep(judge, m, _plan(m, z)[0].read(m)[0])
 
 
-EXPERIMENT = Experiment("Transformer", comparisons, judge, ROOF_FACTS)
-"""What the Transformer's claims need measured, and how they are judged."""
+def _per_token(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the causal prefill and the decode run, read from ``m``."""
+    return _on_pair(judge, m, _plan(m, z)[1].read(m)[0])
+
+
+def _kv_cache(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimResult]:
+    """``judge`` on the decode run's own series of cache sizes, read from ``m``."""
+    decode = _plan(m, z)[1].read(m)[0][1]
+    lengths, cached = (tuple(int(n) for n in decode.series[k]) for k in ("lengths", "cache_bytes"))
+    sizes = {"B": z.attn_B, "d": z.attn_d, "s": param(decode, "s")}
+    return [judge(**sizes, lengths=lengths, cache_bytes=cached, device=m.label)]
 
 
 def judge_attention_exponent(sweep: Sequence[Measurement], *, device: str) -> ClaimResult:
@@ -384,3 +377,19 @@ def judge_kv_cache(
             log_y=False,
         ),
     )
+
+
+EXPERIMENT = Experiment(
+    "Transformer",
+    comparisons,
+    {
+        judge_attention_exponent: _growth,
+        judge_attention_doubling: _growth,
+        judge_prefill_vs_decode: _per_token,
+        judge_kv_cache: _kv_cache,
+        judge_roles: roles_reading(_plan),
+    },
+    ROOF_FACTS,
+)
+"""What the Transformer's claims need measured, and how each of its judges reads it (the
+roofline claims' on the longest prefill and on the decode run)."""

@@ -1,8 +1,9 @@
 """Every claim of the book in one place: its key, the function that judges it, the experiment
-it needs, its chapter and its kind (a core claim, judged from the five workloads' measurements;
-a whole-model claim; a
-claim beyond one device). A claim is added here with one line, and a test
-(tests/test_falsifiable.py) fails until it also has a run that violates it.
+it needs, its thresholds, its chapter and its kind (a core claim, judged from the five
+workloads' measurements; a whole-model claim; a claim beyond one device). Judging loops over
+these entries (:func:`dispatch`), calling each judge through the experiment its entry names. A
+claim is added here with one line, beside its reading in that experiment (what its judge is
+handed), and a test (tests/test_falsifiable.py) fails until it also has a run that violates it.
 
 Judges are named by dotted path, imported only when asked for, so reading the registry loads
 neither torch nor the judges.
@@ -73,9 +74,10 @@ class Claim:
     """Where a claim is judged (``module:function``), the chapter that shows it, its kind,
     what its test checks (:data:`Tests`) and the experiment it needs, by ``module:name``: for
     a core claim a :class:`~gpuconcepts.claims.plan.Experiment`, which says which kernels at
-    which sizes are measured for it when a run is collected and judges them; for a whole-model
-    or distributed claim a :class:`~gpuconcepts.claims.plan.PartExperiment`, which hands its
-    judge what it reads of its part's results (:func:`dispatch`)."""
+    which sizes are measured for it when a run is collected and, through its readings, hands
+    its judge what it reads of them; for a whole-model or distributed claim a
+    :class:`~gpuconcepts.claims.plan.PartExperiment`, which hands its judge what it reads of
+    its part's results. Every kind is judged by looping over its entries (:func:`dispatch`)."""
 
     judge: str
     chapter: str
@@ -314,15 +316,18 @@ def judge(key: str) -> Callable[..., Any]:
 
 def experiments() -> tuple[Any, ...]:
     """The experiments the core claims need (:attr:`Claim.experiment`, imported now), each
-    once, in the book's order: what a run measures for them, and what judges them."""
+    once, in the book's order: what a run measures for them, and how each hands its judges
+    what they read."""
     paths = dict.fromkeys(c.experiment for c in CLAIMS.values() if c.kind == "core")
     return tuple(_imported(path) for path in paths if path)
 
 
 def dispatch(kind: Kind) -> tuple[tuple[Callable[..., Any], Any], ...]:
     """Each judge of the claims of ``kind`` with the experiment it needs (both imported now),
-    in the book's order; entries that share both (the traffic claims) give one pair, judged
-    once (:func:`~gpuconcepts.claims.plan.judged_part` loops over them).
+    in the book's order; entries that share both (the traffic claims, the roofline claims of
+    one experiment) give one pair, judged once. Judging loops over them: the core claims in
+    :func:`~gpuconcepts.claims.experiments.judge_claims`, the others in
+    :func:`~gpuconcepts.claims.plan.judged_part`.
 
     >>> [(j.__name__, e.name) for j, e in dispatch("whole model")][:2]
     [('judge_backward', 'backward against forward'), ('judge_decode_knee', 'decode sweep')]
