@@ -270,13 +270,15 @@ def test_the_compute_peak_is_the_librarys_own_square_gemm(monkeypatch: pytest.Mo
 
     asked: list[tuple[tuple[int, int, int], str]] = []
 
-    def shape_flops(_device: str, shape: tuple[int, int, int], **k: object) -> float:
-        asked.append((shape, str(k["backend"])))
-        return 1e11
+    def timed(_device: str, shape: tuple[int, int, int], backend: str, *_: object) -> object:
+        asked.append((shape, backend))
+        return 2 * 64**3, (2 * 64**3 / 1e11,) * 3
 
-    monkeypatch.setattr(compute, "gemm_shape_flops", shape_flops)
-    assert peaks.gemm_flops("cpu", n=64) == 1e11
+    monkeypatch.setattr(compute, "_gemm_seconds", timed)
+    kept: dict[str, tuple[float, ...]] = {}
+    assert peaks.gemm_flops("cpu", n=64, keep=kept) == 1e11
     assert asked == [((64, 64, 64), "mm")]
+    assert kept == {"flops_per_s": (2 * 64**3 / 1e11,) * 3}  # the repetitions P was read from
     assert not hasattr(peaks, "fastest_gemm")
 
 

@@ -928,7 +928,10 @@ def test_the_random_sweep_times_every_table_flushed_in_calls_of_each_size(
     # flushed call of as many rows, not a warm one (which ran 2.8 times as fast).
     flushed: list[bool] = []
 
-    def record(points: list[peaks.SweepPoint], _device: str, *, repeats: int) -> list[float]:
+    def record(
+        points: list[peaks.SweepPoint], _device: str, *, repeats: int, keep: list[object]
+    ) -> list[float]:
+        assert keep == []  # each point's rounds go there, by the points' order
         assert repeats == 1
         flushed.extend(point.flush for point in points)
         return [1e-3] * len(points)

@@ -33,8 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.roofline import ROOF_REFERENCES
+from gpuconcepts.claims.scored_interval import over as _over
+from gpuconcepts.claims.scored_interval import predicted_interval, ratio_interval
 from gpuconcepts.claims.thresholds import PREDICTION_FACTOR
 from gpuconcepts.hardware import dtype_name
 from gpuconcepts.results.claim import ClaimResult, Verdict
@@ -165,10 +166,13 @@ def fewer_threads(m: Measurement, peaks: Peaks) -> str:
 @dataclass(frozen=True)
 class AccuracyRow:
     """One kernel of a run against the post's model: the predicted and measured seconds,
-    measured ÷ predicted with its interval (the bootstrap interval of the median time, over
-    its blocks then its rounds, :func:`~gpuconcepts.claims.quantities.with_interval`, over the
-    prediction; both sides medians: the ceilings are their rounds' medians too), the
-    bound's kind, the model version that scores it, and whether the run is in or out of
+    measured ÷ predicted with its interval (the median time's over the prediction's, each by
+    the same bootstrap rule, at their conservative ends:
+    :func:`~gpuconcepts.claims.scored_interval.ratio_interval`) and ``ceiling_interval``, the
+    prediction's least and greatest seconds over its ceilings' intervals (None where the run
+    did not record the repetitions of the ceiling that binds it, the interval then the
+    measured time's alone: :func:`~gpuconcepts.claims.scored_interval.predicted_interval`),
+    the bound's kind, the model version that scores it, and whether the run is in or out of
     sample for that version. ``not_judged``: why the row is left out of the score (a bound
     read from a ceiling measured in another precision than the kernel ran in, or ceilings
     measured on more CPU threads than the kernel ran on, :func:`fewer_threads`), "" when it
@@ -192,6 +196,7 @@ class AccuracyRow:
     diagnosis: str = ""
     diagnosis_seconds: float = math.nan
     stored_predicted_seconds: float | None = None
+    ceiling_interval: tuple[float, float] | None = None
 
     @property
     def stored_ratio(self) -> float | None:
@@ -208,6 +213,7 @@ class AccuracyRow:
             "measured_seconds": _finite(self.measured_seconds),
             "ratio": _finite(self.ratio),
             "interval": [_finite(x) for x in self.interval],
+            "ceiling_interval": _pair(self.ceiling_interval),
             "bound": self.bound,
             "model": self.model,
             "sample": self.sample,
@@ -241,9 +247,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
             continue
         found = verdict(m, run.peaks)
         predicted = found.roof_seconds
-        # the median time's bootstrap interval, over its blocks and rounds (as every claim's):
-        # the quartiles are a spread, not an interval of the median
-        _, (fast, slow) = with_interval(lambda t: t[0], (m,))
+        ceiling = predicted_interval(m, run.peaks)  # None: its ceiling's was not recorded
         ran = dtype_name(str(m.params.get("dtype", run.peaks.dtype)))
         # a compute bound read from a peak of another precision predicts another machine
         other = found.kind == "compute" and ran != peak
@@ -259,7 +263,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                 predicted_seconds=predicted,
                 measured_seconds=m.seconds,
                 ratio=_over(m.seconds, predicted),
-                interval=(_over(fast, predicted), _over(slow, predicted)),
+                interval=ratio_interval(m, predicted, ceiling),
                 bound=found.kind,
                 model=version,
                 sample=sample,
@@ -267,6 +271,7 @@ def accuracy(run: Run) -> tuple[AccuracyRow, ...]:
                 diagnosis=why.mechanism if why else "",
                 diagnosis_seconds=why.seconds if why else math.nan,
                 stored_predicted_seconds=stored,
+                ceiling_interval=ceiling,
             )
         )
     return tuple(rows)
@@ -382,13 +387,13 @@ def flips(run: Run) -> tuple[Flip, ...]:
     )
 
 
-def _over(seconds: float, predicted: float) -> float:
-    return seconds / predicted if predicted > 0 else math.inf
-
-
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
 def _stored(x: float | None) -> float | None:
     return None if x is None else _finite(x)
+
+
+def _pair(pair: tuple[float, float] | None) -> list[float | None] | None:
+    return None if pair is None else [_finite(x) for x in pair]

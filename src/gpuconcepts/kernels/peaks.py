@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import torch
 
@@ -36,6 +36,7 @@ from gpuconcepts.kernels.ceilings.cache import (
     SWEEP_READ_BYTES,
     SWEEP_SMALLEST,
     cache_hierarchy,
+    level_seconds,
     read_bandwidth,
     sweep_sizes,
     working_set_sweep,
@@ -234,12 +235,15 @@ def diagnosis_rate_sweeps(
 @dataclass(frozen=True)
 class DramCeiling:
     """DRAM's roof as measured: the STREAM arrays' bytes, the triad's median bytes/s on them,
-    the working-set sweep that sized them and the sizes that follow from it."""
+    the working-set sweep that sized them and the sizes that follow from it; the triad's
+    seconds repetition by repetition, and each working set's round by round, by its bytes."""
 
     array_bytes: int
     bytes_per_s: float
     sweep: tuple[tuple[int, float], ...]
     sizing: Sizing
+    seconds: tuple[float, ...] = ()
+    sweep_seconds: Mapping[int, tuple[float, ...]] = field(default_factory=dict)
 
 
 def dram_ceiling(
@@ -253,15 +257,20 @@ def dram_ceiling(
     reps = repeats or peak_repeats(presets)
     free = free_memory_bytes(device)
     budget = RunBudget.from_presets(presets)
+    sweep_seconds: dict[int, tuple[float, ...]] = {}
     sweep = working_set_sweep(
-        device, largest_array_bytes(budget.memory_bytes, free), repeats=rounds_of(presets)
+        device,
+        largest_array_bytes(budget.memory_bytes, free),
+        repeats=rounds_of(presets),
+        keep=sweep_seconds,
     )
     fit = machine_sizing(device, sweep, budget, free)
     array = stream_array_bytes(
         presets["peaks"]["stream_mib"] * MiB, fit.cache_bytes, free, fit.largest_array_bytes
     )
-    rate = triad_bandwidth(device, array_bytes=array, repeats=reps)
-    return DramCeiling(array, rate, sweep, fit)
+    kept: dict[str, tuple[float, ...]] = {}
+    rate = triad_bandwidth(device, array_bytes=array, repeats=reps, keep=kept)
+    return DramCeiling(array, rate, sweep, fit, kept.get("bytes_per_s", ()), sweep_seconds)
 
 
 def _ceilings(
@@ -271,7 +280,10 @@ def _ceilings(
     dtype: str,
     claims: Mapping[str, object] | None,
 ) -> Peaks:
-    """:func:`measure_peaks`'s measurements, in the precision it sets."""
+    """:func:`measure_peaks`'s measurements, in the precision it sets, with the seconds of
+    every repetition P, DRAM's β, each cache level's β and each random-access point were read
+    from (``ceiling_seconds``). The floors are not among them: the overhead roof reads those
+    timed beside each kernel, whose rounds its measurement keeps."""
     reps = repeats or peak_repeats(presets)
     rounds = rounds_of(presets)
     free = free_memory_bytes(device)
@@ -279,12 +291,23 @@ def _ceilings(
     array, triad, fit, sweep = dram.array_bytes, dram.bytes_per_s, dram.sizing, dram.sweep
     set_flush_bytes(device, fit.beyond_bytes)
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
-    flops = gemm_flops(
-        device, n=presets["peaks"]["gemm_n"], dtype=dtype, repeats=repeats or GEMM_REPEATS
-    )
+    kept = {"bytes_per_s": dram.seconds}
+    n, gemm_repeats = presets["peaks"]["gemm_n"], repeats or GEMM_REPEATS
+    flops = gemm_flops(device, n=n, dtype=dtype, repeats=gemm_repeats, keep=kept)
     read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array reaches past it
     levels = cache_hierarchy(cache_levels(device), sweep, triad, dram_start_bytes(sweep))
+    kept |= level_seconds(levels, sweep, dram.sweep_seconds)
     judged = judged_table_bytes(presets, claims, free)
+    random = random_access(
+        device,
+        fit.cache_bytes,
+        beyond_bytes=fit.beyond_bytes,
+        first_cache_bytes=_first_cache_bytes(levels),
+        largest_table_bytes=min(max(judged, default=0), free // 4) or None,
+        judged_tables=judged,
+        repeats=rounds,
+        keep=kept,
+    )
     return Peaks(
         device=device,
         flops_per_s=flops,
@@ -300,20 +323,13 @@ def _ceilings(
         physical_flops_per_s=physical_flops(device, dtype),
         op_seconds=op_floor(device),
         line_bytes=transfer_unit_bytes(device),
-        random_sweep=random_access(
-            device,
-            fit.cache_bytes,
-            beyond_bytes=fit.beyond_bytes,
-            first_cache_bytes=_first_cache_bytes(levels),
-            largest_table_bytes=min(max(judged, default=0), free // 4) or None,
-            judged_tables=judged,
-            repeats=rounds,
-        ),
+        random_sweep=random,
         cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps),
         gemm_sweep=gemm_sweep(device, flops / triad, dtype=dtype, repeats=rounds),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
         threads=torch.get_num_threads() if device == "cpu" else None,
         sweep_rounds=rounds,
+        ceiling_seconds={key: seconds for key, seconds in kept.items() if seconds},
     )
 
 

@@ -64,14 +64,8 @@ from gpuconcepts.roofline.model import (
     roof_times,
     streaming_seconds,
 )
-from gpuconcepts.roofline.peaks import (
-    RANDOM_ROWS_BEFORE,
-    MemoryLevel,
-    Peaks,
-    RateSweep,
-    random_rows_per_call,
-    ridge,
-)
+from gpuconcepts.roofline.peaks import MemoryLevel, Peaks, RateSweep, ridge
+from gpuconcepts.roofline.points import RANDOM_ROWS_BEFORE, random_rows_per_call
 from gpuconcepts.roofline.references import FLOORS, Reference, paired_peaks, references_of
 from gpuconcepts.roofline.roofs import (
     OVERHEAD,

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, to_record
+from gpuconcepts.roofline.points import random_key, random_rows_per_call
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class Peaks:
     (table bytes, row bytes, rows per call, line fetches per second), read in whole transfer
     units of ``line_bytes`` (:meth:`random_lines_per_s`; a point of three entries, saved
     before calls of several sizes were swept, was measured in calls of
-    :data:`RANDOM_ROWS_BEFORE` rows); ``cold_sweep`` the seconds of reading
+    :data:`~gpuconcepts.roofline.points.RANDOM_ROWS_BEFORE` rows); ``cold_sweep`` the seconds of reading
     an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
     ``gemm_sweep`` the library's matrix product at small shapes, as (rows, width, flushed,
     FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`);
@@ -136,6 +137,11 @@ class Peaks:
     """The diagnoses' own sweeps by name (:class:`RateSweep`), each measured apart from the
     kernels it diagnoses; empty in runs saved before 2026-12-07. A new diagnosis adds its sweep
     here, and the fields above stay as they are."""
+    ceiling_seconds: dict[str, tuple[float, ...]] = field(default_factory=dict, hash=False)
+    """The seconds of each repetition a ceiling the prediction reads was taken from, by the
+    ceiling's key (:meth:`ceiling`), so that ledger 2 reads the prediction's interval by the
+    rule it reads a kernel's (a rate is its work over their median, a floor their median);
+    empty in runs saved before 2026-12-07 (schema 9), whose ceilings are read as exact."""
 
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"ridge_point"})
     """Written for readers of the file (see :meth:`to_dict`); reading ignores it."""
@@ -147,11 +153,20 @@ class Peaks:
             value = getattr(self, name)
             if value is None and optional:
                 continue
-            if isinstance(value, bool) or not (
-                isinstance(value, int | float) and math.isfinite(value) and value > 0
-            ):
+            if not _positive(value):
                 raise GpuConceptsError(
                     f"Peaks: {name} must be a positive finite number; got {value!r}"
+                )
+        for key, seconds in self.ceiling_seconds.items():
+            if self.ceiling(key) is None:
+                raise GpuConceptsError(
+                    f"Peaks: ceiling_seconds[{key!r}] names no ceiling these peaks hold "
+                    "(a rate or floor field, 'level <name>' or 'random <table> <row> <rows>')"
+                )
+            if not seconds or not all(_positive(t) for t in seconds):
+                raise GpuConceptsError(
+                    f"Peaks: ceiling_seconds[{key!r}] must hold at least one time, each a "
+                    f"positive finite number of seconds; got {seconds!r}"
                 )
 
     @classmethod
@@ -165,6 +180,28 @@ class Peaks:
         kinds = {"float": False, "float | None": True, "int | None": True}
         return tuple((f.name, kinds[str(f.type)]) for f in fields(cls) if str(f.type) in kinds)
 
+    def ceiling(self, key: str) -> float | None:
+        """The ceiling a key of :attr:`ceiling_seconds` names: a field holding a rate or a
+        floor, ``level <name>`` a cache level's bandwidth, ``random <table> <row> <rows>`` a
+        random-access point's rate (as a measurement's references name it); None when these
+        peaks hold none.
+
+        >>> p = Peaks("cpu", 1e11, 1e10, "f", levels=(MemoryLevel("L2", 2**20, 4e10),),
+        ...           random_sweep=((2**28, 16, 3e7),))
+        >>> p.ceiling("bytes_per_s"), p.ceiling("level L2"), p.ceiling("random 268435456 16 262144")
+        (10000000000.0, 40000000000.0, 30000000.0)
+        >>> p.ceiling("level L3"), p.ceiling("threads"), p.ceiling("op_seconds")
+        (None, None, None)
+        """
+        kind, _, name = key.partition(" ")
+        if kind == "level":
+            return next((lv.bytes_per_s for lv in self.levels if lv.name == name), None)
+        if kind == "random":
+            return self._random_rates.get(key)
+        rates = (n for n, _ in self.scalar_fields() if n.endswith(("_per_s", "_seconds")))
+        value = getattr(self, key) if key in rates else None
+        return None if value is None else float(value)
+
     def with_rate_sweeps(self, sweeps: Mapping[str, RateSweep]) -> Peaks:
         """These peaks with ``sweeps`` merged into :attr:`rate_sweeps` (a sweep of a name
         already held replaces it: it was measured again).
@@ -175,6 +212,11 @@ class Peaks:
         ['stencil']
         """
         return replace(self, rate_sweeps={**self.rate_sweeps, **sweeps})
+
+    @cached_property
+    def _random_rates(self) -> dict[str, float]:
+        """Each random-access point's rate by its key (:func:`random_key`), found once."""
+        return {random_key(point): point[-1] for point in self.random_sweep}
 
     @cached_property
     def ridge_point(self) -> float:
@@ -328,29 +370,25 @@ class Peaks:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict: the fields, and the ridge point for readers of the file. A run saved
-        before the sweeps' rounds or the diagnoses' sweeps were recorded is written back as it
-        was, without them."""
+        before the sweeps' rounds, the diagnoses' sweeps or the ceilings' repetitions were
+        recorded is written back as it was, without them."""
         record = to_record(self)
         if record.get("sweep_rounds") is None:
             record.pop("sweep_rounds", None)
-        if not record.get("rate_sweeps"):
-            record.pop("rate_sweeps", None)
+        for name in ("rate_sweeps", "ceiling_seconds"):
+            if not record.get(name):
+                record.pop(name, None)
         return {**record, "ridge_point": self.ridge_point}
 
 
-RANDOM_ROWS_BEFORE = 2**18
-"""The rows per call of every point of a random-access sweep saved before calls of several
-sizes were swept (2026-12-04): one call size, 2**18 rows in bags of 16."""
-
-
-def random_rows_per_call(point: tuple[int, int, float] | tuple[int, int, int, float]) -> int:
-    """How many rows one call of a random-access sweep point fetched: its third entry, or
-    :data:`RANDOM_ROWS_BEFORE` for a point saved before the sweep had several call sizes.
-
-    >>> random_rows_per_call((2**28, 16, 2**16, 3e7)), random_rows_per_call((2**28, 16, 3e7))
-    (65536, 262144)
-    """
-    return point[2] if len(point) == 4 else RANDOM_ROWS_BEFORE
+def _positive(value: object) -> bool:
+    """Whether ``value`` is a positive finite number (a bool is not one)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
 
 
 def ridge(flops_per_s: float, bytes_per_s: float) -> float:

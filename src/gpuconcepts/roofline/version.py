@@ -31,6 +31,7 @@ MODEL_SOURCES = (
     "roofline/counts.py",
     "roofline/references.py",
     "roofline/peaks.py",
+    "roofline/points.py",
     "sweeps.py",
     "kernels/peaks.py",
     "kernels/ceilings/__init__.py",

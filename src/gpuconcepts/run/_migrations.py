@@ -106,3 +106,12 @@ def from_7(data: dict[str, Any]) -> dict[str, Any]:
             collectives = [{"blocks": 1, **c} if isinstance(c, dict) else c for c in collectives]
         part = {**part, "sizes": sizes, "collectives": collectives}
     return {**data, "schema": 8, "distributed": part}
+
+
+def from_8(data: dict[str, Any]) -> dict[str, Any]:
+    """A version 8 run as version 9: its peaks kept no repetitions of the ceilings they read
+    (``ceiling_seconds``, kept since version 9, absent from the file when empty), so ledger 2
+    reads those ceilings as exact: a row's interval is its measured time's alone, and says its
+    ceiling's was not recorded (a floor timed beside its kernel keeps its rounds in the
+    measurement, and is read). Its peaks are read as they are."""
+    return {**data, "schema": 9}

@@ -42,7 +42,7 @@ from gpuconcepts.results.ledger import tally
 from gpuconcepts.results.wholemodel import WholeModelResults
 from gpuconcepts.roofline import Peaks, place
 from gpuconcepts.roofline.roofs import verdict
-from gpuconcepts.run._migrations import from_3, from_5, from_6, from_7
+from gpuconcepts.run._migrations import from_3, from_5, from_6, from_7, from_8
 from gpuconcepts.run.provenance import Provenance
 from gpuconcepts.run.reading import (
     MAX_DEPTH,
@@ -60,7 +60,7 @@ Fact = dict[str, Any]
 """A fact of a run (a count, an allocation's size, a backend's name), by field."""
 
 
-SCHEMA = 8
+SCHEMA = 9
 """Version of the Run file format; :func:`load` reads it and the versions of
 :data:`MIGRATIONS`, and refuses any other. Version 2 added the whole-model and distributed
 parts (``wholemodel``, ``distributed``, ``skipped``); version 3 the paired rounds (a
@@ -72,7 +72,8 @@ region); version 6 a CPU's physical limit drawn only at a measured clock, never
 /proc/cpuinfo's (issue 45, item 6); version 7 the name of the kernel a decode sweep read its
 weights' floor from (``reference_kernel``: the STREAM triad since version 7); version 8 the
 independent blocks each distributed workload was timed in (a collective's ``blocks``, the
-sizes' ``timed_blocks``; issue 45, item 5)."""
+sizes' ``timed_blocks``; issue 45, item 5); version 9 the repetitions each ceiling the
+prediction reads was taken from (the peaks' ``ceiling_seconds``; issue 45, items 2 and 5)."""
 
 
 def _from_4(data: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +99,7 @@ MIGRATIONS: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     5: from_5,
     6: from_6,
     7: from_7,
+    8: from_8,
 }
 """The one map from an older schema to the next: :meth:`Run.from_dict` applies them in turn
 until the run is at :data:`SCHEMA`; nothing else reads an older file, so no judge, page or

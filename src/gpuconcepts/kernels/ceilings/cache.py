@@ -4,7 +4,7 @@ few KiB to the largest the run's budget allows; where it levels off is where DRA
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
@@ -54,12 +54,23 @@ def _repeated_read(device: str, working_set: int) -> tuple[Callable[[], object],
     return (lambda: torch.sum(view, dim=(0, 1), out=out)), rows * n * 4
 
 
-def working_set_sweep(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
+def working_set_sweep(
+    device: str,
+    top: int,
+    *,
+    repeats: int = 5,
+    keep: dict[int, tuple[float, ...]] | None = None,
+) -> tuple[tuple[int, float], ...]:
     """The read bandwidth of every working set of :func:`sweep_sizes` up to ``top``, as
-    (bytes, bytes/s), every working set read once a round (:func:`median_in_rounds`)."""
+    (bytes, bytes/s), every working set read once a round (:func:`median_in_rounds`);
+    ``keep``, when given, receives each working set's seconds round by round, by its bytes."""
     sizes = sweep_sizes(top)
     reads = [_repeated_read(device, size) for size in sizes]
-    middle = median_in_rounds([SweepPoint(read) for read, _ in reads], device, repeats=repeats)
+    times: list[tuple[float, ...]] = []
+    points = [SweepPoint(read) for read, _ in reads]
+    middle = median_in_rounds(points, device, repeats=repeats, keep=times)
+    if keep is not None and times:
+        keep.update(zip(sizes, times, strict=True))
     return tuple(
         (size, nbytes / t) for size, (_, nbytes), t in zip(sizes, reads, middle, strict=True)
     )
@@ -113,3 +124,25 @@ def cache_hierarchy(
         if level.bytes_per_s > max([dram_bytes_per_s, *(k.bytes_per_s for k in kept)]):
             kept.insert(0, level)
     return tuple(kept)
+
+
+def level_seconds(
+    levels: Sequence[MemoryLevel],
+    sweep: Sequence[tuple[int, float]],
+    seconds: Mapping[int, tuple[float, ...]],
+) -> dict[str, tuple[float, ...]]:
+    """Each cache level's repetitions, by its key among :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.Peaks.ceiling_seconds>` (``level <name>``): those of the sweep's
+    working set whose rate is the level's (:func:`cache_hierarchy` takes the best of those it
+    holds); a level whose working set's seconds were not kept is left out.
+
+    >>> levels = (MemoryLevel("L2", 2**20, 9e10),)
+    >>> level_seconds(levels, ((2**15, 1.3e11), (2**19, 9e10)), {2**19: (1e-3, 2e-3)})
+    {'level L2': (0.001, 0.002)}
+    """
+    found = {}
+    for level in levels:
+        size = next((s for s, rate in sweep if rate == level.bytes_per_s), None)
+        if size is not None and seconds.get(size):
+            found[f"level {level.name}"] = tuple(seconds[size])
+    return found

@@ -99,10 +99,19 @@ def gemm_shape_flops(
 ) -> float:
     """FLOP/s of an m × k by k × n GEMM through ``backend``, at its median repetition
     (``formulas.mlp_flops(B=m, d_in=k, d_out=n)`` FLOPs)."""
+    flops, seconds = _gemm_seconds(device, shape, backend, dtype, repeats)
+    return flops / statistics.median(seconds)
+
+
+def _gemm_seconds(
+    device: str, shape: tuple[int, int, int], backend: str, dtype: str | None, repeats: int
+) -> tuple[float, tuple[float, ...]]:
+    """The FLOPs of an m × k by k × n GEMM through ``backend``, and its seconds repetition by
+    repetition."""
     check_sizes("peaks.gemm", m=shape[0], k=shape[1], n=shape[2])
     fn, _ = _gemm_call(device, shape, backend, dtype or default_dtype(device))
     flops = formulas.mlp_flops(B=shape[0], d_in=shape[1], d_out=shape[2])
-    return float(flops) / statistics.median(time_function(fn, device, repeats=repeats))
+    return float(flops), tuple(time_function(fn, device, repeats=repeats))
 
 
 def gemm_flops(
@@ -112,9 +121,13 @@ def gemm_flops(
     dtype: str | None = None,
     repeats: int = 5,
     backend: str = "mm",
+    keep: dict[str, tuple[float, ...]] | None = None,
 ) -> float:
     """FLOP/s of an n × n × n GEMM in ``dtype``, at its median repetition: the compute peak
     (square products only; the book's convolution is a kernel it judges, never a part of it).
+    ``keep``, when given, receives its seconds repetition by repetition under
+    ``flops_per_s``, the peak's key among :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.Peaks.ceiling_seconds>`.
 
     The peak is the library's own product, ``torch.mm`` (MKL or OpenBLAS on a CPU, cuBLAS on
     CUDA): the path ``F.linear`` and ``nn.Linear`` run, so the GEMMs the book judges are read
@@ -122,7 +135,10 @@ def gemm_flops(
     convolutions use) is not the peak: a convolution faster than it is a finding
     (issue 45: on a 2-core AMD EPYC the fastest path read 1.74x a canonical SGEMM).
     """
-    return gemm_shape_flops(device, (n, n, n), backend=backend, dtype=dtype, repeats=repeats)
+    flops, seconds = _gemm_seconds(device, (n, n, n), backend, dtype, repeats)
+    if keep is not None:
+        keep["flops_per_s"] = seconds
+    return flops / statistics.median(seconds)
 
 
 def gemm_sweep(

@@ -12,6 +12,7 @@ from gpuconcepts import formulas
 from gpuconcepts.kernels.ceilings.rounds import SweepPoint, median_in_rounds
 from gpuconcepts.measure import LLC_MULTIPLE, transfer_unit_bytes
 from gpuconcepts.roofline import RANDOM_ROWS_BEFORE
+from gpuconcepts.roofline.points import random_key
 from gpuconcepts.sweeps import random_tables
 from gpuconcepts.units import MiB
 
@@ -52,6 +53,7 @@ def random_access(
     largest_table_bytes: int | None = None,
     judged_tables: Sequence[int] = (),
     repeats: int = 5,
+    keep: dict[str, tuple[float, ...]] | None = None,
 ) -> tuple[tuple[int, int, int, float], ...]:
     """The random-access sweep: line fetches per second of ``F.embedding_bag`` (sum) over rows
     at uniformly random addresses, for a table inside the first cache level (a quarter of
@@ -60,9 +62,9 @@ def random_access(
     of ``beyond_bytes``, which DRAM serves (4x the cache when not given; and one of
     ``largest_table_bytes``, the largest table the run's lookups read, when larger still:
     the address translations of a table of gigabytes miss too), at each width of
-    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, rows per call, lines/s).
-    A lookup is read against the table its own level serves (a hot set inside a cache, a
-    large table beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
+    :data:`RANDOM_ROW_BYTES`; each point is (table bytes, row bytes, rows per call, lines/s),
+    read against a lookup of the table its level serves (a hot set inside a cache, a large
+    table beyond them: :meth:`~gpuconcepts.roofline.Peaks.random_point`).
 
     A row costs ⌈row bytes / line⌉ whole lines (:data:`gpuconcepts.formulas.random_row_bytes`);
     the memory system keeps only so many misses in flight, so for narrow rows the rate of line
@@ -77,11 +79,12 @@ def random_access(
 
     Every table stays at least 2x away from each table of ``judged_tables`` (the lookups the
     run judges: :func:`judged_table_bytes`), within the level it was chosen for
-    (:func:`random_tables`), so that the sweep never times the lookup it bounds.
+    (:func:`random_tables`), so that the sweep never times the lookup it bounds. ``keep``
+    receives each point's seconds round by round, by its key (:func:`random_key`).
     """
     generator = torch.Generator(device="cpu").manual_seed(7)
     shapes = random_call_shapes(transfer_unit_bytes(device))
-    sweep = []
+    sweep, kept = [], {} if keep is None else keep
     tables = random_tables(
         cache_bytes,
         beyond_bytes=beyond_bytes or LLC_MULTIPLE * cache_bytes,
@@ -94,10 +97,11 @@ def random_access(
         gathers = [gather_call(store, row, calls, generator) for row, calls in shapes]
         points = [SweepPoint(gather, flush=True) for gather, _ in gathers]
         # one table at a time (the largest is a gigabyte), its row widths in rounds
-        for (row, calls), (_, lines), seconds in zip(
-            shapes, gathers, median_in_rounds(points, device, repeats=repeats), strict=True
-        ):
+        times: list[tuple[float, ...]] = []
+        middle = median_in_rounds(points, device, repeats=repeats, keep=times)
+        for (row, calls), (_, lines), seconds in zip(shapes, gathers, middle, strict=True):
             sweep.append((table_bytes, row, calls, lines / seconds))
+        kept.update(zip(map(random_key, sweep[len(sweep) - len(times) :]), times, strict=True))
         del store, points
     return tuple(sweep)
 

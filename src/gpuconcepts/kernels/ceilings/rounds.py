@@ -31,9 +31,17 @@ class SweepPoint:
             yield
 
 
-def median_in_rounds(points: Sequence[SweepPoint], device: str, *, repeats: int) -> list[float]:
+def median_in_rounds(
+    points: Sequence[SweepPoint],
+    device: str,
+    *,
+    repeats: int,
+    keep: list[tuple[float, ...]] | None = None,
+) -> list[float]:
     """Each point's median seconds per call over ``repeats`` interleaved rounds, every round
-    timing every point once in a shuffled order.
+    timing every point once in a shuffled order; ``keep``, when given, receives each point's
+    seconds round by round, in the points' order (a ceiling keeps those it was read from,
+    :attr:`Peaks.ceiling_seconds <gpuconcepts.roofline.Peaks.ceiling_seconds>`).
 
     A sweep point is read by the statistic of the kernels it bounds, their median. Timed one
     point after another, a busy moment of a second slows every repetition of the points it
@@ -46,6 +54,8 @@ def median_in_rounds(points: Sequence[SweepPoint], device: str, *, repeats: int)
     """
     rounds = Rounds(points, device)
     rounds.more(repeats)
+    if keep is not None:
+        keep.extend(tuple(times) for times in rounds.times)
     return [statistics.median(times) for times in rounds.times]
 
 

@@ -55,8 +55,19 @@ def triad_kernel(device: str, peaks: Peaks | None = None, *, N: int, d: int = CO
     )
 
 
-def triad_bandwidth(device: str, *, array_bytes: int, repeats: int = 5) -> float:
+def triad_bandwidth(
+    device: str,
+    *,
+    array_bytes: int,
+    repeats: int = 5,
+    keep: dict[str, tuple[float, ...]] | None = None,
+) -> float:
     """Bytes/s of the triad ``a = b + 3·c`` (two reads, one write per element, as STREAM
-    counts it), at its median repetition: DRAM's roof."""
+    counts it), at its median repetition: DRAM's roof. ``keep``, when given, receives its
+    seconds repetition by repetition under ``bytes_per_s``, the roof's key among
+    :attr:`Peaks.ceiling_seconds <gpuconcepts.roofline.Peaks.ceiling_seconds>`."""
     kernel = triad_kernel(device, N=stream_rows(array_bytes))
-    return kernel.bytes / statistics.median(kernel.time(repeats).raw_seconds)
+    seconds = kernel.time(repeats).raw_seconds
+    if keep is not None:
+        keep["bytes_per_s"] = tuple(seconds)
+    return kernel.bytes / statistics.median(seconds)

@@ -3,9 +3,10 @@ per run (collapsed, as each holds some seventy kernels), read from the same rows
 ``gpuconcepts verify --json`` prints under ``accuracy``
 (:func:`~gpuconcepts.claims.accuracy.accuracy`).
 
-Each row gives the time the post's model predicts, the measured time with its interval,
-measured ÷ predicted with its interval, the bound, and beside a miss the diagnosis, or why the
-row is not judged; the prediction the run stored when it was measured, where it stored one,
+Each row gives the time the post's model predicts (with its interval where the run kept the
+repetitions of the ceiling that binds it), the measured time with its interval, measured ÷
+predicted with its interval (both sides': :mod:`~gpuconcepts.claims.scored_interval`), the
+bound, and beside a miss the diagnosis, or why the row is not judged; the prediction the run stored when it was measured, where it stored one,
 stands beside today's. The run's title gives the model version that scored it and whether it
 is in or out of sample.
 """
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 COLUMNS = (
     "Kernel",
-    "Predicted",
+    "Predicted [interval]",
     "Measured [interval]",
     "Measured ÷ predicted [interval]",
     "Bound",
@@ -82,26 +83,43 @@ def note(row: AccuracyRow) -> str:
     return literal(row.diagnosis) if row.diagnosis else ""
 
 
+def measured_interval(row: AccuracyRow) -> tuple[float, float]:
+    """The measured median's interval of ``row``, in seconds: the ratio's ends times the
+    prediction's other ends (the rule of
+    :func:`~gpuconcepts.claims.scored_interval.ratio_interval`), the prediction alone where
+    its ceiling's interval was not recorded.
+
+    >>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (1.45, 6.2), "compute", "abc", "out",
+    ...                   ceiling_interval=(0.5e-6, 2e-6))
+    >>> [round(t * 1e6, 2) for t in measured_interval(row)]
+    [2.9, 3.1]
+    """
+    least, greatest = row.ceiling_interval or (row.predicted_seconds, row.predicted_seconds)
+    return row.interval[0] * greatest, row.interval[1] * least
+
+
 def cells(row: AccuracyRow, stored: bool) -> list[str]:
     """One kernel's row: each time to three significant digits with its interval beside it
-    (the measured time's interval is the ratio's times the prediction), each ratio with its
-    interval, the bound, the stored prediction when ``stored``, and :func:`note`.
+    (the prediction's where its ceiling's interval was recorded, :func:`measured_interval`),
+    each ratio with its interval, the bound, the stored prediction when ``stored``, and
+    :func:`note`.
 
     >>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
     >>> cells(row, stored=False)
     ['mlp at B=4', '1 µs', '3 µs [2.9 µs, 3.1 µs]', '3× [2.9×, 3.1×]', 'compute', '']
     """
     low, high = row.interval
-    predicted = row.predicted_seconds
-    measured = (
-        f"{_seconds(row.measured_seconds)} [{_seconds(low * predicted)}, "
-        f"{_seconds(high * predicted)}]"
-    )
+    predicted = _seconds(row.predicted_seconds)
+    if row.ceiling_interval is not None:
+        least, greatest = row.ceiling_interval
+        predicted = f"{predicted} [{_seconds(least)}, {_seconds(greatest)}]"
+    fast, slow = measured_interval(row)
+    measured = f"{_seconds(row.measured_seconds)} [{_seconds(fast)}, {_seconds(slow)}]"
     ratio = f"{_ratio(row.ratio)} [{_ratio(low)}, {_ratio(high)}]"
     extra = [_seconds(_stored(row)[0]), _ratio(_stored(row)[1])] if stored else []
     return [
         literal(row.kernel),
-        _seconds(predicted),
+        predicted,
         measured,
         ratio,
         row.bound,
@@ -118,7 +136,7 @@ def run_table(name: str, rows: Sequence[AccuracyRow]) -> str:
     >>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
     >>> print(run_table("run A", [row]))
     :::{dropdown} run A: 1 kernel, model abc, out of sample, 0% of those judged within 2×
-    | Kernel | Predicted | Measured [interval] | Measured ÷ predicted [interval] | Bound | Beside a miss |
+    | Kernel | Predicted [interval] | Measured [interval] | Measured ÷ predicted [interval] | Bound | Beside a miss |
     | --- | --- | --- | --- | --- | --- |
     | mlp at B=4 | 1 µs | 3 µs [2.9 µs, 3.1 µs] | 3× [2.9×, 3.1×] | compute |  |
     :::

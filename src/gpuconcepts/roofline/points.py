@@ -1,0 +1,32 @@
+"""A random-access sweep point's parts, read one way wherever a point is: the rows one call
+fetched (:func:`random_rows_per_call`; a point saved before calls of several sizes were swept
+has none) and its key among :attr:`Peaks.ceiling_seconds
+<gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>` (:func:`random_key`).
+"""
+
+from __future__ import annotations
+
+RANDOM_ROWS_BEFORE = 2**18
+"""The rows per call of every point of a random-access sweep saved before calls of several
+sizes were swept (2026-12-04): one call size, 2**18 rows in bags of 16."""
+
+
+def random_rows_per_call(point: tuple[int, int, float] | tuple[int, int, int, float]) -> int:
+    """How many rows one call of a random-access sweep point fetched: its third entry, or
+    :data:`RANDOM_ROWS_BEFORE` for a point saved before the sweep had several call sizes.
+
+    >>> random_rows_per_call((2**28, 16, 2**16, 3e7)), random_rows_per_call((2**28, 16, 3e7))
+    (65536, 262144)
+    """
+    return point[2] if len(point) == 4 else RANDOM_ROWS_BEFORE
+
+
+def random_key(point: tuple[int, int, float] | tuple[int, int, int, float]) -> str:
+    """A random-access point's key among :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>`: its table, row and rows per call
+    (:func:`random_rows_per_call`), as a measurement's references name a point.
+
+    >>> random_key((2**28, 16, 3e7))
+    'random 268435456 16 262144'
+    """
+    return f"random {point[0]} {point[1]} {random_rows_per_call(point)}"
