@@ -205,11 +205,11 @@ class PartExperiment:
     judged: Callable[[PartJudge, Any, Any], Sequence[ClaimResult]]
 
 
-E = TypeVar("E", Experiment, PartExperiment)
+_Kind = TypeVar("_Kind", Experiment, PartExperiment)
 _ARTICLE = {Experiment: "an", PartExperiment: "a"}
 
 
-def dispatched(kind: Kind, wanted: type[E]) -> Iterator[tuple[CoreJudge, E]]:
+def dispatched(kind: Kind, wanted: type[_Kind]) -> Iterator[tuple[CoreJudge, _Kind]]:
     """Each judge of the claims of ``kind`` with its experiment, in the registry's order
     (:func:`~gpuconcepts.results.registry.dispatch`: entries that share both, as the traffic
     claims and the roofline claims of one experiment do, give one pair, judged once).
@@ -220,8 +220,9 @@ def dispatched(kind: Kind, wanted: type[E]) -> Iterator[tuple[CoreJudge, E]]:
     for judge, experiment in dispatch(kind):
         if not isinstance(experiment, wanted):
             raise GpuConceptsError(
-                f"the {kind} claims judged by {judge.__name__} name {experiment!r} as their "
-                f"experiment; a {kind} claim needs {_ARTICLE[wanted]} {wanted.__name__}"
+                f"the {kind} claims judged by {judge.__name__} name {type(experiment).__name__} "
+                f"{getattr(experiment, 'name', experiment)!r} as their experiment; a {kind} "
+                f"claim needs {_ARTICLE[wanted]} {wanted.__name__}"
             )
         yield judge, experiment
 
