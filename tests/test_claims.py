@@ -595,9 +595,9 @@ def test_dlrm_experiment_judges_with_the_transfer_unit_its_run_recorded() -> Non
     wide_lines = judged({"s": 4, "c": 16})  # a unit no wider than the narrowest row
     assert wide_lines.number("predicted_16B_rows") == 1
     assert wide_lines.verdict == "holds"  # the measured 3x, whatever the model predicts
-    # a run recorded before the unit was saved: its device's documented default
-    assert judged({"s": 4}).number("transfer_bytes") == 64
-    assert judged({"s": 4}, device="cuda").number("transfer_bytes") == 32
+    # the unit is the run's record, never a default: its absence is named
+    with pytest.raises(GpuConceptsError, match="'dlrm-element' holds no transfer unit 'c'"):
+        judged({"s": 4})
 
 
 def test_dlrm_rejects_mismatched_sizes() -> None:

@@ -24,7 +24,6 @@ from gpuconcepts.claims.roofline import judge_roles
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measure import (
     DEFAULT_CACHE_LINE_BYTES,
-    GPU_SECTOR_BYTES,
     TRANSFER_UNIT_NAMES,
     Measurement,
     transfer_unit_bytes,
@@ -77,8 +76,13 @@ def _claims(
     widths: Sequence[tuple[Measurement, Measurement]] = (),
 ) -> list[ClaimResult]:
     """``judge`` on a random and a sequential lookup, with the other widths beside them."""
-    # a run recorded before the transfer unit was saved: its device's documented default
-    c = int(m.fact("dlrm-element").get("c", _DEFAULT_TRANSFER_BYTES[m.device]))
+    element = m.fact("dlrm-element")
+    if "c" not in element:  # every run since before schema 3, the oldest one read, saved it
+        raise GpuConceptsError(
+            f"the fact 'dlrm-element' holds no transfer unit 'c' (got {element!r}): the lookups' "
+            "bytes depend on it, and a run records it when it measures them"
+        )
+    c = int(element["c"])
     random, sequential = pair
     return [
         judge(
@@ -115,9 +119,6 @@ def _lookups_read(judge: CoreJudge, m: Measured, z: ClaimSizes) -> list[ClaimRes
     pair, _ = _at_post_width(m, z, lookups).read(m)
     widths = [m.compared(wanted) for d, wanted in lookups.items() if d != z.dlrm_d]
     return _claims(judge, m, pair, tuple((r, q) for r, q in widths))
-
-
-_DEFAULT_TRANSFER_BYTES = {"cpu": DEFAULT_CACHE_LINE_BYTES, "cuda": GPU_SECTOR_BYTES}
 
 
 def _memory_facts(device: str) -> dict[str, int]:
