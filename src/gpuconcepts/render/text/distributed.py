@@ -115,7 +115,8 @@ def exchange_gap(report: DistributedReport) -> str:
         )
     lines.append(
         f"Whole, the table-wise lookup took {si(tw.median_seconds, 's')} and the column-wise "
-        f"{si(cw.median_seconds, 's')} (median of {plural(len(tw.seconds), 'repetition')})."
+        f"{si(cw.median_seconds, 's')} (median of {plural(len(tw.seconds), 'repetition')} "
+        f"in {'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'})."
     )
     if not (tw.phases and cw.phases and tw.order):
         lines.append(
