@@ -102,6 +102,21 @@ def test_a_kept_ceiling_the_binding_bound_does_not_read_leaves_the_row_as_it_was
     assert row.to_dict()["ceiling_interval"] is None
 
 
+def test_only_the_ceilings_that_set_the_binding_bound_lend_it_their_interval() -> None:
+    # 2**24 bytes streamed from DRAM at 1e10 B/s (1.68 ms) bind; its 5e4 random lines at 5e7 a
+    # second (1 ms) sit below. The random point's interval reaches a hundredfold (1, 1, 100 s:
+    # [1 s, 100 s]) and sets nothing; DRAM's [1e10 / 2, 1e10 × 2] does, and at its fast end the
+    # random term (1 ms) takes over as the longest
+    kept = {"bytes_per_s": P_SECONDS, "random 268435456 16 262144": (1.0, 1.0, 100.0)}
+    peaks = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64, random_sweep=((2**28, 16, 5e7),),
+                  ceiling_seconds=kept)  # fmt: skip
+    rows = Measurement("x", "cpu", {}, (4e-3,) * 3, 1, 2**24, random_rows=5 * 10**4, row_bytes=16)
+    row = accuracy(_run(peaks, rows))[0]
+    assert row.predicted_seconds == pytest.approx(2**24 / 1e10, rel=1e-12)
+    assert row.ceiling_interval == pytest.approx((1e-3, 2**24 / 5e9), rel=1e-12)
+    assert row.interval == pytest.approx((4e-3 / (2**24 / 5e9), 4e-3 / 1e-3), rel=1e-12)
+
+
 def test_a_floor_timed_beside_the_kernel_gives_the_overhead_bound_its_interval() -> None:
     # two calls at the latency floor, timed beside the kernel at 1, 2 and 4 µs: the floor's
     # median 2 µs, its interval [1 µs, 4 µs], the prediction's 2 × [1, 4] µs

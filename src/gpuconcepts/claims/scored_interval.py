@@ -11,11 +11,12 @@ each floor of the overhead roof from the rounds it was timed in beside the kerne
 interval is the bootstrap interval of its median by the same rule (over its blocks, then
 its rounds, where it has blocks).
 
-The prediction only grows as a ceiling slows (a lower rate, a longer floor), so its least and
-greatest values over the ceilings' intervals are the prediction with every kept ceiling at its
-fast end and at its slow end (:func:`predicted_interval`). The ratio's interval takes the
-conservative ends (:func:`ratio_interval`): the measured interval's fast end over the
-prediction's slow end, its slow end over the prediction's fast end.
+The prediction's interval is that of the ceilings that set it, the ones the binding bound
+reads (:func:`binding_ceilings`): as the prediction only grows as a ceiling slows (a lower
+rate, a longer floor), its ends are the prediction with those ceilings at the fast ends of
+their intervals and at their slow ends (:func:`predicted_interval`). The ratio's interval
+takes the conservative ends (:func:`ratio_interval`): the measured interval's fast end over
+the prediction's slow end, its slow end over the prediction's fast end.
 
 >>> from gpuconcepts.measure import Measurement
 >>> from gpuconcepts.roofline import Peaks
@@ -30,7 +31,7 @@ prediction's slow end, its slow end over the prediction's fast end.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
@@ -47,11 +48,11 @@ RandomPoint = tuple[int, int, float] | tuple[int, int, int, float]
 
 
 def predicted_interval(m: Measurement, peaks: Peaks) -> tuple[float, float] | None:
-    """The least and the greatest time the post's model predicts for ``m`` as each ceiling
-    whose repetitions were kept ranges over its interval (:func:`ceiling_ends`); a ceiling
-    without them counts as exact. None when the bound that sets the prediction (the binding
-    roof's) reads no ceiling whose repetitions were kept: a recorded run's peaks, whose
-    interval was not recorded.
+    """The least and the greatest time the post's model predicts for ``m`` as the ceilings that
+    set it range over their intervals: those whose repetitions were kept and that the binding
+    bound reads (:func:`binding_ceilings`), each at the fast end of its interval, then at its
+    slow end, every other ceiling as it is. None when the binding bound reads no ceiling whose
+    repetitions were kept: a recorded run's peaks, whose interval was not recorded.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline import Peaks
@@ -59,16 +60,43 @@ def predicted_interval(m: Measurement, peaks: Peaks) -> tuple[float, float] | No
     >>> predicted_interval(Measurement("x", "cpu", {}, (1.0,), 2e9, 1e6), kept) is None
     True
     """
-    ends = ceiling_ends(m, peaks)
-    if ends is None:
-        return None
-    ceilings, fast, slow = ends
+    kept = _kept(m, peaks)
+    ceilings = paired_peaks(m, peaks)
     bare = replace(m, references={})  # its floors are in the ceilings already
-    binding = verdict(bare, ceilings).binding
-    moved = _with(ceilings, {key: _at(key, ceilings, 0.5) for key in _kept(m, peaks)})
-    if binding.roof.times(bare, moved) == binding.roof.times(bare, ceilings):
-        return None  # its bound stays where it is when every kept ceiling doubles its speed
-    return verdict(bare, fast).roof_seconds, verdict(bare, slow).roof_seconds
+    read = binding_ceilings(bare, ceilings, kept)
+    if not read:
+        return None
+    fast, slow = {}, {}
+    for key in read:
+        median, (low, high) = _interval(*kept[key])
+        fast[key] = _at(key, ceilings, low / median)
+        slow[key] = _at(key, ceilings, high / median)
+    return (
+        verdict(bare, _with(ceilings, fast)).roof_seconds,
+        verdict(bare, _with(ceilings, slow)).roof_seconds,
+    )
+
+
+def binding_ceilings(m: Measurement, ceilings: Peaks, keys: Iterable[str]) -> tuple[str, ...]:
+    """The ceilings of ``keys`` that set the binding bound of ``m`` under ``ceilings`` (its
+    floors already in place): each whose speed doubled alone moves that bound. A ceiling
+    behind a shorter term of the same max (a random-access point below the streaming bound, a
+    cache level a flushed kernel's DRAM term passes) sets nothing, whatever its interval.
+
+    >>> from gpuconcepts.measure import Measurement
+    >>> from gpuconcepts.roofline import Peaks
+    >>> gemm = Measurement("x", "cpu", {}, (1.0,), 2e9, 1e6)
+    >>> binding_ceilings(gemm, Peaks("cpu", 1e11, 1e10, "f"), ["bytes_per_s", "flops_per_s"])
+    ('flops_per_s',)
+    """
+    binding = verdict(m, ceilings).binding.roof
+    at = binding.times(m, ceilings)
+    return tuple(
+        key
+        for key in keys
+        if (m.random_rows or not key.startswith("random "))  # a point reads random rows only
+        and binding.times(m, _with(ceilings, {key: _at(key, ceilings, 0.5)})) != at
+    )
 
 
 def ratio_interval(
@@ -82,23 +110,6 @@ def ratio_interval(
     _, (fast, slow) = with_interval(lambda t: t[0], (m,))
     least, greatest = ceiling or (predicted, predicted)
     return over(fast, greatest), over(slow, least)
-
-
-def ceiling_ends(m: Measurement, peaks: Peaks) -> tuple[Peaks, Peaks, Peaks] | None:
-    """The ceilings ``m``'s prediction reads (``peaks`` with the floors it was timed beside,
-    :func:`~gpuconcepts.roofline.paired_peaks`), and the same with every ceiling whose
-    repetitions were kept at the fast end of its interval, then at its slow end; None when
-    none was kept."""
-    kept = _kept(m, peaks)
-    if not kept:
-        return None
-    ceilings = paired_peaks(m, peaks)
-    fast, slow = {}, {}
-    for key, (seconds, blocks) in kept.items():
-        median, (low, high) = _interval(seconds, blocks)
-        fast[key] = _at(key, ceilings, low / median)
-        slow[key] = _at(key, ceilings, high / median)
-    return ceilings, _with(ceilings, fast), _with(ceilings, slow)
 
 
 def _kept(m: Measurement, peaks: Peaks) -> dict[str, tuple[tuple[float, ...], int]]:
