@@ -9,10 +9,10 @@ predictions. The pipeline's claims and the judging of a whole report are in
 Every claim is two-sided. It names the value a formula predicts and a concrete alternative
 (the value a plausible wrong model would give), and its pass region holds the prediction
 but not the alternative. When the alternative happens to fall inside the pass region at this
-run's sizes, the run cannot tell them apart and the claim is "not visible". The
-regions are fixed before any run, each with its reason, in
-:mod:`~gpuconcepts.claims.thresholds` (the one home of every threshold). Each result carries
-``alternative``, ``pass_region`` and ``interval`` in its ``values`` as well.
+run's sizes, the run cannot tell them apart and the claim is "not visible". The regions
+live in :mod:`~gpuconcepts.claims.thresholds` (every threshold's one home, with its reason;
+each change to one is dated in the change log). Each result carries ``alternative``,
+``pass_region`` and ``interval`` in its ``values`` as well.
 
 >>> from gpuconcepts.results.distributed import Collective
 >>> c = Collective("all-reduce", "data parallel", "ring_allreduce_bytes",
@@ -333,6 +333,14 @@ def _refitted_interval(
     return interval
 
 
+def _latency_only(kinds: Sequence[Collective], fit: AlphaBeta) -> tuple[Collective, float]:
+    """The alternative that only each call's latency costs: the largest collective, its ratio."""
+    biggest = max(kinds, key=lambda c: c.formula_bytes)
+    return biggest, statistics.median(biggest.exchange_seconds) / (
+        fit.alpha_s * biggest.collectives or 1e-12
+    )
+
+
 def alpha_beta_claim(
     predicted_kinds: Sequence[Collective],
     fit: AlphaBeta | None,
@@ -361,18 +369,14 @@ def alpha_beta_claim(
     worst_index = max(range(len(ratios)), key=lambda i: abs(math.log(ratios[i])))
     worst = predicted_kinds[worst_index]
     prediction_s = fit.seconds(worst.formula_bytes, worst.collectives)
-    # the median's bootstrap interval over the repetitions, never their quartiles (a spread)
-    _, interval = with_interval(
-        lambda t: t[0] / prediction_s, [worst.exchange_seconds], [worst.blocks]
-    )
     if sweep:
         low, high = _refitted_interval(sweep, predicted_kinds)
         interval = (min(low, ratios[worst_index]), max(high, ratios[worst_index]))
-    # The alternative: bytes cost nothing, only the latency of each call.
-    biggest = max(predicted_kinds, key=lambda c: c.formula_bytes)
-    latency_only = statistics.median(biggest.exchange_seconds) / (
-        fit.alpha_s * biggest.collectives or 1e-12
-    )
+    else:  # the median's bootstrap interval over the repetitions, never their quartiles
+        _, interval = with_interval(
+            lambda t: t[0] / prediction_s, [worst.exchange_seconds], [worst.blocks]
+        )
+    biggest, latency_only = _latency_only(predicted_kinds, fit)
     return two_sided(
         key="alpha-beta-predicts",
         quantity="measured ÷ predicted time (worst collective)",

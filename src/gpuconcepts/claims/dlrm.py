@@ -151,7 +151,7 @@ def judge_dlrm_lookups(
     """Random lookups reach much lower bandwidth than sequential ones; batch ≪ table.
 
     ``random`` and ``sequential`` are the lookups at the post's row width, where the claim is
-    judged (fixed before any run); ``widths`` may add pairs at other row widths with the same
+    judged (the post's own, never chosen from a run); ``widths`` may add pairs at other row widths with the same
     bytes per batch. The prediction at each width, shown beside the claim and never its test,
     is the ratio of the two lookups' times under the measured ceilings
     (:func:`~gpuconcepts.claims.predict.predicted_seconds`): random rows at the random-access

@@ -81,15 +81,7 @@ def with_interval(
         return paired_interval(statistic, [m.raw_seconds for m in ms], count)  # type: ignore[union-attr]
     samples = [np.asarray(m.raw_seconds if isinstance(m, Measurement) else m) for m in ms]
     value = float(statistic([float(np.median(x)) for x in samples]))
-    rng = np.random.default_rng(0)
-    if blocks and len(blocks) != len(ms):
-        raise GpuConceptsError(
-            f"with_interval: blocks must give one count per entry ({len(ms)}); got {len(blocks)}"
-        )
-    counts = [
-        m.blocks if isinstance(m, Measurement) else (blocks[i] if blocks else 1)
-        for i, m in enumerate(ms)
-    ]
+    rng, counts = np.random.default_rng(0), _block_counts(ms, blocks)
     medians = [
         np.median(x[block_resample(rng, len(x), count)], axis=1)
         if count > 1
@@ -101,6 +93,21 @@ def with_interval(
     )
     low, high = _central(resampled)
     return value, (min(low, value), max(high, value))
+
+
+def _block_counts(
+    ms: Sequence[Measurement] | Sequence[Sequence[float]], blocks: Sequence[int]
+) -> list[int]:
+    """How many independent blocks each entry of ``ms`` was timed in: a measurement's own, a
+    plain entry's from ``blocks`` (one block each when none are given)."""
+    if blocks and len(blocks) != len(ms):
+        raise GpuConceptsError(
+            f"with_interval: blocks must give one count per entry ({len(ms)}); got {len(blocks)}"
+        )
+    return [
+        m.blocks if isinstance(m, Measurement) else (blocks[i] if blocks else 1)
+        for i, m in enumerate(ms)
+    ]
 
 
 def paired(ms: Sequence[Measurement] | Sequence[Sequence[float]]) -> bool:

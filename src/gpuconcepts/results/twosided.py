@@ -28,7 +28,8 @@ class TwoSided:
     and the measured value with its interval.
 
     The pass region ``low ≤ quantity ≤ high`` (either end may be open: None) states the claim
-    as the post does, fixed before any run, and leaves the alternative out. The claim holds
+    as the post does, fixed before the runs it judges (each change is dated in the change
+    log), and leaves the alternative out. The claim holds
     only when the whole measured interval lies inside it. When the alternative falls inside
     the region, no measurement could tell the two apart: the claim is "not visible". The
     ``predicted`` value (the model's, from the measured ceilings) is shown beside the claim and
