@@ -136,7 +136,7 @@ def load_part_sizes(
     """The sizes of ``part`` (:meth:`PresetsFile.part`) from the presets file.
 
     >>> load_part_sizes("distributed", quick=True)["repeats"], load_part_sizes("distributed", False)["repeats"]
-    (5, 10)
+    (6, 10)
     >>> load_part_sizes("wholemodel", quick=True, device="cpu")["batches"]
     [1, 4, 16, 64]
     """

@@ -11,7 +11,7 @@ Everything below is handed that value and reads no ``quick`` and no presets file
 >>> sizes.device_cls, sizes.presets["mlp"]["B"], sizes.sweeps["mlp_B"], sizes.claims.mlp_batches[:3]
 ('cpu', 512, (1, 64, 512), (1, 2, 4))
 >>> sizes.wholemodel.repeats, sizes.distributed.repeats, sizes.budget.seconds
-(6, 5, 60.0)
+(6, 6, 60.0)
 """
 
 from __future__ import annotations
