@@ -36,11 +36,16 @@ COLUMNS = (
     "Bound",
 )
 """The columns every run's table has; a run that stored its predictions adds two more
-(:data:`STORED`), and every run ends with the note beside a miss."""
+(:data:`STORED`), and every run's table ends with :data:`NOTE`."""
 
 STORED = ("Prediction stored when measured", "Measured ÷ stored prediction")
 """The columns of the prediction a run stored when it was measured (``stored_predicted_seconds``
 and ``stored_ratio`` of an accuracy row), shown only for a run that stored one."""
+
+
+NOTE = "Diagnosis, or why not judged"
+"""The last column: :func:`note`. A diagnosis stands on any row a mechanism explains, not only
+beside a miss, so the column is named by what it holds."""
 
 
 def _ratio(x: float) -> str:
@@ -64,7 +69,7 @@ def _stored(row: AccuracyRow) -> tuple[float, float]:
 
 
 def note(row: AccuracyRow) -> str:
-    """What stands beside a row: why it is not judged, else the diagnosis of its miss (the
+    """What stands beside a row: why it is not judged, else its diagnosis, miss or not (the
     mechanism, the least time it allows and its share of the measured time), else nothing.
 
     >>> row = AccuracyRow("rnn-loop at S=8", 1e-6, 4e-6, 4.0, (3.8, 4.2), "overhead", "abc",
@@ -136,7 +141,7 @@ def run_table(name: str, rows: Sequence[AccuracyRow]) -> str:
     >>> row = AccuracyRow("mlp at B=4", 1e-6, 3e-6, 3.0, (2.9, 3.1), "compute", "abc", "out")
     >>> print(run_table("run A", [row]))
     :::{dropdown} run A: 1 kernel, model abc, out of sample, 0% of those judged within 2×
-    | Kernel | Predicted [interval] | Measured [interval] | Measured ÷ predicted [interval] | Bound | Beside a miss |
+    | Kernel | Predicted [interval] | Measured [interval] | Measured ÷ predicted [interval] | Bound | Diagnosis, or why not judged |
     | --- | --- | --- | --- | --- | --- |
     | mlp at B=4 | 1 µs | 3 µs [2.9 µs, 3.1 µs] | 3× [2.9×, 3.1×] | compute |  |
     :::
@@ -153,7 +158,7 @@ def run_table(name: str, rows: Sequence[AccuracyRow]) -> str:
         f"{units.times(PREDICTION_FACTOR)}"
     )
     table = markdown_table(
-        [*COLUMNS, *(STORED if stored else ()), "Beside a miss"],
+        [*COLUMNS, *(STORED if stored else ()), NOTE],
         [cells(row, stored) for row in rows],
     )
     return f":::{{dropdown}} {title}\n{table}\n:::"
