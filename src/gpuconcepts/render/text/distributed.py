@@ -8,9 +8,11 @@ imports no renderer.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from gpuconcepts.claims.distributed import judge_distributed
+from gpuconcepts.measurement import quartiles
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.text.claims import format_claim
 from gpuconcepts.results.distributed import PHASES, Collective, DistributedReport
@@ -41,7 +43,6 @@ def rows(report: DistributedReport) -> list[list[str]]:
         ]
     ]
     for c in report.main:
-        q1, q3 = c.iqr_seconds
         predicted = report.predicted_seconds(c)
         table.append(
             [
@@ -50,7 +51,7 @@ def rows(report: DistributedReport) -> list[list[str]]:
                 plain_number(round(c.formula_bytes)),
                 "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
                 "-" if c.bytes_ratio is None else f"{number(c.bytes_ratio, 5)}",
-                f"{si(c.median_seconds, 's')} ({si(q1, 's')}-{si(q3, 's')})",
+                _median_iqr(c.seconds, label=""),
                 "-" if predicted is None else si(predicted, "s"),
             ]
         )
@@ -61,6 +62,17 @@ def markdown(report: DistributedReport) -> str:
     """The report's main collectives (:func:`rows`) as a Markdown table for the book."""
     cells = rows(report)
     return markdown_table(cells[0], cells[1:])
+
+
+def _median_iqr(seconds: Sequence[float], label: str = "IQR ") -> str:
+    """A measured time as the book gives every one: its median, and beside it its spread, the
+    interquartile range (``label`` before it; the table's header names it instead).
+
+    >>> _median_iqr([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
+    '3 ms (IQR 2 ms-4 ms)'
+    """
+    q1, q3 = quartiles(seconds)
+    return f"{si(statistics.median(seconds), 's')} ({label}{si(q1, 's')}-{si(q3, 's')})"
 
 
 def _phase_shares(c: Collective) -> str:
@@ -101,7 +113,7 @@ def exchange_gap(report: DistributedReport) -> str:
     lines = [
         (
             f"Both send {describe_bytes(tw.formula_bytes)} per device by the formulas "
-            f"({loopback}), in the same {plural(report.world_size - 1, 'message')} per device, "
+            f"({loopback}), each as {plural(report.world_size - 1, 'message')} per device "
             "in one all-to-all."
         )
     ]
@@ -114,9 +126,10 @@ def exchange_gap(report: DistributedReport) -> str:
             f"and {percent(1 - latency)} the bytes over the bandwidth."
         )
     lines.append(
-        f"Whole, the table-wise lookup took {si(tw.median_seconds, 's')} and the column-wise "
-        f"{si(cw.median_seconds, 's')} (median of {plural(len(tw.seconds), 'repetition')} "
-        f"in {'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'})."
+        f"Whole, the table-wise lookup took {_median_iqr(tw.seconds)} and the column-wise "
+        f"{_median_iqr(cw.seconds)}, each the median of "
+        f"{plural(len(tw.seconds), 'repetition')} in "
+        f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'}."
     )
     if not (tw.phases and cw.phases and tw.order):
         lines.append(
@@ -127,8 +140,7 @@ def exchange_gap(report: DistributedReport) -> str:
     lines.append(
         f"Timed apart, the table-wise lookup spent {_phase_shares(tw)}; the column-wise "
         f"{_phase_shares(cw)}. The all-to-alls alone took "
-        f"{si(statistics.median(tw.exchange_seconds), 's')} and "
-        f"{si(statistics.median(cw.exchange_seconds), 's')}."
+        f"{_median_iqr(tw.exchange_seconds)} and {_median_iqr(cw.exchange_seconds)}."
     )
     first = _first_in_round(report.of_kind("sharded embedding"))
     if first is not None:
