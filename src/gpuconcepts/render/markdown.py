@@ -184,10 +184,16 @@ def audit_cell(result: ClaimResult) -> str:
     ...                                  interval=(float("nan"), float("nan")))
     >>> audit_cell(dataclasses.replace(example(), test=unmeasured, visible=False))
     'not visible'
+
+    A fact (an exact count) has no prediction to score, only its verdict:
+
+    >>> audit_cell(dataclasses.replace(example(), key="kv-cache-exact"))
+    'holds'
     """
     test = result.test
-    if not test.predicted or not math.isfinite(test.measured * test.predicted):  # nothing to
-        return result.verdict  # divide (none measured, or a prediction not judged): the verdict
+    scored = test.predicted and math.isfinite(test.measured * test.predicted)
+    if ledger(result.key) == "fact" or not scored:  # an exact count, none measured, or a
+        return result.verdict  # prediction not judged: nothing to divide, the verdict alone
     ratio = measured_or_dash(test.measured / test.predicted, lambda r: significant(r, 2))
     return f"{result.verdict} ({ratio}× predicted)"
 
