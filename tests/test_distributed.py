@@ -757,3 +757,25 @@ def test_the_presets_time_every_workload_in_enough_blocks_of_two() -> None:
         sizes = RunSizes.resolve("cpu", quick=quick, free_bytes=2**36).distributed
         assert sizes.timed_blocks >= MIN_BLOCKS, quick
         assert sizes.repeats >= 2 * sizes.timed_blocks, quick
+
+
+def test_a_distributed_claim_gives_its_measured_value_once() -> None:
+    """The claim's head states the measured value and its interval; the detail after it adds
+    what the head does not (the bytes sent, the rounds and their spread), never the value again."""
+    from gpuconcepts.book import recorded_runs
+    from gpuconcepts.claims.judge import judged_now
+
+    cpu = next(
+        r for r in recorded_runs(Path(__file__).parents[1] / "docs") if r.provenance.device == "cpu"
+    )
+    detail = {c.key: c.detail for c in judged_now(cpu).claims}
+    assert detail["traffic-all-reduce"] == "8,406,664 bytes per device on loopback"
+    assert detail["rowwise-more-than-tablewise"] == (
+        "8,396,132 and 4,198,414 bytes per device on loopback"
+    )
+    assert detail["tablewise-columnwise-same-exchange"].startswith(
+        "median of 30 paired rounds, IQR 0.686-1.26, timed in one block"
+    )
+    assert detail["pipeline-bubble"].startswith(
+        "median of 10 repetitions, IQR 0.237-0.32, timed in one block"
+    )

@@ -123,6 +123,13 @@ def _alternative(c: Collective) -> tuple[float, str]:
     return _ALTERNATIVES.get(c.kind, (2.0, "every byte is counted twice"))
 
 
+def _loopback(*cs: Collective) -> str:
+    """The bytes per device each of ``cs`` sent on the loopback interface, in words."""
+    sent = [c.measured_bytes for c in cs]
+    words = " and ".join(number(round(b)) for b in sent if b is not None)
+    return "no loopback measurement" if None in sent else f"{words} bytes per device on loopback"
+
+
 def traffic_claim(c: Collective, device: str) -> ClaimResult:
     """The loopback interface carries the bytes the formula counts for one collective."""
     formula = formulas.get(c.formula)
@@ -130,11 +137,7 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
     ratio, interval = c.bytes_ratio, c.bytes_interval
     visible = ratio is not None and interval is not None
     measured = ratio if ratio is not None else math.nan
-    low_high = (
-        (interval[0] / c.formula_bytes, interval[1] / c.formula_bytes)
-        if interval is not None
-        else (math.nan, math.nan)
-    )
+    low, high = interval or (math.nan, math.nan)
     return two_sided(
         # the pipeline's name holds its sizes; its key must not, to match runs of other sizes
         key="traffic-pipeline"
@@ -149,13 +152,8 @@ def traffic_claim(c: Collective, device: str) -> ClaimResult:
         low=BYTES_LOW,
         high=BYTES_HIGH,
         measured=measured,
-        interval=low_high,
-        measured_text=(
-            f"{number(round(c.measured_bytes or 0))} bytes per device on the loopback interface, "
-            f"ratio {number(measured, 5)} to the formula"
-            if visible
-            else "no loopback measurement"
-        ),
+        interval=(low / c.formula_bytes, high / c.formula_bytes),
+        measured_text=_loopback(c),
         device=device,
         not_visible=""
         if visible
@@ -224,7 +222,7 @@ def rowwise_claim(lookups: Sequence[Collective], device: str) -> ClaimResult:
         high=predicted * BYTES_HIGH / BYTES_LOW,
         measured=measured,
         interval=(r_low / t_high, r_high / t_low),
-        measured_text=f"row-wise / table-wise loopback bytes = {number(measured)}",
+        measured_text=_loopback(row, table),
         device=device,
         not_visible="the traffic did not cross the loopback interface" if missing else "",
     )
@@ -279,8 +277,8 @@ def same_exchange_claim(
         high=SAME_EXCHANGE_FACTOR,
         measured=ratio,
         interval=interval,
-        measured_text=f"column-wise / table-wise exchange time, median of {len(ratios)} paired "
-        f"rounds {number(ratio, 3)} (IQR {number(q1, 3)}-{number(q3, 3)}), {table.timed_in}"
+        measured_text=f"median of {len(ratios)} paired rounds, IQR {number(q1, 3)}-"
+        f"{number(q3, 3)}, {table.timed_in}"
         + ("" if timed_apart else "; whole lookups, the exchange was not timed apart"),
         device=device,
         not_visible=crowded or unpaired,

@@ -179,8 +179,8 @@ def bubble_claim(
         high=min(predicted + abs(half), predicted * PREDICTION_FACTOR),
         measured=median,
         interval=interval,
-        measured_text=f"idle share of the stages {number(median)} (median of {len(bubbles)}; "
-        f"IQR {number(q1)}-{number(q3)}), {c.timed_in}",
+        measured_text=f"median of {len(bubbles)} repetitions, IQR {number(q1)}-{number(q3)}, "
+        f"{c.timed_in}",
         device=device,
         not_visible=crowded,
     )
