@@ -22,8 +22,8 @@ from gpuconcepts.results.distributed import PHASES, Sizes
 
 PAIRED_ROUNDS_PER_REPEAT = 3
 """The lookups run 3 rounds per repetition of the other workloads: their ratio's interval is
-bootstrapped over blocks, then the rounds in them, and 5 rounds left it wider than the pass region on the shared 2-core
-machine; a round of three lookups takes milliseconds."""
+bootstrapped over blocks, then the rounds in them, and 5 rounds left it wider than the pass
+region on the shared 2-core machine; a round of three lookups takes milliseconds."""
 
 SCHEME_FORMULAS = {
     "table-wise": "tablewise_alltoall_bytes",
