@@ -94,8 +94,7 @@ def binding_ceilings(m: Measurement, ceilings: Peaks, keys: Iterable[str]) -> tu
     return tuple(
         key
         for key in keys
-        if (m.random_rows or not key.startswith("random "))  # a point reads random rows only
-        and binding.times(m, _with(ceilings, {key: _at(key, ceilings, 0.5)})) != at
+        if binding.times(m, _with(ceilings, {key: _at(key, ceilings, 0.5)})) != at
     )
 
 
