@@ -225,6 +225,7 @@ def test_no_physical_limit_is_below_the_peak_measured_under_it() -> None:
 
 def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> None:
     from gpuconcepts.render.text import chain_sentence
+    from gpuconcepts.render.text.runs import time_spread
     from gpuconcepts.roofline import OPERATION_CHAIN, diagnoses, paired_peaks
     from gpuconcepts.units import percent, si
 
@@ -242,10 +243,15 @@ def test_the_rnn_chain_bound_on_a_gpu_counts_every_operation_of_every_step() -> 
         bound = next(d.seconds for d in diagnoses(loop, peaks) if d.mechanism == OPERATION_CHAIN)
         assert bound >= least * (1 - 1e-9)
         assert f"cannot take less than {si(bound, 's')}" in said
-        assert f"It took {si(loop.seconds, 's')}: the chain accounts for" in said
+        # the loop's time with its spread, the book's one format (median ± IQR)
+        assert f"It took {time_spread(loop)}: the chain accounts for" in said
         # the review found 0.041 %: one operation's floor against the loop's 26.5 ms
         assert f"accounts for {percent(bound / loop.seconds)} of its time" in said
         assert bound / loop.seconds > 0.1
+    # the recorded bfloat16 run's loop, as its page gives it
+    bf16 = next(r for r in runs if r.peaks.dtype == "bfloat16")
+    loop = next(m for m in profile_of(bf16) if m.workload == "rnn-loop")
+    assert "It took 26.5 ms ± 3.3 ms: the chain" in chain_sentence(loop, bf16.peaks)
 
 
 def test_a_kernel_faster_than_dram_is_named_among_those_a_cache_serves() -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.hardware import dtype_bytes
-from gpuconcepts.render.text.runs import explained, roof_label
+from gpuconcepts.render.text.runs import explained, roof_label, time_spread
 from gpuconcepts.roofline import (
     COLD_START,
     FASTER_GATHER,
@@ -190,17 +190,19 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     """What the operation chain (:func:`gpuconcepts.roofline.diagnoses`) says of a kernel of
     dependent steps, in a sentence for a page: its operations per step, counted from its code
     path, at their floors (the per-operation floor inside the framework, the latency floor for
-    those Python calls), against its measured time.
+    those Python calls), against its measured time with its spread (the median ± IQR of
+    :func:`~gpuconcepts.render.text.runs.time_spread`).
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=3e-6, op_seconds=1e-6)
-    >>> loop = Measurement("rnn-loop", "cpu", {}, (6e-3,), 2e6, 1e5, ops=4096, steps=1024)
+    >>> loop = Measurement("rnn-loop", "cpu", {}, (5.8e-3, 6e-3, 6.3e-3), 2e6, 1e5, ops=4096,
+    ...                    steps=1024)
     >>> print(chain_sentence(loop, p))
-    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 4.12 ms. It took 6 ms: the chain accounts for 69% of its time.
-    >>> calls = Measurement("rnn-loop", "cpu", {}, (15e-3,), 2e6, 1e5, ops=4096, calls=4096,
-    ...                     steps=1024)
+    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), and no operation here takes less than 1 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 4.12 ms. It took 6 ms ± 250 µs: the chain accounts for 69% of its time.
+    >>> calls = Measurement("rnn-loop", "cpu", {}, (14.6e-3, 15e-3, 15.2e-3), 2e6, 1e5, ops=4096,
+    ...                     calls=4096, steps=1024)
     >>> print(chain_sentence(calls, p))
-    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms: the chain accounts for 82% of its time.
+    The operation chain makes this exact: `rnn-loop` dispatches 4 operations a step (4,096 in all, counted under the profiler), every one called from Python, and no call from Python takes less than 3 µs, so its 1,024 dependent steps, each computing only once its operations are dispatched, cannot take less than 12.3 ms. It took 15 ms ± 300 µs: the chain accounts for 82% of its time.
     """
     bound = chain_bound(m, peaks)
     peaks = paired_peaks(m, peaks)  # the floors it was timed beside, where it was
@@ -229,7 +231,7 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
         f"The operation chain makes this exact: `{m.workload}` dispatches "
         f"{significant(m.ops / m.steps, 2)} operations a step ({plain_number(m.ops)} in all, "
         f"counted under the profiler), {floors}, so its {plain_number(m.steps)} dependent "
-        f"steps{serial} cannot take less than {si(bound, 's')}. It took {si(took, 's')}: "
+        f"steps{serial} cannot take less than {si(bound, 's')}. It took {time_spread(m)}: "
         f"the chain accounts for {percent(bound / took)} of its time."
     )
 
@@ -266,9 +268,9 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
 
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**24, 2.5e-3),))
-    >>> m = Measurement("mlp", "cpu", {"B": 1}, (4e-3,), 2**23, 2**24, flush=True)
+    >>> m = Measurement("mlp", "cpu", {"B": 1}, (3.9e-3, 4e-3, 4.2e-3), 2**23, 2**24, flush=True)
     >>> print(cold_read_sentence(m, p))
-    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms, so the cold read accounts for 62% of its time.
+    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms ± 150 µs, so the cold read accounts for 62% of its time.
     """
     moved = moved_bytes(m)
     cold = _mechanism_seconds(m, peaks, COLD_START)
@@ -284,7 +286,7 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
         f"{decimal_bytes(moved)} came from {dram.name} starting cold: a plain read of as many "
         f"bytes, started the same way, took {si(cold, 's')}, where streaming at {dram.name}'s "
         f"bandwidth would take {si(moved / dram.bytes_per_s, 's')}. It took "
-        f"{si(m.seconds, 's')}, so the cold read accounts for {percent(bound / m.seconds)} of "
+        f"{time_spread(m)}, so the cold read accounts for {percent(bound / m.seconds)} of "
         "its time."
     )
 
@@ -343,10 +345,10 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> from gpuconcepts.measure import Measurement
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", line_bytes=64,
     ...           random_sweep=((2**28, 16, 3e7), (2**28, 256, 5e7)))
-    >>> lookup = Measurement("dlrm-random", "cpu", {}, (0.05,), 2**22, 2**24,
+    >>> lookup = Measurement("dlrm-random", "cpu", {}, (0.048, 0.05, 0.051), 2**22, 2**24,
     ...                      random_rows=2**20, row_bytes=16)
     >>> print(random_access_sentence(lookup, p))
-    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That rate allows 35 ms; the lookup took 50 ms, so random access accounts for 70% of its time.
+    Streaming bandwidth is the wrong ceiling for rows at random addresses: each of its 1,048,576 rows of 16 bytes costs 1 whole line of 64 bytes, and this machine fetched at most 30 million independent lines a second (its random-access sweep, rows of 16 bytes from a table of 256 MiB in calls of 262,144 rows). That rate allows 35 ms; the lookup took 50 ms ± 1.5 ms, so random access accounts for 70% of its time.
     """
     point = (
         None
@@ -367,6 +369,6 @@ def random_access_sentence(m: Measurement, peaks: Peaks) -> str:
         f"machine fetched at most {in_words(rate)} independent lines a second (its "
         f"random-access sweep, rows of {plain_number(swept)} bytes from a table of "
         f"{binary_bytes(table)} in calls of {plain_number(calls)} rows). That rate allows "
-        f"{si(bound, 's')}; the lookup took {si(took, 's')}, so random access accounts for "
+        f"{si(bound, 's')}; the lookup took {time_spread(m)}, so random access accounts for "
         f"{percent(bound / took)} of its time."
     )
