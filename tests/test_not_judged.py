@@ -67,8 +67,10 @@ def test_the_claims_appendix_lists_every_claim_and_kernel_not_judged() -> None:
     # the tf32 run's crossover reads its FP32 sweep: listed with the reason the judge gave
     crossover = next(r for r in _tf32().claims if r.key == "mlp-crossover")
     assert crossover.reason.startswith("not judged")
-    assert "`mlp-crossover`" in table
-    assert crossover.reason.removeprefix("not judged: ") in table
+    # named by its statement, linked to its place in the book, never by its registry key
+    said = f"{{ref}}`{crossover.claim} <claim-mlp-crossover>`"
+    assert f"| {said} | {crossover.reason.removeprefix('not judged: ')} |" in table
+    assert "`mlp-crossover`" not in table
     # every claim and every ledger 2 row left out, of every run, is a row of the table
     runs = [build, *recorded]
     expected = sum(bool(row.not_judged) for run in runs for row in accuracy(run))
@@ -78,7 +80,10 @@ def test_the_claims_appendix_lists_every_claim_and_kernel_not_judged() -> None:
     # and each prediction read from the tf32 run's FP32 sweep, beside a verdict that stands
     predictions = ("mlp-batch-trend", "rnn-loop-vs-gemm", "prefill-vs-decode")
     for key in predictions:
-        assert f"`{key}`: its prediction" in table
+        said = next(r.claim for r in _tf32().claims if r.key == key)
+        assert f"| {{ref}}`{said} <claim-{key}>` (its prediction alone: the verdict stands) |" in (
+            table
+        )
     expected += len(predictions)
     assert expected >= 5
     assert glue["n_not_judged"] == str(expected)
@@ -116,7 +121,7 @@ def test_a_kernel_timed_on_fewer_threads_than_its_ceilings_is_not_judged() -> No
     assert (found.kernels, found.share_within) == (1, 0.0)
     # and listed with its reason where the appendix lists what is not judged
     rows = not_judged_rows("demo", _threads_run((1, 2)))
-    assert rows == [["demo", "ledger 2: " + fewer.kernel,
+    assert rows == [["demo", "the model's time for " + fewer.kernel,
                      "it ran on 1 thread while its ceilings were measured on 2"]]  # fmt: skip
 
 

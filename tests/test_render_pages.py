@@ -15,7 +15,7 @@ from gpuconcepts.claims.accuracy import flips
 from gpuconcepts.hardware import GPUS
 from gpuconcepts.render.pages import Math, claims, cnn, devices, execution, hardware, transformer
 from gpuconcepts.render.text import preset_rows
-from gpuconcepts.results.registry import ledger
+from gpuconcepts.results.registry import anchor, ledger
 from gpuconcepts.roofline import Peaks, gap_split, place
 from gpuconcepts.run import Run, load
 
@@ -123,12 +123,20 @@ def test_claims_page_glues_each_claim(recorded: Run) -> None:
     found = flips(recorded)
     rows = glue["flips_table"].splitlines()[2:]
     assert len(rows) == 2 * len(found)  # once as this machine's run, once as a recorded one
-    assert all(
-        f"`{flip.key}` | {flip.stored} → {flip.now} |" in glue["flips_table"] for flip in found
+    said = {r.key: r.claim for r in (*recorded.saved_claims, *recorded.claims)}
+    assert all(  # each claim in words, linked to its place in the book, never by its key
+        f"{{ref}}`{said[flip.key]} <{anchor(flip.key)}>` | {flip.stored} → {flip.now} |"
+        in glue["flips_table"]
+        for flip in found
     )
     if not found:
         assert glue["flips_table"].startswith("No verdict of a recorded run changed")
-    assert "| `kv-cache-exact` | an exact check (a fact) |" in glue["tests_table"]
+    kv = next(r for r in recorded.claims if r.key == "kv-cache-exact")
+    assert (
+        f"| {{ref}}`{kv.claim} <claim-kv-cache-exact>` | an exact check (a fact) |"
+        in glue["tests_table"]
+    )
+    assert "`kv-cache-exact`" not in glue["tests_table"]
     assert glue["accuracy_table"].splitlines()[2].startswith("| This machine (live) | ")
     assert summary["recorded_runs"] == f"* {recorded.provenance.summary}"
     assert claims.summary(recorded, [])["recorded_runs"] == "* none yet"

@@ -17,6 +17,7 @@ from gpuconcepts.claims.accuracy import AccuracySummary, accuracy, flips, sample
 from gpuconcepts.claims.accuracy import summary as accuracy_summary
 from gpuconcepts.render.ledgers import SAMPLE_WORDS
 from gpuconcepts.render.markdown import (
+    claim_link,
     literal,
     markdown_claim,
     markdown_claims_summary,
@@ -115,7 +116,9 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
     runs = [run, *recorded]
     names = ["This machine (live)", *(f"{r.label}, {r.peaks.dtype}" for r in recorded)]
     tests = [
-        [f"`{r.key}`", TESTS_WORDS[CLAIMS[r.key].tests]] for r in run.claims if r.key in CLAIMS
+        [claim_link(r.key, r.claim), TESTS_WORDS[CLAIMS[r.key].tests]]
+        for r in run.claims
+        if r.key in CLAIMS
     ]
     pairs = list(zip(names, runs, strict=True))
     flipped = flip_rows(pairs)
@@ -161,9 +164,31 @@ def ledgers(run: Run, recorded: Sequence[Run]) -> Glue:
 
 
 def flip_rows(named: Sequence[tuple[str, Run]]) -> list[list[str]]:
-    """Every flip of every run: its name, the claim, and the stored verdict → today's."""
-    return [[name, f"`{f.key}`", f"{f.stored} → {f.now}"] for name, run in named
+    """Every flip of every run: its name, the claim in words (:func:`claim_words`), and the
+    stored verdict → today's."""
+    return [[name, claim_words(run, f.key), f"{f.stored} → {f.now}"] for name, run in named
             for f in flips(run)]  # fmt: skip
+
+
+def claim_words(run: Run, key: str) -> str:
+    """The claim ``key`` as a reader knows it: its statement as ``run`` holds it (today's
+    judges' words first, then the words stored when it was measured, for a claim judged no
+    more), linked to where its page discusses it. A registry key means nothing to a reader,
+    so it is shown only for a claim the run does not hold at all.
+
+    >>> from dataclasses import replace
+    >>> from gpuconcepts.results.claim import example
+    >>> from gpuconcepts.run import Provenance, Run
+    >>> from gpuconcepts.roofline import Peaks
+    >>> said = replace(example(), key="mlp-batch-trend")
+    >>> demo = Run(Provenance.example(), Peaks("cpu", 1e11, 1e10, "float32"), (), {}, (said,))
+    >>> claim_words(demo, "mlp-batch-trend")
+    '{ref}`Bigger batches run faster per sample. <claim-mlp-batch-trend>`'
+    >>> claim_words(demo, "gone")
+    'gone'
+    """
+    said = {r.key: r.claim for r in (*run.saved_claims, *run.claims)}  # today's words win
+    return claim_link(key, said.get(key, key))
 
 
 def flips_table(rows: Sequence[Sequence[str]]) -> str:
@@ -263,22 +288,32 @@ NOT_JUDGED = "not judged"
 was measured another way than the kernel ran (:mod:`~gpuconcepts.claims.accuracy`)."""
 
 
+PREDICTION_ONLY = "(its prediction alone: the verdict stands)"
+"""How the table of what is not judged names a claim whose verdict stands but whose
+prediction, shown beside it, is left out (it reads what was measured another way)."""
+
+KERNEL_TIME = "the model's time for "
+"""How the table of what is not judged names a kernel left out of ledger 2: its predicted
+time is the score left out, not the kernel."""
+
+
 def not_judged_rows(name: str, run: Run) -> list[list[str]]:
     """Every claim of ``run`` (in either ledger), every prediction shown beside a verdict and
     every kernel of its ledger 2 that is not judged, with the reason, so that none is dropped
     in silence."""
     rows = [
-        [name, f"`{r.key}`", r.reason.removeprefix(f"{NOT_JUDGED}: ")]
+        [name, claim_link(r.key, r.claim), r.reason.removeprefix(f"{NOT_JUDGED}: ")]
         for r in run.claims
         if not r.visible and r.reason.startswith(NOT_JUDGED)
     ]
     rows += [  # the verdict stands: it reads no prediction (claims.accuracy.unjudged)
-        [name, f"`{r.key}`: its prediction", str(why).removeprefix(f"{NOT_JUDGED}: ")]
+        [name, f"{claim_link(r.key, r.claim)} {PREDICTION_ONLY}",
+         str(why).removeprefix(f"{NOT_JUDGED}: ")]
         for r in run.claims
         if (why := r.values.get("prediction_not_judged"))
-    ]
+    ]  # fmt: skip
     rows += [
-        [name, f"ledger 2: {row.kernel}", row.not_judged.removeprefix(f"{NOT_JUDGED}: ")]
+        [name, f"{KERNEL_TIME}{row.kernel}", row.not_judged.removeprefix(f"{NOT_JUDGED}: ")]
         for row in accuracy(run)
         if row.not_judged
     ]
