@@ -105,12 +105,27 @@ def test_rnn_module_against_the_python_loops(recorded: Run) -> None:
     text = rnn.module_vs_python(recorded, runs)["module_vs_python"]
     assert text.startswith("slower than" if runs[0].seconds > runs[1].seconds else "not slower")
     assert "On a CPU, PyTorch's `nn.RNN`" in text
+    # the difference per step with its bootstrap interval over the rounds, never bare
+    assert (
+        "that bookkeeping is what it adds: 41.8 µs a step (interval [29 µs, 50 µs]), "
+        "50.4 latency floors or 8.4% of its time, a cost per step" in text
+    )
     on_gpu = dataclasses.replace(recorded, peaks=dataclasses.replace(recorded.peaks, device="cuda"))
     assert "cuDNN" in rnn.module_vs_python(on_gpu, runs)["module_vs_python"]
     no_floor = dataclasses.replace(
         recorded, peaks=dataclasses.replace(recorded.peaks, latency_seconds=None)
     )
     assert "latency floors" not in rnn.module_vs_python(no_floor, runs)["module_vs_python"]
+
+
+def test_rnn_step_costs_give_each_measured_time_its_spread(recorded: Run) -> None:
+    glue = rnn.step_costs(recorded.measurements, recorded.peaks)
+    # the GEMM's share of a step: its median and IQR divided by the 256 steps alike
+    assert glue["small_gemm_step"] == "1.59 µs ± 80 ns"
+    # a difference of two times: its bootstrap interval, the claims' rule
+    assert glue["small_extra"] == "12.4 µs (interval [12.3 µs, 12.5 µs])"
+    assert glue["large_extra"] == "74.5 µs (interval [69.5 µs, 82 µs])"
+    assert "| 12.4 µs (interval [12.3 µs, 12.5 µs]) | 8.8× |" in str(glue["step_table"])
 
 
 def test_rnn_exercises_from_the_formulas() -> None:

@@ -189,7 +189,11 @@ class StepCost:
     floor from the run's peaks, the two times measured. The slowdown is
     ``1 + extra_per_step / gemm_per_step``: the dependency costs little when each step holds
     enough work that its GEMM time dwarfs the extra a dependent step pays, and much when it
-    does not.
+    does not. The slowdown and the extra per step are measured quantities derived from two
+    times, so each comes with its bootstrap interval, by the rule the claims use
+    (:func:`~gpuconcepts.claims.quantities.with_interval`: per round where the loop and the
+    GEMM were timed side by side), and the value shown is that rule's, the same the claim
+    `rnn-loop-vs-gemm` reports for the same pair.
     """
 
     loop: Measurement
@@ -223,14 +227,26 @@ class StepCost:
         return median_seconds(self.gemm) / self.steps
 
     @property
+    def extra_and_interval(self) -> tuple[float, tuple[float, float]]:
+        """What a dependent step costs beyond its share of the GEMM, and its interval."""
+        steps = self.steps
+        return with_interval(lambda t: (t[0] - t[1]) / steps, (self.loop, self.gemm))
+
+    @property
     def extra_per_step(self) -> float:
-        """What a dependent step costs beyond its share of the GEMM."""
-        return self.loop_per_step - self.gemm_per_step
+        """What a dependent step costs beyond its share of the GEMM (the value of
+        :attr:`extra_and_interval`)."""
+        return self.extra_and_interval[0]
+
+    @property
+    def slowdown_and_interval(self) -> tuple[float, tuple[float, float]]:
+        """Loop time ÷ GEMM time, and its interval."""
+        return with_interval(lambda t: t[0] / t[1], (self.loop, self.gemm))
 
     @property
     def slowdown(self) -> float:
-        """Loop time ÷ GEMM time."""
-        return median_seconds(self.loop) / median_seconds(self.gemm)
+        """Loop time ÷ GEMM time (the value of :attr:`slowdown_and_interval`)."""
+        return self.slowdown_and_interval[0]
 
 
 def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> list[StepCost]:

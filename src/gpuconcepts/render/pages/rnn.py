@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
+from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.claims.rnn_steps import StepCost
 from gpuconcepts.claims.rnn_steps import step_costs as costs_of
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
@@ -27,6 +28,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import chain_sentence, markdown_table, measurement_table, plots, time_spread
 from gpuconcepts.render.pages import Glue, Math, from_batch
+from gpuconcepts.render.text.runs import time_interval, time_spread_each
 from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
@@ -175,16 +177,15 @@ def module_vs_python(run: Run, runs: Sequence[Measurement]) -> Glue:
     module_vs_loop = module.seconds / loop.seconds
     module_vs_hoisted = module.seconds / hoisted.seconds
     steps = module.size("S")
-    gap = (module.seconds - hoisted.seconds) / steps  # per step, against the hoisted loop
+    # per step, against the hoisted loop, with its interval (per round where timed together)
+    gap, (low, high) = with_interval(lambda t: (t[0] - t[1]) / steps, (module, hoisted))
     floors = (
-        f"{units.significant(abs(gap) / peaks.latency_seconds)} latency floors, "
+        f"{units.significant(abs(gap) / peaks.latency_seconds)} latency floors or "
         if peaks.latency_seconds
         else ""
     )
-    gap_text = (
-        f"{units.si(abs(gap), 's')} per step "
-        f"({floors}{units.percent(abs(gap) * steps / module.seconds)} of its time)"
-    )
+    size = time_interval(abs(gap), (low, high) if gap > 0 else (-high, -low), "a step")
+    gap_text = f"{size}, {floors}{units.percent(abs(gap) * steps / module.seconds)} of its time"
     if module_vs_loop > 1:
         verdict = (
             f"slower than the Python loop: it took {units.as_long(module_vs_loop, 'the loop')}, "
@@ -205,7 +206,7 @@ def module_vs_python(run: Run, runs: Sequence[Measurement]) -> Glue:
         )
         if gap > 0:
             why += (
-                f"that bookkeeping is what it adds, {gap_text}: a cost per step of the same "
+                f"that bookkeeping is what it adds: {gap_text}, a cost per step of the same "
                 "kind as the chain's, not extra FLOPs."
             )
         else:
@@ -239,7 +240,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             units.measured_or_dash(c.floors),  # no latency floor measured: "—"
             time_spread(c.gemm),
             time_spread(c.loop),
-            units.si(c.extra_per_step, "s"),
+            time_interval(*c.extra_and_interval),
             units.times(c.slowdown),
         ]
         for c in costs
@@ -267,8 +268,8 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
         glue[f"{name}_flops"] = units.describe(c.step_flops, "FLOPs")
         glue[f"{name}_at_peak"] = units.si(c.step_at_peak, "s")
         glue[f"{name}_floors"] = units.measured_or_dash(c.floors)
-        glue[f"{name}_gemm_step"] = units.si(c.gemm_per_step, "s")
-        glue[f"{name}_extra"] = units.si(c.extra_per_step, "s")
+        glue[f"{name}_gemm_step"] = time_spread_each(c.gemm, c.steps)
+        glue[f"{name}_extra"] = time_interval(*c.extra_and_interval)
         glue[f"{name}_extra_floors"] = units.measured_or_dash(c.extra_per_step / c.latency)
         glue[f"{name}_slowdown"] = units.how_many(c.slowdown)
     glue["chain_roof"] = chain_sentence(costs[0].loop, peaks)
