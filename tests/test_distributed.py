@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import socket
 import subprocess
@@ -26,9 +27,16 @@ from gpuconcepts.distributed.report import count_growth, measure
 from gpuconcepts.distributed.traffic import parse_loopback
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import from_record
-from gpuconcepts.render.text.distributed import exchange_gap, format_report, report_dict
+from gpuconcepts.render.text.distributed import (
+    exchange_gap,
+    fit_intervals,
+    fit_words,
+    format_report,
+    report_dict,
+)
 from gpuconcepts.results.distributed import AlphaBeta, Collective, fit_alpha_beta
 from gpuconcepts.sizing import RunSizes
+from gpuconcepts.units import si
 
 counts = st.integers(min_value=1, max_value=10**9)
 worlds = st.integers(min_value=1, max_value=4096)
@@ -253,6 +261,49 @@ def test_text_report_has_the_table_the_fit_and_every_claim(report) -> None:  # t
         assert c.name in text
     assert ("α-β fit over 3 all-reduce sizes" in text) or ("no α-β fit" in text)
     assert text.count("Beyond one device:") == len(judge_distributed(report))
+
+
+def test_the_fit_gives_its_latency_and_bandwidth_with_their_bootstrap_intervals() -> None:
+    """The editor's read: the α-β fit's α and bandwidth came without an interval. Each now has
+    the bootstrap interval of the sweep's repetitions, the fit made again from each resample."""
+    from synthetic import synthetic_distributed
+
+    report = synthetic_distributed()
+    assert report.fit is not None
+    found = fit_intervals(report)
+    assert found is not None
+    (alpha, *alpha_ends), (bandwidth, *bandwidth_ends) = found
+    assert (alpha, bandwidth) == (report.fit.alpha_s, report.fit.bytes_per_s)
+    # the synthetic repetitions spread -2% to +5% around the α-β line: the refits move both
+    assert alpha_ends[0] < alpha < alpha_ends[1]
+    assert bandwidth_ends[0] < bandwidth < bandwidth_ends[1]
+    words = fit_words(report)
+    assert words == (
+        f"α = {si(alpha, 's')} (interval [{si(alpha_ends[0], 's')}, {si(alpha_ends[1], 's')}]) "
+        f"and a bandwidth of {si(bandwidth, 'B/s')} (interval [{si(bandwidth_ends[0], 'B/s')}, "
+        f"{si(bandwidth_ends[1], 'B/s')}]) per process"
+    )
+    assert words in format_report(report)
+    # equal repetitions: every resample refits the same line, a zero-width interval
+    still = tuple(
+        dataclasses.replace(c, seconds=(c.median_seconds,) * 3) if c.kind == "size sweep" else c
+        for c in report.collectives
+    )
+    flat = fit_intervals(dataclasses.replace(report, collectives=still))
+    assert flat is not None
+    assert [ends[1] == ends[2] for ends in flat] == [True, True]
+    # repetitions that overlap across sizes: a resample whose times fall with size has no fit,
+    # all latency and no bound on the bandwidth, an open upper end said in words
+    small, big = report.of_kind("size sweep")[:2]
+    overlap = (dataclasses.replace(small, seconds=(1e-3, 1e-3, 3e-3)),
+               dataclasses.replace(big, seconds=(2e-3, 2e-3, 5e-4)))  # fmt: skip
+    shaky = dataclasses.replace(report, collectives=overlap)
+    open_ended = fit_intervals(shaky)
+    assert open_ended is not None
+    assert [math.isinf(ends[2]) for ends in open_ended] == [True, True]
+    assert fit_words(shaky).count("no upper bound]") == 2
+    # without a fit there is nothing to give an interval
+    assert fit_intervals(dataclasses.replace(report, fit=None)) is None
 
 
 def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore[no-untyped-def]
@@ -638,8 +689,10 @@ def test_exchange_gap_splits_the_time_and_reads_the_run_order() -> None:
     whole = exchange_gap(report)
     assert "each as 1 message per device in one all-to-all" in whole
     # every measured time has its spread beside it: the median of the synthetic repetitions
-    # (612, 624 and 656 us) and their quartiles, each the midpoint of its two neighbours
-    assert "Whole, the table-wise lookup took 624 µs (IQR 618 µs-640 µs) and the column" in whole
+    # (612, 624 and 656 us) ± their interquartile range, 640 - 618 us (each quartile the
+    # midpoint of its two neighbours), as every page writes a time
+    assert "Whole, the table-wise lookup took 624 µs ± 22 µs and the column" in whole
+    assert "(IQR" not in whole
     assert whole.endswith("nor told from run order.")
     # the exchange that ran first in its round took twice as long as the others
     table, column = _paired([2e-3, 1e-3, 1e-3], [1e-3, 2e-3, 1e-3])
@@ -650,7 +703,7 @@ def test_exchange_gap_splits_the_time_and_reads_the_run_order() -> None:
     kept = tuple(c for c in report.collectives if c.formula not in {t.formula for t in ordered})
     text = exchange_gap(dataclasses.replace(report, collectives=(*kept, *ordered)))
     assert "the table-wise lookup spent pack 48%, exchange 4.8%, unpack 48%" in text
-    assert "The all-to-alls alone took 1 ms (IQR 1 ms-1.5 ms) and 1 ms (IQR 1 ms-1.5 ms)." in text
+    assert "The all-to-alls alone took 1 ms ± 500 µs and 1 ms ± 500 µs." in text
     assert "an all-to-all that ran first took 2 times as long as one that ran later" in text
 
 

@@ -11,7 +11,7 @@ from gpuconcepts import formulas, units
 from gpuconcepts.claims.distributed import bubble_with_messages, judge_distributed
 from gpuconcepts.render import markdown_claim, markdown_claims_table, markdown_table, plots
 from gpuconcepts.render.pages import Glue, unmeasured
-from gpuconcepts.render.text.distributed import exchange_gap
+from gpuconcepts.render.text.distributed import exchange_gap, fit_words
 from gpuconcepts.render.text.distributed import markdown as traffic_markdown
 
 if TYPE_CHECKING:
@@ -114,8 +114,9 @@ def measured(run: Run) -> Glue:
         "fit_points": str(len(report.of_kind("size sweep"))),
         "fit_result": f"could not make it here ({report.fit_problem})"
         if fit is None
-        else f"found α = {units.si(fit.alpha_s, 's')} and a bandwidth of "
-        f"{units.si(fit.bytes_per_s, 'B/s')} per process on this machine's loopback interface",
+        else f"found {fit_words(report)} on this machine's loopback interface. Each interval "
+        "is the fit made again from the sweep's repetitions, resampled as for a claim's "
+        "interval",
         "growth_groups": units.listing([str(c.inputs["W"]) for c in report.growth]),
         # Table-wise against column-wise: the same bytes in the same messages; the library
         # reads the run's phases and round order to say where their time went.

@@ -7,15 +7,24 @@ imports no renderer.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
 
 from gpuconcepts.claims.distributed import judge_distributed
+from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measurement import quartiles
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.text.claims import format_claim
-from gpuconcepts.results.distributed import PHASES, Collective, DistributedReport
+from gpuconcepts.results.distributed import (
+    PHASES,
+    AlphaBeta,
+    Collective,
+    DistributedReport,
+    fit_alpha_beta,
+)
 from gpuconcepts.tables import aligned
 from gpuconcepts.units import (
     as_long,
@@ -38,7 +47,7 @@ def rows(report: DistributedReport) -> list[list[str]]:
             "formula bytes/device",
             "loopback bytes/device",
             "ratio",
-            "time (IQR)",
+            "time (median ± IQR)",
             "α-β prediction",
         ]
     ]
@@ -51,7 +60,7 @@ def rows(report: DistributedReport) -> list[list[str]]:
                 plain_number(round(c.formula_bytes)),
                 "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
                 "-" if c.bytes_ratio is None else f"{number(c.bytes_ratio, 5)}",
-                _median_iqr(c.seconds, label=""),
+                median_iqr(c.seconds),
                 "-" if predicted is None else si(predicted, "s"),
             ]
         )
@@ -64,15 +73,74 @@ def markdown(report: DistributedReport) -> str:
     return markdown_table(cells[0], cells[1:])
 
 
-def _median_iqr(seconds: Sequence[float], label: str = "IQR ") -> str:
-    """A measured time as the book gives every one: its median, and beside it its spread, the
-    interquartile range (``label`` before it; the table's header names it instead).
+def median_iqr(seconds: Sequence[float]) -> str:
+    """A collective's repetitions as the book gives every measured time, "median ± IQR", with
+    the rounding of :func:`~gpuconcepts.render.text.runs.time_spread` (which reads a
+    :class:`~gpuconcepts.measure.Measurement`; a collective's times are none). The quartiles
+    themselves are not given, even where the spread is skewed: one format for every page.
 
-    >>> _median_iqr([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
-    '3 ms (IQR 2 ms-4 ms)'
+    >>> median_iqr([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
+    '3 ms ± 2 ms'
+    >>> median_iqr([8.27e-4])
+    '827 µs ± 0 s'
     """
     q1, q3 = quartiles(seconds)
-    return f"{si(statistics.median(seconds), 's')} ({label}{si(q1, 's')}-{si(q3, 's')})"
+    return f"{si(statistics.median(seconds), 's')} ± {si(q3 - q1, 's', digits=2)}"
+
+
+def fit_intervals(report: DistributedReport) -> tuple[tuple[float, float, float], ...] | None:
+    """The α-β fit's latency α and bandwidth, in that order, each as (value, low, high) with
+    its bootstrap interval: the size sweep's repetitions resampled as the α-β claim resamples them
+    (:func:`~gpuconcepts.claims.quantities.with_interval`, blocks first, seeded) and the fit
+    made again from each resample's medians. A resample whose times do not grow with size has
+    no fit: all its time is latency and its bandwidth has no bound, an open upper end of both
+    intervals. None without a fit.
+    """
+    sweep = report.of_kind("size sweep")
+    if report.fit is None or len(sweep) < 2:
+        return None
+    sizes = [c.formula_bytes for c in sweep]
+
+    def refit(seconds: Sequence[float]) -> AlphaBeta:
+        try:
+            return fit_alpha_beta(sizes, seconds)
+        except GpuConceptsError:  # no growth with size: all latency, no bound on bandwidth
+            return AlphaBeta(math.inf, math.inf, len(sizes))
+
+    entries, blocks = [c.seconds for c in sweep], [c.blocks for c in sweep]
+    _, alpha = with_interval(lambda t: refit(t).alpha_s, entries, blocks)
+    _, bandwidth = with_interval(lambda t: refit(t).bytes_per_s, entries, blocks)
+    return (report.fit.alpha_s, *alpha), (report.fit.bytes_per_s, *bandwidth)
+
+
+def fit_words(report: DistributedReport) -> str:
+    """The α-β fit's latency and bandwidth, each with its interval (:func:`fit_intervals`), for
+    a sentence; "" without a fit.
+
+    >>> import statistics
+    >>> from gpuconcepts.results.distributed import Collective
+    >>> sweep = tuple(Collective("all-reduce", "size sweep", "ring_allreduce_bytes", {}, n, 1,
+    ...                          None, tuple(a + n / 2e9 for a in (1e-4, 1.2e-4, 1.1e-4)), 0)
+    ...               for n in (1e3, 1e6))
+    >>> fit = fit_alpha_beta([1e3, 1e6], [statistics.median(c.seconds) for c in sweep])
+    >>> fit_words(DistributedReport(2, "gloo", True, "demo", {}, sweep, fit, 2, 1.0, {}))
+    'α = 110 µs (interval [100 µs, 120 µs]) and a bandwidth of 2 GB/s (interval [1.92 GB/s, 2.08 GB/s]) per process'
+    """
+    found = fit_intervals(report)
+    if found is None:
+        return ""
+    (alpha, *alpha_ends), (bandwidth, *bandwidth_ends) = found
+    return (
+        f"α = {si(alpha, 's')} ({_interval(alpha_ends, 's')}) and a bandwidth of "
+        f"{si(bandwidth, 'B/s')} ({_interval(bandwidth_ends, 'B/s')}) per process"
+    )
+
+
+def _interval(ends: Sequence[float], unit: str) -> str:
+    """``interval [low, high]`` in ``unit``; an infinite upper end is said to have no bound."""
+    low, high = ends
+    top = "no upper bound" if math.isinf(high) else si(high, unit)
+    return f"interval [{si(low, unit)}, {top}]"
 
 
 def _phase_shares(c: Collective) -> str:
@@ -126,10 +194,11 @@ def exchange_gap(report: DistributedReport) -> str:
             f"and {percent(1 - latency)} the bytes over the bandwidth."
         )
     lines.append(
-        f"Whole, the table-wise lookup took {_median_iqr(tw.seconds)} and the column-wise "
-        f"{_median_iqr(cw.seconds)}, each the median of "
+        f"Whole, the table-wise lookup took {median_iqr(tw.seconds)} and the column-wise "
+        f"{median_iqr(cw.seconds)}, each the median of "
         f"{plural(len(tw.seconds), 'repetition')} in "
-        f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'}."
+        f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'} ± their interquartile "
+        "range."
     )
     if not (tw.phases and cw.phases and tw.order):
         lines.append(
@@ -140,7 +209,7 @@ def exchange_gap(report: DistributedReport) -> str:
     lines.append(
         f"Timed apart, the table-wise lookup spent {_phase_shares(tw)}; the column-wise "
         f"{_phase_shares(cw)}. The all-to-alls alone took "
-        f"{_median_iqr(tw.exchange_seconds)} and {_median_iqr(cw.exchange_seconds)}."
+        f"{median_iqr(tw.exchange_seconds)} and {median_iqr(cw.exchange_seconds)}."
     )
     first = _first_in_round(report.of_kind("sharded embedding"))
     if first is not None:
@@ -164,8 +233,7 @@ def format_report(report: DistributedReport) -> str:
     fit_line = (
         f"no α-β fit: {report.fit_problem}"
         if fit is None
-        else f"α-β fit over {fit.points} all-reduce sizes: α = {si(fit.alpha_s, 's')}, "
-        f"bandwidth = {si(fit.bytes_per_s, 'B/s')} per device"
+        else f"α-β fit over {fit.points} all-reduce sizes: {fit_words(report)}"
     )
     head = (
         f"gpuconcepts distributed: {report.device}, "
