@@ -14,6 +14,7 @@ from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
 from gpuconcepts.render.pages.gpu_recorded import gpu_runs
 from gpuconcepts.render.plots.runs import machine_name
 from gpuconcepts.render.text import ran_in, time_spread
+from gpuconcepts.render.text.runs import time_spread_each
 from gpuconcepts.roofline import place
 from gpuconcepts.units import NOTHING, si
 from gpuconcepts.workloads import chapter_of
@@ -128,11 +129,11 @@ def _loop_sentence(pairs: Sequence[tuple[Measurement, Measurement]], base: Run, 
         f"against {time_spread(two)} in {_short(other.peaks.dtype)}{ops}."
     )
     floors = base.peaks.latency_seconds, other.peaks.latency_seconds
-    if one.ops and floors[0] and floors[1]:
-        per_op = one.seconds / one.ops, two.seconds / two.ops if two.ops else 0.0
+    if one.ops and two.ops and floors[0] and floors[1]:
+        # each operation's share of the loop, with the loop's spread shared alike
         text += (
-            f" That is {units.si(per_op[0], 's')} against {units.si(per_op[1], 's')} per "
-            f"operation, while the runs' own latency floors were {units.si(floors[0], 's')} "
+            f" That is {time_spread_each(one, one.ops)} against "
+            f"{time_spread_each(two, two.ops)} per operation, while the runs' own latency floors were {units.si(floors[0], 's')} "
             f"and {units.si(floors[1], 's')}."
         )
         measured, floor = two.seconds / one.seconds, floors[1] / floors[0]
