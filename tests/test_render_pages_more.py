@@ -155,6 +155,19 @@ def test_analyze_glues_one_model_and_the_machine(recorded: Run) -> None:
     assert all(key.startswith("cnn_") for key in glue)
     assert glue["cnn_calls"] == units.plain_number(len(report.layers))
     assert glue["cnn_check"].startswith("`FlopCounterMode` counts")
+    # the calls' sum is a derived time: with its interval; the forward pass: median ± IQR
+    layers = tuple(
+        dataclasses.replace(layer, raw_seconds=(1e-3, 1e-3, 2e-3)) for layer in report.layers[:2]
+    )
+    timed = dataclasses.replace(
+        report, layers=layers, forward_raw_seconds=(1e-3, 2e-3, 3e-3, 4e-3, 5e-3)
+    )
+    glue = analyze.model("cnn", timed)
+    # each call's median resamples to 1 ms or 2 ms: the sum spans 2 ms to 4 ms
+    assert glue["cnn_seconds"] == "2 ms (interval [2 ms, 4 ms])"
+    assert glue["cnn_forward"] == "3 ms ± 2 ms"
+    untimed = analyze.model("cnn", dataclasses.replace(timed, layers=(), forward_raw_seconds=()))
+    assert (untimed["cnn_seconds"], untimed["cnn_forward"]) == (units.NOTHING, units.NOTHING)
     machine = analyze.machine({"cnn": report})
     assert machine["reference"] == analyze.REFERENCE
     assert machine["ridge"] == units.significant(report.ridge_point)

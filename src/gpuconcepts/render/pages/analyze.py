@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 from gpuconcepts import exercises as answers
 from gpuconcepts import units
 from gpuconcepts.analysis import count_types
+from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS
 from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.plots.analysis import layers_figure
 from gpuconcepts.render.text.analysis import markdown
+from gpuconcepts.render.text.runs import repetitions_spread, time_interval
 
 if TYPE_CHECKING:
     from gpuconcepts.analysis import Report
@@ -149,6 +151,16 @@ def flop_check(report: Report) -> str:
     )
 
 
+def calls_seconds(report: Report) -> str:
+    """The calls' times added up, each call timed alone: a sum of medians, so a derived time
+    with its bootstrap interval (each call's repetitions resampled on their own,
+    :func:`~gpuconcepts.claims.quantities.with_interval`); "—" when no call was timed."""
+    if not report.layers:
+        return units.NOTHING
+    total, interval = with_interval(sum, [layer.raw_seconds for layer in report.layers])
+    return time_interval(total, interval)
+
+
 def model(name: str, report: Report) -> Glue:
     """One model's report under ``name_``: its table and figure, its totals, and the calls
     that wait on memory on every datasheet GPU, with :data:`REFERENCE`'s predicted time."""
@@ -162,8 +174,12 @@ def model(name: str, report: Report) -> Glue:
         "counter": units.si(report.counter_total, "FLOPs"),
         "check": flop_check(report),
         "share": report.share_sentence(),
-        "seconds": units.si(report.seconds, "s"),
-        "forward": units.si(report.forward_seconds, "s"),
+        "seconds": calls_seconds(report),
+        "forward": (
+            repetitions_spread(report.forward_raw_seconds)
+            if report.forward_raw_seconds
+            else units.NOTHING
+        ),
         "memory_everywhere": count_types(everywhere),
         "memory_everywhere_n": units.plain_number(len(everywhere)),
         "compute_somewhere": count_types([c for c in report.layers if c not in everywhere]),
