@@ -125,6 +125,17 @@ def test_backward_does_not_hold_outside_the_region(step):
     assert W.judge_backward(backward(1.0, step), device="test").verdict == "fails"
 
 
+def test_the_backward_detail_gives_each_pass_its_spread():
+    timed = dataclasses.replace(
+        backward(1.0, 3.0),
+        forward_seconds=(0.010, 0.011, 0.012, 0.013, 0.014),
+        step_seconds=(0.030, 0.031, 0.032, 0.033, 0.034),
+    )
+    measured = W.judge_backward(timed, device="test").measured
+    # each pass's median ± IQR, the book's one format for a measured time
+    assert measured.endswith("; forward 12 ms ± 2 ms, forward and backward 32 ms ± 2 ms")
+
+
 def test_backward_does_not_hold_when_the_counted_flops_differ():
     result = W.judge_backward(backward(1.0, 3.0, off_by=1), device="test")
     assert result.verdict == "fails"
@@ -202,6 +213,8 @@ def test_decode_floor_holds_at_the_floor_and_not_at_ten_times_it():
     floor = f.decode_seconds_lower_bound(M_w=10**8, M_kv=10**4, beta=1e10)
     at_floor = W.judge_decode_floor(sweep([1.2 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
     assert at_floor.verdict == "holds"
+    # batch 1's steps t, 1.01t, 1.02t at t = 12 ms: the median 1.01t, quartiles 1.005t, 1.015t
+    assert at_floor.measured.endswith("; 12.1 ms ± 120 µs per step")
     slow = W.judge_decode_floor(sweep([10 * floor] * 5), PEAKS, cache_bytes=10**6, device="t")
     assert slow.verdict == "fails"
     cached = W.judge_decode_floor(sweep([floor] * 5), PEAKS, cache_bytes=10**8, device="t")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import to_record
-from gpuconcepts.units import percent, plain_number, plural, significant
+from gpuconcepts.units import percent, plain_number, plural, si, significant
 
 NOISE_THRESHOLD = 0.1
 """A measurement whose IQR exceeds this fraction of its median is flagged ``noisy``."""
@@ -39,6 +39,24 @@ def quartiles(values: Sequence[float]) -> tuple[float, float]:
         return values[0], values[0]
     q = statistics.quantiles(values, n=4, method="inclusive")
     return q[0], q[2]
+
+
+def seconds_spread(seconds: Sequence[float]) -> str:
+    """Repetitions of a time as the book writes every measured time: the median (3 significant
+    digits) ± the interquartile range (2, :func:`quartiles`). One home for the format, so a
+    kernel's time, a whole forward pass's and a claim's detail read alike.
+
+    >>> seconds_spread([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
+    '3 ms ± 2 ms'
+    >>> seconds_spread([])
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: seconds_spread: seconds must hold at least one repetition
+    """
+    if not seconds:
+        raise GpuConceptsError("seconds_spread: seconds must hold at least one repetition")
+    low, high = quartiles(seconds)
+    return f"{si(statistics.median(seconds), 's')} ± {si(high - low, 's', digits=2)}"
 
 
 def block_bounds(repetitions: int, blocks: int) -> tuple[tuple[int, int], ...]:

@@ -23,6 +23,7 @@ from gpuconcepts.claims.thresholds import (
     DECODE_MIN_WEIGHT_CACHE_MULTIPLE,
 )
 from gpuconcepts.errors import GpuConceptsError
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.model import matmul_params
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.plot import PlotSpec, Series
@@ -305,7 +306,7 @@ def judge_decode_floor(
         f"({binary_bytes(sweep.weight_bytes)} of weights at {si(rate, 'B/s')}, {source})",
         test,
         device=device,
-        measured_extra=f"{si(step, 's')} per step"
+        measured_extra=f"{seconds_spread(sweep.seconds[0])} per step"
         + (", each step replayed as one CUDA graph" if sweep.graphed else ""),
         visible=(
             multiple >= DECODE_MIN_WEIGHT_CACHE_MULTIPLE,

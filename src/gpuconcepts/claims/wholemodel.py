@@ -40,12 +40,13 @@ from gpuconcepts.claims.thresholds import (
     TRAINING_MEMORY_MIN_RATIO,
 )
 from gpuconcepts.claims.whole_claim import ARCHITECTURE, whole_result
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.model import ModelShape
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
 from gpuconcepts.roofline import Peaks
-from gpuconcepts.units import binary_bytes, number, plain_number, si
+from gpuconcepts.units import binary_bytes, number, plain_number
 
 if TYPE_CHECKING:
     from gpuconcepts.results.wholemodel import (
@@ -102,8 +103,8 @@ def judge_backward(result: BackwardForward, *, device: str) -> ClaimResult:
         device=device,
         measured_extra=f"FlopCounterMode counted {plain_number(counted[1])} backward and "
         f"{plain_number(counted[0])} forward FLOPs (formulas: {plain_number(predicted[1])} "
-        f"and {plain_number(predicted[0])}); forward {si(forward, 's')}, forward and "
-        f"backward {si(step, 's')}",
+        f"and {plain_number(predicted[0])}); forward {seconds_spread(result.forward_seconds)}, "
+        f"forward and backward {seconds_spread(result.step_seconds)}",
         gate=(exact, "FlopCounterMode's counts equal the formulas exactly"),
         values={
             "forward_flops": counted[0],

@@ -19,10 +19,11 @@ from gpuconcepts.analysis import count_types
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import GPUS, LAUNCH_FLOOR_SECONDS
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.plots.analysis import layers_figure
 from gpuconcepts.render.text.analysis import markdown
-from gpuconcepts.render.text.runs import repetitions_spread, time_interval
+from gpuconcepts.render.text.runs import time_interval
 
 if TYPE_CHECKING:
     from gpuconcepts.analysis import Report
@@ -176,7 +177,7 @@ def model(name: str, report: Report) -> Glue:
         "share": report.share_sentence(),
         "seconds": calls_seconds(report),
         "forward": (
-            repetitions_spread(report.forward_raw_seconds)
+            seconds_spread(report.forward_raw_seconds)
             if report.forward_raw_seconds
             else units.NOTHING
         ),

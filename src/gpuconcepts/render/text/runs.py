@@ -3,13 +3,12 @@ it ran in, the peaks and the run's sizes."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
-from gpuconcepts.measurement import quartiles
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.text.claims import tally_text
 from gpuconcepts.roofline import Peaks, Placement, moved_bytes, place, working_set_bytes
 from gpuconcepts.tables import aligned
@@ -260,22 +259,7 @@ def time_spread_each(m: Measurement, count: int) -> str:
     """
     if count < 1:
         raise GpuConceptsError(f"time_spread_each: count must be at least 1; got {count}")
-    return repetitions_spread([t / count for t in m.raw_seconds])
-
-
-def repetitions_spread(seconds: Sequence[float]) -> str:
-    """Repetitions of a time that is no kernel's :class:`~gpuconcepts.measure.Measurement`
-    (a whole forward pass, a kernel's share of a part) as :func:`time_spread` gives a kernel's:
-    the median (3 significant digits) ± the interquartile range (2), by the book's one
-    quartile rule (:func:`~gpuconcepts.measurement.quartiles`).
-
-    >>> repetitions_spread([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
-    '3 ms ± 2 ms'
-    """
-    if not seconds:
-        raise GpuConceptsError("repetitions_spread: seconds must hold at least one repetition")
-    low, high = quartiles(seconds)
-    return f"{si(statistics.median(seconds), 's')} ± {si(high - low, 's', digits=2)}"
+    return seconds_spread([t / count for t in m.raw_seconds])
 
 
 def time_interval(seconds: float, interval: tuple[float, float], per: str = "") -> str:
