@@ -133,8 +133,8 @@ def _loop_sentence(pairs: Sequence[tuple[Measurement, Measurement]], base: Run, 
         # each operation's share of the loop, with the loop's spread shared alike
         text += (
             f" That is {time_spread_each(one, one.ops)} against "
-            f"{time_spread_each(two, two.ops)} per operation, while the runs' own latency floors were {units.si(floors[0], 's')} "
-            f"and {units.si(floors[1], 's')}."
+            f"{time_spread_each(two, two.ops)} per operation, while the runs' own latency "
+            f"floors were {units.si(floors[0], 's')} and {units.si(floors[1], 's')}."
         )
         measured, floor = two.seconds / one.seconds, floors[1] / floors[0]
         if abs(measured / floor - 1) <= 0.25:
