@@ -203,3 +203,27 @@ def test_the_loop_per_operation_carries_the_loops_spread(runs: list[Run]) -> Non
     said = str(gpu_dtype.dtype_story(runs)["dtype_loop"])
     # 26.5 ms ± 3.3 ms over 1,025 operations: the median and the IQR each divided by them
     assert "That is 25.8 µs ± 3.2 µs against 17.3 µs ± 670 ns per operation" in said
+
+
+def test_random_rows_are_read_against_the_random_access_roof_not_the_streaming_one(
+    first: Run,
+) -> None:
+    """A random lookup's roof is its level's random-access rate: 110% of it is a finding
+    beyond that rate, never 110% of HBM's streaming bandwidth, and a kernel above its roof
+    beyond its spread "ran above" it rather than "landed on" it."""
+    rows = gpu_recorded.first_kernel(first, "dlrm-random")
+    assert rows is not None
+    assert (
+        gpu_recorded.roof_phrase(rows, first)
+        == "ran above the random-access roof of HBM (110% of it)"
+    )
+    streamed = gpu_recorded.first_kernel(first, "dlrm-sequential")
+    assert streamed is not None
+    assert gpu_recorded.roof_phrase(streamed, first).startswith("reached only 38% of the HBM roof")
+    slow = _slower(first, "dlrm-random", 2.0)
+    halved = gpu_recorded.first_kernel(slow, "dlrm-random")
+    assert halved is not None
+    assert (
+        gpu_recorded.roof_phrase(halved, slow)
+        == "landed on the random-access roof of HBM (53% of it)"
+    )

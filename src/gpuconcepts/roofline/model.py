@@ -33,7 +33,8 @@ class Placement:
     ``observed`` names the roof of the verdict (:func:`~gpuconcepts.roofline.roofs.verdict`):
     ``compute``, the memory level its working set fits in, or ``overhead``; ``kind`` is that
     roof's regime, ``attained`` the fraction of it reached and ``attained_interval`` its
-    spread (at the third and first quartiles of the time).
+    spread (at the third and first quartiles of the time); ``at_random`` is True when the roof
+    is the random-access rate of that memory level, not its streaming bandwidth.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline.peaks import MemoryLevel
@@ -56,6 +57,7 @@ class Placement:
     kind: RoofKind = "compute"
     attained_interval: tuple[float, float] = (0.0, 0.0)
     beaten: bool = False
+    at_random: bool = False
 
 
 def place(m: Measurement, peaks: Peaks) -> Placement:
@@ -72,6 +74,7 @@ def place(m: Measurement, peaks: Peaks) -> Placement:
         kind=found.kind,
         attained_interval=found.attained_interval,
         beaten=found.beaten,
+        at_random=found.binding.random,
     )
 
 

@@ -44,11 +44,14 @@ OVERHEAD = "overhead"
 @dataclass(frozen=True)
 class Bound:
     """One roof's lower bound on a kernel's time: the roof, its name for people (``compute``,
-    a memory level's name such as ``L2`` or ``DRAM``, ``overhead``) and the seconds."""
+    a memory level's name such as ``L2`` or ``DRAM``, ``overhead``) and the seconds.
+    ``random``: the bound of rows fetched at random addresses, at the random-access rate of
+    that level rather than its streaming bandwidth (a reader must not take one for the other)."""
 
     roof: Roof
     name: str
     seconds: float
+    random: bool = False
 
     @property
     def kind(self) -> RoofKind:
@@ -107,7 +110,7 @@ class MemoryRoof(Roof):
     >>> from gpuconcepts.roofline.peaks import MemoryLevel, Peaks
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", levels=(MemoryLevel("L2", 2**20, 1e11),))
     >>> MemoryRoof().bound(Measurement("x", "cpu", {}, (1.0,), 0, 1e5), p)
-    Bound(roof=MemoryRoof(), name='L2', seconds=1e-06)
+    Bound(roof=MemoryRoof(), name='L2', seconds=1e-06, random=False)
     >>> MemoryRoof().bound(Measurement("x", "cpu", {}, (1.0,), 0, 1e5, flush=True), p).name
     'DRAM'
     """
@@ -119,7 +122,7 @@ class MemoryRoof(Roof):
         bounds = self.streaming(m, peaks)
         random = random_seconds(m, peaks)
         if random is not None:
-            bounds.append(Bound(self, table_level(m, peaks).name, random))
+            bounds.append(Bound(self, table_level(m, peaks).name, random, random=True))
         return max(bounds, key=lambda b: b.seconds)
 
     def streaming(self, m: Measurement, peaks: Peaks) -> list[Bound]:

@@ -25,7 +25,7 @@ from gpuconcepts.render import (
     random_access_sentence,
 )
 from gpuconcepts.render.pages import Glue, Math, bound
-from gpuconcepts.render.text import unmeasured_cache
+from gpuconcepts.render.text import roof_name, unmeasured_cache
 from gpuconcepts.roofline import place
 from gpuconcepts.workloads import HOT_ROWS
 
@@ -206,7 +206,7 @@ def hot_rows(run: Run, runs: Sequence[Measurement]) -> Glue:
     where = place(hot, peaks)
     rows = min(hot.size("N"), HOT_ROWS)
     lookups = hot.size("B") * hot.size("L")
-    roof = f"{where.observed} ({units.percent(where.attained)} of that roof)"
+    roof = f"{roof_name(where)} ({units.percent(where.attained)} of it)"
     cache = unmeasured_cache(hot, peaks, run.provenance.device_name)
     if cache is not None:
         served = (
@@ -214,7 +214,7 @@ def hot_rows(run: Run, runs: Sequence[Measurement]) -> Glue:
             f"that explains its time is {roof}"
         )
     elif where.observed in {level.name for level in peaks.levels}:
-        served = f"the roof that explains its time is the {roof}: its rows came from that cache"
+        served = f"the roof that explains its time is {roof}: its rows came from that cache"
     elif hot.bytes_per_s > peaks.bytes_per_s:
         served = (
             "faster than DRAM can deliver, so its rows came from the caches (the roof that "
@@ -334,7 +334,7 @@ def takeaways(run: Run | None) -> Glue:
     )
     roof = (
         f"Bytes, not arithmetic, limit a lookup: in {who} the random lookups ran {at}, and "
-        f"reached {units.percent(where.attained)} of the {where.observed} roof."
+        f"reached {units.percent(where.attained)} of {roof_name(where)}."
         if where.bound == "memory"
         else f"In {who} the random lookups ran {at}, on the compute side."
     )

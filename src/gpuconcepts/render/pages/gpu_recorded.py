@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts import units
 from gpuconcepts.claims.judge import profile_of
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.render.text import EXPLAINED, unmeasured_cache
+from gpuconcepts.render.text import EXPLAINED, roof_name, unmeasured_cache
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent
 from gpuconcepts.workloads import chapter_of, chapters
@@ -97,10 +97,13 @@ def roof_phrase(m: Measurement, run: Run) -> str:
     where = place(m, run.peaks)
     cache = unmeasured_cache(m, run.peaks, run.provenance.device_name)
     served = f", its rows served from the {cache}" if cache and where.kind == "memory" else ""
-    if where.attained >= EXPLAINED[0] or where.beaten:
-        return f"landed on the {where.observed} roof ({percent(where.attained)} of it){served}"
+    roof = roof_name(where)
+    if where.beaten:
+        return f"ran above {roof} ({percent(where.attained)} of it){served}"
+    if where.attained >= EXPLAINED[0]:
+        return f"landed on {roof} ({percent(where.attained)} of it){served}"
     return (
-        f"reached only {percent(where.attained)} of the {where.observed} roof, its nearest"
+        f"reached only {percent(where.attained)} of {roof}, its nearest"
         f"{served}: under half of it, so that roof does not explain its time"
     )
 

@@ -38,6 +38,7 @@ from gpuconcepts.render.text.runs import (
     observed,
     ran_in,
     roof_label,
+    roof_name,
     time_spread,
     unmeasured_cache,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "ran_in",
     "random_access_sentence",
     "roof_label",
+    "roof_name",
     "tally_sentence",
     "tally_text",
     "time_spread",

@@ -32,15 +32,40 @@ def time_spread(m: Measurement) -> str:
 
 def roof_label(where: Placement) -> str:
     """The roof that binds a kernel, by its kind (``compute``, ``memory`` with the level that
-    serves it, ``overhead``).
+    serves it, and "random rows" when its roof is that level's random-access rate rather than
+    its streaming bandwidth, ``overhead``).
 
     >>> from gpuconcepts.roofline import Placement
     >>> roof_label(Placement(1.0, 1.6, "memory", "L2", 0.6, "memory"))
     'memory (L2)'
+    >>> roof_label(Placement(1.0, 1.6, "memory", "HBM", 1.1, "memory", at_random=True))
+    'memory (HBM, random rows)'
     >>> roof_label(Placement(1.0, 1.6, "compute", "compute", 0.6, "compute"))
     'compute'
     """
-    return f"memory ({where.observed})" if where.kind == "memory" else where.kind
+    if where.kind != "memory":
+        return where.kind
+    return (
+        f"memory ({where.observed}, random rows)"
+        if where.at_random
+        else f"memory ({where.observed})"
+    )
+
+
+def roof_name(where: Placement) -> str:
+    """The roof a kernel is read against, as a noun for a sentence: "the HBM roof", or "the
+    random-access roof of HBM" when it is that level's random-access rate (110% of it is not
+    110% of the level's streaming bandwidth).
+
+    >>> from gpuconcepts.roofline import Placement
+    >>> roof_name(Placement(1.0, 1.6, "memory", "DRAM", 0.6, "memory", at_random=True))
+    'the random-access roof of DRAM'
+    >>> roof_name(Placement(1.0, 1.6, "memory", "L2", 0.6, "memory"))
+    'the L2 roof'
+    """
+    if where.at_random:
+        return f"the random-access roof of {where.observed}"
+    return f"the {where.observed} roof"
 
 
 def observed(where: Placement, served: str | None = None) -> str:
