@@ -4,10 +4,11 @@ what a ratio is taken against).
 
 A kernel's time is a median with a bootstrap interval
 (:func:`~gpuconcepts.claims.quantities.with_interval`); so is each ceiling the prediction
-reads, where its repetitions were kept: P, DRAM's β, a cache level's β and a random-access
-point from :attr:`Peaks.ceiling_seconds <gpuconcepts.roofline.Peaks.ceiling_seconds>`, and
-each floor of the overhead roof from the rounds it was timed in beside the kernel
-(:attr:`Measurement.references <gpuconcepts.measure.Measurement.references>`). Each ceiling's
+reads, where its repetitions were kept: P, DRAM's β, a cache level's β, a random-access
+point and each floor measured with the peaks from :attr:`Peaks.ceiling_seconds
+<gpuconcepts.roofline.Peaks.ceiling_seconds>`, and in their place each floor of the overhead
+roof from the rounds it was timed in beside the kernel (:attr:`Measurement.references
+<gpuconcepts.measure.Measurement.references>`), where it was. Each ceiling's
 interval is the bootstrap interval of its median by the same rule (over its blocks, then
 its rounds, where it has blocks).
 
@@ -38,7 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.roofline import Reference, paired_peaks, verdict
-from gpuconcepts.roofline.points import random_key
+from gpuconcepts.roofline.points import cold_key, is_seconds, random_key
 
 if TYPE_CHECKING:
     from gpuconcepts.measure import Measurement
@@ -131,10 +132,10 @@ def _interval(seconds: tuple[float, ...], blocks: int) -> tuple[float, tuple[flo
 
 def _at(key: str, ceilings: Peaks, share: float) -> float:
     """The ceiling ``key`` names when its median time takes ``share`` of itself: a floor (a
-    ``_seconds`` field) is its time, a rate its work over it."""
+    ``_seconds`` field) or a cold sweep's point is its time, a rate its work over it."""
     value = ceilings.ceiling(key)
     assert value is not None  # Peaks checks every key it keeps; a floor is paired in
-    return value * share if key.endswith("_seconds") else value / share
+    return value * share if is_seconds(key) else value / share
 
 
 def _with(peaks: Peaks, values: Mapping[str, float]) -> Peaks:
@@ -149,7 +150,8 @@ def _with(peaks: Peaks, values: Mapping[str, float]) -> Peaks:
         cast(RandomPoint, (*point[:-1], values.get(random_key(point), point[-1])))
         for point in peaks.random_sweep
     )
-    return replace(peaks, **scalars, levels=levels, random_sweep=points)
+    cold = tuple((size, values.get(cold_key(size), s)) for size, s in peaks.cold_sweep)
+    return replace(peaks, **scalars, levels=levels, random_sweep=points, cold_sweep=cold)
 
 
 def over(seconds: float, predicted: float) -> float:

@@ -181,7 +181,13 @@ def count_dispatch(fn: Callable[[], object]) -> Dispatch:
     return Dispatch(ops=max(1, sum(work)), calls=max(1, sum(1 for w in work if w)))
 
 
-def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> float:
+def latency_floor(
+    device: str,
+    *,
+    repeats: int = 20,
+    cold: bool = False,
+    keep: dict[str, tuple[float, ...]] | None = None,
+) -> float:
     """Seconds of the cheapest call there is, launch included on CUDA, at its median repetition:
     the least of two one-element calls into tensors that exist, ``torch.neg(x, out=y)`` and
     ``y.copy_(x)``. A call that must wrap a Python number costs more: on 2026-12-04 the floor
@@ -189,11 +195,18 @@ def latency_floor(device: str, *, repeats: int = 20, cold: bool = False) -> floa
     the best of 15 interleaved rounds on the 2-core CPU, and a kernel of two small calls ran
     faster than two such floors. ``cold``: each repetition after a cache flush, as the book
     times a memory-bound kernel; the call then fetches its code, its tensors and its page
-    tables from DRAM, which a warm call finds in cache."""
-    return min(  # the cheaper call, each at its median, the kernels' statistic
-        statistics.median(time_function(call, device, repeats=repeats, warmup=3, flush=cold))
+    tables from DRAM, which a warm call finds in cache. ``keep``, when given, receives the
+    cheaper call's seconds repetition by repetition under the floor's key among
+    :attr:`Peaks.ceiling_seconds <gpuconcepts.roofline.Peaks.ceiling_seconds>`
+    (``cold_latency_seconds`` or ``latency_seconds``), so that a page gives its spread."""
+    runs = [
+        tuple(time_function(call, device, repeats=repeats, warmup=3, flush=cold))
         for call in floor_calls(device)
-    )
+    ]
+    cheaper = min(runs, key=statistics.median)  # each at its median, the kernels' statistic
+    if keep is not None:
+        keep["cold_latency_seconds" if cold else "latency_seconds"] = cheaper
+    return statistics.median(cheaper)
 
 
 def floor_calls(device: str) -> tuple[Callable[[], object], ...]:
@@ -207,7 +220,9 @@ OP_FLOOR_STEPS = 1024
 """Empty operations in the chain that measures the per-operation floor."""
 
 
-def op_floor(device: str, *, repeats: int = 11) -> float:
+def op_floor(
+    device: str, *, repeats: int = 11, keep: dict[str, tuple[float, ...]] | None = None
+) -> float:
     """Seconds of one operation dispatched from inside the framework's C++, with no Python
     call around it and next to no work in it: :data:`OP_FLOOR_STEPS` negations of one-element
     tensors, each into a new tensor, which ``torch._foreach_neg`` dispatches one by one from
@@ -221,14 +236,22 @@ def op_floor(device: str, *, repeats: int = 11) -> float:
     prediction; the change log says after which run). Until 2026-12-07 it was ``nn.RNN`` of
     width 1, a module whose steps the book judges against it (issue 45). A CUDA device pays a
     launch for each operation, so there the floor of an operation is its launch: the latency
-    floor (:func:`latency_floor`).
+    floor (:func:`latency_floor`). ``keep``, when given, receives the seconds per operation of
+    each repetition under ``op_seconds``, its key among :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.Peaks.ceiling_seconds>`.
     """
     if device == "cuda":
-        return latency_floor(device, repeats=repeats)
-    chain, ops = op_chain()
-    with torch.inference_mode():
-        times = time_function(chain, device, repeats=repeats)
-    return statistics.median(times) / ops
+        launches: dict[str, tuple[float, ...]] = {}
+        seconds = latency_floor(device, repeats=repeats, keep=launches)
+        each = launches["latency_seconds"]
+    else:
+        chain, ops = op_chain()
+        with torch.inference_mode():
+            each = tuple(t / ops for t in time_function(chain, device, repeats=repeats))
+        seconds = statistics.median(each)
+    if keep is not None:
+        keep["op_seconds"] = each
+    return seconds
 
 
 def op_chain() -> tuple[Callable[[], object], int]:

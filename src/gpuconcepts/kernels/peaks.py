@@ -282,8 +282,9 @@ def _ceilings(
 ) -> Peaks:
     """:func:`measure_peaks`'s measurements, in the precision it sets, with the seconds of
     every repetition P, DRAM's β, each cache level's β and each random-access point were read
-    from (``ceiling_seconds``). The floors are not among them: the overhead roof reads those
-    timed beside each kernel, whose rounds its measurement keeps."""
+    from (``ceiling_seconds``), and of the floors' and each cold sweep point's: the overhead
+    roof reads the floors timed beside a kernel where it has them, these where it has not, and
+    a page gives each with its spread."""
     reps = repeats or peak_repeats(presets)
     rounds = rounds_of(presets)
     free = free_memory_bytes(device)
@@ -291,7 +292,7 @@ def _ceilings(
     array, triad, fit, sweep = dram.array_bytes, dram.bytes_per_s, dram.sizing, dram.sweep
     set_flush_bytes(device, fit.beyond_bytes)
     copy = copy_bandwidth(device, array_bytes=array, repeats=reps)
-    kept = {"bytes_per_s": dram.seconds}
+    kept: dict[str, tuple[float, ...]] = {"bytes_per_s": dram.seconds}
     n, gemm_repeats = presets["peaks"]["gemm_n"], repeats or GEMM_REPEATS
     flops = gemm_flops(device, n=n, dtype=dtype, repeats=gemm_repeats, keep=kept)
     read = read_bandwidth(device, array, repeats=reps)  # a DRAM read: the array reaches past it
@@ -318,13 +319,13 @@ def _ceilings(
         read_bytes_per_s=read,
         levels=levels,
         sweep=sweep,
-        latency_seconds=latency_floor(device),
-        cold_latency_seconds=latency_floor(device, repeats=max(5, reps), cold=True),
+        latency_seconds=latency_floor(device, keep=kept),
+        cold_latency_seconds=latency_floor(device, repeats=max(5, reps), cold=True, keep=kept),
         physical_flops_per_s=physical_flops(device, dtype),
-        op_seconds=op_floor(device),
+        op_seconds=op_floor(device, keep=kept),
         line_bytes=transfer_unit_bytes(device),
         random_sweep=random,
-        cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps),
+        cold_sweep=cold_reads(device, fit.beyond_bytes, repeats=reps, keep=kept),
         gemm_sweep=gemm_sweep(device, flops / triad, dtype=dtype, repeats=rounds),
         activation_per_s=activation_rate(device, dtype=dtype, repeats=reps),
         threads=torch.get_num_threads() if device == "cpu" else None,

@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from gpuconcepts import formulas
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.records import POSITIVE, to_record
-from gpuconcepts.roofline.points import random_key, random_rows_per_call
+from gpuconcepts.roofline.points import cold_key, random_key, random_rows_per_call
 
 
 @dataclass(frozen=True)
@@ -80,25 +80,26 @@ class Peaks:
     """Measured ceilings of one device: compute (large GEMM), bandwidth (STREAM-like) and,
     when measured, one bandwidth per cache level and a latency floor.
 
-    ``bytes_per_s`` is DRAM's: the STREAM triad's median on arrays far beyond every cache
-    (runs recorded before 2026-12-07 hold the best of a read, a copy and a triad); the three
-    are each kept when known. ``op_seconds`` is the floor of one operation dispatched from inside the
-    framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call
-    that follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the random-access sweep as
-    (table bytes, row bytes, rows per call, line fetches per second), read in whole transfer
-    units of ``line_bytes`` (:meth:`random_lines_per_s`; a point of three entries, saved
-    before calls of several sizes were swept, was measured in calls of
-    :data:`~gpuconcepts.roofline.points.RANDOM_ROWS_BEFORE` rows); ``cold_sweep`` the seconds of reading
-    an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
+    ``bytes_per_s`` is DRAM's: the STREAM triad's median on arrays far beyond every cache (runs
+    recorded before 2026-12-07 hold the best of a read, a copy and a triad); the three are each
+    kept when known. ``op_seconds`` is the floor of one operation dispatched from inside the
+    framework (the chain roof's unit), ``cold_latency_seconds`` the latency floor of a call that
+    follows a cache flush (the floor of a kernel timed flushed); ``random_sweep`` holds the
+    random-access sweep as (table bytes, row bytes, rows per call, line fetches per second),
+    read in whole transfer units of ``line_bytes`` (:meth:`random_lines_per_s`; a point of three
+    entries, saved before calls of several sizes were swept, was measured in calls of
+    :data:`~gpuconcepts.roofline.points.RANDOM_ROWS_BEFORE` rows); ``cold_sweep`` the seconds of
+    reading an array once right after a cache flush, as (bytes, seconds) (:meth:`cold_seconds`);
     ``gemm_sweep`` the library's matrix product at small shapes, as (rows, width, flushed,
     FLOP/s) of a rows × width by width × width product (:meth:`gemm_point`);
     ``activation_per_s`` the elements per second of an activation (``tanh``) over an array a
-    cache holds, the rate of the work a product kernel does beside its products. ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA
-    units × 2 × clock, or a GPU's datasheet), drawn above the measured roof; ``threads`` the CPU
-    threads the ceilings were measured on (None on a GPU), ``sweep_rounds`` the rounds of
-    each sweep. ``levels`` lists the caches measured by the working-set sweep (fastest first, the
-    points of the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of
-    a minimal kernel (launch overhead included on a GPU): nothing runs faster.
+    cache holds, the rate of the work a product kernel does beside its products.
+    ``physical_flops_per_s`` is the hardware's limit (cores × vector lanes × FMA units × 2 ×
+    clock, or a GPU's datasheet), drawn above the measured roof; ``threads`` the CPU threads the
+    ceilings were measured on (None on a GPU), ``sweep_rounds`` the rounds of each sweep.
+    ``levels`` lists the caches measured by the working-set sweep (fastest first, the points of
+    the sweep in ``sweep`` as (bytes, bytes/s)); ``latency_seconds`` is the time of a minimal
+    kernel (launch overhead included on a GPU): nothing runs faster.
 
     ``device`` is the kind of device (``cpu`` or ``cuda``), which names the memory roof
     (``HBM`` on ``cuda``, else ``DRAM``); ``name`` says whose roofs these are for people (a
@@ -138,10 +139,10 @@ class Peaks:
     kernels it diagnoses; empty in runs saved before 2026-12-07. A new diagnosis adds its sweep
     here, and the fields above stay as they are."""
     ceiling_seconds: dict[str, tuple[float, ...]] = field(default_factory=dict, hash=False)
-    """The seconds of each repetition a ceiling the prediction reads was taken from, by the
-    ceiling's key (:meth:`ceiling`), so that ledger 2 reads the prediction's interval by the
-    rule it reads a kernel's (a rate is its work over their median, a floor their median);
-    empty in runs saved before 2026-12-07 (schema 9), whose ceilings are read as exact."""
+    """The seconds of each repetition a ceiling was taken from, by its key (:meth:`ceiling`), so
+    that ledger 2 reads the prediction's interval by the rule it reads a kernel's (a rate is its
+    work over their median, a floor or a cold point their median) and a page gives a spread.
+    Empty in runs saved before 2026-12-07 (schema 9), whose ceilings are read as exact."""
 
     DERIVED_KEYS: ClassVar[frozenset[str]] = frozenset({"ridge_point"})
     """Written for readers of the file (see :meth:`to_dict`); reading ignores it."""
@@ -161,7 +162,8 @@ class Peaks:
             if self.ceiling(key) is None:
                 raise GpuConceptsError(
                     f"Peaks: ceiling_seconds[{key!r}] names no ceiling these peaks hold "
-                    "(a rate or floor field, 'level <name>' or 'random <table> <row> <rows>')"
+                    "(a rate or floor field, 'level <name>', 'random <table> <row> <rows>' "
+                    "or 'cold <bytes>')"
                 )
             if not seconds or not all(_positive(t) for t in seconds):
                 raise GpuConceptsError(
@@ -183,21 +185,23 @@ class Peaks:
     def ceiling(self, key: str) -> float | None:
         """The ceiling a key of :attr:`ceiling_seconds` names: a field holding a rate or a
         floor, ``level <name>`` a cache level's bandwidth, ``random <table> <row> <rows>`` a
-        random-access point's rate (as a measurement's references name it); None when these
-        peaks hold none.
+        random-access point's rate (as a measurement's references name it), ``cold <bytes>``
+        a cold sweep point's seconds; None when these peaks hold none.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "f", levels=(MemoryLevel("L2", 2**20, 4e10),),
-        ...           random_sweep=((2**28, 16, 3e7),))
-        >>> p.ceiling("bytes_per_s"), p.ceiling("level L2"), p.ceiling("random 268435456 16 262144")
-        (10000000000.0, 40000000000.0, 30000000.0)
-        >>> p.ceiling("level L3"), p.ceiling("threads"), p.ceiling("op_seconds")
-        (None, None, None)
+        ...           random_sweep=((2**28, 16, 3e7),), cold_sweep=((2**20, 3e-4),))
+        >>> p.ceiling("level L2"), p.ceiling("random 268435456 16 262144"), p.ceiling("cold 1048576")
+        (40000000000.0, 30000000.0, 0.0003)
+        >>> p.ceiling("level L3"), p.ceiling("threads"), p.ceiling("op_seconds"), p.ceiling("cold 1")
+        (None, None, None, None)
         """
         kind, _, name = key.partition(" ")
         if kind == "level":
             return next((lv.bytes_per_s for lv in self.levels if lv.name == name), None)
         if kind == "random":
             return self._random_rates.get(key)
+        if kind == "cold":
+            return next((s for size, s in self.cold_sweep if cold_key(size) == key), None)
         rates = (n for n, _ in self.scalar_fields() if n.endswith(("_per_s", "_seconds")))
         value = getattr(self, key) if key in rates else None
         return None if value is None else float(value)

@@ -1,7 +1,9 @@
 """A random-access sweep point's parts, read one way wherever a point is: the rows one call
 fetched (:func:`random_rows_per_call`; a point saved before calls of several sizes were swept
 has none) and its key among :attr:`Peaks.ceiling_seconds
-<gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>` (:func:`random_key`).
+<gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>` (:func:`random_key`); the key of a cold
+sweep's point (:func:`cold_key`), and whether a key names a time or a rate
+(:func:`is_seconds`).
 """
 
 from __future__ import annotations
@@ -30,3 +32,25 @@ def random_key(point: tuple[int, int, float] | tuple[int, int, int, float]) -> s
     'random 268435456 16 262144'
     """
     return f"random {point[0]} {point[1]} {random_rows_per_call(point)}"
+
+
+def cold_key(size: int) -> str:
+    """A cold sweep point's key among :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>`: the bytes it read.
+
+    >>> cold_key(2**20)
+    'cold 1048576'
+    """
+    return f"cold {size}"
+
+
+def is_seconds(key: str) -> bool:
+    """Whether the ceiling a key of :attr:`Peaks.ceiling_seconds
+    <gpuconcepts.roofline.peaks.Peaks.ceiling_seconds>` names is a time (a floor, a ``_seconds``
+    field, or a cold sweep's point), which its repetitions' median gives as it is, rather than
+    a rate, its work over that median.
+
+    >>> is_seconds("op_seconds"), is_seconds("cold 1048576"), is_seconds("bytes_per_s")
+    (True, True, False)
+    """
+    return key.endswith("_seconds") or key.startswith("cold ")

@@ -6,14 +6,20 @@ from __future__ import annotations
 import torch
 
 from gpuconcepts.kernels.ceilings.rounds import SweepPoint, median_in_rounds
+from gpuconcepts.roofline.points import cold_key
 from gpuconcepts.sweeps import COLD_SMALLEST
 
 
-def cold_reads(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, float], ...]:
+def cold_reads(
+    device: str, top: int, *, repeats: int = 5, keep: dict[str, tuple[float, ...]] | None = None
+) -> tuple[tuple[int, float], ...]:
     """The cold sweep: seconds to read an array once, in one call, right after the cache
     flush that kernels timed flushed get, for arrays of 1 MiB doubling up to ``top`` (a working
     set DRAM serves, :attr:`~gpuconcepts.measure.hierarchy.Sizing.beyond_bytes`); each point is
-    (bytes, seconds), the median of interleaved rounds (:func:`median_in_rounds`).
+    (bytes, seconds), the median of interleaved rounds (:func:`median_in_rounds`). ``keep``,
+    when given, receives each point's seconds round by round under its key among
+    :attr:`Peaks.ceiling_seconds <gpuconcepts.roofline.Peaks.ceiling_seconds>`
+    (:func:`~gpuconcepts.roofline.points.cold_key`), so that a page gives its spread.
 
     A kernel timed after a flush starts cold: its call is dispatched from a cold cache, the
     flush's dirty lines must be written back before its lines can come in, and the page-table
@@ -33,4 +39,8 @@ def cold_reads(device: str, top: int, *, repeats: int = 5) -> tuple[tuple[int, f
         sizes.append(size)
         points.append(SweepPoint(read, flush=True))
         size *= 2
-    return tuple(zip(sizes, median_in_rounds(points, device, repeats=repeats), strict=True))
+    rounds: list[tuple[float, ...]] = []
+    middle = median_in_rounds(points, device, repeats=repeats, keep=rounds)
+    if keep is not None:
+        keep.update((cold_key(size), times) for size, times in zip(sizes, rounds, strict=True))
+    return tuple(zip(sizes, middle, strict=True))
