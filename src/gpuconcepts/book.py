@@ -33,6 +33,7 @@ from gpuconcepts.book_runs import (
     chapter,
     claim_measurement,
     claims_beside,
+    gpu_floor_texts,
     gpu_latency_floors,
     run_source,
 )
@@ -65,6 +66,7 @@ __all__ = [  # markdown_table and measurement_table live in gpuconcepts.render
     "glue_figure",
     "glue_math",
     "glue_md",
+    "gpu_floor_texts",
     "gpu_latency_floors",
     "literal",
     "markdown_table",

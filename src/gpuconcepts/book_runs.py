@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpuconcepts.claims.judge import part_claims, profile_of
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.render import markdown_table
+from gpuconcepts.render.text.runs import floor_spread
 from gpuconcepts.units import sizes as sizes_text
 from gpuconcepts.workloads import chapters
 
@@ -83,6 +84,18 @@ def gpu_latency_floors(runs: Iterable[Run]) -> list[tuple[str, float]]:
         for run in runs
         if run.peaks.device == "cuda" and run.peaks.latency_seconds is not None
     ]
+
+
+def gpu_floor_texts(runs: Iterable[Run]) -> dict[str, str]:
+    """Each latency floor :func:`gpu_latency_floors` gives, by its label, with its spread
+    (:func:`~gpuconcepts.render.text.runs.floor_spread`; bare where the run kept none of its
+    repetitions): what a page shows beside the bare seconds it computes with."""
+    gpu = [r for r in runs if r.peaks.device == "cuda" and r.peaks.latency_seconds is not None]
+    labels = [label for label, _ in gpu_latency_floors(gpu)]
+    return {
+        label: floor_spread(r.peaks, "latency_seconds")
+        for label, r in zip(labels, gpu, strict=True)
+    }
 
 
 def run_source(run: Run) -> str:

@@ -20,6 +20,7 @@ from gpuconcepts import formulas, units
 from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.plots.gpu_diagrams import gpu_anatomy
+from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -69,7 +70,9 @@ def anatomy(runs: Sequence[Run]) -> Glue:
     peak = gpu.flops_per_s[sixteen]
     if run is not None and run.peaks.latency_seconds is not None:
         launch = run.peaks.latency_seconds
+        launch_text = floor_spread(run.peaks, "latency_seconds")
         source = f"the shortest kernel the recorded {run.peaks.dtype} run timed on the {gpu.name}"
+        where = source if "±" in launch_text else f"{source} ({NO_FLOOR_SPREAD})"  # said once
         measured_bw = run.peaks.bytes_per_s
         bw_text = (
             f"The recorded run measured {units.si(measured_bw, 'B/s')} from HBM, "
@@ -77,10 +80,12 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         )
     else:
         launch = LAUNCH_FLOOR_SECONDS
+        launch_text = units.si(launch, "s")
         source = (
             f"the library assumes about {units.si(launch, 's', digits=1)} where no GPU run is "
             "recorded"
         )
+        where = source
         bw_text = "No recorded run measured this GPU's HBM yet."
     return {
         "gpu": gpu.name,
@@ -100,8 +105,9 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         "peak_sm": units.si(peak / gpu.sms, "FLOP/s"),
         "ridge": units.significant(float(formulas.ridge_point(P=peak, beta=gpu.bytes_per_s))),
         "l2_over_hbm": units.how_many(gpu.memory_bytes / gpu.l2_bytes),
-        "launch": units.si(launch, "s"),
+        "launch": launch_text,
         "launch_source": source,
+        "launch_where": where,
         # equivalents of a measured time: three significant digits, as every rate and time
         "launch_flops": units.si(peak * launch, "FLOP"),
         "launch_bytes": units.si(gpu.bytes_per_s * launch, "B"),

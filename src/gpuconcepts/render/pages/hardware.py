@@ -21,6 +21,7 @@ from gpuconcepts.questions import question
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.pages import Glue, Math, from_batch
 from gpuconcepts.render.pages.hardware_examples import LONG_PREFILL, examples
+from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
 from gpuconcepts.symbols import sym
 from gpuconcepts.units import si
 
@@ -171,23 +172,32 @@ def _build_floor(run: Run, times: Times, longest: float) -> str:
         # a CPU's floor has no launch in it: it is no measure of these GPU times
         return (
             f"The machine that built this book, {run.provenance.device_name}, has no GPU. Its "
-            f"smallest kernel takes {si(floor, 's')}. A CPU launches nothing, so that floor "
+            f"smallest kernel takes {floor_spread(run.peaks, 'latency_seconds')}. A CPU "
+            "launches nothing, so that floor "
             "says nothing about a GPU and is not set beside these times."
         )
     return (
         f"On this build's GPU, {run.provenance.device_name}, the smallest kernel takes "
-        f"{si(floor, 's')}: {_against_own(run.provenance.device_name, floor, times, longest)}."
+        f"{floor_spread(run.peaks, 'latency_seconds')}: "
+        f"{_against_own(run.provenance.device_name, floor, times, longest)}."
     )
 
 
-def _gpu_floors(gpu_floors: Sequence[tuple[str, float]], times: Times, longest: float) -> str:
-    """The recorded GPU runs' floors, each against its own GPU's roofline times, in words."""
+def _gpu_floors(
+    gpu_floors: Sequence[tuple[str, float]], times: Times, longest: float, texts: Mapping[str, str]
+) -> str:
+    """The recorded GPU runs' floors, each against its own GPU's roofline times, in words:
+    each with its spread where ``texts`` gives one, and once, for those without, why not."""
     if gpu_floors:
+        shown = [(label, texts.get(label, si(s, "s")), s) for label, s in gpu_floors]
+        bare = any("±" not in text for _, text, _ in shown)
         return (
-            "On a GPU the floor includes launching the kernel from the host. Measured: "
+            "On a GPU the floor includes launching the kernel from the host. Measured"
+            + (f" ({NO_FLOOR_SPREAD})" if bare else "")
+            + ": "
             + "; ".join(
-                f"{label}, {si(seconds, 's')} ({_against_own(label, seconds, times, longest)})"
-                for label, seconds in gpu_floors
+                f"{label}, {text} ({_against_own(label, s, times, longest)})"
+                for label, text, s in shown
             )
             + "."
         )
@@ -217,9 +227,13 @@ def _small_verdict(gpu_floors: Sequence[tuple[str, float]], times: Times, longes
     return "With no GPU floor measured, the comparison waits for a GPU run that measures one."
 
 
-def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
+def small_layers(
+    run: Run, gpu_floors: Sequence[tuple[str, float]], texts: Mapping[str, str] | None = None
+) -> Glue:
     """The post's small layers' roofline times on each GPU against the latency floors of
-    ``run`` (this build's) and of the GPU runs recorded (``gpu_floors``: device, seconds)."""
+    ``run`` (this build's) and of the GPU runs recorded (``gpu_floors``: device, seconds;
+    ``texts``: each with its spread by its label,
+    :func:`~gpuconcepts.book_runs.gpu_floor_texts`, bare where not given)."""
     small = _small()
     fp16 = datasheet_peaks("fp16")
     times = {
@@ -250,7 +264,7 @@ def small_layers(run: Run, gpu_floors: Sequence[tuple[str, float]]) -> Glue:
         "small_longest": si(longest, "s"),
     }
     glue["build_floor"] = _build_floor(run, times, longest)
-    glue["gpu_floors"] = _gpu_floors(gpu_floors, times, longest)
+    glue["gpu_floors"] = _gpu_floors(gpu_floors, times, longest, texts or {})
     glue["small_verdict"] = _small_verdict(gpu_floors, times, longest)
     return glue
 

@@ -30,6 +30,7 @@ from gpuconcepts.render import (
 )
 from gpuconcepts.render.pages import Glue, Math, bound
 from gpuconcepts.render.pages.gpu_tables import PEAK_DEFINITIONS
+from gpuconcepts.render.text.runs import floor_spread
 from gpuconcepts.render.text.sentences import beaten_rule
 from gpuconcepts.roofline import (
     ROOFS,
@@ -75,7 +76,7 @@ def machine(run: Run, measurements: Sequence[Measurement]) -> Glue:
         "physical": physical_sentence(run),
         "hierarchy": plots.memory_hierarchy(peaks),
         "levels": units.listing(levels),
-        "latency": units.si(peaks.latency_seconds, "s")
+        "latency": floor_spread(peaks, "latency_seconds")
         if peaks.latency_seconds
         else "not measured",
     }
@@ -220,7 +221,7 @@ def roofs(peaks: Peaks) -> Glue:
     """The overhead floor and the diagnoses beside the roofs: their equations, the sweeps'
     sizes and rounds, and the measured floors."""
     return {
-        "op_floor": units.si(peaks.op_seconds, "s") if peaks.op_seconds else "not measured",
+        "op_floor": floor_spread(peaks, "op_seconds") if peaks.op_seconds else "not measured",
         "roofline_eq": Math(formulas.roofline_seconds.equation()),
         "chain_eq": Math(formulas.chain_seconds.equation()),
         "serial_chain_eq": Math(formulas.serial_chain_seconds.equation()),

@@ -11,6 +11,7 @@ from gpuconcepts.hardware import lookup
 from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.text.claims import tally_text
 from gpuconcepts.roofline import Peaks, Placement, moved_bytes, place, working_set_bytes
+from gpuconcepts.roofline.points import is_seconds
 from gpuconcepts.tables import aligned
 from gpuconcepts.units import binary_bytes, number, percent, plain_number, si, sizes
 from gpuconcepts.workloads import WORKLOADS
@@ -28,6 +29,41 @@ def time_spread(m: Measurement) -> str:
     '11 ms ± 1 ms'
     """
     return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
+
+
+NO_FLOOR_SPREAD = (
+    "a single figure: runs recorded before 2026-12-07 kept no repetitions of their floors"
+)
+"""What a page says, once, beside a floor of a recorded run whose peaks kept no repetitions
+of it (:func:`floor_spread` gives it bare)."""
+
+
+def floor_spread(peaks: Peaks, key: str) -> str:
+    """A floor or a cold sweep's point of ``peaks`` (a time: :meth:`Peaks.ceiling
+    <gpuconcepts.roofline.Peaks.ceiling>`'s ``key``, such as ``latency_seconds`` or
+    ``cold 1048576``) as the book gives every measured time, "median ± IQR" over the
+    repetitions it was read from (:func:`~gpuconcepts.measurement.seconds_spread`, whose
+    median is the floor itself: each floor is the median of what it keeps); the bare median
+    where the peaks kept none of them, as runs recorded before 2026-12-07 did (a page says so
+    once, in :data:`NO_FLOOR_SPREAD`'s words).
+
+    >>> p = Peaks("cpu", 1e11, 1e10, "f", latency_seconds=7.5e-7, op_seconds=6e-7,
+    ...           ceiling_seconds={"latency_seconds": (7.3e-7, 7.5e-7, 7.5e-7, 7.7e-7)})
+    >>> floor_spread(p, "latency_seconds"), floor_spread(p, "op_seconds")
+    ('750 ns ± 10 ns', '600 ns')
+    >>> floor_spread(p, "bytes_per_s")
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: floor_spread: 'bytes_per_s' is not a time these peaks hold (a floor field set, or 'cold <bytes>' of a swept point)
+    """
+    value = peaks.ceiling(key)
+    if value is None or not is_seconds(key):
+        raise GpuConceptsError(
+            f"floor_spread: {key!r} is not a time these peaks hold (a floor field set, or "
+            "'cold <bytes>' of a swept point)"
+        )
+    kept = peaks.ceiling_seconds.get(key)
+    return seconds_spread(kept) if kept else si(value, "s")
 
 
 def roof_label(where: Placement) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas
 from gpuconcepts.hardware import dtype_bytes
-from gpuconcepts.render.text.runs import explained, roof_label, time_spread
+from gpuconcepts.render.text.runs import explained, floor_spread, roof_label, time_spread
 from gpuconcepts.roofline import (
     COLD_START,
     FASTER_GATHER,
@@ -27,6 +27,7 @@ from gpuconcepts.roofline import (
     random_rows_per_call,
     random_table_bytes,
 )
+from gpuconcepts.roofline.points import cold_key
 from gpuconcepts.units import (
     binary_bytes,
     decimal_bytes,
@@ -239,11 +240,12 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
 def cold_start_sentence(peaks: Peaks) -> str:
     """What the cold sweep (:meth:`gpuconcepts.roofline.Peaks.cold_seconds`) measured, in a
     sentence for a page: a read right after a flush against the streaming bound, at the
-    sweep's smallest and largest arrays.
+    sweep's smallest and largest arrays, each with its spread (:func:`floor_spread`).
 
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**20, 3e-4), (2**27, 1.5e-2)))
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**20, 3e-4), (2**27, 1.5e-2)),
+    ...           ceiling_seconds={"cold 1048576": (2.9e-4, 3e-4, 3.2e-4)})
     >>> print(cold_start_sentence(p))
-    Read once right after a flush, 1 MiB took 300 µs, 2.9× what streaming at DRAM's bandwidth allows, and 128 MiB took 15 ms, 1.1× it: the cold start costs a fixed price that a large kernel spreads thin.
+    Read once right after a flush, 1 MiB took 300 µs ± 15 µs, 2.9× what streaming at DRAM's bandwidth allows, and 128 MiB took 15 ms, 1.1× it: the cold start costs a fixed price that a large kernel spreads thin.
     """
     if not peaks.cold_sweep:
         return (
@@ -252,7 +254,8 @@ def cold_start_sentence(peaks: Peaks) -> str:
         )
     points = sorted(peaks.cold_sweep)
     parts = [
-        f"{binary_bytes(size)} took {si(seconds, 's')}, {times(seconds * peaks.bytes_per_s / size)}"
+        f"{binary_bytes(size)} took {floor_spread(peaks, cold_key(size))}, "
+        f"{times(seconds * peaks.bytes_per_s / size)}"
         for size, seconds in (points[0], points[-1])
     ]
     return (
@@ -264,13 +267,14 @@ def cold_start_sentence(peaks: Peaks) -> str:
 def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     """What the cold start (:meth:`gpuconcepts.roofline.Peaks.cold_seconds`) says of a kernel
     timed right after a cache flush, in a sentence for a page: the bound a plain read of its
-    bytes sets, against the streaming one and its measured time.
+    bytes sets (read off the cold sweep, :func:`_cold_basis`), against the streaming one and
+    its measured time.
 
     >>> from gpuconcepts.measure import Measurement
-    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**24, 2.5e-3),))
+    >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**23, 2e-3), (2**25, 3e-3)))
     >>> m = Measurement("mlp", "cpu", {"B": 1}, (3.9e-3, 4e-3, 4.2e-3), 2**23, 2**24, flush=True)
     >>> print(cold_read_sentence(m, p))
-    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, took 2.5 ms, where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms ± 150 µs, so the cold read accounts for 62% of its time.
+    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, takes 2.33 ms, read off the cold sweep's line between its reads of 8 MiB (2 ms) and 32 MiB (3 ms), where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms ± 150 µs, so the cold read accounts for 58% of its time.
     """
     moved = moved_bytes(m)
     cold = _mechanism_seconds(m, peaks, COLD_START)
@@ -284,11 +288,33 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     return (
         "It was timed right after a cache flush, as every memory-bound kernel here is, so its "
         f"{decimal_bytes(moved)} came from {dram.name} starting cold: a plain read of as many "
-        f"bytes, started the same way, took {si(cold, 's')}, where streaming at {dram.name}'s "
-        f"bandwidth would take {si(moved / dram.bytes_per_s, 's')}. It took "
+        f"bytes, started the same way, {_cold_basis(peaks, moved)}, where streaming at "
+        f"{dram.name}'s bandwidth would take {si(moved / dram.bytes_per_s, 's')}. It took "
         f"{time_spread(m)}, so the cold read accounts for {percent(bound / m.seconds)} of "
         "its time."
     )
+
+
+def _cold_basis(peaks: Peaks, nbytes: float) -> str:
+    """How the cold sweep bounds a read of ``nbytes`` (:meth:`Peaks.cold_seconds
+    <gpuconcepts.roofline.Peaks.cold_seconds>`): the point of as many bytes, else the line
+    between the points around them (from nothing below the smallest, at DRAM's bandwidth past
+    the largest), each point with its spread (:func:`floor_spread`)."""
+    sizes = sorted(size for size, _ in peaks.cold_sweep)
+    if nbytes in sizes:
+        return f"took {floor_spread(peaks, cold_key(int(nbytes)))} (the cold sweep's own read)"
+    read = f"takes {si(peaks.cold_seconds(nbytes) or 0.0, 's')}, read off the cold sweep's"
+
+    def point(size: int) -> str:
+        return f"{binary_bytes(size)} ({floor_spread(peaks, cold_key(size))})"
+
+    below, above = [s for s in sizes if s < nbytes], [s for s in sizes if s > nbytes]
+    if not below:
+        return f"{read} line from nothing to its smallest read, of {point(above[0])}"
+    if not above:
+        rest = peaks.memory_roofs[-1].name
+        return f"{read} largest read, of {point(below[-1])}, and the rest at {rest}'s bandwidth"
+    return f"{read} line between its reads of {point(below[-1])} and {point(above[0])}"
 
 
 def gemm_shape_sentence(peaks: Peaks) -> str:
