@@ -193,7 +193,7 @@ class StepCost:
     times, so each comes with its bootstrap interval, by the rule the claims use
     (:func:`~gpuconcepts.claims.quantities.with_interval`: per round where the loop and the
     GEMM were timed side by side), and the value shown is that rule's, the same the claim
-    `rnn-loop-vs-gemm` reports for the same pair.
+    ``rnn-loop-vs-gemm`` reports for the same pair.
     """
 
     loop: Measurement
