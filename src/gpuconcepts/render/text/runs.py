@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 
 
 def time_spread(m: Measurement) -> str:
-    """The median time (3 significant digits) and its interquartile range (2).
+    """A kernel's median time (3 significant digits) and its interquartile range (2), by
+    :func:`~gpuconcepts.measurement.seconds_spread`, the one home of the format.
 
     >>> from gpuconcepts.measure import Measurement
     >>> time_spread(Measurement("mlp", "cpu", {}, (0.011, 0.01, 0.012), 1.0, 1.0))
     '11 ms ± 1 ms'
     """
-    return f"{si(m.seconds, 's')} ± {si(m.iqr_seconds, 's', digits=2)}"
+    return seconds_spread(m.raw_seconds)
 
 
 NO_FLOOR_SPREAD = (
