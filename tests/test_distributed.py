@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from book_pages import DOCS
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -302,8 +303,42 @@ def test_the_fit_gives_its_latency_and_bandwidth_with_their_bootstrap_intervals(
     assert open_ended is not None
     assert [math.isinf(ends[2]) for ends in open_ended] == [True, True]
     assert fit_words(shaky).count("no upper bound]") == 2
-    # without a fit there is nothing to give an interval
+    # without a fit there is nothing to give an interval; a sweep of single repetitions has
+    # nothing to resample, and the words say so
     assert fit_intervals(dataclasses.replace(report, fit=None)) is None
+    assert fit_words(dataclasses.replace(report, fit=None)) == ""
+    once = tuple(
+        dataclasses.replace(c, seconds=c.seconds[:1]) if c.kind == "size sweep" else c
+        for c in report.collectives
+    )
+    bare = dataclasses.replace(report, collectives=once)
+    assert fit_intervals(bare) is None
+    assert fit_words(bare) == (
+        f"α = {si(alpha, 's')} and a bandwidth of {si(bandwidth, 'B/s')} per process (the "
+        "sweep kept a single repetition of a size: the fit has no interval)"
+    )
+
+
+def test_a_recorded_gpu_runs_fit_is_told_with_its_intervals() -> None:
+    """The distributed chapter's "What the GPU showed" gives each recorded run's α and
+    bandwidth with the intervals the page's own fit has, in a sentence of their own."""
+    from gpuconcepts.book import recorded_runs
+    from gpuconcepts.render.pages.gpu_story import SENTENCES
+
+    runs = [r for r in recorded_runs(DOCS) if r.distributed is not None]
+    assert runs, "the recorded runs hold a distributed part"
+    for run in runs:
+        assert run.distributed is not None
+        found = fit_intervals(run.distributed)
+        assert found is not None, "every recorded sweep kept its repetitions"
+        (alpha, *alpha_ends), (bandwidth, *bandwidth_ends) = found
+        assert alpha_ends[0] <= alpha <= alpha_ends[1] < math.inf
+        said = SENTENCES["distributed"](run)
+        assert said.endswith(
+            f" held. Its collectives cost {si(alpha, 's')} (interval [{si(alpha_ends[0], 's')}, "
+            f"{si(alpha_ends[1], 's')}]) a call plus their bytes at {si(bandwidth, 'B/s')} "
+            f"(interval [{si(bandwidth_ends[0], 'B/s')}, {si(bandwidth_ends[1], 'B/s')}])"
+        )
 
 
 def test_json_reports_formula_loopback_and_time(report) -> None:  # type: ignore[no-untyped-def]

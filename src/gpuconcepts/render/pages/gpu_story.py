@@ -21,9 +21,10 @@ from gpuconcepts.render.pages.gpu_recorded import (
     run_phrase,
 )
 from gpuconcepts.render.text import EXPLAINED, chain_bound, ran_in, time_spread
+from gpuconcepts.render.text.distributed import fit_values
 from gpuconcepts.results.registry import CLAIMS
 from gpuconcepts.roofline import place
-from gpuconcepts.units import percent, si
+from gpuconcepts.units import percent
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
@@ -148,11 +149,9 @@ def _distributed(run: Run) -> str:
         f"the distributed part {where}; {held} of its "
         f"{units.plural(len(judged), 'distributed claim')} held"
     )
-    if report.fit is not None:
-        text += (
-            f", and its collectives cost {si(report.fit.alpha_s, 's')} a call plus their bytes "
-            f"at {si(report.fit.bytes_per_s, 'B/s')}"
-        )
+    fit = fit_values(report)  # each with its bootstrap interval: a sentence of its own
+    if fit is not None:
+        text += f". Its collectives cost {fit[0]} a call plus their bytes at {fit[1]}"
     return text
 
 

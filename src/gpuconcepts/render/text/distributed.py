@@ -94,10 +94,11 @@ def fit_intervals(report: DistributedReport) -> tuple[tuple[float, float, float]
     (:func:`~gpuconcepts.claims.quantities.with_interval`, blocks first, seeded) and the fit
     made again from each resample's medians. A resample whose times do not grow with size has
     no fit: all its time is latency and its bandwidth has no bound, an open upper end of both
-    intervals. None without a fit.
+    intervals. None without a fit, or when the sweep kept a single repetition of a size (there
+    is nothing to resample).
     """
     sweep = report.of_kind("size sweep")
-    if report.fit is None or len(sweep) < 2:
+    if report.fit is None or len(sweep) < 2 or any(len(c.seconds) < 2 for c in sweep):
         return None
     sizes = [c.formula_bytes for c in sweep]
 
@@ -114,7 +115,7 @@ def fit_intervals(report: DistributedReport) -> tuple[tuple[float, float, float]
 
 
 def fit_words(report: DistributedReport) -> str:
-    """The α-β fit's latency and bandwidth, each with its interval (:func:`fit_intervals`), for
+    """The α-β fit's latency and bandwidth, each with its interval (:func:`fit_values`), for
     a sentence; "" without a fit.
 
     >>> import statistics
@@ -126,13 +127,30 @@ def fit_words(report: DistributedReport) -> str:
     >>> fit_words(DistributedReport(2, "gloo", True, "demo", {}, sweep, fit, 2, 1.0, {}))
     'α = 110 µs (interval [100 µs, 120 µs]) and a bandwidth of 2 GB/s (interval [1.92 GB/s, 2.08 GB/s]) per process'
     """
-    found = fit_intervals(report)
+    found = fit_values(report)
     if found is None:
         return ""
+    alpha, bandwidth = found
+    words = f"α = {alpha} and a bandwidth of {bandwidth} per process"
+    if fit_intervals(report) is None:
+        words += " (the sweep kept a single repetition of a size: the fit has no interval)"
+    return words
+
+
+def fit_values(report: DistributedReport) -> tuple[str, str] | None:
+    """The α-β fit's latency and bandwidth as text, each with its bootstrap interval
+    (:func:`fit_intervals`), bare where the sweep kept nothing to resample; None without a
+    fit."""
+    fit = report.fit
+    if fit is None:
+        return None
+    found = fit_intervals(report)
+    if found is None:
+        return si(fit.alpha_s, "s"), si(fit.bytes_per_s, "B/s")
     (alpha, *alpha_ends), (bandwidth, *bandwidth_ends) = found
     return (
-        f"α = {si(alpha, 's')} ({_interval(alpha_ends, 's')}) and a bandwidth of "
-        f"{si(bandwidth, 'B/s')} ({_interval(bandwidth_ends, 'B/s')}) per process"
+        f"{si(alpha, 's')} ({_interval(alpha_ends, 's')})",
+        f"{si(bandwidth, 'B/s')} ({_interval(bandwidth_ends, 'B/s')})",
     )
 
 
