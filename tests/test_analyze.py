@@ -19,6 +19,7 @@ from gpuconcepts.analyze import Report, analyze, observed_bound
 from gpuconcepts.cli import main
 from gpuconcepts.render.plots.analysis import layers_figure
 from gpuconcepts.render.text.analysis import markdown
+from gpuconcepts.render.text.runs import time_spread
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.units import si
 
@@ -300,7 +301,11 @@ def test_book_table_shows_the_spread_beside_every_time():
     lines = markdown(report).splitlines()
     assert lines[0].startswith("| # | Call | Shapes | FLOPs |")
     assert len(lines) == 2 + len(report.layers)
-    assert all("IQR" in line for line in lines[2:])
+    # each call's time as every kernel's is given (time_spread), its spread on a smaller line
+    for layer, line in zip(report.layers, lines[2:], strict=True):
+        median, spread = time_spread(layer.timing).split(" ± ")
+        cell = f"{median}<br><small>± {spread}</small>".replace(" ", "\u00a0")
+        assert f"| {cell} |" in line
     assert "mlp_flops" in lines[2]
 
 

@@ -10,12 +10,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpuconcepts.analysis.report import Report, shapes_text
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.units import si, significant
 
+_NBSP = "\u00a0"
+"""A space no line breaks at."""
+
 
 def _nbsp(text: str) -> str:
-    return text.replace(" ", "\u00a0")  # a time never breaks before its unit
+    return text.replace(" ", _NBSP)  # a time never breaks before its unit
+
+
+def _time_cell(seconds: tuple[float, ...]) -> str:
+    """A call's time in the book's one format, median ± IQR
+    (:func:`~gpuconcepts.measurement.seconds_spread`), its spread on a second, smaller line
+    to keep the table narrow; neither breaks before its unit.
+
+    >>> _time_cell((1e-4, 1.1e-4, 1.2e-4)).replace(_NBSP, " ")
+    '110 µs<br><small>± 10 µs</small>'
+    """
+    median, spread = seconds_spread(seconds).split(" ± ")
+    return f"{_nbsp(median)}<br><small>{_nbsp('± ' + spread)}</small>"
 
 
 def across_gpus(predicted: Mapping[str, str | None]) -> str:
@@ -37,7 +53,7 @@ def across_gpus(predicted: Mapping[str, str | None]) -> str:
 
 def markdown(report: Report) -> str:
     """The per-layer table for a book page, numbered as the figure's points
-    (:func:`gpuconcepts.render.plots.analysis.layers_figure`), time with IQR."""
+    (:func:`gpuconcepts.render.plots.analysis.layers_figure`), each time its median ± IQR."""
     header = ["#", "Call", "Shapes", "FLOPs", "Bytes", "FLOP/byte", "Time", "FLOP/s", "Bytes/s"]
     header += ["Here", "Datasheet GPUs"]
     rows = [
@@ -48,7 +64,7 @@ def markdown(report: Report) -> str:
             f"{si(layer.flops, '')}<br><small>{layer.flops_source}</small>",
             si(layer.bytes, "B"),
             f"{significant(layer.intensity)}",
-            f"{_nbsp(si(layer.seconds, 's'))}<br><small>IQR&nbsp;{_nbsp(si(layer.iqr_seconds, 's'))}</small>",
+            _time_cell(layer.raw_seconds),
             si(layer.flops_per_s, "FLOP/s") if layer.flops else "–",
             si(layer.bytes_per_s, "B/s"),
             f"**{layer.bound}**",
