@@ -184,7 +184,7 @@ def _cold_peaks() -> Peaks:
 def test_a_cold_read_says_how_it_was_read_off_the_sweep(nbytes: int, said: str) -> None:
     m = Measurement("mlp", "cpu", {"B": 1}, (1e-2,) * 3, 1, nbytes, flush=True)
     sentence = cold_read_sentence(m, _cold_peaks())
-    assert f"a plain read of as many bytes, started the same way, {said}, where" in sentence
+    assert f"A plain read of as many bytes, started the same way, {said}; streaming" in sentence
 
 
 def test_the_cold_start_gives_each_end_of_the_sweep_with_its_spread() -> None:

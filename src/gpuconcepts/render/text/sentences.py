@@ -274,7 +274,7 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", cold_sweep=((2**23, 2e-3), (2**25, 3e-3)))
     >>> m = Measurement("mlp", "cpu", {"B": 1}, (3.9e-3, 4e-3, 4.2e-3), 2**23, 2**24, flush=True)
     >>> print(cold_read_sentence(m, p))
-    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold: a plain read of as many bytes, started the same way, takes 2.33 ms, read off the cold sweep's line between its reads of 8 MiB (2 ms) and 32 MiB (3 ms), where streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms ± 150 µs, so the cold read accounts for 58% of its time.
+    It was timed right after a cache flush, as every memory-bound kernel here is, so its 16.78 MB came from DRAM starting cold. A plain read of as many bytes, started the same way, takes 2.33 ms, read off the cold sweep's line between its reads of 8 MiB (2 ms) and 32 MiB (3 ms); streaming at DRAM's bandwidth would take 1.68 ms. It took 4 ms ± 150 µs, so the cold read accounts for 58% of its time.
     """
     moved = moved_bytes(m)
     cold = _mechanism_seconds(m, peaks, COLD_START)
@@ -287,8 +287,8 @@ def cold_read_sentence(m: Measurement, peaks: Peaks) -> str:
     bound = max(cold, moved / dram.bytes_per_s)
     return (
         "It was timed right after a cache flush, as every memory-bound kernel here is, so its "
-        f"{decimal_bytes(moved)} came from {dram.name} starting cold: a plain read of as many "
-        f"bytes, started the same way, {_cold_basis(peaks, moved)}, where streaming at "
+        f"{decimal_bytes(moved)} came from {dram.name} starting cold. A plain read of as many "
+        f"bytes, started the same way, {_cold_basis(peaks, moved)}; streaming at "
         f"{dram.name}'s bandwidth would take {si(moved / dram.bytes_per_s, 's')}. It took "
         f"{time_spread(m)}, so the cold read accounts for {percent(bound / m.seconds)} of "
         "its time."
