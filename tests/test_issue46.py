@@ -15,6 +15,7 @@ from gpuconcepts.book import recorded_runs, recorded_section
 from gpuconcepts.hardware import GPUS, table_rows
 from gpuconcepts.measure import Measurement
 from gpuconcepts.render.pages import dlrm, gpu, model
+from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD
 from gpuconcepts.roofline import observe
 from gpuconcepts.run import Run
 
@@ -275,7 +276,10 @@ def test_three_regimes_are_drawn_where_the_model_is_introduced(runs: list[Run]) 
     glue = regimes(runs)
     run = gpu_run(runs, "bfloat16")
     assert glue["regimes_ridge"] == units.significant(run.peaks.ridge_point)
-    assert glue["regimes_launch"] == units.si(run.peaks.latency_seconds or 0, "s")
+    # a recorded run kept no repetitions of its floors: bare, and said why
+    assert glue["regimes_launch"] == (
+        f"{units.si(run.peaks.latency_seconds or 0, 's')} ({NO_FLOOR_SPREAD})"
+    )
     texts = {t.get_text() for t in glue["regimes_figure"].axes[0].texts}  # type: ignore[union-attr]
     assert {"compute-bound", "memory-bound", "overhead-bound"} <= texts
     for name in ("questions", "bound"):

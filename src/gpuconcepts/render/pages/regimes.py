@@ -20,6 +20,7 @@ from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.pages import Math
 from gpuconcepts.render.pages.gpu_basics import leading_run
 from gpuconcepts.render.plots.gpu_diagrams import REGIME_FLOORS, three_regimes
+from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 def regimes(runs: Sequence[Run]) -> Glue:
     """The glue of the three regimes: the kernel-time equation, the figure, and the numbers the
-    text quotes (ridge point, launch, the small kernels whose floor sits below the peak)."""
+    text quotes (ridge point, launch, the small kernels whose floor sits below the peak). The
+    launch is given with its spread, or bare and said once why, for a run that kept none."""
     run = leading_run(runs)
     if run is not None and run.peaks.latency_seconds is not None:
         gpu = lookup(run.provenance.device_name)
@@ -36,6 +38,9 @@ def regimes(runs: Sequence[Run]) -> Glue:
         whose = f"the {name}'s recorded {run.peaks.dtype} run"
         flops, bandwidth = run.peaks.flops_per_s, run.peaks.bytes_per_s
         launch = run.peaks.latency_seconds
+        said = floor_spread(run.peaks, "latency_seconds")
+        if "latency_seconds" not in run.peaks.ceiling_seconds:  # once on each page
+            said += f" ({NO_FLOOR_SPREAD})"
         title = f"Three regimes on the {name}, as its {run.peaks.dtype} run measured it"
     else:
         sheet = GPUS[DEFAULT_GPU]
@@ -43,6 +48,7 @@ def regimes(runs: Sequence[Run]) -> Glue:
         whose = f"the {sheet.name} datasheet ({dtype})"
         flops, bandwidth = sheet.flops_per_s[dtype], sheet.bytes_per_s
         launch = LAUNCH_FLOOR_SECONDS
+        said = units.si(launch, "s")
         title = f"Three regimes on the {sheet.name} datasheet ({dtype})"
     big, small = (flops / share * launch for share in REGIME_FLOORS)
     return {
@@ -52,7 +58,7 @@ def regimes(runs: Sequence[Run]) -> Glue:
         "regimes_peak": units.si(flops, "FLOP/s"),
         "regimes_bw": units.si(bandwidth, "B/s"),
         "regimes_ridge": units.significant(float(formulas.ridge_point(P=flops, beta=bandwidth))),
-        "regimes_launch": units.si(launch, "s"),
+        "regimes_launch": said,
         "regimes_big": units.in_words(big),
         "regimes_big_share": units.percent(1 / REGIME_FLOORS[0]),
         "regimes_small": units.in_words(small),
