@@ -15,7 +15,7 @@ from typing import Any
 from gpuconcepts.claims.distributed import judge_distributed
 from gpuconcepts.claims.quantities import with_interval
 from gpuconcepts.errors import GpuConceptsError
-from gpuconcepts.measurement import quartiles
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.text.claims import format_claim
 from gpuconcepts.results.distributed import (
@@ -60,7 +60,7 @@ def rows(report: DistributedReport) -> list[list[str]]:
                 plain_number(round(c.formula_bytes)),
                 "-" if c.measured_bytes is None else plain_number(round(c.measured_bytes)),
                 "-" if c.bytes_ratio is None else f"{number(c.bytes_ratio, 5)}",
-                median_iqr(c.seconds),
+                seconds_spread(c.seconds),
                 "-" if predicted is None else si(predicted, "s"),
             ]
         )
@@ -71,21 +71,6 @@ def markdown(report: DistributedReport) -> str:
     """The report's main collectives (:func:`rows`) as a Markdown table for the book."""
     cells = rows(report)
     return markdown_table(cells[0], cells[1:])
-
-
-def median_iqr(seconds: Sequence[float]) -> str:
-    """A collective's repetitions as the book gives every measured time, "median ± IQR", with
-    the rounding of :func:`~gpuconcepts.render.text.runs.time_spread` (which reads a
-    :class:`~gpuconcepts.measure.Measurement`; a collective's times are none). The quartiles
-    themselves are not given, even where the spread is skewed: one format for every page.
-
-    >>> median_iqr([1e-3, 2e-3, 3e-3, 4e-3, 5e-3])
-    '3 ms ± 2 ms'
-    >>> median_iqr([8.27e-4])
-    '827 µs ± 0 s'
-    """
-    q1, q3 = quartiles(seconds)
-    return f"{si(statistics.median(seconds), 's')} ± {si(q3 - q1, 's', digits=2)}"
 
 
 def fit_intervals(report: DistributedReport) -> tuple[tuple[float, float, float], ...] | None:
@@ -212,8 +197,8 @@ def exchange_gap(report: DistributedReport) -> str:
             f"and {percent(1 - latency)} the bytes over the bandwidth."
         )
     lines.append(
-        f"Whole, the table-wise lookup took {median_iqr(tw.seconds)} and the column-wise "
-        f"{median_iqr(cw.seconds)}, each the median of "
+        f"Whole, the table-wise lookup took {seconds_spread(tw.seconds)} and the column-wise "
+        f"{seconds_spread(cw.seconds)}, each the median of "
         f"{plural(len(tw.seconds), 'repetition')} in "
         f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'} ± their interquartile "
         "range."
@@ -227,7 +212,7 @@ def exchange_gap(report: DistributedReport) -> str:
     lines.append(
         f"Timed apart, the table-wise lookup spent {_phase_shares(tw)}; the column-wise "
         f"{_phase_shares(cw)}. The all-to-alls alone took "
-        f"{median_iqr(tw.exchange_seconds)} and {median_iqr(cw.exchange_seconds)}."
+        f"{seconds_spread(tw.exchange_seconds)} and {seconds_spread(cw.exchange_seconds)}."
     )
     first = _first_in_round(report.of_kind("sharded embedding"))
     if first is not None:
