@@ -43,17 +43,25 @@ def test_a_run_is_told_the_definition_of_its_day(first: Run) -> None:
     assert gpu_tables.peak_definition(_recorded(first, last.isoformat()), CHANGES) == ""
 
 
-def test_the_sentence_follows_the_run(first: Run) -> None:
-    old = gpu_tables.peaks_sentence(_recorded(first, "2026-01-01"), CHANGES)
-    new = gpu_tables.peaks_sentence(_recorded(first, "2099-01-01"), CHANGES)
-    assert OLDEST in old
-    assert f"{OLDEST} when it ran; it is now {NEWEST})" in old
-    assert f"({NEWEST} when it ran)" in new
-    assert "convolution" not in new
+def test_the_paragraph_says_an_older_definition_once(first: Run) -> None:
+    old = _recorded(first, "2026-01-01")
+    both = gpu_tables.peaks_paragraph([old, old], CHANGES)
+    assert both.startswith(
+        f"Both runs were recorded when the compute peak was {OLDEST}; it is now {NEWEST}. In "
+    )
+    assert both.count(OLDEST) == 1
+    new = _recorded(first, "2099-01-01")
+    mixed = gpu_tables.peaks_paragraph([old, new], CHANGES)
+    assert mixed.startswith(
+        f"The NVIDIA H200's {first.peaks.dtype} run was recorded when the compute peak was "
+        f"{OLDEST}; it is now {NEWEST}. "
+    )
+    assert gpu_tables.peaks_paragraph([new], CHANGES) == gpu_tables.peaks_sentence(new)
+    assert "convolution" not in gpu_tables.peaks_sentence(old)
 
 
-def test_without_a_log_the_sentence_names_no_definition(first: Run) -> None:
-    assert "convolution" not in gpu_tables.peaks_sentence(first)
+def test_without_a_log_the_paragraph_names_no_definition(first: Run) -> None:
+    assert "convolution" not in gpu_tables.peaks_paragraph([first], ())
 
 
 def test_a_log_without_the_entry_is_refused(first: Run) -> None:

@@ -102,7 +102,7 @@ def gpu_facts(shown: Shown, runs: Sequence[Run]) -> Iterator[Fact]:
             (texts["peaks_text"], r"The measured ridge point is ([\d,.]+)", "ridge point"),
             (
                 texts["peaks_text"],
-                r"the compute peak .*? reached ([\d,.]+ \w?FLOP/s)",
+                r"the compute peak reached ([\d,.]+ \w?FLOP/s)",
                 "compute peak",
             ),
             (texts["peaks_text"], r"streaming reached ([\d,.]+ \w?B/s)", "HBM bandwidth"),

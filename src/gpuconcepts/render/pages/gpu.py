@@ -37,7 +37,7 @@ from gpuconcepts.render.pages.gpu_recorded import (
     run_name,
 )
 from gpuconcepts.render.pages.gpu_story import SENTENCES, chapter_passage, highlights, tally
-from gpuconcepts.render.pages.gpu_tables import families_table, peaks_sentence, random_rows
+from gpuconcepts.render.pages.gpu_tables import families_table, peaks_paragraph, random_rows
 from gpuconcepts.render.plots.roofline import roofline_chart
 from gpuconcepts.render.plots.runs import run_title
 
@@ -88,7 +88,7 @@ def page(runs: Sequence[Run], changes: Sequence[Change] = ()) -> Glue:
             f"{(run.provenance.git_commit or 'unknown')[:10]}"
             for run in found
         ),
-        "peaks_text": " ".join(peaks_sentence(run, changes) for run in found),
+        "peaks_text": peaks_paragraph(found, changes),
         "tally": tally(found),  # each failure is listed in the claims appendix
         "distributed_note": distributed_note(found)
         or "Every distributed result shown ran on the device its run names.",

@@ -25,6 +25,7 @@ from gpuconcepts.render.pages.gpu_recorded import (
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent, seconds, si
+from gpuconcepts.words import listing
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
@@ -106,16 +107,35 @@ def peak_definition(run: Run, changes: Sequence[Change]) -> str:
     return found
 
 
-def _since(definition: str) -> str:
-    """What P has measured since, for a run told by an older ``definition`` ("" if current)."""
+def peaks_paragraph(runs: Sequence[Run], changes: Sequence[Change]) -> str:
+    """The roofs of each run (:func:`peaks_sentence`), after one sentence for the runs recorded
+    under an older definition of the compute peak (:func:`peak_definition`), said once for all
+    of them rather than in every run's sentence."""
     current = PEAK_DEFINITIONS[-1][1]
-    return "" if definition == current else f"; it is now {current}"
+    older: dict[str, list[Run]] = {}
+    for run in runs:
+        definition = peak_definition(run, changes)
+        if definition and definition != current:
+            older.setdefault(definition, []).append(run)
+    said = [
+        f"{_which(found, len(runs))} recorded when the compute peak was {definition}; it is "
+        f"now {current}."
+        for definition, found in older.items()
+    ]
+    return " ".join([*said, *(peaks_sentence(run) for run in runs)])
 
 
-def peaks_sentence(run: Run, changes: Sequence[Change] = ()) -> str:
-    """In words: the share of the datasheet's compute and memory roofs the run reached (and
-    what its compute peak measured then, :func:`peak_definition`, when the change log
-    ``changes`` is given), and what its GEMM sweep reached (:func:`sweep_sentence`)."""
+def _which(found: Sequence[Run], total: int) -> str:
+    """The subject of a sentence about ``found`` of ``total`` runs, with its verb."""
+    if len(found) == total:
+        return "The run was" if total == 1 else "Both runs were" if total == 2 else "All runs were"
+    names = listing([run_phrase(run) for run in found])
+    return f"{names[0].upper()}{names[1:]} {'was' if len(found) == 1 else 'were'}"
+
+
+def peaks_sentence(run: Run) -> str:
+    """In words: the share of the datasheet's compute and memory roofs the run reached, and
+    what its GEMM sweep reached (:func:`sweep_sentence`)."""
     gpu = lookup(run.provenance.device_name)
     peaks = run.peaks
     if gpu is None or gpu.peak(peaks.dtype) is None:
@@ -124,12 +144,9 @@ def peaks_sentence(run: Run, changes: Sequence[Change] = ()) -> str:
             f"{si(peaks.bytes_per_s, 'B/s')}; its GPU is not in the datasheet table. "
             + sweep_sentence(run)
         )
-    definition = peak_definition(run, changes)
     sheet = gpu.peak(peaks.dtype) or 1.0
     return (
-        f"In {run_phrase(run)} the compute peak"
-        + (f" ({definition} when it ran{_since(definition)})" if definition else "")
-        + f" reached {si(peaks.flops_per_s, 'FLOP/s')} of "
+        f"In {run_phrase(run)} the compute peak reached {si(peaks.flops_per_s, 'FLOP/s')} of "
         f"the {si(sheet, 'FLOP/s')} the {gpu.name} datasheet lists for {peaks.dtype} "
         f"({percent(peaks.flops_per_s / sheet)}), and streaming reached "
         f"{si(peaks.bytes_per_s, 'B/s')} of {si(gpu.bytes_per_s, 'B/s')} "
