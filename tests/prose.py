@@ -166,6 +166,25 @@ def long_sentences(html: str, limit: int = MAX_WORDS) -> list[str]:
     return [s for s in sentences(html) if word_count(s) > limit]
 
 
+# A run's or a device's name glued in at the start of a sentence ("the NVIDIA H200 bfloat16
+# run timed ...") opens it in lower case; a continuation after display math ("which here is",
+# "its FLOPs at the peak") is lower case too, but never an article before a capitalised name.
+_LOWER_OPENING = re.compile(
+    r"(?:^|(?<!e\.g)(?<!i\.e)(?<!vs)(?<!al)[.!?] )((?:the|a|an) [A-Z]\S*)"
+)  # not after "e.g." and the like
+
+
+def lowercase_openings(html: str) -> list[str]:
+    """The sentences of a page that open with a lower-case article before a capitalised name:
+    a name glued into the page where a sentence begins.
+
+    >>> lowercase_openings("<p>the NVIDIA H200 run timed it. The CPU run did too.</p>"
+    ...                    "<p>which here is small. It ran, e.g. the GPU ran. the GPU ran.</p>")
+    ['the NVIDIA', 'the GPU']
+    """
+    return [found for block in blocks(html) for found in _LOWER_OPENING.findall(block)]
+
+
 def repeated_words(html: str) -> list[str]:
     """Each place where a word follows itself (``undecided: undecided``, ``the the``), with its
     neighbours. A colon or a comma between the two still counts; a sentence or clause end

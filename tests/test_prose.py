@@ -9,6 +9,7 @@ from prose import (
     MAX_WORDS,
     blocks,
     long_sentences,
+    lowercase_openings,
     repeated_words,
     sentences,
     slugs_in,
@@ -74,6 +75,12 @@ def test_a_repeated_word_pair_is_found() -> None:
 def test_a_slug_in_a_sentence_is_found() -> None:
     html = "<p>Of the claims, rnn-loop-vs-gemm fails.</p>"
     assert slugs_in(html, ["rnn-loop-vs-gemm", "mlp-crossover"]) == ["rnn-loop-vs-gemm"]
+
+
+def test_a_glued_name_opening_a_sentence_in_lower_case_is_found() -> None:
+    html = "<p>It ran. the NVIDIA H200 bfloat16 run timed attention.</p><p>which here is 4.</p>"
+    assert lowercase_openings(html) == ["the NVIDIA"]
+    assert lowercase_openings("<p>In the NVIDIA H200 run, it ran. Its GPU ran.</p>") == []
 
 
 # The README: a pitch, the two commands, examples and links (issue 37).

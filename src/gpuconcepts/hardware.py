@@ -234,7 +234,7 @@ _ROWS = (
         tensor_cores=528,
         shared_memory_per_sm_bytes=228 * _KIB,
         registers_per_sm_bytes=256 * _KIB,
-        anatomy_source="the H200 is the H100 SXM's Hopper GPU with more and faster HBM (NVIDIA "
+        anatomy_source="The H200 is the H100 SXM's Hopper GPU with more and faster HBM (NVIDIA "
         "H200 Tensor Core GPU datasheet); its SMs as in the NVIDIA H100 Tensor Core GPU "
         "Architecture whitepaper (H100 SXM5 column)",
     ),

@@ -1,12 +1,12 @@
 """The built book's prose reads: no sentence over 60 words, no word said twice in a row, no
-claim slug in a sentence (no browser needed; the checks are ``tests/prose.py``)."""
+sentence opened in lower case by a glued name, no claim slug in a sentence (no browser needed; the checks are ``tests/prose.py``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import pytest
-from prose import MAX_WORDS, long_sentences, repeated_words, slugs_in
+from prose import MAX_WORDS, long_sentences, lowercase_openings, repeated_words, slugs_in
 from test_api_page import INDEX, PAGES
 
 from gpuconcepts.results.registry import CLAIMS
@@ -42,3 +42,9 @@ def test_no_word_follows_itself(page: str, site: Site) -> None:
 
 def test_no_claim_slug_in_a_sentence(page: str, site: Site) -> None:
     assert not slugs_in(_html(site, page), CLAIMS), page
+
+
+def test_no_sentence_opens_in_lower_case(page: str, site: Site) -> None:
+    if page in NOT_PROSE:
+        pytest.skip("not book prose")
+    assert not lowercase_openings(_html(site, page)), page
