@@ -26,8 +26,10 @@ from gpuconcepts.questions import question
 from gpuconcepts.render import markdown_table, plots
 from gpuconcepts.render.pages import Glue, Math
 from gpuconcepts.render.pages.distributed_measured import measured
+from gpuconcepts.render.text.distributed import fit_values
 
 if TYPE_CHECKING:
+    from gpuconcepts.results.distributed import DistributedReport
     from gpuconcepts.run import Run
 
 __all__ = [  # what the page (docs/distributed.md) and figures.py read from the page's module
@@ -235,6 +237,22 @@ def parallelism() -> Glue:
     }  # fmt: skip
 
 
+def link_rates(report: DistributedReport | None) -> list[tuple[str, float, str]]:
+    """Each link's one-direction bandwidth, as a number and as its table cell: the datasheet
+    GPUs' links that have one, an InfiniBand port, and this machine's loopback as the run's α-β
+    fit measured it, its cell with the fit's bootstrap interval (a measured rate, unlike the
+    datasheets')."""
+    named = [(f"{gpu.name}, {gpu.link}", gpu.link_send_bytes_per_s) for gpu in GPUS.values()]
+    rates = [(name, bw) for name, bw in named if bw is not None]
+    rates.append(("InfiniBand NDR, one port between nodes", INFINIBAND_NDR_BYTES_PER_S))
+    cells = [(name, bw, units.si(bw, "B/s")) for name, bw in rates]
+    measured = None if report is None else fit_values(report)
+    if report is not None and report.fit is not None and measured is not None:
+        name = f"this machine's loopback (measured, {report.backend})"
+        cells.append((name, report.fit.bytes_per_s, measured[1]))
+    return cells
+
+
 def links(run: Run) -> Glue:
     """The gradient all-reduce and the row-wise lookup on each link, NVLink against
     InfiniBand and HBM, and whether a table-wise lookup's exchange outlasts its pooling on an
@@ -243,13 +261,7 @@ def links(run: Run) -> Glue:
     gradient_params, world = 10**9, 8  # a one-billion-parameter model's BF16 gradients, one server
     gradient = formulas.ring_allreduce_bytes(n_params=gradient_params, s=2, W=world)
     rowwise = formulas.rowwise_alltoall_bytes(**EXAMPLE)
-    named = [(f"{gpu.name}, {gpu.link}", gpu.link_send_bytes_per_s) for gpu in GPUS.values()]
-    rates = [(name, bw) for name, bw in named if bw is not None]
-    rates.append(("InfiniBand NDR, one port between nodes", INFINIBAND_NDR_BYTES_PER_S))
-    if report is not None and report.fit is not None:
-        rates.append(
-            (f"this machine's loopback (measured, {report.backend})", report.fit.bytes_per_s)
-        )
+    rates = link_rates(report)
     missing = [gpu.name for gpu in GPUS.values() if gpu.link_bytes_per_s is None]
     h100 = GPUS["H100 SXM"]
     nvlink = h100.link_send_bytes_per_s
@@ -275,8 +287,8 @@ def links(run: Run) -> Glue:
         "link_rows": markdown_table(
             ["Link", "One direction", f"All-reduce of the gradient, W = {world}",
              "Row-wise lookup above"],
-            [[name, units.si(bw, "B/s"), units.si(gradient / bw, "s"), units.si(rowwise / bw, "s")]
-             for name, bw in rates],
+            [[name, shown, units.si(gradient / bw, "s"), units.si(rowwise / bw, "s")]
+             for name, bw, shown in rates],
         ),
         "no_link": " and the ".join(missing),
         "nvlink_vs_ib": units.how_many(nvlink / INFINIBAND_NDR_BYTES_PER_S),
