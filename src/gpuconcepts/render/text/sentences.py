@@ -112,7 +112,7 @@ def above_roof(m: Measurement, peaks: Peaks) -> str:
     >>> rows = Measurement("dlrm-random", "cpu", {"N": 2**24, "d": 4, "s": 4}, (0.015,) * 3,
     ...                    1e6, 2**20, random_rows=10**6, row_bytes=16)  # roof 20 ms, streaming 6.4
     >>> print(above_roof(rows, p))
-    it took 25% less time than its memory (DRAM) roof allows, a finding: its rows came faster than the gather sweep's rate for their width and table: that rate is measured on other tables, not a physical limit, so the model's time missed
+    it took 25% less time than its memory (DRAM, random rows) roof allows, a finding: its rows came faster than the gather sweep's rate for their width and table: that rate is measured on other tables, not a physical limit, so the model's time missed
     """
     where = place(m, peaks)
     beat = f"it {beaten_by(where.attained)} its {roof_label(where)} roof allows"
