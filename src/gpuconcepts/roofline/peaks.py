@@ -183,10 +183,9 @@ class Peaks:
         return tuple((f.name, kinds[str(f.type)]) for f in fields(cls) if str(f.type) in kinds)
 
     def ceiling(self, key: str) -> float | None:
-        """The ceiling a key of :attr:`ceiling_seconds` names: a field holding a rate or a
-        floor, ``level <name>`` a cache level's bandwidth, ``random <table> <row> <rows>`` a
-        random-access point's rate (as a measurement's references name it), ``cold <bytes>``
-        a cold sweep point's seconds; None when these peaks hold none.
+        """The ceiling a key of :attr:`ceiling_seconds` names: a rate or floor field, ``level <name>``
+        a cache level's bandwidth, ``random <table> <row> <rows>`` a random-access point's rate,
+        ``cold <bytes>`` a cold sweep point's seconds; None where there is none.
 
         >>> p = Peaks("cpu", 1e11, 1e10, "f", levels=(MemoryLevel("L2", 2**20, 4e10),),
         ...           random_sweep=((2**28, 16, 3e7),), cold_sweep=((2**20, 3e-4),))
