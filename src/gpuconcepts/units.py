@@ -320,11 +320,11 @@ def si(value: float, unit: str, digits: int = 3) -> str:
 
     Times and rates are always printed this way, so one quantity reads the same on every page.
 
-    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(0.125, "")
-    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '0.125')
+    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(1.5e-10, "s")
+    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '150 ps')
     """
     if unit == "s" and 0 < abs(value) < 1:
-        for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+        for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
             if abs(value) >= scale:
                 return f"{significant(value / scale, digits)} {prefix}"
         return f"{significant(value, digits)} s"

@@ -30,6 +30,7 @@ from gpuconcepts.claims.thresholds import (
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.formula import Formula
 from gpuconcepts.measure import Measurement, block_bounds
+from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.roofline import Peaks
 from gpuconcepts.symbols import sym
 
@@ -216,6 +217,24 @@ def sorted_sweep(
 def size_values(ms: Sequence[Measurement], size: str) -> tuple[float, ...]:
     """One size of each measurement of a sweep, as the x values of a fit or a plot."""
     return tuple(float(param(m, size)) for m in ms)
+
+
+def time_each(m: Measurement, count: int = 1) -> str:
+    """A measurement's time, or its share of ``count`` equal parts (a time per step, per
+    token), as a claim's detail quotes every measured time: "median ± IQR" by
+    :func:`~gpuconcepts.measurement.seconds_spread`, the format's one home. Each repetition is
+    divided before the statistics, so the median and the spread divide alike.
+
+    >>> time_each(Measurement("rnn-loop", "cpu", {}, (0.011, 0.01, 0.012), 1.0, 1.0), 100)
+    '110 µs ± 10 µs'
+    >>> time_each(Measurement("rnn-loop", "cpu", {}, (0.011,), 1.0, 1.0), 0)
+    Traceback (most recent call last):
+    ...
+    gpuconcepts.errors.GpuConceptsError: time_each: count must be at least 1; got 0
+    """
+    if count < 1:
+        raise GpuConceptsError(f"time_each: count must be at least 1; got {count}")
+    return seconds_spread([t / count for t in m.raw_seconds])
 
 
 # -- what the formulas predict at a measurement's sizes -----------------------------------

@@ -38,6 +38,7 @@ from gpuconcepts.claims.quantities import (
     param,
     size_values,
     sorted_sweep,
+    time_each,
     with_interval,
 )
 from gpuconcepts.claims.rnn_steps import judge_rnn_batch, judge_rnn_loop_vs_gemm
@@ -216,15 +217,15 @@ def _length_detail(
     ordered: Sequence[Measurement], fit: AffineFit, predicted: float, bent: str, gemm: AffineFit
 ) -> str:
     """The fitted line, the cost per step measured and predicted (µs), how it bends between
-    the sweep's halves, the ends' times and the GEMM's line, in words."""
+    the sweep's halves, the ends' times (each with its spread, :func:`time_each`) and the
+    GEMM's line, in words."""
     lengths = size_values(ordered, "S")
-    seconds = (median_seconds(ordered[0]), median_seconds(ordered[-1]))
     first, last = plain_number(lengths[0]), plain_number(lengths[-1])
     return (
         f"time = {_line(fit)} over S = {first} … {last} (R² {number(fit.r_squared)}); "
         f"cost per step {si(fit.per_unit, 's')} (the measured ceilings predict "
-        f"{si(predicted * US, 's')}), {bent}; {si(seconds[0], 's')} at S={first}, "
-        f"{si(seconds[-1], 's')} at S={last}; one GEMM of the same FLOPs: {_line(gemm)}"
+        f"{si(predicted * US, 's')}), {bent}; {time_each(ordered[0])} at S={first}, "
+        f"{time_each(ordered[-1])} at S={last}; one GEMM of the same FLOPs: {_line(gemm)}"
         + _fused(ordered[-1])
     )
 

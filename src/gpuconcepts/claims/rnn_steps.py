@@ -18,6 +18,7 @@ from gpuconcepts.claims.quantities import (
     size_values,
     sizes,
     sorted_sweep,
+    time_each,
     with_interval,
 )
 from gpuconcepts.claims.shape import bars, interval_ends, median_seconds
@@ -66,7 +67,7 @@ def judge_rnn_loop_vs_gemm(
             measured=slowdown,
             interval=interval,
         ),
-        detail=f"step loop {si(median_seconds(loop), 's')}, one GEMM {si(median_seconds(gemm), 's')}",
+        detail=f"step loop {time_each(loop)}, one GEMM {time_each(gemm)}",
         device=device,
         values={
             "loop_seconds": median_seconds(loop),
@@ -128,8 +129,8 @@ def judge_rnn_batch(sweep: Sequence[Measurement], *, peaks: Peaks, device: str) 
             interval=interval,
         ),
         detail=f"throughput {significant(throughput[0])} → {significant(throughput[-1])} "
-        f"tokens/s ({times(gain)}); time per step {si(per_step[0], 's')} → "
-        f"{si(per_step[-1], 's')}",
+        f"tokens/s ({times(gain)}); time per step {time_each(ordered[0], S)} → "
+        f"{time_each(ordered[-1], S)}",
         device=device,
         values={
             "throughput_gain": gain,

@@ -19,6 +19,7 @@ from gpuconcepts.claims.quantities import (
     size_values,
     sizes,
     sorted_sweep,
+    time_each,
     with_interval,
 )
 from gpuconcepts.errors import GpuConceptsError
@@ -27,7 +28,7 @@ from gpuconcepts.measure import Measurement
 from gpuconcepts.results.claim import ClaimResult
 from gpuconcepts.results.plot import PlotSpec, Series
 from gpuconcepts.results.twosided import TwoSided
-from gpuconcepts.units import number, plain_number, si
+from gpuconcepts.units import number, plain_number
 
 
 def median_seconds(m: Measurement) -> float:
@@ -138,8 +139,8 @@ def power_law(
             interval=interval,
         ),
         detail=f"fitted over S = {number(lengths[-fit.points])} … {last} (R² "
-        f"{number(fit.r_squared)}); {si(seconds[0], 's')} at S={first}, {si(seconds[-1], 's')} "
-        f"at S={last}",
+        f"{number(fit.r_squared)}); {time_each(ordered[0])} at S={first}, "
+        f"{time_each(ordered[-1])} at S={last}",
         device=device,
         values={
             "exponent": fit.exponent,

@@ -22,6 +22,7 @@ from gpuconcepts.claims.quantities import (
     size_values,
     sizes,
     sorted_sweep,
+    time_each,
     with_interval,
 )
 from gpuconcepts.claims.roofline import judge_roles
@@ -125,7 +126,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
     and interval as :func:`judge_attention_exponent`), against the formula's ratio at the
     largest doubling of the sweep."""
     ordered = sorted_sweep(sweep, "S", fixed=_ATTENTION_FIXED, what=_ATTENTION_SWEEP)
-    lengths, seconds = size_values(ordered, "S"), tuple(median_seconds(m) for m in ordered)
+    lengths = size_values(ordered, "S")
     flops = formula_along(formulas.attention_flops, ordered)
     pairs = [(i, j) for j in range(len(lengths)) for i in range(j) if lengths[j] == 2 * lengths[i]]
     post = question(16)
@@ -149,7 +150,7 @@ def judge_attention_doubling(sweep: Sequence[Measurement], *, device: str) -> Cl
         f"S={number(lengths[i])}) = {number(predicted)}; the post's Q16 ({post_S} tokens):"
         f" {post.ratio}× the scores",
         test=test,
-        detail=f"{si(seconds[i], 's')} → {si(seconds[j], 's')}",
+        detail=f"{time_each(ordered[i])} → {time_each(ordered[j])}",
         device=device,
         values={
             "ratio": ratio,
@@ -287,8 +288,8 @@ def judge_prefill_vs_decode(
             measured=rate_ratio,
             interval=interval,
         ),
-        detail=f"prefill {si(prefill_per_token, 's')} per token, decode "
-        f"{si(decode_per_token, 's')} per token ({times(slowdown)})",
+        detail=f"prefill {time_each(prefill, B * S)} per token, decode "
+        f"{time_each(decode, B)} per token ({times(slowdown)})",
         device=device,
         values={
             "prefill_seconds_per_token": prefill_per_token,
