@@ -348,5 +348,6 @@ def test_each_chapter_says_in_words_what_the_gpu_runs_showed() -> None:
         assert said.startswith("the distributed part ran on the machine's host CPU, not on ")
         assert f"{held} of its {len(judged)} distributed claims held" in said
         assert report.fit is not None
-        assert f"{si(report.fit.alpha_s, 's')} a call" in said
+        assert f". Its collectives cost {si(report.fit.alpha_s, 's')} (interval [" in said
+        assert "]) a call plus their bytes at " in said
         assert said in distributed
