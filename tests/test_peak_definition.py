@@ -56,7 +56,9 @@ def test_the_paragraph_says_an_older_definition_once(first: Run) -> None:
         f"The NVIDIA H200's {first.peaks.dtype} run was recorded when the compute peak was "
         f"{OLDEST}; it is now {NEWEST}. "
     )
-    assert gpu_tables.peaks_paragraph([new], CHANGES) == gpu_tables.peaks_sentence(new)
+    assert gpu_tables.peaks_paragraph([new], CHANGES) == gpu_tables.peaks_sentence(
+        new, say_why=True
+    )
     assert "convolution" not in gpu_tables.peaks_sentence(old)
 
 

@@ -71,10 +71,19 @@ def test_the_datasheet_share_is_computed(first: Run) -> None:
     assert sheet is not None
     peak = sheet.peak(first.peaks.dtype)
     assert peak is not None
-    table = gpu_tables.datasheet_table([first])
-    assert units.percent(first.peaks.flops_per_s / peak) in table
-    assert units.percent(first.peaks.bytes_per_s / sheet.bytes_per_s) in table
-    assert units.si(first.peaks.flops_per_s, "FLOP/s") in gpu_tables.peaks_sentence(first)
+    said = gpu_tables.peaks_sentence(first)
+    assert f"{units.si(first.peaks.flops_per_s, 'FLOP/s')} of " in said
+    assert f"({units.percent(first.peaks.flops_per_s / peak)})" in said
+    assert f"({units.percent(first.peaks.bytes_per_s / sheet.bytes_per_s)})" in said
+
+
+def test_a_recorded_floor_without_repetitions_says_why_once(runs: list[Run]) -> None:
+    """The recorded runs kept no repetitions of their floors: each floor is a single figure,
+    and the paragraph says why beside the first of them only."""
+    found = gpu_recorded.gpu_runs(runs)
+    text = gpu_tables.peaks_paragraph(found, ())
+    assert text.count("kept no repetitions of their floors") == 1
+    assert "the smallest kernel took 13.5 µs (a single figure: runs recorded before" in text
 
 
 def _sweep_at(run: Run, share: float) -> Run:

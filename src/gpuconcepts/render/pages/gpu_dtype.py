@@ -14,7 +14,7 @@ from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
 from gpuconcepts.render.pages.gpu_recorded import gpu_runs
 from gpuconcepts.render.plots.runs import machine_name
 from gpuconcepts.render.text import ran_in, time_spread
-from gpuconcepts.render.text.runs import time_spread_each
+from gpuconcepts.render.text.runs import floor_spread, time_spread_each
 from gpuconcepts.roofline import place
 from gpuconcepts.units import NOTHING, si
 from gpuconcepts.workloads import chapter_of
@@ -134,7 +134,8 @@ def _loop_sentence(pairs: Sequence[tuple[Measurement, Measurement]], base: Run, 
         text += (
             f" That is {time_spread_each(one, one.ops)} against "
             f"{time_spread_each(two, two.ops)} per operation, while the runs' own latency "
-            f"floors were {units.si(floors[0], 's')} and {units.si(floors[1], 's')}."
+            f"floors were {floor_spread(base.peaks, 'latency_seconds')} and "
+            f"{floor_spread(other.peaks, 'latency_seconds')}."
         )
         measured, floor = two.seconds / one.seconds, floors[1] / floors[0]
         if abs(measured / floor - 1) <= 0.25:

@@ -19,12 +19,12 @@ from gpuconcepts.render.pages.gpu_recorded import (
     FAMILIES,
     FAMILY_NAMES,
     chapter,
-    run_name,
     run_phrase,
 )
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
+from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
 from gpuconcepts.roofline import place
-from gpuconcepts.units import percent, seconds, si
+from gpuconcepts.units import percent, si
 from gpuconcepts.words import listing
 
 if TYPE_CHECKING:
@@ -33,49 +33,6 @@ if TYPE_CHECKING:
 
 
 # -- datasheet against measured ------------------------------------------------------------
-def datasheet_table(runs: Sequence[Run]) -> str:
-    """Markdown: each GPU run's measured peaks beside its datasheet's, with the share reached.
-
-    A run whose GPU is not in the datasheet table shows its measured peaks alone.
-    """
-    rows = []
-    for run in runs:
-        peaks = run.peaks
-        gpu = lookup(run.provenance.device_name)
-        sheet_flops = None if gpu is None else gpu.peak(peaks.dtype)
-        sheet_bytes = None if gpu is None else gpu.bytes_per_s
-        rows.append(
-            [
-                run_name(run),
-                "-" if sheet_flops is None else si(sheet_flops, "FLOP/s"),
-                si(peaks.flops_per_s, "FLOP/s"),
-                "-" if sheet_flops is None else percent(peaks.flops_per_s / sheet_flops),
-                "-" if sheet_bytes is None else si(sheet_bytes, "B/s"),
-                si(peaks.bytes_per_s, "B/s"),
-                "-" if sheet_bytes is None else percent(peaks.bytes_per_s / sheet_bytes),
-                "-" if gpu is None or sheet_flops is None
-                else units.significant(gpu.ridge_point(peaks.dtype)),
-                units.significant(peaks.ridge_point),
-                "-" if peaks.latency_seconds is None else seconds(peaks.latency_seconds),
-            ]
-        )  # fmt: skip
-    return markdown_table(
-        [
-            "Run",
-            "Datasheet compute",
-            "Measured GEMM",
-            "Reached",
-            "Datasheet memory",
-            "Measured stream",
-            "Reached",
-            "Ridge, datasheet (FLOP/byte)",
-            "Ridge, measured",
-            "Latency floor",
-        ],
-        rows,
-    )
-
-
 #: What the compute peak P was, by the change-log entry (its topic) that made it so; the
 #: first applies to runs recorded before every entry. A run is told by the definition in force
 #: on the day it was recorded (:func:`peak_definition`).
@@ -122,7 +79,9 @@ def peaks_paragraph(runs: Sequence[Run], changes: Sequence[Change]) -> str:
         f"now {current}."
         for definition, found in older.items()
     ]
-    return " ".join([*said, *(peaks_sentence(run) for run in runs)])
+    bare = [run for run in runs if "latency_seconds" not in run.peaks.ceiling_seconds]
+    why = bare[0] if bare else None  # the first floor given without a spread says why, once
+    return " ".join([*said, *(peaks_sentence(run, say_why=run is why) for run in runs)])
 
 
 def _which(found: Sequence[Run], total: int) -> str:
@@ -133,9 +92,10 @@ def _which(found: Sequence[Run], total: int) -> str:
     return f"{names[0].upper()}{names[1:]} {'was' if len(found) == 1 else 'were'}"
 
 
-def peaks_sentence(run: Run) -> str:
-    """In words: the share of the datasheet's compute and memory roofs the run reached, and
-    what its GEMM sweep reached (:func:`sweep_sentence`)."""
+def peaks_sentence(run: Run, *, say_why: bool = False) -> str:
+    """In words: the share of the datasheet's compute and memory roofs the run reached, its
+    latency floor (with its spread, or bare and, when ``say_why``, why), and what its GEMM
+    sweep reached (:func:`sweep_sentence`)."""
     gpu = lookup(run.provenance.device_name)
     peaks = run.peaks
     if gpu is None or gpu.peak(peaks.dtype) is None:
@@ -154,7 +114,8 @@ def peaks_sentence(run: Run) -> str:
         f"{units.significant(peaks.ridge_point)} FLOP/byte against the datasheet's "
         f"{units.significant(gpu.ridge_point(peaks.dtype))}, and the smallest kernel took "
         + ("an unmeasured time" if peaks.latency_seconds is None
-           else seconds(peaks.latency_seconds))
+           else floor_spread(peaks, "latency_seconds"))
+        + (f" ({NO_FLOOR_SPREAD})" if say_why else "")
         + ", the latency floor under every other one. "
         + sweep_sentence(run)
     )  # fmt: skip
