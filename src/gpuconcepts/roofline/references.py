@@ -102,20 +102,24 @@ def references_of(m: Measurement) -> tuple[Reference, ...]:
 
 def paired_peaks(m: Measurement, peaks: Peaks) -> Peaks:
     """``peaks`` with the floors ``m`` was timed beside, each at its median over the rounds
-    (paired with the kernel's median), in place of the ones measured with the peaks. Every
-    other reference a saved run holds is left unread.
+    (paired with the kernel's median), in place of the ones measured with the peaks, and their
+    rounds in place of those peaks' repetitions (so a page gives the spread of the floor it
+    used). Every other reference a saved run holds is left unread.
 
     >>> from gpuconcepts.measure import Measurement
     >>> from gpuconcepts.roofline.peaks import Peaks
     >>> p = Peaks("cpu", 1e11, 1e10, "float32", latency_seconds=1e-6)
     >>> m = Measurement("mlp", "cpu", {}, (1.0, 1.0, 1.0), 1, 1, references={
     ...     "latency_seconds": (2e-6, 3e-6, 4e-6), "product 2 4 8": (9.0, 9.0, 9.0)})
-    >>> paired_peaks(m, p).latency_seconds
-    3e-06
+    >>> paired_peaks(m, p).latency_seconds, paired_peaks(m, p).ceiling_seconds
+    (3e-06, {'latency_seconds': (2e-06, 3e-06, 4e-06)})
     """
-    floors: dict[str, Any] = {
-        key: float(statistics.median(values))
+    rounds = {
+        key: tuple(values)
         for key, values in m.references.items()
         if Reference.from_key(key).is_floor
     }
-    return replace(peaks, **floors) if floors else peaks
+    if not rounds:
+        return peaks
+    floors: dict[str, Any] = {key: float(statistics.median(v)) for key, v in rounds.items()}
+    return replace(peaks, **floors, ceiling_seconds={**peaks.ceiling_seconds, **rounds})

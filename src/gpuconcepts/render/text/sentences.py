@@ -214,16 +214,16 @@ def chain_sentence(m: Measurement, peaks: Peaks) -> str:
     if calls == m.ops:
         floors = (
             f"every one called from Python, and no call from Python takes less than "
-            f"{si(peaks.latency_seconds or 0.0, 's')}"
+            f"{floor_spread(peaks, 'latency_seconds')}"
         )
     elif calls:
         floors = (
             f"{plain_number(calls)} of them called from Python; no operation here takes less "
-            f"than {si(peaks.op_seconds, 's')}, nor a call from Python less than "
-            f"{si(peaks.latency_seconds or 0.0, 's')}"
+            f"than {floor_spread(peaks, 'op_seconds')}, nor a call from Python less than "
+            f"{floor_spread(peaks, 'latency_seconds')}"
         )
     else:
-        floors = f"and no operation here takes less than {si(peaks.op_seconds, 's')}"
+        floors = f"and no operation here takes less than {floor_spread(peaks, 'op_seconds')}"
     # on a CPU the thread that dispatches an operation then runs it: the arithmetic adds
     serial = (
         ", each computing only once its operations are dispatched," if m.device == "cpu" else ""
