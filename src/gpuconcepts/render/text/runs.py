@@ -219,7 +219,7 @@ def format_peaks(peaks: Peaks) -> str:
             + ", ".join(f"{level.name} {si(level.bytes_per_s, 'B/s')}" for level in peaks.levels)
         )
     if peaks.latency_seconds is not None:
-        parts.append(f"latency floor {si(peaks.latency_seconds, 's')}")
+        parts.append(f"latency floor {floor_spread(peaks, 'latency_seconds')}")
     return "peaks: " + "; ".join(parts)
 
 
