@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from gpuconcepts import units
 from gpuconcepts.claims.judge import profile_of
+from gpuconcepts.claims.quantities import time_each
 from gpuconcepts.hardware import TORCH_DTYPES, dtype_bytes, dtype_name, lookup
 from gpuconcepts.render.pages.gpu_recorded import gpu_runs
 from gpuconcepts.render.plots.runs import machine_name
 from gpuconcepts.render.text import ran_in, time_spread
-from gpuconcepts.render.text.runs import floor_spread, time_spread_each
+from gpuconcepts.render.text.runs import floor_spread
 from gpuconcepts.roofline import place
 from gpuconcepts.units import NOTHING, si
 from gpuconcepts.workloads import chapter_of
@@ -132,8 +133,8 @@ def _loop_sentence(pairs: Sequence[tuple[Measurement, Measurement]], base: Run, 
     if one.ops and two.ops and floors[0] and floors[1]:
         # each operation's share of the loop, with the loop's spread shared alike
         text += (
-            f" That is {time_spread_each(one, one.ops)} against "
-            f"{time_spread_each(two, two.ops)} per operation, while the runs' own latency "
+            f" That is {time_each(one, one.ops)} against "
+            f"{time_each(two, two.ops)} per operation, while the runs' own latency "
             f"floors were {floor_spread(base.peaks, 'latency_seconds')} and "
             f"{floor_spread(other.peaks, 'latency_seconds')}."
         )

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gpuconcepts import formulas, units
-from gpuconcepts.claims.quantities import with_interval
+from gpuconcepts.claims.quantities import time_each, with_interval
 from gpuconcepts.claims.rnn_steps import StepCost
 from gpuconcepts.claims.rnn_steps import step_costs as costs_of
 from gpuconcepts.claims.thresholds import RNN_MIN_LOOP_SLOWDOWN
@@ -28,7 +28,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import chain_sentence, markdown_table, measurement_table, plots, time_spread
 from gpuconcepts.render.pages import Glue, Math, from_batch
-from gpuconcepts.render.text.runs import time_interval, time_spread_each
+from gpuconcepts.render.text.runs import time_interval
 from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
         glue[f"{name}_flops"] = units.describe(c.step_flops, "FLOPs")
         glue[f"{name}_at_peak"] = units.si(c.step_at_peak, "s")
         glue[f"{name}_floors"] = units.measured_or_dash(c.floors)
-        glue[f"{name}_gemm_step"] = time_spread_each(c.gemm, c.steps)
+        glue[f"{name}_gemm_step"] = time_each(c.gemm, c.steps)
         glue[f"{name}_extra"] = time_interval(*c.extra_and_interval)
         glue[f"{name}_extra_floors"] = units.measured_or_dash(c.extra_per_step / c.latency)
         glue[f"{name}_slowdown"] = units.how_many(c.slowdown)

@@ -310,20 +310,6 @@ def budget_lines(sizes: Mapping[str, Any], seconds: float) -> list[str]:
     ]
 
 
-def time_spread_each(m: Measurement, count: int) -> str:
-    """A kernel's time divided among ``count`` equal parts (a time per step, per operation),
-    in :func:`time_spread`'s format and rounding: the median and the interquartile range
-    divide alike, so the part's spread is the whole's divided by ``count``.
-
-    >>> from gpuconcepts.measure import Measurement
-    >>> time_spread_each(Measurement("rnn-loop", "cpu", {}, (0.011, 0.01, 0.012), 1, 1), 100)
-    '110 µs ± 10 µs'
-    """
-    if count < 1:
-        raise GpuConceptsError(f"time_spread_each: count must be at least 1; got {count}")
-    return seconds_spread([t / count for t in m.raw_seconds])
-
-
 def time_interval(seconds: float, interval: tuple[float, float], per: str = "") -> str:
     """A time derived from measured ones (a difference of two kernels' times, a cost per
     step) with its bootstrap interval
