@@ -166,10 +166,8 @@ def number(value: object, digits: int = 3) -> str:
     digits), a NumPy scalar as its Python number, and a value that is not a number or is infinite as Python writes it
     (``nan``, ``inf``) instead of refused.
 
-    >>> number(0.12345), number(1_462_608), number(0.98765, 2), number(float("nan"))
-    ('0.123', '1,462,608', '0.99', 'nan')
-    >>> number(float("-inf")), number(2.0)
-    ('-inf', '2')
+    >>> number(0.12345), number(1_462_608), number(0.98765, 2), number(float("-inf")), number(2.0)
+    ('0.123', '1,462,608', '0.99', '-inf', '2')
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         _usable(value)  # raises: not a number
@@ -320,9 +318,11 @@ def si(value: float, unit: str, digits: int = 3) -> str:
 
     Times and rates are always printed this way, so one quantity reads the same on every page.
 
-    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(1.5e-10, "s")
-    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '150 ps')
+    >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(9.996e-4, "s")
+    ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '1 ms')
     """
+    if isinstance(value, float):  # rounded before the prefix: 1 ms, not 1,000 µs
+        value = float(f"{value:.{digits}g}")
     if unit == "s" and 0 < abs(value) < 1:
         for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
             if abs(value) >= scale:
