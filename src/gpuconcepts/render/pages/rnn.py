@@ -28,7 +28,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import chain_sentence, markdown_table, measurement_table, plots, time_spread
 from gpuconcepts.render.pages import Glue, Math, from_batch
-from gpuconcepts.render.text.runs import time_interval
+from gpuconcepts.render.text.runs import floor_spread, time_interval
 from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
@@ -263,8 +263,11 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             ],
             rows,
         ),
-        # the peaks' latency floor; "—" (and "—" floors below) where the run measured none
-        "latency": units.measured_or_dash(costs[0].latency, units.seconds),
+        # the peaks' latency floor with its spread; "—" (and "—" floors below) where the run
+        # measured none
+        "latency": units.NOTHING
+        if peaks.latency_seconds is None
+        else floor_spread(peaks, "latency_seconds"),
     }
     for name, c in (("small", costs[0]), ("large", costs[-1])):
         glue[f"{name}_layer"] = layer(c)
