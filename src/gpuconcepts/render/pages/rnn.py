@@ -263,8 +263,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             ],
             rows,
         ),
-        # the peaks' latency floor with its spread; "—" (and "—" floors below) where the run
-        # measured none
+        # the peaks' latency floor with its spread; "—" (and "—" floors below) if none measured
         "latency": units.NOTHING
         if peaks.latency_seconds is None
         else floor_spread(peaks, "latency_seconds"),
