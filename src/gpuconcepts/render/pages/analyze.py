@@ -23,7 +23,7 @@ from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.pages import Glue
 from gpuconcepts.render.plots.analysis import layers_figure
 from gpuconcepts.render.text.analysis import markdown
-from gpuconcepts.render.text.runs import time_interval
+from gpuconcepts.render.text.runs import with_interval_text
 
 if TYPE_CHECKING:
     from gpuconcepts.analysis import Report
@@ -159,7 +159,7 @@ def calls_seconds(report: Report) -> str:
     if not report.layers:
         return units.NOTHING
     total, interval = with_interval(sum, [layer.raw_seconds for layer in report.layers])
-    return time_interval(total, interval)
+    return with_interval_text(total, interval)
 
 
 def model(name: str, report: Report) -> Glue:

@@ -28,7 +28,7 @@ from gpuconcepts.hardware import GPUS
 from gpuconcepts.questions import question
 from gpuconcepts.render import chain_sentence, markdown_table, measurement_table, plots, time_spread
 from gpuconcepts.render.pages import Glue, Math, from_batch
-from gpuconcepts.render.text.runs import floor_spread, time_interval
+from gpuconcepts.render.text.runs import floor_spread, with_interval_text
 from gpuconcepts.roofline import place
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def module_vs_python(run: Run, runs: Sequence[Measurement]) -> Glue:
         if peaks.latency_seconds
         else ""
     )
-    size = time_interval(abs(gap), (low, high) if gap > 0 else (-high, -low), "a step")
+    size = with_interval_text(abs(gap), (low, high) if gap > 0 else (-high, -low), per="a step")
     # a share of the slower one's time, so it never passes 100% (cuDNN's nn.RNN is the faster)
     slower, whose = (module, "its") if gap > 0 else (hoisted, "the hoisted loop's")
     gap_text = f"{size}, {floors}{units.percent(abs(gap) * steps / slower.seconds)} of {whose} time"
@@ -243,7 +243,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
             units.measured_or_dash(c.floors),  # no latency floor measured: "—"
             time_spread(c.gemm),
             time_spread(c.loop),
-            time_interval(*c.extra_and_interval),
+            with_interval_text(*c.extra_and_interval),
             units.times(c.slowdown),
         ]
         for c in costs
@@ -274,7 +274,7 @@ def step_costs(measurements: Sequence[Measurement], peaks: Peaks) -> Glue:
         glue[f"{name}_at_peak"] = units.si(c.step_at_peak, "s")
         glue[f"{name}_floors"] = units.measured_or_dash(c.floors)
         glue[f"{name}_gemm_step"] = time_each(c.gemm, c.steps)
-        glue[f"{name}_extra"] = time_interval(*c.extra_and_interval)
+        glue[f"{name}_extra"] = with_interval_text(*c.extra_and_interval)
         glue[f"{name}_extra_floors"] = units.measured_or_dash(c.extra_per_step / c.latency)
         glue[f"{name}_slowdown"] = units.how_many(c.slowdown)
     glue["chain_roof"] = chain_sentence(costs[0].loop, peaks)

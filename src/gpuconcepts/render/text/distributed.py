@@ -18,6 +18,7 @@ from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.measurement import seconds_spread
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.text.claims import format_claim
+from gpuconcepts.render.text.runs import with_interval_text
 from gpuconcepts.results.distributed import (
     PHASES,
     AlphaBeta,
@@ -134,16 +135,9 @@ def fit_values(report: DistributedReport) -> tuple[str, str] | None:
         return si(fit.alpha_s, "s"), si(fit.bytes_per_s, "B/s")
     (alpha, *alpha_ends), (bandwidth, *bandwidth_ends) = found
     return (
-        f"{si(alpha, 's')} ({_interval(alpha_ends, 's')})",
-        f"{si(bandwidth, 'B/s')} ({_interval(bandwidth_ends, 'B/s')})",
+        with_interval_text(alpha, (alpha_ends[0], alpha_ends[1])),
+        with_interval_text(bandwidth, (bandwidth_ends[0], bandwidth_ends[1]), "B/s"),
     )
-
-
-def _interval(ends: Sequence[float], unit: str) -> str:
-    """``interval [low, high]`` in ``unit``; an infinite upper end is said to have no bound."""
-    low, high = ends
-    top = "no upper bound" if math.isinf(high) else si(high, unit)
-    return f"interval [{si(low, unit)}, {top}]"
 
 
 def _phase_shares(c: Collective) -> str:

@@ -3,6 +3,7 @@ it ran in, the peaks and the run's sizes."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -310,16 +311,21 @@ def budget_lines(sizes: Mapping[str, Any], seconds: float) -> list[str]:
     ]
 
 
-def time_interval(seconds: float, interval: tuple[float, float], per: str = "") -> str:
-    """A time derived from measured ones (a difference of two kernels' times, a cost per
-    step) with its bootstrap interval
+def with_interval_text(
+    value: float, interval: tuple[float, float], unit: str = "s", per: str = ""
+) -> str:
+    """A quantity derived from measured ones (a difference of two kernels' times, a cost per
+    step, a fitted latency or bandwidth) with its bootstrap interval
     (:func:`~gpuconcepts.claims.quantities.with_interval`), as the claims give a derived
     quantity; ``per`` names what it is a time of, before the interval. Each end is rounded
-    as the value is (3 significant digits).
+    as the value is (3 significant digits); an infinite upper end has no bound.
 
-    >>> time_interval(9.87e-6, (9.52e-6, 1.02e-5), "a step")
+    >>> with_interval_text(9.87e-6, (9.52e-6, 1.02e-5), per="a step")
     '9.87 µs a step (interval [9.52 µs, 10.2 µs])'
+    >>> with_interval_text(2e9, (1.5e9, float("inf")), "B/s")
+    '2 GB/s (interval [1.5 GB/s, no upper bound])'
     """
     low, high = interval
     of = f" {per}" if per else ""
-    return f"{si(seconds, 's')}{of} (interval [{si(low, 's')}, {si(high, 's')}])"
+    top = "no upper bound" if math.isinf(high) else si(high, unit)
+    return f"{si(value, unit)}{of} (interval [{si(low, unit)}, {top}])"
