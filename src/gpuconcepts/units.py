@@ -321,15 +321,14 @@ def si(value: float, unit: str, digits: int = 3) -> str:
     >>> si(1.234e10, "FLOP/s"), si(0.5, "FLOP/byte"), si(3.2e-5, "s"), si(9.996e-4, "s")
     ('12.3 GFLOP/s', '0.5 FLOP/byte', '32 µs', '1 ms')
     """
-    if isinstance(value, float):  # rounded before the prefix: 1 ms, not 1,000 µs
-        value = float(f"{value:.{digits}g}")
-    if unit == "s" and 0 < abs(value) < 1:
+    shown = abs(float(_round(_decimal(value), digits)))  # the prefix of 999.6 µs is m: 1 ms
+    if unit == "s" and 0 < shown < 1:
         for scale, prefix in ((1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
-            if abs(value) >= scale:
+            if shown >= scale:
                 return f"{significant(value / scale, digits)} {prefix}"
         return f"{significant(value, digits)} s"
     for scale, prefix in _SI:
-        if abs(value) >= scale:
+        if shown >= scale:
             return f"{significant(value / scale, digits)} {prefix}{unit}"
     return f"{significant(value, digits)} {unit}".rstrip()
 

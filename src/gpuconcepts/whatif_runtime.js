@@ -216,13 +216,15 @@ function describe(v, kind) {
 }
 const SI = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
 function si(x, unit, digits = 3) {
-  if (unit === "s" && Math.abs(x) > 0 && Math.abs(x) < 1) {
-    for (const [scale, prefix] of [[1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"]]) {
-      if (Math.abs(x) >= scale) return `${significant(x / scale, digits)} ${prefix}`;
+  const r = toPrecision(decimalOf(x), digits);
+  const shown = Math.abs(Number(r.n) / Number(r.d)); // the prefix of 999.6 µs is m: 1 ms
+  if (unit === "s" && shown > 0 && shown < 1) {
+    for (const [scale, prefix] of [[1e-3, "ms"], [1e-6, "µs"], [1e-9, "ns"], [1e-12, "ps"]]) {
+      if (shown >= scale) return `${significant(x / scale, digits)} ${prefix}`;
     }
     return `${significant(x, digits)} s`;
   }
-  for (const [scale, prefix] of SI) if (Math.abs(x) >= scale) return `${significant(x / scale, digits)} ${prefix}${unit}`;
+  for (const [scale, prefix] of SI) if (shown >= scale) return `${significant(x / scale, digits)} ${prefix}${unit}`;
   return `${significant(x, digits)} ${unit}`.replace(/\s+$/, "");
 }
 const howMany = (ratio) => (Math.abs(ratio) >= 10 ? grouped(roundEven(exactOf(ratio), 0)) : significant(ratio, 2));
