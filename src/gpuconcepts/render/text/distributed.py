@@ -192,10 +192,9 @@ def exchange_gap(report: DistributedReport) -> str:
         )
     lines.append(
         f"Whole, the table-wise lookup took {seconds_spread(tw.seconds)} and the column-wise "
-        f"{seconds_spread(cw.seconds)}, each the median of "
+        f"{seconds_spread(cw.seconds)} (the median ± IQR of "
         f"{plural(len(tw.seconds), 'repetition')} in "
-        f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'} ± their interquartile "
-        "range."
+        f"{'one block' if tw.blocks == 1 else f'{tw.blocks} blocks'})."
     )
     if not (tw.phases and cw.phases and tw.order):
         lines.append(
