@@ -20,7 +20,7 @@ from gpuconcepts import formulas, units
 from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.markdown import markdown_table
 from gpuconcepts.render.plots.gpu_diagrams import gpu_anatomy
-from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
+from gpuconcepts.render.text.runs import floor_spread, why_bare
 
 if TYPE_CHECKING:
     from gpuconcepts.hardware import GPU
@@ -72,7 +72,7 @@ def anatomy(runs: Sequence[Run]) -> Glue:
         launch = run.peaks.latency_seconds
         launch_text = floor_spread(run.peaks, "latency_seconds")
         source = f"the shortest kernel the recorded {run.peaks.dtype} run timed on the {gpu.name}"
-        where = source if "±" in launch_text else f"{source} ({NO_FLOOR_SPREAD})"  # said once
+        where = source + why_bare(run.peaks, "latency_seconds")  # said once on the page
         measured_bw = run.peaks.bytes_per_s
         bw_text = (
             f"The recorded run measured {units.si(measured_bw, 'B/s')} from HBM, "

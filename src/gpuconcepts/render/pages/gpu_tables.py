@@ -22,7 +22,7 @@ from gpuconcepts.render.pages.gpu_recorded import (
     run_phrase,
 )
 from gpuconcepts.render.text import kernel_sizes, observed, time_spread, unmeasured_cache
-from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
+from gpuconcepts.render.text.runs import floor_spread, why_bare
 from gpuconcepts.roofline import place
 from gpuconcepts.units import percent, si
 from gpuconcepts.words import listing
@@ -79,7 +79,7 @@ def peaks_paragraph(runs: Sequence[Run], changes: Sequence[Change]) -> str:
         f"now {current}."
         for definition, found in older.items()
     ]
-    bare = [run for run in runs if "latency_seconds" not in run.peaks.ceiling_seconds]
+    bare = [run for run in runs if why_bare(run.peaks, "latency_seconds")]
     why = bare[0] if bare else None  # the first floor given without a spread says why, once
     return " ".join([*said, *(peaks_sentence(run, say_why=run is why) for run in runs)])
 
@@ -115,7 +115,7 @@ def peaks_sentence(run: Run, *, say_why: bool = False) -> str:
         f"{units.significant(gpu.ridge_point(peaks.dtype))}, and the smallest kernel took "
         + ("an unmeasured time" if peaks.latency_seconds is None
            else floor_spread(peaks, "latency_seconds"))
-        + (f" ({NO_FLOOR_SPREAD})" if say_why else "")
+        + (why_bare(peaks, "latency_seconds") if say_why else "")
         + ", the latency floor under every other one. "
         + sweep_sentence(run)
     )  # fmt: skip

@@ -190,7 +190,7 @@ def _gpu_floors(
     each with its spread where ``texts`` gives one, and once, for those without, why not."""
     if gpu_floors:
         shown = [(label, texts.get(label, si(s, "s")), s) for label, s in gpu_floors]
-        bare = any("±" not in text for _, text, _ in shown)
+        bare = any(text == si(s, "s") for _, text, s in shown)  # a floor given without spread
         return (
             "On a GPU the floor includes launching the kernel from the host. Measured"
             + (f" ({NO_FLOOR_SPREAD})" if bare else "")

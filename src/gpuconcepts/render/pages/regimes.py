@@ -20,7 +20,7 @@ from gpuconcepts.hardware import DEFAULT_GPU, GPUS, LAUNCH_FLOOR_SECONDS, lookup
 from gpuconcepts.render.pages import Math
 from gpuconcepts.render.pages.gpu_basics import leading_run
 from gpuconcepts.render.plots.gpu_diagrams import REGIME_FLOORS, three_regimes
-from gpuconcepts.render.text.runs import NO_FLOOR_SPREAD, floor_spread
+from gpuconcepts.render.text.runs import floor_spread, why_bare
 
 if TYPE_CHECKING:
     from gpuconcepts.render.pages import Glue
@@ -38,9 +38,8 @@ def regimes(runs: Sequence[Run]) -> Glue:
         whose = f"the {name}'s recorded {run.peaks.dtype} run"
         flops, bandwidth = run.peaks.flops_per_s, run.peaks.bytes_per_s
         launch = run.peaks.latency_seconds
-        said = floor_spread(run.peaks, "latency_seconds")
-        if "latency_seconds" not in run.peaks.ceiling_seconds:  # once on each page
-            said += f" ({NO_FLOOR_SPREAD})"
+        # with its spread, or said once on the page why it has none
+        said = floor_spread(run.peaks, "latency_seconds") + why_bare(run.peaks, "latency_seconds")
         title = f"Three regimes on the {name}, as its {run.peaks.dtype} run measured it"
     else:
         sheet = GPUS[DEFAULT_GPU]

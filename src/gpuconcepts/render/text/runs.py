@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gpuconcepts.claims.quantities import time_each
 from gpuconcepts.errors import GpuConceptsError
 from gpuconcepts.hardware import lookup
 from gpuconcepts.measurement import seconds_spread
@@ -23,14 +24,14 @@ if TYPE_CHECKING:
 
 
 def time_spread(m: Measurement) -> str:
-    """A kernel's median time (3 significant digits) and its interquartile range (2), by
-    :func:`~gpuconcepts.measurement.seconds_spread`, the one home of the format.
+    """A kernel's median time (3 significant digits) and its interquartile range (2): its
+    whole time by :func:`~gpuconcepts.claims.quantities.time_each`, as a claim's detail quotes it.
 
     >>> from gpuconcepts.measure import Measurement
     >>> time_spread(Measurement("mlp", "cpu", {}, (0.011, 0.01, 0.012), 1.0, 1.0))
     '11 ms ± 1 ms'
     """
-    return seconds_spread(m.raw_seconds)
+    return time_each(m)
 
 
 NO_FLOOR_SPREAD = (
@@ -66,6 +67,18 @@ def floor_spread(peaks: Peaks, key: str) -> str:
         )
     kept = peaks.ceiling_seconds.get(key)
     return seconds_spread(kept) if kept else si(value, "s")
+
+
+def why_bare(peaks: Peaks, key: str) -> str:
+    """Why :func:`floor_spread` gives the floor ``key`` of ``peaks`` bare, in brackets, as a
+    page says it once beside it; "" where its repetitions were kept.
+
+    >>> p = Peaks("cpu", 1e11, 1e10, "f", latency_seconds=7.5e-7,
+    ...           ceiling_seconds={"latency_seconds": (7.3e-7, 7.7e-7)})
+    >>> why_bare(p, "latency_seconds"), why_bare(Peaks("cpu", 1e11, 1e10, "f"), "op_seconds")[:18]
+    ('', ' (a single figure:')
+    """
+    return "" if peaks.ceiling_seconds.get(key) else f" ({NO_FLOOR_SPREAD})"
 
 
 def roof_label(where: Placement) -> str:
